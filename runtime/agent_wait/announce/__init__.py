@@ -1,0 +1,18 @@
+"""Announcers in the core: webhook, log and in-memory (standard library only)."""
+
+from agent_wait.announce._signing import verify_signature, verify_timestamped_signature
+from agent_wait.announce.base import ALL_TRANSITIONS, BaseAnnounce, Delivery
+from agent_wait.announce.log import LogAnnounce
+from agent_wait.announce.memory import InMemoryAnnounce
+from agent_wait.announce.webhook import WebhookAnnounce
+
+__all__ = (
+    "ALL_TRANSITIONS",
+    "BaseAnnounce",
+    "Delivery",
+    "InMemoryAnnounce",
+    "LogAnnounce",
+    "WebhookAnnounce",
+    "verify_signature",
+    "verify_timestamped_signature",
+)

@@ -1,0 +1,96 @@
+"""Every error agent-wait raises, in one tree.
+
+```
+WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised at construction, before anything is published
+           ├─ EnvelopeError(ValueError)          a value that breaks the envelope contract (not JSON, wrong shape)
+           │    └─ QuestionTooLargeError         the question is over MAX_QUESTION_BYTES; publish a reference instead
+           ├─ SignatureError(ValueError)         a webhook signature is missing, wrong, or outside the replay window
+           ├─ ConfigurationError(ValueError)     a handler setting is missing or wrong (names every variable at fault)
+           └─ MissingExtraError(ImportError)     an optional dependency is not installed; names the extra to install
+```
+
+Every error keeps a plain `.message` and its facts as attributes. Messages carry ids and values that
+help fix the call, never question content (questions may hold personal data).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = (
+    "ConfigurationError",
+    "EnvelopeError",
+    "MissingExtraError",
+    "PolicyError",
+    "QuestionTooLargeError",
+    "SignatureError",
+    "WaitError",
+)
+
+
+class WaitError(Exception):
+    """Base class of every error agent-wait raises on purpose."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class PolicyError(WaitError, ValueError):
+    """Raised when a `WaitPolicy` field has a value it cannot accept."""
+
+    def __init__(self, field: str, value: object, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.value = value
+
+
+class EnvelopeError(WaitError, ValueError):
+    """Raised when a question, its arguments or an envelope field cannot be carried by the contract."""
+
+
+class QuestionTooLargeError(EnvelopeError):
+    """Raised when a question serialises to more than `MAX_QUESTION_BYTES`; publish a reference instead."""
+
+    def __init__(self, message: str, *, size: int, limit: int) -> None:
+        super().__init__(message)
+        self.size = size
+        self.limit = limit
+
+
+class SignatureError(WaitError, ValueError):
+    """Raised by the replay-aware webhook verifier when a request must be refused; `.reason` says why."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class ConfigurationError(WaitError, ValueError):
+    """Raised at cold start when a handler setting is missing or wrong; lists every problem at once."""
+
+    def __init__(self, problems: Sequence[str], *, variables: Sequence[str] = ()) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = tuple(problems)
+        self.variables = tuple(variables)
+
+
+class MissingExtraError(WaitError, ImportError):
+    """Raised when a binding or provider is imported without the optional dependency it needs."""
+
+    def __init__(self, module: str, package: str, extra: str) -> None:
+        super().__init__(
+            f"{module} needs {package}, which is not installed; install it with: pip install 'agent-wait[{extra}]'"
+        )
+        self.extra = extra
+        self.package = package
+
+
+def require_extra(module: str, package: str, extra: str) -> None:
+    """Raise `MissingExtraError` naming `extra` unless `package` can be imported."""
+    import importlib
+
+    try:
+        importlib.import_module(package)
+    except ImportError as exc:
+        raise MissingExtraError(module, package, extra) from exc

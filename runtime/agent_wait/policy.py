@@ -1,0 +1,173 @@
+"""`WaitPolicy`: what rides with a question: its deadline, its default, the answers that make sense."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from types import MappingProxyType
+from typing import Any
+
+from agent_wait._duration import ACCEPTED_FORMS, DurationSyntaxError, format_duration, parse_duration
+from agent_wait._json import to_jsonable
+from agent_wait.errors import EnvelopeError, PolicyError
+
+__all__ = ("DEFAULT_ACTIONS", "WaitPolicy")
+
+DEFAULT_ACTIONS: tuple[str, ...] = ("approve", "reject")
+
+
+def _duration_field(name: str, value: object) -> tuple[timedelta | None, str | None]:
+    if value is None:
+        return None, None
+    try:
+        delta = parse_duration(value)
+    except DurationSyntaxError as exc:
+        raise PolicyError(name, value, f"{name} must be {ACCEPTED_FORMS}; {exc}") from None
+    text = value.strip().upper() if isinstance(value, str) else format_duration(delta)
+    return delta, text
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class WaitPolicy:
+    """How long a question waits, what to assume if nobody answers, and which answers make sense.
+
+    Every field is checked at construction, so a bad policy fails where it is written, before
+    anything is asked or published.
+
+    Example:
+        >>> FINANCE = WaitPolicy(timeout="P3D", default={"action": "reject"}, tags={"approver_group": "finance"})
+        >>> FINANCE.timeout_iso, FINANCE.allowed_actions
+        ('P3D', ('approve', 'reject'))
+    """
+
+    timeout: timedelta | None
+    """How long the question stays open; None waits forever. Given as ISO 8601 or seconds."""
+    timeout_iso: str | None
+    """`timeout` as the ISO 8601 text published in the envelope."""
+    default: Any
+    """The answer to apply when the timeout passes (any JSON; None expires with a null answer)."""
+    allowed_actions: tuple[str, ...]
+    """The `action` values an answer may carry. Never empty."""
+    tags: Mapping[str, str]
+    """Routing hints (str to str); announcers turn them into attributes a subscriber can filter on."""
+    correlation: Mapping[str, str] | None
+    """`{"provider": ..., "id": ...}` when the question is tied to an external job."""
+    answer_ttl: timedelta | None
+    """How long an answer stays usable after it is given; None for no limit."""
+    answer_ttl_iso: str | None = field(default=None)
+    """`answer_ttl` as ISO 8601 text."""
+
+    def __init__(
+        self,
+        *,
+        timeout: str | float | None = None,
+        default: Any = None,
+        allowed_actions: Iterable[str] = DEFAULT_ACTIONS,
+        tags: Mapping[str, str] | None = None,
+        correlation: Mapping[str, str] | None = None,
+        answer_ttl: str | float | None = None,
+    ) -> None:
+        timeout_delta, timeout_text = _duration_field("timeout", timeout)
+        ttl_delta, ttl_text = _duration_field("answer_ttl", answer_ttl)
+        actions = _check_actions(allowed_actions)
+        checked_tags = _check_tags(tags)
+        checked_correlation = _check_correlation(correlation)
+        try:
+            checked_default = to_jsonable(default, where="default")
+        except EnvelopeError as exc:
+            raise PolicyError("default", default, f"default must be JSON; {exc.message}") from None
+        object.__setattr__(self, "timeout", timeout_delta)
+        object.__setattr__(self, "timeout_iso", timeout_text)
+        object.__setattr__(self, "default", checked_default)
+        object.__setattr__(self, "allowed_actions", actions)
+        object.__setattr__(self, "tags", checked_tags)
+        object.__setattr__(self, "correlation", checked_correlation)
+        object.__setattr__(self, "answer_ttl", ttl_delta)
+        object.__setattr__(self, "answer_ttl_iso", ttl_text)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The policy as JSON, in the form `from_dict` reads back (used to carry it through a checkpoint)."""
+        return {
+            "timeout": self.timeout_iso,
+            "default": self.default,
+            "allowed_actions": list(self.allowed_actions),
+            "tags": dict(self.tags),
+            "correlation": dict(self.correlation) if self.correlation is not None else None,
+            "answer_ttl": self.answer_ttl_iso,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WaitPolicy:
+        """Rebuild a policy written by `to_dict`. Unknown keys are refused so a typo is not silently lost."""
+        known = {"timeout", "default", "allowed_actions", "tags", "correlation", "answer_ttl"}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise PolicyError(
+                unknown[0], data[unknown[0]], f"unknown policy field(s) {unknown}; known: {sorted(known)}"
+            )
+        return cls(
+            timeout=data.get("timeout"),
+            default=data.get("default"),
+            allowed_actions=data.get("allowed_actions", DEFAULT_ACTIONS),
+            tags=data.get("tags"),
+            correlation=data.get("correlation"),
+            answer_ttl=data.get("answer_ttl"),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"WaitPolicy(timeout={self.timeout_iso!r}, allowed_actions={self.allowed_actions!r}, "
+            f"tags={dict(self.tags)!r}, answer_ttl={self.answer_ttl_iso!r})"
+        )
+
+
+def _check_actions(allowed_actions: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(allowed_actions, str):
+        raise PolicyError(
+            "allowed_actions",
+            allowed_actions,
+            f"allowed_actions must be a list of strings such as ['approve', 'reject']; "
+            f"got the single string {allowed_actions!r}",
+        )
+    actions = tuple(allowed_actions)
+    if not actions:
+        raise PolicyError("allowed_actions", actions, "allowed_actions must name at least one action, e.g. ['approve']")
+    for action in actions:
+        if not isinstance(action, str) or not action.strip():
+            raise PolicyError(
+                "allowed_actions", actions, f"allowed_actions must hold non-empty strings; got {action!r}"
+            )
+    if len(set(actions)) != len(actions):
+        raise PolicyError("allowed_actions", actions, f"allowed_actions lists an action twice: {list(actions)}")
+    return actions
+
+
+def _check_tags(tags: Mapping[str, str] | None) -> Mapping[str, str]:
+    if tags is None:
+        return MappingProxyType({})
+    if not isinstance(tags, Mapping):
+        raise PolicyError("tags", tags, f"tags must be a dict of str to str; got a {type(tags).__name__}")
+    for key, value in tags.items():
+        if not isinstance(key, str) or not key or not isinstance(value, str):
+            raise PolicyError(
+                "tags", dict(tags), f"tags must map non-empty str keys to str values; got {key!r}: {value!r}"
+            )
+    return MappingProxyType(dict(tags))
+
+
+def _check_correlation(correlation: Mapping[str, str] | None) -> Mapping[str, str] | None:
+    if correlation is None:
+        return None
+    if (
+        not isinstance(correlation, Mapping)
+        or not {"provider", "id"} <= set(correlation)
+        or not all(isinstance(value, str) for value in correlation.values())
+    ):
+        raise PolicyError(
+            "correlation",
+            correlation,
+            "correlation must be a dict of strings with 'provider' and 'id', "
+            f"e.g. {{'provider': 'stripe', 'id': 're_123'}}; got {correlation!r}",
+        )
+    return MappingProxyType(dict(correlation))

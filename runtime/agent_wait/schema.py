@@ -1,0 +1,102 @@
+"""The shape of the AWS resources agent-wait reads and writes, in one place.
+
+The question ledger (`DynamoDbAnnounce` writes it, the host decides on it), the checkpoint table
+(`langgraph-checkpoint-aws`'s `DynamoDBSaver`), the entry queue and the settings the Lambda handlers
+read. The CDK constructs synthesize the same shapes; `tests/cdk` compares the two so they cannot drift.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = (
+    "CHECKPOINT_TABLE",
+    "ENTRY_QUEUE",
+    "QUESTION_TABLE",
+    "QuestionStatus",
+    "Settings",
+    "question_key",
+    "thread_key",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexShape:
+    name: str
+    partition_key: str
+    sort_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class TableShape:
+    partition_key: str
+    sort_key: str
+    ttl_attribute: str
+    indexes: tuple[IndexShape, ...] = ()
+    """Every key attribute is a string (`S`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueueShape:
+    fifo: bool
+    content_based_deduplication: bool
+    max_receive_count: int
+    """Receives before SQS moves a message to the dead-letter queue."""
+
+
+QUESTION_TABLE = TableShape(
+    partition_key="pk",
+    sort_key="sk",
+    ttl_attribute="ttl",
+    indexes=(IndexShape("by_status", "status", "expires_at"),),
+)
+"""One item per question: `pk = THREAD#<thread_id>`, `sk = WAIT#<question_id>`; GSI `by_status`."""
+
+CHECKPOINT_TABLE = TableShape(partition_key="PK", sort_key="SK", ttl_attribute="ttl")
+"""What `langgraph_checkpoint_aws.DynamoDBSaver` needs."""
+
+ENTRY_QUEUE = QueueShape(fifo=True, content_based_deduplication=True, max_receive_count=5)
+"""Starts and answers, grouped by thread; a message that keeps failing goes to the FIFO dead-letter queue."""
+
+
+class QuestionStatus(StrEnum):
+    """A question's status in the ledger: `open` until exactly one outcome, then `resumed`."""
+
+    OPEN = "open"
+    ANSWERED = "answered"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+    RESUMED = "resumed"
+
+
+def thread_key(thread_id: str) -> str:
+    return f"THREAD#{thread_id}"
+
+
+def question_key(question_id: str) -> str:
+    return f"WAIT#{question_id}"
+
+
+class Settings(StrEnum):
+    """Environment variables the Lambda handlers read (the constructs set them)."""
+
+    GRAPH = "AGENT_WAIT_GRAPH"
+    """`module:attribute` of a compiled graph or a factory that takes a checkpointer."""
+    TABLE = "AGENT_WAIT_TABLE"
+    """The question ledger table name."""
+    CHECKPOINT_TABLE = "AGENT_WAIT_CHECKPOINT_TABLE"
+    """The checkpoint table name."""
+    QUEUE_URL = "AGENT_WAIT_QUEUE_URL"
+    """The entry FIFO queue (the sweep sends defaults here)."""
+    DLQ_URL = "AGENT_WAIT_DLQ_URL"
+    """The entry queue's dead-letter queue (malformed messages go here with their reason)."""
+    TOPIC_ARN = "AGENT_WAIT_TOPIC_ARN"
+    """Optional: announce on this SNS topic."""
+    BUS_NAME = "AGENT_WAIT_BUS_NAME"
+    """Optional: announce on this EventBridge bus."""
+    WEBHOOK_URL = "AGENT_WAIT_WEBHOOK_URL"
+    """Optional: announce to this webhook."""
+    SWEEP_LIMIT = "AGENT_WAIT_SWEEP_LIMIT"
+    """Optional: the most overdue questions one sweep run handles (default 100)."""
