@@ -1,0 +1,65 @@
+"""Shared fixtures: fake AWS credentials, an embedded moto server over real HTTP, unique ids."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+# Never let a test reach a real AWS account or the instance metadata service.
+os.environ.update(
+    {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "POWERTOOLS_METRICS_NAMESPACE": "AgentWaitTests",
+        "POWERTOOLS_SERVICE_NAME": "agent-wait-tests",
+        "POWERTOOLS_DEV": "false",
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+        "CDK_DISABLE_CLI_TELEMETRY": "true",
+    }
+)
+os.environ.pop("AWS_PROFILE", None)
+
+REGION = "us-east-1"
+
+
+@pytest.fixture(scope="session")
+def moto_server() -> Iterator[str]:
+    """An embedded moto server on 127.0.0.1 at a random port; yields its endpoint URL.
+
+    boto3 clients pointed at it go over a real HTTP connection. State is shared for the session, so
+    tests use unique resource names (`unique`).
+    """
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def aws_client(moto_server: str) -> Any:
+    """`aws_client("sqs")`: a boto3 client for the embedded moto server."""
+    import boto3
+
+    def make(service: str) -> Any:
+        return boto3.client(service, region_name=REGION, endpoint_url=moto_server)
+
+    return make
+
+
+@pytest.fixture
+def unique() -> str:
+    """A short unique suffix for resource names and ids."""
+    return uuid.uuid4().hex[:12]
