@@ -1,0 +1,200 @@
+"""`ask` and `@wait`: park a LangGraph run on a question whose policy rides through the checkpoint."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import InjectedToolArg
+from langgraph.config import get_config
+from langgraph.store.base import BaseStore
+from langgraph.types import interrupt
+
+from agent_wait._json import to_jsonable
+from agent_wait._time import utc_now
+from agent_wait._wait import WaitSignature, check_mode, plain, should_ask
+from agent_wait.envelope import Question, WaitEnvelope, check_question_size
+from agent_wait.errors import EnvelopeError
+from agent_wait.ids import question_id_for
+from agent_wait.policy import WaitPolicy
+from agent_wait.publish import Announcers, apublish, as_announcers, publish
+
+__all__ = ("MARKER", "ask", "wait")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MARKER = "__agent_wait__"
+"""Key under which `ask` and `@wait` carry the policy inside an interrupt value (through the checkpoint)."""
+
+# Parameters LangGraph fills in by name on nodes, and that tools receive outside the model's schema.
+_INJECTED_NAMES = frozenset({"config", "runtime", "store", "writer", "callbacks", "run_manager"})
+
+
+def _injected_rule(fn: Callable[..., Any]) -> Callable[[inspect.Parameter], bool]:
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception:  # unresolvable forward references: fall back to names and raw annotations
+        hints = {}
+
+    def is_injected(parameter: inspect.Parameter) -> bool:
+        if parameter.name in _INJECTED_NAMES:
+            return True
+        annotation = hints.get(parameter.name, parameter.annotation)
+        return _is_injected_annotation(annotation)
+
+    return is_injected
+
+
+def _is_injected_annotation(annotation: Any) -> bool:
+    if typing.get_origin(annotation) is typing.Annotated:
+        for meta in typing.get_args(annotation)[1:]:
+            if isinstance(meta, InjectedToolArg) or (isinstance(meta, type) and issubclass(meta, InjectedToolArg)):
+                return True
+        return _is_injected_annotation(typing.get_args(annotation)[0])
+    origin = typing.get_origin(annotation) or annotation
+    if origin is RunnableConfig:
+        return True
+    if isinstance(origin, type):
+        from langgraph.prebuilt import ToolRuntime
+        from langgraph.runtime import Runtime
+
+        return issubclass(origin, (BaseStore, Runtime, ToolRuntime))
+    return False
+
+
+def _pack(question: Any, policy: WaitPolicy, source: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {
+        MARKER: {
+            "v": 1,
+            "policy": policy.to_dict(),
+            "source": dict(source) if source else None,
+            "asked_at": utc_now().isoformat(),
+        },
+        "question": question,
+    }
+
+
+def ask(question: Any, policy: WaitPolicy | None = None) -> Any:
+    """Park the run on `question` and return the answer when it arrives (a thin wrapper over `interrupt()`).
+
+    The policy rides through the checkpoint and comes back out in the envelope. The question must be
+    JSON and at most `MAX_QUESTION_BYTES`; this is checked before the run parks.
+
+    Raises:
+        EnvelopeError: the question is not JSON.
+        QuestionTooLargeError: the question is too large; ask with a reference instead.
+    """
+    if policy is not None and not isinstance(policy, WaitPolicy):
+        raise EnvelopeError(f"ask(policy=...) takes a WaitPolicy; got a {type(policy).__name__}")
+    value = to_jsonable(plain(question), where="question")
+    check_question_size(value)
+    return interrupt(_pack(value, policy or WaitPolicy(), None))
+
+
+def _current_thread_id() -> str:
+    try:
+        thread_id = get_config().get("configurable", {}).get("thread_id")
+    except RuntimeError:
+        thread_id = None
+    if not isinstance(thread_id, str) or not thread_id:
+        raise EnvelopeError(
+            "@wait(mode='async') needs the run's thread id: call it inside a graph invoked with "
+            "{'configurable': {'thread_id': ...}}"
+        )
+    return thread_id
+
+
+def _pending_envelope(question: dict[str, Any], policy: WaitPolicy) -> WaitEnvelope:
+    thread_id = _current_thread_id()
+    question_id = question_id_for(thread_id, question["function"], question["args"])
+    source = {"function": question["function"]}
+    return WaitEnvelope.create(Question(thread_id, question_id, question, policy, source))
+
+
+def _pending_result(envelope: WaitEnvelope) -> dict[str, Any]:
+    return {
+        "status": "pending_approval",
+        "question_id": envelope.question_id,
+        "function": envelope.question["function"],
+    }
+
+
+def wait(
+    policy: WaitPolicy | None = None,
+    *,
+    mode: str = "interrupt",
+    announce: Announcers = None,
+    decision: str = "decision",
+    when: Callable[..., Any] | None = None,
+) -> Callable[[F], F]:
+    """Make a node or tool wait for an outside answer before its body runs.
+
+    The call parks on `{"function": name, "args": {...}}` (visible arguments only: values LangGraph
+    injects — config, runtime, store, injected state or tool-call id — are never published).
+    `{"action": "approve"}` runs the body; `{"action": "approve", "args": {...}}` runs it with edited
+    arguments; any other answer is returned in place of the body. A function with a `decision`
+    parameter always runs and receives the answer there, verbatim.
+
+    Args:
+        policy: deadline, default, allowed actions and tags; `WaitPolicy()` by default.
+        mode: `"interrupt"` parks the run (publish afterwards with `publish_interrupts` or the router);
+            `"async"` publishes from the call and returns `{"status": "pending_approval", ...}` at once.
+        announce: where `mode="async"` publishes; refused in interrupt mode.
+        decision: the name of the parameter that receives the answer verbatim.
+        when: a predicate called with the function's arguments; ask only when it is true. A predicate
+            that raises asks anyway.
+
+    Raises:
+        ConfigurationError: an unknown mode, async mode without announcers, or announcers in interrupt mode.
+    """
+    policy = policy if policy is not None else WaitPolicy()
+    if not isinstance(policy, WaitPolicy):
+        raise EnvelopeError(f"@wait takes a WaitPolicy as its first argument; got a {type(policy).__name__}")
+    announcers = as_announcers(announce)
+    check_mode(mode, bool(announcers))
+
+    def decorate(fn: F) -> F:
+        sig = WaitSignature(fn, decision=decision, is_injected=_injected_rule(fn))
+        source = {"function": sig.function}
+
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                bound = sig.bind(args, kwargs)
+                if not should_ask(when, sig.function, args, kwargs):
+                    return await fn(*bound.args, **bound.kwargs)
+                question = sig.question(bound)
+                if mode == "async":
+                    envelope = _pending_envelope(question, policy)
+                    await apublish(envelope, announcers)
+                    return _pending_result(envelope)
+                plan = sig.plan(bound, interrupt(_pack(question, policy, source)))
+                if not plan.run or plan.arguments is None:
+                    return plan.value
+                return await fn(*plan.arguments.args, **plan.arguments.kwargs)
+
+            return typing.cast(F, async_wrapper)
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            bound = sig.bind(args, kwargs)
+            if not should_ask(when, sig.function, args, kwargs):
+                return fn(*bound.args, **bound.kwargs)
+            question = sig.question(bound)
+            if mode == "async":
+                envelope = _pending_envelope(question, policy)
+                publish(envelope, announcers)
+                return _pending_result(envelope)
+            plan = sig.plan(bound, interrupt(_pack(question, policy, source)))
+            if not plan.run or plan.arguments is None:
+                return plan.value
+            return fn(*plan.arguments.args, **plan.arguments.kwargs)
+
+        return typing.cast(F, wrapper)
+
+    return decorate

@@ -1,0 +1,111 @@
+"""Read what a LangGraph run is parked on, publish it, and tell answers from starts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from langgraph.types import Command, Interrupt
+
+from agent_wait._time import parse_rfc3339
+from agent_wait._wait import plain
+from agent_wait.envelope import Question, WaitEnvelope
+from agent_wait.errors import EnvelopeError
+from agent_wait.langgraph._ask import MARKER
+from agent_wait.policy import WaitPolicy
+from agent_wait.publish import Announcers, PublishReport, publish
+
+__all__ = (
+    "is_answer",
+    "publish_interrupts",
+    "question_from_interrupt",
+    "question_id_of",
+    "questions_from_result",
+    "resume_command",
+)
+
+
+def question_from_interrupt(item: Interrupt, thread_id: str) -> Question:
+    """The `Question` an `Interrupt` stands for: `ask`/`@wait` carry their policy; a bare one gets the default."""
+    value = item.value
+    if isinstance(value, Mapping) and isinstance(value.get(MARKER), Mapping):
+        meta = value[MARKER]
+        asked_at: datetime | None = parse_rfc3339(meta["asked_at"]) if meta.get("asked_at") else None
+        return Question(
+            thread_id,
+            item.id,
+            value.get("question"),
+            WaitPolicy.from_dict(meta.get("policy") or {}),
+            source=meta.get("source"),
+            asked_at=asked_at,
+        )
+    return Question(thread_id, item.id, plain(value), WaitPolicy())
+
+
+def questions_from_result(result: Any, thread_id: str) -> list[Question]:
+    """Every question a run result is parked on (`result["__interrupt__"]`); empty when none.
+
+    Raises:
+        EnvelopeError: `result` is not what `graph.invoke` returns, or an interrupt value is not JSON.
+    """
+    if result is None:
+        return []
+    if not isinstance(result, Mapping):
+        raise EnvelopeError(
+            f"publish_interrupts expects the dict graph.invoke(...) returns; got a {type(result).__name__}"
+        )
+    pending = result.get("__interrupt__")
+    if pending is None:
+        return []
+    if not isinstance(pending, (list, tuple)) or not all(isinstance(item, Interrupt) for item in pending):
+        raise EnvelopeError(
+            "result['__interrupt__'] must be the list of langgraph.types.Interrupt that graph.invoke returns"
+        )
+    if not isinstance(thread_id, str) or not thread_id:
+        raise EnvelopeError(f"thread_id must be a non-empty string; got {thread_id!r}")
+    return [question_from_interrupt(item, thread_id) for item in pending]
+
+
+def publish_interrupts(
+    result: Any,
+    thread_id: str,
+    announce: Announcers,
+    *,
+    reply_to: Any = None,
+    now: datetime | None = None,
+) -> list[PublishReport]:
+    """Publish one `wait.created` envelope per question the run is parked on; nothing when none.
+
+    Call it after `graph.invoke(...)` returns. Announcer failures are in the reports, never raised.
+
+    Raises:
+        EnvelopeError: `result` is not a `graph.invoke` result, or a question is not JSON or too large.
+    """
+    questions = questions_from_result(result, thread_id)
+    return [publish(WaitEnvelope.create(q, reply_to=reply_to, now=now), announce) for q in questions]
+
+
+def question_id_of(message: Mapping[str, Any]) -> str | None:
+    """The question an inbound message answers (`question_id`, or the older `interrupt_id`); None for a start."""
+    if not isinstance(message, Mapping):
+        return None
+    value = message.get("question_id", message.get("interrupt_id"))
+    return value if isinstance(value, str) else None
+
+
+def is_answer(message: Any) -> bool:
+    """True when `message` answers a question: it carries `question_id` (or the older `interrupt_id`)."""
+    return isinstance(message, Mapping) and ("question_id" in message or "interrupt_id" in message)
+
+
+def resume_command(message: Mapping[str, Any]) -> Command[Any]:
+    """`Command(resume={question_id: answer})` for an answer message.
+
+    Raises:
+        EnvelopeError: the message has no usable question id.
+    """
+    question_id = question_id_of(message)
+    if not question_id:
+        raise EnvelopeError("an answer needs a non-empty string 'question_id'; this message looks like a start")
+    return Command(resume={question_id: message.get("answer")})
