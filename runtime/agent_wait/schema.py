@@ -50,9 +50,18 @@ QUESTION_TABLE = TableShape(
     partition_key="pk",
     sort_key="sk",
     ttl_attribute="ttl",
-    indexes=(IndexShape("by_status", "status", "expires_at"),),
+    indexes=(
+        IndexShape("by_status", "status", "expires_at"),
+        IndexShape("by_announce_due", "announce_due", "asked_at"),
+    ),
 )
-"""One item per question: `pk = THREAD#<thread_id>`, `sk = WAIT#<question_id>`; GSI `by_status`."""
+"""One item per question: `pk = THREAD#<thread_id>`, `sk = WAIT#<question_id>`.
+
+GSI `by_status` (status, expires_at) serves "open questions" and "overdue questions". GSI
+`by_announce_due` is sparse: only a question whose announcement has not yet succeeded carries
+`announce_due`, so the sweep finds those at a cost proportional to them, not to every open question.
+Both project all attributes.
+"""
 
 CHECKPOINT_TABLE = TableShape(partition_key="PK", sort_key="SK", ttl_attribute="ttl")
 """What `langgraph_checkpoint_aws.DynamoDBSaver` needs."""
