@@ -32,7 +32,7 @@ def parse_duration(value: object) -> timedelta:
     if isinstance(value, (int, float)):
         if not math.isfinite(value) or value <= 0:
             raise DurationSyntaxError(f"got {value!r} (must be more than zero seconds)")
-        return timedelta(seconds=value)
+        return _positive_delta(value, value)
     if not isinstance(value, str):
         raise DurationSyntaxError(f"got a {type(value).__name__}")
     text = value.strip().upper()
@@ -48,19 +48,28 @@ def parse_duration(value: object) -> timedelta:
         for part, unit in zip(match.groups(), _UNIT_SECONDS, strict=True)
         if part is not None
     )
-    if seconds <= 0:
+    return _positive_delta(seconds, value)
+
+
+def _positive_delta(seconds: float, value: object) -> timedelta:
+    # timedelta keeps microseconds: a shorter positive value would become zero, a huge one overflows.
+    try:
+        delta = timedelta(seconds=seconds)
+    except OverflowError:
+        raise DurationSyntaxError(f"got {value!r} (too long to represent)") from None
+    if delta <= timedelta(0):
         raise DurationSyntaxError(f"got {value!r} (must be more than zero seconds)")
-    return timedelta(seconds=seconds)
+    return delta
 
 
 def format_duration(delta: timedelta) -> str:
-    """The shortest ISO 8601 spelling of `delta` in days, hours, minutes and seconds."""
-    total = delta.total_seconds()
-    days, rest = divmod(total, 86400)
+    """The shortest exact ISO 8601 spelling of `delta` in days, hours, minutes and seconds."""
+    days, rest = delta.days, delta.seconds
     hours, rest = divmod(rest, 3600)
     minutes, seconds = divmod(rest, 60)
-    text = "P" + (f"{int(days)}D" if days else "")
-    clock = (f"{int(hours)}H" if hours else "") + (f"{int(minutes)}M" if minutes else "")
-    if seconds:
-        clock += f"{seconds:g}S" if seconds != int(seconds) else f"{int(seconds)}S"
+    text = "P" + (f"{days}D" if days else "")
+    clock = (f"{hours}H" if hours else "") + (f"{minutes}M" if minutes else "")
+    if seconds or delta.microseconds:
+        fraction = f".{delta.microseconds:06d}".rstrip("0") if delta.microseconds else ""
+        clock += f"{seconds}{fraction}S"
     return text + ("T" + clock if clock else "")
