@@ -112,7 +112,7 @@ class Question:
     """The agent's conversation identity."""
     question_id: str
     """The framework's interrupt id (interrupt mode) or `question_id_for(...)` (async mode)."""
-    value: Any
+    value: Any = field(repr=False)  # ids only in a repr: the question may hold personal data
     """What is being asked: `{"function", "args"}` from `@wait`, or a bare interrupt's value."""
     policy: WaitPolicy = field(default_factory=WaitPolicy)
     """Deadline, default, allowed actions, tags and correlation."""
@@ -189,8 +189,17 @@ class WaitEnvelope:
         now: datetime | None = None,
     ) -> WaitEnvelope:
         """Build the envelope for `question`; `expires_at` counts from `question.asked_at`, else `now`."""
-        asked_at = question.asked_at or (require_aware(now, "now") if now is not None else utc_now())
+        try:
+            asked_at = question.asked_at or (require_aware(now, "now") if now is not None else utc_now())
+        except ValueError as exc:
+            raise EnvelopeError(str(exc)) from None
         policy = question.policy
+        try:
+            expires_at = deadline(asked_at, policy.timeout)
+        except OverflowError:
+            raise EnvelopeError(
+                f"expires_at would fall after the year 9999 (timeout {policy.timeout_iso}); use a shorter timeout"
+            ) from None
         return cls(
             type=Transition.parse(transition).event_type,
             event_id=new_ulid(),
@@ -198,7 +207,7 @@ class WaitEnvelope:
             question_id=question.question_id,
             question=question.value,
             allowed_actions=policy.allowed_actions,
-            expires_at=deadline(asked_at, policy.timeout),
+            expires_at=expires_at,
             default=policy.default,
             answer_ttl=policy.answer_ttl_iso,
             source=MappingProxyType(dict(question.source)) if question.source is not None else None,
