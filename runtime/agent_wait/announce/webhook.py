@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 
@@ -53,9 +55,10 @@ class WebhookAnnounce(BaseAnnounce):
         clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__(delivers=delivers)
-        if not url.startswith(("http://", "https://")):
-            raise ValueError(f"WebhookAnnounce url must start with http:// or https://; got {url!r}")
-        if timeout <= 0:
+        parts = urllib.parse.urlsplit(url) if isinstance(url, str) else None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"WebhookAnnounce url must start with http:// or https:// and name a host; got {url!r}")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
             raise ValueError(f"WebhookAnnounce timeout must be more than 0 seconds; got {timeout!r}")
         self.url = url
         self.secret = secret
