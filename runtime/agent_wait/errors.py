@@ -3,7 +3,8 @@
 ```
 WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised at construction, before anything is published
            ├─ EnvelopeError(ValueError)          a value that breaks the envelope contract (not JSON, wrong shape)
-           │    └─ QuestionTooLargeError         the question is over MAX_QUESTION_BYTES; publish a reference instead
+           │    ├─ QuestionTooLargeError         the question is over MAX_QUESTION_BYTES; publish a reference instead
+           │    └─ MessageError                  an inbound start or answer message breaks its shape
            ├─ SignatureError(ValueError)         a webhook signature is missing, wrong, or outside the replay window
            ├─ ConfigurationError(ValueError)     a handler setting is missing or wrong (names every variable at fault)
            └─ MissingExtraError(ImportError)     an optional dependency is not installed; names the extra to install
@@ -20,6 +21,7 @@ from collections.abc import Sequence
 __all__ = (
     "ConfigurationError",
     "EnvelopeError",
+    "MessageError",
     "MissingExtraError",
     "PolicyError",
     "QuestionTooLargeError",
@@ -56,6 +58,14 @@ class QuestionTooLargeError(EnvelopeError):
         super().__init__(message)
         self.size = size
         self.limit = limit
+
+
+class MessageError(EnvelopeError):
+    """Raised when an inbound start or answer message is not the shape the host accepts; `.reason` is a slug."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class SignatureError(WaitError, ValueError):

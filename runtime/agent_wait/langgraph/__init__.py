@@ -27,6 +27,8 @@ try:
 except ImportError as exc:
     raise MissingExtraError("agent_wait.langgraph", "langgraph", "langgraph") from exc
 
+from agent_wait.adapter import WaitPublisher
+from agent_wait.langgraph._adapter import LangGraphAdapter
 from agent_wait.langgraph._ask import MARKER, ask, wait
 from agent_wait.langgraph._interrupts import (
     is_answer,
@@ -39,6 +41,8 @@ from agent_wait.langgraph._interrupts import (
 
 __all__ = (
     "MARKER",
+    "LangGraphAdapter",
+    "WaitPublisher",
     "ask",
     "is_answer",
     "publish_interrupts",

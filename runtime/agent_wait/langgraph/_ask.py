@@ -178,6 +178,7 @@ def wait(
                     return plan.value
                 return await fn(*plan.arguments.args, **plan.arguments.kwargs)
 
+            async_wrapper.__signature__ = sig.outward  # type: ignore[attr-defined]
             return typing.cast(F, async_wrapper)
 
         @functools.wraps(fn)
@@ -195,6 +196,7 @@ def wait(
                 return plan.value
             return fn(*plan.arguments.args, **plan.arguments.kwargs)
 
+        wrapper.__signature__ = sig.outward  # type: ignore[attr-defined]
         return typing.cast(F, wrapper)
 
     return decorate

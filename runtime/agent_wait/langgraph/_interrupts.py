@@ -13,6 +13,7 @@ from agent_wait._wait import plain
 from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.errors import EnvelopeError
 from agent_wait.langgraph._ask import MARKER
+from agent_wait.messages import is_answer, question_id_of
 from agent_wait.policy import WaitPolicy
 from agent_wait.publish import Announcers, PublishReport, publish
 
@@ -84,19 +85,6 @@ def publish_interrupts(
     """
     questions = questions_from_result(result, thread_id)
     return [publish(WaitEnvelope.create(q, reply_to=reply_to, now=now), announce) for q in questions]
-
-
-def question_id_of(message: Mapping[str, Any]) -> str | None:
-    """The question an inbound message answers (`question_id`, or the older `interrupt_id`); None for a start."""
-    if not isinstance(message, Mapping):
-        return None
-    value = message.get("question_id", message.get("interrupt_id"))
-    return value if isinstance(value, str) else None
-
-
-def is_answer(message: Any) -> bool:
-    """True when `message` answers a question: it carries `question_id` (or the older `interrupt_id`)."""
-    return isinstance(message, Mapping) and ("question_id" in message or "interrupt_id" in message)
 
 
 def resume_command(message: Mapping[str, Any]) -> Command[Any]:

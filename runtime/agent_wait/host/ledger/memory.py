@@ -1,0 +1,124 @@
+"""`InMemoryLedger`: the reference ledger, for unit tests and the executable spec of the contract."""
+
+from __future__ import annotations
+
+import copy
+import threading
+from dataclasses import replace
+from datetime import datetime
+
+from agent_wait._time import format_rfc3339
+from agent_wait.envelope import WaitEnvelope
+from agent_wait.host.ledger.base import (
+    DECIDED,
+    DecideResult,
+    Decision,
+    Ledger,
+    OpenResult,
+    QuestionRecord,
+    StartRecord,
+)
+from agent_wait.schema import QuestionStatus
+
+__all__ = ("InMemoryLedger",)
+
+
+class InMemoryLedger(Ledger):
+    """A ledger in a dict, with the same conditional semantics as `DynamoDbLedger` (one lock per ledger)."""
+
+    def __init__(self) -> None:
+        self._questions: dict[tuple[str, str], QuestionRecord] = {}
+        self._starts: dict[tuple[str, str], StartRecord] = {}
+        self._lock = threading.Lock()
+
+    def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
+        key = (envelope.thread_id, envelope.question_id)
+        with self._lock:
+            existing = self._questions.get(key)
+            if existing is not None:
+                return OpenResult(existing, created=False)
+            record = QuestionRecord(
+                envelope=envelope.for_transition("created"),
+                status=QuestionStatus.OPEN,
+                asked_at=format_rfc3339(now),
+            )
+            self._questions[key] = record
+            return OpenResult(record, created=True)
+
+    def get(self, thread_id: str, question_id: str) -> QuestionRecord | None:
+        with self._lock:
+            return self._questions.get((thread_id, question_id))
+
+    def thread_exists(self, thread_id: str) -> bool:
+        with self._lock:
+            return any(t == thread_id for t, _ in self._questions) or any(t == thread_id for t, _ in self._starts)
+
+    def questions(self, thread_id: str, *, status: QuestionStatus | None = None) -> list[QuestionRecord]:
+        with self._lock:
+            return [
+                record
+                for (t, _), record in sorted(self._questions.items())
+                if t == thread_id and (status is None or record.status is status)
+            ]
+
+    def decide(self, thread_id: str, question_id: str, decision: Decision, *, now: datetime) -> DecideResult:
+        with self._lock:
+            record = self._questions.get((thread_id, question_id))
+            if record is None:
+                raise KeyError(f"question {question_id} on thread {thread_id} is not in the ledger")
+            if record.status is not QuestionStatus.OPEN:
+                return DecideResult(won=False, record=record)
+            decided = record.with_decision(decision, now)
+            self._questions[(thread_id, question_id)] = decided
+            return DecideResult(won=True, record=decided)
+
+    def mark_resumed(self, thread_id: str, question_id: str, *, now: datetime) -> bool:
+        with self._lock:
+            record = self._questions.get((thread_id, question_id))
+            if record is None or record.status not in DECIDED:
+                return False
+            self._questions[(thread_id, question_id)] = replace(
+                record, status=QuestionStatus.RESUMED, resumed_at=format_rfc3339(now)
+            )
+            return True
+
+    def mark_announced(self, thread_id: str, question_id: str) -> None:
+        with self._lock:
+            record = self._questions.get((thread_id, question_id))
+            if record is not None:
+                self._questions[(thread_id, question_id)] = replace(record, announced=True)
+
+    def overdue(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
+        cutoff = format_rfc3339(now)
+        with self._lock:
+            due = [
+                r
+                for r in self._questions.values()
+                if r.status is QuestionStatus.OPEN and r.expires_at is not None and r.expires_at <= cutoff
+            ]
+        return sorted(due, key=lambda r: (r.expires_at or "", r.question_id))[:limit]
+
+    def announce_due(self, *, limit: int) -> list[QuestionRecord]:
+        with self._lock:
+            due = [r for r in self._questions.values() if r.status is QuestionStatus.OPEN and not r.announced]
+        return sorted(due, key=lambda r: (r.asked_at, r.question_id))[:limit]
+
+    def begin_start(self, thread_id: str, start_id: str, *, marker: str | None, now: datetime) -> StartRecord:
+        with self._lock:
+            existing = self._starts.get((thread_id, start_id))
+            if existing is not None:
+                return replace(existing, created=False)
+            record = StartRecord(thread_id, start_id, "running", marker)
+            self._starts[(thread_id, start_id)] = record
+            return replace(record, created=True)
+
+    def finish_start(self, thread_id: str, start_id: str, question_ids: tuple[str, ...], *, now: datetime) -> None:
+        with self._lock:
+            record = self._starts.get((thread_id, start_id))
+            if record is not None:
+                self._starts[(thread_id, start_id)] = replace(record, state="done", question_ids=question_ids)
+
+    def snapshot(self) -> dict[tuple[str, str], QuestionRecord]:
+        """A copy of every question row (for tests and the local demo)."""
+        with self._lock:
+            return copy.copy(self._questions)

@@ -1,0 +1,69 @@
+"""What the router did with one message: a typed outcome, with a reason when it refused."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+__all__ = ("Outcome", "OutcomeKind", "RefusalReason")
+
+
+class OutcomeKind(StrEnum):
+    STARTED = "started"
+    """A start ran the agent (a new thread or a new turn)."""
+    START_REPLAYED = "start_replayed"
+    """A start already applied arrived again; the agent did not run, open questions were republished."""
+    APPLIED = "applied"
+    """An answer won its question and the agent resumed."""
+    REFUSED = "refused"
+    """An answer was refused; nothing ran. `reason` says why."""
+    DEAD_LETTERED = "dead_lettered"
+    """A malformed message was moved to the dead-letter queue with its reason."""
+
+
+class RefusalReason(StrEnum):
+    """Why an answer was refused. Each is logged and counted; none runs anything."""
+
+    UNKNOWN_THREAD = "unknown_thread"
+    """No question was ever asked on this thread."""
+    UNKNOWN_QUESTION = "unknown_question"
+    """The thread exists but never asked this question."""
+    ALREADY_DECIDED = "already_decided"
+    """Another answer already won (or this exact answer was already applied)."""
+    EXPIRED = "expired"
+    """The question's deadline passed; its default applies, a late answer does not."""
+    CANCELLED = "cancelled"
+    """The agent moved past the question without an answer."""
+    ACTION_NOT_ALLOWED = "action_not_allowed"
+    """The answer's action is not one of the question's `allowed_actions`."""
+    ANSWER_STALE = "answer_stale"
+    """The answer's own `valid_until` has passed."""
+    NOT_DUE = "not_due"
+    """A deadline answer arrived before the question's `expires_at`."""
+    NOT_PARKED = "not_parked"
+    """The ledger says open but the agent is not waiting on the question (it was closed elsewhere)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The result of handling one message."""
+
+    kind: OutcomeKind
+    thread_id: str | None = None
+    question_id: str | None = None
+    reason: RefusalReason | str | None = None
+    """The refusal reason, or the dead-letter reason."""
+    detail: str = ""
+    """One human sentence (ids only, never question content)."""
+    asked: tuple[str, ...] = ()
+    """Question ids the agent is parked on after this message."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def refused(cls, reason: RefusalReason, thread_id: str, question_id: str, detail: str) -> Outcome:
+        return cls(OutcomeKind.REFUSED, thread_id, question_id, reason, detail)
+
+    @property
+    def ok(self) -> bool:
+        return self.kind in (OutcomeKind.STARTED, OutcomeKind.START_REPLAYED, OutcomeKind.APPLIED)

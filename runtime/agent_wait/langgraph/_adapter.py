@@ -1,0 +1,68 @@
+"""`LangGraphAdapter`: drive a compiled LangGraph graph for a host (the router, `WaitPublisher`)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from langgraph.types import Command
+
+from agent_wait.adapter import RunOutcome
+from agent_wait.envelope import Question
+from agent_wait.langgraph._interrupts import question_from_interrupt, questions_from_result
+
+__all__ = ("LangGraphAdapter",)
+
+
+class LangGraphAdapter:
+    """Run, resume and inspect a compiled graph by thread id. The graph must have a checkpointer.
+
+    Args:
+        graph: a compiled graph (`builder.compile(checkpointer=...)`).
+        use_async: drive the graph with `ainvoke` (for graphs with `async def` nodes).
+    """
+
+    framework = "langgraph"
+
+    def __init__(self, graph: Any, *, use_async: bool = False) -> None:
+        if getattr(graph, "checkpointer", None) in (None, False):
+            raise ValueError(
+                "LangGraphAdapter needs a graph compiled with a checkpointer (builder.compile(checkpointer=...)); "
+                "without one a parked run cannot be resumed"
+            )
+        self.graph = graph
+        self.use_async = use_async
+
+    @staticmethod
+    def config(thread_id: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": thread_id}}
+
+    def _invoke(self, value: Any, thread_id: str) -> RunOutcome:
+        if self.use_async:
+            result = asyncio.run(self.graph.ainvoke(value, self.config(thread_id)))
+        else:
+            result = self.graph.invoke(value, self.config(thread_id))
+        # result["__interrupt__"] is the source of truth for what is pending after a run (DESIGN.md).
+        return RunOutcome(result, tuple(questions_from_result(result, thread_id)))
+
+    def start(self, thread_id: str, value: Any) -> RunOutcome:
+        return self._invoke(value, thread_id)
+
+    def resume(self, thread_id: str, question_id: str, answer: Any) -> RunOutcome:
+        return self._invoke(Command(resume={question_id: answer}), thread_id)
+
+    def continue_run(self, thread_id: str) -> RunOutcome:
+        # invoke(None) continues from the last checkpoint; completed steps are not run again.
+        return self._invoke(None, thread_id)
+
+    def pending(self, thread_id: str) -> list[Question]:
+        state = self.graph.get_state(self.config(thread_id))
+        return [question_from_interrupt(item, thread_id) for item in state.interrupts]
+
+    def progress(self, thread_id: str) -> str | None:
+        state = self.graph.get_state(self.config(thread_id))
+        return (state.config or {}).get("configurable", {}).get("checkpoint_id")
+
+    def unfinished(self, thread_id: str) -> bool:
+        state = self.graph.get_state(self.config(thread_id))
+        return bool(state.next) and not state.interrupts
