@@ -1,0 +1,284 @@
+"""Import hygiene: the core is standard library only, and imports point inward.
+
+Direction (DESIGN.md): core ← framework bindings / providers ← host ← CLI. The constructs never
+import the runtime, and the runtime never imports the constructs or CDK.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNTIME = ROOT / "runtime"
+PACKAGE = RUNTIME / "agent_wait"
+CONSTRUCTS = ROOT / "constructs" / "agent_wait_cdk"
+
+STDLIB = frozenset(sys.stdlib_module_names)
+CDK = frozenset({"agent_wait_cdk", "aws_cdk", "constructs", "cdk_nag", "jsii"})
+"""Never imported anywhere in the runtime: the constructs are deployed from, not shipped to, Lambda."""
+
+CORE_MODULES = (
+    "agent_wait",
+    "agent_wait.errors",
+    "agent_wait.policy",
+    "agent_wait.envelope",
+    "agent_wait.ids",
+    "agent_wait.publish",
+    "agent_wait.schema",
+    "agent_wait._json",
+    "agent_wait._time",
+    "agent_wait._duration",
+    "agent_wait.announce",
+    "agent_wait.announce.base",
+    "agent_wait.announce.log",
+    "agent_wait.announce.memory",
+    "agent_wait.announce.webhook",
+    "agent_wait.announce._signing",
+    "agent_wait.testing",
+    "agent_wait.testing.announce_contract",
+)
+
+
+@dataclass(frozen=True)
+class Layer:
+    """What the modules of one layer may import."""
+
+    name: str
+    internal: tuple[str, ...]
+    """agent_wait modules it may import (prefixes); the core is always allowed."""
+    third_party: frozenset[str] | None
+    """Top-level third-party packages it may import; None for any (except CDK)."""
+
+
+CORE = Layer("core", (), frozenset())
+# Most specific prefix wins. A module not listed here is core: stdlib and the core only.
+RULES: dict[str, Layer] = {
+    "agent_wait.langgraph": Layer(
+        "binding", ("agent_wait.langgraph",), frozenset({"langgraph", "langchain_core", "typing_extensions"})
+    ),
+    "agent_wait.pydantic_ai": Layer(
+        "binding", ("agent_wait.pydantic_ai",), frozenset({"pydantic_ai", "pydantic", "pydantic_core"})
+    ),
+    "agent_wait.strands": Layer("binding", ("agent_wait.strands",), frozenset({"strands"})),
+    "agent_wait.aws": Layer("provider", ("agent_wait.aws",), frozenset({"boto3", "botocore"})),
+    "agent_wait.host": Layer(
+        "host",
+        ("agent_wait.langgraph", "agent_wait.pydantic_ai", "agent_wait.strands", "agent_wait.aws", "agent_wait.host"),
+        None,
+    ),
+    "agent_wait.cli": Layer("cli", ("agent_wait",), None),
+    # The ledger suite checks the host's ledger interface; still no third-party package.
+    "agent_wait.testing.ledger_contract": Layer(
+        "testing", ("agent_wait.host.ledger", "agent_wait.host.outcomes"), frozenset()
+    ),
+}
+
+
+def layer_of(module: str) -> Layer:
+    matches = [prefix for prefix in RULES if module == prefix or module.startswith(prefix + ".")]
+    return RULES[max(matches, key=len)] if matches else CORE
+
+
+def is_core(module: str) -> bool:
+    return layer_of(module) is CORE
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(RUNTIME).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported_modules(source: str, module: str, *, is_package: bool) -> list[tuple[int, str]]:
+    """Every module a source file imports (relative imports resolved), with its line number."""
+    found: list[tuple[int, str]] = []
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            found.append((node.lineno, target))
+            # `from agent_wait import host` imports agent_wait.host
+            found.extend((node.lineno, f"{target}.{alias.name}") for alias in node.names if target == "agent_wait")
+    return found
+
+
+def violations(source: str, module: str, *, is_package: bool = False) -> list[str]:
+    """Why `module` (with this source) breaks the direction rules; empty when it does not."""
+    layer = layer_of(module)
+    problems = []
+    for line, target in imported_modules(source, module, is_package=is_package):
+        top = target.split(".")[0]
+        if top in CDK:
+            problems.append(f"{module}:{line} imports {target}: the runtime never imports CDK or the constructs")
+        elif top == "agent_wait":
+            if target == "agent_wait" or is_core(target):
+                continue
+            if not any(target == p or target.startswith(p + ".") for p in layer.internal):
+                problems.append(f"{module}:{line} ({layer.name}) imports {target}, which points outward")
+        elif top not in STDLIB and layer.third_party is not None and top not in layer.third_party:
+            allowed = sorted(layer.third_party) or "the standard library only"
+            problems.append(f"{module}:{line} ({layer.name}) imports third-party {target}; allowed: {allowed}")
+    return problems
+
+
+def runtime_files() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+# --- the checker itself --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("module", CORE_MODULES)
+def test_rule_table_classifies_the_core_modules_as_core(module: str):
+    assert is_core(module)
+
+
+@pytest.mark.parametrize(
+    ("module", "layer"),
+    [
+        ("agent_wait.langgraph", "binding"),
+        ("agent_wait.langgraph._ask", "binding"),
+        ("agent_wait.pydantic_ai", "binding"),
+        ("agent_wait.strands", "binding"),
+        ("agent_wait.aws.sns", "provider"),
+        ("agent_wait.host.router", "host"),
+        ("agent_wait.host.ledger.dynamodb", "host"),
+        ("agent_wait.cli", "cli"),
+        ("agent_wait.testing.ledger_contract", "testing"),
+    ],
+)
+def test_rule_table_classifies_outer_modules(module: str, layer: str):
+    assert layer_of(module).name == layer
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "fragment"),
+    [
+        ("agent_wait.envelope", "import boto3", "(core) imports third-party boto3; allowed: the standard library only"),
+        ("agent_wait.announce.log", "from langgraph.types import interrupt", "imports third-party langgraph.types"),
+        ("agent_wait.policy", "from agent_wait.langgraph import ask", "(core) imports agent_wait.langgraph"),
+        ("agent_wait.announce.base", "from ..host import router", "(core) imports agent_wait.host,"),
+        ("agent_wait.publish", "from agent_wait import host", "(core) imports agent_wait.host"),
+        ("agent_wait.langgraph._ask", "from agent_wait.host.router import x", "(binding) imports agent_wait.host"),
+        ("agent_wait.langgraph._ask", "import boto3", "(binding) imports third-party boto3"),
+        ("agent_wait.langgraph._ask", "from agent_wait.aws import SnsAnnounce", "(binding) imports agent_wait.aws"),
+        ("agent_wait.aws.sns", "from agent_wait.host.ledger import base", "(provider) imports agent_wait.host"),
+        ("agent_wait.aws.sns", "from agent_wait.langgraph import wait", "(provider) imports agent_wait.langgraph"),
+        ("agent_wait.host.router", "from agent_wait.cli import main", "(host) imports agent_wait.cli"),
+        ("agent_wait.host.router", "import aws_cdk", "the runtime never imports CDK"),
+        ("agent_wait.cli", "from agent_wait_cdk import AgentWait", "the runtime never imports CDK"),
+        ("agent_wait.testing.announce_contract", "import pytest", "(core) imports third-party pytest"),
+    ],
+)
+def test_checker_flags_an_outward_import(module: str, source: str, fragment: str):
+    # GIVEN a module that imports outward / WHEN checked / THEN the violation is reported
+    found = violations(source, module)
+    assert any(fragment in problem for problem in found), found
+
+
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("agent_wait.envelope", "import json\nfrom agent_wait.errors import EnvelopeError\nfrom . import ids"),
+        ("agent_wait.announce.webhook", "from ._signing import sign\nfrom .base import BaseAnnounce"),
+        ("agent_wait.langgraph._ask", "from langgraph.types import interrupt\nfrom agent_wait.publish import publish"),
+        ("agent_wait.aws.sqs", "import boto3\nfrom agent_wait.aws._clients import make_client"),
+        ("agent_wait.host.router", "import aws_lambda_powertools\nfrom agent_wait.langgraph import resume_command"),
+        ("agent_wait.cli", "from agent_wait.host.local import run"),
+    ],
+)
+def test_checker_allows_inward_imports(module: str, source: str):
+    assert violations(source, module) == []
+
+
+def test_relative_imports_in_a_package_init_resolve_from_the_package():
+    found = imported_modules("from .base import BaseAnnounce", "agent_wait.announce", is_package=True)
+    assert found == [(1, "agent_wait.announce.base")]
+
+
+# --- the code ------------------------------------------------------------------------------------
+
+
+def test_every_runtime_module_imports_inward_only():
+    # GIVEN every module under runtime/agent_wait (the core now; bindings, providers and host as they land)
+    problems = []
+    for path in runtime_files():
+        module = module_name(path)
+        problems += violations(path.read_text(encoding="utf-8"), module, is_package=path.name == "__init__.py")
+    # THEN none imports outward, none imports a third-party package its layer may not, none imports CDK
+    assert problems == [], "\n".join(problems)
+
+
+def test_the_core_modules_exist_where_the_rule_table_expects_them():
+    present = {module_name(path) for path in runtime_files()}
+    assert set(CORE_MODULES) <= present
+
+
+def test_constructs_never_import_the_runtime():
+    problems = []
+    for path in sorted(CONSTRUCTS.rglob("*.py")) if CONSTRUCTS.exists() else []:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
+            problems += [
+                f"{path.relative_to(ROOT)}:{node.lineno} imports {n}" for n in names if n.split(".")[0] == "agent_wait"
+            ]
+    assert problems == [], "\n".join(problems)
+
+
+# --- what importing really loads -----------------------------------------------------------------
+
+PROBE = textwrap.dedent(
+    """
+    import json, sys
+    before = set(sys.modules)
+    import importlib
+    for name in sys.argv[1:]:
+        importlib.import_module(name)
+    print(json.dumps(sorted(set(sys.modules) - before)))
+    """
+)
+
+
+def loaded_by(*modules: str) -> list[str]:
+    """The modules a fresh interpreter loads to import `modules` (isolated: no PYTHONPATH, no user site)."""
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", PROBE, *modules], capture_output=True, text=True, check=True, cwd=ROOT, timeout=60
+    )
+    return json.loads(out.stdout)
+
+
+def test_importing_the_core_loads_no_third_party_module():
+    # GIVEN a fresh interpreter / WHEN it imports agent_wait and every core module
+    loaded = loaded_by(*CORE_MODULES)
+    # THEN everything it loaded is the standard library or agent_wait itself
+    outside = [m for m in loaded if m.split(".")[0] not in STDLIB and m.split(".")[0] != "agent_wait"]
+    assert "agent_wait" in loaded
+    assert outside == []
+
+
+def test_importing_the_core_does_not_load_bindings_providers_or_host():
+    loaded = loaded_by("agent_wait")
+    outer = [m for m in loaded if m.startswith("agent_wait.") and not is_core(m)]
+    assert outer == []
