@@ -9,15 +9,18 @@ A backend opts in with a short test file:
         rule(lambda delivers=None: AnnounceHarness(MyAnnounce(..., delivers=delivers), read_back=...))
 
 `read_back()` returns what the backend holds, as envelope dicts, oldest first. Rules that need a
-capability a backend does not claim (`break_backend`, `keeps_one_per_key`) return without asserting;
-`OPTIONAL` lists them so a backend that claims the capability runs them too.
+capability a backend does not claim (`break_backend`, `keeps_one_per_key`, `read_item`, `host_write`)
+return without asserting; `OPTIONAL` lists them so a backend that claims the capability runs them too.
+A backend that keeps one mutable item per question (a ledger row) claims `read_item` and `host_write`
+and is held to the ledger's rules: a republish never clobbers what a host wrote, a lifecycle transition
+never creates an item, and the first outcome stands.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -25,6 +28,7 @@ from agent_wait.announce.base import BaseAnnounce
 from agent_wait.envelope import ENVELOPE_FIELDS, Question, Transition, WaitEnvelope
 from agent_wait.policy import WaitPolicy
 from agent_wait.publish import publish
+from agent_wait.schema import QuestionStatus
 
 __all__ = ("OPTIONAL", "REQUIRED", "AnnounceHarness", "AnnouncerFactory", "sample_envelope")
 
@@ -42,6 +46,11 @@ class AnnounceHarness:
     """Makes the backend fail (delete the queue, stop the server); None when the harness cannot."""
     keeps_one_per_key: bool = False
     """True when the backend holds one item per `dedupe_key` (a row, a FIFO dedup id)."""
+    read_item: Callable[[WaitEnvelope], dict[str, Any] | None] | None = None
+    """The backend's stored item for the envelope's question, with whatever a host added to it (`status`,
+    an outcome), or None when there is none; leave unset when the backend keeps no item per question."""
+    host_write: Callable[[WaitEnvelope, Mapping[str, Any]], None] | None = None
+    """Writes fields into the question's existing item as a host would (a decided `status`, an outcome)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -158,6 +167,67 @@ def republish_is_one_item(make: AnnouncerFactory) -> None:
     assert len(created) == 1, f"expected one item for {envelope.dedupe_key}, got {len(created)}"
 
 
+def republish_never_clobbers_host_status(make: AnnouncerFactory) -> None:
+    """A republish never overwrites the status or outcome a host wrote into the item, nor moves `expires_at`."""
+    harness = make()
+    if harness.read_item is None or harness.host_write is None:
+        return
+    envelope = sample_envelope()
+    assert publish(envelope, harness.announcer).ok
+    outcome = {"action": "approve", "by": "host"}
+    harness.host_write(envelope, {"status": QuestionStatus.ANSWERED.value, "outcome": outcome})
+    later = replace(envelope.republished(), expires_at="2099-01-01T00:00:00Z")
+    report = publish(later, harness.announcer)
+    assert report.ok, f"a republish of a held question is a successful no-op, got {report.deliveries!r}"
+    item = harness.read_item(envelope)
+    assert item is not None, f"the item for {envelope.question_id} disappeared"
+    assert item.get("status") == "answered", f"status: expected the host's 'answered', got {item.get('status')!r}"
+    assert item.get("outcome") == outcome, f"outcome: expected {outcome!r}, got {item.get('outcome')!r}"
+    assert item.get("expires_at") == envelope.expires_at, (
+        f"expires_at moved: expected {envelope.expires_at!r}, got {item.get('expires_at')!r}"
+    )
+
+
+def lifecycle_transition_never_creates_an_item(make: AnnouncerFactory) -> None:
+    """A lifecycle transition for a question the backend never held fails with a reason and creates nothing."""
+    harness = make()
+    if harness.read_item is None:
+        return
+    closing = (Transition.ANSWERED, Transition.EXPIRED, Transition.CANCELLED, Transition.RESUMED)
+    step = next((t for t in closing if t in harness.announcer.delivers), None)
+    if step is None:
+        return
+    envelope = sample_envelope()
+    report = publish(envelope.for_transition(step), harness.announcer)
+    assert not report.ok, f"{step.event_type} for an unknown question must fail, got {report.deliveries!r}"
+    assert report.failed[0].error, f"the failure must say why, got {report.failed[0]!r}"
+    item = harness.read_item(envelope)
+    assert item is None, f"{step.event_type} created a phantom item: {item!r}"
+
+
+def first_outcome_stands(make: AnnouncerFactory) -> None:
+    """`status` is `open`, then the first outcome; a different later outcome changes nothing; `resumed` ends it."""
+    harness = make()
+    steps = {Transition.CREATED, Transition.ANSWERED, Transition.EXPIRED, Transition.RESUMED}
+    read_item = harness.read_item
+    if read_item is None or not steps <= harness.announcer.delivers:
+        return
+    envelope = sample_envelope()
+
+    def status_after(step: Transition) -> Any:
+        report = publish(envelope.for_transition(step), harness.announcer)
+        assert report.ok, f"{step.event_type} must deliver (a stale outcome is a no-op), got {report.deliveries!r}"
+        item = read_item(envelope)
+        assert item is not None, f"no item for {envelope.question_id} after {step.event_type}"
+        return item.get("status")
+
+    assert status_after(Transition.CREATED) == "open"
+    assert status_after(Transition.ANSWERED) == "answered"
+    got = status_after(Transition.EXPIRED)
+    assert got == "answered", f"wait.expired after wait.answered must keep 'answered', got {got!r}"
+    assert status_after(Transition.RESUMED) == "resumed"
+
+
 REQUIRED: tuple[Callable[[AnnouncerFactory], None], ...] = (
     every_contract_field_arrives,
     floats_falsy_values_and_unicode_survive,
@@ -169,5 +239,8 @@ REQUIRED: tuple[Callable[[AnnouncerFactory], None], ...] = (
 OPTIONAL: tuple[Callable[[AnnouncerFactory], None], ...] = (
     broken_backend_reports_failure_without_raising,
     republish_is_one_item,
+    republish_never_clobbers_host_status,
+    lifecycle_transition_never_creates_an_item,
+    first_outcome_stands,
 )
 """Rules for capabilities a harness declares; they return without asserting otherwise."""
