@@ -96,6 +96,16 @@ class WaitSignature:
             if params[name].kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
         )
 
+    @property
+    def outward(self) -> inspect.Signature:
+        """The signature a framework should see: the decision parameter removed.
+
+        A tool's schema is built from the signature, so without this a model would be offered the
+        decision parameter and could fill it in itself (it reaches the body when `when=` skips).
+        """
+        params = [p for name, p in self.signature.parameters.items() if name != self.decision]
+        return self.signature.replace(parameters=params)
+
     def bind(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> inspect.BoundArguments:
         if self.decision is not None and self.decision not in kwargs:
             # The framework never passes the decision; bind a placeholder so binding does not fail.
