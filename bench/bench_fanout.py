@@ -12,6 +12,7 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 
 from agent_wait import BaseAnnounce, Question, Transition, WaitEnvelope, publish
 
@@ -30,7 +31,7 @@ class SleepAnnounce(BaseAnnounce):
         time.sleep(DELAY)
 
 
-def wall(envelope: WaitEnvelope, announcers: list[BaseAnnounce]) -> float:
+def wall(envelope: WaitEnvelope, announcers: Sequence[BaseAnnounce]) -> float:
     started = time.perf_counter()
     report = publish(envelope, announcers)
     elapsed = time.perf_counter() - started
@@ -42,7 +43,7 @@ def wall(envelope: WaitEnvelope, announcers: list[BaseAnnounce]) -> float:
 def main() -> int:
     envelope = WaitEnvelope.create(Question("bench-thread", "bench-q", {"function": "f", "args": {}}))
     one = [SleepAnnounce()]
-    four: list[BaseAnnounce] = [SleepAnnounce() for _ in range(FANOUT)]
+    four = [SleepAnnounce() for _ in range(FANOUT)]
     wall(envelope, four)  # warm up the thread machinery once
     singles, fans = [], []
     for _ in range(RUNS):  # interleaved, so both see the same machine
