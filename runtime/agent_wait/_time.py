@@ -3,14 +3,36 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 
 NEVER = "never"
 """What the ledger stores as `expires_at` for a question with no deadline; sorts after every timestamp."""
 
 
+_clock_override: ContextVar[Callable[[], datetime] | None] = ContextVar("agent_wait_clock", default=None)
+
+
 def utc_now() -> datetime:
-    return datetime.now(UTC)
+    """Now, in UTC; inside `clock_scope(clock)` it is `clock()` (hosts and tests move time without sleeping)."""
+    override = _clock_override.get()
+    return override() if override is not None else datetime.now(UTC)
+
+
+@contextmanager
+def clock_scope(clock: Callable[[], datetime]) -> Iterator[None]:
+    """Make `utc_now()` return `clock()` in this context, so a question asked inside a run is timed by the
+    same clock as the host that runs it."""
+    if clock is utc_now:
+        yield
+        return
+    token = _clock_override.set(clock)
+    try:
+        yield
+    finally:
+        _clock_override.reset(token)
 
 
 def require_aware(value: datetime, name: str) -> datetime:

@@ -55,6 +55,8 @@ class QuestionRecord:
     """RFC 3339 time the question was first recorded."""
     announced: bool = False
     """True once an announcement succeeded on every announcer."""
+    outcome: QuestionStatus | None = None
+    """What decided the question (`answered`, `expired`, `cancelled`); kept once the status moves to `resumed`."""
     answer: Any = None
     answer_id: str | None = None
     answered_by: str | None = None
@@ -80,6 +82,7 @@ class QuestionRecord:
         return replace(
             self,
             status=decision.status,
+            outcome=decision.status,
             answer=decision.answer,
             answer_id=decision.answer_id,
             answered_by=decision.answered_by,
@@ -93,6 +96,7 @@ class QuestionRecord:
             "status": self.status.value,
             "expires_at": self.expires_at or NEVER,
             "asked_at": self.asked_at,
+            "outcome": self.outcome.value if self.outcome else None,
             "answer": self.answer,
             "answer_id": self.answer_id,
             "answered_by": self.answered_by,
@@ -110,6 +114,7 @@ class QuestionRecord:
             status=QuestionStatus(item["status"]),
             asked_at=item["asked_at"],
             announced="announce_due" not in item,
+            outcome=QuestionStatus(item["outcome"]) if item.get("outcome") else None,
             answer=item.get("answer"),
             answer_id=item.get("answer_id"),
             answered_by=item.get("answered_by"),

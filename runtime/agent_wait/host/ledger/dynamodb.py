@@ -113,7 +113,8 @@ class DynamoDbLedger(Ledger):
         attributes = {
             key: value
             for key, value in record.to_item().items()
-            if value is not None or key not in {"answer", "answer_id", "answered_by", "decided_at", "resumed_at"}
+            if value is not None
+            or key not in {"outcome", "answer", "answer_id", "answered_by", "decided_at", "resumed_at"}
         }
         item = {
             **self._key(envelope.thread_id, question_key(envelope.question_id)),
@@ -170,7 +171,10 @@ class DynamoDbLedger(Ledger):
             ":by": to_attribute(decision.answered_by),
             ":at": {"S": format_rfc3339(now)},
         }
-        update = "SET #status = :status, answer = :answer, answer_id = :answer_id, answered_by = :by, decided_at = :at"
+        update = (
+            "SET #status = :status, outcome = :status, answer = :answer, answer_id = :answer_id, "
+            "answered_by = :by, decided_at = :at"
+        )
         names = {"#status": "status"}
         if self._closed_ttl is not None:
             update += ", #ttl = :ttl"

@@ -1,0 +1,76 @@
+"""Metrics the host emits, behind a tiny interface so the same router runs on Lambda, locally and in tests."""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from typing import Any, Protocol
+
+__all__ = ("METRIC_NAMES", "HostMetrics", "PowertoolsMetrics", "RecordingMetrics")
+
+METRIC_NAMES = {
+    "asked": "QuestionsAsked",
+    "accepted": "AnswersAccepted",
+    "refused": "AnswersRefused",
+    "expired": "QuestionsExpired",
+    "cancelled": "QuestionsCancelled",
+    "time_to_answer": "TimeToAnswerSeconds",
+    "announce_failed": "AnnounceFailures",
+    "dead_lettered": "MessagesDeadLettered",
+    "starts": "StartsApplied",
+    "starts_replayed": "StartsReplayed",
+    "overdue": "OverdueQuestions",
+    "overdue_age": "OverdueQuestionAgeSeconds",
+    "reannounced": "QuestionsReannounced",
+}
+"""Every metric name, in the `AgentWait` namespace; refusals and dead letters carry a `reason` dimension."""
+
+
+class HostMetrics(Protocol):
+    def count(self, name: str, value: float = 1, *, reason: str | None = None) -> None: ...
+
+    def seconds(self, name: str, value: float) -> None: ...
+
+
+class RecordingMetrics:
+    """Keeps every metric in memory: `counts[("AnswersRefused", "expired")]`, `timings["TimeToAnswerSeconds"]`."""
+
+    def __init__(self) -> None:
+        self.counts: defaultdict[tuple[str, str | None], float] = defaultdict(float)
+        self.timings: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def count(self, name: str, value: float = 1, *, reason: str | None = None) -> None:
+        with self._lock:
+            self.counts[(name, reason)] += value
+
+    def seconds(self, name: str, value: float) -> None:
+        with self._lock:
+            self.timings.setdefault(name, []).append(value)
+
+    def total(self, name: str) -> float:
+        return sum(value for (metric, _), value in self.counts.items() if metric == name)
+
+
+class PowertoolsMetrics:
+    """Emit through a Powertools `Metrics` (CloudWatch embedded metric format), flushed by `@log_metrics`."""
+
+    def __init__(self, metrics: Any) -> None:
+        from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
+        self._metrics = metrics
+        self._unit = MetricUnit
+        self._single_metric = single_metric
+
+    def count(self, name: str, value: float = 1, *, reason: str | None = None) -> None:
+        if reason is None:
+            self._metrics.add_metric(name=name, unit=self._unit.Count, value=value)
+            return
+        # A reason dimension needs its own metric set, or it would apply to every metric in the batch.
+        with self._single_metric(
+            name=name, unit=self._unit.Count, value=value, namespace=self._metrics.namespace
+        ) as metric:
+            metric.add_dimension(name="reason", value=reason)
+
+    def seconds(self, name: str, value: float) -> None:
+        self._metrics.add_metric(name=name, unit=self._unit.Seconds, value=value)

@@ -1,0 +1,60 @@
+"""The router Lambda: an SQS FIFO event in, a partial batch response out.
+
+Handler: `agent_wait.host.router.handler`. Settings come from the environment (`agent_wait.schema.Settings`)
+and are checked on the first invocation. The logic is `Router`, usable from any host.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from agent_wait.host._router import Router
+from agent_wait.host._wiring import build_router
+from agent_wait.host.observe import PowertoolsMetrics
+from agent_wait.host.settings import HostSettings
+
+__all__ = ("Router", "handler", "record_handler")
+
+logger = Logger(service="agent-wait")
+metrics = Metrics(namespace="AgentWait", service="agent-wait")
+# skip_group_on_error: a failing message holds back only its own thread; other threads go on.
+processor = SqsFifoPartialProcessor(skip_group_on_error=True)
+
+
+@functools.cache
+def _router() -> Router:
+    return build_router(HostSettings.from_env("router"), metrics=PowertoolsMetrics(metrics), log=logger)
+
+
+def record_handler(record: SQSRecord) -> None:
+    """Apply one record; raising fails it (and the rest of its thread's group in this batch)."""
+    attributes = record.attributes
+    logger.append_keys(message_id=record.message_id)
+    try:
+        outcome = _router().handle(
+            record.body, message_id=record.message_id, deduplication_id=attributes.message_deduplication_id
+        )
+        logger.info(
+            "message handled",
+            extra={
+                "outcome": outcome.kind.value,
+                "reason": str(outcome.reason) if outcome.reason else None,
+                "thread_id": outcome.thread_id,
+                "question_id": outcome.question_id,
+            },
+        )
+    finally:
+        logger.remove_keys(["message_id"])
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
+    """Lambda entry point for the entry queue's event source (ReportBatchItemFailures on)."""
+    return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)

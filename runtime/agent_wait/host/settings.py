@@ -1,0 +1,101 @@
+"""The host's settings, read from the environment once at cold start and checked all together."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agent_wait.errors import ConfigurationError
+from agent_wait.schema import Settings
+
+__all__ = ("HostSettings", "load_object")
+
+_NEEDS = {
+    "router": (Settings.GRAPH, Settings.TABLE, Settings.CHECKPOINT_TABLE, Settings.DLQ_URL),
+    "sweep": (Settings.TABLE, Settings.QUEUE_URL),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class HostSettings:
+    """Everything the router and the sweep read from the environment (`agent_wait.schema.Settings`)."""
+
+    graph: str | None
+    table: str | None
+    checkpoint_table: str | None
+    queue_url: str | None
+    dlq_url: str | None
+    topic_arn: str | None
+    bus_name: str | None
+    webhook_url: str | None
+    sweep_limit: int
+
+    @classmethod
+    def from_env(cls, role: str, environ: Mapping[str, str] | None = None) -> HostSettings:
+        """Read and check the settings `role` (`router` or `sweep`) needs.
+
+        Raises:
+            ConfigurationError: every missing or malformed variable, named, in one message.
+        """
+        env = os.environ if environ is None else environ
+        value = {name: (env.get(name.value) or "").strip() or None for name in Settings}
+        problems: list[str] = []
+        wrong: list[str] = []
+        for name in _NEEDS[role]:
+            if value[name] is None:
+                problems.append(f"{name.value} is not set; the AgentWait construct sets it, or export it")
+                wrong.append(name.value)
+        graph = value[Settings.GRAPH]
+        if graph is not None and (graph.count(":") != 1 or not all(graph.split(":"))):
+            problems.append(f"{Settings.GRAPH.value} must look like 'package.module:attribute'; got {graph!r}")
+            wrong.append(Settings.GRAPH.value)
+        for name, prefix in ((Settings.QUEUE_URL, "http"), (Settings.DLQ_URL, "http"), (Settings.WEBHOOK_URL, "http")):
+            if value[name] is not None and not str(value[name]).startswith(prefix):
+                problems.append(f"{name.value} must be a URL starting with http(s)://; got {value[name]!r}")
+                wrong.append(name.value)
+        if value[Settings.TOPIC_ARN] is not None and not str(value[Settings.TOPIC_ARN]).startswith("arn:"):
+            problems.append(f"{Settings.TOPIC_ARN.value} must be an SNS topic ARN; got {value[Settings.TOPIC_ARN]!r}")
+            wrong.append(Settings.TOPIC_ARN.value)
+        limit_text = value[Settings.SWEEP_LIMIT] or "100"
+        sweep_limit = int(limit_text) if limit_text.isdigit() else 0
+        if sweep_limit < 1:
+            problems.append(f"{Settings.SWEEP_LIMIT.value} must be a whole number of at least 1; got {limit_text!r}")
+            wrong.append(Settings.SWEEP_LIMIT.value)
+        if problems:
+            raise ConfigurationError(problems, variables=wrong)
+        return cls(
+            graph=graph,
+            table=value[Settings.TABLE],
+            checkpoint_table=value[Settings.CHECKPOINT_TABLE],
+            queue_url=value[Settings.QUEUE_URL],
+            dlq_url=value[Settings.DLQ_URL],
+            topic_arn=value[Settings.TOPIC_ARN],
+            bus_name=value[Settings.BUS_NAME],
+            webhook_url=value[Settings.WEBHOOK_URL],
+            sweep_limit=sweep_limit,
+        )
+
+
+def load_object(spec: str, *, variable: str = Settings.GRAPH.value) -> Any:
+    """Import `package.module:attribute`.
+
+    Raises:
+        ConfigurationError: the module cannot be imported or has no such attribute (names `variable`).
+    """
+    module_name, _, attribute = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigurationError(
+            [f"{variable}={spec!r}: cannot import module {module_name!r} ({exc}); is it bundled with the function?"],
+            variables=[variable],
+        ) from exc
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise ConfigurationError(
+            [f"{variable}={spec!r}: module {module_name!r} has no attribute {attribute!r}"], variables=[variable]
+        ) from None
