@@ -80,8 +80,9 @@ def test_no_timeout_means_wait_forever():
 def test_years_and_months_are_refused_because_they_have_no_fixed_length(field: str, text: str):
     # GIVEN a calendar duration (years or months)
     # WHEN a policy is built with it
+    kwargs: dict[str, Any] = {field: text}
     with pytest.raises(PolicyError, match=re.escape(f"got {text!r} (years and months have no fixed length)")) as err:
-        WaitPolicy(**{field: text})
+        WaitPolicy(**kwargs)
     # THEN the error names the field and the accepted forms
     assert err.value.field == field
     assert err.value.value == text
