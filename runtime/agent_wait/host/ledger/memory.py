@@ -38,7 +38,7 @@ class InMemoryLedger(Ledger):
             if existing is not None:
                 return OpenResult(existing, created=False)
             record = QuestionRecord(
-                envelope=envelope.for_transition("created"),
+                envelope=envelope,
                 status=QuestionStatus.OPEN,
                 asked_at=format_rfc3339(now),
             )

@@ -1,0 +1,252 @@
+"""The ledger conformance suite: every rule a question ledger keeps, one plain function each.
+
+A backend opts in with one short file:
+
+    @pytest.mark.parametrize("rule", ledger_contract.REQUIRED, ids=lambda rule: rule.__name__)
+    def test_my_ledger_conforms(rule):
+        rule(lambda: MyLedger(...))
+
+Each rule builds fresh ids, so a factory may return the same store every time. Standard library only.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from agent_wait.envelope import Question, WaitEnvelope
+from agent_wait.policy import WaitPolicy
+from agent_wait.schema import QuestionStatus
+
+__all__ = ("REQUIRED", "LedgerFactory", "sample_envelope")
+
+LedgerFactory = Callable[[], Any]
+"""Returns a `agent_wait.host.Ledger` (typed loosely so this module stays free of the host extra)."""
+
+T0 = datetime(2026, 9, 11, 9, 0, tzinfo=UTC)
+
+
+def _decision(status: QuestionStatus, answer: Any, answer_id: str | None = None) -> Any:
+    from agent_wait.host.ledger.base import Decision
+
+    return Decision(status, answer, answer_id or f"a-{uuid.uuid4().hex}", "tester")
+
+
+def sample_envelope(
+    *, thread_id: str | None = None, timeout: str | None = "PT1H", asked_at: datetime = T0, question: Any = None
+) -> WaitEnvelope:
+    """A fresh question with unique ids, asked at `asked_at`."""
+    return WaitEnvelope.create(
+        Question(
+            thread_id or f"thread-{uuid.uuid4().hex[:12]}",
+            f"q-{uuid.uuid4().hex}",
+            question if question is not None else {"function": "issue_refund", "args": {"amount": 410.25}},
+            WaitPolicy(timeout=timeout, default={"action": "reject", "flag": False, "n": 0}),
+            source={"function": "issue_refund"},
+            asked_at=asked_at,
+        )
+    )
+
+
+def open_records_the_question(make: LedgerFactory) -> None:
+    """`open` records a question as open, with every envelope field, floats and falsy values intact."""
+    ledger = make()
+    envelope = sample_envelope()
+    opened = ledger.open(envelope, now=T0)
+    assert opened.created, "the first open must create the row"
+    record = ledger.get(envelope.thread_id, envelope.question_id)
+    assert record is not None, "an opened question must be readable"
+    assert record.status is QuestionStatus.OPEN, f"expected open, got {record.status}"
+    assert record.envelope.to_dict() == envelope.to_dict(), (
+        f"expected {envelope.to_dict()}, got {record.envelope.to_dict()}"
+    )
+    assert not record.announced, "a new question is not announced yet"
+
+
+def reopen_never_overwrites(make: LedgerFactory) -> None:
+    """Opening a recorded question again changes nothing: not its status, outcome, nor `expires_at`."""
+    ledger = make()
+    envelope = sample_envelope()
+    ledger.open(envelope, now=T0)
+    ledger.decide(
+        envelope.thread_id, envelope.question_id, _decision(QuestionStatus.ANSWERED, {"action": "approve"}), now=T0
+    )
+    later = WaitEnvelope.create(
+        Question(
+            envelope.thread_id,
+            envelope.question_id,
+            envelope.question,
+            WaitPolicy(timeout="P9D"),
+            asked_at=T0 + timedelta(days=1),
+        )
+    )
+    again = ledger.open(later, now=T0 + timedelta(days=1))
+    assert not again.created, "a republish must not create a second row"
+    record = ledger.get(envelope.thread_id, envelope.question_id)
+    assert record.status is QuestionStatus.ANSWERED, f"status was clobbered: {record.status}"
+    assert record.expires_at == envelope.expires_at, f"expires_at moved: {envelope.expires_at} -> {record.expires_at}"
+
+
+def first_decision_wins(make: LedgerFactory) -> None:
+    """The first decision moves open to its outcome; a second, different one loses and learns the winner."""
+    ledger = make()
+    envelope = sample_envelope()
+    ledger.open(envelope, now=T0)
+    first = ledger.decide(
+        envelope.thread_id, envelope.question_id, _decision(QuestionStatus.ANSWERED, {"action": "approve"}, "A"), now=T0
+    )
+    second = ledger.decide(
+        envelope.thread_id, envelope.question_id, _decision(QuestionStatus.ANSWERED, {"action": "reject"}, "B"), now=T0
+    )
+    assert first.won, "the first decision must win"
+    assert not second.won, "a second decision must lose"
+    assert second.record.answer_id == "A", f"the loser must see the winner's answer id, got {second.record.answer_id!r}"
+    assert second.record.answer == {"action": "approve"}, f"the winner's answer changed: {second.record.answer!r}"
+
+
+def racing_decisions_have_one_winner(make: LedgerFactory) -> None:
+    """Eight threads deciding the same question at once: exactly one wins."""
+    ledger = make()
+    envelope = sample_envelope()
+    ledger.open(envelope, now=T0)
+    barrier = threading.Barrier(8)
+    wins: list[bool] = []
+    lock = threading.Lock()
+
+    def race(index: int) -> None:
+        barrier.wait(timeout=10)
+        result = ledger.decide(
+            envelope.thread_id,
+            envelope.question_id,
+            _decision(QuestionStatus.ANSWERED, {"action": "approve", "i": index}),
+            now=T0,
+        )
+        with lock:
+            wins.append(result.won)
+
+    threads = [threading.Thread(target=race, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert wins.count(True) == 1, f"expected exactly one winner, got {wins.count(True)} of {len(wins)}"
+
+
+def decide_unknown_question_raises_key_error(make: LedgerFactory) -> None:
+    """Deciding a question that was never opened raises KeyError and creates no row."""
+    ledger = make()
+    envelope = sample_envelope()
+    try:
+        ledger.decide(envelope.thread_id, envelope.question_id, _decision(QuestionStatus.ANSWERED, None), now=T0)
+    except KeyError:
+        pass
+    else:
+        raise AssertionError("deciding an unknown question must raise KeyError")
+    assert ledger.get(envelope.thread_id, envelope.question_id) is None, "a phantom row was created"
+
+
+def resumed_only_after_a_decision(make: LedgerFactory) -> None:
+    """`mark_resumed` refuses an open question, moves a decided one to resumed once, and keeps its outcome."""
+    ledger = make()
+    envelope = sample_envelope()
+    ledger.open(envelope, now=T0)
+    assert not ledger.mark_resumed(envelope.thread_id, envelope.question_id, now=T0), (
+        "an open question cannot be resumed"
+    )
+    ledger.decide(
+        envelope.thread_id, envelope.question_id, _decision(QuestionStatus.EXPIRED, {"action": "reject"}), now=T0
+    )
+    assert ledger.mark_resumed(envelope.thread_id, envelope.question_id, now=T0), "a decided question can be resumed"
+    assert not ledger.mark_resumed(envelope.thread_id, envelope.question_id, now=T0), "resumed only once"
+    record = ledger.get(envelope.thread_id, envelope.question_id)
+    assert record.status is QuestionStatus.RESUMED, f"expected resumed, got {record.status}"
+    assert record.outcome is QuestionStatus.EXPIRED, f"the outcome must survive resuming, got {record.outcome}"
+
+
+def overdue_returns_exactly_the_overdue_open_questions(make: LedgerFactory) -> None:
+    """`overdue(now)` returns open questions past their deadline, earliest first; never those without a
+    deadline, nor decided ones."""
+    ledger = make()
+    thread = f"thread-{uuid.uuid4().hex[:12]}"
+    # Asked far in the past so these are the most overdue rows of a shared store.
+    base = T0 - timedelta(days=3650)
+    late = sample_envelope(thread_id=thread, timeout="PT1H", asked_at=base)
+    later = sample_envelope(thread_id=thread, timeout="PT2H", asked_at=base)
+    future = sample_envelope(thread_id=thread, timeout="P400D", asked_at=base + timedelta(days=3640))
+    never = sample_envelope(thread_id=thread, timeout=None, asked_at=base)
+    decided = sample_envelope(thread_id=thread, timeout="PT1H", asked_at=base)
+    for envelope in (late, later, future, never, decided):
+        ledger.open(envelope, now=base)
+    ledger.decide(thread, decided.question_id, _decision(QuestionStatus.ANSWERED, {"action": "approve"}), now=base)
+    due = [r.question_id for r in ledger.overdue(base + timedelta(hours=3), limit=1000) if r.thread_id == thread]
+    assert due == [late.question_id, later.question_id], (
+        f"expected the two overdue questions in deadline order, got {due}"
+    )
+    first = ledger.overdue(base + timedelta(hours=3), limit=1)
+    assert len(first) == 1, f"limit must bound the result, got {len(first)}"
+
+
+def announced_questions_leave_the_announce_list(make: LedgerFactory) -> None:
+    """A new question is due for announcement until `mark_announced`; a decided one is never due."""
+    ledger = make()
+    envelope = sample_envelope()
+    decided = sample_envelope()
+    ledger.open(envelope, now=T0)
+    ledger.open(decided, now=T0)
+    ledger.decide(decided.thread_id, decided.question_id, _decision(QuestionStatus.ANSWERED, None), now=T0)
+    due = {r.question_id for r in ledger.announce_due(limit=10_000)}
+    assert envelope.question_id in due, "an unannounced open question must be due"
+    assert decided.question_id not in due, "a decided question is not due for announcement"
+    ledger.mark_announced(envelope.thread_id, envelope.question_id)
+    due = {r.question_id for r in ledger.announce_due(limit=10_000)}
+    assert envelope.question_id not in due, "an announced question must leave the list"
+    assert ledger.get(envelope.thread_id, envelope.question_id).announced
+
+
+def questions_lists_a_thread_by_status(make: LedgerFactory) -> None:
+    """`questions(thread, status=...)` lists that thread's questions only, filtered by status."""
+    ledger = make()
+    thread = f"thread-{uuid.uuid4().hex[:12]}"
+    one, two = sample_envelope(thread_id=thread), sample_envelope(thread_id=thread)
+    other = sample_envelope()
+    for envelope in (one, two, other):
+        ledger.open(envelope, now=T0)
+    ledger.decide(thread, two.question_id, _decision(QuestionStatus.CANCELLED, None), now=T0)
+    assert {r.question_id for r in ledger.questions(thread)} == {one.question_id, two.question_id}
+    assert [r.question_id for r in ledger.questions(thread, status=QuestionStatus.OPEN)] == [one.question_id]
+    assert ledger.thread_exists(thread), "a thread with questions exists"
+    assert not ledger.thread_exists(f"thread-{uuid.uuid4().hex}"), "an unknown thread does not exist"
+
+
+def a_start_is_recorded_once(make: LedgerFactory) -> None:
+    """`begin_start` creates a running start once; again it returns the same record; `finish_start` marks it done."""
+    ledger = make()
+    thread, start_id = f"thread-{uuid.uuid4().hex[:12]}", uuid.uuid4().hex
+    first = ledger.begin_start(thread, start_id, marker="m-1", now=T0)
+    again = ledger.begin_start(thread, start_id, marker="m-2", now=T0)
+    assert first.created, "the first begin_start creates the start"
+    assert not again.created, "a start is created once"
+    assert (again.state, again.marker) == ("running", "m-1"), f"the first marker must be kept, got {again!r}"
+    assert ledger.thread_exists(thread), "a thread with a start exists"
+    ledger.finish_start(thread, start_id, ("q-1",), now=T0)
+    done = ledger.begin_start(thread, start_id, marker=None, now=T0)
+    assert (done.state, done.question_ids) == ("done", ("q-1",)), f"expected a done start, got {done!r}"
+    assert ledger.questions(thread) == [], "a start is not a question"
+
+
+REQUIRED: tuple[Callable[[LedgerFactory], None], ...] = (
+    open_records_the_question,
+    reopen_never_overwrites,
+    first_decision_wins,
+    racing_decisions_have_one_winner,
+    decide_unknown_question_raises_key_error,
+    resumed_only_after_a_decision,
+    overdue_returns_exactly_the_overdue_open_questions,
+    announced_questions_leave_the_announce_list,
+    questions_lists_a_thread_by_status,
+    a_start_is_recorded_once,
+)
+"""Every ledger passes these."""
