@@ -1,0 +1,247 @@
+"""`@wait` for Strands tools: park the tool on `tool_context.interrupt` with the question and policy as its reason."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from strands.types.tools import ToolContext
+
+from agent_wait._time import utc_now
+from agent_wait._wait import WaitSignature, check_mode, should_ask
+from agent_wait.envelope import Question, WaitEnvelope
+from agent_wait.errors import ConfigurationError, EnvelopeError
+from agent_wait.ids import question_id_for
+from agent_wait.policy import WaitPolicy
+from agent_wait.publish import Announcers, apublish, as_announcers, publish
+
+__all__ = ("INTERRUPT_NAME", "MARKER", "thread_id_from_context", "wait")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MARKER = "__agent_wait__"
+"""Key under which `@wait` carries the policy inside the interrupt's reason (the same key LangGraph uses)."""
+
+INTERRUPT_NAME = "agent_wait"
+"""The name `@wait` gives its interrupt; Strands derives the interrupt id from the tool-use id and this name."""
+
+CONTEXT_PARAM = "tool_context"
+"""The parameter `@wait` adds when the function does not take the `ToolContext` itself (`@tool(context=True)`)."""
+
+# Parameters Strands fills in by name (besides the ToolContext parameter, found by its annotation).
+_INJECTED_NAMES = frozenset({"agent", "self", "cls"})
+
+
+def _is_tool_context(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation) or annotation
+    return isinstance(origin, type) and issubclass(origin, ToolContext)
+
+
+def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except Exception:  # unresolvable forward references: fall back to raw annotations
+        return dict(getattr(fn, "__annotations__", {}))
+
+
+def pack(question: Any, policy: WaitPolicy, source: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The interrupt reason of a `@wait` call: the question plus its policy, source and asked-at time."""
+    return {
+        MARKER: {
+            "v": 1,
+            "policy": policy.to_dict(),
+            "source": dict(source) if source else None,
+            "asked_at": utc_now().isoformat(),
+        },
+        "question": question,
+    }
+
+
+def thread_id_from_context(tool_context: ToolContext) -> str:
+    """The thread id of a run, as `@wait(mode="async")` finds it.
+
+    `invocation_state["thread_id"]` when the agent was invoked with one
+    (`agent(prompt, invocation_state={"thread_id": ...})`), else the session id of the agent's
+    session manager.
+
+    Raises:
+        EnvelopeError: neither is there.
+    """
+    thread_id = tool_context.invocation_state.get("thread_id")
+    agent = tool_context.agent
+    if thread_id is None and getattr(agent, "_session_manager", None) is not None:
+        thread_id = getattr(agent, "session_id", None)
+    if not isinstance(thread_id, str) or not thread_id:
+        raise EnvelopeError(
+            "@wait(mode='async') needs the run's thread id: invoke the agent with "
+            "invocation_state={'thread_id': ...}, or give it a session manager"
+        )
+    return thread_id
+
+
+def _pending(question: dict[str, Any], policy: WaitPolicy, context: ToolContext) -> tuple[WaitEnvelope, dict]:
+    thread_id = thread_id_from_context(context)
+    question_id = question_id_for(thread_id, question["function"], question["args"])
+    envelope = WaitEnvelope.create(
+        Question(thread_id, question_id, question, policy, {"function": question["function"]})
+    )
+    result = {"status": "pending_approval", "question_id": question_id, "function": question["function"]}
+    return envelope, result
+
+
+class _Shape:
+    """Where the ToolContext is in a tool function, and the signature Strands should see for its wrapper."""
+
+    def __init__(self, fn: Callable[..., Any], decision: str) -> None:
+        self.hints = _type_hints(fn)
+        params = list(inspect.signature(fn).parameters.values())
+        self.own_context: str | None = next(
+            (p.name for p in params if _is_tool_context(self.hints.get(p.name, p.annotation))), None
+        )
+        shown = [p for p in params if p.name != decision]
+        annotations = {name: value for name, value in getattr(fn, "__annotations__", {}).items() if name != decision}
+        self.added_context: str | None = None
+        if self.own_context is None:
+            if any(p.name == CONTEXT_PARAM for p in params):
+                raise ConfigurationError(
+                    [
+                        f"@wait adds a '{CONTEXT_PARAM}: ToolContext' parameter, but {fn.__name__}() already has a "
+                        f"'{CONTEXT_PARAM}' parameter that is not a ToolContext; rename it"
+                    ]
+                )
+            self.added_context = CONTEXT_PARAM
+            context_param = inspect.Parameter(CONTEXT_PARAM, inspect.Parameter.KEYWORD_ONLY, annotation=ToolContext)
+            at = next((i for i, p in enumerate(shown) if p.kind is inspect.Parameter.VAR_KEYWORD), len(shown))
+            shown = [*shown[:at], context_param, *shown[at:]]
+            annotations = {**annotations, CONTEXT_PARAM: ToolContext}
+        self.signature = inspect.signature(fn).replace(parameters=shown)
+        self.annotations = annotations
+
+    def is_injected(self, parameter: inspect.Parameter) -> bool:
+        return parameter.name in _INJECTED_NAMES or _is_tool_context(
+            self.hints.get(parameter.name, parameter.annotation)
+        )
+
+    def split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[ToolContext, dict[str, Any]]:
+        """The tool context and the keyword arguments the function itself takes."""
+        if self.added_context is not None:
+            own = dict(kwargs)
+            context = own.pop(self.added_context, None)
+        else:
+            own = kwargs
+            context = kwargs.get(self.own_context or "")
+            if context is None:
+                context = next((arg for arg in args if isinstance(arg, ToolContext)), None)
+        if not isinstance(context, ToolContext):
+            raise ConfigurationError(
+                [
+                    "@wait on a Strands tool needs the ToolContext: decorate it with @tool(context=True) "
+                    f"(the context parameter must be named '{self.own_context or CONTEXT_PARAM}')"
+                ]
+            )
+        return context, own
+
+
+def _finish(wrapper: Callable[..., Any], shape: _Shape) -> None:
+    # Strands builds the tool spec from the signature and type hints: show it the function's own
+    # parameters minus the decision (never filled by the model) plus the ToolContext the wrapper needs.
+    wrapper.__signature__ = shape.signature  # type: ignore[attr-defined]
+    wrapper.__annotations__ = shape.annotations
+
+
+def wait(
+    policy: WaitPolicy | None = None,
+    *,
+    mode: str = "interrupt",
+    announce: Announcers = None,
+    decision: str = "decision",
+    when: Callable[..., Any] | None = None,
+) -> Callable[[F], F]:
+    """Make a Strands tool wait for an outside answer before its body runs.
+
+    Put it under `@tool(context=True)`: the wrapper takes the `ToolContext` as `tool_context` when
+    the function does not take it itself. The call parks on `{"function": name, "args": {...}}`: the
+    function's own parameters, never the `ToolContext`, an injected `agent`, or the decision
+    parameter. In interrupt mode the tool calls `tool_context.interrupt("agent_wait", reason=...)`
+    with the question and its policy, the run stops with `stop_reason == "interrupt"`, and the
+    question id is the interrupt's id. The host resumes with `interrupt_responses({id: answer})`; the
+    answer arrives verbatim, so `{"action": "approve"}` runs the body,
+    `{"action": "approve", "args": {...}}` runs it with edited arguments, any other answer is returned
+    in its place, and a `decision` parameter receives the answer whatever it is.
+
+    Example:
+        >>> from strands import tool
+        >>> @tool(context=True)
+        ... @wait(WaitPolicy(timeout="P3D", default={"action": "reject"}))
+        ... def issue_refund(order_id: str, amount: int) -> str:
+        ...     return f"refunded {amount} on {order_id}"
+
+    Args:
+        policy: deadline, default, allowed actions and tags; `WaitPolicy()` by default.
+        mode: `"interrupt"` parks the run (publish afterwards with `publish_interrupts`);
+            `"async"` publishes from the call and returns `{"status": "pending_approval", ...}` to the
+            model at once, under the thread id `thread_id_from_context(tool_context)`.
+        announce: where `mode="async"` publishes; refused in interrupt mode.
+        decision: the name of the parameter that receives the answer verbatim.
+        when: a predicate called with the arguments the function itself takes; ask only when it is
+            true. A predicate that raises asks anyway.
+
+    Raises:
+        ConfigurationError: an unknown mode, async mode without announcers, or announcers in interrupt mode.
+        EnvelopeError: `policy` is not a `WaitPolicy`.
+    """
+    policy = policy if policy is not None else WaitPolicy()
+    if not isinstance(policy, WaitPolicy):
+        raise EnvelopeError(f"@wait takes a WaitPolicy as its first argument; got a {type(policy).__name__}")
+    announcers = as_announcers(announce)
+    check_mode(mode, bool(announcers))
+
+    def decorate(fn: F) -> F:
+        shape = _Shape(fn, decision)
+        sig = WaitSignature(fn, decision=decision, is_injected=shape.is_injected)
+        source = {"function": sig.function}
+
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                context, own = shape.split(args, kwargs)
+                bound = sig.bind(args, own)
+                if not should_ask(when, sig.function, args, own):
+                    return await fn(*bound.args, **bound.kwargs)
+                question = sig.question(bound)
+                if mode == "async":
+                    envelope, pending = _pending(question, policy, context)
+                    await apublish(envelope, announcers)
+                    return pending
+                plan = sig.plan(bound, context.interrupt(INTERRUPT_NAME, reason=pack(question, policy, source)))
+                if not plan.run or plan.arguments is None:
+                    return plan.value
+                return await fn(*plan.arguments.args, **plan.arguments.kwargs)
+
+            _finish(async_wrapper, shape)
+            return typing.cast(F, async_wrapper)
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            context, own = shape.split(args, kwargs)
+            bound = sig.bind(args, own)
+            if not should_ask(when, sig.function, args, own):
+                return fn(*bound.args, **bound.kwargs)
+            question = sig.question(bound)
+            if mode == "async":
+                envelope, pending = _pending(question, policy, context)
+                publish(envelope, announcers)
+                return pending
+            plan = sig.plan(bound, context.interrupt(INTERRUPT_NAME, reason=pack(question, policy, source)))
+            if not plan.run or plan.arguments is None:
+                return plan.value
+            return fn(*plan.arguments.args, **plan.arguments.kwargs)
+
+        _finish(wrapper, shape)
+        return typing.cast(F, wrapper)
+
+    return decorate
