@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -25,6 +26,9 @@ __all__ = (
     "questions_from_result",
     "resume_command",
 )
+
+_INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
+"""The shape of `Interrupt.id`; LangGraph reads a resume map as one only when every key has it."""
 
 
 def question_from_interrupt(item: Interrupt, thread_id: str) -> Question:
@@ -90,10 +94,25 @@ def publish_interrupts(
 def resume_command(message: Mapping[str, Any]) -> Command[Any]:
     """`Command(resume={question_id: answer})` for an answer message.
 
+    Only ids shaped like LangGraph's `Interrupt.id` (32 lowercase hex characters) are accepted:
+    LangGraph 1.2 treats a resume map with any other key as one plain value and hands the whole
+    `{question_id: answer}` map to whichever question the thread is parked on (pinned in
+    tests/langgraph/test_langgraph_facts.py), so a wrong id would answer an unrelated question.
+
     Raises:
-        EnvelopeError: the message has no usable question id.
+        EnvelopeError: the message has no usable question id, or one LangGraph would not read as an id.
     """
     question_id = question_id_of(message)
     if not question_id:
+        if is_answer(message):
+            key = "question_id" if "question_id" in message else "interrupt_id"
+            raise EnvelopeError(f"an answer needs a non-empty string {key!r}; got {message[key]!r}")
         raise EnvelopeError("an answer needs a non-empty string 'question_id'; this message looks like a start")
+    if not _INTERRUPT_ID.fullmatch(question_id):
+        raise EnvelopeError(
+            f"question_id {question_id!r} is not a LangGraph interrupt id (32 lowercase hex characters), so LangGraph "
+            "would hand the whole {question_id: answer} map to whichever question the thread is parked on. Resume "
+            "only ids publish_interrupts published; an async-mode question is never resumed: deliver its decision "
+            "as a new message"
+        )
     return Command(resume={question_id: message.get("answer")})
