@@ -418,3 +418,12 @@ def test_a_wrong_mode_is_refused_at_decoration(kwargs, message):
 def test_a_policy_that_is_not_a_wait_policy_is_refused():
     with pytest.raises(EnvelopeError, match=re.escape("@wait takes a WaitPolicy as its first argument; got a dict")):
         wait({"timeout": "P1D"})  # type: ignore[arg-type]
+
+
+def test_calling_a_wait_tool_without_a_run_context_names_the_registration_to_use():
+    @wait()
+    def issue_refund(amount: int) -> str:
+        return "refunded"
+
+    with pytest.raises(ConfigurationError, match=re.escape("register it with agent.tool")):
+        issue_refund(5)

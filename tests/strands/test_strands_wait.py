@@ -355,3 +355,26 @@ def test_a_wrong_mode_is_refused_at_decoration(kwargs, message):
 def test_a_policy_that_is_not_a_wait_policy_is_refused():
     with pytest.raises(EnvelopeError, match=re.escape("@wait takes a WaitPolicy as its first argument; got a dict")):
         wait({"timeout": "P1D"})  # type: ignore[arg-type]
+
+
+def test_an_injected_agent_parameter_is_not_published_and_cannot_be_edited():
+    @tool(context=True)
+    @wait()
+    def issue_refund(amount: int, agent: Any) -> str:
+        return f"refunded {amount} by {type(agent).__name__}"
+
+    agent, model = scripted_agent([issue_refund], ("issue_refund", {"amount": 5}, "tu-1"))
+    parked = agent("refund")
+    assert questions_from_result(parked, "t")[0].value == {"function": "issue_refund", "args": {"amount": 5}}
+    agent(interrupt_responses({only_question_id(parked): {"action": "approve", "args": {"agent": None}}}))
+    assert model.last_seen["tu-1"]["refused"] == ["agent"]
+
+
+def test_calling_a_wait_tool_outside_an_agent_names_the_missing_tool_context():
+    @tool(context=True)
+    @wait()
+    def issue_refund(amount: int) -> str:
+        return "refunded"
+
+    with pytest.raises(ConfigurationError, match=re.escape("decorate it with @tool(context=True)")):
+        issue_refund(amount=5)
