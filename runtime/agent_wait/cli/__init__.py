@@ -1,0 +1,126 @@
+"""`agent-wait`: run the product locally, start agents, list and answer questions.
+
+    agent-wait dev                               the local stack, printing each envelope as announced
+    agent-wait demo                              the refund-agent scenarios, narrated; non-zero on a wrong outcome
+    agent-wait start THREAD --input JSON         send a start message
+    agent-wait questions [--status open]         list questions from the ledger
+    agent-wait answer QUESTION approve|reject    answer one (checked: open, action allowed)
+
+`start`, `questions` and `answer` talk to the running `agent-wait dev`, or to a deployed stack with
+`--outputs cdk-outputs.json` (written by `cdk deploy --outputs-file cdk-outputs.json`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agent_wait.cli._target import CliError, resolve_target
+
+__all__ = ("main",)
+
+DEFAULT_APP = "examples.refund_agent.local"
+"""The module that provides `template()` (and `demo(argv)`) for `dev` and `demo`: the refund agent."""
+
+
+def _app(name: str, attribute: str) -> Callable[..., Any]:
+    try:
+        module = importlib.import_module(name)
+    except ImportError as exc:
+        raise CliError(
+            f"cannot import {name} ({exc}); run from the repository root, or pass --app package.module"
+        ) from None
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise CliError(f"{name} has no {attribute}(); --app must name a module that defines it") from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agent-wait", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    dev = commands.add_parser("dev", help="run the local stack and print each envelope as it is announced")
+    dev.add_argument("--app", default=DEFAULT_APP, help=f"module providing template() (default {DEFAULT_APP})")
+    dev.add_argument("--sweep-every", type=float, default=60.0, metavar="SECONDS", help="run the sweep this often")
+
+    demo = commands.add_parser("demo", help="run the refund-agent scenarios, narrated")
+    demo.add_argument("--app", default=DEFAULT_APP, help=f"module providing demo(argv) (default {DEFAULT_APP})")
+    demo.add_argument("scenario", nargs="*", help="run only these scenarios (by name)")
+
+    for name, text in (("start", "send a start message"), ("questions", "list questions"), ("answer", "answer one")):
+        sub = commands.add_parser(name, help=text)
+        sub.add_argument("--outputs", help="cdk-outputs.json of a deployed stack (default: the running agent-wait dev)")
+        if name == "start":
+            sub.add_argument("thread_id", metavar="THREAD")
+            sub.add_argument("--input", required=True, metavar="JSON", help="the agent's input, as JSON")
+        elif name == "questions":
+            sub.add_argument("--status", help="open, answered, expired, cancelled or resumed")
+            sub.add_argument("--json", action="store_true", help="print rows as JSON lines")
+        else:
+            sub.add_argument("question_id", metavar="QUESTION")
+            sub.add_argument("action", metavar="ACTION", help="one of the question's allowed actions, e.g. approve")
+            sub.add_argument("--note", help="a note sent with the answer")
+            sub.add_argument("--by", help="who is answering (recorded in the ledger)")
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    from agent_wait.cli import _commands
+
+    if args.command == "dev":
+        from agent_wait.cli._dev import run_dev
+
+        return run_dev(_app(args.app, "template"), out=sys.stdout, sweep_every=args.sweep_every)
+    if args.command == "demo":
+        return int(_app(args.app, "demo")(args.scenario))
+    target = resolve_target(args.outputs)
+    if args.command == "start":
+        message_id = _commands.start(target, args.thread_id, _commands.parse_input(args.input))
+        print(f"start sent for thread {args.thread_id} (message {message_id}) via {target.source}")
+        return 0
+    if args.command == "questions":
+        rows = _commands.list_questions(target, args.status)
+        for row in sorted(rows, key=lambda r: (r.get("asked_at") or "", r.get("question_id") or "")):
+            if args.json:
+                print(
+                    json.dumps(
+                        {
+                            k: row.get(k)
+                            for k in ("thread_id", "question_id", "status", "expires_at", "allowed_actions", "tags")
+                        }
+                    )
+                )
+            else:
+                print(
+                    f"{row['status']:9} {row['question_id']}  thread={row['thread_id']}"
+                    f"  expires={row.get('expires_at')}  actions={'/'.join(row.get('allowed_actions') or [])}"
+                )
+        if not rows:
+            print(f"no {args.status + ' ' if args.status else ''}questions")
+        return 0
+    row = _commands.answer(target, args.question_id, args.action, args.note, args.by)
+    print(f"answer {args.action!r} sent for question {args.question_id} on thread {row['thread_id']}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The console script; returns the exit status (1 on a CliError, with its one-line message)."""
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except CliError as exc:
+        print(f"agent-wait: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

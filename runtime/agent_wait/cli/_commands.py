@@ -1,0 +1,95 @@
+"""`agent-wait start`, `questions` and `answer`: talk to a running stack through its queue and ledger."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from agent_wait._json import dumps
+from agent_wait.cli._target import CliError, Target
+from agent_wait.schema import QUESTION_TABLE, QuestionStatus
+
+__all__ = ("answer", "list_questions", "start")
+
+
+def _send(target: Target, message: dict[str, Any]) -> str:
+    try:
+        response = target.client("sqs").send_message(
+            QueueUrl=target.queue_url,
+            MessageBody=dumps(message),
+            MessageGroupId=message["thread_id"],
+            MessageDeduplicationId=uuid.uuid4().hex,
+        )
+    except Exception as exc:
+        raise CliError(
+            f"could not send to {target.queue_url} ({type(exc).__name__}: {exc}); is the stack running?"
+        ) from None
+    return response["MessageId"]
+
+
+def parse_input(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(
+            f"--input is not JSON: {exc.msg} at character {exc.pos}. Quote it for the shell, e.g. "
+            """--input '{"order_id": "o-1", "amount": 900}'"""
+        ) from None
+
+
+def start(target: Target, thread_id: str, value: Any) -> str:
+    """Send a start message; returns the SQS message id."""
+    return _send(target, {"thread_id": thread_id, "input": value, "start_id": uuid.uuid4().hex})
+
+
+def _rows(target: Target, status: str | None) -> list[dict[str, Any]]:
+    from agent_wait.host.ledger._items import from_item
+
+    client = target.client("dynamodb")
+    index = QUESTION_TABLE.indexes[0].name
+    statuses = [status] if status else [s.value for s in QuestionStatus]
+    rows: list[dict[str, Any]] = []
+    for value in statuses:
+        kwargs: dict[str, Any] = {
+            "TableName": target.table,
+            "IndexName": index,
+            "KeyConditionExpression": "#s = :s",
+            "ExpressionAttributeNames": {"#s": "status"},
+            "ExpressionAttributeValues": {":s": {"S": value}},
+        }
+        while True:
+            page = client.query(**kwargs)
+            rows += [from_item(item) for item in page.get("Items", [])]
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    return rows
+
+
+def list_questions(target: Target, status: str | None) -> list[dict[str, Any]]:
+    """Ledger rows (ids, status, deadline, actions), through the `by_status` index."""
+    if status is not None and status not in {s.value for s in QuestionStatus}:
+        raise CliError(f"--status must be one of {[s.value for s in QuestionStatus]}; got {status!r}")
+    return _rows(target, status)
+
+
+def answer(target: Target, question_id: str, action: str, note: str | None, answered_by: str | None) -> dict[str, Any]:
+    """Check the question is open and the action allowed, then send the answer; returns the ledger row."""
+    rows = [row for row in _rows(target, None) if row.get("question_id") == question_id]
+    if not rows:
+        raise CliError(f"no question {question_id!r}; list them with: agent-wait questions --status open")
+    row = rows[0]
+    if row["status"] != QuestionStatus.OPEN.value:
+        raise CliError(f"question {question_id} is already {row['status']}; only open questions take answers")
+    allowed = row.get("allowed_actions") or []
+    if action not in allowed:
+        raise CliError(f"action {action!r} is not allowed for question {question_id}; use one of: {', '.join(allowed)}")
+    body: dict[str, Any] = {"action": action}
+    if note:
+        body["note"] = note
+    message = {"thread_id": row["thread_id"], "question_id": question_id, "answer": body}
+    if answered_by:
+        message["answered_by"] = answered_by
+    _send(target, message)
+    return row
