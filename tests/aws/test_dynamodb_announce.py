@@ -265,9 +265,10 @@ def test_constructor_refuses_contradictions_and_a_bad_ttl(make_question_table: C
     # GIVEN a real table
     questions = make_question_table()
 
-    # WHEN / THEN: table and client together, a table of another name, and a TTL that is not whole seconds
-    with pytest.raises(ValueError, match="pass table= or client=, not both"):
-        DynamoDbAnnounce(questions.name, table=questions.table, client=questions.client)
+    # WHEN / THEN: a table with a client or region, a table of another name, and a TTL that is not whole seconds
+    for extra in ({"client": questions.client}, {"region_name": "us-east-1"}):
+        with pytest.raises(ValueError, match="pass one of table=, client= or region_name="):
+            DynamoDbAnnounce(questions.name, table=questions.table, **extra)
     with pytest.raises(ValueError, match="but table_name is 'other'"):
         DynamoDbAnnounce("other", table=questions.table)
     for bad in (0, -5, 1.5, True):

@@ -22,7 +22,7 @@ __all__ = ("CLIENT_CONFIG", "AwsDeliveryError", "error_code", "fifo_id", "make_c
 CLIENT_CONFIG = Config(
     connect_timeout=5,
     read_timeout=10,
-    retries={"mode": "standard", "max_attempts": 3},
+    retries={"mode": "standard", "total_max_attempts": 3},  # the first call and two retries
 )
 """Short timeouts and few retries for clients we build: an announcer runs inside the agent's own invocation,
 so a slow or throttled backend must cost seconds, not botocore's default minute per attempt. A failure is

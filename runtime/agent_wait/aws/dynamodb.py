@@ -120,8 +120,8 @@ class DynamoDbAnnounce(BaseAnnounce):
         clock: the current time, for `closed_at` and `ttl`.
 
     Raises:
-        ValueError: `table` and `client` both given, `table` is another table, or `ttl_seconds` is not
-            a positive whole number.
+        ValueError: `table` given with `client` or `region_name`, `table` is another table, or
+            `ttl_seconds` is not a positive whole number.
     """
 
     name = "dynamodb"
@@ -141,8 +141,10 @@ class DynamoDbAnnounce(BaseAnnounce):
         if not isinstance(table_name, str) or not table_name:
             raise ValueError(f"DynamoDbAnnounce table_name must be a table name; got {table_name!r}")
         if table is not None:
-            if client is not None:
-                raise ValueError("DynamoDbAnnounce: pass table= or client=, not both; the table's client is used")
+            if client is not None or region_name is not None:
+                raise ValueError(
+                    "DynamoDbAnnounce: pass one of table=, client= or region_name=; a table brings its own client"
+                )
             if getattr(table, "name", None) != table_name:
                 raise ValueError(
                     f"DynamoDbAnnounce: table= is {getattr(table, 'name', None)!r} but table_name is {table_name!r}"
