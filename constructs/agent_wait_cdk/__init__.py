@@ -1,0 +1,53 @@
+"""agent-wait's CDK constructs: the `AgentWait` construct and the small constructs it composes.
+
+The constructs name the runtime's Lambda handlers by string and never import `agent_wait`: the runtime
+is bundled into the functions' code, not loaded beside CDK.
+
+Example:
+    from agent_wait_cdk import AgentWait
+
+    agent = AgentWait(self, "AgentWait", graph="my_app.graph:build_graph", graph_source=["src/my_app"])
+    agent.grant_answer(approvals_api_role)
+"""
+
+from agent_wait_cdk._bundling import LAMBDA_PYTHON_VERSION, BundleError, LambdaBundle
+from agent_wait_cdk._shapes import (
+    METRICS_NAMESPACE,
+    OLDEST_OPEN_QUESTION_METRIC,
+    ROUTER_HANDLER,
+    SERVICE_NAME,
+    SWEEP_HANDLER,
+)
+from agent_wait_cdk._validate import AgentWaitPropsError
+from agent_wait_cdk.agent_wait import AgentWait
+from agent_wait_cdk.alarms import AgentWaitAlarms, oldest_open_question_metric
+from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, FifoSubscriptionError, check_queue_subscription
+from agent_wait_cdk.checkpoint_table import CheckpointTable
+from agent_wait_cdk.entry_queue import EntryQueue
+from agent_wait_cdk.functions import LAMBDA_RUNTIME, RouterFunction, SweepFunction
+from agent_wait_cdk.question_table import QuestionTable
+
+__all__ = (
+    "LAMBDA_PYTHON_VERSION",
+    "LAMBDA_RUNTIME",
+    "METRICS_NAMESPACE",
+    "OLDEST_OPEN_QUESTION_METRIC",
+    "ROUTER_HANDLER",
+    "SERVICE_NAME",
+    "SWEEP_HANDLER",
+    "AgentWait",
+    "AgentWaitAlarms",
+    "AgentWaitPropsError",
+    "AnnounceBus",
+    "AnnounceTopic",
+    "BundleError",
+    "CheckpointTable",
+    "EntryQueue",
+    "FifoSubscriptionError",
+    "LambdaBundle",
+    "QuestionTable",
+    "RouterFunction",
+    "SweepFunction",
+    "check_queue_subscription",
+    "oldest_open_question_metric",
+)

@@ -1,0 +1,53 @@
+"""IAM action lists, one per intent, kept in one place (as aws-dynamodb's `perms.ts` does).
+
+No list holds a wildcard. Each names the calls its reader makes and nothing more; a function that needs
+another call gets a new named list here, not a broader one.
+"""
+
+from __future__ import annotations
+
+QUESTION_READ = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
+"""Read questions: one by key, several by key, or a thread's / a status's questions."""
+
+QUESTION_ROUTER = (
+    *QUESTION_READ,
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:ConditionCheckItem",
+)
+"""The router opens questions (conditional put) and decides them (conditional update); transactions need
+the same per-item actions, so there is no separate transaction action to grant."""
+
+QUESTION_SWEEP = (*QUESTION_READ, "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
+"""The sweep queries `by_status` for overdue and unannounced questions and marks re-announcements."""
+
+CHECKPOINT_READ_WRITE = (
+    "dynamodb:GetItem",
+    "dynamodb:BatchGetItem",
+    "dynamodb:Query",
+    "dynamodb:PutItem",
+    "dynamodb:BatchWriteItem",
+    "dynamodb:DeleteItem",
+)
+"""What `langgraph_checkpoint_aws.DynamoDBSaver` calls: get/query/batch-get to load, put/batch-write to
+save, batch-write and delete to drop a thread."""
+
+SQS_SEND = ("sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl")
+"""Send a start or an answer (or, for the router, a dead letter); the same list `aws-sqs` grants."""
+SNS_PUBLISH = ("sns:Publish",)
+EVENTS_PUT = ("events:PutEvents",)
+
+KMS_READ = ("kms:Decrypt", "kms:DescribeKey")
+"""With a customer managed key: read what it protects."""
+KMS_READ_WRITE = (
+    "kms:Decrypt",
+    "kms:DescribeKey",
+    "kms:Encrypt",
+    "kms:GenerateDataKey",
+    "kms:ReEncryptFrom",
+    "kms:ReEncryptTo",
+)
+"""With a customer managed table key: read and write items. The `aws-dynamodb` grants say the same with
+`kms:ReEncrypt*` and `kms:GenerateDataKey*`; spelled out here so no action holds a wildcard."""
+KMS_SEND = ("kms:GenerateDataKey", "kms:Decrypt")
+"""With a customer managed queue or topic key: what SQS and SNS need from a producer."""

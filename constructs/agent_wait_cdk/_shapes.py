@@ -1,0 +1,44 @@
+"""The resource shapes and setting names the runtime reads, restated for the constructs.
+
+The constructs never import `agent_wait` (the runtime is bundled for Lambda, not installed beside CDK), so
+the names live here a second time. `tests/cdk/test_schema_match.py` compares every one of them with
+`agent_wait.schema`, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+ROUTER_HANDLER = "agent_wait.host.router.handler"
+"""The router's Lambda entry point: an SQS FIFO event in, a partial batch response out."""
+SWEEP_HANDLER = "agent_wait.host.sweep.handler"
+"""The sweep's Lambda entry point: a scheduled event in."""
+
+QUESTION_PARTITION_KEY = "pk"
+QUESTION_SORT_KEY = "sk"
+QUESTION_TTL_ATTRIBUTE = "ttl"
+STATUS_INDEX_NAME = "by_status"
+STATUS_INDEX_PARTITION_KEY = "status"
+STATUS_INDEX_SORT_KEY = "expires_at"
+
+CHECKPOINT_PARTITION_KEY = "PK"
+CHECKPOINT_SORT_KEY = "SK"
+CHECKPOINT_TTL_ATTRIBUTE = "ttl"
+
+ENTRY_QUEUE_MAX_RECEIVE_COUNT = 5
+"""Receives before SQS moves a message to the dead-letter queue."""
+
+ENV_GRAPH = "AGENT_WAIT_GRAPH"
+ENV_TABLE = "AGENT_WAIT_TABLE"
+ENV_CHECKPOINT_TABLE = "AGENT_WAIT_CHECKPOINT_TABLE"
+ENV_QUEUE_URL = "AGENT_WAIT_QUEUE_URL"
+ENV_DLQ_URL = "AGENT_WAIT_DLQ_URL"
+ENV_TOPIC_ARN = "AGENT_WAIT_TOPIC_ARN"
+ENV_BUS_NAME = "AGENT_WAIT_BUS_NAME"
+ENV_WEBHOOK_URL = "AGENT_WAIT_WEBHOOK_URL"
+ENV_SWEEP_LIMIT = "AGENT_WAIT_SWEEP_LIMIT"
+
+SERVICE_NAME = "agent-wait"
+"""`POWERTOOLS_SERVICE_NAME`; Powertools Metrics adds it to every metric as the `service` dimension."""
+METRICS_NAMESPACE = "AgentWait"
+"""`POWERTOOLS_METRICS_NAMESPACE`: the CloudWatch namespace of every metric the functions emit."""
+OLDEST_OPEN_QUESTION_METRIC = "OldestOpenQuestionAgeSeconds"
+"""Emitted by the sweep on every run: seconds since the oldest still-open question was asked (0 when none)."""

@@ -1,0 +1,512 @@
+"""`AgentWait`: the whole of agent-wait on AWS in one construct."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from aws_cdk import Annotations, CfnOutput, Duration, RemovalPolicy, Token
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from agent_wait_cdk import _grants, _perms
+from agent_wait_cdk import _shapes as shapes
+from agent_wait_cdk._bundling import LambdaBundle
+from agent_wait_cdk._defaults import ONE_DAY, ONE_MINUTE
+from agent_wait_cdk._validate import PropChecks
+from agent_wait_cdk.alarms import AgentWaitAlarms
+from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, _FifoSubscriptionCheck, check_queue_subscription
+from agent_wait_cdk.checkpoint_table import CheckpointTable
+from agent_wait_cdk.entry_queue import EntryQueue
+from agent_wait_cdk.functions import RouterFunction, SweepFunction
+from agent_wait_cdk.question_table import QuestionTable, grant_question_access
+
+__all__ = ("AgentWait",)
+
+_GRAPH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+_VISIBILITY_FACTOR = 6
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+class AgentWait(Construct):
+    """agent-wait on AWS: question ledger, checkpoints, entry queue, announcers, router, sweep and alarms.
+
+    Starts and answers go to one FIFO entry queue (`grant_start`, `grant_answer`); the router applies them
+    and resumes the graph named by `graph`; questions are announced on the SNS topic, the EventBridge bus
+    and/or a webhook; the sweep expires overdue questions on a schedule. Bring your own question table,
+    topic, bus or entry queue with the `existing_*` props.
+
+    Example:
+        agent = AgentWait(
+            self,
+            "AgentWait",
+            graph="my_app.graph:build_graph",
+            graph_source=["src/my_app"],
+        )
+        agent.grant_answer(approvals_api_role)
+        agent.subscribe_queue(approvals_queue)
+
+    Args:
+        scope: the parent construct.
+        id: the construct id.
+        graph: `module:attribute` of a compiled graph, or of a factory that takes a checkpointer; the
+            router imports it (`AGENT_WAIT_GRAPH`). Required: there is no sensible default graph.
+        graph_source: paths (directories or files) copied into the Lambda bundle under their own names,
+            so `graph` can be imported. Default (): the graph comes from `requirements_file`.
+        topic: announce on an SNS topic. Default True: the broadest fan-out (email, HTTPS, SQS, Lambda).
+        topic_fifo: create the topic as FIFO. Default False: a standard topic reaches every kind of
+            subscriber; FIFO only if FIFO queues must subscribe. Not with `existing_topic`.
+        existing_topic: announce on this topic instead of creating one.
+        bus: announce on an EventBridge bus. Default True: rules route envelopes by `detail-type` to any
+            target without changing agent-wait.
+        existing_bus: announce on this bus instead of creating one (for example the default bus).
+        webhook_url: also POST each envelope here (`AGENT_WAIT_WEBHOOK_URL`). Default None: off. It is
+            stored in plain text in the functions' configuration: put no secret in it.
+        existing_question_table: use this table as the question ledger; it must have the shape of
+            `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings, GSI `by_status` on `status`/`expires_at`).
+        existing_entry_queue: consume this FIFO queue instead of creating one; needs
+            `existing_dead_letter_queue`, and its visibility timeout must be at least six times `router_timeout`.
+        existing_dead_letter_queue: the FIFO dead-letter queue of `existing_entry_queue`.
+        encryption_key: a customer managed KMS key for the tables, queues and topic AgentWait creates.
+            Default None: AWS managed encryption (`aws/dynamodb`, SSE-SQS, `aws/sns`), which needs no key
+            policy; the bus is always encrypted by EventBridge.
+        removal_policy: for the tables, queues and log groups AgentWait creates. Default RETAIN: the
+            ledger, checkpoints and pending messages outlive an accidental `cdk destroy`.
+        router_timeout: Default 1 minute (see `RouterFunction`).
+        router_memory_size: Default 1024 MB (see `RouterFunction`).
+        router_batch_size: Default 10, the FIFO maximum.
+        router_reserved_concurrent_executions: Default None (unreserved).
+        sweep_rate: Default 1 minute: questions expire at most a minute late.
+        sweep_timeout: Default 1 minute.
+        sweep_memory_size: Default 512 MB.
+        sweep_limit: the most overdue questions one sweep run handles (`AGENT_WAIT_SWEEP_LIMIT`). Default
+            None: the runtime's default (100).
+        architecture: for both functions and the bundle. Default x86_64; arm64 is cheaper.
+        queue_visibility_timeout: the entry queue's. Default None: six times `router_timeout`, the AWS
+            recommendation for a Lambda-consumed queue; a smaller value is refused. Not with `existing_entry_queue`.
+        queue_retention_period: the entry queue's. Default None: 4 days. Not with `existing_entry_queue`.
+        log_retention: both functions' logs. Default one month.
+        log_level: `LOG_LEVEL` for Powertools. Default "INFO": ids only, never question content.
+        alarms: create the dead-letter and oldest-open-question alarms. Default True.
+        oldest_open_question_threshold: Default 1 day (see `AgentWaitAlarms`).
+        outputs: add CfnOutputs for the queue URLs, topic ARN, bus name and table names. Default True.
+        code: Lambda code to use instead of bundling (e.g. built by your CI). Default None: bundle
+            `agent_wait`, `graph_source` and `requirements_file` on this machine, without Docker.
+        requirements_file: the complete pinned requirements installed into the bundle. Default None: the
+            runtime's own pins (`agent_wait_cdk/requirements-lambda.txt`, exported from uv.lock); add your
+            graph's dependencies by exporting your own lock the same way.
+        runtime_source: the `agent_wait` directory to bundle. Default None: found beside the constructs.
+
+    Raises:
+        AgentWaitPropsError: one error listing every prop that is out of range or contradicts another.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        graph: str,
+        graph_source: Sequence[str | os.PathLike[str]] = (),
+        topic: bool = True,
+        topic_fifo: bool = False,
+        existing_topic: sns.ITopic | None = None,
+        bus: bool = True,
+        existing_bus: events.IEventBus | None = None,
+        webhook_url: str | None = None,
+        existing_question_table: dynamodb.ITable | None = None,
+        existing_entry_queue: sqs.IQueue | None = None,
+        existing_dead_letter_queue: sqs.IQueue | None = None,
+        encryption_key: kms.IKey | None = None,
+        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+        router_timeout: Duration = ONE_MINUTE,
+        router_memory_size: int = 1024,
+        router_batch_size: int = 10,
+        router_reserved_concurrent_executions: int | None = None,
+        sweep_rate: Duration = ONE_MINUTE,
+        sweep_timeout: Duration = ONE_MINUTE,
+        sweep_memory_size: int = 512,
+        sweep_limit: int | None = None,
+        architecture: lambda_.Architecture = lambda_.Architecture.X86_64,
+        queue_visibility_timeout: Duration | None = None,
+        queue_retention_period: Duration | None = None,
+        log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+        log_level: str = "INFO",
+        alarms: bool = True,
+        oldest_open_question_threshold: Duration = ONE_DAY,
+        outputs: bool = True,
+        code: lambda_.Code | None = None,
+        requirements_file: str | os.PathLike[str] | None = None,
+        runtime_source: str | os.PathLike[str] | None = None,
+    ) -> None:
+        super().__init__(scope, id)
+        visibility = queue_visibility_timeout or _times(router_timeout, _VISIBILITY_FACTOR)
+
+        # Every prop is checked before anything is created, so one error lists every problem.
+        checks = PropChecks(self.node.path)
+        _check_props(
+            checks,
+            graph=graph,
+            log_level=log_level,
+            webhook_url=webhook_url,
+            router_timeout=router_timeout,
+            router_memory_size=router_memory_size,
+            router_batch_size=router_batch_size,
+            router_reserved_concurrent_executions=router_reserved_concurrent_executions,
+            sweep_rate=sweep_rate,
+            sweep_timeout=sweep_timeout,
+            sweep_memory_size=sweep_memory_size,
+            sweep_limit=sweep_limit,
+            oldest_open_question_threshold=oldest_open_question_threshold,
+            queue_visibility_timeout=queue_visibility_timeout,
+            queue_retention_period=queue_retention_period,
+        )
+        _check_existing(
+            checks,
+            topic=topic,
+            topic_fifo=topic_fifo,
+            existing_topic=existing_topic,
+            bus=bus,
+            existing_bus=existing_bus,
+            existing_question_table=existing_question_table,
+            existing_entry_queue=existing_entry_queue,
+            existing_dead_letter_queue=existing_dead_letter_queue,
+            queue_visibility_timeout=queue_visibility_timeout,
+            queue_retention_period=queue_retention_period,
+        )
+        checks.raise_if_any()
+
+        # Storage.
+        self.question_table: dynamodb.ITable = (
+            existing_question_table
+            or QuestionTable(self, "QuestionTable", removal_policy=removal_policy, encryption_key=encryption_key).table
+        )
+        self.checkpoint_table: dynamodb.ITable = CheckpointTable(
+            self, "CheckpointTable", removal_policy=removal_policy, encryption_key=encryption_key
+        ).table
+
+        # The entry queue.
+        if existing_entry_queue is not None and existing_dead_letter_queue is not None:
+            self.entry_queue: sqs.IQueue = existing_entry_queue
+            self.dead_letter_queue: sqs.IQueue = existing_dead_letter_queue
+        else:
+            entry = EntryQueue(
+                self,
+                "EntryQueue",
+                visibility_timeout=visibility,
+                retention_period=queue_retention_period or Duration.days(4),
+                encryption_key=encryption_key,
+                removal_policy=removal_policy,
+            )
+            self.entry_queue, self.dead_letter_queue = entry.queue, entry.dead_letter_queue
+
+        # Announcers.
+        self.topic: sns.ITopic | None = None
+        if existing_topic is not None:
+            self.topic = existing_topic
+            self.node.add_validation(_FifoSubscriptionCheck(existing_topic))
+        elif topic:
+            self.topic = AnnounceTopic(self, "Topic", fifo=topic_fifo, master_key=encryption_key).topic  # pyright: ignore[reportAttributeAccessIssue]
+        self.bus: events.IEventBus | None = None
+        if existing_bus is not None:
+            self.bus = existing_bus
+        elif bus:
+            self.bus = AnnounceBus(self, "Bus").bus
+
+        # Functions.
+        environment = self._environment(graph=graph, webhook_url=webhook_url, log_level=log_level)
+        self.bundle: LambdaBundle | None = None
+        if code is None:
+            self.bundle = LambdaBundle.for_architecture(
+                architecture,
+                graph_source=graph_source,
+                runtime_source=runtime_source,
+                requirements_file=requirements_file,
+            )
+            code = self.bundle.code()
+            _warn_if_graph_missing(self, graph, self.bundle)
+        router = RouterFunction(
+            self,
+            "Router",
+            code=code,
+            entry_queue=self.entry_queue,
+            environment=environment,
+            timeout=router_timeout,
+            memory_size=router_memory_size,
+            architecture=architecture,
+            batch_size=router_batch_size,
+            reserved_concurrent_executions=router_reserved_concurrent_executions,
+            log_retention=log_retention,
+            removal_policy=removal_policy,
+        )
+        sweep_environment = dict(environment)
+        if sweep_limit is not None:
+            sweep_environment[shapes.ENV_SWEEP_LIMIT] = str(sweep_limit)
+        sweep = SweepFunction(
+            self,
+            "Sweep",
+            code=code,
+            environment=sweep_environment,
+            rate=sweep_rate,
+            timeout=sweep_timeout,
+            memory_size=sweep_memory_size,
+            architecture=architecture,
+            log_retention=log_retention,
+            removal_policy=removal_policy,
+        )
+        self.router_function: lambda_.Function = router.function
+        self.sweep_function: lambda_.Function = sweep.function
+        self.sweep_schedule: events.Rule = sweep.schedule
+        self._grant_functions()
+
+        self.alarms: AgentWaitAlarms | None = None
+        if alarms:
+            self.alarms = AgentWaitAlarms(
+                self,
+                "Alarms",
+                dead_letter_queue=self.dead_letter_queue,
+                oldest_open_question_threshold=oldest_open_question_threshold,
+            )
+        if outputs:
+            self._outputs()
+
+    # Grants for callers.
+
+    def grant_start(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let `grantee` start a run: `sqs:SendMessage`, `GetQueueAttributes`, `GetQueueUrl` on the entry queue.
+
+        The queue's customer managed key (`kms:GenerateDataKey`, `kms:Decrypt`) comes with it, if it has one.
+        """
+        return _grants.grant_send(grantee, self.entry_queue)
+
+    def grant_answer(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let `grantee` answer questions: the same sends as `grant_start`, because answers and starts share
+        the entry queue (grouped by thread, so each thread's messages stay in order)."""
+        return _grants.grant_send(grantee, self.entry_queue)
+
+    def grant_read_questions(self, grantee: iam.IGrantable) -> iam.Grant:
+        """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the question table and its `by_status` index."""
+        return grant_question_access(grantee, self.question_table, _perms.QUESTION_READ)
+
+    def subscribe_queue(self, queue: sqs.IQueue, *, raw_message_delivery: bool = True) -> None:
+        """Subscribe `queue` to the announcement topic, refusing a FIFO queue on a standard topic.
+
+        Raises:
+            FifoSubscriptionError: `queue` is FIFO and the topic is standard.
+            ValueError: there is no topic (`topic=False` and no `existing_topic`).
+        """
+        if self.topic is None:
+            raise ValueError(f"{self.node.path}: there is no topic to subscribe to; pass topic=True or existing_topic=")
+        check_queue_subscription(self.topic, queue)
+        self.topic.add_subscription(subscriptions.SqsSubscription(queue, raw_message_delivery=raw_message_delivery))
+
+    # Wiring.
+
+    def _environment(self, *, graph: str, webhook_url: str | None, log_level: str) -> dict[str, str]:
+        environment = {
+            shapes.ENV_GRAPH: graph,
+            shapes.ENV_TABLE: self.question_table.table_name,
+            shapes.ENV_CHECKPOINT_TABLE: self.checkpoint_table.table_name,
+            shapes.ENV_QUEUE_URL: self.entry_queue.queue_url,
+            shapes.ENV_DLQ_URL: self.dead_letter_queue.queue_url,
+            "POWERTOOLS_SERVICE_NAME": shapes.SERVICE_NAME,
+            "POWERTOOLS_METRICS_NAMESPACE": shapes.METRICS_NAMESPACE,
+            "LOG_LEVEL": log_level,
+        }
+        if self.topic is not None:
+            environment[shapes.ENV_TOPIC_ARN] = self.topic.topic_arn
+        if self.bus is not None:
+            environment[shapes.ENV_BUS_NAME] = self.bus.event_bus_name
+        if webhook_url is not None:
+            environment[shapes.ENV_WEBHOOK_URL] = webhook_url
+        return environment
+
+    def _grant_functions(self) -> None:
+        router, sweep = self.router_function, self.sweep_function
+        grant_question_access(router, self.question_table, _perms.QUESTION_ROUTER, write=True)
+        grant_question_access(sweep, self.question_table, _perms.QUESTION_SWEEP, write=True)
+        _grants.grant_table(
+            router, self.checkpoint_table, _perms.CHECKPOINT_READ_WRITE, kms_actions=_perms.KMS_READ_WRITE
+        )
+        # Receiving from the entry queue is granted by the router's event source. The router sends only
+        # dead letters; the sweep sends default answers into the entry queue.
+        _grants.grant_send(router, self.dead_letter_queue)
+        _grants.grant_send(sweep, self.entry_queue)
+        for function in (router, sweep):
+            if self.topic is not None:
+                _grants.grant_publish(function, self.topic)
+            if self.bus is not None:
+                self.bus.grant_put_events_to(function)
+
+    def _outputs(self) -> None:
+        values = {
+            "EntryQueueUrl": (self.entry_queue.queue_url, "Send starts and answers here (FIFO; group by thread)"),
+            "DeadLetterQueueUrl": (self.dead_letter_queue.queue_url, "Messages the router could not apply"),
+            "QuestionTableName": (self.question_table.table_name, "The question ledger"),
+            "CheckpointTableName": (self.checkpoint_table.table_name, "LangGraph checkpoints"),
+        }
+        if self.topic is not None:
+            values["TopicArn"] = (self.topic.topic_arn, "Subscribe here for announcements")
+        if self.bus is not None:
+            values["BusName"] = (self.bus.event_bus_name, "Add rules here for announcements")
+        for output_id, (value, description) in values.items():
+            CfnOutput(self, output_id, value=value, description=f"agent-wait: {description}")
+
+
+def _times(duration: Duration, factor: int) -> Duration:
+    if duration.is_unresolved():
+        return duration
+    return Duration.seconds(duration.to_seconds(integral=False) * factor)
+
+
+def _check_props(
+    checks: PropChecks,
+    *,
+    graph: str,
+    log_level: str,
+    webhook_url: str | None,
+    router_timeout: Duration,
+    router_memory_size: int,
+    router_batch_size: int,
+    router_reserved_concurrent_executions: int | None,
+    sweep_rate: Duration,
+    sweep_timeout: Duration,
+    sweep_memory_size: int,
+    sweep_limit: int | None,
+    oldest_open_question_threshold: Duration,
+    queue_visibility_timeout: Duration | None,
+    queue_retention_period: Duration | None,
+) -> None:
+    """Every range and format rule, with the parts' own rules under AgentWait's field names."""
+    if not _GRAPH.match(graph):
+        checks.fail("graph", f"must be 'module:attribute', e.g. 'my_app.graph:build_graph'; got {graph!r}")
+    if log_level not in _LOG_LEVELS:
+        checks.fail("log_level", f"must be one of {', '.join(_LOG_LEVELS)}; got {log_level!r}")
+    if (
+        webhook_url is not None
+        and not Token.is_unresolved(webhook_url)
+        and not webhook_url.startswith(("https://", "http://"))
+    ):
+        checks.fail("webhook_url", f"must start with https:// or http://; got {webhook_url!r}")
+    RouterFunction.check_props(
+        checks.prefixed("router_"),
+        timeout=router_timeout,
+        memory_size=router_memory_size,
+        batch_size=router_batch_size,
+        reserved_concurrent_executions=router_reserved_concurrent_executions,
+    )
+    SweepFunction.check_props(
+        checks.prefixed("sweep_"), rate=sweep_rate, timeout=sweep_timeout, memory_size=sweep_memory_size
+    )
+    checks.int_between("sweep_limit", sweep_limit, minimum=1, maximum=10000, unit="questions")
+    AgentWaitAlarms.check_props(checks, oldest_open_question_threshold=oldest_open_question_threshold)
+    EntryQueue.check_props(
+        checks.prefixed("queue_"), visibility_timeout=queue_visibility_timeout, retention_period=queue_retention_period
+    )
+    checks.duration_at_least(
+        "queue_visibility_timeout",
+        queue_visibility_timeout,
+        minimum=_times(router_timeout, _VISIBILITY_FACTOR),
+        why="six times router_timeout, so a retried batch is not seen twice while the first attempt runs",
+    )
+
+
+def _check_existing(
+    checks: PropChecks,
+    *,
+    topic: bool,
+    topic_fifo: bool,
+    existing_topic: sns.ITopic | None,
+    bus: bool,
+    existing_bus: events.IEventBus | None,
+    existing_question_table: dynamodb.ITable | None,
+    existing_entry_queue: sqs.IQueue | None,
+    existing_dead_letter_queue: sqs.IQueue | None,
+    queue_visibility_timeout: Duration | None,
+    queue_retention_period: Duration | None,
+) -> None:
+    """`existing_X` or the props that shape a created X, never both; brought resources must fit."""
+    if existing_topic is not None and not topic:
+        checks.fail("existing_topic", "cannot go with topic=False; pass existing_topic to announce on it, or neither")
+    if existing_topic is not None and topic_fifo:
+        checks.fail("topic_fifo", "shapes a topic AgentWait creates; with existing_topic, the topic's own kind is used")
+    if existing_bus is not None and not bus:
+        checks.fail("existing_bus", "cannot go with bus=False; pass existing_bus to announce on it, or neither")
+    if (existing_entry_queue is None) != (existing_dead_letter_queue is None):
+        checks.fail(
+            "existing_entry_queue",
+            "and existing_dead_letter_queue go together: the router dead-letters malformed messages itself, "
+            "so it needs the queue the entry queue's redrive policy sends to",
+        )
+    if existing_entry_queue is not None:
+        for field, value in (
+            ("queue_visibility_timeout", queue_visibility_timeout),
+            ("queue_retention_period", queue_retention_period),
+        ):
+            if value is not None:
+                checks.fail(field, "shapes an entry queue AgentWait creates; it cannot go with existing_entry_queue")
+    for field, queue in (
+        ("existing_entry_queue", existing_entry_queue),
+        ("existing_dead_letter_queue", existing_dead_letter_queue),
+    ):
+        if queue is not None and not queue.fifo:
+            checks.fail(
+                field,
+                "must be a FIFO queue (starts and answers are ordered per thread); if it is, import it with "
+                "sqs.Queue.from_queue_attributes(..., fifo=True)",
+            )
+    if isinstance(existing_question_table, dynamodb.Table):
+        _check_table_shape(checks, existing_question_table)
+
+
+def _check_table_shape(checks: PropChecks, table: dynamodb.Table) -> None:
+    """A table defined in this app can be checked against the question table's shape; an imported one cannot."""
+    want = f"pk/sk strings with GSI {shapes.STATUS_INDEX_NAME} on status/expires_at (agent_wait.schema.QUESTION_TABLE)"
+    keys = _key_names(table.schema())
+    if keys != (shapes.QUESTION_PARTITION_KEY, shapes.QUESTION_SORT_KEY):
+        checks.fail("existing_question_table", f"must have {want}; its keys are {keys}")
+        return
+    try:
+        index = table.schema(shapes.STATUS_INDEX_NAME)
+    except RuntimeError:
+        checks.fail("existing_question_table", f"must have {want}; it has no index {shapes.STATUS_INDEX_NAME!r}")
+        return
+    index_keys = _key_names(index)
+    if index_keys != (shapes.STATUS_INDEX_PARTITION_KEY, shapes.STATUS_INDEX_SORT_KEY):
+        checks.fail("existing_question_table", f"must have {want}; its index keys are {index_keys}")
+
+
+def _key_names(schema: dynamodb.SchemaOptions) -> tuple[str | None, str | None]:
+    partition, sort = schema.partition_key, schema.sort_key
+    return (partition.name if partition else None, sort.name if sort else None)
+
+
+def _warn_if_graph_missing(scope: Construct, graph: str, bundle: LambdaBundle) -> None:
+    """Warn at synth time when no graph source holds the graph's module (the router could not import it)."""
+    if len(bundle.sources) == 1:
+        return  # no graph_source: the module may come from requirements_file
+    module = graph.split(":", 1)[0].split(".")
+    for source, dest in bundle.sources[1:]:
+        if source.is_file():
+            if [dest.removesuffix(".py")] == module:
+                return
+            continue
+        if module[0] != dest:
+            continue
+        base = Path(source, *module[1:])
+        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+            return
+    Annotations.of(scope).add_warning_v2(
+        "agent-wait:graph-not-found",
+        f"graph module {'.'.join(module)!r} is not in graph_source; the router will fail to import it",
+    )

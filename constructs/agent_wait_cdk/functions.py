@@ -1,0 +1,256 @@
+"""`RouterFunction` (the entry queue's consumer) and `SweepFunction` (the scheduled sweep)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Validations
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from agent_wait_cdk._defaults import ONE_MINUTE
+from agent_wait_cdk._shapes import ROUTER_HANDLER, SWEEP_HANDLER
+from agent_wait_cdk._validate import PropChecks
+
+__all__ = ("LAMBDA_RUNTIME", "RouterFunction", "SweepFunction")
+
+LAMBDA_RUNTIME = lambda_.Runtime.PYTHON_3_13
+"""The runtime the bundle is built for (`_bundling.LAMBDA_PYTHON_VERSION`)."""
+_MAX_TIMEOUT = Duration.minutes(15)
+
+
+def _check_function(checks: PropChecks, *, timeout: Duration | None, memory_size: int | None) -> None:
+    checks.duration_between("timeout", timeout, minimum=Duration.seconds(1), maximum=_MAX_TIMEOUT)
+    checks.int_between("memory_size", memory_size, minimum=128, maximum=10240, unit="MB")
+
+
+def _function(
+    scope: Construct,
+    *,
+    handler: str,
+    description: str,
+    code: lambda_.Code,
+    environment: Mapping[str, str],
+    timeout: Duration,
+    memory_size: int,
+    architecture: lambda_.Architecture,
+    log_retention: logs.RetentionDays,
+    removal_policy: RemovalPolicy,
+    reserved_concurrent_executions: int | None = None,
+) -> tuple[lambda_.Function, iam.Role, logs.LogGroup]:
+    """A function with its own log group and a role that may write only to that log group.
+
+    No managed policy: `AWSLambdaBasicExecutionRole` allows `logs:CreateLogGroup` on `*`, and the log group
+    already exists, so `logs:CreateLogStream` and `logs:PutLogEvents` on it are all the function needs.
+    """
+    log_group = logs.LogGroup(scope, "LogGroup", retention=log_retention, removal_policy=removal_policy)
+    role = iam.Role(
+        scope,
+        "ServiceRole",
+        assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),  # pyright: ignore[reportArgumentType]
+        description=description,
+    )
+    log_group.grant_write(role)
+    function = lambda_.Function(
+        scope,
+        "Resource",
+        runtime=LAMBDA_RUNTIME,
+        handler=handler,
+        code=code,
+        description=description,
+        environment=dict(environment),
+        timeout=timeout,
+        memory_size=memory_size,
+        architecture=architecture,
+        role=role,  # pyright: ignore[reportArgumentType]
+        log_group=log_group,
+        reserved_concurrent_executions=reserved_concurrent_executions,
+    )
+    Validations.of(function).acknowledge(
+        Acknowledgment(
+            id="AwsSolutions-L1",
+            reason=(
+                "Pinned to python3.13 on purpose: the bundle's wheels are resolved for cp313 "
+                "(LAMBDA_PYTHON_VERSION) and the runtime is tested on it; moving to a newer runtime is a "
+                "deliberate change of both together."
+            ),
+        )
+    )
+    return function, role, log_group
+
+
+class RouterFunction(Construct):
+    """The router: `agent_wait.host.router.handler`, fed by the entry FIFO queue, reporting item failures.
+
+    The event source reports batch item failures, so one failed record (and the rest of its thread's
+    group) is retried while the others are deleted. Receiving from the queue, and decrypting it when it
+    has a customer managed key, is granted by the event source; every other permission is granted by
+    `AgentWait`.
+
+    Example:
+        router = RouterFunction(self, "Router", code=code, entry_queue=queue, environment=env)
+
+    Args:
+        scope: the parent construct.
+        id: the construct id.
+        code: the Lambda code (`LambdaBundle.code()`).
+        entry_queue: the FIFO queue of starts and answers.
+        environment: the variables of `agent_wait.schema.Settings` (and Powertools').
+        timeout: Default 1 minute: one graph step between two interrupts. Raise it for slow model calls;
+            the entry queue's visibility timeout must stay at least six times this.
+        memory_size: Default 1024 MB: importing LangGraph is CPU-bound, and Lambda's CPU grows with memory,
+            so cold starts are shorter.
+        architecture: Default x86_64, the widest wheel coverage; arm64 is cheaper per GB-second and
+            supported by the bundler.
+        batch_size: records per invocation. Default 10, the FIFO maximum; records of one thread stay in order.
+        reserved_concurrent_executions: Default None (unreserved): reserving takes from the account's pool,
+            and new accounts may not have enough to reserve at all.
+        log_retention: Default one month: enough to debug last week's incident, short enough to be cheap.
+        removal_policy: the log group's. Default RETAIN.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        code: lambda_.Code,
+        entry_queue: sqs.IQueue,
+        environment: Mapping[str, str],
+        timeout: Duration = ONE_MINUTE,
+        memory_size: int = 1024,
+        architecture: lambda_.Architecture = lambda_.Architecture.X86_64,
+        batch_size: int = 10,
+        reserved_concurrent_executions: int | None = None,
+        log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+    ) -> None:
+        super().__init__(scope, id)
+        checks = PropChecks(self.node.path)
+        self.check_props(
+            checks,
+            timeout=timeout,
+            memory_size=memory_size,
+            batch_size=batch_size,
+            reserved_concurrent_executions=reserved_concurrent_executions,
+        )
+        checks.raise_if_any()
+        self.function, self.role, self.log_group = _function(
+            self,
+            handler=ROUTER_HANDLER,
+            description="agent-wait router: applies starts and answers from the entry queue, resumes the graph",
+            code=code,
+            environment=environment,
+            timeout=timeout,
+            memory_size=memory_size,
+            architecture=architecture,
+            log_retention=log_retention,
+            removal_policy=removal_policy,
+            reserved_concurrent_executions=reserved_concurrent_executions,
+        )
+        self.event_source = sources.SqsEventSource(entry_queue, batch_size=batch_size, report_batch_item_failures=True)
+        self.function.add_event_source(self.event_source)
+
+    @staticmethod
+    def check_props(
+        checks: PropChecks,
+        *,
+        timeout: Duration | None = None,
+        memory_size: int | None = None,
+        batch_size: int | None = None,
+        reserved_concurrent_executions: int | None = None,
+    ) -> None:
+        """Record every out-of-range prop in `checks` (Lambda's and SQS's limits); None means not given."""
+        _check_function(checks, timeout=timeout, memory_size=memory_size)
+        checks.int_between("batch_size", batch_size, minimum=1, maximum=10, unit="records")
+        checks.int_between(
+            "reserved_concurrent_executions",
+            reserved_concurrent_executions,
+            minimum=0,
+            maximum=10000,
+            unit="executions",
+        )
+
+
+class SweepFunction(Construct):
+    """The sweep: `agent_wait.host.sweep.handler`, run by an EventBridge rule every `rate`.
+
+    Each run sends the default answer of every overdue open question through the entry queue (so one code
+    path applies every answer), announces again the open questions whose announcement failed, and emits the
+    `OldestOpenQuestionAgeSeconds` metric the alarm watches.
+
+    Example:
+        sweep = SweepFunction(self, "Sweep", code=code, environment=env, rate=Duration.minutes(5))
+
+    Args:
+        scope: the parent construct.
+        id: the construct id.
+        code: the Lambda code (`LambdaBundle.code()`).
+        environment: the variables of `agent_wait.schema.Settings` (and Powertools').
+        rate: how often the sweep runs, in whole minutes. Default 1 minute: a question expires at most a
+            minute after its deadline, for about 43,000 short invocations a month.
+        timeout: Default 1 minute, the default rate: a run should finish before the next one starts.
+        memory_size: Default 512 MB: the sweep queries and sends; it does not run the graph.
+        architecture: Default x86_64 (see `RouterFunction`).
+        log_retention: Default one month.
+        removal_policy: the log group's. Default RETAIN.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        code: lambda_.Code,
+        environment: Mapping[str, str],
+        rate: Duration = ONE_MINUTE,
+        timeout: Duration = ONE_MINUTE,
+        memory_size: int = 512,
+        architecture: lambda_.Architecture = lambda_.Architecture.X86_64,
+        log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+    ) -> None:
+        super().__init__(scope, id)
+        checks = PropChecks(self.node.path)
+        self.check_props(checks, rate=rate, timeout=timeout, memory_size=memory_size)
+        checks.raise_if_any()
+        self.function, self.role, self.log_group = _function(
+            self,
+            handler=SWEEP_HANDLER,
+            description="agent-wait sweep: expires overdue questions, re-announces unannounced ones",
+            code=code,
+            environment=environment,
+            timeout=timeout,
+            memory_size=memory_size,
+            architecture=architecture,
+            log_retention=log_retention,
+            removal_policy=removal_policy,
+        )
+        self.schedule = events.Rule(
+            self,
+            "Schedule",
+            description="Runs the agent-wait sweep",
+            schedule=events.Schedule.rate(rate),
+            # A failed run is not retried: the next run, one `rate` later, does the same work.
+            targets=[targets.LambdaFunction(self.function, retry_attempts=0)],  # pyright: ignore[reportArgumentType]
+        )
+
+    @staticmethod
+    def check_props(
+        checks: PropChecks,
+        *,
+        rate: Duration | None = None,
+        timeout: Duration | None = None,
+        memory_size: int | None = None,
+    ) -> None:
+        """Record every out-of-range prop in `checks`; None means not given."""
+        _check_function(checks, timeout=timeout, memory_size=memory_size)
+        checks.duration_between("rate", rate, minimum=Duration.minutes(1), maximum=Duration.days(1), unit="minutes")
+        if rate is not None and not rate.is_unresolved() and rate.to_seconds(integral=False) % 60:
+            checks.fail("rate", f"must be a whole number of minutes; got {rate.to_seconds(integral=False):g} seconds")

@@ -1,0 +1,115 @@
+"""`QuestionTable`: the question ledger, one item per question."""
+
+from __future__ import annotations
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from constructs import Construct
+
+from agent_wait_cdk import _grants, _perms
+from agent_wait_cdk._shapes import (
+    QUESTION_PARTITION_KEY,
+    QUESTION_SORT_KEY,
+    QUESTION_TTL_ATTRIBUTE,
+    STATUS_INDEX_NAME,
+    STATUS_INDEX_PARTITION_KEY,
+    STATUS_INDEX_SORT_KEY,
+)
+
+__all__ = ("QuestionTable", "grant_question_access")
+
+
+class QuestionTable(Construct):
+    """The question ledger: `pk`/`sk` strings, on demand, GSI `by_status` on (`status`, `expires_at`).
+
+    One item per question (`pk = THREAD#<thread_id>`, `sk = WAIT#<question_id>`); the router decides each
+    question with a conditional update, and the sweep finds open and overdue questions through `by_status`.
+    TTL on `ttl` lets decided questions age out; point-in-time recovery and encryption at rest are on.
+
+    Example:
+        table = QuestionTable(self, "Questions", removal_policy=RemovalPolicy.DESTROY)
+        table.grant_read_questions(dashboard_role)
+
+    Args:
+        scope: the parent construct.
+        id: the construct id.
+        table_name: a fixed physical name. Default None: CloudFormation generates one, so two stacks (or a
+            replacement) never collide; the functions read the name from their environment anyway.
+        removal_policy: what happens to the table when it leaves the stack. Default RETAIN: the ledger is
+            the record of who decided what, so it outlives an accidental `cdk destroy`.
+        encryption_key: a customer managed KMS key. Default None: the AWS managed key (`aws/dynamodb`),
+            which encrypts at rest, shows its use in CloudTrail and needs no key policy of yours.
+        point_in_time_recovery: continuous backups. Default True: a bad deploy that rewrites statuses can
+            be undone to the second.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        table_name: str | None = None,
+        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+        encryption_key: kms.IKey | None = None,
+        point_in_time_recovery: bool = True,
+    ) -> None:
+        super().__init__(scope, id)
+        string = dynamodb.AttributeType.STRING
+        self.table = dynamodb.Table(
+            self,
+            "Resource",
+            table_name=table_name,
+            partition_key=dynamodb.Attribute(name=QUESTION_PARTITION_KEY, type=string),
+            sort_key=dynamodb.Attribute(name=QUESTION_SORT_KEY, type=string),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            time_to_live_attribute=QUESTION_TTL_ATTRIBUTE,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=point_in_time_recovery
+            ),
+            encryption=(
+                dynamodb.TableEncryption.CUSTOMER_MANAGED if encryption_key else dynamodb.TableEncryption.AWS_MANAGED
+            ),
+            encryption_key=encryption_key,
+            removal_policy=removal_policy,
+        )
+        self.table.add_global_secondary_index(
+            index_name=STATUS_INDEX_NAME,
+            partition_key=dynamodb.Attribute(name=STATUS_INDEX_PARTITION_KEY, type=string),
+            sort_key=dynamodb.Attribute(name=STATUS_INDEX_SORT_KEY, type=string),
+            projection_type=dynamodb.ProjectionType.ALL,
+        )
+
+    @property
+    def table_name(self) -> str:
+        return self.table.table_name
+
+    @property
+    def table_arn(self) -> str:
+        return self.table.table_arn
+
+    def grant_read_questions(self, grantee: iam.IGrantable) -> iam.Grant:
+        """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the table and its `by_status` index; nothing else."""
+        return grant_question_access(grantee, self.table, _perms.QUESTION_READ)
+
+    def grant_router(self, grantee: iam.IGrantable) -> iam.Grant:
+        """What the router needs: read, plus conditional `PutItem`/`UpdateItem` and `ConditionCheckItem`."""
+        return grant_question_access(grantee, self.table, _perms.QUESTION_ROUTER, write=True)
+
+    def grant_sweep(self, grantee: iam.IGrantable) -> iam.Grant:
+        """What the sweep needs: read (the `by_status` index above all), plus `UpdateItem`/`ConditionCheckItem`."""
+        return grant_question_access(grantee, self.table, _perms.QUESTION_SWEEP, write=True)
+
+
+def grant_question_access(
+    grantee: iam.IGrantable, table: dynamodb.ITable, actions: tuple[str, ...], *, write: bool = False
+) -> iam.Grant:
+    """Grant `actions` on any question table (created or brought) and its `by_status` index."""
+    return _grants.grant_table(
+        grantee,
+        table,
+        actions,
+        indexes=(STATUS_INDEX_NAME,),
+        kms_actions=_perms.KMS_READ_WRITE if write else _perms.KMS_READ,
+    )
