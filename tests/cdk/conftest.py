@@ -1,0 +1,258 @@
+"""Each stack variant is synthesized once per session; tests read the template, the report and the stack.
+
+Bundling is skipped (`aws:cdk:bundling-stacks: []`) except in the one bundling test, and CDK's built-in
+CloudFormation validation is off here (it adds ~20 s per app; cfn-lint and cdk-nag run instead). Every
+variant's app runs cdk-nag's AwsSolutions pack as a validation plugin, so a finding fails its synthesis.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_cdk import Acknowledgment, App, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
+from aws_cdk.assertions import Template
+from cdk_nag import AwsSolutionsChecks
+
+from agent_wait_cdk import AgentWait
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+SKIP_BUNDLING = {"aws:cdk:bundling-stacks": []}
+
+
+def new_app(**context: Any) -> App:
+    """An app that skips bundling and CDK's built-in template validation (see the module docstring)."""
+    return App(context={**SKIP_BUNDLING, **context}, builtin_cloud_formation_validation=False)
+
+
+def inline_code() -> lambda_.Code:
+    """Stand-in Lambda code for tests that only construct (no bundle planning, no hashing)."""
+    return lambda_.Code.from_inline("def handler(event, context):\n    return None\n")
+
+
+@dataclass(frozen=True)
+class Synth:
+    """One synthesized stack: its template (assertions and raw JSON), its stack object, its assembly dir."""
+
+    stack: Stack
+    template: Template
+    json: dict[str, Any]
+    outdir: Path
+
+    def resources(self, type_: str) -> dict[str, dict[str, Any]]:
+        return {k: v for k, v in self.json["Resources"].items() if v["Type"] == type_}
+
+    def one(self, type_: str, **where: Any) -> tuple[str, dict[str, Any]]:
+        """The single resource of `type_` whose Properties contain `where` (top-level keys)."""
+        found = [
+            (k, v)
+            for k, v in self.resources(type_).items()
+            if all(v.get("Properties", {}).get(key) == value for key, value in where.items())
+        ]
+        assert len(found) == 1, f"expected one {type_} with {where}, found {[k for k, _ in found]}"
+        return found[0]
+
+    def logical_id(self, construct: Any) -> str:
+        return self.stack.resolve(construct.node.default_child.logical_id)
+
+    def resolve(self, value: Any) -> Any:
+        return self.stack.resolve(value)
+
+
+def synth(app: App, stack: Stack) -> Synth:
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    assembly = app.synth()
+    template = Template.from_stack(stack)
+    return Synth(stack=stack, template=template, json=template.to_json(), outdir=Path(assembly.directory))
+
+
+@pytest.fixture(scope="session")
+def refund() -> Synth:
+    """The refund-agent stack exactly as `app.py` builds it (defaults everywhere but removal policy)."""
+    import app as app_module
+
+    app = app_module.build(new_app())
+    return synth(app, app.node.find_child("RefundAgentStack"))  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def features() -> Synth:
+    """Every switch away from its default: FIFO topic, customer key, arm64, webhook, no bus, limits."""
+    app = new_app()
+    stack = Stack(app, "Features")
+    key = kms.Key(stack, "Key", enable_key_rotation=True, removal_policy=RemovalPolicy.DESTROY)
+    agent = AgentWait(
+        stack,
+        "AgentWait",
+        graph="examples.refund_agent.graph:build_graph",
+        graph_source=[EXAMPLES],
+        topic_fifo=True,
+        bus=False,
+        webhook_url="https://hooks.example.com/agent-wait",
+        encryption_key=key,
+        removal_policy=RemovalPolicy.DESTROY,
+        router_timeout=Duration.minutes(2),
+        router_memory_size=2048,
+        router_batch_size=5,
+        router_reserved_concurrent_executions=5,
+        sweep_rate=Duration.minutes(5),
+        sweep_timeout=Duration.seconds(90),
+        sweep_memory_size=256,
+        sweep_limit=50,
+        architecture=lambda_.Architecture.ARM_64,
+        queue_retention_period=Duration.days(7),
+        log_retention=logs.RetentionDays.ONE_WEEK,
+        log_level="DEBUG",
+        oldest_open_question_threshold=Duration.hours(4),
+    )
+    subscriber = sqs.Queue(
+        stack,
+        "ApprovalsQueue",
+        fifo=True,
+        encryption=sqs.QueueEncryption.SQS_MANAGED,
+        enforce_ssl=True,
+    )
+    Validations.of(subscriber).acknowledge(
+        Acknowledgment(id="AwsSolutions-SQS3", reason="A test subscriber; its consumer owns the dead letters.")
+    )
+    agent.subscribe_queue(subscriber)
+    caller = iam.Role(stack, "Caller", assumed_by=iam.AccountRootPrincipal())  # type: ignore[arg-type]
+    agent.grant_start(caller)
+    reader = iam.Role(stack, "Reader", assumed_by=iam.AccountRootPrincipal())  # type: ignore[arg-type]
+    agent.grant_read_questions(reader)
+    return synth(app, stack)
+
+
+@pytest.fixture(scope="session")
+def quiet() -> Synth:
+    """No topic, no bus, no alarms, no outputs; the caller brings the entry queue and its dead-letter queue."""
+    app = new_app()
+    stack = Stack(app, "Quiet")
+    dlq = sqs.Queue(stack, "OwnDlq", fifo=True, enforce_ssl=True, encryption=sqs.QueueEncryption.SQS_MANAGED)
+    Validations.of(dlq).acknowledge(
+        Acknowledgment(
+            id="AwsSolutions-SQS3", reason="It is the dead-letter queue itself; a DLQ for a DLQ only moves the problem."
+        )
+    )
+    queue = sqs.Queue(
+        stack,
+        "OwnQueue",
+        fifo=True,
+        content_based_deduplication=True,
+        visibility_timeout=Duration.minutes(6),
+        enforce_ssl=True,
+        encryption=sqs.QueueEncryption.SQS_MANAGED,
+        dead_letter_queue=sqs.DeadLetterQueue(queue=dlq, max_receive_count=5),
+    )
+    AgentWait(
+        stack,
+        "AgentWait",
+        graph="examples.refund_agent.graph:build_graph",
+        graph_source=[EXAMPLES],
+        topic=False,
+        bus=False,
+        alarms=False,
+        outputs=False,
+        existing_entry_queue=queue,
+        existing_dead_letter_queue=dlq,
+    )
+    return synth(app, stack)
+
+
+EMBEDDED_GRAPH = "refunds_service.agent:graph"
+
+
+@pytest.fixture(scope="session")
+def embedded(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    """An existing service stack with its own question table and topic embeds AgentWait around its own graph."""
+    source = tmp_path_factory.mktemp("service") / "refunds_service"
+    source.mkdir()
+    (source / "__init__.py").write_text("")
+    (source / "agent.py").write_text("graph = None  # the service's compiled graph\n")
+
+    app = new_app()
+    stack = Stack(app, "RefundsService")
+    string = dynamodb.AttributeType.STRING
+    table = dynamodb.Table(
+        stack,
+        "Questions",
+        partition_key=dynamodb.Attribute(name="pk", type=string),
+        sort_key=dynamodb.Attribute(name="sk", type=string),
+        billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+        point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+            point_in_time_recovery_enabled=True
+        ),
+        time_to_live_attribute="ttl",
+    )
+    table.add_global_secondary_index(
+        index_name="by_status",
+        partition_key=dynamodb.Attribute(name="status", type=string),
+        sort_key=dynamodb.Attribute(name="expires_at", type=string),
+    )
+    topic = sns.Topic(
+        stack,
+        "Announcements",
+        master_key=kms.Alias.from_alias_name(stack, "SnsKey", "alias/aws/sns"),
+        enforce_ssl=True,
+    )
+    agent = AgentWait(
+        stack,
+        "AgentWait",
+        graph=EMBEDDED_GRAPH,
+        graph_source=[source],
+        existing_question_table=table,
+        existing_topic=topic,
+    )
+    api = iam.Role(stack, "ApiRole", assumed_by=iam.ServicePrincipal("apigateway.amazonaws.com"))  # type: ignore[arg-type]
+    agent.grant_answer(api)
+    return synth(app, stack)
+
+
+VARIANTS = ("refund", "features", "quiet", "embedded")
+
+
+@pytest.fixture(params=VARIANTS)
+def variant(request: pytest.FixtureRequest) -> Synth:
+    return request.getfixturevalue(request.param)
+
+
+def statements(synth: Synth, role_logical_id_prefix: str) -> list[dict[str, Any]]:
+    """Every statement of the IAM policies attached to roles whose logical id starts with the prefix."""
+    found: list[dict[str, Any]] = []
+    for policy in synth.resources("AWS::IAM::Policy").values():
+        roles = [ref["Ref"] for ref in policy["Properties"]["Roles"]]
+        if any(role.startswith(role_logical_id_prefix) for role in roles):
+            found.extend(policy["Properties"]["PolicyDocument"]["Statement"])
+    return found
+
+
+def actions_on(stmts: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """{resource (as JSON): {actions}} for the given statements."""
+    out: dict[str, set[str]] = {}
+    for stmt in stmts:
+        actions = stmt["Action"] if isinstance(stmt["Action"], list) else [stmt["Action"]]
+        resources = stmt["Resource"] if isinstance(stmt["Resource"], list) else [stmt["Resource"]]
+        for resource in resources:
+            out.setdefault(json.dumps(resource, sort_keys=True), set()).update(actions)
+    return out
+
+
+def getatt(logical_id: str) -> str:
+    """The key `actions_on` uses for `{"Fn::GetAtt": [logical_id, "Arn"]}`."""
+    return json.dumps({"Fn::GetAtt": [logical_id, "Arn"]}, sort_keys=True)
+
+
+def ref(logical_id: str) -> str:
+    """The key `actions_on` uses for `{"Ref": logical_id}`."""
+    return json.dumps({"Ref": logical_id}, sort_keys=True)

@@ -1,0 +1,146 @@
+"""Embedding AgentWait into an existing stack with its own table, topic and graph."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
+from tests.cdk.conftest import Synth, getatt, inline_code, new_app, ref
+from tests.cdk.test_permissions import ROUTER_QUESTIONS, actions_on, index_arn, statements
+
+from agent_wait_cdk import AgentWait, AgentWaitPropsError
+
+
+def test_embedded_stack_uses_the_existing_table_and_topic(embedded: Synth) -> None:
+    tables = embedded.resources("AWS::DynamoDB::Table")
+    assert sorted(k.rstrip("0123456789ABCDEF") for k in tables) == ["AgentWaitCheckpointTable", "Questions"]
+    assert len(embedded.resources("AWS::SNS::Topic")) == 1
+    (table_id,) = [k for k in tables if k.startswith("Questions")]
+    (topic_id,) = embedded.resources("AWS::SNS::Topic")
+    for fn in embedded.resources("AWS::Lambda::Function").values():
+        env = fn["Properties"]["Environment"]["Variables"]
+        assert env["AGENT_WAIT_TABLE"] == {"Ref": table_id}
+        assert env["AGENT_WAIT_TOPIC_ARN"] == {"Ref": topic_id}
+    router = actions_on(statements(embedded, "AgentWaitRouter"))
+    assert router[getatt(table_id)] == ROUTER_QUESTIONS
+    assert router[index_arn(table_id)] == ROUTER_QUESTIONS
+    assert router[ref(topic_id)] == {"sns:Publish"}
+
+
+def test_embedded_stack_keeps_the_generated_defaults_elsewhere(embedded: Synth) -> None:
+    """A bus and the entry queue are still created; the graph is the service's own."""
+    assert len(embedded.resources("AWS::Events::EventBus")) == 1
+    assert len(embedded.resources("AWS::SQS::Queue")) == 2
+
+
+def _stack() -> Stack:
+    return Stack(new_app(), "S")
+
+
+def test_existing_and_props_for_the_same_resource_are_refused_together() -> None:
+    stack = _stack()
+    topic = sns.Topic(stack, "Topic")
+    bus = events.EventBus(stack, "Bus")
+    queue = sqs.Queue(stack, "Queue", fifo=True)
+    with pytest.raises(AgentWaitPropsError) as info:
+        AgentWait(
+            stack,
+            "AgentWait",
+            graph="m:g",
+            code=inline_code(),
+            existing_topic=topic,
+            topic=False,
+            topic_fifo=True,
+            existing_bus=bus,
+            bus=False,
+            existing_entry_queue=queue,
+            queue_retention_period=Duration.days(1),
+        )
+    assert info.value.problems == (
+        "existing_topic cannot go with topic=False; pass existing_topic to announce on it, or neither",
+        "topic_fifo shapes a topic AgentWait creates; with existing_topic, the topic's own kind is used",
+        "existing_bus cannot go with bus=False; pass existing_bus to announce on it, or neither",
+        "existing_entry_queue and existing_dead_letter_queue go together: the router dead-letters malformed "
+        "messages itself, so it needs the queue the entry queue's redrive policy sends to",
+        "queue_retention_period shapes an entry queue AgentWait creates; it cannot go with existing_entry_queue",
+    )
+
+
+def test_an_existing_entry_queue_must_be_fifo() -> None:
+    stack = _stack()
+    with pytest.raises(AgentWaitPropsError, match=re.escape("existing_entry_queue must be a FIFO queue")):
+        AgentWait(
+            stack,
+            "AgentWait",
+            graph="m:g",
+            code=inline_code(),
+            existing_entry_queue=sqs.Queue(stack, "Q"),
+            existing_dead_letter_queue=sqs.Queue(stack, "D", fifo=True),
+        )
+
+
+def test_an_imported_fifo_queue_is_accepted() -> None:
+    stack = _stack()
+    arn = "arn:aws:sqs:us-east-1:123456789012:entry.fifo"
+    AgentWait(
+        stack,
+        "AgentWait",
+        graph="m:g",
+        code=inline_code(),
+        existing_entry_queue=sqs.Queue.from_queue_arn(stack, "Q", arn),
+        existing_dead_letter_queue=sqs.Queue.from_queue_arn(stack, "D", arn.replace("entry", "dlq")),
+    )
+
+
+def test_an_existing_table_of_the_wrong_shape_is_refused() -> None:
+    stack = _stack()
+    table = dynamodb.Table(stack, "T", partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING))
+    with pytest.raises(AgentWaitPropsError, match=re.escape("its keys are ('id', None)")):
+        AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), existing_question_table=table)
+
+
+def test_an_existing_table_without_the_status_index_is_refused() -> None:
+    stack = _stack()
+    string = dynamodb.AttributeType.STRING
+    table = dynamodb.Table(
+        stack,
+        "T",
+        partition_key=dynamodb.Attribute(name="pk", type=string),
+        sort_key=dynamodb.Attribute(name="sk", type=string),
+    )
+    with pytest.raises(AgentWaitPropsError, match=re.escape("it has no index 'by_status'")):
+        AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), existing_question_table=table)
+
+
+def test_an_imported_table_is_trusted() -> None:
+    stack = _stack()
+    table = dynamodb.Table.from_table_name(stack, "T", "their-questions")
+    agent = AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), existing_question_table=table)
+    assert agent.question_table is table
+
+
+def test_subscribe_queue_without_a_topic_says_what_to_do() -> None:
+    stack = _stack()
+    agent = AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), topic=False)
+    with pytest.raises(ValueError, match=re.escape("there is no topic to subscribe to; pass topic=True")):
+        agent.subscribe_queue(sqs.Queue(stack, "Q"))
+
+
+def test_graph_missing_from_graph_source_warns(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from aws_cdk.assertions import Annotations, Match
+
+    source = Path(str(tmp_path)) / "svc"
+    source.mkdir()
+    stack = _stack()
+    AgentWait(stack, "AgentWait", graph="svc.agent:graph", graph_source=[source])
+    warnings = Annotations.from_stack(stack).find_warning(
+        "/S/AgentWait", Match.string_like_regexp("graph module 'svc.agent' is not in graph_source")
+    )
+    assert len(warnings) == 1

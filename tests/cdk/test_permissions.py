@@ -1,0 +1,126 @@
+"""Least privilege: exact statements per function, no wildcards, no managed policies, KMS only with a key."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.cdk.conftest import Synth, actions_on, getatt, ref, statements
+
+QUESTION_READ = {"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"}
+ROUTER_QUESTIONS = QUESTION_READ | {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"}
+SWEEP_QUESTIONS = QUESTION_READ | {"dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"}
+CHECKPOINTS = QUESTION_READ | {"dynamodb:PutItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem"}
+CONSUME = {
+    "sqs:ReceiveMessage",
+    "sqs:ChangeMessageVisibility",
+    "sqs:GetQueueUrl",
+    "sqs:DeleteMessage",
+    "sqs:GetQueueAttributes",
+}
+SEND = {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
+LOGS = {"logs:CreateLogStream", "logs:PutLogEvents"}
+
+
+def ids(synth: Synth) -> dict[str, str]:
+    r = synth.json["Resources"]
+
+    def first(type_: str, part: str) -> str:
+        return next(k for k, v in r.items() if v["Type"] == type_ and part in k)
+
+    return {
+        "questions": first("AWS::DynamoDB::Table", "QuestionTable"),
+        "checkpoints": first("AWS::DynamoDB::Table", "CheckpointTable"),
+        "entry": "AgentWaitEntryQueue74B3737D",
+        "dlq": "AgentWaitEntryQueueDeadLetterQueueB64EFE3E",
+        "router_logs": first("AWS::Logs::LogGroup", "Router"),
+        "sweep_logs": first("AWS::Logs::LogGroup", "Sweep"),
+    }
+
+
+def index_arn(table_id: str) -> str:
+    return json.dumps({"Fn::Join": ["", [{"Fn::GetAtt": [table_id, "Arn"]}, "/index/by_status"]]}, sort_keys=True)
+
+
+def test_router_gets_exactly_what_it_uses(refund: Synth) -> None:
+    i = ids(refund)
+    topic = next(iter(refund.resources("AWS::SNS::Topic")))
+    bus = next(iter(refund.resources("AWS::Events::EventBus")))
+    assert actions_on(statements(refund, "AgentWaitRouter")) == {
+        getatt(i["router_logs"]): LOGS,
+        getatt(i["entry"]): CONSUME,  # from the event source; no send to the entry queue
+        getatt(i["questions"]): ROUTER_QUESTIONS,
+        index_arn(i["questions"]): ROUTER_QUESTIONS,
+        getatt(i["checkpoints"]): CHECKPOINTS,
+        getatt(i["dlq"]): SEND,
+        ref(topic): {"sns:Publish"},
+        getatt(bus): {"events:PutEvents"},
+    }
+
+
+def test_sweep_gets_exactly_what_it_uses(refund: Synth) -> None:
+    i = ids(refund)
+    topic = next(iter(refund.resources("AWS::SNS::Topic")))
+    bus = next(iter(refund.resources("AWS::Events::EventBus")))
+    assert actions_on(statements(refund, "AgentWaitSweep")) == {
+        getatt(i["sweep_logs"]): LOGS,
+        getatt(i["questions"]): SWEEP_QUESTIONS,
+        index_arn(i["questions"]): SWEEP_QUESTIONS,
+        getatt(i["entry"]): SEND,
+        ref(topic): {"sns:Publish"},
+        getatt(bus): {"events:PutEvents"},
+    }
+
+
+def _all_statements(synth: Synth) -> list[dict[str, Any]]:
+    return [
+        stmt
+        for policy in synth.resources("AWS::IAM::Policy").values()
+        for stmt in policy["Properties"]["PolicyDocument"]["Statement"]
+    ]
+
+
+def test_no_action_and_no_resource_is_a_wildcard(variant: Synth) -> None:
+    for stmt in _all_statements(variant):
+        actions = stmt["Action"] if isinstance(stmt["Action"], list) else [stmt["Action"]]
+        resources = stmt["Resource"] if isinstance(stmt["Resource"], list) else [stmt["Resource"]]
+        assert not [a for a in actions if "*" in a], stmt
+        assert not [r for r in resources if isinstance(r, str) and "*" in r], stmt
+        assert "/index/*" not in json.dumps(resources), stmt
+
+
+def test_no_managed_policies_on_the_function_roles(variant: Synth) -> None:
+    for role_id, role in variant.resources("AWS::IAM::Role").items():
+        if "Router" in role_id or "Sweep" in role_id:
+            assert "ManagedPolicyArns" not in role["Properties"], role_id
+
+
+def test_no_kms_statement_without_a_customer_key(refund: Synth) -> None:
+    assert not [s for s in _all_statements(refund) if "kms:" in json.dumps(s["Action"])]
+
+
+def test_customer_key_is_granted_with_explicit_actions(features: Synth) -> None:
+    key = getatt("Key961B73FD")
+    router = actions_on(statements(features, "AgentWaitRouter"))
+    sweep = actions_on(statements(features, "AgentWaitSweep"))
+    # tables (read/write), dead letters and the topic (send), the entry queue's event source (decrypt)
+    assert router[key] == {
+        "kms:Decrypt",
+        "kms:DescribeKey",
+        "kms:Encrypt",
+        "kms:GenerateDataKey",
+        "kms:ReEncryptFrom",
+        "kms:ReEncryptTo",
+    }
+    assert {"kms:GenerateDataKey", "kms:Decrypt"} <= sweep[key]
+
+
+def test_grant_start_sends_to_the_entry_queue_and_uses_its_key(features: Synth) -> None:
+    assert actions_on(statements(features, "Caller")) == {
+        getatt("AgentWaitEntryQueue74B3737D"): SEND,
+        getatt("Key961B73FD"): {"kms:GenerateDataKey", "kms:Decrypt"},
+    }
+
+
+def test_grant_answer_sends_to_the_entry_queue(embedded: Synth) -> None:
+    assert actions_on(statements(embedded, "ApiRole")) == {getatt("AgentWaitEntryQueue74B3737D"): SEND}

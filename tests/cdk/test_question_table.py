@@ -1,0 +1,124 @@
+"""The question ledger table: keys, billing, GSI, TTL, recovery, encryption, removal policy, read grant."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk.assertions import Match, Template
+from tests.cdk.conftest import Synth, actions_on, new_app, statements
+
+from agent_wait_cdk import QuestionTable
+
+QUESTION_TABLE_SHAPE = {
+    "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+    "BillingMode": "PAY_PER_REQUEST",
+    "GlobalSecondaryIndexes": [
+        {
+            "IndexName": "by_status",
+            "KeySchema": [
+                {"AttributeName": "status", "KeyType": "HASH"},
+                {"AttributeName": "expires_at", "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "ALL"},
+        }
+    ],
+    "TimeToLiveSpecification": {"AttributeName": "ttl", "Enabled": True},
+    "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+}
+
+
+def question_table(synth: Synth) -> tuple[str, dict]:
+    return synth.one("AWS::DynamoDB::Table", KeySchema=QUESTION_TABLE_SHAPE["KeySchema"])
+
+
+def test_question_table_has_the_ledger_shape(refund: Synth) -> None:
+    refund.template.has_resource_properties("AWS::DynamoDB::Table", QUESTION_TABLE_SHAPE)
+    _, table = question_table(refund)
+    attributes = {a["AttributeName"]: a["AttributeType"] for a in table["Properties"]["AttributeDefinitions"]}
+    assert attributes == {"pk": "S", "sk": "S", "status": "S", "expires_at": "S"}
+
+
+def test_question_table_is_encrypted_with_the_aws_managed_key_by_default(refund: Synth) -> None:
+    _, table = question_table(refund)
+    assert table["Properties"]["SSESpecification"] == {"SSEEnabled": True}
+
+
+def test_question_table_uses_the_customer_key_when_given(features: Synth) -> None:
+    _, table = question_table(features)
+    sse = table["Properties"]["SSESpecification"]
+    assert sse["SSEEnabled"] is True
+    assert sse["SSEType"] == "KMS"
+    assert sse["KMSMasterKeyId"] == {"Fn::GetAtt": ["Key961B73FD", "Arn"]}
+
+
+def test_question_table_is_retained_by_default() -> None:
+    stack = Stack(new_app(), "S")
+    QuestionTable(stack, "Questions")
+    Template.from_stack(stack).has_resource(
+        "AWS::DynamoDB::Table", {"DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain"}
+    )
+
+
+def test_removal_policy_prop_reaches_the_table(refund: Synth) -> None:
+    """The refund demo passes DESTROY so `cdk destroy` cleans up."""
+    refund.template.has_resource(
+        "AWS::DynamoDB::Table",
+        {"DeletionPolicy": "Delete", "Properties": Match.object_like({"KeySchema": QUESTION_TABLE_SHAPE["KeySchema"]})},
+    )
+
+
+def test_main_child_is_resource() -> None:
+    stack = Stack(new_app(), "S")
+    table = QuestionTable(stack, "Questions")
+    assert table.node.default_child is not None
+    assert table.table.node.id == "Resource"
+
+
+@pytest.mark.parametrize("grant", ["grant_read_questions", "grant_router", "grant_sweep"])
+def test_question_table_grants_cover_table_and_named_index_only(grant: str) -> None:
+    stack = Stack(new_app(), "S")
+    table = QuestionTable(stack, "Questions")
+    role = iam.Role(stack, "Role", assumed_by=iam.AccountRootPrincipal())  # type: ignore[arg-type]
+    result = getattr(table, grant)(role)
+    assert isinstance(result, iam.Grant)
+    template = Template.from_stack(stack).to_json()
+    policy = next(v for v in template["Resources"].values() if v["Type"] == "AWS::IAM::Policy")
+    (stmt,) = policy["Properties"]["PolicyDocument"]["Statement"]
+    arn = {"Fn::GetAtt": [stack.resolve(table.table.node.default_child.logical_id), "Arn"]}  # type: ignore[union-attr]
+    assert stmt["Resource"] == [arn, {"Fn::Join": ["", [arn, "/index/by_status"]]}]
+    expected = {
+        "grant_read_questions": ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"],
+        "grant_router": [
+            "dynamodb:GetItem",
+            "dynamodb:BatchGetItem",
+            "dynamodb:Query",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
+            "dynamodb:ConditionCheckItem",
+        ],
+        "grant_sweep": [
+            "dynamodb:GetItem",
+            "dynamodb:BatchGetItem",
+            "dynamodb:Query",
+            "dynamodb:UpdateItem",
+            "dynamodb:ConditionCheckItem",
+        ],
+    }[grant]
+    assert stmt["Action"] == expected
+
+
+def test_agent_wait_grant_read_questions_is_read_only_with_kms_decrypt(features: Synth) -> None:
+    stmts = statements(features, "Reader")
+    by_resource = actions_on(stmts)
+    table_id, _ = question_table(features)
+    arn = {"Fn::GetAtt": [table_id, "Arn"]}
+    assert by_resource[_j(arn)] == {"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"}
+    assert by_resource[_j({"Fn::Join": ["", [arn, "/index/by_status"]]})] == by_resource[_j(arn)]
+    assert by_resource[_j({"Fn::GetAtt": ["Key961B73FD", "Arn"]})] == {"kms:Decrypt", "kms:DescribeKey"}
+
+
+def _j(value: object) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True)
