@@ -19,7 +19,16 @@ def to_jsonable(value: Any, *, where: str = "value") -> Any:
     Decimals (what DynamoDB hands back) become int when integral, float otherwise. NaN and infinity
     are refused: JSON has no spelling for them and receivers would choke.
     """
-    if value is None or isinstance(value, (str, bool)):
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise EnvelopeError(
+                f"{where} holds a lone surrogate (an unpaired \\ud800-\\udfff), which is not valid Unicode; "
+                "fix the text before asking"
+            ) from None
+        return value
+    if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
         return int(value)

@@ -444,3 +444,11 @@ def test_envelope_is_immutable():
     assert isinstance(envelope.tags, MappingProxyType)
     with pytest.raises(TypeError):
         envelope.tags["x"] = "y"  # type: ignore[index]
+
+
+def test_a_lone_surrogate_in_a_question_is_an_envelope_error_not_a_unicode_crash():
+    # GIVEN text with an unpaired surrogate (valid in a Python str, never valid UTF-8)
+    question = {"note": "broken \ud800 text"}
+    # WHEN it is asked / THEN a typed EnvelopeError names where, instead of UnicodeEncodeError
+    with pytest.raises(EnvelopeError, match=re.escape("question.note holds a lone surrogate")):
+        Question("t-1", "q-1", question)
