@@ -39,3 +39,7 @@ def test_the_readme_gives_the_two_commands_and_they_exist(command: str) -> None:
 
 def test_ci_runs_the_readme_test_command() -> None:
     assert "scripts/dev test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_every_python_snippet_in_the_message_formats_doc_runs() -> None:
+    assert run_snippets(ROOT / "docs" / "message-formats.md") >= 1
