@@ -19,7 +19,8 @@ QUESTION_ROUTER = (
 the same per-item actions, so there is no separate transaction action to grant."""
 
 QUESTION_SWEEP = (*QUESTION_READ, "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
-"""The sweep queries `by_status` for overdue and unannounced questions and marks re-announcements."""
+"""The sweep queries `by_status` for overdue questions and `by_announce_due` for unannounced ones, and
+marks each re-announcement with an update."""
 
 CHECKPOINT_READ_WRITE = (
     "dynamodb:GetItem",

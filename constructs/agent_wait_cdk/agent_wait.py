@@ -21,6 +21,7 @@ from constructs import Construct
 
 from agent_wait_cdk import _grants, _perms
 from agent_wait_cdk import _shapes as shapes
+from agent_wait_cdk import question_table as questions
 from agent_wait_cdk._bundling import LambdaBundle
 from agent_wait_cdk._defaults import ONE_DAY, ONE_MINUTE
 from agent_wait_cdk._validate import PropChecks
@@ -29,7 +30,7 @@ from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, _FifoSub
 from agent_wait_cdk.checkpoint_table import CheckpointTable
 from agent_wait_cdk.entry_queue import EntryQueue
 from agent_wait_cdk.functions import RouterFunction, SweepFunction
-from agent_wait_cdk.question_table import QuestionTable, grant_question_access
+from agent_wait_cdk.question_table import QuestionTable
 
 __all__ = ("AgentWait",)
 
@@ -73,7 +74,8 @@ class AgentWait(Construct):
         webhook_url: also POST each envelope here (`AGENT_WAIT_WEBHOOK_URL`). Default None: off. It is
             stored in plain text in the functions' configuration: put no secret in it.
         existing_question_table: use this table as the question ledger; it must have the shape of
-            `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings, GSI `by_status` on `status`/`expires_at`).
+            `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status` on `status`/`expires_at`
+            and `by_announce_due` on `announce_due`/`asked_at`, both projecting all attributes).
         existing_entry_queue: consume this FIFO queue instead of creating one; needs
             `existing_dead_letter_queue`, and its visibility timeout must be at least six times `router_timeout`.
         existing_dead_letter_queue: the FIFO dead-letter queue of `existing_entry_queue`.
@@ -296,7 +298,7 @@ class AgentWait(Construct):
 
     def grant_read_questions(self, grantee: iam.IGrantable) -> iam.Grant:
         """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the question table and its `by_status` index."""
-        return grant_question_access(grantee, self.question_table, _perms.QUESTION_READ)
+        return questions.grant_read_questions(grantee, self.question_table)
 
     def subscribe_queue(self, queue: sqs.IQueue, *, raw_message_delivery: bool = True) -> None:
         """Subscribe `queue` to the announcement topic, refusing a FIFO queue on a standard topic.
@@ -333,8 +335,8 @@ class AgentWait(Construct):
 
     def _grant_functions(self) -> None:
         router, sweep = self.router_function, self.sweep_function
-        grant_question_access(router, self.question_table, _perms.QUESTION_ROUTER, write=True)
-        grant_question_access(sweep, self.question_table, _perms.QUESTION_SWEEP, write=True)
+        questions.grant_router(router, self.question_table)
+        questions.grant_sweep(sweep, self.question_table)
         _grants.grant_table(
             router, self.checkpoint_table, _perms.CHECKPOINT_READ_WRITE, kms_actions=_perms.KMS_READ_WRITE
         )
@@ -471,19 +473,22 @@ def _check_existing(
 
 def _check_table_shape(checks: PropChecks, table: dynamodb.Table) -> None:
     """A table defined in this app can be checked against the question table's shape; an imported one cannot."""
-    want = f"pk/sk strings with GSI {shapes.STATUS_INDEX_NAME} on status/expires_at (agent_wait.schema.QUESTION_TABLE)"
+    want = "the shape of agent_wait.schema.QUESTION_TABLE"
     keys = _key_names(table.schema())
     if keys != (shapes.QUESTION_PARTITION_KEY, shapes.QUESTION_SORT_KEY):
-        checks.fail("existing_question_table", f"must have {want}; its keys are {keys}")
+        checks.fail("existing_question_table", f"must have {want}: keys ('pk', 'sk'); its keys are {keys}")
         return
-    try:
-        index = table.schema(shapes.STATUS_INDEX_NAME)
-    except RuntimeError:
-        checks.fail("existing_question_table", f"must have {want}; it has no index {shapes.STATUS_INDEX_NAME!r}")
-        return
-    index_keys = _key_names(index)
-    if index_keys != (shapes.STATUS_INDEX_PARTITION_KEY, shapes.STATUS_INDEX_SORT_KEY):
-        checks.fail("existing_question_table", f"must have {want}; its index keys are {index_keys}")
+    for name, wanted in (
+        (shapes.STATUS_INDEX_NAME, (shapes.STATUS_INDEX_PARTITION_KEY, shapes.STATUS_INDEX_SORT_KEY)),
+        (shapes.ANNOUNCE_INDEX_NAME, (shapes.ANNOUNCE_INDEX_PARTITION_KEY, shapes.ANNOUNCE_INDEX_SORT_KEY)),
+    ):
+        try:
+            index_keys = _key_names(table.schema(name))
+        except RuntimeError:
+            checks.fail("existing_question_table", f"must have {want}: it has no index {name!r} on {wanted}")
+            continue
+        if index_keys != wanted:
+            checks.fail("existing_question_table", f"must have {want}: index {name!r} is on {index_keys}, not {wanted}")
 
 
 def _key_names(schema: dynamodb.SchemaOptions) -> tuple[str | None, str | None]:

@@ -10,6 +10,9 @@ from constructs import Construct
 
 from agent_wait_cdk import _grants, _perms
 from agent_wait_cdk._shapes import (
+    ANNOUNCE_INDEX_NAME,
+    ANNOUNCE_INDEX_PARTITION_KEY,
+    ANNOUNCE_INDEX_SORT_KEY,
     QUESTION_PARTITION_KEY,
     QUESTION_SORT_KEY,
     QUESTION_TTL_ATTRIBUTE,
@@ -18,14 +21,16 @@ from agent_wait_cdk._shapes import (
     STATUS_INDEX_SORT_KEY,
 )
 
-__all__ = ("QuestionTable", "grant_question_access")
+__all__ = ("QuestionTable", "grant_read_questions", "grant_router", "grant_sweep")
 
 
 class QuestionTable(Construct):
-    """The question ledger: `pk`/`sk` strings, on demand, GSI `by_status` on (`status`, `expires_at`).
+    """The question ledger: `pk`/`sk` strings, on demand, GSIs `by_status` and `by_announce_due`.
 
     One item per question (`pk = THREAD#<thread_id>`, `sk = WAIT#<question_id>`); the router decides each
-    question with a conditional update, and the sweep finds open and overdue questions through `by_status`.
+    question with a conditional update. The sweep finds overdue questions through `by_status` (`status`,
+    `expires_at`) and questions whose announcement failed through the sparse `by_announce_due`
+    (`announce_due`, `asked_at`); both project every attribute, because the sweep needs the envelope.
     TTL on `ttl` lets decided questions age out; point-in-time recovery and encryption at rest are on.
 
     Example:
@@ -80,6 +85,12 @@ class QuestionTable(Construct):
             sort_key=dynamodb.Attribute(name=STATUS_INDEX_SORT_KEY, type=string),
             projection_type=dynamodb.ProjectionType.ALL,
         )
+        self.table.add_global_secondary_index(
+            index_name=ANNOUNCE_INDEX_NAME,
+            partition_key=dynamodb.Attribute(name=ANNOUNCE_INDEX_PARTITION_KEY, type=string),
+            sort_key=dynamodb.Attribute(name=ANNOUNCE_INDEX_SORT_KEY, type=string),
+            projection_type=dynamodb.ProjectionType.ALL,
+        )
 
     @property
     def table_name(self) -> str:
@@ -91,25 +102,33 @@ class QuestionTable(Construct):
 
     def grant_read_questions(self, grantee: iam.IGrantable) -> iam.Grant:
         """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the table and its `by_status` index; nothing else."""
-        return grant_question_access(grantee, self.table, _perms.QUESTION_READ)
+        return grant_read_questions(grantee, self.table)
 
     def grant_router(self, grantee: iam.IGrantable) -> iam.Grant:
-        """What the router needs: read, plus conditional `PutItem`/`UpdateItem` and `ConditionCheckItem`."""
-        return grant_question_access(grantee, self.table, _perms.QUESTION_ROUTER, write=True)
+        """What the router needs: read by key and by thread, conditional `PutItem`/`UpdateItem`, on the table only."""
+        return grant_router(grantee, self.table)
 
     def grant_sweep(self, grantee: iam.IGrantable) -> iam.Grant:
-        """What the sweep needs: read (the `by_status` index above all), plus `UpdateItem`/`ConditionCheckItem`."""
-        return grant_question_access(grantee, self.table, _perms.QUESTION_SWEEP, write=True)
+        """What the sweep needs: `Query` on both indexes, `GetItem`, and `UpdateItem` to mark re-announcements."""
+        return grant_sweep(grantee, self.table)
 
 
-def grant_question_access(
-    grantee: iam.IGrantable, table: dynamodb.ITable, actions: tuple[str, ...], *, write: bool = False
-) -> iam.Grant:
-    """Grant `actions` on any question table (created or brought) and its `by_status` index."""
+def grant_read_questions(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
+    """Readers (a dashboard, an approvals UI) list open questions through `by_status`."""
+    return _grants.grant_table(grantee, table, _perms.QUESTION_READ, indexes=(STATUS_INDEX_NAME,))
+
+
+def grant_router(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
+    """The router's ledger calls (`open`, `get`, `questions`, `decide`, `mark_*`, starts) use keys, never an index."""
+    return _grants.grant_table(grantee, table, _perms.QUESTION_ROUTER, kms_actions=_perms.KMS_READ_WRITE)
+
+
+def grant_sweep(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
+    """The sweep's `overdue` queries `by_status`, `announce_due` queries `by_announce_due`."""
     return _grants.grant_table(
         grantee,
         table,
-        actions,
-        indexes=(STATUS_INDEX_NAME,),
-        kms_actions=_perms.KMS_READ_WRITE if write else _perms.KMS_READ,
+        _perms.QUESTION_SWEEP,
+        indexes=(STATUS_INDEX_NAME, ANNOUNCE_INDEX_NAME),
+        kms_actions=_perms.KMS_READ_WRITE,
     )

@@ -28,7 +28,8 @@ def test_embedded_stack_uses_the_existing_table_and_topic(embedded: Synth) -> No
         assert env["AGENT_WAIT_TOPIC_ARN"] == {"Ref": topic_id}
     router = actions_on(statements(embedded, "AgentWaitRouter"))
     assert router[getatt(table_id)] == ROUTER_QUESTIONS
-    assert router[index_arn(table_id)] == ROUTER_QUESTIONS
+    sweep = actions_on(statements(embedded, "AgentWaitSweep"))
+    assert sweep[index_arn(table_id, "by_announce_due")] >= {"dynamodb:Query"}
     assert router[ref(topic_id)] == {"sns:Publish"}
 
 
@@ -100,7 +101,7 @@ def test_an_imported_fifo_queue_is_accepted() -> None:
 def test_an_existing_table_of_the_wrong_shape_is_refused() -> None:
     stack = _stack()
     table = dynamodb.Table(stack, "T", partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING))
-    with pytest.raises(AgentWaitPropsError, match=re.escape("its keys are ('id', None)")):
+    with pytest.raises(AgentWaitPropsError, match=re.escape("keys ('pk', 'sk'); its keys are ('id', None)")):
         AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), existing_question_table=table)
 
 
@@ -113,8 +114,14 @@ def test_an_existing_table_without_the_status_index_is_refused() -> None:
         partition_key=dynamodb.Attribute(name="pk", type=string),
         sort_key=dynamodb.Attribute(name="sk", type=string),
     )
-    with pytest.raises(AgentWaitPropsError, match=re.escape("it has no index 'by_status'")):
+    with pytest.raises(AgentWaitPropsError) as info:
         AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), existing_question_table=table)
+    assert info.value.problems == (
+        "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
+        "'by_status' on ('status', 'expires_at')",
+        "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
+        "'by_announce_due' on ('announce_due', 'asked_at')",
+    )
 
 
 def test_an_imported_table_is_trusted() -> None:

@@ -38,8 +38,8 @@ def ids(synth: Synth) -> dict[str, str]:
     }
 
 
-def index_arn(table_id: str) -> str:
-    return json.dumps({"Fn::Join": ["", [{"Fn::GetAtt": [table_id, "Arn"]}, "/index/by_status"]]}, sort_keys=True)
+def index_arn(table_id: str, index: str = "by_status") -> str:
+    return json.dumps({"Fn::Join": ["", [{"Fn::GetAtt": [table_id, "Arn"]}, f"/index/{index}"]]}, sort_keys=True)
 
 
 def test_router_gets_exactly_what_it_uses(refund: Synth) -> None:
@@ -49,8 +49,7 @@ def test_router_gets_exactly_what_it_uses(refund: Synth) -> None:
     assert actions_on(statements(refund, "AgentWaitRouter")) == {
         getatt(i["router_logs"]): LOGS,
         getatt(i["entry"]): CONSUME,  # from the event source; no send to the entry queue
-        getatt(i["questions"]): ROUTER_QUESTIONS,
-        index_arn(i["questions"]): ROUTER_QUESTIONS,
+        getatt(i["questions"]): ROUTER_QUESTIONS,  # by key and by thread: no index
         getatt(i["checkpoints"]): CHECKPOINTS,
         getatt(i["dlq"]): SEND,
         ref(topic): {"sns:Publish"},
@@ -66,6 +65,7 @@ def test_sweep_gets_exactly_what_it_uses(refund: Synth) -> None:
         getatt(i["sweep_logs"]): LOGS,
         getatt(i["questions"]): SWEEP_QUESTIONS,
         index_arn(i["questions"]): SWEEP_QUESTIONS,
+        index_arn(i["questions"], "by_announce_due"): SWEEP_QUESTIONS,
         getatt(i["entry"]): SEND,
         ref(topic): {"sns:Publish"},
         getatt(bus): {"events:PutEvents"},

@@ -1,0 +1,89 @@
+"""What the constructs synthesize matches `agent_wait.schema`, the shapes the runtime and its tests use.
+
+The constructs may not import the runtime, so they restate the names; these tests are what keeps the two
+copies equal. Tests may import `agent_wait.schema`: it is standard library only.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+from pathlib import Path
+
+import pytest
+from tests.cdk.conftest import REPO, Synth
+
+from agent_wait import schema
+from agent_wait_cdk import _shapes
+from agent_wait_cdk._bundling import REQUIREMENTS_FILE
+
+
+def key_schema(partition: str, sort: str) -> list[dict[str, str]]:
+    return [{"AttributeName": partition, "KeyType": "HASH"}, {"AttributeName": sort, "KeyType": "RANGE"}]
+
+
+@pytest.mark.parametrize("shape_name", ["QUESTION_TABLE", "CHECKPOINT_TABLE"])
+def test_tables_match_the_schema(refund: Synth, shape_name: str) -> None:
+    shape: schema.TableShape = getattr(schema, shape_name)
+    _, table = refund.one("AWS::DynamoDB::Table", KeySchema=key_schema(shape.partition_key, shape.sort_key))
+    props = table["Properties"]
+    assert props["TimeToLiveSpecification"] == {"AttributeName": shape.ttl_attribute, "Enabled": True}
+    indexes = [
+        schema.IndexShape(
+            index["IndexName"], index["KeySchema"][0]["AttributeName"], index["KeySchema"][1]["AttributeName"]
+        )
+        for index in props.get("GlobalSecondaryIndexes", [])
+    ]
+    assert tuple(indexes) == shape.indexes
+    assert {a["AttributeType"] for a in props["AttributeDefinitions"]} == {"S"}  # every key is a string
+
+
+def test_entry_queue_matches_the_schema(refund: Synth) -> None:
+    queues = refund.resources("AWS::SQS::Queue")
+    (entry,) = [q["Properties"] for q in queues.values() if "RedrivePolicy" in q["Properties"]]
+    shape = schema.ENTRY_QUEUE
+    assert entry["FifoQueue"] is shape.fifo
+    assert entry["ContentBasedDeduplication"] is shape.content_based_deduplication
+    assert entry["RedrivePolicy"]["maxReceiveCount"] == shape.max_receive_count
+
+
+def test_every_setting_name_matches() -> None:
+    restated = {value for name, value in vars(_shapes).items() if name.startswith("ENV_")}
+    assert restated == {setting.value for setting in schema.Settings}
+
+
+def test_the_functions_set_only_schema_settings_and_powertools_variables(variant: Synth) -> None:
+    allowed = {s.value for s in schema.Settings} | {
+        "POWERTOOLS_SERVICE_NAME",
+        "POWERTOOLS_METRICS_NAMESPACE",
+        "LOG_LEVEL",
+    }
+    for fn in variant.resources("AWS::Lambda::Function").values():
+        assert set(fn["Properties"]["Environment"]["Variables"]) <= allowed
+
+
+@pytest.mark.parametrize("handler", [_shapes.ROUTER_HANDLER, _shapes.SWEEP_HANDLER])
+def test_handlers_name_functions_the_runtime_defines(handler: str) -> None:
+    module, _, attribute = handler.rpartition(".")
+    path = REPO / "runtime" / Path(*module.split(".")).with_suffix(".py")
+    tree = ast.parse(path.read_text())
+    defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert attribute in defined, f"{path} defines no {attribute}()"
+
+
+def test_lambda_requirements_are_the_locked_host_dependencies() -> None:
+    """A dependency change in uv.lock must reach the bundle (and so its asset hash). Regenerate with
+    `uv export --frozen --no-dev --extra host --no-hashes --no-emit-project` into
+    constructs/agent_wait_cdk/requirements-lambda.txt."""
+    exported = subprocess.run(
+        ["uv", "export", "--frozen", "--no-dev", "--extra", "host", "--no-hashes", "--no-emit-project"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    pins = [line for line in exported.splitlines() if line and not line.startswith((" ", "#"))]
+    committed = [
+        line for line in REQUIREMENTS_FILE.read_text().splitlines() if line and not line.startswith((" ", "#"))
+    ]
+    assert committed == pins
