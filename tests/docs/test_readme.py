@@ -43,3 +43,7 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 def test_every_python_snippet_in_the_message_formats_doc_runs() -> None:
     assert run_snippets(ROOT / "docs" / "message-formats.md") >= 1
+
+
+def test_every_python_snippet_in_the_host_doc_runs() -> None:
+    assert run_snippets(ROOT / "docs" / "host.md") >= 2
