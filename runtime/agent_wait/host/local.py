@@ -120,7 +120,8 @@ class PumpResult:
 
     handled: int = 0
     failed: int = 0
-    outcomes: list[dict[str, Any]] = field(default_factory=list)
+    outcomes: list[Any] = field(default_factory=list)
+    """Every message's `agent_wait.host.Outcome`, in order."""
 
 
 class _Context:
@@ -357,29 +358,34 @@ class LocalStack:
 
         sqs, result = self.client("sqs"), PumpResult()
         arn = sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        for _ in range(max_batches):
-            received = sqs.receive_message(
-                QueueUrl=self.queue_url,
-                MaxNumberOfMessages=10,
-                WaitTimeSeconds=wait_seconds,
-                AttributeNames=["All"],
-                MessageSystemAttributeNames=["All"],
-            ).get("Messages", [])
-            if not received:
-                return result
-            event = {"Records": [_record(message, arn) for message in received]}
-            with clock_scope(self.clock):
-                response = router.handler(event, _Context(ROUTER_HANDLER))
-            failed = {item["itemIdentifier"] for item in response.get("batchItemFailures", [])}
-            for message in received:
-                if message["MessageId"] in failed:
-                    sqs.change_message_visibility(
-                        QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
-                    )
-                else:
-                    sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
-            result.handled += len(received) - len(failed)
-            result.failed += len(failed)
+        listener = result.outcomes.append
+        router.OUTCOME_LISTENERS.append(listener)
+        try:
+            for _ in range(max_batches):
+                received = sqs.receive_message(
+                    QueueUrl=self.queue_url,
+                    MaxNumberOfMessages=10,
+                    WaitTimeSeconds=wait_seconds,
+                    AttributeNames=["All"],
+                    MessageSystemAttributeNames=["All"],
+                ).get("Messages", [])
+                if not received:
+                    break
+                event = {"Records": [_record(message, arn) for message in received]}
+                with clock_scope(self.clock):
+                    response = router.handler(event, _Context(ROUTER_HANDLER))
+                failed = {item["itemIdentifier"] for item in response.get("batchItemFailures", [])}
+                for message in received:
+                    if message["MessageId"] in failed:
+                        sqs.change_message_visibility(
+                            QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
+                        )
+                    else:
+                        sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
+                result.handled += len(received) - len(failed)
+                result.failed += len(failed)
+        finally:
+            router.OUTCOME_LISTENERS.remove(listener)
         return result
 
     def sweep(self) -> dict[str, Any]:

@@ -7,6 +7,7 @@ and are checked on the first invocation. The logic is `Router`, usable from any 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -17,14 +18,18 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from agent_wait.host._router import Router
 from agent_wait.host._wiring import build_router
 from agent_wait.host.observe import PowertoolsMetrics
+from agent_wait.host.outcomes import Outcome
 from agent_wait.host.settings import HostSettings
 
-__all__ = ("Router", "handler", "record_handler")
+__all__ = ("OUTCOME_LISTENERS", "Router", "handler", "record_handler")
 
 logger = Logger(service="agent-wait")
 metrics = Metrics(namespace="AgentWait", service="agent-wait")
 # skip_group_on_error: a failing message holds back only its own thread; other threads go on.
 processor = SqsFifoPartialProcessor(skip_group_on_error=True)
+
+OUTCOME_LISTENERS: list[Callable[[Outcome], None]] = []
+"""Called with every message's outcome (the local runner narrates from these); empty on Lambda."""
 
 
 @functools.cache
@@ -40,6 +45,8 @@ def record_handler(record: SQSRecord) -> None:
         outcome = _router().handle(
             record.body, message_id=record.message_id, deduplication_id=attributes.message_deduplication_id
         )
+        for listener in OUTCOME_LISTENERS:
+            listener(outcome)
         logger.info(
             "message handled",
             extra={
