@@ -18,14 +18,31 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
+import typing
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from agent_wait._json import to_jsonable
-from agent_wait.envelope import check_question_size
+from agent_wait._time import parse_rfc3339, utc_now
+from agent_wait.envelope import Question, WaitEnvelope, check_question_size
+from agent_wait.ids import question_id_for
+from agent_wait.policy import WaitPolicy
 
-__all__ = ("APPROVE", "AnswerPlan", "WaitSignature", "edit_refused", "plain")
+__all__ = (
+    "APPROVE",
+    "MARKER",
+    "AnswerPlan",
+    "WaitSignature",
+    "edit_refused",
+    "is_packed",
+    "pack_question",
+    "pending_call",
+    "plain",
+    "type_hints",
+    "unpack_question",
+)
 
 logger = logging.getLogger("agent_wait.wait")
 
@@ -33,6 +50,67 @@ APPROVE = "approve"
 """The action that runs a `@wait` function's body."""
 
 MODES = ("interrupt", "async")
+
+MARKER = "__agent_wait__"
+"""Key under which `ask` and `@wait` carry the policy inside the value a framework parks on.
+
+The same key on every framework: LangGraph's interrupt value, Pydantic AI's `ApprovalRequired.metadata`,
+Strands' interrupt reason. The value travels through the framework's own persistence (a checkpoint,
+the run's deferred requests, a session) and comes back out in the envelope.
+"""
+
+
+def pack_question(
+    question: Any, policy: WaitPolicy, source: Mapping[str, Any] | None, *, asked_at: datetime | None = None
+) -> dict[str, Any]:
+    """The value a binding parks on: the question plus its policy, source and asked-at time.
+
+    `{"__agent_wait__": {"v": 1, "policy": {...}, "source": {...} | None, "asked_at": "..."}, "question": ...}`
+
+    Args:
+        question: what is asked, already JSON (`{"function", "args"}` from `@wait`).
+        policy: the question's policy.
+        source: `{"function": name}` for a `@wait` call; None for `ask`.
+        asked_at: when it was first asked; now (`utc_now()`, so a host's clock applies) when omitted.
+    """
+    return {
+        MARKER: {
+            "v": 1,
+            "policy": policy.to_dict(),
+            "source": dict(source) if source else None,
+            "asked_at": (asked_at or utc_now()).isoformat(),
+        },
+        "question": question,
+    }
+
+
+def is_packed(value: Any) -> bool:
+    """True for a value `pack_question` made (it carries the `MARKER` object)."""
+    return isinstance(value, Mapping) and isinstance(value.get(MARKER), Mapping)
+
+
+def unpack_question(value: Any, thread_id: str, question_id: str) -> Question:
+    """The `Question` a parked value stands for: a packed one carries its policy; any other value is asked as is.
+
+    A value that is not packed (a bare `interrupt(value)`, a bare Strands interrupt reason) becomes
+    the question itself, as plain JSON, under the default policy and with no source.
+
+    Raises:
+        EnvelopeError: the question is not JSON, or the ids are empty.
+        QuestionTooLargeError: the question is over `MAX_QUESTION_BYTES`.
+    """
+    if not is_packed(value):
+        return Question(thread_id, question_id, plain(value), WaitPolicy())
+    meta = value[MARKER]
+    asked_at: datetime | None = parse_rfc3339(meta["asked_at"]) if meta.get("asked_at") else None
+    return Question(
+        thread_id,
+        question_id,
+        value.get("question"),
+        WaitPolicy.from_dict(meta.get("policy") or {}),
+        source=meta.get("source"),
+        asked_at=asked_at,
+    )
 
 
 def plain(value: Any) -> Any:
@@ -156,6 +234,27 @@ class WaitSignature:
         for name, value in edits.items():
             bound.arguments[name] = value
         return AnswerPlan(run=True, arguments=bound)
+
+
+def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """`fn`'s resolved type hints (with `Annotated` extras); its raw annotations when they cannot be resolved."""
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except Exception:  # unresolvable forward references: fall back to raw annotations
+        return dict(getattr(fn, "__annotations__", {}))
+
+
+def pending_call(question: dict[str, Any], policy: WaitPolicy, thread_id: str) -> tuple[WaitEnvelope, dict[str, Any]]:
+    """An async-mode `@wait` call: the envelope to publish and what the call returns in place of its body.
+
+    The question id is `question_id_for(thread_id, function, args)`, so a repeated call publishes the
+    same id. The call returns `{"status": "pending_approval", "question_id": ..., "function": ...}`.
+    """
+    question_id = question_id_for(thread_id, question["function"], question["args"])
+    source = {"function": question["function"]}
+    envelope = WaitEnvelope.create(Question(thread_id, question_id, question, policy, source))
+    result = {"status": "pending_approval", "question_id": question_id, "function": question["function"]}
+    return envelope, result
 
 
 def should_ask(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
@@ -15,20 +15,15 @@ from langgraph.store.base import BaseStore
 from langgraph.types import interrupt
 
 from agent_wait._json import to_jsonable
-from agent_wait._time import utc_now
-from agent_wait._wait import WaitSignature, check_mode, plain, should_ask
-from agent_wait.envelope import Question, WaitEnvelope, check_question_size
+from agent_wait._wait import MARKER, WaitSignature, check_mode, pack_question, pending_call, plain, should_ask
+from agent_wait.envelope import check_question_size
 from agent_wait.errors import EnvelopeError
-from agent_wait.ids import question_id_for
 from agent_wait.policy import WaitPolicy
 from agent_wait.publish import Announcers, apublish, as_announcers, publish
 
 __all__ = ("MARKER", "ask", "wait")
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-MARKER = "__agent_wait__"
-"""Key under which `ask` and `@wait` carry the policy inside an interrupt value (through the checkpoint)."""
 
 # Parameters LangGraph fills in by name on nodes, and that tools receive outside the model's schema.
 _INJECTED_NAMES = frozenset({"config", "runtime", "store", "writer", "callbacks", "run_manager"})
@@ -66,18 +61,6 @@ def _is_injected_annotation(annotation: Any) -> bool:
     return False
 
 
-def _pack(question: Any, policy: WaitPolicy, source: Mapping[str, Any] | None) -> dict[str, Any]:
-    return {
-        MARKER: {
-            "v": 1,
-            "policy": policy.to_dict(),
-            "source": dict(source) if source else None,
-            "asked_at": utc_now().isoformat(),
-        },
-        "question": question,
-    }
-
-
 def ask(question: Any, policy: WaitPolicy | None = None) -> Any:
     """Park the run on `question` and return the answer when it arrives (a thin wrapper over `interrupt()`).
 
@@ -92,7 +75,7 @@ def ask(question: Any, policy: WaitPolicy | None = None) -> Any:
         raise EnvelopeError(f"ask(policy=...) takes a WaitPolicy; got a {type(policy).__name__}")
     value = to_jsonable(plain(question), where="question")
     check_question_size(value)
-    return interrupt(_pack(value, policy or WaitPolicy(), None))
+    return interrupt(pack_question(value, policy or WaitPolicy(), None))
 
 
 def _current_thread_id() -> str:
@@ -106,21 +89,6 @@ def _current_thread_id() -> str:
             "{'configurable': {'thread_id': ...}}"
         )
     return thread_id
-
-
-def _pending_envelope(question: dict[str, Any], policy: WaitPolicy) -> WaitEnvelope:
-    thread_id = _current_thread_id()
-    question_id = question_id_for(thread_id, question["function"], question["args"])
-    source = {"function": question["function"]}
-    return WaitEnvelope.create(Question(thread_id, question_id, question, policy, source))
-
-
-def _pending_result(envelope: WaitEnvelope) -> dict[str, Any]:
-    return {
-        "status": "pending_approval",
-        "question_id": envelope.question_id,
-        "function": envelope.question["function"],
-    }
 
 
 def wait(
@@ -170,10 +138,10 @@ def wait(
                     return await fn(*bound.args, **bound.kwargs)
                 question = sig.question(bound)
                 if mode == "async":
-                    envelope = _pending_envelope(question, policy)
+                    envelope, pending = pending_call(question, policy, _current_thread_id())
                     await apublish(envelope, announcers)
-                    return _pending_result(envelope)
-                plan = sig.plan(bound, interrupt(_pack(question, policy, source)))
+                    return pending
+                plan = sig.plan(bound, interrupt(pack_question(question, policy, source)))
                 if not plan.run or plan.arguments is None:
                     return plan.value
                 return await fn(*plan.arguments.args, **plan.arguments.kwargs)
@@ -188,10 +156,10 @@ def wait(
                 return fn(*bound.args, **bound.kwargs)
             question = sig.question(bound)
             if mode == "async":
-                envelope = _pending_envelope(question, policy)
+                envelope, pending = pending_call(question, policy, _current_thread_id())
                 publish(envelope, announcers)
-                return _pending_result(envelope)
-            plan = sig.plan(bound, interrupt(_pack(question, policy, source)))
+                return pending
+            plan = sig.plan(bound, interrupt(pack_question(question, policy, source)))
             if not plan.run or plan.arguments is None:
                 return plan.value
             return fn(*plan.arguments.args, **plan.arguments.kwargs)

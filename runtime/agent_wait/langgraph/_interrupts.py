@@ -9,13 +9,10 @@ from typing import Any
 
 from langgraph.types import Command, Interrupt
 
-from agent_wait._time import parse_rfc3339
-from agent_wait._wait import plain
+from agent_wait._wait import unpack_question
 from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.errors import EnvelopeError
-from agent_wait.langgraph._ask import MARKER
 from agent_wait.messages import is_answer, question_id_of
-from agent_wait.policy import WaitPolicy
 from agent_wait.publish import Announcers, PublishReport, publish
 
 __all__ = (
@@ -33,19 +30,7 @@ _INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
 
 def question_from_interrupt(item: Interrupt, thread_id: str) -> Question:
     """The `Question` an `Interrupt` stands for: `ask`/`@wait` carry their policy; a bare one gets the default."""
-    value = item.value
-    if isinstance(value, Mapping) and isinstance(value.get(MARKER), Mapping):
-        meta = value[MARKER]
-        asked_at: datetime | None = parse_rfc3339(meta["asked_at"]) if meta.get("asked_at") else None
-        return Question(
-            thread_id,
-            item.id,
-            value.get("question"),
-            WaitPolicy.from_dict(meta.get("policy") or {}),
-            source=meta.get("source"),
-            asked_at=asked_at,
-        )
-    return Question(thread_id, item.id, plain(value), WaitPolicy())
+    return unpack_question(item.value, thread_id, item.id)
 
 
 def questions_from_result(result: Any, thread_id: str) -> list[Question]:

@@ -8,23 +8,18 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ApprovalRequired
 
-from agent_wait._time import utc_now
-from agent_wait._wait import APPROVE, WaitSignature, check_mode, should_ask
-from agent_wait.envelope import Question, WaitEnvelope
+from agent_wait._wait import APPROVE, MARKER, WaitSignature, check_mode, pack_question, pending_call, should_ask
+from agent_wait._wait import type_hints as _type_hints
 from agent_wait.errors import ConfigurationError, EnvelopeError
-from agent_wait.ids import question_id_for
 from agent_wait.policy import WaitPolicy
 from agent_wait.publish import Announcers, apublish, as_announcers, publish
+from pydantic_ai import RunContext
 
 __all__ = ("MARKER", "thread_id_from_deps", "wait")
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-MARKER = "__agent_wait__"
-"""Key under which `@wait` carries the policy inside `ApprovalRequired.metadata` (the same key LangGraph uses)."""
 
 _CTX_NAMES = ("ctx", "agent_wait_ctx")
 
@@ -32,26 +27,6 @@ _CTX_NAMES = ("ctx", "agent_wait_ctx")
 def _is_run_context(annotation: Any) -> bool:
     origin = typing.get_origin(annotation) or annotation
     return isinstance(origin, type) and issubclass(origin, RunContext)
-
-
-def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    try:
-        return typing.get_type_hints(fn, include_extras=True)
-    except Exception:  # unresolvable forward references: fall back to raw annotations
-        return dict(getattr(fn, "__annotations__", {}))
-
-
-def pack(question: Any, policy: WaitPolicy, source: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The `ApprovalRequired.metadata` of a `@wait` call: the question plus its policy, source and asked-at time."""
-    return {
-        MARKER: {
-            "v": 1,
-            "policy": policy.to_dict(),
-            "source": dict(source) if source else None,
-            "asked_at": utc_now().isoformat(),
-        },
-        "question": question,
-    }
 
 
 def thread_id_from_deps(deps: Any) -> str:
@@ -71,16 +46,6 @@ def thread_id_from_deps(deps: Any) -> str:
             f"'thread_id' attribute or key (a dataclass field or a dict entry); got deps of type {type(deps).__name__}"
         )
     return thread_id
-
-
-def _pending(question: dict[str, Any], policy: WaitPolicy, ctx: RunContext[Any]) -> tuple[WaitEnvelope, dict]:
-    thread_id = thread_id_from_deps(ctx.deps)
-    question_id = question_id_for(thread_id, question["function"], question["args"])
-    envelope = WaitEnvelope.create(
-        Question(thread_id, question_id, question, policy, {"function": question["function"]})
-    )
-    result = {"status": "pending_approval", "question_id": question_id, "function": question["function"]}
-    return envelope, result
 
 
 def _answer(ctx: RunContext[Any]) -> Any:
@@ -202,11 +167,11 @@ def wait(
                     return await fn(*bound.args, **bound.kwargs)
                 question = sig.question(bound)
                 if mode == "async":
-                    envelope, pending = _pending(question, policy, ctx)
+                    envelope, pending = pending_call(question, policy, thread_id_from_deps(ctx.deps))
                     await apublish(envelope, announcers)
                     return pending
                 if not ctx.tool_call_approved:
-                    raise ApprovalRequired(metadata=pack(question, policy, source))
+                    raise ApprovalRequired(metadata=pack_question(question, policy, source))
                 plan = sig.plan(bound, _answer(ctx))
                 if not plan.run or plan.arguments is None:
                     return plan.value
@@ -223,11 +188,11 @@ def wait(
                 return fn(*bound.args, **bound.kwargs)
             question = sig.question(bound)
             if mode == "async":
-                envelope, pending = _pending(question, policy, ctx)
+                envelope, pending = pending_call(question, policy, thread_id_from_deps(ctx.deps))
                 publish(envelope, announcers)
                 return pending
             if not ctx.tool_call_approved:
-                raise ApprovalRequired(metadata=pack(question, policy, source))
+                raise ApprovalRequired(metadata=pack_question(question, policy, source))
             plan = sig.plan(bound, _answer(ctx))
             if not plan.run or plan.arguments is None:
                 return plan.value

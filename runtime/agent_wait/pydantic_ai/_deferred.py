@@ -10,13 +10,11 @@ from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 
 from agent_wait._json import dumps, to_jsonable
-from agent_wait._time import parse_rfc3339
-from agent_wait._wait import APPROVE, plain
+from agent_wait._wait import APPROVE, is_packed, plain, unpack_question
 from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.errors import EnvelopeError
 from agent_wait.policy import WaitPolicy
 from agent_wait.publish import Announcers, PublishReport, publish
-from agent_wait.pydantic_ai._ask import MARKER
 
 __all__ = (
     "deferred_requests_of",
@@ -63,17 +61,8 @@ def question_from_call(call: ToolCallPart, metadata: Any, thread_id: str) -> Que
         EnvelopeError: the call's arguments or metadata are not JSON, or the thread id is empty.
         QuestionTooLargeError: the question is over `MAX_QUESTION_BYTES`.
     """
-    if isinstance(metadata, Mapping) and isinstance(metadata.get(MARKER), Mapping):
-        meta = metadata[MARKER]
-        asked_at: datetime | None = parse_rfc3339(meta["asked_at"]) if meta.get("asked_at") else None
-        return Question(
-            thread_id,
-            call.tool_call_id,
-            metadata.get("question"),
-            WaitPolicy.from_dict(meta.get("policy") or {}),
-            source=meta.get("source"),
-            asked_at=asked_at,
-        )
+    if is_packed(metadata):
+        return unpack_question(metadata, thread_id, call.tool_call_id)
     question: dict[str, Any] = {"function": call.tool_name, "args": plain(call.args_as_dict())}
     if metadata:
         question["metadata"] = plain(metadata)
@@ -182,6 +171,6 @@ def _approved(
     if call is None or requests is None or not isinstance(edits, Mapping):
         return ToolApproved()
     own = requests.metadata.get(call.tool_call_id)
-    if isinstance(own, Mapping) and MARKER in own:
+    if is_packed(own):
         return ToolApproved()  # @wait applies the edit itself, with its rules
     return ToolApproved(override_args={**call.args_as_dict(), **edits})

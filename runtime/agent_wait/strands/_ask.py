@@ -5,25 +5,20 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from strands.types.tools import ToolContext
 
-from agent_wait._time import utc_now
-from agent_wait._wait import WaitSignature, check_mode, should_ask
-from agent_wait.envelope import Question, WaitEnvelope
+from agent_wait._wait import MARKER, WaitSignature, check_mode, pack_question, pending_call, should_ask
+from agent_wait._wait import type_hints as _type_hints
 from agent_wait.errors import ConfigurationError, EnvelopeError
-from agent_wait.ids import question_id_for
 from agent_wait.policy import WaitPolicy
 from agent_wait.publish import Announcers, apublish, as_announcers, publish
 
 __all__ = ("INTERRUPT_NAME", "MARKER", "thread_id_from_context", "wait")
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-MARKER = "__agent_wait__"
-"""Key under which `@wait` carries the policy inside the interrupt's reason (the same key LangGraph uses)."""
 
 INTERRUPT_NAME = "agent_wait"
 """The name `@wait` gives its interrupt; Strands derives the interrupt id from the tool-use id and this name."""
@@ -38,26 +33,6 @@ _INJECTED_NAMES = frozenset({"agent", "self", "cls"})
 def _is_tool_context(annotation: Any) -> bool:
     origin = typing.get_origin(annotation) or annotation
     return isinstance(origin, type) and issubclass(origin, ToolContext)
-
-
-def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    try:
-        return typing.get_type_hints(fn, include_extras=True)
-    except Exception:  # unresolvable forward references: fall back to raw annotations
-        return dict(getattr(fn, "__annotations__", {}))
-
-
-def pack(question: Any, policy: WaitPolicy, source: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The interrupt reason of a `@wait` call: the question plus its policy, source and asked-at time."""
-    return {
-        MARKER: {
-            "v": 1,
-            "policy": policy.to_dict(),
-            "source": dict(source) if source else None,
-            "asked_at": utc_now().isoformat(),
-        },
-        "question": question,
-    }
 
 
 def thread_id_from_context(tool_context: ToolContext) -> str:
@@ -80,16 +55,6 @@ def thread_id_from_context(tool_context: ToolContext) -> str:
             "invocation_state={'thread_id': ...}, or give it a session manager"
         )
     return thread_id
-
-
-def _pending(question: dict[str, Any], policy: WaitPolicy, context: ToolContext) -> tuple[WaitEnvelope, dict]:
-    thread_id = thread_id_from_context(context)
-    question_id = question_id_for(thread_id, question["function"], question["args"])
-    envelope = WaitEnvelope.create(
-        Question(thread_id, question_id, question, policy, {"function": question["function"]})
-    )
-    result = {"status": "pending_approval", "question_id": question_id, "function": question["function"]}
-    return envelope, result
 
 
 class _Shape:
@@ -214,10 +179,12 @@ def wait(
                     return await fn(*bound.args, **bound.kwargs)
                 question = sig.question(bound)
                 if mode == "async":
-                    envelope, pending = _pending(question, policy, context)
+                    envelope, pending = pending_call(question, policy, thread_id_from_context(context))
                     await apublish(envelope, announcers)
                     return pending
-                plan = sig.plan(bound, context.interrupt(INTERRUPT_NAME, reason=pack(question, policy, source)))
+                plan = sig.plan(
+                    bound, context.interrupt(INTERRUPT_NAME, reason=pack_question(question, policy, source))
+                )
                 if not plan.run or plan.arguments is None:
                     return plan.value
                 return await fn(*plan.arguments.args, **plan.arguments.kwargs)
@@ -233,10 +200,11 @@ def wait(
                 return fn(*bound.args, **bound.kwargs)
             question = sig.question(bound)
             if mode == "async":
-                envelope, pending = _pending(question, policy, context)
+                envelope, pending = pending_call(question, policy, thread_id_from_context(context))
                 publish(envelope, announcers)
                 return pending
-            plan = sig.plan(bound, context.interrupt(INTERRUPT_NAME, reason=pack(question, policy, source)))
+            answer = context.interrupt(INTERRUPT_NAME, reason=pack_question(question, policy, source))
+            plan = sig.plan(bound, answer)
             if not plan.run or plan.arguments is None:
                 return plan.value
             return fn(*plan.arguments.args, **plan.arguments.kwargs)

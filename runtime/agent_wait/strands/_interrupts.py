@@ -9,13 +9,10 @@ from typing import Any
 from strands.interrupt import Interrupt
 from strands.types.interrupt import InterruptResponseContent
 
-from agent_wait._time import parse_rfc3339
-from agent_wait._wait import plain
+from agent_wait._wait import unpack_question
 from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.errors import EnvelopeError
-from agent_wait.policy import WaitPolicy
 from agent_wait.publish import Announcers, PublishReport, publish
-from agent_wait.strands._ask import MARKER
 
 __all__ = (
     "interrupt_responses",
@@ -37,19 +34,7 @@ def question_from_interrupt(item: Interrupt, thread_id: str) -> Question:
         EnvelopeError: the reason is not JSON, or the thread id is empty.
         QuestionTooLargeError: the question is over `MAX_QUESTION_BYTES`.
     """
-    reason = item.reason
-    if isinstance(reason, Mapping) and isinstance(reason.get(MARKER), Mapping):
-        meta = reason[MARKER]
-        asked_at: datetime | None = parse_rfc3339(meta["asked_at"]) if meta.get("asked_at") else None
-        return Question(
-            thread_id,
-            item.id,
-            reason.get("question"),
-            WaitPolicy.from_dict(meta.get("policy") or {}),
-            source=meta.get("source"),
-            asked_at=asked_at,
-        )
-    return Question(thread_id, item.id, plain(reason), WaitPolicy())
+    return unpack_question(item.reason, thread_id, item.id)
 
 
 def interrupts_of(result: Any) -> list[Interrupt]:
