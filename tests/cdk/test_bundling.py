@@ -1,0 +1,176 @@
+"""Lambda code without Docker: what goes in the bundle, the asset hash, and one real bundle."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from aws_cdk import App, Stack
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk.assertions import Template
+from tests.cdk.conftest import EXAMPLES, Synth, new_app
+
+from agent_wait_cdk import AgentWait, BundleError, LambdaBundle
+from agent_wait_cdk._bundling import REQUIREMENTS_FILE
+
+X86, ARM = lambda_.Architecture.X86_64, lambda_.Architecture.ARM_64
+
+
+@pytest.fixture
+def graph_dir(tmp_path: Path) -> Path:
+    source = tmp_path / "svc"
+    source.mkdir()
+    (source / "__init__.py").write_text("")
+    (source / "agent.py").write_text("graph = 1\n")
+    return source
+
+
+def test_asset_hash_changes_when_a_pinned_dependency_changes(graph_dir: Path, tmp_path: Path) -> None:
+    bumped = tmp_path / "requirements.txt"
+    text = REQUIREMENTS_FILE.read_text()
+    pin = next(line for line in text.splitlines() if line.startswith("langgraph=="))
+    bumped.write_text(text.replace(pin, pin + ".post1"))
+    base = LambdaBundle.for_architecture(X86, graph_source=[graph_dir])
+    assert LambdaBundle.for_architecture(X86, graph_source=[graph_dir], requirements_file=bumped).asset_hash() != (
+        base.asset_hash()
+    )
+
+
+def test_asset_hash_changes_with_the_graph_source_and_the_architecture(graph_dir: Path) -> None:
+    before = LambdaBundle.for_architecture(X86, graph_source=[graph_dir]).asset_hash()
+    assert LambdaBundle.for_architecture(X86, graph_source=[graph_dir]).asset_hash() == before  # stable
+    assert LambdaBundle.for_architecture(ARM, graph_source=[graph_dir]).asset_hash() != before
+    (graph_dir / "__pycache__").mkdir()
+    (graph_dir / "__pycache__" / "agent.cpython-313.pyc").write_bytes(b"\0")
+    assert LambdaBundle.for_architecture(X86, graph_source=[graph_dir]).asset_hash() == before  # caches ignored
+    (graph_dir / "agent.py").write_text("graph = 2\n")
+    assert LambdaBundle.for_architecture(X86, graph_source=[graph_dir]).asset_hash() != before
+
+
+def test_one_asset_is_shared_by_the_router_and_the_sweep(refund: Synth) -> None:
+    keys = {fn["Properties"]["Code"]["S3Key"] for fn in refund.resources("AWS::Lambda::Function").values()}
+    assert len(keys) == 1
+
+
+def test_the_deployed_asset_changes_when_a_pin_changes(tmp_path: Path) -> None:
+    """The CDK asset hash derives from the custom hash: a new pin means a new S3 key, so a deploy updates code."""
+    bumped = tmp_path / "requirements.txt"
+    bumped.write_text(REQUIREMENTS_FILE.read_text().replace("langgraph==", "langgraph==0.0.0+"))
+    keys = []
+    for requirements in (None, REQUIREMENTS_FILE, bumped):
+        stack = Stack(new_app(), "S")
+        AgentWait(stack, "AgentWait", graph="m:g", requirements_file=requirements)
+        template = Template.from_stack(stack).to_json()
+        keys.append(
+            {
+                r["Properties"]["Code"]["S3Key"]
+                for r in template["Resources"].values()
+                if r["Type"] == "AWS::Lambda::Function"
+            }
+        )
+    assert keys[0] == keys[1]
+    assert keys[0] != keys[2]
+
+
+@pytest.mark.parametrize(("architecture", "platform"), [(X86, "x86_64"), (ARM, "aarch64")])
+def test_uv_installs_for_the_lambda_platform(architecture: lambda_.Architecture, platform: str) -> None:
+    bundle = LambdaBundle.for_architecture(architecture)
+    command = bundle.install_command(Path("/out"), Path("/req.txt"))
+    if shutil.which("uv") is None:
+        pytest.skip("uv is not on PATH")
+    joined = " ".join(command)
+    assert f"--python-platform {platform}-manylinux_2_34" in joined
+    assert "--python-version 3.13" in joined
+    assert "--only-binary :all:" in joined
+    assert "--no-deps" in joined
+    assert "--target /out -r /req.txt" in joined
+
+
+def test_pip_is_the_fallback_without_uv(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda _name: None)
+    command = " ".join(LambdaBundle.for_architecture(ARM).install_command(Path("/out"), Path("/req.txt")))
+    assert "-m pip install" in command
+    assert "--platform manylinux_2_34_aarch64 --implementation cp --python-version 3.13" in command
+    assert "--only-binary=:all:" in command
+
+
+def test_a_missing_graph_source_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(BundleError, match=r"graph_source .*nowhere.* does not exist"):
+        LambdaBundle.for_architecture(X86, graph_source=[tmp_path / "nowhere"])
+
+
+def test_graph_sources_must_not_clash_with_the_runtime(tmp_path: Path) -> None:
+    (tmp_path / "agent_wait").mkdir()
+    with pytest.raises(BundleError, match=r"distinct names, other than agent_wait; clash: \['agent_wait'\]"):
+        LambdaBundle.for_architecture(X86, graph_source=[tmp_path / "agent_wait"])
+
+
+def _python_313() -> str | None:
+    """A Python 3.13 interpreter on this machine (the Lambda runtime's version), if there is one."""
+    candidates = [
+        shutil.which("python3.13"),
+        *map(str, sorted(Path.home().glob(".pyenv/versions/3.13*/bin/python3.13"))),
+    ]
+    for candidate in filter(None, candidates):
+        probe = subprocess.run([candidate, "--version"], capture_output=True, text=True, check=False)
+        if probe.returncode == 0 and probe.stdout.startswith("Python 3.13"):
+            return candidate
+    return None
+
+
+@pytest.mark.slow
+def test_a_real_bundle_holds_the_runtime_its_dependencies_and_the_graph(tmp_path: Path) -> None:
+    """pip-for-Lambda on the host, no Docker; the asset imports the router handler under Python 3.13."""
+    app = App(outdir=str(tmp_path / "cdk.out"), builtin_cloud_formation_validation=False)
+    stack = Stack(app, "Bundled")
+    started = time.monotonic()  # CDK stages (bundles) an asset when the function binds it, not at synth
+    agent = AgentWait(stack, "AgentWait", graph="examples.refund_agent.graph:build_graph", graph_source=[EXAMPLES])
+    assembly = app.synth()
+    elapsed = time.monotonic() - started
+    assert agent.bundle is not None
+    manifest = json.loads((Path(assembly.directory) / "Bundled.assets.json").read_text())
+    (asset_path,) = [f["source"]["path"] for f in manifest["files"].values() if f["source"].get("packaging") == "zip"]
+    asset = Path(assembly.directory) / asset_path
+    assert asset.is_dir(), sorted(p.name for p in Path(assembly.directory).iterdir())
+
+    for path in ("agent_wait/__init__.py", "agent_wait/host/router.py", "agent_wait/host/sweep.py",
+                 "examples/refund_agent/stack.py", "langgraph", "langgraph_checkpoint_aws", "aws_lambda_powertools",
+                 "boto3", "pydantic_core"):  # fmt: skip
+        assert (asset / path).exists(), f"{path} is not in the bundle"
+    assert not (asset / "bin").exists()
+    assert not list(asset.rglob("__pycache__")), "bytecode compiled for the host must not ship"
+    binaries = [p.name for p in (asset / "pydantic_core").glob("*.so")]
+    assert binaries, "pydantic_core's compiled module is missing"
+    assert all("cpython-313-x86_64-linux-gnu" in name for name in binaries), binaries
+
+    size_mb = sum(p.stat().st_size for p in asset.rglob("*") if p.is_file()) / 1e6
+    assert size_mb < 250, f"bundle is {size_mb:.0f} MB; Lambda allows 250 MB unzipped"
+    print(f"\nbundle: {size_mb:.1f} MB unzipped, synth+bundle {elapsed:.1f} s")
+
+    python = _python_313()
+    if python is None:
+        pytest.skip("no Python 3.13 here to import the bundle with; its files were checked")
+    probe = (
+        "import json, agent_wait.host.router as r, agent_wait.host.sweep as s, langgraph.graph as g, pydantic_core;"
+        "print(json.dumps([callable(r.handler), callable(s.handler), r.__file__, g.__file__, pydantic_core.__file__]))"
+    )
+    result = subprocess.run(
+        [python, "-s", "-c", probe],
+        env={"PATH": os.environ["PATH"], "PYTHONPATH": str(asset), "AWS_DEFAULT_REGION": "us-east-1"},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    router_ok, sweep_ok, *files = json.loads(result.stdout.strip().splitlines()[-1])
+    assert router_ok
+    assert sweep_ok
+    for file in files:  # the runtime, a pure dependency and a compiled one all load from the bundle
+        assert file.startswith(str(asset)), file
