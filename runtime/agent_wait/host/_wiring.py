@@ -74,8 +74,8 @@ def load_target(settings: HostSettings) -> Any:
 def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = None, log: Any = None) -> Any:
     """A `Router` on DynamoDB (ledger and checkpoints), the DLQ and the configured announcers."""
     import boto3
-    from langgraph_checkpoint_aws import DynamoDBSaver
 
+    from agent_wait.host._checkpoints import TaskAtomicDynamoDBSaver
     from agent_wait.host._router import Router
     from agent_wait.host.dead_letter import SqsDeadLetter
     from agent_wait.host.ledger.dynamodb import DynamoDbLedger
@@ -84,7 +84,7 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
     assert settings.checkpoint_table
     assert settings.table
     assert settings.dlq_url
-    saver = DynamoDBSaver(
+    saver = TaskAtomicDynamoDBSaver(
         settings.checkpoint_table,
         session=session,
         region_name=session.region_name,

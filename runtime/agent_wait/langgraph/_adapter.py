@@ -20,11 +20,15 @@ class LangGraphAdapter:
     Args:
         graph: a compiled graph (`builder.compile(checkpointer=...)`).
         use_async: drive the graph with `ainvoke` (for graphs with `async def` nodes).
+        durability: LangGraph's checkpoint durability. `"sync"` (the default here; LangGraph's own is
+            `"async"`) saves each step before the next one starts, so a host that dies mid-run re-runs
+            at most the step in flight; with `"async"` later steps, and their side effects, can run
+            ahead of a save that never lands and run again on redelivery.
     """
 
     framework = "langgraph"
 
-    def __init__(self, graph: Any, *, use_async: bool = False) -> None:
+    def __init__(self, graph: Any, *, use_async: bool = False, durability: str = "sync") -> None:
         if getattr(graph, "checkpointer", None) in (None, False):
             raise ValueError(
                 "LangGraphAdapter needs a graph compiled with a checkpointer (builder.compile(checkpointer=...)); "
@@ -32,6 +36,7 @@ class LangGraphAdapter:
             )
         self.graph = graph
         self.use_async = use_async
+        self.durability = durability
 
     @staticmethod
     def config(thread_id: str) -> dict[str, Any]:
@@ -39,9 +44,9 @@ class LangGraphAdapter:
 
     def _invoke(self, value: Any, thread_id: str) -> RunOutcome:
         if self.use_async:
-            result = asyncio.run(self.graph.ainvoke(value, self.config(thread_id)))
+            result = asyncio.run(self.graph.ainvoke(value, self.config(thread_id), durability=self.durability))
         else:
-            result = self.graph.invoke(value, self.config(thread_id))
+            result = self.graph.invoke(value, self.config(thread_id), durability=self.durability)
         # result["__interrupt__"] is the source of truth for what is pending after a run (DESIGN.md).
         return RunOutcome(result, tuple(questions_from_result(result, thread_id)))
 
@@ -65,4 +70,6 @@ class LangGraphAdapter:
 
     def unfinished(self, thread_id: str) -> bool:
         state = self.graph.get_state(self.config(thread_id))
-        return bool(state.next) and not state.interrupts
+        # `state.next` leaves out tasks whose writes were saved before the crash, but the checkpoint that
+        # would apply them never was: any task still listed means a run stopped part-way.
+        return bool(state.tasks) and not state.interrupts
