@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -151,3 +152,24 @@ def test_graph_missing_from_graph_source_warns(tmp_path: object) -> None:
         "/S/AgentWait", Match.string_like_regexp("graph module 'svc.agent' is not in graph_source")
     )
     assert len(warnings) == 1
+
+
+def test_an_existing_bus_is_announced_on_and_granted() -> None:
+    from aws_cdk.assertions import Template
+
+    stack = _stack()
+    bus = events.EventBus.from_event_bus_name(stack, "Default", "default")
+    AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), existing_bus=bus)
+    template = Template.from_stack(stack).to_json()
+    assert not [r for r in template["Resources"].values() if r["Type"] == "AWS::Events::EventBus"]
+    functions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
+    assert {fn["Properties"]["Environment"]["Variables"]["AGENT_WAIT_BUS_NAME"] for fn in functions} == {"default"}
+    policies = [r for r in template["Resources"].values() if r["Type"] == "AWS::IAM::Policy"]
+    put_events = [
+        stmt["Resource"]
+        for policy in policies
+        for stmt in policy["Properties"]["PolicyDocument"]["Statement"]
+        if stmt["Action"] == "events:PutEvents"
+    ]
+    assert len(put_events) == 2  # the router and the sweep
+    assert all(":event-bus/default" in json.dumps(resource) for resource in put_events)
