@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from aws_cdk.assertions import Template
+from tests.cdk.conftest import REPO, new_app
 
 from agent_wait_cdk import AgentWait
-from tests.cdk.conftest import REPO, new_app
 
 DOC = (REPO / "docs" / "constructs.md").read_text()
 
