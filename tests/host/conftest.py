@@ -284,3 +284,17 @@ def reset_handlers() -> None:
 
 # The embedded moto server logs every HTTP request at INFO; keep test output about the router.
 logging.getLogger("werkzeug").setLevel(logging.WARNING)
+
+
+# -- messages --------------------------------------------------------------------------------------------
+
+
+def start_message(thread_id: str, order_id: str, amount: int = 900, *, start_id: str | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"thread_id": thread_id, "input": {"order_id": order_id, "amount": amount}}
+    if start_id is not None:
+        message["start_id"] = start_id
+    return message
+
+
+def answer_message(thread_id: str, question_id: str, action: str = "approve", **fields: Any) -> dict[str, Any]:
+    return {"thread_id": thread_id, "question_id": question_id, "answer": {"action": action}, **fields}

@@ -1,0 +1,147 @@
+"""One outcome per question: every answer that cannot apply is refused with its typed reason, counted,
+and runs nothing (the graph's checkpoint does not move, no node runs, the ledger row is unchanged).
+
+A `Router` built by `build_router` on the moto stack (the real DynamoDB ledger and checkpointer), with
+`RecordingMetrics` so each refusal's metric can be read back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+import tests.host.graphs as graphs
+from agent_wait.host import HostSettings, OutcomeKind, RecordingMetrics, RefusalReason, Router
+from agent_wait.host._wiring import build_router
+from agent_wait.host.observe import METRIC_NAMES
+from tests.host.conftest import HostStack, answer_message, start_message
+
+T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
+
+
+@dataclass
+class Parked:
+    router: Router
+    metrics: RecordingMetrics
+    thread_id: str
+    order_id: str
+    question_id: str
+
+    def handle(self, message: dict[str, Any]) -> Any:
+        return self.router.handle(json.dumps(message))
+
+    def answer(self, action: str = "approve", **fields: Any) -> Any:
+        return self.handle(answer_message(self.thread_id, self.question_id, action, **fields))
+
+    def footprint(self) -> tuple[Any, ...]:
+        """Everything a refused answer must leave untouched."""
+        record = self.router.ledger.get(self.thread_id, self.question_id)
+        return (
+            self.router.adapter.progress(self.thread_id),
+            graphs.node_runs("review", self.order_id),
+            graphs.node_runs("finish", self.order_id),
+            graphs.body_runs(self.order_id),
+            record,
+        )
+
+
+@pytest.fixture
+def parked(host: HostStack, unique: str) -> Parked:
+    metrics = RecordingMetrics()
+    router = build_router(HostSettings.from_env("router"), metrics=metrics)
+    router.clock = lambda: T0
+    thread_id, order_id = f"order-{unique}", f"o-{unique}"
+    started = router.handle(json.dumps(start_message(thread_id, order_id, start_id=f"s-{unique}")))
+    (question_id,) = started.asked
+    return Parked(router, metrics, thread_id, order_id, question_id)
+
+
+def _unknown_thread(p: Parked) -> Any:
+    return p.handle(answer_message(f"{p.thread_id}-never", p.question_id))
+
+
+def _unknown_question(p: Parked) -> Any:
+    return p.handle(answer_message(p.thread_id, "0" * 32))
+
+
+def _already_decided(p: Parked) -> Any:
+    assert p.answer("approve", answer_id="first").kind is OutcomeKind.APPLIED
+    return p.answer("reject", answer_id="second")
+
+
+def _duplicate(p: Parked) -> Any:
+    assert p.answer("approve", answer_id="same").kind is OutcomeKind.APPLIED
+    return p.answer("approve", answer_id="same")
+
+
+def _action_not_allowed(p: Parked) -> Any:
+    return p.answer("escalate")
+
+
+def _answer_stale(p: Parked) -> Any:
+    return p.answer("approve", valid_until="2026-09-11T08:59:59Z")
+
+
+def _expired(p: Parked) -> Any:
+    p.router.clock = lambda: T0 + timedelta(days=3, seconds=1)
+    return p.answer("approve", answered_by="finance@example.com")
+
+
+def _not_due(p: Parked) -> Any:
+    p.router.clock = lambda: T0 + timedelta(days=3) - timedelta(seconds=1)
+    return p.answer("reject", origin="deadline", answer_id=f"deadline:{p.question_id}")
+
+
+def _cancelled(p: Parked) -> Any:
+    new_turn = p.handle(start_message(p.thread_id, p.order_id, amount=990, start_id="next-turn"))
+    assert new_turn.kind is OutcomeKind.STARTED
+    return p.answer("approve")
+
+
+REFUSALS: dict[RefusalReason, Callable[[Parked], Any]] = {
+    RefusalReason.UNKNOWN_THREAD: _unknown_thread,
+    RefusalReason.UNKNOWN_QUESTION: _unknown_question,
+    RefusalReason.ALREADY_DECIDED: _already_decided,
+    RefusalReason.DUPLICATE: _duplicate,
+    RefusalReason.ACTION_NOT_ALLOWED: _action_not_allowed,
+    RefusalReason.ANSWER_STALE: _answer_stale,
+    RefusalReason.EXPIRED: _expired,
+    RefusalReason.NOT_DUE: _not_due,
+    RefusalReason.CANCELLED: _cancelled,
+}
+
+
+@pytest.mark.parametrize("reason", list(REFUSALS), ids=str)
+def test_an_answer_that_cannot_apply_is_refused_with_its_reason_counted_and_runs_nothing(
+    parked: Parked, reason: RefusalReason
+) -> None:
+    # GIVEN a thread parked on finance's question (and whatever the case needs first)
+    # WHEN the answer that cannot apply arrives — the footprint is taken just before it
+    footprints: list[tuple[Any, ...]] = []
+    original = parked.handle
+
+    def handle_and_remember(message: dict[str, Any]) -> Any:
+        footprints.append(parked.footprint())
+        return original(message)
+
+    parked.handle = handle_and_remember  # type: ignore[method-assign]
+    outcome = REFUSALS[reason](parked)
+    after = parked.footprint()
+
+    # THEN it is refused with its typed reason, counted once under that reason, and nothing ran
+    assert outcome.kind is OutcomeKind.REFUSED, outcome
+    assert outcome.reason is reason, outcome
+    assert outcome.detail
+    assert parked.metrics.counts[(METRIC_NAMES["refused"], reason.value)] == 1
+    assert parked.metrics.total(METRIC_NAMES["refused"]) == 1
+    assert after == footprints[-1], f"a refused answer changed {footprints[-1]} into {after}"
+
+
+def test_every_refusal_reason_has_a_case() -> None:
+    # NOT_PARKED is the ledger and the agent disagreeing; the router converges instead of refusing (crash tests).
+    assert set(REFUSALS) == set(RefusalReason) - {RefusalReason.NOT_PARKED}
