@@ -11,11 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-
 import tests.host.graphs as graphs
-from agent_wait._time import format_rfc3339
-from agent_wait.host import DEADLINE_ANSWERED_BY, OutcomeKind, RefusalReason
-from agent_wait.schema import QuestionStatus, Settings
 from tests.host.conftest import (
     FakeLambdaContext,
     HostStack,
@@ -27,6 +23,10 @@ from tests.host.conftest import (
     sqs_record,
     start_message,
 )
+
+from agent_wait._time import format_rfc3339
+from agent_wait.host import DEADLINE_ANSWERED_BY, OutcomeKind, RefusalReason
+from agent_wait.schema import QuestionStatus, Settings
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 DEADLINE = T0 + timedelta(days=3)

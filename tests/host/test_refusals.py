@@ -14,12 +14,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-
 import tests.host.graphs as graphs
+from tests.host.conftest import HostStack, answer_message, start_message
+
 from agent_wait.host import HostSettings, OutcomeKind, RecordingMetrics, RefusalReason, Router
 from agent_wait.host._wiring import build_router
 from agent_wait.host.observe import METRIC_NAMES
-from tests.host.conftest import HostStack, answer_message, start_message
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 

@@ -11,8 +11,6 @@ import json
 from typing import Any
 
 import tests.host.graphs as graphs
-from agent_wait.envelope import ENVELOPE_FIELDS
-from agent_wait.schema import QuestionStatus, question_key, thread_key
 from tests.host.conftest import (
     FakeLambdaContext,
     HostStack,
@@ -22,6 +20,9 @@ from tests.host.conftest import (
     sqs_record,
     start_message,
 )
+
+from agent_wait.envelope import ENVELOPE_FIELDS
+from agent_wait.schema import QuestionStatus, question_key, thread_key
 
 
 def _handle(*records: dict[str, Any], context: FakeLambdaContext) -> dict[str, Any]:
@@ -170,9 +171,7 @@ def test_a_redelivered_start_after_an_auto_approved_run_refunds_nothing_again(
     assert host.ledger().questions(thread_id) == []
 
     # WHEN SQS redelivers the start
-    assert _handle({**first, "receiptHandle": "AQEBredelivered=="}, context=lambda_context) == {
-        "batchItemFailures": []
-    }
+    assert _handle({**first, "receiptHandle": "AQEBredelivered=="}, context=lambda_context) == {"batchItemFailures": []}
 
     # THEN nothing ran again: the refund body ran once and no node ran twice
     assert graphs.body_runs(order_id) == 1
