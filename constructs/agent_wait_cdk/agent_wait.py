@@ -111,6 +111,8 @@ class AgentWait(Construct):
 
     Raises:
         AgentWaitPropsError: one error listing every prop that is out of range or contradicts another.
+        BundleError: a `graph_source` path does not exist or clashes with another (names must differ), or
+            the runtime cannot be found; when bundling runs, the installer failed.
     """
 
     def __init__(
