@@ -6,10 +6,12 @@ Every table, queue and topic is shaped by `agent_wait.schema`, as the CDK constr
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import itertools
 import json
 import logging
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -284,6 +286,32 @@ def reset_handlers() -> None:
 
 # The embedded moto server logs every HTTP request at INFO; keep test output about the router.
 logging.getLogger("werkzeug").setLevel(logging.WARNING)
+
+
+def _serialize_moto_dynamodb_writes() -> None:
+    """Make moto's conditional writes atomic, as DynamoDB's are.
+
+    moto checks a write's condition and applies it without a lock, and its server handles requests on
+    several threads, so two concurrent conditional writes to one item can both succeed (seen: two racing
+    answers both won `decide`). DynamoDB serializes writes to an item; the race tests need that guarantee.
+    """
+    from moto.dynamodb.models import DynamoDBBackend
+
+    if getattr(DynamoDBBackend, "_agent_wait_serialized", False):
+        return
+    lock = threading.RLock()
+    for name in ("put_item", "update_item", "delete_item", "transact_write_items"):
+        original = getattr(DynamoDBBackend, name)
+
+        def serialized(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            with lock:
+                return _original(self, *args, **kwargs)
+
+        setattr(DynamoDBBackend, name, functools.wraps(original)(serialized))
+    DynamoDBBackend._agent_wait_serialized = True  # type: ignore[attr-defined]
+
+
+_serialize_moto_dynamodb_writes()
 
 
 # -- messages --------------------------------------------------------------------------------------------
