@@ -32,6 +32,7 @@ from agent_wait.policy import WaitPolicy
 
 __all__ = (
     "APPROVE",
+    "EXPIRED_WITHOUT_DEFAULT",
     "MARKER",
     "AnswerPlan",
     "WaitSignature",
@@ -50,6 +51,15 @@ APPROVE = "approve"
 """The action that runs a `@wait` function's body."""
 
 MODES = ("interrupt", "async")
+
+EXPIRED_WITHOUT_DEFAULT: dict[str, Any] = {"action": "expired", "answer": None}
+"""What a hosted Pydantic AI or Strands agent receives in place of a null answer.
+
+A null answer reaches an adapter only when a question whose policy has no default expires (the
+router's own check refuses a person's null). Strands takes a null response as "no answer yet" and
+parks the tool again under the same id, forever; Pydantic AI would show the model the text `null`.
+Both adapters send this instead: not an approval, so a `@wait` body does not run, and it says why.
+"""
 
 MARKER = "__agent_wait__"
 """Key under which `ask` and `@wait` carry the policy inside the value a framework parks on.

@@ -7,6 +7,10 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
            │    └─ MessageError                  an inbound start or answer message breaks its shape
            ├─ SignatureError(ValueError)         a webhook signature is missing, wrong, or outside the replay window
            ├─ ConfigurationError(ValueError)     a handler setting is missing or wrong (names every variable at fault)
+           ├─ ThreadStateError                   a hosted agent's stored thread (Pydantic AI history, Strands session)
+           │    ├─ ThreadStateConflictError      another writer moved the thread first; this write lost, nothing saved
+           │    ├─ ThreadStateTooLargeError(ValueError)  over the store's item limit, even compressed
+           │    └─ ThreadStateUnavailableError   the store failed (throttling, network, permissions); SQS retries
            └─ MissingExtraError(ImportError)     an optional dependency is not installed; names the extra to install
 ```
 
@@ -26,6 +30,10 @@ __all__ = (
     "PolicyError",
     "QuestionTooLargeError",
     "SignatureError",
+    "ThreadStateConflictError",
+    "ThreadStateError",
+    "ThreadStateTooLargeError",
+    "ThreadStateUnavailableError",
     "WaitError",
 )
 
@@ -83,6 +91,32 @@ class ConfigurationError(WaitError, ValueError):
         super().__init__("; ".join(problems))
         self.problems = tuple(problems)
         self.variables = tuple(variables)
+
+
+class ThreadStateError(WaitError):
+    """Raised when a hosted agent's stored thread (a Pydantic AI history, a Strands session) cannot be kept."""
+
+    def __init__(self, message: str, *, thread_id: str, table: str | None = None) -> None:
+        super().__init__(message)
+        self.thread_id = thread_id
+        self.table = table
+
+
+class ThreadStateConflictError(ThreadStateError):
+    """Raised when a conditional write loses: another writer advanced the thread's state since it was read."""
+
+
+class ThreadStateTooLargeError(ThreadStateError, ValueError):
+    """Raised when a thread's state is over the store's item limit even compressed; trim the history."""
+
+    def __init__(self, message: str, *, thread_id: str, table: str | None = None, size: int, limit: int) -> None:
+        super().__init__(message, thread_id=thread_id, table=table)
+        self.size = size
+        self.limit = limit
+
+
+class ThreadStateUnavailableError(ThreadStateError):
+    """Raised when the store itself failed (throttling, network, permissions); the message is retried."""
 
 
 class MissingExtraError(WaitError, ImportError):
