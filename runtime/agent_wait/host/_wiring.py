@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any
 
 from agent_wait.announce.webhook import WebhookAnnounce
@@ -40,12 +41,53 @@ def _client(session: Any, service: str) -> Any:
     return (session or boto3.Session()).client(service)
 
 
-def adapter_for(target: Any, checkpointer: Any) -> Any:
+def adapter_for(target: Any, checkpointer: Any, *, checkpoint_table: str | None = None, client: Any = None) -> Any:
     """Wrap what `AGENT_WAIT_GRAPH` names in the adapter for its framework.
 
-    A compiled LangGraph graph gets `checkpointer` (the DynamoDB saver); a callable is a factory that
-    takes the checkpointer and returns a compiled graph.
+    - a compiled LangGraph graph gets `checkpointer` (the DynamoDB saver); a callable that is none of
+      the below is a factory that takes the checkpointer and returns a compiled graph;
+    - a Pydantic AI agent, or `agent_wait.pydantic_ai.hosted(agent, ...)`: its message histories are
+      kept in `checkpoint_table` (`DynamoDbHistoryStore`);
+    - `agent_wait.strands.hosted(factory)`: a fresh Strands agent per message over the thread's
+      session in `checkpoint_table` (`DynamoDbSessionRepository`). A Strands `Agent` instance is refused.
+
+    Pydantic AI and Strands are separate extras: they are imported only when the target is theirs.
     """
+    if callable(getattr(target, "agent_wait_adapter", None)):  # what pydantic_ai.hosted / strands.hosted return
+        return target.agent_wait_adapter(checkpoint_table=_needs_table(checkpoint_table), client=client)
+    if _instance_of(target, "pydantic_ai.agent", "AbstractAgent"):
+        from agent_wait.pydantic_ai import hosted
+
+        return hosted(target).agent_wait_adapter(checkpoint_table=_needs_table(checkpoint_table), client=client)
+    if _instance_of(target, "strands.agent.agent", "Agent"):
+        raise ConfigurationError(
+            [
+                f"{Settings.GRAPH.value} names a Strands Agent instance, but one instance holds one conversation and "
+                "the router builds one agent per thread: name agent_wait.strands.hosted(factory), where "
+                "factory(session_manager) returns Agent(..., session_manager=session_manager)"
+            ],
+            variables=[Settings.GRAPH.value],
+        )
+    return _langgraph_adapter(target, checkpointer)
+
+
+def _instance_of(target: Any, module: str, name: str) -> bool:
+    # Only a framework the user's module already imported can have made `target`: never import one here.
+    loaded = sys.modules.get(module)
+    kind = getattr(loaded, name, None) if loaded is not None else None
+    return isinstance(kind, type) and isinstance(target, kind)
+
+
+def _needs_table(checkpoint_table: str | None) -> str:
+    if not checkpoint_table:
+        raise ConfigurationError(
+            [f"{Settings.CHECKPOINT_TABLE.value} is not set; a Pydantic AI or Strands agent keeps its threads there"],
+            variables=[Settings.CHECKPOINT_TABLE.value],
+        )
+    return checkpoint_table
+
+
+def _langgraph_adapter(target: Any, checkpointer: Any) -> Any:
     from agent_wait.langgraph import LangGraphAdapter
 
     graph: Any = target
@@ -55,7 +97,8 @@ def adapter_for(target: Any, checkpointer: Any) -> Any:
         raise ConfigurationError(
             [
                 f"{Settings.GRAPH.value} must name a compiled LangGraph graph or a factory that takes a checkpointer "
-                f"and returns one; got {type(target).__name__}"
+                "and returns one, a Pydantic AI agent (or agent_wait.pydantic_ai.hosted(agent)), or "
+                f"agent_wait.strands.hosted(factory); got {type(target).__name__}"
             ],
             variables=[Settings.GRAPH.value],
         )
@@ -91,7 +134,12 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
         endpoint_url=session.client("dynamodb").meta.endpoint_url if _custom_endpoint(session) else None,
     )
     return Router(
-        adapter_for(load_target(settings), saver),
+        adapter_for(
+            load_target(settings),
+            saver,
+            checkpoint_table=settings.checkpoint_table,
+            client=session.client("dynamodb"),
+        ),
         DynamoDbLedger(settings.table, client=session.client("dynamodb")),
         dead_letter=SqsDeadLetter(settings.dlq_url, client=session.client("sqs")),
         announce=announcers_for(settings, session=session),

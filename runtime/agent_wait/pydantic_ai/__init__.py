@@ -24,6 +24,10 @@ A host (the framework has no checkpointer: the host keeps the message history un
         deferred_tool_results=deferred_tool_results({question_id: answer}),
     )
 
+Or let the bundled router host it (`AGENT_WAIT_GRAPH` names the agent, or `hosted(agent, deps=...)`):
+`PydanticAiAdapter` keeps each thread in a `HistoryStore` (`DynamoDbHistoryStore` in the checkpoint
+table) and collects one answer per deferred call before it resumes.
+
 Where Pydantic AI differs from LangGraph (pinned by tests in tests/pydantic_ai, described in
 docs/frameworks.md): a denied call never runs, so a `decision` function sees approvals only; a
 duplicate answer re-runs the tool unless the stored history already holds its return; a resume must
@@ -37,6 +41,8 @@ try:
 except ImportError as exc:
     raise MissingExtraError("agent_wait.pydantic_ai", "pydantic-ai-slim", "pydantic-ai") from exc
 
+from agent_wait.adapter import WaitPublisher
+from agent_wait.pydantic_ai._adapter import MOVED_ON, HostedAgent, PydanticAiAdapter, hosted
 from agent_wait.pydantic_ai._ask import MARKER, thread_id_from_deps, wait
 from agent_wait.pydantic_ai._deferred import (
     deferred_requests_of,
@@ -47,12 +53,22 @@ from agent_wait.pydantic_ai._deferred import (
     question_from_call,
     questions_from_result,
 )
+from agent_wait.pydantic_ai._history import DynamoDbHistoryStore, HistoryStore, InMemoryHistoryStore, StoredHistory
 
 __all__ = (
     "MARKER",
+    "MOVED_ON",
+    "DynamoDbHistoryStore",
+    "HistoryStore",
+    "HostedAgent",
+    "InMemoryHistoryStore",
+    "PydanticAiAdapter",
+    "StoredHistory",
+    "WaitPublisher",
     "deferred_requests_of",
     "deferred_tool_results",
     "denial_message",
+    "hosted",
     "is_approval",
     "publish_interrupts",
     "question_from_call",
