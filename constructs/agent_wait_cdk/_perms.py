@@ -19,8 +19,8 @@ QUESTION_ROUTER = (
 the same per-item actions, so there is no separate transaction action to grant."""
 
 QUESTION_SWEEP = (*QUESTION_READ, "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
-"""The sweep queries `by_status` for overdue questions and `by_announce_due` for unannounced ones, and
-marks each re-announcement with an update."""
+"""The sweep queries `by_status` for overdue questions, `by_announce_due` for unannounced ones and
+`open_by_age` for the oldest open one, and marks each re-announcement with an update."""
 
 CHECKPOINT_READ_WRITE = (
     "dynamodb:GetItem",

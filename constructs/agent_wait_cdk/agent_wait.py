@@ -75,7 +75,8 @@ class AgentWait(Construct):
             stored in plain text in the functions' configuration: put no secret in it.
         existing_question_table: use this table as the question ledger; it must have the shape of
             `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status` on `status`/`expires_at`
-            and `by_announce_due` on `announce_due`/`asked_at`, both projecting all attributes).
+            `by_announce_due` on `announce_due`/`asked_at` and `open_by_age` on `open_since`/`asked_at`, all
+            projecting all attributes).
         existing_entry_queue: consume this FIFO queue instead of creating one; needs
             `existing_dead_letter_queue`, and its visibility timeout must be at least six times `router_timeout`.
         existing_dead_letter_queue: the FIFO dead-letter queue of `existing_entry_queue`.
@@ -483,6 +484,7 @@ def _check_table_shape(checks: PropChecks, table: dynamodb.Table) -> None:
     for name, wanted in (
         (shapes.STATUS_INDEX_NAME, (shapes.STATUS_INDEX_PARTITION_KEY, shapes.STATUS_INDEX_SORT_KEY)),
         (shapes.ANNOUNCE_INDEX_NAME, (shapes.ANNOUNCE_INDEX_PARTITION_KEY, shapes.ANNOUNCE_INDEX_SORT_KEY)),
+        (shapes.OPEN_AGE_INDEX_NAME, (shapes.OPEN_AGE_INDEX_PARTITION_KEY, shapes.OPEN_AGE_INDEX_SORT_KEY)),
     ):
         try:
             index_keys = _key_names(table.schema(name))

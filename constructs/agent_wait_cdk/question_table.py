@@ -13,6 +13,9 @@ from agent_wait_cdk._shapes import (
     ANNOUNCE_INDEX_NAME,
     ANNOUNCE_INDEX_PARTITION_KEY,
     ANNOUNCE_INDEX_SORT_KEY,
+    OPEN_AGE_INDEX_NAME,
+    OPEN_AGE_INDEX_PARTITION_KEY,
+    OPEN_AGE_INDEX_SORT_KEY,
     QUESTION_PARTITION_KEY,
     QUESTION_SORT_KEY,
     QUESTION_TTL_ATTRIBUTE,
@@ -91,6 +94,12 @@ class QuestionTable(Construct):
             sort_key=dynamodb.Attribute(name=ANNOUNCE_INDEX_SORT_KEY, type=string),
             projection_type=dynamodb.ProjectionType.ALL,
         )
+        self.table.add_global_secondary_index(
+            index_name=OPEN_AGE_INDEX_NAME,
+            partition_key=dynamodb.Attribute(name=OPEN_AGE_INDEX_PARTITION_KEY, type=string),
+            sort_key=dynamodb.Attribute(name=OPEN_AGE_INDEX_SORT_KEY, type=string),
+            projection_type=dynamodb.ProjectionType.ALL,
+        )
 
     @property
     def table_name(self) -> str:
@@ -124,11 +133,11 @@ def grant_router(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
 
 
 def grant_sweep(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
-    """The sweep's `overdue` queries `by_status`, `announce_due` queries `by_announce_due`."""
+    """The sweep's `overdue` queries `by_status`, `announce_due` `by_announce_due`, `oldest_open` `open_by_age`."""
     return _grants.grant_table(
         grantee,
         table,
         _perms.QUESTION_SWEEP,
-        indexes=(STATUS_INDEX_NAME, ANNOUNCE_INDEX_NAME),
+        indexes=(STATUS_INDEX_NAME, ANNOUNCE_INDEX_NAME, OPEN_AGE_INDEX_NAME),
         kms_actions=_perms.KMS_READ_WRITE,
     )

@@ -53,6 +53,7 @@ QUESTION_TABLE = TableShape(
     indexes=(
         IndexShape("by_status", "status", "expires_at"),
         IndexShape("by_announce_due", "announce_due", "asked_at"),
+        IndexShape("open_by_age", "open_since", "asked_at"),
     ),
 )
 """One item per question: `pk = THREAD#<thread_id>`, `sk = WAIT#<question_id>`.
@@ -60,7 +61,8 @@ QUESTION_TABLE = TableShape(
 GSI `by_status` (status, expires_at) serves "open questions" and "overdue questions". GSI
 `by_announce_due` is sparse: only a question whose announcement has not yet succeeded carries
 `announce_due`, so the sweep finds those at a cost proportional to them, not to every open question.
-Both project all attributes.
+GSI `open_by_age` is sparse too: only an open question carries `open_since`, so the oldest open
+question is one query of one item. All three project all attributes.
 """
 
 CHECKPOINT_TABLE = TableShape(partition_key="PK", sort_key="SK", ttl_attribute="ttl")

@@ -205,6 +205,11 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Synth:
         partition_key=dynamodb.Attribute(name="announce_due", type=string),
         sort_key=dynamodb.Attribute(name="asked_at", type=string),
     )
+    table.add_global_secondary_index(
+        index_name="open_by_age",
+        partition_key=dynamodb.Attribute(name="open_since", type=string),
+        sort_key=dynamodb.Attribute(name="asked_at", type=string),
+    )
     topic = sns.Topic(
         stack,
         "Announcements",

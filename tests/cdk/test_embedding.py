@@ -122,6 +122,8 @@ def test_an_existing_table_without_the_status_index_is_refused() -> None:
         "'by_status' on ('status', 'expires_at')",
         "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
         "'by_announce_due' on ('announce_due', 'asked_at')",
+        "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
+        "'open_by_age' on ('open_since', 'asked_at')",
     )
 
 

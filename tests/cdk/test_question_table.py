@@ -30,6 +30,14 @@ QUESTION_TABLE_SHAPE = {
             ],
             "Projection": {"ProjectionType": "ALL"},
         },
+        {
+            "IndexName": "open_by_age",
+            "KeySchema": [
+                {"AttributeName": "open_since", "KeyType": "HASH"},
+                {"AttributeName": "asked_at", "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "ALL"},
+        },
     ],
     "TimeToLiveSpecification": {"AttributeName": "ttl", "Enabled": True},
     "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
@@ -44,7 +52,15 @@ def test_question_table_has_the_ledger_shape(refund: Synth) -> None:
     refund.template.has_resource_properties("AWS::DynamoDB::Table", QUESTION_TABLE_SHAPE)
     _, table = question_table(refund)
     attributes = {a["AttributeName"]: a["AttributeType"] for a in table["Properties"]["AttributeDefinitions"]}
-    assert attributes == {"pk": "S", "sk": "S", "status": "S", "expires_at": "S", "announce_due": "S", "asked_at": "S"}
+    assert attributes == {
+        "pk": "S",
+        "sk": "S",
+        "status": "S",
+        "expires_at": "S",
+        "announce_due": "S",
+        "asked_at": "S",
+        "open_since": "S",
+    }
 
 
 def test_question_table_is_encrypted_with_the_aws_managed_key_by_default(refund: Synth) -> None:
@@ -97,7 +113,7 @@ def test_question_table_grants_cover_the_table_and_only_the_indexes_each_reader_
     indexes = {
         "grant_read_questions": ["by_status"],
         "grant_router": [],
-        "grant_sweep": ["by_status", "by_announce_due"],
+        "grant_sweep": ["by_status", "by_announce_due", "open_by_age"],
     }
     resources = [arn, *({"Fn::Join": ["", [arn, f"/index/{name}"]]} for name in indexes[grant])]
     assert stmt["Resource"] == (resources if len(resources) > 1 else arn)

@@ -36,6 +36,8 @@ class SweepReport:
     """Question ids announced again."""
     overdue_age_seconds: float
     """How far past its deadline the most overdue open question is (0 when none)."""
+    oldest_open_age_seconds: float = 0.0
+    """How long ago the oldest still-open question was asked (0 when none); the construct alarms on it."""
 
 
 class Sweep:
@@ -95,6 +97,9 @@ class Sweep:
         age = seconds_between(parse_rfc3339(overdue[0].expires_at), now) if overdue and overdue[0].expires_at else 0.0
         self.metrics.count(M["overdue"], len(overdue))
         self.metrics.seconds(M["overdue_age"], max(age, 0.0))
+        oldest = self.ledger.oldest_open()
+        oldest_age = max(seconds_between(parse_rfc3339(oldest.asked_at), now), 0.0) if oldest else 0.0
+        self.metrics.seconds(M["oldest_open_age"], oldest_age)
 
         reannounced = []
         for record in self.ledger.announce_due(limit=self.limit):
@@ -108,4 +113,4 @@ class Sweep:
             else:
                 for failure in report.failed:
                     self.metrics.count(M["announce_failed"], reason=failure.announcer)
-        return SweepReport(tuple(r.question_id for r in overdue), tuple(reannounced), max(age, 0.0))
+        return SweepReport(tuple(r.question_id for r in overdue), tuple(reannounced), max(age, 0.0), oldest_age)

@@ -21,6 +21,7 @@ METRIC_NAMES = {
     "starts_replayed": "StartsReplayed",
     "overdue": "OverdueQuestions",
     "overdue_age": "OverdueQuestionAgeSeconds",
+    "oldest_open_age": "OldestOpenQuestionAgeSeconds",
     "reannounced": "QuestionsReannounced",
 }
 """Every metric name, in the `AgentWait` namespace; refusals and dead letters carry a `reason` dimension."""

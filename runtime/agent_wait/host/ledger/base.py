@@ -198,6 +198,10 @@ class Ledger(ABC):
         """Open questions whose `expires_at` is at or before `now`, oldest deadline first, at most `limit`."""
 
     @abstractmethod
+    def oldest_open(self) -> QuestionRecord | None:
+        """The open question asked longest ago, or None when none is open."""
+
+    @abstractmethod
     def announce_due(self, *, limit: int) -> list[QuestionRecord]:
         """Open questions whose announcement has not succeeded yet, oldest first, at most `limit`."""
 

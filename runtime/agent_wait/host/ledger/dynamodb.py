@@ -26,9 +26,10 @@ from agent_wait.schema import QUESTION_TABLE, QuestionStatus, question_key, thre
 __all__ = ("DynamoDbLedger",)
 
 _PK, _SK = QUESTION_TABLE.partition_key, QUESTION_TABLE.sort_key
-_BY_STATUS, _BY_ANNOUNCE_DUE = (index.name for index in QUESTION_TABLE.indexes)
+_BY_STATUS, _BY_ANNOUNCE_DUE, _OPEN_BY_AGE = (index.name for index in QUESTION_TABLE.indexes)
 _START_PREFIX = "START#"
 _DUE = "due"
+_OPEN = "open"
 
 
 def _error_code(exc: ClientError) -> str:
@@ -118,7 +119,8 @@ class DynamoDbLedger(Ledger):
         }
         item = {
             **self._key(envelope.thread_id, question_key(envelope.question_id)),
-            **to_item({**attributes, "announce_due": _DUE}),
+            # Sparse index keys: present only while due for announcement / while open.
+            **to_item({**attributes, "announce_due": _DUE, "open_since": _OPEN}),
         }
         created, old = self._conditional(
             "put_item",
@@ -183,7 +185,7 @@ class DynamoDbLedger(Ledger):
         won, item = self._conditional(
             "update_item",
             Key=self._key(thread_id, question_key(question_id)),
-            UpdateExpression=update + " REMOVE announce_due",
+            UpdateExpression=update + " REMOVE announce_due, open_since",
             ConditionExpression="#status = :open",
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=values,
@@ -234,6 +236,17 @@ class DynamoDbLedger(Ledger):
                 },
             )
         ]
+
+    def oldest_open(self) -> QuestionRecord | None:
+        items = list(
+            self._query(
+                limit=1,
+                IndexName=_OPEN_BY_AGE,
+                KeyConditionExpression="open_since = :open",
+                ExpressionAttributeValues={":open": {"S": _OPEN}},
+            )
+        )
+        return self._record(items[0]) if items else None
 
     def announce_due(self, *, limit: int) -> list[QuestionRecord]:
         return [

@@ -98,6 +98,11 @@ class InMemoryLedger(Ledger):
             ]
         return sorted(due, key=lambda r: (r.expires_at or "", r.question_id))[:limit]
 
+    def oldest_open(self) -> QuestionRecord | None:
+        with self._lock:
+            waiting = [r for r in self._questions.values() if r.status is QuestionStatus.OPEN]
+        return min(waiting, key=lambda r: (r.asked_at, r.question_id), default=None)
+
     def announce_due(self, *, limit: int) -> list[QuestionRecord]:
         with self._lock:
             due = [r for r in self._questions.values() if r.status is QuestionStatus.OPEN and not r.announced]
