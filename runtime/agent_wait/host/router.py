@@ -63,5 +63,12 @@ def record_handler(record: SQSRecord) -> None:
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
-    """Lambda entry point for the entry queue's event source (ReportBatchItemFailures on)."""
+    """Lambda entry point for the entry queue's event source (ReportBatchItemFailures on).
+
+    Raises:
+        ConfigurationError: on the cold-start call, when a setting is missing or wrong (names each one).
+    """
+    # Build the router before the batch: a bad setting fails the invocation with its own message,
+    # rather than failing every record with it inside a BatchProcessingError.
+    _router()
     return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)
