@@ -18,6 +18,10 @@ A host (the session manager is the persistence):
     ...
     result = agent(interrupt_responses({question_id: answer}))
 
+Or let the bundled router host it: `AGENT_WAIT_GRAPH` names `hosted(build_agent)`, a factory that
+takes a session manager; `StrandsAdapter` builds a fresh agent per message over the thread's session
+(`DynamoDbSessionRepository` in the checkpoint table).
+
 Where Strands differs from LangGraph (pinned by tests in tests/strands, described in
 docs/frameworks.md): a duplicate answer raises ValueError, an unknown id raises KeyError, a plain
 prompt to a parked agent raises TypeError (nothing runs in any of them), and a null response parks
@@ -31,6 +35,8 @@ try:
 except ImportError as exc:
     raise MissingExtraError("agent_wait.strands", "strands-agents", "strands") from exc
 
+from agent_wait.adapter import WaitPublisher
+from agent_wait.strands._adapter import HostedAgentFactory, StrandsAdapter, hosted
 from agent_wait.strands._ask import INTERRUPT_NAME, MARKER, thread_id_from_context, wait
 from agent_wait.strands._interrupts import (
     interrupt_responses,
@@ -39,10 +45,18 @@ from agent_wait.strands._interrupts import (
     question_from_interrupt,
     questions_from_result,
 )
+from agent_wait.strands._sessions import DynamoDbSessionRepository, InMemorySessionRepository, ItemSessionRepository
 
 __all__ = (
     "INTERRUPT_NAME",
     "MARKER",
+    "DynamoDbSessionRepository",
+    "HostedAgentFactory",
+    "InMemorySessionRepository",
+    "ItemSessionRepository",
+    "StrandsAdapter",
+    "WaitPublisher",
+    "hosted",
     "interrupt_responses",
     "interrupts_of",
     "publish_interrupts",
