@@ -18,12 +18,10 @@ from langgraph.graph import END, START, StateGraph
 
 from agent_wait import WaitPolicy
 from agent_wait.langgraph import wait
+from examples.refund_agent.settings import REFUND_TABLE_VARIABLE
 
 AUTO_APPROVE_LIMIT = 500
 """Refunds up to this amount (in the order's currency units) are approved by policy."""
-
-REFUND_TABLE_VARIABLE = "REFUND_TABLE"
-"""The environment variable naming the refunds table (the stack sets it)."""
 
 FINANCE = WaitPolicy(
     timeout="P3D",

@@ -40,3 +40,24 @@ def test_the_cdk_cli_is_pinned_exactly() -> None:
     assert re.fullmatch(r"2\.\d+\.\d+", version), f"pin an exact 2.x version, got {version!r}"
     lock = json.loads((REPO / "package-lock.json").read_text())
     assert lock["packages"]["node_modules/aws-cdk"]["version"] == version
+
+
+def test_the_refund_stack_gives_only_the_router_the_refunds_table(refund: Synth) -> None:
+    """The example's side effect is a table the router may only put into, named by REFUND_TABLE."""
+    (table_id,) = [
+        lid
+        for lid, r in refund.resources("AWS::DynamoDB::Table").items()
+        if r["Properties"]["KeySchema"][0]["AttributeName"] == "order_id"
+    ]
+    for lid, fn in refund.resources("AWS::Lambda::Function").items():
+        variables = fn["Properties"]["Environment"]["Variables"]
+        is_router = fn["Properties"]["Handler"] == "agent_wait.host.router.handler"
+        assert (variables.get("REFUND_TABLE") == {"Ref": table_id}) is is_router, lid
+    grants = [
+        statement
+        for policy in refund.resources("AWS::IAM::Policy").values()
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if {"Fn::GetAtt": [table_id, "Arn"]}
+        in ([statement["Resource"]] if isinstance(statement["Resource"], dict) else statement["Resource"])
+    ]
+    assert [statement["Action"] for statement in grants] == ["dynamodb:PutItem"]

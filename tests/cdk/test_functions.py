@@ -71,8 +71,12 @@ def test_environment_with_topic_and_bus(refund: Synth) -> None:
         "POWERTOOLS_METRICS_NAMESPACE": "AgentWait",
         "LOG_LEVEL": "INFO",
     }
-    for _, fn in (router(refund), sweep(refund)):
-        assert fn["Properties"]["Environment"]["Variables"] == common
+    _, router_fn = router(refund)
+    _, sweep_fn = sweep(refund)
+    # The example stack adds its own refunds table for its graph; AgentWait sets the rest.
+    refunds = {"REFUND_TABLE": ref_of(refund, "AWS::DynamoDB::Table", "Refunds")}
+    assert router_fn["Properties"]["Environment"]["Variables"] == {**common, **refunds}
+    assert sweep_fn["Properties"]["Environment"]["Variables"] == common
 
 
 def test_environment_with_webhook_no_bus_and_a_sweep_limit(features: Synth) -> None:

@@ -35,6 +35,7 @@ def ids(synth: Synth) -> dict[str, str]:
         "dlq": "AgentWaitEntryQueueDeadLetterQueueB64EFE3E",
         "router_logs": first("AWS::Logs::LogGroup", "Router"),
         "sweep_logs": first("AWS::Logs::LogGroup", "Sweep"),
+        "refunds": next((k for k, v in r.items() if v["Type"] == "AWS::DynamoDB::Table" and "Refunds" in k), ""),
     }
 
 
@@ -54,6 +55,7 @@ def test_router_gets_exactly_what_it_uses(refund: Synth) -> None:
         getatt(i["dlq"]): SEND,
         ref(topic): {"sns:Publish"},
         getatt(bus): {"events:PutEvents"},
+        getatt(i["refunds"]): {"dynamodb:PutItem"},  # the example's own side effect, granted by its stack
     }
 
 

@@ -1,0 +1,283 @@
+"""`agent-wait demo`: every refund scenario on the embedded emulator, narrated for a person.
+
+Each scenario drives the real router and sweep handlers through the entry queue, then checks what a
+person would check: what was asked, where it was announced, what was answered, the outcome, and how
+many times the refund ran. The exit status is non-zero if any outcome is wrong.
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, TextIO
+
+from agent_wait._time import utc_now
+from agent_wait.cli._dev import Observer
+from agent_wait.cli._progress import progress
+from agent_wait.host.local import LocalStack
+from agent_wait.host.outcomes import Outcome, OutcomeKind
+from examples.refund_agent.graph import AUTO_APPROVE_LIMIT, FINANCE, REFUND_TABLE_VARIABLE
+
+__all__ = ("SCENARIOS", "World", "run")
+
+LARGE = 900
+SMALL = 200
+
+
+class MovableClock:
+    """Real time plus an offset the demo moves forward to let a deadline pass."""
+
+    def __init__(self) -> None:
+        self.offset = timedelta()
+
+    def __call__(self) -> datetime:
+        return utc_now() + self.offset
+
+
+@dataclass
+class World:
+    """The running stack and what the scenarios need to see into it."""
+
+    local: LocalStack
+    clock: MovableClock
+    observer: Observer
+    out: TextIO
+    checks: list[tuple[str, bool]] = field(default_factory=list)
+
+    def say(self, text: str) -> None:
+        self.out.write(f"   {text}\n")
+        self.out.flush()
+
+    def check(self, description: str, ok: bool) -> None:
+        self.checks.append((description, ok))
+        self.say(f"{'ok ' if ok else 'WRONG'} {description}")
+
+    def pump(self) -> list[Outcome]:
+        outcomes = self.local.pump().outcomes
+        for envelope in self.observer.drain():
+            tags = ", ".join(f"{k}={v}" for k, v in (envelope.get("tags") or {}).items())
+            self.say(f"announced {envelope['type']} on the SNS topic" + (f" ({tags})" if tags else ""))
+        for outcome in outcomes:
+            self.say(f"router: {describe(outcome)}")
+        return outcomes
+
+    def start(self, thread: str, amount: int, *, start_id: str | None = None) -> list[Outcome]:
+        self.say(f"start: refund order {thread} for {amount} (auto-approve limit {AUTO_APPROVE_LIMIT})")
+        message = {
+            "thread_id": thread,
+            "input": {"order_id": thread, "amount": amount},
+            "start_id": start_id or uuid.uuid4().hex,
+        }
+        self.local.send(message, deduplication_id=uuid.uuid4().hex)
+        return self.pump()
+
+    def answer(
+        self, thread: str, question_id: str, action: str, *, answer_id: str | None = None, pump: bool = True
+    ) -> list[Outcome]:
+        self.say(f"finance answers {action!r}")
+        message: dict[str, Any] = {
+            "thread_id": thread,
+            "question_id": question_id,
+            "answer": {"action": action, "note": "checked by the demo"},
+            "answered_by": "finance@example.com",
+        }
+        if answer_id:
+            message["answer_id"] = answer_id
+        self.local.send(message, deduplication_id=uuid.uuid4().hex)
+        return self.pump() if pump else []
+
+    def row(self, thread: str, question_id: str) -> dict[str, Any]:
+        from agent_wait.host.ledger._items import from_item
+        from agent_wait.schema import question_key, thread_key
+
+        item = self.local.client("dynamodb").get_item(
+            TableName=self.local.table, Key={"pk": {"S": thread_key(thread)}, "sk": {"S": question_key(question_id)}}
+        )
+        return from_item(item.get("Item", {}))
+
+    def refunds(self, order_id: str) -> int:
+        response = self.local.client("dynamodb").query(
+            TableName=self.local.environment[REFUND_TABLE_VARIABLE],
+            KeyConditionExpression="order_id = :o",
+            ExpressionAttributeValues={":o": {"S": order_id}},
+            Select="COUNT",
+        )
+        count = int(response["Count"])
+        self.say(f"the refund ran {count} time{'s' if count != 1 else ''}")
+        return count
+
+    def question_of(self, outcomes: list[Outcome]) -> str:
+        asked = [q for outcome in outcomes for q in outcome.asked]
+        if not asked:
+            raise AssertionError("expected the agent to ask finance, but it asked nothing")
+        return asked[-1]
+
+
+def describe(outcome: Outcome) -> str:
+    if outcome.kind is OutcomeKind.REFUSED:
+        return f"refused ({outcome.reason}): {outcome.detail}"
+    if outcome.kind is OutcomeKind.STARTED:
+        return "ran the agent; " + (
+            f"it now waits on {len(outcome.asked)} question(s)" if outcome.asked else "it finished"
+        )
+    if outcome.kind is OutcomeKind.START_REPLAYED:
+        return "start already applied: the agent did not run again; open questions republished"
+    if outcome.kind is OutcomeKind.APPLIED:
+        return "answer won the question; the agent resumed"
+    return f"{outcome.kind.value} ({outcome.reason})"
+
+
+def _kinds(outcomes: list[Outcome]) -> list[str]:
+    return [
+        outcome.kind.value if outcome.kind is not OutcomeKind.REFUSED else f"refused:{outcome.reason}"
+        for outcome in outcomes
+    ]
+
+
+# -- the scenarios ------------------------------------------------------------------------------------
+
+
+def auto_approve(world: World, thread: str) -> None:
+    outcomes = world.start(thread, SMALL)
+    world.check("nothing was asked (under the limit, approved by policy)", not any(o.asked for o in outcomes))
+    world.check("the refund ran exactly once", world.refunds(thread) == 1)
+
+
+def approve_over_limit(world: World, thread: str) -> None:
+    question = world.question_of(world.start(thread, LARGE))
+    world.check(
+        "the ledger row is open with finance's tag", world.row(thread, question).get("tags") == dict(FINANCE.tags)
+    )
+    world.check("the answer was applied", _kinds(world.answer(thread, question, "approve")) == ["applied"])
+    row = world.row(thread, question)
+    world.check("the row says answered, then resumed", (row["status"], row["outcome"]) == ("resumed", "answered"))
+    world.check("the refund ran exactly once", world.refunds(thread) == 1)
+
+
+def reject(world: World, thread: str) -> None:
+    question = world.question_of(world.start(thread, LARGE))
+    world.answer(thread, question, "reject")
+    world.check("the row says answered with reject", world.row(thread, question)["answer"]["action"] == "reject")
+    world.check("the refund never ran", world.refunds(thread) == 0)
+
+
+def _expire(world: World, thread: str) -> str:
+    question = world.question_of(world.start(thread, LARGE))
+    world.clock.offset += timedelta(days=3, minutes=1)
+    world.say("nobody answers; three days pass (the demo moves its clock)")
+    report = world.local.sweep()
+    world.say(f"sweep: sent the default for {len(report['expired_sent'])} overdue question(s)")
+    world.pump()
+    return question
+
+
+def nobody_answers(world: World, thread: str) -> None:
+    question = _expire(world, thread)
+    row = world.row(thread, question)
+    world.check(
+        "the row says expired, decided by the deadline",
+        (row["outcome"], row["answered_by"]) == ("expired", "agent-wait:deadline"),
+    )
+    world.check("the policy default (reject) was applied", row["answer"] == FINANCE.default)
+    world.check("the refund never ran", world.refunds(thread) == 0)
+
+
+def same_answer_twice(world: World, thread: str) -> None:
+    question = world.question_of(world.start(thread, LARGE))
+    first = world.answer(thread, question, "approve", answer_id="answer-1")
+    again = world.answer(thread, question, "approve", answer_id="answer-1")
+    world.check(
+        "the first delivery applied, the second was a duplicate",
+        _kinds(first + again) == ["applied", "refused:duplicate"],
+    )
+    world.check("the refund ran exactly once", world.refunds(thread) == 1)
+
+
+def two_answers_race(world: World, thread: str) -> None:
+    question = world.question_of(world.start(thread, LARGE))
+    world.answer(thread, question, "approve", pump=False)
+    world.answer(thread, question, "reject", pump=False)
+    outcomes = world.pump()
+    world.check(
+        "exactly one answer won; the other was refused", _kinds(outcomes) == ["applied", "refused:already_decided"]
+    )
+    world.check("the refund ran exactly once", world.refunds(thread) == 1)
+
+
+def start_redelivered(world: World, thread: str) -> None:
+    start_id = uuid.uuid4().hex
+    question = world.question_of(world.start(thread, LARGE, start_id=start_id))
+    world.say("SQS delivers the same start again")
+    outcomes = world.start(thread, LARGE, start_id=start_id)
+    world.check("the agent did not run again; the question was republished", _kinds(outcomes) == ["start_replayed"])
+    world.check("still one open question, the same one", [o.asked for o in outcomes] == [(question,)])
+    world.check("the refund has not run", world.refunds(thread) == 0)
+
+
+def late_approve(world: World, thread: str) -> None:
+    question = _expire(world, thread)
+    outcomes = world.answer(thread, question, "approve")
+    world.check("the late approve was refused as expired", _kinds(outcomes) == ["refused:expired"])
+    world.check("the refund never ran", world.refunds(thread) == 0)
+
+
+def unknown_question(world: World, thread: str) -> None:
+    world.start(thread, SMALL)
+    outcomes = world.answer(thread, "no-such-question", "approve")
+    world.check("an answer for an unknown question was refused", _kinds(outcomes) == ["refused:unknown_question"])
+    world.check("the refund ran once, for the start only", world.refunds(thread) == 1)
+
+
+SCENARIOS: dict[str, tuple[str, Callable[[World, str], None]]] = {
+    "auto-approve": ("Auto-approve under the limit", auto_approve),
+    "approve": ("Approve over the limit", approve_over_limit),
+    "reject": ("Reject", reject),
+    "expire": ("Nobody answers: the sweep applies the default", nobody_answers),
+    "duplicate": ("The same answer delivered twice", same_answer_twice),
+    "race": ("Two different answers racing", two_answers_race),
+    "redelivered-start": ("The start redelivered while the question is open", start_redelivered),
+    "late-approve": ("A late approve after expiry", late_approve),
+    "unknown-question": ("An answer for an unknown question", unknown_question),
+}
+
+
+def run(names: list[str], *, out: TextIO | None = None) -> int:
+    """Run the named scenarios (all by default); 0 when every check passed, 1 otherwise."""
+    stream: TextIO = out or sys.stdout
+    unknown = [name for name in names if name not in SCENARIOS]
+    if unknown:
+        stream.write(f"unknown scenario(s) {unknown}; choose from: {', '.join(SCENARIOS)}\n")
+        return 2
+    from examples.refund_agent.local import template
+
+    with progress("Synthesizing RefundAgentStack"):
+        body = template()
+    clock = MovableClock()
+    with progress("Starting the embedded AWS emulator and deploying the stack"):
+        local = LocalStack(body, clock=clock, extra_environment={"POWERTOOLS_LOG_LEVEL": "WARNING"})
+        local.start()
+    failed: list[str] = []
+    try:
+        world = World(local, clock, Observer(local), stream)
+        for index, name in enumerate(names or list(SCENARIOS), start=1):
+            title, scenario = SCENARIOS[name]
+            stream.write(f"\n{index}. {title}\n")
+            before = len(world.checks)
+            thread = f"order-{name}-{uuid.uuid4().hex[:6]}"
+            try:
+                scenario(world, thread)
+            except Exception as exc:  # a broken scenario is a wrong outcome, reported, not a traceback
+                world.check(f"scenario raised {type(exc).__name__}: {exc}", False)
+            if not all(ok for _, ok in world.checks[before:]):
+                failed.append(name)
+    finally:
+        local.stop()
+    total = len(names or SCENARIOS)
+    stream.write(
+        f"\n{total - len(failed)} of {total} scenarios behaved as they should"
+        + (f"; wrong: {', '.join(failed)}\n" if failed else ".\n")
+    )
+    return 1 if failed else 0
