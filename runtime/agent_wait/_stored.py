@@ -7,7 +7,7 @@ share: the body encoding, the 400 KB item limit, and the calls, with driver erro
 spot (`ThreadState*Error`), so callers never import botocore. Standard library only: the DynamoDB
 client is passed in.
 
-Only `GetItem`, `PutItem` (conditional), `Query` and `DeleteItem` are called — actions the checkpoint
+Only `GetItem`, `PutItem` (conditional) and `Query` are called — actions the checkpoint
 table's read/write grant already includes.
 """
 
@@ -156,12 +156,6 @@ class StateTable:
             if "LastEvaluatedKey" not in response:
                 return
             request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-
-    def delete(self, thread_id: str, sort_key: str) -> None:
-        try:
-            self._client.delete_item(TableName=self.table_name, Key=self.key(thread_id, sort_key))
-        except self._client.exceptions.ClientError as exc:
-            raise self._unavailable(thread_id, "DeleteItem", exc) from exc
 
     def _unavailable(self, thread_id: str, operation: str, exc: Any) -> ThreadStateUnavailableError:
         code = getattr(exc, "response", {}).get("Error", {}).get("Code", type(exc).__name__)
