@@ -111,3 +111,30 @@ class RouterRig:
         """The lifecycle types announced for one question, in order."""
         events = self.announced.events
         return [transition.value for transition, envelope in events if envelope.question_id == question_id]
+
+
+def router_on_moto(endpoint: str, unique: str, graph: str, monkeypatch: Any) -> tuple[Router, Any]:
+    """`build_router` from the settings a Lambda reads, on moto, with `AGENT_WAIT_GRAPH=graph`.
+
+    Fresh question and checkpoint tables and a DLQ, named with `unique`. Returns (router, DynamoDB client).
+    """
+    import boto3
+    from tests.host.conftest import create_checkpoint_table, create_question_table
+
+    from agent_wait.host import HostSettings
+    from agent_wait.host._wiring import build_router
+    from agent_wait.schema import Settings
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+    session = boto3.Session(region_name="us-east-1")
+    dynamodb, sqs = session.client("dynamodb"), session.client("sqs")
+    create_question_table(dynamodb, f"questions-{unique}")
+    create_checkpoint_table(dynamodb, f"checkpoints-{unique}")
+    dlq = sqs.create_queue(QueueName=f"dlq-{unique}.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    environment = {
+        Settings.GRAPH.value: graph,
+        Settings.TABLE.value: f"questions-{unique}",
+        Settings.CHECKPOINT_TABLE.value: f"checkpoints-{unique}",
+        Settings.DLQ_URL.value: dlq,
+    }
+    return build_router(HostSettings.from_env("router", environment), session=session), dynamodb

@@ -16,12 +16,12 @@ import boto3
 import pytest
 from pydantic_ai.exceptions import CallDeferred
 from pydantic_ai_host_agents import BARE, HOSTED, NO_DEFAULT, Deps, refund_agent, refund_call
-from tests.host.conftest import create_checkpoint_table, create_question_table
+from tests.host.conftest import create_checkpoint_table
 
 from agent_wait._wait import EXPIRED_WITHOUT_DEFAULT
 from agent_wait.errors import ConfigurationError, ThreadStateConflictError
-from agent_wait.host import HostSettings, OutcomeKind, RefusalReason
-from agent_wait.host._wiring import adapter_for, build_router
+from agent_wait.host import OutcomeKind, RefusalReason
+from agent_wait.host._wiring import adapter_for
 from agent_wait.pydantic_ai import (
     MOVED_ON,
     DynamoDbHistoryStore,
@@ -31,8 +31,8 @@ from agent_wait.pydantic_ai import (
     StoredHistory,
     hosted,
 )
-from agent_wait.schema import QuestionStatus, Settings
-from hosted_router import APPROVE, REJECT, RouterRig
+from agent_wait.schema import QuestionStatus
+from hosted_router import APPROVE, REJECT, RouterRig, router_on_moto
 from pydantic_ai import RunContext
 
 THREAD = "order-4471"
@@ -441,22 +441,7 @@ def test_the_router_built_from_its_settings_hosts_a_pydantic_ai_agent_on_dynamod
     moto_server: str, unique: str, monkeypatch: pytest.MonkeyPatch
 ):
     # GIVEN the router's resources on moto and AGENT_WAIT_GRAPH naming a hosted agent
-    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
-    session = boto3.Session(region_name="us-east-1")
-    dynamodb, sqs = session.client("dynamodb"), session.client("sqs")
-    create_question_table(dynamodb, f"questions-{unique}")
-    create_checkpoint_table(dynamodb, f"checkpoints-{unique}")
-    dlq = sqs.create_queue(QueueName=f"dlq-{unique}.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
-    settings = HostSettings.from_env(
-        "router",
-        {
-            Settings.GRAPH.value: "pydantic_ai_host_agents:hosted_refund",
-            Settings.TABLE.value: f"questions-{unique}",
-            Settings.CHECKPOINT_TABLE.value: f"checkpoints-{unique}",
-            Settings.DLQ_URL.value: dlq,
-        },
-    )
-    router = build_router(settings, session=session)
+    router, _ = router_on_moto(moto_server, unique, "pydantic_ai_host_agents:hosted_refund", monkeypatch)
     assert isinstance(router.adapter, PydanticAiAdapter)
     thread, runs = f"order-{unique}", len(HOSTED.runs)
     # WHEN a start, an approve and the same approve again arrive

@@ -20,13 +20,13 @@ from strands.types.session import Session, SessionAgent, SessionMessage, Session
 from strands.types.tools import ToolContext
 from strands_host_agents import HOSTED, NO_DEFAULT, RefundAgents, TurnModel, refund_agents, refund_call
 from strands_script import scripted_agent
-from tests.host.conftest import create_checkpoint_table, create_question_table
+from tests.host.conftest import create_checkpoint_table
 
 from agent_wait._wait import EXPIRED_WITHOUT_DEFAULT
 from agent_wait.errors import ConfigurationError, ThreadStateConflictError
-from agent_wait.host import HostSettings, OutcomeKind, RefusalReason
-from agent_wait.host._wiring import adapter_for, build_router
-from agent_wait.schema import QuestionStatus, Settings
+from agent_wait.host import OutcomeKind, RefusalReason
+from agent_wait.host._wiring import adapter_for
+from agent_wait.schema import QuestionStatus
 from agent_wait.strands import (
     DynamoDbSessionRepository,
     InMemorySessionRepository,
@@ -35,7 +35,7 @@ from agent_wait.strands import (
     hosted,
     interrupt_responses,
 )
-from hosted_router import APPROVE, REJECT, RouterRig
+from hosted_router import APPROVE, REJECT, RouterRig, router_on_moto
 from strands import Agent, Snapshot, tool
 
 THREAD = "order-4471"
@@ -398,22 +398,7 @@ def test_agent_wait_graph_names_a_hosted_strands_factory_and_refuses_an_agent_in
 def test_the_router_built_from_its_settings_hosts_a_strands_agent_on_dynamodb(
     moto_server: str, unique: str, monkeypatch: pytest.MonkeyPatch
 ):
-    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
-    session = boto3.Session(region_name="us-east-1")
-    dynamodb, sqs = session.client("dynamodb"), session.client("sqs")
-    create_question_table(dynamodb, f"questions-{unique}")
-    create_checkpoint_table(dynamodb, f"checkpoints-{unique}")
-    dlq = sqs.create_queue(QueueName=f"dlq-{unique}.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
-    settings = HostSettings.from_env(
-        "router",
-        {
-            Settings.GRAPH.value: "strands_host_agents:hosted_refund",
-            Settings.TABLE.value: f"questions-{unique}",
-            Settings.CHECKPOINT_TABLE.value: f"checkpoints-{unique}",
-            Settings.DLQ_URL.value: dlq,
-        },
-    )
-    router = build_router(settings, session=session)
+    router, dynamodb = router_on_moto(moto_server, unique, "strands_host_agents:hosted_refund", monkeypatch)
     assert isinstance(router.adapter, StrandsAdapter)
     thread, runs = f"order-{unique}", len(HOSTED.runs)
     started = router.handle(json.dumps({"thread_id": thread, "input": {"order_id": "o-1", "amount": 900}}))

@@ -185,8 +185,8 @@ class DynamoDbSessionRepository(ItemSessionRepository):
 
     Example:
         >>> import boto3  # doctest: +SKIP
-        >>> repository = DynamoDbSessionRepository("agent-wait-checkpoints", client=boto3.client("dynamodb"))
-        >>> manager = RepositorySessionManager(session_id="order-4471", session_repository=repository)
+        >>> repository = DynamoDbSessionRepository("checkpoints", client=boto3.client("dynamodb"))  # doctest: +SKIP
+        >>> manager = RepositorySessionManager(session_id="order-4471", session_repository=repository)  # doctest: +SKIP
 
     Args:
         table_name: the checkpoint table (`AGENT_WAIT_CHECKPOINT_TABLE`).
