@@ -8,6 +8,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+import tests.host.graphs as graphs
+from langgraph.checkpoint.memory import InMemorySaver
 from tests.host.conftest import (
     FakeLambdaContext,
     HostStack,
@@ -17,12 +19,20 @@ from tests.host.conftest import (
     start_message,
 )
 
-from agent_wait import BaseAnnounce
+from agent_wait import BaseAnnounce, InMemoryAnnounce
 from agent_wait.envelope import Transition, WaitEnvelope
-from agent_wait.host import HostSettings, OutcomeKind, RecordingMetrics
+from agent_wait.host import (
+    HostSettings,
+    InMemoryDeadLetter,
+    InMemoryLedger,
+    OutcomeKind,
+    RecordingMetrics,
+    Router,
+)
 from agent_wait.host._wiring import build_router, build_sweep
 from agent_wait.host.dead_letter import REASON_ATTRIBUTE
 from agent_wait.host.observe import METRIC_NAMES
+from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.schema import Settings
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
@@ -73,6 +83,32 @@ def test_a_question_whose_announcement_failed_stays_in_the_ledger_and_the_sweep_
     assert ledger.announce_due(limit=10) == []
     assert ledger.get(thread_id, question_id).announced is True  # type: ignore[union-attr]
     assert sweep.run().reannounced == ()
+
+
+def test_a_broken_announcer_never_raises_into_the_run_and_the_others_still_deliver(unique: str) -> None:
+    # GIVEN a router with a broken announcer beside a working one
+    memory, metrics, ledger = InMemoryAnnounce(), RecordingMetrics(), InMemoryLedger()
+    router = Router(
+        LangGraphAdapter(graphs.build_graph(InMemorySaver())),
+        ledger,
+        dead_letter=InMemoryDeadLetter(),
+        announce=[BrokenAnnounce(), memory],
+        metrics=metrics,
+    )
+    thread_id, order_id = f"order-{unique}", f"o-{unique}"
+
+    # WHEN a whole lifecycle runs
+    (question_id,) = router.handle(json.dumps(start_message(thread_id, order_id))).asked
+    applied = router.handle(
+        json.dumps({"thread_id": thread_id, "question_id": question_id, "answer": {"action": "approve"}})
+    )
+
+    # THEN the agent ran as if nothing failed, the working announcer delivered every transition, and
+    # each failure was counted (the question stayed due for the sweep until it was decided)
+    assert applied.kind is OutcomeKind.APPLIED
+    assert graphs.refunds_paid(order_id) == 1
+    assert [t.value for t, _ in memory.events] == ["created", "answered", "resumed"]
+    assert metrics.counts[(METRIC_NAMES["announce_failed"], "broken")] == 3
 
 
 MALFORMED: dict[str, str] = {

@@ -10,19 +10,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 import tests.host.graphs as graphs
 from tests.host.conftest import (
     FakeLambdaContext,
     HostStack,
     answer_message,
     load_event,
+    reset_handlers,
     sqs_event,
     sqs_record,
     start_message,
 )
 
 from agent_wait.envelope import ENVELOPE_FIELDS
-from agent_wait.schema import QuestionStatus, question_key, thread_key
+from agent_wait.schema import QuestionStatus, Settings, question_key, thread_key
 
 
 def _handle(*records: dict[str, Any], context: FakeLambdaContext) -> dict[str, Any]:
@@ -228,3 +230,63 @@ def test_a_failing_thread_fails_only_its_own_records_in_a_fifo_batch(
     }
     assert [r.status for r in host.ledger().questions("order-5002")] == [QuestionStatus.OPEN]
     assert host.ledger().questions("order-5001") == []
+
+
+# -- graphs that ask more than once ---------------------------------------------------------------------------
+
+
+def test_two_questions_open_at_once_are_answered_independently(
+    host: HostStack, lambda_context: FakeLambdaContext, unique: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a graph with two interrupting nodes in parallel, parked on both
+    monkeypatch.setenv(Settings.GRAPH.value, "tests.host.graphs:build_parallel_graph")
+    reset_handlers()
+    thread_id, order_id = f"order-{unique}", f"o-{unique}"
+    _handle(sqs_record(start_message(thread_id, order_id), group_id=thread_id), context=lambda_context)
+    rows = {r.envelope.question["function"]: r.question_id for r in host.ledger().questions(thread_id)}
+    assert set(rows) == {"issue_refund", "notify_customer"}
+
+    # WHEN the refund question is approved
+    approve = answer_message(thread_id, rows["issue_refund"])
+    assert _handle(sqs_record(approve, group_id=thread_id), context=lambda_context) == {"batchItemFailures": []}
+
+    # THEN the refund ran, its question is resumed, and the other question is still open (not cancelled)
+    assert graphs.refunds_paid(order_id) == 1
+    status = {r.question_id: r.status for r in host.ledger().questions(thread_id)}
+    assert status == {rows["issue_refund"]: QuestionStatus.RESUMED, rows["notify_customer"]: QuestionStatus.OPEN}
+    assert graphs.node_runs("finish", order_id) == 0
+
+    # WHEN the other is answered
+    other = answer_message(thread_id, rows["notify_customer"], "reject")
+    assert _handle(sqs_record(other, group_id=thread_id), context=lambda_context) == {"batchItemFailures": []}
+
+    # THEN the run finished once, and the refund did not run again
+    assert graphs.node_runs("finish", order_id) == 1
+    assert graphs.body_runs(order_id) == 1
+    assert all(r.status is QuestionStatus.RESUMED for r in host.ledger().questions(thread_id))
+
+
+def test_a_graph_that_asks_twice_in_sequence_records_the_second_question_when_it_resumes(
+    host: HostStack, lambda_context: FakeLambdaContext, unique: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a graph that asks finance, then asks again to close the case
+    monkeypatch.setenv(Settings.GRAPH.value, "tests.host.graphs:build_two_step_graph")
+    reset_handlers()
+    thread_id, order_id = f"order-{unique}", f"o-{unique}"
+    first = _parked(host, thread_id, order_id, lambda_context)
+
+    # WHEN the first is approved
+    _handle(sqs_record(answer_message(thread_id, first), group_id=thread_id), context=lambda_context)
+
+    # THEN the first is resumed and the second is open and announced
+    rows = {r.question_id: r for r in host.ledger().questions(thread_id)}
+    (second,) = [qid for qid in rows if qid != first]
+    assert rows[first].status is QuestionStatus.RESUMED
+    assert rows[second].status is QuestionStatus.OPEN
+    assert rows[second].envelope.question["function"] == "close_case"
+    assert host.types_for(second) == ["wait.created"]
+
+    # WHEN the second is approved, the run finishes
+    _handle(sqs_record(answer_message(thread_id, second), group_id=thread_id), context=lambda_context)
+    assert graphs.node_runs("finish", order_id) == 1
+    assert graphs.refunds_paid(order_id) == 1
