@@ -18,7 +18,14 @@ _clock_override: ContextVar[Callable[[], datetime] | None] = ContextVar("agent_w
 def utc_now() -> datetime:
     """Now, in UTC; inside `clock_scope(clock)` it is `clock()` (hosts and tests move time without sleeping)."""
     override = _clock_override.get()
-    return override() if override is not None else datetime.now(UTC)
+    if override is None:
+        return datetime.now(UTC)
+    # A clock may itself build on utc_now() (real time plus an offset): inside it, time is real.
+    token = _clock_override.set(None)
+    try:
+        return override()
+    finally:
+        _clock_override.reset(token)
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -28,6 +29,9 @@ DEFAULT_APP = "examples.refund_agent.local"
 
 
 def _app(name: str, attribute: str) -> Callable[..., Any]:
+    # A console script does not put the working directory on sys.path; `--app` names a module there.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(name)
     except ImportError as exc:

@@ -188,6 +188,7 @@ class LocalStack:
         """Start the emulator, deploy the template, and point this process's AWS clients at it."""
         from moto.server import ThreadedMotoServer
 
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per AWS call is noise here
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self._server.start()
         host, port = self._server.get_host_and_port()
@@ -249,6 +250,7 @@ class LocalStack:
         physical = {
             r["LogicalResourceId"]: r["PhysicalResourceId"]
             for r in cloudformation.describe_stack_resources(StackName=self.stack_name)["StackResources"]
+            if r.get("PhysicalResourceId")
         }
         functions = _functions(self.template)
         environment: dict[str, str] = {}
@@ -258,6 +260,8 @@ class LocalStack:
                 if resolved is not None:
                     environment[name] = resolved
         environment.update(self.extra_environment)
+        # Embedded-metric-format lines on stdout are for CloudWatch; locally they only bury the output.
+        environment.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
         environment.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentWait")
         environment.setdefault("POWERTOOLS_SERVICE_NAME", "agent-wait")
         self.environment = environment
@@ -270,7 +274,7 @@ class LocalStack:
         if isinstance(value, str):
             return value
         if isinstance(value, dict) and "Ref" in value:
-            return physical.get(value["Ref"])
+            return physical.get(value["Ref"]) or self._declared_name(value["Ref"])
         if isinstance(value, dict) and "Fn::GetAtt" in value:
             logical, attribute = value["Fn::GetAtt"]
             return self._attribute(logical, attribute, physical)
@@ -280,9 +284,17 @@ class LocalStack:
             return None if any(part is None for part in resolved) else separator.join(str(p) for p in resolved)
         return None
 
+    def _declared_name(self, logical: str) -> str | None:
+        """The name a template gives a resource (moto reports no physical id for some, e.g. event buses)."""
+        props = self.template.get("Resources", {}).get(logical, {}).get("Properties", {})
+        for key in ("Name", "TableName", "QueueName", "TopicName"):
+            if isinstance(props.get(key), str):
+                return props[key]
+        return None
+
     def _attribute(self, logical: str, attribute: str, physical: Mapping[str, str]) -> str | None:
         resource = self.template["Resources"].get(logical, {})
-        kind, identity = resource.get("Type"), physical.get(logical)
+        kind, identity = resource.get("Type"), physical.get(logical) or self._declared_name(logical)
         if identity is None:
             return None
         if kind == "AWS::SQS::Queue":

@@ -67,6 +67,10 @@ class PowertoolsMetrics:
         if reason is None:
             self._metrics.add_metric(name=name, unit=self._unit.Count, value=value)
             return
+        from aws_lambda_powertools.metrics.functions import is_metrics_disabled
+
+        if is_metrics_disabled():  # single_metric flushes on its own and does not check this itself
+            return
         # A reason dimension needs its own metric set, or it would apply to every metric in the batch.
         with self._single_metric(
             name=name, unit=self._unit.Count, value=value, namespace=self._metrics.namespace
