@@ -96,6 +96,9 @@ def local_template(template: Mapping[str, Any], *, name_prefix: str) -> dict[str
             props["QueueName"] = f"{name_prefix}-{lid}"[:75] + ".fifo"
         if resource["Type"] == "AWS::SNS::Topic" and props.get("FifoTopic") and "TopicName" not in props:
             props["TopicName"] = f"{name_prefix}-{lid}"[:251] + ".fifo"
+        # Names the template fixes are made unique per local stack: moto keeps one state per process.
+        if resource["Type"] == "AWS::Events::EventBus" and isinstance(props.get("Name"), str):
+            props["Name"] = f"{name_prefix}-{props['Name']}"[:256]
     outputs = {
         key: value
         for key, value in dict(template.get("Outputs", {})).items()
@@ -146,7 +149,7 @@ class LocalStack:
 
     Args:
         template: the synthesized CloudFormation template (a dict).
-        stack_name: the name for the local stack.
+        stack_name: the name for the local stack; unique by default (moto keeps one state per process).
         clock: now, in UTC; the local demo moves it forward to show a deadline pass.
         extra_environment: variables the functions get besides those in the template.
 
@@ -156,16 +159,18 @@ class LocalStack:
             local.pump()
     """
 
+    _running: LocalStack | None = None
+
     def __init__(
         self,
         template: Mapping[str, Any],
         *,
-        stack_name: str = "agent-wait-local",
+        stack_name: str | None = None,
         clock: Callable[[], datetime] = utc_now,
         extra_environment: Mapping[str, str] | None = None,
     ) -> None:
         self.template = dict(template)
-        self.stack_name = stack_name
+        self.stack_name = stack_name or f"agent-wait-local-{uuid.uuid4().hex[:8]}"
         self.clock = clock
         self.extra_environment = dict(extra_environment or {})
         self.endpoint_url = ""
@@ -174,6 +179,7 @@ class LocalStack:
         self._server: Any = None
         self._saved_env: dict[str, str | None] = {}
         self._session: Any = None
+        self._deployed: dict[str, Any] = {}
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
@@ -185,8 +191,19 @@ class LocalStack:
         self.stop()
 
     def start(self) -> None:
-        """Start the emulator, deploy the template, and point this process's AWS clients at it."""
+        """Start the emulator, deploy the template, and point this process's AWS clients at it.
+
+        Raises:
+            RuntimeError: another `LocalStack` is running in this process (they would share its clients).
+        """
         from moto.server import ThreadedMotoServer
+
+        if LocalStack._running is not None:
+            raise RuntimeError(
+                f"a LocalStack ({LocalStack._running.stack_name}) is already running in this process; stop it first: "
+                "it points this process's AWS clients at its emulator"
+            )
+        LocalStack._running = self
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per AWS call is noise here
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
@@ -222,6 +239,8 @@ class LocalStack:
                 os.environ[name] = value
         self._saved_env = {}
         self._reset_handlers()
+        if LocalStack._running is self:
+            LocalStack._running = None
 
     def _set_env(self, values: Mapping[str, str]) -> None:
         for name, value in values.items():
@@ -240,6 +259,7 @@ class LocalStack:
     def _deploy(self) -> None:
         cloudformation = self.client("cloudformation")
         body = local_template(self.template, name_prefix=self.stack_name)
+        self._deployed = body
         cloudformation.create_stack(StackName=self.stack_name, TemplateBody=json.dumps(body))
         stack = cloudformation.describe_stacks(StackName=self.stack_name)["Stacks"][0]
         if stack["StackStatus"] != "CREATE_COMPLETE":
@@ -286,7 +306,7 @@ class LocalStack:
 
     def _declared_name(self, logical: str) -> str | None:
         """The name a template gives a resource (moto reports no physical id for some, e.g. event buses)."""
-        props = self.template.get("Resources", {}).get(logical, {}).get("Properties", {})
+        props = self._deployed.get("Resources", {}).get(logical, {}).get("Properties", {})
         for key in ("Name", "TableName", "QueueName", "TopicName"):
             if isinstance(props.get(key), str):
                 return props[key]

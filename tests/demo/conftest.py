@@ -1,0 +1,34 @@
+"""One synthesized RefundAgentStack template and one local stack for the demo and CLI tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def refund_template() -> dict[str, Any]:
+    from examples.refund_agent.local import template
+
+    return template()
+
+
+@pytest.fixture(scope="module")
+def world(refund_template: dict[str, Any]) -> Iterator[Any]:
+    """The refund stack on the embedded emulator, with a movable clock and a topic observer."""
+    import io
+
+    from examples.refund_agent.demo import MovableClock, World
+
+    from agent_wait.cli._dev import Observer
+    from agent_wait.host.local import LocalStack
+
+    clock = MovableClock()
+    local = LocalStack(refund_template, clock=clock, stack_name=f"demo-{id(clock)}")
+    local.start()
+    try:
+        yield World(local, clock, Observer(local), io.StringIO())
+    finally:
+        local.stop()
