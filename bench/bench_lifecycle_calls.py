@@ -1,0 +1,458 @@
+"""AWS API calls per question lifecycle (start → ask → answer → resume), and what a million of them cost.
+
+Run: uv run --frozen python bench/bench_lifecycle_calls.py
+
+An embedded moto server (ThreadedMotoServer on 127.0.0.1) holds the question table, the checkpoint
+table, the entry FIFO queue and its DLQ, and an SNS topic, shaped as the AgentWait construct makes them.
+A sender puts a start on the entry queue; Lambda's event source receives it and hands it to the router;
+the router runs a refund graph until it asks finance; finance's approve goes through the same queue and
+the router resumes the graph to the end. Every AWS call is counted with botocore event hooks and broken
+down by service and operation; DynamoDB capacity units are computed from the sizes of the items each call
+wrote or read (moto reports none). Then the cost of a million lifecycles at us-east-1 list prices is
+printed beside the same work done by a Step Functions standard workflow with a task-token wait.
+
+Figures, not a test: nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, NotRequired, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+from agent_wait import WaitPolicy
+from agent_wait.langgraph import wait
+
+REGION = "us-east-1"
+LIFECYCLES = 5
+ROUTER_MEMORY_MB = 1024  # the AgentWait construct's router default
+
+# us-east-1 list prices (on-demand, Standard table class, x86 Lambda); free tiers ignored.
+PRICE = {
+    "dynamodb_wru": 0.625 / 1e6,  # per write request unit (on-demand, since the Nov 2024 price cut)
+    "dynamodb_rru": 0.125 / 1e6,  # per read request unit
+    "sqs_fifo_request": 0.50 / 1e6,  # per FIFO request (each 64 KB chunk of a payload is one request)
+    "sns_publish": 0.50 / 1e6,  # per standard-topic publish; delivery to SQS subscribers is free
+    "lambda_request": 0.20 / 1e6,
+    "lambda_gb_second": 0.0000166667,
+    "sfn_transition": 0.025 / 1000,  # Step Functions standard workflows
+}
+SFN_TRANSITIONS = 5
+"""RunAgent (Task: Lambda) → AskFinance (Task: sns:publish.waitForTaskToken) → Decide (Choice) →
+IssueRefund (Task: Lambda) → Done (Succeed): five state transitions per lifecycle."""
+
+
+# -- the graph the router runs (no AWS calls of its own, so every call counted is agent-wait's) ------------
+
+
+class State(TypedDict):
+    order_id: str
+    amount: int
+    refund: NotRequired[Any]
+    done: NotRequired[bool]
+
+
+@wait(WaitPolicy(timeout="P3D", default={"action": "reject"}), when=lambda order_id, amount: amount > 500)
+def issue_refund(order_id: str, amount: int) -> dict[str, Any]:
+    return {"status": "refunded", "amount": amount}
+
+
+def build_graph(checkpointer: Any) -> Any:
+    """START → prepare → review (asks finance over 500) → finish → END."""
+    builder = StateGraph(State)
+    builder.add_node("prepare", lambda state: {})
+    builder.add_node("review", lambda state: {"refund": issue_refund(state["order_id"], state["amount"])})
+    builder.add_node("finish", lambda state: {"done": True})
+    builder.add_edge(START, "prepare")
+    builder.add_edge("prepare", "review")
+    builder.add_edge("review", "finish")
+    builder.add_edge("finish", END)
+    return builder.compile(checkpointer=checkpointer)
+
+
+# -- the stack on moto --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Stack:
+    endpoint: str
+    table: str
+    checkpoint_table: str
+    queue_url: str
+    dlq_url: str
+    topic_arn: str
+
+
+@contextmanager
+def moto_stack(prefix: str = "bench") -> Iterator[Stack]:
+    """Start moto, create the host's resources from agent_wait.schema, point AGENT_WAIT_* at them."""
+    os.environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }
+    )
+    import logging
+
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    from agent_wait.schema import CHECKPOINT_TABLE, QUESTION_TABLE, Settings
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    try:
+        dynamodb = boto3.client("dynamodb", region_name=REGION, endpoint_url=endpoint)
+        keys = {QUESTION_TABLE.partition_key, QUESTION_TABLE.sort_key}
+        for index in QUESTION_TABLE.indexes:
+            keys |= {index.partition_key, index.sort_key}
+        dynamodb.create_table(
+            TableName=f"{prefix}-questions",
+            BillingMode="PAY_PER_REQUEST",
+            AttributeDefinitions=[{"AttributeName": k, "AttributeType": "S"} for k in sorted(keys)],
+            KeySchema=[
+                {"AttributeName": QUESTION_TABLE.partition_key, "KeyType": "HASH"},
+                {"AttributeName": QUESTION_TABLE.sort_key, "KeyType": "RANGE"},
+            ],
+            GlobalSecondaryIndexes=[
+                {
+                    "IndexName": index.name,
+                    "KeySchema": [
+                        {"AttributeName": index.partition_key, "KeyType": "HASH"},
+                        {"AttributeName": index.sort_key, "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+                for index in QUESTION_TABLE.indexes
+            ],
+        )
+        dynamodb.create_table(
+            TableName=f"{prefix}-checkpoints",
+            BillingMode="PAY_PER_REQUEST",
+            AttributeDefinitions=[
+                {"AttributeName": CHECKPOINT_TABLE.partition_key, "AttributeType": "S"},
+                {"AttributeName": CHECKPOINT_TABLE.sort_key, "AttributeType": "S"},
+            ],
+            KeySchema=[
+                {"AttributeName": CHECKPOINT_TABLE.partition_key, "KeyType": "HASH"},
+                {"AttributeName": CHECKPOINT_TABLE.sort_key, "KeyType": "RANGE"},
+            ],
+        )
+        sqs = boto3.client("sqs", region_name=REGION, endpoint_url=endpoint)
+        fifo = {"FifoQueue": "true", "ContentBasedDeduplication": "true"}
+        dlq_url = sqs.create_queue(QueueName=f"{prefix}-dlq.fifo", Attributes=fifo)["QueueUrl"]
+        queue_url = sqs.create_queue(QueueName=f"{prefix}-entry.fifo", Attributes=fifo)["QueueUrl"]
+        sns = boto3.client("sns", region_name=REGION, endpoint_url=endpoint)
+        topic_arn = sns.create_topic(Name=f"{prefix}-announce")["TopicArn"]
+        stack = Stack(endpoint, f"{prefix}-questions", f"{prefix}-checkpoints", queue_url, dlq_url, topic_arn)
+        os.environ.update(
+            {
+                "AWS_ENDPOINT_URL": endpoint,
+                Settings.GRAPH.value: "bench_lifecycle_calls:build_graph",
+                Settings.TABLE.value: stack.table,
+                Settings.CHECKPOINT_TABLE.value: stack.checkpoint_table,
+                Settings.QUEUE_URL.value: stack.queue_url,
+                Settings.DLQ_URL.value: stack.dlq_url,
+                Settings.TOPIC_ARN.value: stack.topic_arn,
+            }
+        )
+        yield stack
+    finally:
+        server.stop()
+
+
+# -- counting calls and capacity units ---------------------------------------------------------------------
+
+
+def item_size(item: dict[str, Any]) -> int:
+    """DynamoDB's item size in bytes (attribute names plus values), from wire-format attribute values."""
+    return sum(len(name.encode()) + _value_size(value) for name, value in item.items())
+
+
+def _value_size(value: dict[str, Any]) -> int:
+    (kind, inner), *_ = value.items()
+    if kind == "S":
+        return len(inner.encode())
+    if kind == "N":
+        return math.ceil(len(inner.lstrip("-").replace(".", "").lstrip("0") or "0") / 2) + 1
+    if kind == "B":
+        return len(inner) if isinstance(inner, bytes) else len(inner) * 3 // 4
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind == "M":
+        return 3 + sum(len(k.encode()) + _value_size(v) + 1 for k, v in inner.items())
+    if kind == "L":
+        return 3 + sum(_value_size(v) + 1 for v in inner)
+    return sum(len(str(x).encode()) for x in inner)  # SS, NS, BS
+
+
+@dataclass
+class Call:
+    service: str
+    operation: str
+    resource: str
+    wru: float = 0.0
+    rru: float = 0.0
+    items: int = 0
+    """Items a read returned."""
+    index: str = ""
+    """The index a query read, if any."""
+
+
+@dataclass
+class CallCounter:
+    """botocore hooks: one `Call` per API call, with DynamoDB capacity units estimated from item sizes.
+
+    Writes: 1 WRU per KB of the larger of the item before and after, plus one per global secondary
+    index the item is in before or after (two when the index key changes: a delete and a put). Reads:
+    1 RRU per 4 KB read, halved for eventually consistent reads (sizes of the attributes returned).
+    """
+
+    reader: Any
+    indexes: tuple[tuple[str, str], ...]
+    calls: list[Call] = field(default_factory=list)
+    keys: dict[str, list[str]] = field(default_factory=dict)
+
+    def register(self, session: Any) -> None:
+        session.events.register("before-parameter-build.*.*", self.before)
+        session.events.register("after-call.*.*", self.after)
+
+    def before(self, event_name: str, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        _, service, operation = event_name.split(".")[:3]
+        context["bench_params"] = params
+        if service == "dynamodb" and operation in ("PutItem", "UpdateItem", "DeleteItem"):
+            context["bench_before"] = self._current(params)
+
+    def after(self, event_name: str, parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        _, service, operation = event_name.split(".")[:3]
+        params = context.get("bench_params", {})
+        resource = params.get("TableName") or params.get("QueueUrl", "").rsplit("/", 1)[-1] or params.get("TopicArn")
+        call = Call(service, operation, str(resource or ""), index=str(params.get("IndexName", "")))
+        if service == "dynamodb":
+            if operation in ("PutItem", "UpdateItem", "DeleteItem"):
+                before = context.get("bench_before") or {}
+                after = self._current(params) or {}
+                call.wru = math.ceil(max(item_size(before), item_size(after), 1) / 1024) + self._index_writes(
+                    before, after
+                )
+            elif operation == "GetItem":
+                call.rru = _read_units([parsed["Item"]] if parsed.get("Item") else [], params)
+                call.items = 1 if parsed.get("Item") else 0
+            elif operation == "Query":
+                call.rru = _read_units(parsed.get("Items", []), params)
+                call.items = len(parsed.get("Items", []))
+        self.calls.append(call)
+
+    def _current(self, params: dict[str, Any]) -> dict[str, Any] | None:
+        key = params.get("Key") or {
+            name: params["Item"][name] for name in self._key_names(params["TableName"]) if name in params["Item"]
+        }
+        return self.reader.get_item(TableName=params["TableName"], Key=key, ConsistentRead=True).get("Item")
+
+    def _key_names(self, table: str) -> list[str]:
+        if table not in self.keys:
+            schema = self.reader.describe_table(TableName=table)["Table"]["KeySchema"]
+            self.keys[table] = [k["AttributeName"] for k in schema]
+        return self.keys[table]
+
+    def _index_writes(self, before: dict[str, Any], after: dict[str, Any]) -> int:
+        writes = 0
+        for partition, sort in self.indexes:
+            key_before = (before.get(partition), before.get(sort)) if partition in before and sort in before else None
+            key_after = (after.get(partition), after.get(sort)) if partition in after and sort in after else None
+            if key_before is None and key_after is None:
+                continue
+            if key_before is not None and key_after is not None and key_before != key_after:
+                writes += 2
+            elif key_before != key_after or before != after:
+                writes += 1
+        return writes
+
+    def mark(self) -> int:
+        return len(self.calls)
+
+
+def _read_units(items: list[dict[str, Any]], params: dict[str, Any]) -> float:
+    units = max(1, math.ceil(sum(item_size(i) for i in items) / 4096))
+    return units if params.get("ConsistentRead") else units / 2
+
+
+# -- one lifecycle, as Lambda's SQS event source drives it -------------------------------------------------
+
+
+def _dedup(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def deliver(sqs: Any, stack: Stack, router: Any, message: dict[str, Any], group: str) -> float:
+    """Sender → entry queue → event source receive → router → event source delete. Returns router seconds."""
+    body = json.dumps(message)
+    sqs.send_message(QueueUrl=stack.queue_url, MessageBody=body, MessageGroupId=group)
+    (received,) = sqs.receive_message(
+        QueueUrl=stack.queue_url, MaxNumberOfMessages=10, AttributeNames=["All"], WaitTimeSeconds=0
+    )["Messages"]
+    started = time.perf_counter()
+    router.handle(
+        received["Body"],
+        message_id=received["MessageId"],
+        deduplication_id=received["Attributes"].get("MessageDeduplicationId") or _dedup(body),
+    )
+    elapsed = time.perf_counter() - started
+    sqs.delete_message(QueueUrl=stack.queue_url, ReceiptHandle=received["ReceiptHandle"])
+    return elapsed
+
+
+def main() -> int:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    with moto_stack() as stack:
+        import boto3
+
+        from agent_wait.host import HostSettings
+        from agent_wait.host._wiring import build_router
+        from agent_wait.schema import QUESTION_TABLE
+
+        reader = boto3.client("dynamodb", region_name=REGION, endpoint_url=stack.endpoint)
+        counter = CallCounter(reader, tuple((i.partition_key, i.sort_key) for i in QUESTION_TABLE.indexes))
+        session = boto3.Session(region_name=REGION)
+        counter.register(session)
+        router = build_router(HostSettings.from_env("router"), session=session)
+        sqs = session.client("sqs")
+
+        def lifecycle(n: int) -> tuple[list[Call], list[Call], float, float]:
+            thread_id = f"order-{n}"
+            begin = counter.mark()
+            start_seconds = deliver(
+                sqs, stack, router, {"thread_id": thread_id, "input": {"order_id": f"o-{n}", "amount": 900}}, thread_id
+            )
+            middle = counter.mark()
+            (question_id,) = [
+                i["sk"]["S"].removeprefix("WAIT#")
+                for i in reader.query(
+                    TableName=stack.table,
+                    KeyConditionExpression="pk = :pk AND begins_with(sk, :w)",
+                    ExpressionAttributeValues={":pk": {"S": f"THREAD#{thread_id}"}, ":w": {"S": "WAIT#"}},
+                )["Items"]
+            ]
+            answer = {"thread_id": thread_id, "question_id": question_id, "answer": {"action": "approve"}}
+            answer_seconds = deliver(sqs, stack, router, answer, thread_id)
+            return counter.calls[begin:middle], counter.calls[middle:], start_seconds, answer_seconds
+
+        lifecycle(0)  # warm: the graph, clients and connections exist, as in a warm Lambda
+        runs = [lifecycle(n) for n in range(1, LIFECYCLES + 1)]
+
+    start_calls, answer_calls, _, _ = runs[-1]
+    counts = [len(s) + len(a) for s, a, _, _ in runs]
+    durations = [s for _, _, s, _ in runs] + [a for _, _, _, a in runs]
+    print(f"AWS API calls per question lifecycle (start → ask → answer → resume), {LIFECYCLES} warm lifecycles")
+    print(f"calls per lifecycle across runs: {sorted(set(counts))}\n")
+    report(start_calls, answer_calls, stack)
+    cost(start_calls + answer_calls, statistics.median(durations))
+    return 0
+
+
+def _role(call: Call, stack: Stack) -> str:
+    if call.service == "sqs" and call.operation == "SendMessage":
+        return "sender"
+    if call.service == "sqs" and call.operation in ("ReceiveMessage", "DeleteMessage"):
+        return "event source"
+    if call.resource == stack.checkpoint_table:
+        return "router: checkpoints"
+    if call.resource == stack.table:
+        return "router: ledger"
+    return "router: announce"
+
+
+def report(start_calls: list[Call], answer_calls: list[Call], stack: Stack) -> None:
+    rows: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    units: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for phase, calls in (("start", start_calls), ("answer", answer_calls)):
+        for call in calls:
+            key = (_role(call, stack), f"{call.service}:{call.operation}")
+            rows[key][phase] += 1
+            units[key][0] += call.wru
+            units[key][1] += call.rru
+    print(f"{'who':<22}{'call':<24}{'start':>7}{'answer':>8}{'total':>7}{'WRU':>7}{'RRU':>7}")
+    for key, phases in sorted(rows.items()):
+        total = phases["start"] + phases["answer"]
+        wru, rru = units[key]
+        print(f"{key[0]:<22}{key[1]:<24}{phases['start']:>7}{phases['answer']:>8}{total:>7}{wru:>7.0f}{rru:>7.1f}")
+    calls = start_calls + answer_calls
+    print(
+        f"{'':<22}{'all calls':<24}{len(start_calls):>7}{len(answer_calls):>8}{len(calls):>7}"
+        f"{sum(c.wru for c in calls):>7.0f}{sum(c.rru for c in calls):>7.1f}"
+    )
+    print()
+
+
+def cost(calls: list[Call], seconds: float) -> None:
+    wru = sum(c.wru for c in calls)
+    rru = sum(c.rru for c in calls)
+    sqs = sum(1 for c in calls if c.service == "sqs")
+    sns = sum(1 for c in calls if c.service == "sns")
+    invocations = 2
+    billed = math.ceil(seconds * 1000) / 1000
+    gb_seconds = invocations * billed * ROUTER_MEMORY_MB / 1024
+    lines = [
+        ("DynamoDB writes", wru, "WRU", wru * PRICE["dynamodb_wru"]),
+        ("DynamoDB reads", rru, "RRU", rru * PRICE["dynamodb_rru"]),
+        ("SQS FIFO requests", sqs, "requests", sqs * PRICE["sqs_fifo_request"]),
+        ("SNS publishes", sns, "publishes", sns * PRICE["sns_publish"]),
+        ("Lambda requests", invocations, "invocations", invocations * PRICE["lambda_request"]),
+        ("Lambda compute", gb_seconds, "GB-s", gb_seconds * PRICE["lambda_gb_second"]),
+    ]
+    ours = sum(line[3] for line in lines)
+    sfn_lambda = invocations * PRICE["lambda_request"] + gb_seconds * PRICE["lambda_gb_second"]
+    sfn = SFN_TRANSITIONS * PRICE["sfn_transition"] + sfn_lambda + 1 * PRICE["sns_publish"]
+
+    print("Prices (us-east-1 list prices; free tiers ignored):")
+    print("  DynamoDB on-demand: $0.625 per million write request units, $0.125 per million read request units")
+    print("  SQS FIFO: $0.50 per million requests; SNS standard: $0.50 per million publishes (SQS delivery free)")
+    print("  Lambda (x86): $0.20 per million requests, $0.0000166667 per GB-second")
+    print("  Step Functions standard: $0.025 per 1,000 state transitions")
+    print("Assumptions:")
+    print("  - Capacity units from item sizes: a write is 1 WRU per KB of the larger of the item before and")
+    print("    after, plus 1 per GSI holding the item (2 when its index key changes); a read is 1 RRU per 4 KB,")
+    print("    half for eventually consistent reads (the checkpointer's). Item and table storage not included.")
+    print("  - The event source costs one ReceiveMessage and one DeleteMessage per message (batch size 1);")
+    print("    its empty long polls are a fixed cost per queue, not per lifecycle, and are left out.")
+    print(f"  - Two warm router invocations at {ROUTER_MEMORY_MB} MB, each billed the median measured here")
+    print(f"    against moto on 127.0.0.1 ({billed * 1000:.0f} ms); cold starts left out.")
+    print(f"  - Step Functions: {SFN_TRANSITIONS} transitions (RunAgent Task → AskFinance Task with")
+    print("    .waitForTaskToken via SNS → Decide Choice → IssueRefund Task → Done Succeed), the same two Lambda")
+    print("    invocations and one SNS publish; no ledger, checkpoints or queue (the execution holds the state).")
+    print()
+    print(f"{'per lifecycle':<22}{'quantity':>12}  {'unit':<12}{'USD':>14}{'per million':>14}")
+    for name, quantity, unit, usd in lines:
+        print(f"{name:<22}{quantity:>12.2f}  {unit:<12}{usd:>14.8f}{usd * 1e6:>14.2f}")
+    print(f"{'agent-wait total':<22}{'':>12}  {'':<12}{ours:>14.8f}{ours * 1e6:>14.2f}")
+    print()
+    print(
+        f"{'Step Functions':<22}{SFN_TRANSITIONS:>12.2f}  {'transitions':<12}"
+        f"{SFN_TRANSITIONS * PRICE['sfn_transition']:>14.8f}{SFN_TRANSITIONS * PRICE['sfn_transition'] * 1e6:>14.2f}"
+    )
+    print(
+        f"{'  + Lambda and SNS':<22}{'':>12}  {'':<12}{sfn - SFN_TRANSITIONS * PRICE['sfn_transition']:>14.8f}"
+        f"{(sfn - SFN_TRANSITIONS * PRICE['sfn_transition']) * 1e6:>14.2f}"
+    )
+    print(f"{'Step Functions total':<22}{'':>12}  {'':<12}{sfn:>14.8f}{sfn * 1e6:>14.2f}")
+    print(f"\nagent-wait / Step Functions: {ours / sfn:.2f}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
