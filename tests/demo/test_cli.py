@@ -1,0 +1,151 @@
+"""`agent-wait start`, `questions` and `answer` against the local stack, and their one-line errors."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_wait.cli import main
+from agent_wait.cli._target import Target
+
+
+@pytest.fixture
+def target(world: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Target:
+    """The CLI pointed at the running local stack the way `agent-wait dev` points it: .agent-wait/local.json."""
+    monkeypatch.chdir(tmp_path)
+    local = world.local
+    found = Target(queue_url=local.queue_url, table=local.table, endpoint_url=local.endpoint_url, region="us-east-1")
+    found.save()
+    return found
+
+
+def _open_question(world: Any, thread: str) -> str:
+    for row in _rows(world):
+        if row["thread_id"] == thread and row["status"] == "open":
+            return row["question_id"]
+    raise AssertionError(f"no open question on {thread}")
+
+
+def _rows(world: Any) -> list[dict[str, Any]]:
+    from agent_wait.cli._commands import list_questions
+
+    local = world.local
+    return list_questions(Target(local.queue_url, local.table, local.endpoint_url, "us-east-1"), None)
+
+
+def test_start_questions_and_answer_drive_the_agent(
+    world: Any, target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    thread = f"order-cli-{uuid.uuid4().hex[:6]}"
+    # GIVEN a start sent with the CLI
+    assert main(["start", thread, "--input", json.dumps({"order_id": thread, "amount": 900})]) == 0
+    assert f"start sent for thread {thread}" in capsys.readouterr().out
+    world.pump()
+    question = _open_question(world, thread)
+    # WHEN the questions are listed and the open one approved
+    assert main(["questions", "--status", "open", "--json"]) == 0
+    # stdout also carries the handlers' Powertools log lines; the CLI's rows start with thread_id
+    listed = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith('{"thread_id"')]
+    assert any(row["question_id"] == question and row["tags"] == {"approver_group": "finance"} for row in listed)
+    assert main(["answer", question, "approve", "--note", "within budget", "--by", "cli@example.com"]) == 0
+    assert f"answer 'approve' sent for question {question}" in capsys.readouterr().out
+    world.pump()
+    # THEN the agent resumed and the refund ran once
+    row = world.row(thread, question)
+    assert (row["status"], row["answer"], row["answered_by"]) == (
+        "resumed",
+        {"action": "approve", "note": "within budget"},
+        "cli@example.com",
+    )
+    assert world.refunds(thread) == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["start", "t-1", "--input", "{amount: 9}"],
+            "--input is not JSON: Expecting property name enclosed in double quotes",
+        ),
+        (
+            ["answer", "no-such-question", "approve"],
+            "no question 'no-such-question'; list them with: agent-wait questions",
+        ),
+        (
+            ["questions", "--status", "pending"],
+            "--status must be one of ['open', 'answered', 'expired', 'cancelled', 'resumed']",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_that_says_what_to_do(
+    target: Target, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("agent-wait: ")
+    assert message in err
+    assert err.count("\n") == 1, f"expected one line, got {err!r}"
+
+
+def test_an_action_the_question_does_not_allow_is_refused_before_sending(
+    world: Any, target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    thread = f"order-cli-{uuid.uuid4().hex[:6]}"
+    world.start(thread, 900)
+    question = _open_question(world, thread)
+    assert main(["answer", question, "escalate"]) == 1
+    assert (
+        f"action 'escalate' is not allowed for question {question}; use one of: approve, reject"
+        in capsys.readouterr().err
+    )
+    assert world.pump() == [], "nothing may be sent for a refused action"
+
+
+def test_answering_a_question_that_is_no_longer_open_says_so(
+    world: Any, target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    thread = f"order-cli-{uuid.uuid4().hex[:6]}"
+    world.start(thread, 900)
+    question = _open_question(world, thread)
+    world.answer(thread, question, "reject")
+    assert main(["answer", question, "approve"]) == 1
+    assert f"question {question} is already resumed; only open questions take answers" in capsys.readouterr().err
+
+
+def test_without_a_stack_the_cli_says_how_to_get_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("AGENT_WAIT_QUEUE_URL", raising=False)
+    monkeypatch.delenv("AGENT_WAIT_TABLE", raising=False)
+    assert main(["questions"]) == 1
+    assert "no stack to talk to: run `agent-wait dev` in another terminal" in capsys.readouterr().err
+
+
+def test_outputs_file_of_a_deployed_stack_is_read(tmp_path: Path) -> None:
+    from agent_wait.cli._target import resolve_target
+
+    outputs = tmp_path / "cdk-outputs.json"
+    outputs.write_text(
+        json.dumps(
+            {
+                "RefundAgentStack": {
+                    "AgentWaitEntryQueueUrlC29C3D17": "https://sqs.eu-west-1.amazonaws.com/1/entry.fifo",
+                    "AgentWaitQuestionTableName6952B715": "questions",
+                }
+            }
+        )
+    )
+    found = resolve_target(str(outputs))
+    assert (found.queue_url, found.table, found.region) == (
+        "https://sqs.eu-west-1.amazonaws.com/1/entry.fifo",
+        "questions",
+        "eu-west-1",
+    )
+    outputs.write_text("{}")
+    with pytest.raises(Exception, match="has no AgentWait outputs"):
+        resolve_target(str(outputs))
