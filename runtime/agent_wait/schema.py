@@ -94,7 +94,8 @@ class Settings(StrEnum):
     """Environment variables the Lambda handlers read (the constructs set them)."""
 
     GRAPH = "AGENT_WAIT_GRAPH"
-    """`module:attribute` of a compiled graph or a factory that takes a checkpointer."""
+    """`module:attribute`: a compiled LangGraph graph or a factory that takes a checkpointer, a Pydantic AI
+    agent, or a `hosted(...)` value from `agent_wait.pydantic_ai` / `agent_wait.strands`."""
     TABLE = "AGENT_WAIT_TABLE"
     """The question ledger table name."""
     CHECKPOINT_TABLE = "AGENT_WAIT_CHECKPOINT_TABLE"
