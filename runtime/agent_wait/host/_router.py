@@ -141,10 +141,18 @@ class Router:
             if self.ledger.thread_exists(thread_id):
                 return self._refuse(RefusalReason.UNKNOWN_QUESTION, message, "no such question on this thread")
             return self._refuse(RefusalReason.UNKNOWN_THREAD, message, "no question was ever asked on this thread")
+        parked: bool | None = None
         if record.status is QuestionStatus.OPEN:
             refusal = self._check(record, message, now)
             if refusal is not None:
                 return refusal
+            parked = self._parked_on(thread_id, question_id)
+            if not parked and self.adapter.unfinished(thread_id):
+                # Open in the ledger, but the agent is stopped part-way through another run: a newer turn
+                # moved past this question and failed before it could cancel it. Nothing can resume the
+                # question, and deciding it would continue that other run under this answer's name.
+                self._cancel(record)
+                return self._refuse(RefusalReason.NOT_PARKED, message, "the agent is part-way through another run")
             status = QuestionStatus.EXPIRED if message.from_deadline else QuestionStatus.ANSWERED
             # A deadline always applies the question's own default, whatever the message carries.
             answer = record.envelope.default if message.from_deadline else message.answer
@@ -152,7 +160,9 @@ class Router:
                 thread_id, question_id, Decision(status, answer, answer_id, message.answered_by), now=now
             )
             record = decided.record
-            if decided.won:
+            if not decided.won:
+                parked = None  # another attempt won: it may have resumed since, so look again
+            else:
                 self._count_decision(record, now)
                 self._announce(record.envelope, Transition(status.value))
         if record.answer_id != answer_id:
@@ -161,7 +171,10 @@ class Router:
             return self._refuse(reason, message, f"the question was {decided_as.value}; another outcome won")
         if record.status is QuestionStatus.RESUMED:
             return self._refuse(RefusalReason.DUPLICATE, message, "this answer was already applied")
-        return self._resume(record)
+        return self._resume(record, parked=parked)
+
+    def _parked_on(self, thread_id: str, question_id: str) -> bool:
+        return question_id in {q.question_id for q in self.adapter.pending(thread_id)}
 
     def _check(self, record: QuestionRecord, message: AnswerMessage, now: datetime) -> Outcome | None:
         if message.from_deadline:
@@ -182,13 +195,13 @@ class Router:
             )
         return None
 
-    def _resume(self, record: QuestionRecord) -> Outcome:
+    def _resume(self, record: QuestionRecord, *, parked: bool | None = None) -> Outcome:
+        """Resume the agent with the recorded answer; `parked` is passed when this call just won the decision."""
         thread_id, question_id = record.thread_id, record.question_id
-        if question_id in {q.question_id for q in self.adapter.pending(thread_id)}:
-            run = self.adapter.resume(thread_id, question_id, record.answer)
-        else:
-            # Already resumed by an attempt that died before it could say so: do not resume again.
-            run = self._converge(thread_id)
+        if parked is None:
+            parked = self._parked_on(thread_id, question_id)
+        # Not parked: already resumed by an attempt that died before it could say so; do not resume again.
+        run = self.adapter.resume(thread_id, question_id, record.answer) if parked else self._converge(thread_id)
         asked = self._after_run(thread_id, run)
         if self.ledger.mark_resumed(thread_id, question_id, now=self.clock()):
             self._announce(record.envelope, Transition.RESUMED)
