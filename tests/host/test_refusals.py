@@ -20,6 +20,7 @@ from tests.host.conftest import HostStack, answer_message, start_message
 from agent_wait.host import HostSettings, OutcomeKind, RecordingMetrics, RefusalReason, Router
 from agent_wait.host._wiring import build_router
 from agent_wait.host.observe import METRIC_NAMES
+from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 
@@ -39,14 +40,13 @@ class Parked:
         return self.handle(answer_message(self.thread_id, self.question_id, action, **fields))
 
     def footprint(self) -> tuple[Any, ...]:
-        """Everything a refused answer must leave untouched."""
-        record = self.router.ledger.get(self.thread_id, self.question_id)
+        """Everything a refused answer must leave untouched: the agent's checkpoint, its nodes, the ledger row."""
         return (
             self.router.adapter.progress(self.thread_id),
             graphs.node_runs("review", self.order_id),
             graphs.node_runs("finish", self.order_id),
             graphs.body_runs(self.order_id),
-            record,
+            self.router.ledger.get(self.thread_id, self.question_id),
         )
 
 
@@ -97,6 +97,17 @@ def _not_due(p: Parked) -> Any:
     return p.answer("reject", origin="deadline", answer_id=f"deadline:{p.question_id}")
 
 
+def _not_parked(p: Parked) -> Any:
+    # A new turn on the thread fails before it can close the question it moved past.
+    graphs.FAIL_ORDERS.add(f"{p.order_id}-turn-2")
+    try:
+        with pytest.raises(RuntimeError, match="cannot be loaded"):
+            p.handle(start_message(p.thread_id, f"{p.order_id}-turn-2", start_id="failing-turn"))
+    finally:
+        graphs.FAIL_ORDERS.discard(f"{p.order_id}-turn-2")
+    return p.answer("approve")
+
+
 def _cancelled(p: Parked) -> Any:
     new_turn = p.handle(start_message(p.thread_id, p.order_id, amount=990, start_id="next-turn"))
     assert new_turn.kind is OutcomeKind.STARTED
@@ -113,6 +124,7 @@ REFUSALS: dict[RefusalReason, Callable[[Parked], Any]] = {
     RefusalReason.EXPIRED: _expired,
     RefusalReason.NOT_DUE: _not_due,
     RefusalReason.CANCELLED: _cancelled,
+    RefusalReason.NOT_PARKED: _not_parked,
 }
 
 
@@ -139,9 +151,15 @@ def test_an_answer_that_cannot_apply_is_refused_with_its_reason_counted_and_runs
     assert outcome.detail
     assert parked.metrics.counts[(METRIC_NAMES["refused"], reason.value)] == 1
     assert parked.metrics.total(METRIC_NAMES["refused"]) == 1
+    if reason is RefusalReason.NOT_PARKED:
+        # ... except that a question nothing can resume any more is closed as cancelled
+        (before_row, after_row) = (footprints[-1][-1], after[-1])
+        assert before_row.status is QuestionStatus.OPEN
+        assert after_row.status is QuestionStatus.CANCELLED
+        assert parked.metrics.counts[(METRIC_NAMES["cancelled"], None)] == 1
+        footprints[-1], after = footprints[-1][:-1], after[:-1]
     assert after == footprints[-1], f"a refused answer changed {footprints[-1]} into {after}"
 
 
 def test_every_refusal_reason_has_a_case() -> None:
-    # NOT_PARKED is the ledger and the agent disagreeing; the router converges instead of refusing (crash tests).
-    assert set(REFUSALS) == set(RefusalReason) - {RefusalReason.NOT_PARKED}
+    assert set(REFUSALS) == set(RefusalReason)
