@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, NotRequired, TypedDict
 
+from botocore.exceptions import ClientError
 from langgraph.graph import END, START, StateGraph
 
 from agent_wait import WaitPolicy
@@ -40,7 +41,9 @@ NODE_RUNS: Counter[tuple[str, str]] = Counter()
 ON_BODY: list[Callable[[str], None]] = []
 """Observers told each time `issue_refund`'s body runs (the crash tests note how many AWS calls preceded it)."""
 FAIL_ORDERS: set[str] = set()
-"""Order ids whose `prepare` node raises (a graph failure that the router must report, not swallow)."""
+"""Order ids whose `prepare` node raises (a graph failure: the router dead-letters the start, never re-runs it)."""
+THROTTLE_ORDERS: set[str] = set()
+"""Order ids whose `prepare` node hits a throttled AWS call (a store failure: the message is retried)."""
 
 
 class RefundState(TypedDict):
@@ -114,6 +117,8 @@ def prepare(state: RefundState) -> dict[str, Any]:
     _ran("prepare", state)
     if _order(state) in FAIL_ORDERS:
         raise RuntimeError(f"order {_order(state)} cannot be loaded")
+    if _order(state) in THROTTLE_ORDERS:
+        raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, "GetItem")
     return {}
 
 

@@ -38,8 +38,11 @@ from agent_wait.host._wiring import build_router, build_sweep
 from agent_wait.host.outcomes import OutcomeKind
 
 
-class InjectedCrashError(Exception):
-    """Lambda dying mid-invocation (timeout, out of memory, a host failure)."""
+class InjectedCrashError(BaseException):
+    """Lambda dying mid-invocation (timeout, out of memory, a host failure).
+
+    A BaseException, as a process death is not an error the code could handle: the router must not treat
+    it as the agent failing (which dead-letters a start), only converge on redelivery."""
 
 
 def _label(operation: str, params: dict[str, Any]) -> str:

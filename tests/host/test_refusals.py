@@ -98,11 +98,12 @@ def _not_due(p: Parked) -> Any:
 
 
 def _not_parked(p: Parked) -> Any:
-    # A new turn on the thread fails before it can close the question it moved past.
+    # A new turn on the thread fails (dead-lettered) before it can close the question it moved past.
     graphs.FAIL_ORDERS.add(f"{p.order_id}-turn-2")
     try:
-        with pytest.raises(RuntimeError, match="cannot be loaded"):
-            p.handle(start_message(p.thread_id, f"{p.order_id}-turn-2", start_id="failing-turn"))
+        failed = p.handle(start_message(p.thread_id, f"{p.order_id}-turn-2", start_id="failing-turn"))
+        assert (failed.kind, failed.reason) == (OutcomeKind.DEAD_LETTERED, "agent_failed")
+        assert "cannot be loaded" in failed.detail
     finally:
         graphs.FAIL_ORDERS.discard(f"{p.order_id}-turn-2")
     return p.answer("approve")

@@ -209,17 +209,17 @@ def test_a_new_start_on_a_known_thread_is_a_new_turn_and_cancels_the_question_le
 def test_a_failing_thread_fails_only_its_own_records_in_a_fifo_batch(
     host: HostStack, lambda_context: FakeLambdaContext
 ) -> None:
-    # GIVEN the sample two-thread batch, a second record for the first thread, and a graph that fails
-    # for the first thread's order
+    # GIVEN the sample two-thread batch, a second record for the first thread, and a graph whose run for
+    # the first thread's order hits a throttled AWS call (a failure to retry, not the agent's)
     event = load_event("sqs_fifo_batch_two_threads.json")
     failing, healthy = event["Records"]
     follow_up = sqs_record(start_message("order-5001", "5001", start_id="later"), group_id="order-5001")
-    graphs.FAIL_ORDERS.add("5001")
+    graphs.THROTTLE_ORDERS.add("5001")
     try:
         # WHEN the router handles the batch (failing thread first, its follow-up last)
         response = _handle(failing, healthy, follow_up, context=lambda_context)
     finally:
-        graphs.FAIL_ORDERS.discard("5001")
+        graphs.THROTTLE_ORDERS.discard("5001")
 
     # THEN only the failing thread's records are reported, and the other thread went on
     assert response == {

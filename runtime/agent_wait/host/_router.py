@@ -3,8 +3,10 @@
 The rules (DESIGN.md "Invariants"):
 
 - A start is applied once, remembered by its start id. A redelivered start never runs the agent
-  again: it republishes the thread's open questions. A start that died part-way is finished from
-  the agent's checkpoint, never restarted from scratch.
+  again: it republishes the thread's open questions. A start that died part-way (Lambda stopped) is
+  finished from the agent's checkpoint, never restarted from scratch. A start whose agent raised is
+  recorded as failed and dead-lettered with its reason; a redelivery of it runs nothing. Store and
+  network failures are not the agent's: they raise, and SQS's redelivery converges.
 - An answer is checked against the ledger before anything touches the agent (an unknown thread or
   question, a question no longer open, an action not allowed, a stale answer are refused with a
   reason). The first valid answer wins a conditional write; the agent resumes only if it is still
@@ -22,12 +24,14 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from agent_wait._time import clock_scope, parse_rfc3339, seconds_between, utc_now
 from agent_wait.adapter import AgentAdapter, RunOutcome
 from agent_wait.envelope import Question, Transition, WaitEnvelope
-from agent_wait.errors import MessageError
+from agent_wait.errors import MessageError, ThreadStateConflictError, ThreadStateUnavailableError
 from agent_wait.host.dead_letter import DeadLetter
-from agent_wait.host.ledger.base import Decision, Ledger, QuestionRecord
+from agent_wait.host.ledger.base import Decision, Ledger, LedgerUnavailableError, QuestionRecord
 from agent_wait.host.observe import METRIC_NAMES as M
 from agent_wait.host.observe import HostMetrics, RecordingMetrics
 from agent_wait.host.outcomes import Outcome, OutcomeKind, RefusalReason
@@ -36,6 +40,20 @@ from agent_wait.publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait.schema import QuestionStatus
 
 __all__ = ("Router",)
+
+AGENT_FAILED = "agent_failed"
+"""Dead-letter reason for a start whose agent raised (the start is not run again)."""
+
+# Failures of the stores and the network, not of the agent: the message is retried and converges.
+RETRYABLE: tuple[type[BaseException], ...] = (
+    LedgerUnavailableError,
+    ThreadStateConflictError,
+    ThreadStateUnavailableError,
+    BotoCoreError,
+    ClientError,
+    ConnectionError,
+    TimeoutError,
+)
 
 _REFUSAL_FOR_STATUS = {
     QuestionStatus.EXPIRED: RefusalReason.EXPIRED,
@@ -95,7 +113,7 @@ class Router:
         fallback_id = deduplication_id or message_id or hashlib.sha256(body.encode("utf-8")).hexdigest()
         with clock_scope(self.clock):
             if isinstance(message, StartMessage):
-                return self._start(message, message.start_id or fallback_id)
+                return self._start(message, message.start_id or fallback_id, body)
             return self._answer(message, message.answer_id or fallback_id)
 
     def _dead_letter(self, body: str, exc: MessageError, message_id: str | None) -> Outcome:
@@ -108,9 +126,17 @@ class Router:
 
     # -- starts --------------------------------------------------------------------------------------
 
-    def _start(self, message: StartMessage, start_id: str) -> Outcome:
+    def _start(self, message: StartMessage, start_id: str, body: str) -> Outcome:
         thread_id, now = message.thread_id, self.clock()
         start = self.ledger.begin_start(thread_id, start_id, marker=self.adapter.progress(thread_id), now=now)
+        if not start.created and start.state == "failed":
+            self.metrics.count(M["starts_replayed"])
+            return Outcome(
+                OutcomeKind.START_REPLAYED,
+                thread_id,
+                reason=AGENT_FAILED,
+                detail="this start failed earlier and was dead-lettered; the agent did not run again",
+            )
         if not start.created and start.state == "done":
             reports = self._republish_open(thread_id)
             self.metrics.count(M["starts_replayed"])
@@ -121,16 +147,36 @@ class Router:
                 asked=tuple(r.envelope.question_id for r in reports),
                 detail="this start was already applied; open questions were republished",
             )
-        if start.created or self.adapter.progress(thread_id) == start.marker:
-            run = self.adapter.start(thread_id, message.input)
-        else:
-            # An earlier attempt died after the agent moved: finish from the checkpoint, never restart.
-            run = self._converge(thread_id)
+        try:
+            if start.created or self.adapter.progress(thread_id) == start.marker:
+                run = self.adapter.start(thread_id, message.input)
+            else:
+                # An earlier attempt died after the agent moved: finish from the checkpoint, never restart.
+                run = self._converge(thread_id)
+        except RETRYABLE:
+            raise  # a store or network failure: SQS redelivers and the start converges
+        except Exception as exc:
+            return self._start_failed(message, start_id, body, exc)
         asked = self._after_run(thread_id, run)
         self.ledger.finish_start(thread_id, start_id, asked, now=self.clock())
         self.metrics.count(M["starts"])
         self.log.info("start applied", extra={"thread_id": thread_id, "start_id": start_id, "asked": list(asked)})
         return Outcome(OutcomeKind.STARTED, thread_id, asked=asked)
+
+    def _start_failed(self, message: StartMessage, start_id: str, body: str, exc: Exception) -> Outcome:
+        """The agent raised: a start is applied once, so it is recorded as failed and dead-lettered, not retried."""
+        thread_id = message.thread_id
+        detail = f"the agent raised {type(exc).__name__}: {exc}"[:1000]
+        self.dead_letter.send(body, reason=AGENT_FAILED, detail=detail, message_id=start_id)
+        self.ledger.finish_start(thread_id, start_id, (), now=self.clock(), state="failed")
+        self.metrics.count(M["dead_lettered"], reason=AGENT_FAILED)
+        # The exception's text may quote the agent's input: only its type is logged at WARNING.
+        self.log.warning(
+            "start failed; dead-lettered",
+            extra={"thread_id": thread_id, "start_id": start_id, "error": type(exc).__name__},
+        )
+        self.log.debug("start failure detail: %s", detail, exc_info=exc)
+        return Outcome(OutcomeKind.DEAD_LETTERED, thread_id, reason=AGENT_FAILED, detail=detail)
 
     # -- answers -------------------------------------------------------------------------------------
 

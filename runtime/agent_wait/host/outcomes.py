@@ -19,7 +19,7 @@ class OutcomeKind(StrEnum):
     REFUSED = "refused"
     """An answer was refused; nothing ran. `reason` says why."""
     DEAD_LETTERED = "dead_lettered"
-    """A malformed message was moved to the dead-letter queue with its reason."""
+    """A malformed message, or a start whose agent raised, was moved to the dead-letter queue with its reason."""
 
 
 class RefusalReason(StrEnum):

@@ -241,6 +241,11 @@ def a_start_is_recorded_once(make: LedgerFactory) -> None:
     ledger.finish_start(thread, start_id, ("q-1",), now=T0)
     done = ledger.begin_start(thread, start_id, marker=None, now=T0)
     assert (done.state, done.question_ids) == ("done", ("q-1",)), f"expected a done start, got {done!r}"
+    failed_id = uuid.uuid4().hex
+    ledger.begin_start(thread, failed_id, marker=None, now=T0)
+    ledger.finish_start(thread, failed_id, (), now=T0, state="failed")
+    failed = ledger.begin_start(thread, failed_id, marker=None, now=T0)
+    assert failed.state == "failed", f"a failed start must stay failed, got {failed!r}"
     assert ledger.questions(thread) == [], "a start is not a question"
 
 

@@ -145,7 +145,7 @@ class StartRecord:
     thread_id: str
     start_id: str
     state: str
-    """`running` until the run's questions are recorded, then `done`."""
+    """`running` until the run's questions are recorded, then `done`; `failed` when the agent raised."""
     marker: str | None = None
     """The agent's progress marker (checkpoint id) before the run; tells whether the run happened."""
     created: bool = False
@@ -210,5 +210,7 @@ class Ledger(ABC):
         """Record a start as running unless it is already recorded; `created` says which happened."""
 
     @abstractmethod
-    def finish_start(self, thread_id: str, start_id: str, question_ids: tuple[str, ...], *, now: datetime) -> None:
-        """Mark a start done, with the questions its run left open."""
+    def finish_start(
+        self, thread_id: str, start_id: str, question_ids: tuple[str, ...], *, now: datetime, state: str = "done"
+    ) -> None:
+        """Mark a start `done` (with the questions its run left open) or `failed` (the agent raised)."""

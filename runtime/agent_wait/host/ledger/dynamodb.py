@@ -280,14 +280,16 @@ class DynamoDbLedger(Ledger):
             question_ids=tuple(old.get("question_ids") or ()),
         )
 
-    def finish_start(self, thread_id: str, start_id: str, question_ids: tuple[str, ...], *, now: datetime) -> None:
+    def finish_start(
+        self, thread_id: str, start_id: str, question_ids: tuple[str, ...], *, now: datetime, state: str = "done"
+    ) -> None:
         self._call(
             "update_item",
             Key=self._key(thread_id, _START_PREFIX + start_id),
-            UpdateExpression="SET #state = :done, question_ids = :ids, finished_at = :at",
+            UpdateExpression="SET #state = :state, question_ids = :ids, finished_at = :at",
             ExpressionAttributeNames={"#state": "state"},
             ExpressionAttributeValues={
-                ":done": {"S": "done"},
+                ":state": {"S": state},
                 ":ids": to_attribute(list(question_ids)),
                 ":at": {"S": format_rfc3339(now)},
             },

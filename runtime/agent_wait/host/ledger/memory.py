@@ -117,11 +117,13 @@ class InMemoryLedger(Ledger):
             self._starts[(thread_id, start_id)] = record
             return replace(record, created=True)
 
-    def finish_start(self, thread_id: str, start_id: str, question_ids: tuple[str, ...], *, now: datetime) -> None:
+    def finish_start(
+        self, thread_id: str, start_id: str, question_ids: tuple[str, ...], *, now: datetime, state: str = "done"
+    ) -> None:
         with self._lock:
             record = self._starts.get((thread_id, start_id))
             if record is not None:
-                self._starts[(thread_id, start_id)] = replace(record, state="done", question_ids=question_ids)
+                self._starts[(thread_id, start_id)] = replace(record, state=state, question_ids=question_ids)
 
     def snapshot(self) -> dict[tuple[str, str], QuestionRecord]:
         """A copy of every question row (for tests and the local demo)."""

@@ -1,0 +1,92 @@
+"""A start whose agent raises is applied once: recorded as failed, dead-lettered with its reason, never re-run.
+
+A store or network failure is not the agent's: it raises so SQS redelivers, and the start converges.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, TypedDict
+
+import pytest
+from botocore.exceptions import ClientError
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+
+from agent_wait.host import InMemoryDeadLetter, InMemoryLedger, OutcomeKind, RecordingMetrics, Router
+from agent_wait.langgraph import LangGraphAdapter
+
+SECRET = "card-4111-1111"
+
+
+class State(TypedDict, total=False):
+    order_id: str
+    done: bool
+
+
+def _router(node: Any) -> tuple[Router, InMemoryDeadLetter, RecordingMetrics]:
+    builder = StateGraph(State)
+    builder.add_node("work", node)
+    builder.add_edge(START, "work")
+    builder.add_edge("work", END)
+    dead_letter, metrics = InMemoryDeadLetter(), RecordingMetrics()
+    router = Router(
+        LangGraphAdapter(builder.compile(checkpointer=InMemorySaver())),
+        InMemoryLedger(),
+        dead_letter=dead_letter,
+        metrics=metrics,
+    )
+    return router, dead_letter, metrics
+
+
+def test_a_start_whose_agent_raises_is_dead_lettered_once_and_never_run_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # GIVEN an agent whose node raises (with the input in its message, as real errors often do)
+    runs: list[str] = []
+
+    def work(state: State) -> State:
+        runs.append(state["order_id"])
+        raise ValueError(f"cannot refund {SECRET}")
+
+    router, dead_letter, metrics = _router(work)
+    body = json.dumps({"thread_id": "t-1", "input": {"order_id": SECRET}, "start_id": "s-1"})
+    caplog.set_level(logging.INFO, logger="agent_wait.host")
+
+    # WHEN the start arrives, then is redelivered
+    first = router.handle(body, message_id="m-1")
+    again = router.handle(body, message_id="m-1")
+
+    # THEN the agent ran once, the start went to the dead-letter queue with its reason, and nothing re-ran
+    assert runs == [SECRET]
+    assert (first.kind, first.reason) == (OutcomeKind.DEAD_LETTERED, "agent_failed")
+    assert "ValueError" in first.detail
+    assert (again.kind, again.reason) == (OutcomeKind.START_REPLAYED, "agent_failed")
+    (record,) = dead_letter.records
+    assert (record.reason, record.body) == ("agent_failed", body)
+    assert metrics.counts[("MessagesDeadLettered", "agent_failed")] == 1
+    # AND the exception's text (which quotes the input) never reaches an INFO or WARNING line
+    assert all(SECRET not in r.getMessage() for r in caplog.records if r.levelno >= logging.INFO)
+
+
+def test_a_store_failure_inside_the_run_is_retried_not_dead_lettered() -> None:
+    # GIVEN an agent whose run hits a throttled AWS call (a checkpoint write, a table the node uses)
+    attempts: list[int] = []
+
+    def work(state: State) -> State:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow down"}}, "PutItem")
+        return {"done": True}
+
+    router, dead_letter, _ = _router(work)
+    body = json.dumps({"thread_id": "t-2", "input": {"order_id": "o-2"}, "start_id": "s-2"})
+
+    # WHEN the start arrives / THEN the failure raises, so SQS redelivers it
+    with pytest.raises(ClientError):
+        router.handle(body, message_id="m-2")
+    # AND the redelivery finishes the run instead of dead-lettering it
+    assert router.handle(body, message_id="m-2").kind is OutcomeKind.STARTED
+    assert dead_letter.records == []
+    assert len(attempts) == 2
