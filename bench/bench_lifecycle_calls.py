@@ -119,41 +119,8 @@ def moto_stack(prefix: str = "bench") -> Iterator[Stack]:
     endpoint = f"http://{host}:{port}"
     try:
         dynamodb = boto3.client("dynamodb", region_name=REGION, endpoint_url=endpoint)
-        keys = {QUESTION_TABLE.partition_key, QUESTION_TABLE.sort_key}
-        for index in QUESTION_TABLE.indexes:
-            keys |= {index.partition_key, index.sort_key}
-        dynamodb.create_table(
-            TableName=f"{prefix}-questions",
-            BillingMode="PAY_PER_REQUEST",
-            AttributeDefinitions=[{"AttributeName": k, "AttributeType": "S"} for k in sorted(keys)],
-            KeySchema=[
-                {"AttributeName": QUESTION_TABLE.partition_key, "KeyType": "HASH"},
-                {"AttributeName": QUESTION_TABLE.sort_key, "KeyType": "RANGE"},
-            ],
-            GlobalSecondaryIndexes=[
-                {
-                    "IndexName": index.name,
-                    "KeySchema": [
-                        {"AttributeName": index.partition_key, "KeyType": "HASH"},
-                        {"AttributeName": index.sort_key, "KeyType": "RANGE"},
-                    ],
-                    "Projection": {"ProjectionType": "ALL"},
-                }
-                for index in QUESTION_TABLE.indexes
-            ],
-        )
-        dynamodb.create_table(
-            TableName=f"{prefix}-checkpoints",
-            BillingMode="PAY_PER_REQUEST",
-            AttributeDefinitions=[
-                {"AttributeName": CHECKPOINT_TABLE.partition_key, "AttributeType": "S"},
-                {"AttributeName": CHECKPOINT_TABLE.sort_key, "AttributeType": "S"},
-            ],
-            KeySchema=[
-                {"AttributeName": CHECKPOINT_TABLE.partition_key, "KeyType": "HASH"},
-                {"AttributeName": CHECKPOINT_TABLE.sort_key, "KeyType": "RANGE"},
-            ],
-        )
+        dynamodb.create_table(**QUESTION_TABLE.create_table_request(f"{prefix}-questions"))
+        dynamodb.create_table(**CHECKPOINT_TABLE.create_table_request(f"{prefix}-checkpoints"))
         sqs = boto3.client("sqs", region_name=REGION, endpoint_url=endpoint)
         fifo = {"FifoQueue": "true", "ContentBasedDeduplication": "true"}
         dlq_url = sqs.create_queue(QueueName=f"{prefix}-dlq.fifo", Attributes=fifo)["QueueUrl"]

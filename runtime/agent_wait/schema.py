@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 __all__ = (
     "CHECKPOINT_TABLE",
@@ -36,6 +37,38 @@ class TableShape:
     ttl_attribute: str
     indexes: tuple[IndexShape, ...] = ()
     """Every key attribute is a string (`S`)."""
+
+    def create_table_request(self, table_name: str) -> dict[str, Any]:
+        """Keyword arguments for DynamoDB `CreateTable` of this shape, on demand (for tests and local stacks).
+
+        Example:
+            >>> request = QUESTION_TABLE.create_table_request("questions")
+            >>> [index["IndexName"] for index in request["GlobalSecondaryIndexes"]]
+            ['by_status', 'by_announce_due', 'open_by_age']
+        """
+        keys = {self.partition_key, self.sort_key}
+        for index in self.indexes:
+            keys |= {index.partition_key, index.sort_key}
+        request: dict[str, Any] = {
+            "TableName": table_name,
+            "BillingMode": "PAY_PER_REQUEST",
+            "AttributeDefinitions": [{"AttributeName": key, "AttributeType": "S"} for key in sorted(keys)],
+            "KeySchema": _key_schema(self.partition_key, self.sort_key),
+        }
+        if self.indexes:
+            request["GlobalSecondaryIndexes"] = [
+                {
+                    "IndexName": index.name,
+                    "KeySchema": _key_schema(index.partition_key, index.sort_key),
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+                for index in self.indexes
+            ]
+        return request
+
+
+def _key_schema(partition: str, sort: str) -> list[dict[str, str]]:
+    return [{"AttributeName": partition, "KeyType": "HASH"}, {"AttributeName": sort, "KeyType": "RANGE"}]
 
 
 @dataclass(frozen=True, slots=True)

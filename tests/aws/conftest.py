@@ -185,32 +185,10 @@ def make_question_table(aws_client: Callable[[str], Any], moto_server: str) -> C
 
     client = aws_client("dynamodb")
     resource = boto3.resource("dynamodb", region_name="us-east-1", endpoint_url=moto_server)
-    index = QUESTION_TABLE.indexes[0]
 
     def make() -> QuestionTable:
         name = _name("questions")
-        key_names = dict.fromkeys(
-            [QUESTION_TABLE.partition_key, QUESTION_TABLE.sort_key, index.partition_key, index.sort_key]
-        )
-        client.create_table(
-            TableName=name,
-            BillingMode="PAY_PER_REQUEST",
-            AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"} for key in key_names],
-            KeySchema=[
-                {"AttributeName": QUESTION_TABLE.partition_key, "KeyType": "HASH"},
-                {"AttributeName": QUESTION_TABLE.sort_key, "KeyType": "RANGE"},
-            ],
-            GlobalSecondaryIndexes=[
-                {
-                    "IndexName": index.name,
-                    "KeySchema": [
-                        {"AttributeName": index.partition_key, "KeyType": "HASH"},
-                        {"AttributeName": index.sort_key, "KeyType": "RANGE"},
-                    ],
-                    "Projection": {"ProjectionType": "ALL"},
-                }
-            ],
-        )
+        client.create_table(**QUESTION_TABLE.create_table_request(name))
         client.update_time_to_live(
             TableName=name,
             TimeToLiveSpecification={"Enabled": True, "AttributeName": QUESTION_TABLE.ttl_attribute},

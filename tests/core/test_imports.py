@@ -277,3 +277,21 @@ def test_importing_the_core_does_not_load_bindings_providers_or_host():
     loaded = loaded_by("agent_wait")
     outer = [m for m in loaded if m.startswith("agent_wait.") and not is_core(m)]
     assert outer == []
+
+
+def test_schema_create_table_request_matches_the_table_shape():
+    # GIVEN the ledger shape / WHEN it is turned into a CreateTable request
+    from agent_wait.schema import CHECKPOINT_TABLE, QUESTION_TABLE
+
+    request = QUESTION_TABLE.create_table_request("q")
+    # THEN keys, every index and its keys are there, all strings, on demand
+    assert request["KeySchema"] == [
+        {"AttributeName": "pk", "KeyType": "HASH"},
+        {"AttributeName": "sk", "KeyType": "RANGE"},
+    ]
+    assert [
+        (i["IndexName"], [k["AttributeName"] for k in i["KeySchema"]]) for i in request["GlobalSecondaryIndexes"]
+    ] == [(index.name, [index.partition_key, index.sort_key]) for index in QUESTION_TABLE.indexes]
+    assert {a["AttributeType"] for a in request["AttributeDefinitions"]} == {"S"}
+    assert request["BillingMode"] == "PAY_PER_REQUEST"
+    assert "GlobalSecondaryIndexes" not in CHECKPOINT_TABLE.create_table_request("c")

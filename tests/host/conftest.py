@@ -27,29 +27,7 @@ REGION = "us-east-1"
 
 
 def create_question_table(client: Any, name: str) -> None:
-    keys = {QUESTION_TABLE.partition_key, QUESTION_TABLE.sort_key}
-    for index in QUESTION_TABLE.indexes:
-        keys |= {index.partition_key, index.sort_key}
-    client.create_table(
-        TableName=name,
-        BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"} for key in sorted(keys)],
-        KeySchema=[
-            {"AttributeName": QUESTION_TABLE.partition_key, "KeyType": "HASH"},
-            {"AttributeName": QUESTION_TABLE.sort_key, "KeyType": "RANGE"},
-        ],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": index.name,
-                "KeySchema": [
-                    {"AttributeName": index.partition_key, "KeyType": "HASH"},
-                    {"AttributeName": index.sort_key, "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-            for index in QUESTION_TABLE.indexes
-        ],
-    )
+    client.create_table(**QUESTION_TABLE.create_table_request(name))
 
 
 @pytest.fixture(scope="session")
@@ -157,18 +135,7 @@ def lambda_context() -> FakeLambdaContext:
 
 def create_checkpoint_table(client: Any, name: str) -> None:
     """The checkpoint table `langgraph_checkpoint_aws.DynamoDBSaver` needs: string keys PK and SK."""
-    client.create_table(
-        TableName=name,
-        BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[
-            {"AttributeName": CHECKPOINT_TABLE.partition_key, "AttributeType": "S"},
-            {"AttributeName": CHECKPOINT_TABLE.sort_key, "AttributeType": "S"},
-        ],
-        KeySchema=[
-            {"AttributeName": CHECKPOINT_TABLE.partition_key, "KeyType": "HASH"},
-            {"AttributeName": CHECKPOINT_TABLE.sort_key, "KeyType": "RANGE"},
-        ],
-    )
+    client.create_table(**CHECKPOINT_TABLE.create_table_request(name))
 
 
 def _drain(sqs: Any, queue_url: str, *, delete: bool = True) -> list[dict[str, Any]]:
