@@ -20,12 +20,16 @@ def lambda_stdout() -> Iterator[io.StringIO]:
 
     buffer = io.StringIO()
     handlers = {id(h): h for h in (router.logger.registered_handler, sweep.logger.registered_handler)}.values()
-    previous = [(handler, handler.setStream(buffer)) for handler in handlers]  # type: ignore[attr-defined]
+    # Swap the stream without setStream(): that flushes the old one, which may be an earlier test's
+    # captured stdout, already closed (the handler bound sys.stdout when the module was imported).
+    previous = [(handler, handler.stream) for handler in handlers]  # type: ignore[attr-defined]
+    for handler, _ in previous:
+        handler.stream = buffer  # type: ignore[attr-defined]
     try:
         yield buffer
     finally:
         for handler, stream in previous:
-            handler.setStream(stream)  # type: ignore[attr-defined]
+            handler.stream = stream  # type: ignore[attr-defined]
 
 
 def test_a_full_lifecycle_at_info_logs_ids_and_never_the_question(
