@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from aws_cdk import RemovalPolicy
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from agent_wait_cdk import _grants, _perms
 from agent_wait_cdk._shapes import CHECKPOINT_PARTITION_KEY, CHECKPOINT_SORT_KEY, CHECKPOINT_TTL_ATTRIBUTE
+from agent_wait_cdk._tables import on_demand_table
 
 __all__ = ("CheckpointTable",)
 
@@ -44,23 +44,15 @@ class CheckpointTable(Construct):
         point_in_time_recovery: bool = True,
     ) -> None:
         super().__init__(scope, id)
-        string = dynamodb.AttributeType.STRING
-        self.table = dynamodb.Table(
+        self.table = on_demand_table(
             self,
-            "Resource",
+            partition_key=CHECKPOINT_PARTITION_KEY,
+            sort_key=CHECKPOINT_SORT_KEY,
+            ttl_attribute=CHECKPOINT_TTL_ATTRIBUTE,
             table_name=table_name,
-            partition_key=dynamodb.Attribute(name=CHECKPOINT_PARTITION_KEY, type=string),
-            sort_key=dynamodb.Attribute(name=CHECKPOINT_SORT_KEY, type=string),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-            time_to_live_attribute=CHECKPOINT_TTL_ATTRIBUTE,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=point_in_time_recovery
-            ),
-            encryption=(
-                dynamodb.TableEncryption.CUSTOMER_MANAGED if encryption_key else dynamodb.TableEncryption.AWS_MANAGED
-            ),
-            encryption_key=encryption_key,
             removal_policy=removal_policy,
+            encryption_key=encryption_key,
+            point_in_time_recovery=point_in_time_recovery,
         )
 
     @property

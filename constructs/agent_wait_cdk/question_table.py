@@ -23,12 +23,13 @@ from agent_wait_cdk._shapes import (
     STATUS_INDEX_PARTITION_KEY,
     STATUS_INDEX_SORT_KEY,
 )
+from agent_wait_cdk._tables import on_demand_table
 
 __all__ = ("QuestionTable", "grant_read_questions", "grant_router", "grant_sweep")
 
 
 class QuestionTable(Construct):
-    """The question ledger: `pk`/`sk` strings, on demand, GSIs `by_status` and `by_announce_due`.
+    """The question ledger: `pk`/`sk` strings, on demand, GSIs `by_status`, `by_announce_due`, `open_by_age`.
 
     One item per question (`pk = THREAD#<thread_id>`, `sk = WAIT#<question_id>`); the router decides each
     question with a conditional update. The sweep finds overdue questions through `by_status` (`status`,
@@ -65,22 +66,15 @@ class QuestionTable(Construct):
     ) -> None:
         super().__init__(scope, id)
         string = dynamodb.AttributeType.STRING
-        self.table = dynamodb.Table(
+        self.table = on_demand_table(
             self,
-            "Resource",
+            partition_key=QUESTION_PARTITION_KEY,
+            sort_key=QUESTION_SORT_KEY,
+            ttl_attribute=QUESTION_TTL_ATTRIBUTE,
             table_name=table_name,
-            partition_key=dynamodb.Attribute(name=QUESTION_PARTITION_KEY, type=string),
-            sort_key=dynamodb.Attribute(name=QUESTION_SORT_KEY, type=string),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-            time_to_live_attribute=QUESTION_TTL_ATTRIBUTE,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=point_in_time_recovery
-            ),
-            encryption=(
-                dynamodb.TableEncryption.CUSTOMER_MANAGED if encryption_key else dynamodb.TableEncryption.AWS_MANAGED
-            ),
-            encryption_key=encryption_key,
             removal_policy=removal_policy,
+            encryption_key=encryption_key,
+            point_in_time_recovery=point_in_time_recovery,
         )
         self.table.add_global_secondary_index(
             index_name=STATUS_INDEX_NAME,
