@@ -128,7 +128,8 @@ class Router:
 
     def _start(self, message: StartMessage, start_id: str, body: str) -> Outcome:
         thread_id, now = message.thread_id, self.clock()
-        start = self.ledger.begin_start(thread_id, start_id, marker=self.adapter.progress(thread_id), now=now)
+        progress = self.adapter.progress(thread_id)
+        start = self.ledger.begin_start(thread_id, start_id, marker=progress, now=now)
         if not start.created and start.state == "failed":
             self.metrics.count(M["starts_replayed"])
             return Outcome(
@@ -148,7 +149,7 @@ class Router:
                 detail="this start was already applied; open questions were republished",
             )
         try:
-            if start.created or self.adapter.progress(thread_id) == start.marker:
+            if start.created or progress == start.marker:
                 run = self.adapter.start(thread_id, message.input)
             else:
                 # An earlier attempt died after the agent moved: finish from the checkpoint, never restart.
