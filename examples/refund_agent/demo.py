@@ -90,7 +90,7 @@ class World:
         return self.pump() if pump else []
 
     def row(self, thread: str, question_id: str) -> dict[str, Any]:
-        from agent_wait.host.ledger._items import from_item
+        from agent_wait.aws._items import from_item
         from agent_wait.schema import question_key, thread_key
 
         item = self.local.client("dynamodb").get_item(

@@ -1,4 +1,4 @@
-"""Convert between JSON values and DynamoDB attribute values without losing a float or a falsy value."""
+"""JSON values to and from DynamoDB without losing a float or a falsy value (the announcer and the ledger)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,14 @@ _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
 
+def decimal_json(value: Any) -> Any:
+    """`value` as JSON types with every float a Decimal parsed from its JSON text, so 0.1 stays 0.1."""
+    return json.loads(json.dumps(to_jsonable(value)), parse_float=Decimal)
+
+
 def to_attribute(value: Any) -> dict[str, Any]:
-    """One DynamoDB attribute value; floats travel as Decimal parsed from their JSON text, so 0.1 stays 0.1."""
-    return _serializer.serialize(json.loads(json.dumps(to_jsonable(value)), parse_float=Decimal))
+    """One DynamoDB attribute value (numbers through `decimal_json`)."""
+    return _serializer.serialize(decimal_json(value))
 
 
 def to_item(attributes: dict[str, Any]) -> dict[str, dict[str, Any]]:

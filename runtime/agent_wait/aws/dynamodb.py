@@ -13,7 +13,6 @@ reads the row back as the envelope it last announced.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
@@ -26,6 +25,7 @@ from botocore.exceptions import ClientError
 from agent_wait._time import NEVER, format_rfc3339, require_aware, utc_now
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.aws._clients import AwsDeliveryError, error_code, make_client, translate_errors
+from agent_wait.aws._items import decimal_json
 from agent_wait.envelope import ENVELOPE_FIELDS, Transition, WaitEnvelope
 from agent_wait.schema import QUESTION_TABLE, QuestionStatus, question_key, thread_key
 
@@ -51,7 +51,7 @@ def row_from_envelope(envelope: WaitEnvelope) -> dict[str, Any]:
     the exact decimal text Python prints for it and reads back as the same float. Falsy values (`False`,
     `0`, `""`, `[]`, `None`) are stored as they are.
     """
-    fields: dict[str, Any] = json.loads(envelope.to_json(), parse_float=Decimal)
+    fields: dict[str, Any] = decimal_json(envelope.to_dict())
     # The GSI sort key must exist on every row; "never" sorts after every timestamp, so an overdue
     # query (expires_at < now) never returns a question without a deadline.
     fields[EXPIRES_AT] = envelope.expires_at or NEVER

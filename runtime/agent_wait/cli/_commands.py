@@ -44,7 +44,7 @@ def start(target: Target, thread_id: str, value: Any) -> str:
 
 
 def _rows(target: Target, status: str | None) -> list[dict[str, Any]]:
-    from agent_wait.host.ledger._items import from_item
+    from agent_wait.aws._items import from_item
 
     client = target.client("dynamodb")
     index = QUESTION_TABLE.indexes[0].name

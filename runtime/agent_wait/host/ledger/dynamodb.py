@@ -9,8 +9,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from agent_wait._time import format_rfc3339
+from agent_wait.aws._items import from_item, to_attribute, to_item
 from agent_wait.envelope import WaitEnvelope
-from agent_wait.host.ledger._items import from_item, to_attribute, to_item
 from agent_wait.host.ledger.base import (
     DECIDED,
     DecideResult,
