@@ -12,12 +12,22 @@ from agent_wait.errors import EnvelopeError
 
 _ACCEPTED = "dict (with str keys), list, tuple, str, int, float, bool or None"
 
+MAX_DEPTH = 30
+"""Deepest nesting of lists and objects in any value agent-wait carries. The ledger stores a value one or
+two levels down in a DynamoDB item, and DynamoDB refuses items nested more than 32 levels deep."""
+MAX_SIGNIFICANT_DIGITS = 38
+"""Most significant digits a number may have: DynamoDB's Number keeps 38 and refuses more."""
+_SMALLEST, _LARGEST = Decimal("1e-130"), Decimal("1e126")
+"""A non-zero number's magnitude must lie in [1e-130, 1e126), DynamoDB's Number range."""
 
-def to_jsonable(value: Any, *, where: str = "value") -> Any:
+
+def to_jsonable(value: Any, *, where: str = "value", _depth: int = 0) -> Any:
     """Return `value` as plain JSON types, or raise `EnvelopeError` naming the first offending path.
 
     Decimals (what DynamoDB hands back) become int when integral, float otherwise. NaN and infinity
-    are refused: JSON has no spelling for them and receivers would choke.
+    are refused: JSON has no spelling for them and receivers would choke. So is what a store agent-wait
+    writes to could not hold, before anything is written: numbers beyond DynamoDB's 38 digits or its
+    range, nesting deeper than `MAX_DEPTH`, and lone surrogates.
     """
     if isinstance(value, str):
         try:
@@ -31,28 +41,49 @@ def to_jsonable(value: Any, *, where: str = "value") -> Any:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
+        _check_storable_number(Decimal(int(value)), where)
         return int(value)
     if isinstance(value, float):
         if not math.isfinite(value):
             raise EnvelopeError(f"{where} is {value!r}, which JSON cannot carry; use a finite number or a string")
+        _check_storable_number(Decimal(repr(value)), where)
         return value
     if isinstance(value, Decimal):
         if not value.is_finite():
             raise EnvelopeError(f"{where} is {value!r}, which JSON cannot carry; use a finite number or a string")
+        _check_storable_number(value, where)
         return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, (Mapping, list, tuple)) and _depth >= MAX_DEPTH:
+        raise EnvelopeError(
+            f"{where} is nested more than {MAX_DEPTH} levels deep, more than the ledger can store; flatten it"
+        )
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise EnvelopeError(f"{where} has a key {key!r} of type {type(key).__name__}; JSON keys are strings")
-            out[key] = to_jsonable(item, where=f"{where}.{key}")
+            checked_key = to_jsonable(key, where=f"{where} key")
+            out[checked_key] = to_jsonable(item, where=f"{where}.{key}", _depth=_depth + 1)
         return out
     if isinstance(value, (list, tuple)):
-        return [to_jsonable(item, where=f"{where}[{index}]") for index, item in enumerate(value)]
+        return [to_jsonable(item, where=f"{where}[{index}]", _depth=_depth + 1) for index, item in enumerate(value)]
     raise EnvelopeError(
         f"{where} is a {type(value).__name__}, which is not JSON; pass {_ACCEPTED} "
         "(convert dates to ISO strings and objects to dicts before asking)"
     )
+
+
+def _check_storable_number(number: Decimal, where: str) -> None:
+    # Not Decimal.normalize(): it rounds to the context's 28 digits, hiding exactly what is checked here.
+    digits = len("".join(map(str, number.as_tuple().digits)).strip("0")) if number else 0
+    magnitude = abs(number)
+    if digits > MAX_SIGNIFICANT_DIGITS or (number and not _SMALLEST <= magnitude < _LARGEST):
+        # The value itself may be personal data (an account number): name its shape, not its digits.
+        raise EnvelopeError(
+            f"{where} is a number with {digits} significant digits and magnitude about 1e{magnitude.adjusted()}; "
+            f"agent-wait carries numbers of at most {MAX_SIGNIFICANT_DIGITS} digits between 1e-130 and 1e126 "
+            "(what DynamoDB stores): send it as a string"
+        )
 
 
 def canonical_json(value: Any, *, where: str = "value") -> str:

@@ -7,6 +7,11 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
            │    └─ MessageError                  an inbound start or answer message breaks its shape
            ├─ SignatureError(ValueError)         a webhook signature is missing, wrong, or outside the replay window
            ├─ ConfigurationError(ValueError)     a handler setting is missing or wrong (names every variable at fault)
+           ├─ LedgerError                        the question ledger's store could not do what was asked
+           │    ├─ LedgerUnavailableError        the store failed (throttling, network, permissions); SQS retries
+           │    ├─ LedgerRejectedError(ValueError)  the store refused the request as invalid; retrying cannot help
+           │    │    └─ LedgerIndexMissingError  the table lacks an index the call needs (deploy the current shape)
+           │    └─ ThreadBusyError               another delivery holds the thread's lease; this one is retried later
            ├─ ThreadStateError                   a hosted agent's stored thread (Pydantic AI history, Strands session)
            │    ├─ ThreadStateConflictError      another writer moved the thread first; this write lost, nothing saved
            │    ├─ ThreadStateTooLargeError(ValueError)  over the store's item limit, even compressed
@@ -25,11 +30,16 @@ from collections.abc import Sequence
 __all__ = (
     "ConfigurationError",
     "EnvelopeError",
+    "LedgerError",
+    "LedgerIndexMissingError",
+    "LedgerRejectedError",
+    "LedgerUnavailableError",
     "MessageError",
     "MissingExtraError",
     "PolicyError",
     "QuestionTooLargeError",
     "SignatureError",
+    "ThreadBusyError",
     "ThreadStateConflictError",
     "ThreadStateError",
     "ThreadStateTooLargeError",
@@ -91,6 +101,40 @@ class ConfigurationError(WaitError, ValueError):
         super().__init__("; ".join(problems))
         self.problems = tuple(problems)
         self.variables = tuple(variables)
+
+
+class LedgerError(WaitError):
+    """Raised when the question ledger's store could not do what was asked; `.table` names it when known."""
+
+    def __init__(self, message: str, *, table: str | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.table = table
+        self.code = code
+        """The store's own error code (`ProvisionedThroughputExceededException`, `ValidationException`, ...)."""
+
+
+class LedgerUnavailableError(LedgerError):
+    """Raised when the store failed (throttling, network, permissions); the message is retried and converges."""
+
+
+class LedgerRejectedError(LedgerError, ValueError):
+    """Raised when the store refused the request as invalid (DynamoDB `ValidationException`); never retried."""
+
+
+class LedgerIndexMissingError(LedgerRejectedError):
+    """Raised when the table has no index a query needs; deploy the table shape in `agent_wait.schema`."""
+
+    def __init__(self, message: str, *, index: str, table: str | None = None, code: str | None = None) -> None:
+        super().__init__(message, table=table, code=code)
+        self.index = index
+
+
+class ThreadBusyError(LedgerError):
+    """Raised when another delivery holds the thread's lease past the wait; the message is retried later."""
+
+    def __init__(self, message: str, *, thread_id: str, table: str | None = None) -> None:
+        super().__init__(message, table=table)
+        self.thread_id = thread_id
 
 
 class ThreadStateError(WaitError):

@@ -1,32 +1,45 @@
-"""Inbound messages: a start or an answer, told apart by one field, checked before anything runs.
+"""Inbound messages: a start, an answer or a retry, told apart by one field, checked before anything runs.
 
-A message with `question_id` (or the older `interrupt_id`) is an answer; any other is a start.
+A message with `question_id` (or the older `interrupt_id`) is an answer; one with `retry_id` is an
+operator's retry of a failed thread; any other is a start.
 
     {"thread_id": "order-4471", "input": {...}, "start_id": "optional"}
     {"thread_id": "order-4471", "question_id": "...", "answer": {"action": "approve"},
      "valid_until": "2026-09-12T09:00:00Z", "answered_by": "optional", "answer_id": "optional"}
+    {"thread_id": "order-4471", "retry_id": "..."}
 
-The sweep sends expiries as ordinary answers with `"origin": "deadline"`. Standard library only.
+The sweep sends expiries as ordinary answers with `"origin": "deadline"`. Ids that start with
+`agent-wait:` belong to agent-wait itself; a message cannot claim one. Every value must be one the
+stores can hold (see `agent_wait._json.to_jsonable`); a message that breaks a rule is refused whole,
+before anything is written. Standard library only.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agent_wait._json import to_jsonable
+from agent_wait._json import dumps, to_jsonable
 from agent_wait._time import parse_rfc3339
 from agent_wait.errors import EnvelopeError, MessageError
 
 __all__ = (
     "DEADLINE_ORIGIN",
+    "MAX_ANSWER_BYTES",
     "MAX_ID_LENGTH",
+    "RESERVED_ID_PREFIX",
     "AnswerMessage",
+    "RetryMessage",
     "StartMessage",
     "answer_parts",
+    "deadline_answer_id",
+    "group_id_for",
+    "internal_id",
     "is_answer",
     "parse_message",
     "question_id_of",
@@ -37,6 +50,38 @@ DEADLINE_ORIGIN = "deadline"
 
 MAX_ID_LENGTH = 128
 """Longest thread or question id accepted (an SQS FIFO message group id is at most 128 characters)."""
+
+MAX_ANSWER_BYTES = 64 * 1024
+"""Largest answer accepted, as JSON: with the question (at most 64 KiB) and its default, the ledger row stays
+well inside DynamoDB's 400 KB item limit."""
+
+RESERVED_ID_PREFIX = "agent-wait:"
+"""Ids agent-wait makes for itself (a cancellation, a deadline) start with this; no message may claim one."""
+
+_GROUP_ID = re.compile(r"[\x21-\x7e]{1,128}")
+"""What SQS accepts as a FIFO `MessageGroupId`: 1 to 128 printable ASCII characters, no space."""
+
+
+def group_id_for(thread_id: str) -> str:
+    """The FIFO message group id for `thread_id`: one thread, one group, so its messages never run at once.
+
+    A thread id SQS accepts as a group id (printable ASCII, no space, at most 128) is used as it is.
+    Any other (`"Zoë order 1"`) maps to `~` and the SHA-256 of its UTF-8 bytes, so every thread id
+    has a group id, always the same one. The router refuses a record whose group is not this.
+    """
+    if _GROUP_ID.fullmatch(thread_id):
+        return thread_id
+    return "~" + hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def internal_id(kind: str, question_id: str) -> str:
+    """The id agent-wait records for an outcome it decides itself (`agent-wait:cancelled:<question_id>`)."""
+    return f"{RESERVED_ID_PREFIX}{kind}:{question_id}"
+
+
+def deadline_answer_id(question_id: str) -> str:
+    """The answer id of the sweep's deadline answer for `question_id`; a redelivery carries the same one."""
+    return internal_id("deadline", question_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +112,15 @@ class AnswerMessage:
         return self.origin == DEADLINE_ORIGIN
 
 
+@dataclass(frozen=True, slots=True)
+class RetryMessage:
+    """Apply again, once, what failed on `thread_id` (an operator's command after fixing the agent)."""
+
+    thread_id: str
+    retry_id: str
+    """The sender's id for this retry; a redelivery carries the same one and runs nothing more."""
+
+
 def question_id_of(message: Any) -> str | None:
     """The question a message answers (`question_id`, else `interrupt_id`); None for a start."""
     if not isinstance(message, Mapping):
@@ -86,7 +140,7 @@ def answer_parts(message: Any) -> tuple[str, Any] | None:
     return (question_id, message.get("answer")) if question_id else None
 
 
-def _text_id(data: Mapping[str, Any], name: str, *, required: bool) -> str | None:
+def _text_id(data: Mapping[str, Any], name: str, *, required: bool, reserved_ok: bool = False) -> str | None:
     value = data.get(name)
     if value is None and not required:
         return None
@@ -94,63 +148,101 @@ def _text_id(data: Mapping[str, Any], name: str, *, required: bool) -> str | Non
         raise MessageError(f"bad_{name}", f"{name} must be a non-empty string; got {type(value).__name__}")
     if len(value) > MAX_ID_LENGTH:
         raise MessageError(f"bad_{name}", f"{name} is {len(value)} characters; the limit is {MAX_ID_LENGTH}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise MessageError(
+            f"bad_{name}", f"{name} holds a lone surrogate (an unpaired \\ud800-\\udfff); ids must be valid Unicode"
+        ) from None
+    if not reserved_ok and value.startswith(RESERVED_ID_PREFIX):
+        raise MessageError(
+            f"bad_{name}", f"{name} may not start with {RESERVED_ID_PREFIX!r}: agent-wait makes those ids itself"
+        )
     return value
 
 
-def parse_message(body: str | bytes | Mapping[str, Any]) -> StartMessage | AnswerMessage:
+def _load(body: str | bytes) -> Any:
+    try:
+        return json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise MessageError("not_json", f"message body is not JSON ({exc})") from None
+    except RecursionError:
+        raise MessageError("too_deep", "message body is nested too deeply to parse; flatten it") from None
+
+
+def parse_message(body: str | bytes | Mapping[str, Any]) -> StartMessage | AnswerMessage | RetryMessage:
     """Parse and check one inbound message.
 
     Raises:
-        MessageError: not JSON, not an object, a missing or wrongly typed field. `.reason` is a short
-            slug (`not_json`, `not_object`, `bad_thread_id`, ...) for the dead-letter record.
+        MessageError: not JSON, not an object, a missing or wrongly typed field, or a value the stores
+            cannot hold. `.reason` is a short slug (`not_json`, `not_object`, `bad_thread_id`,
+            `bad_answer`, ...) for the dead-letter record; the text names the field, never its value.
     """
-    if isinstance(body, (str, bytes)):
-        try:
-            data = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise MessageError("not_json", f"message body is not JSON ({exc})") from None
-    else:
-        data = body
+    data = _load(body) if isinstance(body, (str, bytes)) else body
     if not isinstance(data, Mapping):
         raise MessageError("not_object", f"message must be a JSON object; got {type(data).__name__}")
     thread_id = _text_id(data, "thread_id", required=True)
     assert thread_id is not None
-    try:
-        if not is_answer(data):
-            if "input" not in data:
-                raise MessageError(
-                    "missing_input", "a start message needs 'input' (any JSON); an answer needs 'question_id'"
-                )
-            return StartMessage(
-                thread_id, to_jsonable(data["input"], where="input"), _text_id(data, "start_id", required=False)
+    if "retry_id" in data and not is_answer(data):
+        if "input" in data:
+            raise MessageError("bad_retry_id", "a retry message carries thread_id and retry_id only, not 'input'")
+        retry_id = _text_id(data, "retry_id", required=True)
+        assert retry_id is not None
+        return RetryMessage(thread_id, retry_id)
+    if not is_answer(data):
+        if "input" not in data:
+            raise MessageError(
+                "missing_input", "a start message needs 'input' (any JSON); an answer needs 'question_id'"
             )
-        key = "question_id" if "question_id" in data else "interrupt_id"
-        question_id = _text_id(data, key, required=True)
-        assert question_id is not None
-        if "answer" not in data:
-            raise MessageError("missing_answer", "an answer message needs 'answer' (any JSON, null allowed)")
-        valid_until = None
-        if data.get("valid_until") is not None:
-            try:
-                valid_until = parse_rfc3339(data["valid_until"])
-            except ValueError:
-                raise MessageError(
-                    "bad_valid_until",
-                    "valid_until must be an RFC 3339 timestamp with an offset, e.g. 2026-09-12T09:00:00Z",
-                ) from None
-        origin = data.get("origin")
-        if origin is not None and origin != DEADLINE_ORIGIN:
-            raise MessageError("bad_origin", f"origin may only be {DEADLINE_ORIGIN!r} (set by the sweep)")
-        return AnswerMessage(
-            thread_id=thread_id,
-            question_id=question_id,
-            answer=to_jsonable(data["answer"], where="answer"),
-            valid_until=valid_until,
-            answered_by=_text_id(data, "answered_by", required=False),
-            answer_id=_text_id(data, "answer_id", required=False),
-            origin=origin,
+        return StartMessage(thread_id, _value(data["input"], "input"), _text_id(data, "start_id", required=False))
+    return _answer(data, thread_id)
+
+
+def _answer(data: Mapping[str, Any], thread_id: str) -> AnswerMessage:
+    key = "question_id" if "question_id" in data else "interrupt_id"
+    question_id = _text_id(data, key, required=True)
+    assert question_id is not None
+    if "answer" not in data:
+        raise MessageError("missing_answer", "an answer message needs 'answer' (any JSON, null allowed)")
+    valid_until = None
+    if data.get("valid_until") is not None:
+        try:
+            valid_until = parse_rfc3339(data["valid_until"])
+        except ValueError:
+            raise MessageError(
+                "bad_valid_until",
+                "valid_until must be an RFC 3339 timestamp with an offset, e.g. 2026-09-12T09:00:00Z",
+            ) from None
+    origin = data.get("origin")
+    if origin is not None and origin != DEADLINE_ORIGIN:
+        raise MessageError("bad_origin", f"origin may only be {DEADLINE_ORIGIN!r} (set by the sweep)")
+    answer = _value(data["answer"], "answer")
+    size = len(dumps(answer).encode("utf-8"))
+    if size > MAX_ANSWER_BYTES:
+        raise MessageError(
+            "bad_answer",
+            f"answer is {size:,} bytes as JSON; the limit is {MAX_ANSWER_BYTES:,} (MAX_ANSWER_BYTES): "
+            "send a reference to large content instead",
         )
-    except MessageError:
-        raise
+    # The sweep's deadline answer carries agent-wait's own ids; nothing else may.
+    from_deadline = origin == DEADLINE_ORIGIN
+    answer_id = _text_id(data, "answer_id", required=False, reserved_ok=from_deadline)
+    if from_deadline and answer_id not in (None, deadline_answer_id(question_id)):
+        raise MessageError("bad_answer_id", "a deadline answer's answer_id is the sweep's own, or absent")
+    return AnswerMessage(
+        thread_id=thread_id,
+        question_id=question_id,
+        answer=answer,
+        valid_until=valid_until,
+        answered_by=_text_id(data, "answered_by", required=False, reserved_ok=from_deadline),
+        answer_id=answer_id,
+        origin=origin,
+    )
+
+
+def _value(value: Any, field: str) -> Any:
+    """`value` as plain JSON the stores can hold, or a `MessageError` named for `field` (`bad_input`, ...)."""
+    try:
+        return to_jsonable(value, where=field)
     except EnvelopeError as exc:
-        raise MessageError("not_json_value", exc.message) from None
+        raise MessageError(f"bad_{field}", exc.message) from None

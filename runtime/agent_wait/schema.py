@@ -113,6 +113,8 @@ class QuestionStatus(StrEnum):
     EXPIRED = "expired"
     CANCELLED = "cancelled"
     RESUMED = "resumed"
+    FAILED = "failed"
+    """The question was decided but the agent raised while resuming with it; `agent-wait retry` applies it again."""
 
 
 def thread_key(thread_id: str) -> str:
@@ -145,3 +147,11 @@ class Settings(StrEnum):
     """Optional: announce to this webhook."""
     SWEEP_LIMIT = "AGENT_WAIT_SWEEP_LIMIT"
     """Optional: the most overdue questions one sweep run handles (default 100)."""
+    WEBHOOK_SECRET_ARN = "AGENT_WAIT_WEBHOOK_SECRET_ARN"
+    """Optional: a Secrets Manager secret whose value signs webhook deliveries (read once at cold start)."""
+    LEASE_SECONDS = "AGENT_WAIT_LEASE_SECONDS"
+    """Optional: how long the router holds a thread's lease (default 900, Lambda's longest timeout); the
+    construct sets the router's timeout plus a margin. A lease outliving a dead holder blocks that long."""
+    MAX_RECEIVE_COUNT = "AGENT_WAIT_MAX_RECEIVE_COUNT"
+    """Optional: the entry queue's `maxReceiveCount`; on the last receive the router dead-letters a message it
+    still cannot apply, with its reason, instead of leaving SQS to move it without one (default 5)."""

@@ -26,6 +26,7 @@ from tests.host.conftest import (
 
 from agent_wait._time import format_rfc3339
 from agent_wait.host import DEADLINE_ANSWERED_BY, OutcomeKind, RefusalReason
+from agent_wait.messages import deadline_answer_id
 from agent_wait.schema import QuestionStatus, Settings
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
@@ -114,7 +115,7 @@ def test_an_overdue_question_gets_its_default_through_the_entry_queue_and_a_late
         "question_id": question_id,
         "answer": DEFAULT,
         "origin": "deadline",
-        "answer_id": f"deadline:{question_id}",
+        "answer_id": deadline_answer_id(question_id),
         "answered_by": DEADLINE_ANSWERED_BY,
     }
     assert message["Attributes"]["MessageGroupId"] == thread_id
@@ -153,7 +154,7 @@ def test_a_deadline_answer_always_applies_the_policy_default_whatever_it_carries
     _at(LATE)
 
     # WHEN a message marked as coming from the deadline carries an approve
-    forged = answer_message(thread_id, question_id, origin="deadline", answer_id=f"deadline:{question_id}")
+    forged = answer_message(thread_id, question_id, origin="deadline", answer_id=deadline_answer_id(question_id))
     outcome = _router().handle(json.dumps(forged))
 
     # THEN the question expired with the policy default, and the refund did not run

@@ -20,6 +20,7 @@ from tests.host.conftest import HostStack, answer_message, start_message
 from agent_wait.host import HostSettings, OutcomeKind, RecordingMetrics, RefusalReason, Router
 from agent_wait.host._wiring import build_router
 from agent_wait.host.observe import METRIC_NAMES
+from agent_wait.messages import deadline_answer_id
 from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
@@ -94,7 +95,7 @@ def _expired(p: Parked) -> Any:
 
 def _not_due(p: Parked) -> Any:
     p.router.clock = lambda: T0 + timedelta(days=3) - timedelta(seconds=1)
-    return p.answer("reject", origin="deadline", answer_id=f"deadline:{p.question_id}")
+    return p.answer("reject", origin="deadline", answer_id=deadline_answer_id(p.question_id))
 
 
 def _not_parked(p: Parked) -> Any:

@@ -31,7 +31,7 @@ from agent_wait.host import (
 )
 from agent_wait.host.observe import METRIC_NAMES
 from agent_wait.langgraph import LangGraphAdapter
-from agent_wait.messages import StartMessage, parse_message
+from agent_wait.messages import StartMessage, deadline_answer_id, parse_message
 from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
@@ -87,7 +87,7 @@ def valid_answer(question_id: str) -> st.SearchStrategy[dict[str, Any]]:
         optional={
             "valid_until": st.sampled_from(["2026-09-11T08:00:00Z", "2999-01-01T00:00:00+02:00"]),
             "answered_by": st.sampled_from(["finance@example.com", "ops@example.com"]),
-            "answer_id": st.sampled_from(["a-1", "a-2", f"deadline:{question_id}"]),
+            "answer_id": st.sampled_from(["a-1", "a-2", deadline_answer_id(question_id)]),
             "origin": st.just("deadline"),
         },
     )

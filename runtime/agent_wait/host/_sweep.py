@@ -19,7 +19,7 @@ from agent_wait.host.entry_queue import EntryQueue
 from agent_wait.host.ledger.base import Ledger
 from agent_wait.host.observe import METRIC_NAMES as M
 from agent_wait.host.observe import HostMetrics, RecordingMetrics
-from agent_wait.messages import DEADLINE_ORIGIN
+from agent_wait.messages import DEADLINE_ORIGIN, deadline_answer_id, group_id_for
 from agent_wait.publish import Announcers, as_announcers, publish
 
 __all__ = ("DEADLINE_ANSWERED_BY", "Sweep", "SweepReport")
@@ -78,7 +78,7 @@ class Sweep:
         now = self.clock()
         overdue = self.ledger.overdue(now, limit=self.limit)
         for record in overdue:
-            answer_id = f"deadline:{record.question_id}"
+            answer_id = deadline_answer_id(record.question_id)
             self.entry_queue.send(
                 {
                     "thread_id": record.thread_id,
@@ -88,7 +88,7 @@ class Sweep:
                     "answer_id": answer_id,
                     "answered_by": DEADLINE_ANSWERED_BY,
                 },
-                group_id=record.thread_id,
+                group_id=group_id_for(record.thread_id),
                 deduplication_id=answer_id,
             )
             self.log.info(

@@ -23,8 +23,19 @@ METRIC_NAMES = {
     "overdue_age": "OverdueQuestionAgeSeconds",
     "oldest_open_age": "OldestOpenQuestionAgeSeconds",
     "reannounced": "QuestionsReannounced",
+    "agent_failed": "AgentFailures",
+    "retried": "ThreadsRetried",
+    "router_errors": "RouterErrors",
+    "thread_busy": "ThreadBusy",
+    "sweep_errors": "SweepErrors",
 }
-"""Every metric name, in the `AgentWait` namespace; refusals and dead letters carry a `reason` dimension."""
+"""Every metric name, in the `AgentWait` namespace; refusals and dead letters carry a `reason` dimension.
+
+`AgentFailures` (reason `start`, `resume` or `retry`) counts runs whose agent raised: the thread is failed
+until `agent-wait retry`. `RouterErrors` (reason: the error type) counts records the router could not
+apply this time and handed back to SQS. `SweepErrors` (reason: the step) counts what one sweep run had
+to skip. `ThreadBusy` counts deliveries that waited out another delivery's lease on their thread.
+"""
 
 
 class HostMetrics(Protocol):

@@ -10,6 +10,7 @@ from typing import Any
 
 from agent_wait._time import NEVER, format_rfc3339
 from agent_wait.envelope import WaitEnvelope
+from agent_wait.errors import LedgerUnavailableError
 from agent_wait.schema import QuestionStatus
 
 __all__ = (
@@ -25,10 +26,6 @@ __all__ = (
 
 DECIDED = frozenset({QuestionStatus.ANSWERED, QuestionStatus.EXPIRED, QuestionStatus.CANCELLED})
 """Statuses that hold an outcome; only these can move on to `resumed`."""
-
-
-class LedgerUnavailableError(Exception):
-    """The ledger's store failed (throttling, network, permissions). The message is retried by SQS."""
 
 
 @dataclass(frozen=True, slots=True)
