@@ -11,6 +11,7 @@ from botocore.exceptions import ClientError
 from agent_wait._time import format_rfc3339
 from agent_wait.aws._items import from_item, to_attribute, to_item
 from agent_wait.envelope import WaitEnvelope
+from agent_wait.errors import LedgerIndexMissingError, LedgerRejectedError
 from agent_wait.host.ledger.base import (
     DECIDED,
     DecideResult,
@@ -68,10 +69,30 @@ class DynamoDbLedger(Ledger):
         try:
             return getattr(self._client, operation)(TableName=self.table_name, **kwargs)
         except ClientError as exc:
-            if _error_code(exc) == "ConditionalCheckFailedException":
+            code = _error_code(exc)
+            if code == "ConditionalCheckFailedException":
                 raise
+            where = f"question table {self.table_name}: {operation}"
+            index = kwargs.get("IndexName")
+            text = str(exc.response.get("Error", {}).get("Message", ""))
+            # DynamoDB answers a query on a missing index with ValidationException, moto with
+            # ResourceNotFoundException; both name the index.
+            if index and code in ("ValidationException", "ResourceNotFoundException") and "index" in text.lower():
+                raise LedgerIndexMissingError(
+                    f"{where} needs index {index!r}, which the table does not have; deploy the table shape "
+                    "in agent_wait.schema.QUESTION_TABLE (the AgentWait construct creates it)",
+                    index=str(index),
+                    table=self.table_name,
+                    code=code,
+                ) from exc
+            if code == "ValidationException":
+                # The request itself is wrong (an item too large, a bad value); sending it again cannot help.
+                # DynamoDB's text may quote a value, so it is not repeated here.
+                raise LedgerRejectedError(
+                    f"{where} was refused as invalid ({code}); retrying cannot help", table=self.table_name, code=code
+                ) from exc
             raise LedgerUnavailableError(
-                f"question table {self.table_name}: {operation} failed with {_error_code(exc)}; SQS will retry"
+                f"{where} failed with {code}; SQS will retry", table=self.table_name, code=code
             ) from exc
 
     def _conditional(self, operation: str, **kwargs: Any) -> tuple[bool, dict[str, Any] | None]:
