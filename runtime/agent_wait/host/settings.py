@@ -32,6 +32,10 @@ class HostSettings:
     bus_name: str | None
     webhook_url: str | None
     sweep_limit: int
+    lease_seconds: float = 900.0
+    """How long the router holds a thread's lease (`AGENT_WAIT_LEASE_SECONDS`)."""
+    max_receive_count: int = 5
+    """The entry queue's `maxReceiveCount` (`AGENT_WAIT_MAX_RECEIVE_COUNT`): the last receive dead-letters with a reason."""
 
     @classmethod
     def from_env(cls, role: str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -64,8 +68,23 @@ class HostSettings:
         if sweep_limit < 1:
             problems.append(f"{Settings.SWEEP_LIMIT.value} must be a whole number of at least 1; got {limit_text!r}")
             wrong.append(Settings.SWEEP_LIMIT.value)
+        lease_seconds = _whole_number(value[Settings.LEASE_SECONDS], 900, minimum=1, maximum=3600)
+        if lease_seconds is None:
+            problems.append(
+                f"{Settings.LEASE_SECONDS.value} must be a whole number of seconds from 1 to 3600, at least the "
+                f"router's timeout; got {value[Settings.LEASE_SECONDS]!r}"
+            )
+            wrong.append(Settings.LEASE_SECONDS.value)
+        max_receive_count = _whole_number(value[Settings.MAX_RECEIVE_COUNT], 5, minimum=1, maximum=1000)
+        if max_receive_count is None:
+            problems.append(
+                f"{Settings.MAX_RECEIVE_COUNT.value} must be the entry queue's maxReceiveCount, a whole number from "
+                f"1 to 1000; got {value[Settings.MAX_RECEIVE_COUNT]!r}"
+            )
+            wrong.append(Settings.MAX_RECEIVE_COUNT.value)
         if problems:
             raise ConfigurationError(problems, variables=wrong)
+        assert lease_seconds is not None and max_receive_count is not None
         return cls(
             graph=graph,
             table=value[Settings.TABLE],
@@ -76,7 +95,17 @@ class HostSettings:
             bus_name=value[Settings.BUS_NAME],
             webhook_url=value[Settings.WEBHOOK_URL],
             sweep_limit=sweep_limit,
+            lease_seconds=float(lease_seconds),
+            max_receive_count=max_receive_count,
         )
+
+
+def _whole_number(text: str | None, default: int, *, minimum: int, maximum: int) -> int | None:
+    """`text` as a whole number in range, `default` when unset, None when it is not one."""
+    if text is None:
+        return default
+    number = int(text) if text.isdigit() else None
+    return number if number is not None and minimum <= number <= maximum else None
 
 
 def load_object(spec: str, *, variable: str = Settings.GRAPH.value) -> Any:
