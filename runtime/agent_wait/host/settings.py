@@ -35,7 +35,8 @@ class HostSettings:
     lease_seconds: float = 900.0
     """How long the router holds a thread's lease (`AGENT_WAIT_LEASE_SECONDS`)."""
     max_receive_count: int = 5
-    """The entry queue's `maxReceiveCount` (`AGENT_WAIT_MAX_RECEIVE_COUNT`): the last receive dead-letters with a reason."""
+    """The entry queue's `maxReceiveCount` (`AGENT_WAIT_MAX_RECEIVE_COUNT`); its last receive dead-letters with a
+    reason."""
 
     @classmethod
     def from_env(cls, role: str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -84,7 +85,8 @@ class HostSettings:
             wrong.append(Settings.MAX_RECEIVE_COUNT.value)
         if problems:
             raise ConfigurationError(problems, variables=wrong)
-        assert lease_seconds is not None and max_receive_count is not None
+        assert lease_seconds is not None
+        assert max_receive_count is not None
         return cls(
             graph=graph,
             table=value[Settings.TABLE],
