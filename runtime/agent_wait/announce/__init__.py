@@ -1,10 +1,15 @@
 """Announcers in the core: webhook, log and in-memory (standard library only)."""
 
-from agent_wait.announce._signing import verify_signature, verify_timestamped_signature
+from agent_wait.announce._signing import (
+    sign_standard_webhook,
+    verify_signature,
+    verify_standard_webhook,
+    verify_timestamped_signature,
+)
 from agent_wait.announce.base import ALL_TRANSITIONS, BaseAnnounce, Delivery
 from agent_wait.announce.log import LogAnnounce
 from agent_wait.announce.memory import InMemoryAnnounce
-from agent_wait.announce.webhook import WebhookAnnounce
+from agent_wait.announce.webhook import WebhookAnnounce, WebhookDeliveryError
 
 __all__ = (
     "ALL_TRANSITIONS",
@@ -13,6 +18,9 @@ __all__ = (
     "InMemoryAnnounce",
     "LogAnnounce",
     "WebhookAnnounce",
+    "WebhookDeliveryError",
+    "sign_standard_webhook",
     "verify_signature",
+    "verify_standard_webhook",
     "verify_timestamped_signature",
 )
