@@ -5,7 +5,8 @@ Run: uv run --frozen python bench/bench_sweep.py
 The question table on an embedded moto server gets 10,000 open, announced questions (written with
 BatchWriteItem, 25 a call, cloned from a row the real ledger wrote), 10 of them past their deadline.
 One `Sweep.run()` (built by `build_sweep`, as the sweep Lambda builds it) is then counted with botocore
-event hooks: its cost should follow what is overdue or unannounced, not what is open. Read units are
+event hooks: its cost should follow what is overdue or unannounced, not what is open. The deadline answers
+go out with `SendMessageBatch` (ten a call); the last line compares that with one `SendMessage` each. Read units are
 estimated from the sizes of the items each query returned (see bench_lifecycle_calls.py). Figures,
 not a test: nothing is asserted.
 """
@@ -111,6 +112,14 @@ def main() -> int:
         print(f"{key[0]:<28}{key[1]:<22}{calls:>6}{items[key]:>12}{units[key]:>7.1f}")
     total_rru = sum(c.rru for c in counter.calls)
     print(f"{'all calls':<50}{len(counter.calls):>6}{sum(items.values()):>12}{total_rru:>7.1f}")
+    sent = len(report.expired_sent)
+    batches = sum(1 for c in counter.calls if (c.service, c.operation) == ("sqs", "SendMessageBatch"))
+    singles = sum(1 for c in counter.calls if (c.service, c.operation) == ("sqs", "SendMessage"))
+    unbatched = len(counter.calls) - batches - singles + sent
+    print(
+        f"\nWith batching: {len(counter.calls)} calls in all; the {sent} deadline answers took {batches} "
+        f"SendMessageBatch and {singles} SendMessage call(s). One SendMessage per answer would make it {unbatched}."
+    )
     scan_rru = math.ceil(count * item_size(template) / 4096) / 2
     print(f"\nFor scale: one eventually consistent Scan would read all {count:,} items, about {scan_rru:,.0f} RRU.")
     return 0

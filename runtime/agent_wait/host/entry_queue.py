@@ -1,36 +1,118 @@
-"""Sending messages into the entry FIFO queue (the sweep sends deadline answers through it)."""
+"""Sending messages into the entry FIFO queue (the sweep sends deadline answers through it).
+
+`send` enqueues one message and raises when it could not. `send_batch` enqueues many in as few calls as
+the queue allows and never raises for a message it could not send: it returns one `SendFailure` per such
+message (with the error code, never the message), so one refused message cannot hold back the others.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent_wait._json import dumps
 
-__all__ = ("EntryQueue", "InMemoryEntryQueue", "SqsEntryQueue")
+__all__ = (
+    "MAX_BATCH_BYTES",
+    "MAX_BATCH_ENTRIES",
+    "EntryMessage",
+    "EntryQueue",
+    "InMemoryEntryQueue",
+    "SendFailure",
+    "SqsEntryQueue",
+)
+
+MAX_BATCH_ENTRIES = 10
+"""The most entries one SQS `SendMessageBatch` call takes."""
+MAX_BATCH_BYTES = 256 * 1024
+"""The most bytes of message bodies one `SendMessageBatch` call carries (SQS's 256 KiB payload limit)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EntryMessage:
+    """One message for the entry queue, with the FIFO ids SQS needs."""
+
+    message: dict[str, Any]
+    """The body, a start or an answer (sent as JSON)."""
+    group_id: str
+    """The FIFO message group: `agent_wait.messages.group_id_for(thread_id)`, one group per thread."""
+    deduplication_id: str
+    """The caller's key for this message; a resend with the same key is dropped by the queue (hashed on SQS)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SendFailure:
+    """One message of a `send_batch` call that was not sent, and why (an error code, never the content)."""
+
+    index: int
+    """The message's position in the sequence given to `send_batch`."""
+    entry: EntryMessage
+    """The message that was not sent (log its ids, not its body)."""
+    code: str
+    """The queue's error code (`InvalidParameterValue`, `AWS.SimpleQueueService.NonExistentQueue`, ...), or the
+    exception type when the call failed without one (`EndpointConnectionError`)."""
+    sender_fault: bool = False
+    """True when the queue says the message itself is at fault, so sending it again unchanged will fail again."""
 
 
 class EntryQueue(Protocol):
+    """Where starts and answers are enqueued, grouped by thread."""
+
     def send(self, message: dict[str, Any], *, group_id: str, deduplication_id: str) -> None:
         """Enqueue `message` in FIFO group `group_id`. Raise when it could not be sent."""
         ...
 
+    def send_batch(self, messages: Sequence[EntryMessage]) -> list[SendFailure]:
+        """Enqueue every message, in order; return one `SendFailure` per message not sent. Never raises for one."""
+        ...
+
 
 class InMemoryEntryQueue:
-    """Keeps sent messages in `.messages` as `(message, group_id, deduplication_id)`."""
+    """Keeps sent messages in `.messages` as `(message, group_id, deduplication_id)`.
 
-    def __init__(self) -> None:
+    Args:
+        refuse: called with each message `send_batch` is given; a returned error code makes that message
+            fail with it (tests use this to stand in for a message the queue refuses). Default None: all sent.
+
+    Example:
+        queue = InMemoryEntryQueue(refuse=lambda entry: "InvalidParameterValue" if entry.group_id == "bad" else None)
+    """
+
+    def __init__(self, *, refuse: Callable[[EntryMessage], str | None] | None = None) -> None:
         self.messages: list[tuple[dict[str, Any], str, str]] = []
+        self.refuse = refuse
         self._lock = threading.Lock()
 
     def send(self, message: dict[str, Any], *, group_id: str, deduplication_id: str) -> None:
         with self._lock:
             self.messages.append((message, group_id, deduplication_id))
 
+    def send_batch(self, messages: Sequence[EntryMessage]) -> list[SendFailure]:
+        failures: list[SendFailure] = []
+        with self._lock:
+            for index, entry in enumerate(messages):
+                code = self.refuse(entry) if self.refuse is not None else None
+                if code:
+                    failures.append(SendFailure(index, entry, code, sender_fault=True))
+                    continue
+                self.messages.append((entry.message, entry.group_id, entry.deduplication_id))
+        return failures
+
 
 class SqsEntryQueue:
-    """The entry queue on SQS FIFO: grouped by thread, deduplicated on a hash of the caller's key."""
+    """The entry queue on SQS FIFO: grouped by thread, deduplicated on a hash of the caller's key.
+
+    `send_batch` uses `SendMessageBatch`: at most `MAX_BATCH_ENTRIES` messages and `MAX_BATCH_BYTES` of
+    bodies per call, so ten deadline answers cost one call instead of ten.
+
+    Args:
+        queue_url: the entry queue's URL.
+        client: a boto3 SQS client; one is created for `region_name` when omitted.
+        region_name: region for the client created here.
+    """
 
     def __init__(self, queue_url: str, *, client: Any = None, region_name: str | None = None) -> None:
         if client is None:
@@ -45,6 +127,61 @@ class SqsEntryQueue:
             QueueUrl=self.queue_url,
             MessageBody=dumps(message),
             MessageGroupId=group_id,
-            # Deduplication ids allow 128 characters; a hash keeps any key within that.
-            MessageDeduplicationId=hashlib.sha256(deduplication_id.encode("utf-8")).hexdigest(),
+            MessageDeduplicationId=_dedupe(deduplication_id),
         )
+
+    def send_batch(self, messages: Sequence[EntryMessage]) -> list[SendFailure]:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        failures: list[SendFailure] = []
+        bodies = [dumps(entry.message) for entry in messages]
+        for chunk in _chunks(bodies):
+            entries = [
+                {
+                    "Id": str(index),  # unique within the call; maps a result back to its message
+                    "MessageBody": bodies[index],
+                    "MessageGroupId": messages[index].group_id,
+                    "MessageDeduplicationId": _dedupe(messages[index].deduplication_id),
+                }
+                for index in chunk
+            ]
+            try:
+                response = self._client.send_message_batch(QueueUrl=self.queue_url, Entries=entries)
+            except ClientError as exc:
+                code = str(exc.response.get("Error", {}).get("Code") or "Unknown")
+                failures.extend(SendFailure(index, messages[index], code) for index in chunk)
+                continue
+            except BotoCoreError as exc:  # no answer at all (connection, timeout): every message of the call
+                failures.extend(SendFailure(index, messages[index], type(exc).__name__) for index in chunk)
+                continue
+            for failed in response.get("Failed", []):
+                index = int(failed["Id"])
+                failures.append(
+                    SendFailure(
+                        index, messages[index], str(failed.get("Code") or "Unknown"), bool(failed.get("SenderFault"))
+                    )
+                )
+        return sorted(failures, key=lambda failure: failure.index)
+
+
+def _dedupe(key: str) -> str:
+    # Deduplication ids allow 128 characters; a hash keeps any key within that.
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def _chunks(bodies: Sequence[str]) -> Iterator[list[int]]:
+    """Indexes of `bodies` in runs SQS takes in one call: at most 10 entries and 256 KiB of bodies.
+
+    A body alone over the limit still gets a call of its own, so SQS reports it and the others go.
+    """
+    chunk: list[int] = []
+    size = 0
+    for index, body in enumerate(bodies):
+        length = len(body.encode("utf-8"))
+        if chunk and (len(chunk) == MAX_BATCH_ENTRIES or size + length > MAX_BATCH_BYTES):
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(index)
+        size += length
+    if chunk:
+        yield chunk
