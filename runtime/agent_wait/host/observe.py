@@ -65,7 +65,16 @@ class RecordingMetrics:
 
 
 class PowertoolsMetrics:
-    """Emit through a Powertools `Metrics` (CloudWatch embedded metric format), flushed by `@log_metrics`."""
+    """Emit through a Powertools `Metrics` (CloudWatch embedded metric format), flushed by `@log_metrics`.
+
+    Every metric lands in the wrapped `Metrics`' namespace with its `service` dimension (and any default
+    dimensions). A count with a `reason` is emitted twice: the total under the same dimensions as every other
+    metric (what the construct's alarms watch, `SweepErrors` and `RouterErrors` among them), and the
+    breakdown under those dimensions plus `reason`.
+
+    Args:
+        metrics: a Powertools `Metrics`, e.g. `agent_wait.host._powertools.metrics()`.
+    """
 
     def __init__(self, metrics: Any) -> None:
         from aws_lambda_powertools.metrics import MetricUnit, single_metric
@@ -75,16 +84,25 @@ class PowertoolsMetrics:
         self._single_metric = single_metric
 
     def count(self, name: str, value: float = 1, *, reason: str | None = None) -> None:
+        self._metrics.add_metric(name=name, unit=self._unit.Count, value=value)
         if reason is None:
-            self._metrics.add_metric(name=name, unit=self._unit.Count, value=value)
             return
         from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
         if is_metrics_disabled():  # single_metric flushes on its own and does not check this itself
             return
-        # A reason dimension needs its own metric set, or it would apply to every metric in the batch.
+        # A reason dimension needs its own metric set, or it would apply to every metric in the batch. A single
+        # metric starts with no dimensions at all: give it the batch's, so both land under the same service.
+        dimensions = {str(k): str(v) for k, v in (getattr(self._metrics, "default_dimensions", None) or {}).items()}
+        service = self._metrics.service
+        if service:
+            dimensions["service"] = str(service)
         with self._single_metric(
-            name=name, unit=self._unit.Count, value=value, namespace=self._metrics.namespace
+            name=name,
+            unit=self._unit.Count,
+            value=value,
+            namespace=self._metrics.namespace,
+            default_dimensions=dimensions,
         ) as metric:
             metric.add_dimension(name="reason", value=reason)
 

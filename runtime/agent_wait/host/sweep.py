@@ -1,6 +1,11 @@
 """The sweep Lambda, on a schedule: overdue questions get their default; unannounced ones are announced again.
 
 Handler: `agent_wait.host.sweep.handler`. The logic is `Sweep`, usable from any host.
+
+A step that fails, or a deadline answer the queue refuses, does not fail the invocation: it is logged and
+counted as `SweepErrors`, which the construct alarms on, and the other steps still run. What does fail the
+invocation (and so the function's own `Errors` metric, alarmed too) is a setting missing or wrong at cold
+start: no run can succeed until someone fixes it.
 """
 
 from __future__ import annotations
@@ -8,8 +13,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
-
+from agent_wait.host import _powertools
 from agent_wait.host._sweep import Sweep, SweepReport
 from agent_wait.host._wiring import build_sweep
 from agent_wait.host.observe import PowertoolsMetrics
@@ -17,8 +21,9 @@ from agent_wait.host.settings import HostSettings
 
 __all__ = ("Sweep", "SweepReport", "handler")
 
-logger = Logger(service="agent-wait")
-metrics = Metrics(namespace="AgentWait", service="agent-wait")
+logger = _powertools.logger()
+metrics = _powertools.metrics()
+tracer = _powertools.tracer()
 
 
 @functools.cache
@@ -27,9 +32,14 @@ def _sweep() -> Sweep:
 
 
 @logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler(capture_response=False)  # the report lists question ids; keep them out of traces
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Lambda entry point for the schedule; returns what this run did (ids only)."""
+    """Lambda entry point for the schedule; returns what this run did (ids only).
+
+    Raises:
+        ConfigurationError: on the cold-start call, when a setting is missing or wrong (names each one).
+    """
     report = _sweep().run()
     logger.info(
         "sweep done",
@@ -37,10 +47,17 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             "expired_sent": len(report.expired_sent),
             "reannounced": len(report.reannounced),
             "overdue_age_seconds": report.overdue_age_seconds,
+            "send_failed": len(report.send_failed),
+            "failed_steps": list(report.failed_steps),
+            "skipped_steps": list(report.skipped_steps),
         },
     )
     return {
         "expired_sent": list(report.expired_sent),
         "reannounced": list(report.reannounced),
         "overdue_age_seconds": report.overdue_age_seconds,
+        "oldest_open_age_seconds": report.oldest_open_age_seconds,
+        "send_failed": list(report.send_failed),
+        "failed_steps": list(report.failed_steps),
+        "skipped_steps": list(report.skipped_steps),
     }
