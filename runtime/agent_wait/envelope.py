@@ -64,6 +64,8 @@ class Transition(StrEnum):
     """The question was withdrawn without an answer."""
     RESUMED = "resumed"
     """The agent has moved past the question; a UI can retract its buttons."""
+    FAILED = "failed"
+    """The question was decided, but the agent raised applying the decision; the thread waits for a retry."""
 
     @property
     def event_type(self) -> str:

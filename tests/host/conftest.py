@@ -248,6 +248,7 @@ def reset_handlers() -> None:
     import agent_wait.host.sweep
 
     agent_wait.host.router._router.cache_clear()
+    agent_wait.host.router._settings.cache_clear()
     agent_wait.host.sweep._sweep.cache_clear()
 
 

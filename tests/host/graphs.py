@@ -44,6 +44,15 @@ FAIL_ORDERS: set[str] = set()
 """Order ids whose `prepare` node raises (a graph failure: the router dead-letters the start, never re-runs it)."""
 THROTTLE_ORDERS: set[str] = set()
 """Order ids whose `prepare` node hits a throttled AWS call (a store failure: the message is retried)."""
+FAIL_AFTER_REFUND: set[str] = set()
+"""Order ids whose `review` node raises after `issue_refund` returned (a bug after the side effect: the
+resume fails, the thread is failed, and only a retry runs the node again)."""
+CRASH_ORDERS: set[str] = set()
+"""Order ids whose `prepare` node dies as a Lambda would (a `BaseException`: no outcome, SQS redelivers)."""
+
+
+class SimulatedCrashError(BaseException):
+    """The process dying mid-run (a timeout, out of memory): not an error the router can handle."""
 
 
 class RefundState(TypedDict):
@@ -117,6 +126,8 @@ def prepare(state: RefundState) -> dict[str, Any]:
     _ran("prepare", state)
     if _order(state) in FAIL_ORDERS:
         raise RuntimeError(f"order {_order(state)} cannot be loaded")
+    if _order(state) in CRASH_ORDERS:
+        raise SimulatedCrashError(f"the host died running order {_order(state)}")
     if _order(state) in THROTTLE_ORDERS:
         raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, "GetItem")
     return {}
@@ -124,7 +135,10 @@ def prepare(state: RefundState) -> dict[str, Any]:
 
 def review(state: RefundState) -> dict[str, Any]:
     _ran("review", state)
-    return {"refund": issue_refund(_order(state), state.get("amount", 0))}
+    refund = issue_refund(_order(state), state.get("amount", 0))
+    if _order(state) in FAIL_AFTER_REFUND:
+        raise RuntimeError(f"cannot record the refund of order {_order(state)}")
+    return {"refund": refund}
 
 
 def audit(state: RefundState) -> dict[str, Any]:

@@ -99,14 +99,14 @@ def _not_due(p: Parked) -> Any:
 
 
 def _not_parked(p: Parked) -> Any:
-    # A new turn on the thread fails (dead-lettered) before it can close the question it moved past.
-    graphs.FAIL_ORDERS.add(f"{p.order_id}-turn-2")
+    # A new turn on the thread dies with its host before it can close the question it moved past, and an
+    # answer to that question is handled before the turn's redelivery.
+    graphs.CRASH_ORDERS.add(f"{p.order_id}-turn-2")
     try:
-        failed = p.handle(start_message(p.thread_id, f"{p.order_id}-turn-2", start_id="failing-turn"))
-        assert (failed.kind, failed.reason) == (OutcomeKind.DEAD_LETTERED, "agent_failed")
-        assert "cannot be loaded" in failed.detail
+        with pytest.raises(graphs.SimulatedCrashError):
+            p.handle(start_message(p.thread_id, f"{p.order_id}-turn-2", start_id="dying-turn"))
     finally:
-        graphs.FAIL_ORDERS.discard(f"{p.order_id}-turn-2")
+        graphs.CRASH_ORDERS.discard(f"{p.order_id}-turn-2")
     return p.answer("approve")
 
 
@@ -114,6 +114,21 @@ def _cancelled(p: Parked) -> Any:
     new_turn = p.handle(start_message(p.thread_id, p.order_id, amount=990, start_id="next-turn"))
     assert new_turn.kind is OutcomeKind.STARTED
     return p.answer("approve")
+
+
+def _thread_failed(p: Parked) -> Any:
+    # The approval's resume raises after the refund: the thread is failed and holds the decision.
+    graphs.FAIL_AFTER_REFUND.add(p.order_id)
+    try:
+        failed = p.answer("approve", answer_id="first")
+        assert (failed.kind, failed.reason) == (OutcomeKind.DEAD_LETTERED, "agent_failed")
+    finally:
+        graphs.FAIL_AFTER_REFUND.discard(p.order_id)
+    return p.answer("reject", answer_id="second")
+
+
+def _nothing_to_retry(p: Parked) -> Any:
+    return p.handle({"thread_id": p.thread_id, "retry_id": "retry-1"})
 
 
 REFUSALS: dict[RefusalReason, Callable[[Parked], Any]] = {
@@ -127,6 +142,8 @@ REFUSALS: dict[RefusalReason, Callable[[Parked], Any]] = {
     RefusalReason.NOT_DUE: _not_due,
     RefusalReason.CANCELLED: _cancelled,
     RefusalReason.NOT_PARKED: _not_parked,
+    RefusalReason.THREAD_FAILED: _thread_failed,
+    RefusalReason.NOTHING_TO_RETRY: _nothing_to_retry,
 }
 
 

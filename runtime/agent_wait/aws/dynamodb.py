@@ -3,7 +3,7 @@
 The row follows `agent_wait.schema.QUESTION_TABLE`, the same table the host's ledger decides on:
 
 ```
-pk = THREAD#<thread_id>   sk = WAIT#<question_id>   status = open | answered | expired | cancelled | resumed
+pk = THREAD#<thread_id>   sk = WAIT#<question_id>   status = open | answered | expired | cancelled | resumed | failed
 expires_at = RFC 3339 UTC, or "never"   closed_at, ttl (set when the row closes)   + every envelope field
 ```
 
@@ -233,7 +233,12 @@ class DynamoDbAnnounce(BaseAnnounce):
             values[":ttl"] = int(now.timestamp()) + self.ttl_seconds
             updates.append("#ttl = if_not_exists(#ttl, :ttl)")
         condition = "attribute_exists(#pk)"
-        if status is not QuestionStatus.RESUMED:
+        if status is QuestionStatus.FAILED:
+            # A failure follows the decision it could not apply (or repeats itself).
+            condition += " AND #status IN (:answered, :expired, :status)"
+            values[":answered"] = QuestionStatus.ANSWERED.value
+            values[":expired"] = QuestionStatus.EXPIRED.value
+        elif status is not QuestionStatus.RESUMED:
             # One outcome per question: answered/expired/cancelled apply to an open row (or repeat themselves).
             condition += " AND (#status = :open OR #status = :status)"
             values[":open"] = QuestionStatus.OPEN.value

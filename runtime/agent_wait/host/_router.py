@@ -1,52 +1,82 @@
-"""`Router`: apply one start or answer message, exactly one outcome per question, converging on redelivery.
+"""`Router`: apply one start, answer or retry message, exactly one outcome per question, converging on redelivery.
 
 The rules (DESIGN.md "Invariants"):
 
+- One thread at a time. A record whose FIFO group is not its thread's is dead-lettered
+  (`group_mismatch`), and every message holds the thread's lease in the ledger while it is applied, so
+  two deliveries of one thread (another queue, a manual invoke, the local runner) never interleave; the
+  loser waits a little, then is handed back to SQS and retried, never dropped.
 - A start is applied once, remembered by its start id. A redelivered start never runs the agent
   again: it republishes the thread's open questions. A start that died part-way (Lambda stopped) is
-  finished from the agent's checkpoint, never restarted from scratch. A start whose agent raised is
-  recorded as failed and dead-lettered with its reason; a redelivery of it runs nothing. Store and
-  network failures are not the agent's: they raise, and SQS's redelivery converges.
+  finished from the agent's checkpoint, never restarted from scratch. Store and network failures are
+  not the agent's: they raise, and SQS's redelivery converges.
 - An answer is checked against the ledger before anything touches the agent (an unknown thread or
   question, a question no longer open, an action not allowed, a stale answer are refused with a
-  reason). The first valid answer wins a conditional write; the agent resumes only if it is still
-  parked on the question, because a LangGraph resume for a question it is not parked on re-runs the
-  pending node (a measured fact, pinned in tests/langgraph).
+  reason), judged by when SQS received it. The first valid answer wins a conditional write; the agent
+  resumes only if it is still parked on the question, because a LangGraph resume for a question it is
+  not parked on re-runs the pending node (a measured fact, pinned in tests/langgraph).
+- When the agent raises (applying a start, an answer or a retry), the failure is recorded once, on the
+  thread and on the row, the message is dead-lettered with reason `agent_failed`, and the thread is
+  failed: a redelivery runs nothing, other messages for the thread wait in the dead-letter queue
+  (`thread_failed`), and only an operator's retry (`agent-wait retry THREAD`) applies the recorded
+  start or decision again, once.
 - Every write is idempotent, so Lambda may die between any two of them and SQS's redelivery
-  converges: the same answer id finds its own decision and carries on from where it stopped.
+  converges: the same message id finds its own work and carries on from where it stopped.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Sequence
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from agent_wait._time import clock_scope, parse_rfc3339, seconds_between, utc_now
+from agent_wait._time import clock_scope, format_rfc3339, parse_rfc3339, seconds_between, utc_now
 from agent_wait.adapter import AgentAdapter, RunOutcome
 from agent_wait.envelope import Question, Transition, WaitEnvelope
-from agent_wait.errors import MessageError, ThreadStateConflictError, ThreadStateUnavailableError
+from agent_wait.errors import (
+    LedgerRejectedError,
+    LedgerUnavailableError,
+    MessageError,
+    ThreadBusyError,
+    ThreadStateConflictError,
+    ThreadStateUnavailableError,
+)
 from agent_wait.host.dead_letter import DeadLetter
-from agent_wait.host.ledger.base import Decision, Ledger, LedgerUnavailableError, QuestionRecord
+from agent_wait.host.ledger.base import Decision, FailureKind, Ledger, QuestionRecord, ThreadFailure, ThreadLease
 from agent_wait.host.observe import METRIC_NAMES as M
 from agent_wait.host.observe import HostMetrics, RecordingMetrics
-from agent_wait.host.outcomes import Outcome, OutcomeKind, RefusalReason
-from agent_wait.messages import AnswerMessage, StartMessage, parse_message
+from agent_wait.host.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
+from agent_wait.messages import (
+    RESERVED_ID_PREFIX,
+    AnswerMessage,
+    RetryMessage,
+    StartMessage,
+    group_id_for,
+    internal_id,
+    parse_message,
+)
 from agent_wait.publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait.schema import QuestionStatus
 
-__all__ = ("Router",)
+__all__ = ("AGENT_FAILED", "DEFAULT_LEASE_SECONDS", "Router")
 
-AGENT_FAILED = "agent_failed"
-"""Dead-letter reason for a start whose agent raised (the start is not run again)."""
+AGENT_FAILED = DeadLetterReason.AGENT_FAILED.value
+"""Dead-letter reason for a message whose agent raised (the thread is failed until retried)."""
+
+DEFAULT_LEASE_SECONDS = 900.0
+"""How long a thread's lease lasts unless released: Lambda's longest timeout, so a live holder never loses it."""
 
 # Failures of the stores and the network, not of the agent: the message is retried and converges.
 RETRYABLE: tuple[type[BaseException], ...] = (
     LedgerUnavailableError,
+    ThreadBusyError,
     ThreadStateConflictError,
     ThreadStateUnavailableError,
     BotoCoreError,
@@ -62,17 +92,21 @@ _REFUSAL_FOR_STATUS = {
 
 
 class Router:
-    """Apply start and answer messages to one agent; the same class runs in Lambda, locally, or in any host.
+    """Apply start, answer and retry messages to one agent; the same class runs in Lambda, locally, or in any host.
 
     Args:
         adapter: drives the agent framework (`LangGraphAdapter(graph)`, ...).
-        ledger: decides each question once (`DynamoDbLedger`, `InMemoryLedger`).
-        dead_letter: where malformed messages go, with their reason.
+        ledger: decides each question once and holds each thread's lease (`DynamoDbLedger`, `InMemoryLedger`).
+        dead_letter: where messages that can never apply go, with their reason.
         announce: announcers for every lifecycle envelope.
         metrics: where counts and timings go; kept in memory when omitted.
         reply_to: published on envelopes as where answers go (e.g. the entry queue URL).
         clock: returns now (UTC); injected so tests never sleep.
         logger: a stdlib-compatible logger (Powertools' Logger in Lambda).
+        lease_seconds: how long a thread's lease lasts unless released. Default 900 s (Lambda's longest
+            timeout): it must outlast the longest invocation, or a slow holder could lose its thread.
+        lease_wait: how long a message waits for another delivery's lease on its thread before it is
+            handed back to SQS to retry. Default 10 s.
     """
 
     def __init__(
@@ -86,7 +120,11 @@ class Router:
         reply_to: Any = None,
         clock: Callable[[], datetime] = utc_now,
         logger: logging.Logger | Any = None,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        lease_wait: float = 10.0,
     ) -> None:
+        if lease_seconds <= 0 or lease_wait < 0:
+            raise ValueError(f"lease_seconds must be > 0 and lease_wait >= 0; got {lease_seconds}, {lease_wait}")
         self.adapter = adapter
         self.ledger = ledger
         self.dead_letter = dead_letter
@@ -95,42 +133,136 @@ class Router:
         self.reply_to = reply_to
         self.clock = clock
         self.log = logger or logging.getLogger("agent_wait.host")
+        self.lease_seconds = lease_seconds
+        self.lease_wait = lease_wait
 
     # -- entry point ---------------------------------------------------------------------------------
 
-    def handle(self, body: str, *, message_id: str | None = None, deduplication_id: str | None = None) -> Outcome:
+    def handle(
+        self,
+        body: str,
+        *,
+        message_id: str | None = None,
+        deduplication_id: str | None = None,
+        group_id: str | None = None,
+        sent_at: datetime | None = None,
+        final_attempt: bool = False,
+    ) -> Outcome:
         """Apply one message. Returns its outcome; raises only when it must be retried (a store failed).
 
         Args:
             body: the message body (JSON text).
             message_id: the transport's message id (SQS `messageId`).
             deduplication_id: the transport's deduplication id (SQS FIFO `MessageDeduplicationId`).
+            group_id: the transport's FIFO group (`MessageGroupId`); when given it must be the thread's.
+            sent_at: when the transport received the message (SQS `SentTimestamp`); answers are judged
+                against their deadline by it, so a slow queue never turns a timely answer into a late one.
+            final_attempt: this is the transport's last delivery (SQS `ApproximateReceiveCount` has reached
+                the redrive policy's `maxReceiveCount`): a message that still cannot be applied is
+                dead-lettered here with its reason instead of raising.
         """
         try:
             message = parse_message(body)
         except MessageError as exc:
-            return self._dead_letter(body, exc, message_id)
+            return self._dead_letter(body, exc.reason, exc.message, message_id=message_id)
+        thread_id = message.thread_id
+        if group_id is not None and group_id != group_id_for(thread_id):
+            return self._dead_letter(
+                body,
+                DeadLetterReason.GROUP_MISMATCH,
+                f"the record's message group is not thread {thread_id}'s; send it with MessageGroupId="
+                "agent_wait.messages.group_id_for(thread_id), so the thread's messages run one at a time",
+                message_id=message_id,
+                thread_id=thread_id,
+            )
         fallback_id = deduplication_id or message_id or hashlib.sha256(body.encode("utf-8")).hexdigest()
-        with clock_scope(self.clock):
-            if isinstance(message, StartMessage):
-                return self._start(message, message.start_id or fallback_id, body)
-            return self._answer(message, message.answer_id or fallback_id)
+        if fallback_id.startswith(RESERVED_ID_PREFIX):  # a transport id may not pose as agent-wait's own
+            fallback_id = "sha256:" + hashlib.sha256(fallback_id.encode("utf-8")).hexdigest()
+        try:
+            with clock_scope(self.clock), self._lease(thread_id) as lease:
+                if isinstance(message, StartMessage):
+                    return self._start(message, message.start_id or fallback_id, body, lease.failure)
+                if isinstance(message, RetryMessage):
+                    return self._retry(message, body, lease.failure)
+                return self._answer(message, message.answer_id or fallback_id, body, lease.failure, sent_at)
+        except LedgerRejectedError as exc:
+            return self._dead_letter(
+                body, DeadLetterReason.REJECTED_BY_STORE, exc.message, message_id=message_id, thread_id=thread_id
+            )
+        except Exception as exc:
+            return self._not_applied(exc, body, message_id=message_id, thread_id=thread_id, final=final_attempt)
 
-    def _dead_letter(self, body: str, exc: MessageError, message_id: str | None) -> Outcome:
-        self.dead_letter.send(body, reason=exc.reason, detail=exc.message, message_id=message_id)
-        self.metrics.count(M["dead_lettered"], reason=exc.reason)
-        self.log.warning(
-            "message dead-lettered: %s", exc.message, extra={"reason": exc.reason, "message_id": message_id}
+    def _not_applied(
+        self, exc: Exception, body: str, *, message_id: str | None, thread_id: str, final: bool
+    ) -> Outcome:
+        """A store, the network or a bug stopped this delivery: hand it back to SQS, or dead-letter it on the last."""
+        error = _error_name(exc)
+        self.metrics.count(M["router_errors"], reason=type(exc).__name__)
+        if not final:
+            self.log.error(
+                "message not applied; SQS will deliver it again",
+                extra={"thread_id": thread_id, "message_id": message_id, "error": error},
+            )
+            raise exc
+        reason = (
+            DeadLetterReason.THREAD_BUSY if isinstance(exc, ThreadBusyError) else DeadLetterReason.RETRIES_EXHAUSTED
         )
-        return Outcome(OutcomeKind.DEAD_LETTERED, reason=exc.reason, detail=exc.message)
+        detail = f"not applied on the last receive ({error}); redrive it once the cause is fixed"
+        return self._dead_letter(body, reason, detail, message_id=message_id, thread_id=thread_id)
+
+    def _dead_letter(
+        self, body: str, reason: str, detail: str, *, message_id: str | None, thread_id: str | None = None
+    ) -> Outcome:
+        self.dead_letter.send(body, reason=str(reason), detail=detail, message_id=message_id, thread_id=thread_id)
+        self.metrics.count(M["dead_lettered"], reason=str(reason))
+        self.log.warning(
+            "message dead-lettered: %s",
+            detail,
+            extra={"reason": str(reason), "message_id": message_id, "thread_id": thread_id},
+        )
+        return Outcome(OutcomeKind.DEAD_LETTERED, thread_id, reason=str(reason), detail=detail)
+
+    @contextmanager
+    def _lease(self, thread_id: str) -> Iterator[ThreadLease]:
+        """Hold the thread while one message is applied; wait up to `lease_wait` for another holder."""
+        holder = uuid.uuid4().hex
+        give_up = time.monotonic() + self.lease_wait
+        delay = 0.05
+        lease = self.ledger.acquire_lease(thread_id, holder, now=self.clock(), seconds=self.lease_seconds)
+        if lease is None:
+            self.metrics.count(M["thread_busy"])
+        while lease is None:
+            if time.monotonic() >= give_up:
+                raise ThreadBusyError(
+                    f"thread {thread_id} is held by another delivery; SQS will deliver this message again",
+                    thread_id=thread_id,
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+            lease = self.ledger.acquire_lease(thread_id, holder, now=self.clock(), seconds=self.lease_seconds)
+        try:
+            yield lease
+        finally:
+            try:
+                self.ledger.release_lease(thread_id, holder)
+            except Exception as exc:  # the lease then runs out by itself; the outcome stands
+                self.log.warning(
+                    "could not release the thread's lease; it expires by itself",
+                    extra={"thread_id": thread_id, "error": _error_name(exc)},
+                )
 
     # -- starts --------------------------------------------------------------------------------------
 
-    def _start(self, message: StartMessage, start_id: str, body: str) -> Outcome:
+    def _start(self, message: StartMessage, start_id: str, body: str, failure: ThreadFailure | None) -> Outcome:
         thread_id, now = message.thread_id, self.clock()
+        if failure is not None:
+            if failure.kind is FailureKind.START and failure.message_id == start_id:
+                return self._replay_failure(failure, start_input=message.input)
+            return self._hold(body, thread_id, start_id, failure)
         progress = self.adapter.progress(thread_id)
         start = self.ledger.begin_start(thread_id, start_id, marker=progress, now=now)
         if not start.created and start.state == "failed":
+            # Failed before, and since retried or recorded by another path: never run it again from here.
             self.metrics.count(M["starts_replayed"])
             return Outcome(
                 OutcomeKind.START_REPLAYED,
@@ -154,35 +286,44 @@ class Router:
             else:
                 # An earlier attempt died after the agent moved: finish from the checkpoint, never restart.
                 run = self._converge(thread_id)
+            asked = self._after_run(thread_id, run)
         except RETRYABLE:
             raise  # a store or network failure: SQS redelivers and the start converges
         except Exception as exc:
-            return self._start_failed(message, start_id, body, exc)
-        asked = self._after_run(thread_id, run)
+            return self._agent_failed(
+                ThreadFailure(thread_id, FailureKind.START, start_id, start_id, type(exc).__name__, self._stamp()),
+                body,
+                exc,
+                start_input=message.input,
+            )
         self.ledger.finish_start(thread_id, start_id, asked, now=self.clock())
         self.metrics.count(M["starts"])
         self.log.info("start applied", extra={"thread_id": thread_id, "start_id": start_id, "asked": list(asked)})
         return Outcome(OutcomeKind.STARTED, thread_id, asked=asked)
 
-    def _start_failed(self, message: StartMessage, start_id: str, body: str, exc: Exception) -> Outcome:
-        """The agent raised: a start is applied once, so it is recorded as failed and dead-lettered, not retried."""
-        thread_id = message.thread_id
-        detail = f"the agent raised {type(exc).__name__}: {exc}"[:1000]
-        self.dead_letter.send(body, reason=AGENT_FAILED, detail=detail, message_id=start_id)
-        self.ledger.finish_start(thread_id, start_id, (), now=self.clock(), state="failed")
-        self.metrics.count(M["dead_lettered"], reason=AGENT_FAILED)
-        # The exception's text may quote the agent's input: only its type is logged at WARNING.
-        self.log.warning(
-            "start failed; dead-lettered",
-            extra={"thread_id": thread_id, "start_id": start_id, "error": type(exc).__name__},
-        )
-        self.log.debug("start failure detail: %s", detail, exc_info=exc)
-        return Outcome(OutcomeKind.DEAD_LETTERED, thread_id, reason=AGENT_FAILED, detail=detail)
-
     # -- answers -------------------------------------------------------------------------------------
 
-    def _answer(self, message: AnswerMessage, answer_id: str) -> Outcome:
+    def _answer(
+        self,
+        message: AnswerMessage,
+        answer_id: str,
+        body: str,
+        failure: ThreadFailure | None,
+        sent_at: datetime | None,
+    ) -> Outcome:
         thread_id, question_id, now = message.thread_id, message.question_id, self.clock()
+        if failure is not None:
+            if failure.question_id != question_id:
+                if message.from_deadline:  # the sweep sends it again once the thread is retried
+                    return self._refuse(RefusalReason.THREAD_FAILED, message, "the thread is failed; retry it first")
+                return self._hold(body, thread_id, answer_id, failure)
+            if failure.message_id == answer_id:
+                return self._replay_failure(failure)
+            return self._refuse(
+                RefusalReason.THREAD_FAILED,
+                message,
+                "the question was decided, but the agent failed applying the decision; run agent-wait retry",
+            )
         record = self.ledger.get(thread_id, question_id)
         if record is None:
             if self.ledger.thread_exists(thread_id):
@@ -190,7 +331,7 @@ class Router:
             return self._refuse(RefusalReason.UNKNOWN_THREAD, message, "no question was ever asked on this thread")
         parked: bool | None = None
         if record.status is QuestionStatus.OPEN:
-            refusal = self._check(record, message, now)
+            refusal = self._check(record, message, now, sent_at)
             if refusal is not None:
                 return refusal
             parked = self._parked_on(thread_id, question_id)
@@ -218,21 +359,33 @@ class Router:
             return self._refuse(reason, message, f"the question was {decided_as.value}; another outcome won")
         if record.status is QuestionStatus.RESUMED:
             return self._refuse(RefusalReason.DUPLICATE, message, "this answer was already applied")
-        return self._resume(record, parked=parked)
+        if QuestionStatus.CANCELLED in (record.status, record.outcome):
+            return self._refuse(RefusalReason.CANCELLED, message, "the question was cancelled; nothing resumes it")
+        if record.status is QuestionStatus.FAILED:  # the thread's failure was cleared by hand: still never re-run
+            return self._refuse(
+                RefusalReason.THREAD_FAILED, message, "applying this answer failed; run agent-wait retry"
+            )
+        return self._resume(record, body=body, message_id=answer_id, parked=parked)
 
     def _parked_on(self, thread_id: str, question_id: str) -> bool:
         return question_id in {q.question_id for q in self.adapter.pending(thread_id)}
 
-    def _check(self, record: QuestionRecord, message: AnswerMessage, now: datetime) -> Outcome | None:
+    def _check(
+        self, record: QuestionRecord, message: AnswerMessage, now: datetime, sent_at: datetime | None
+    ) -> Outcome | None:
         if message.from_deadline:
-            if not record.is_overdue(now):
+            # Due by the router's clock or by SQS's: a router clock a little behind the sweep's still
+            # applies the deadline the sweep saw pass.
+            if not record.is_overdue(max(now, sent_at) if sent_at else now):
                 return self._refuse(RefusalReason.NOT_DUE, message, f"deadline is {record.expires_at}")
             return None
-        if record.is_overdue(now):
+        # An answer counts from when the transport received it, not from when the router got to it.
+        received = min(now, sent_at) if sent_at else now
+        if record.is_overdue(received):
             return self._refuse(
                 RefusalReason.EXPIRED, message, f"deadline passed at {record.expires_at}; the default applies"
             )
-        if message.valid_until is not None and message.valid_until <= now:
+        if message.valid_until is not None and message.valid_until <= received:
             return self._refuse(RefusalReason.ANSWER_STALE, message, "the answer's valid_until has passed")
         action = message.answer.get("action") if isinstance(message.answer, dict) else None
         if action not in record.envelope.allowed_actions:
@@ -242,14 +395,30 @@ class Router:
             )
         return None
 
-    def _resume(self, record: QuestionRecord, *, parked: bool | None = None) -> Outcome:
+    def _resume(
+        self,
+        record: QuestionRecord,
+        *,
+        body: str,
+        message_id: str,
+        parked: bool | None = None,
+        retries: int = 0,
+    ) -> Outcome:
         """Resume the agent with the recorded answer; `parked` is passed when this call just won the decision."""
         thread_id, question_id = record.thread_id, record.question_id
-        if parked is None:
-            parked = self._parked_on(thread_id, question_id)
-        # Not parked: already resumed by an attempt that died before it could say so; do not resume again.
-        run = self.adapter.resume(thread_id, question_id, record.answer) if parked else self._converge(thread_id)
-        asked = self._after_run(thread_id, run)
+        try:
+            if parked is None:
+                parked = self._parked_on(thread_id, question_id)
+            # Not parked: already resumed by an attempt that died before it could say so; do not resume again.
+            run = self.adapter.resume(thread_id, question_id, record.answer) if parked else self._converge(thread_id)
+            asked = self._after_run(thread_id, run)
+        except RETRYABLE:
+            raise
+        except Exception as exc:
+            failure = ThreadFailure(
+                thread_id, FailureKind.ANSWER, question_id, message_id, type(exc).__name__, self._stamp(), retries
+            )
+            return self._agent_failed(failure, body, exc, record=record)
         if self.ledger.mark_resumed(thread_id, question_id, now=self.clock()):
             self._announce(record.envelope, Transition.RESUMED)
         self.log.info(
@@ -257,14 +426,15 @@ class Router:
         )
         return Outcome(OutcomeKind.APPLIED, thread_id, question_id, asked=asked)
 
-    def _refuse(self, reason: RefusalReason, message: AnswerMessage, detail: str) -> Outcome:
+    def _refuse(self, reason: RefusalReason, message: AnswerMessage | RetryMessage, detail: str) -> Outcome:
+        question_id = message.question_id if isinstance(message, AnswerMessage) else None
         self.metrics.count(M["refused"], reason=reason.value)
         self.log.info(
-            "answer refused: %s",
+            "message refused: %s",
             reason.value,
-            extra={"thread_id": message.thread_id, "question_id": message.question_id, "detail": detail},
+            extra={"thread_id": message.thread_id, "question_id": question_id, "detail": detail},
         )
-        return Outcome.refused(reason, message.thread_id, message.question_id, detail)
+        return Outcome(OutcomeKind.REFUSED, message.thread_id, question_id, reason, detail)
 
     def _count_decision(self, record: QuestionRecord, now: datetime) -> None:
         if record.status is QuestionStatus.EXPIRED:
@@ -273,7 +443,121 @@ class Router:
         self.metrics.count(M["accepted"])
         self.metrics.seconds(M["time_to_answer"], seconds_between(parse_rfc3339(record.asked_at), now))
 
+    # -- failed threads and their retry -----------------------------------------------------------------
+
+    def _agent_failed(
+        self,
+        failure: ThreadFailure,
+        body: str,
+        exc: Exception,
+        *,
+        record: QuestionRecord | None = None,
+        start_input: Any = None,
+    ) -> Outcome:
+        """The agent raised: dead-letter the message, then record the failure on the thread and its row, once."""
+        thread_id = failure.thread_id
+        doing = "starting" if failure.kind is FailureKind.START else f"resuming question {failure.target_id}"
+        detail = (
+            f"the agent raised {failure.error} while {doing}; fix the agent, then run: agent-wait retry {thread_id}"
+        )
+        # Dead-letter first: a crash before the failure is recorded re-runs the agent once on redelivery;
+        # a failure recorded first could leave the message with no dead letter at all.
+        self.dead_letter.send(
+            body, reason=AGENT_FAILED, detail=detail, message_id=failure.message_id, thread_id=thread_id
+        )
+        self.ledger.mark_failed(failure, start_input=start_input)
+        self.metrics.count(M["agent_failed"], reason="retry" if failure.retries else failure.kind.value)
+        self.metrics.count(M["dead_lettered"], reason=AGENT_FAILED)
+        # The exception's text may quote the agent's input or the answer: only its type above DEBUG.
+        self.log.warning(
+            "agent failed; the thread is held until retried",
+            extra={
+                "thread_id": thread_id,
+                "question_id": failure.question_id,
+                "message_id": failure.message_id,
+                "error": failure.error,
+            },
+        )
+        self.log.debug("agent failure detail: %s", exc, exc_info=exc)
+        if record is not None:
+            self._announce(record.envelope, Transition.FAILED)
+        return Outcome(OutcomeKind.DEAD_LETTERED, thread_id, failure.question_id, reason=AGENT_FAILED, detail=detail)
+
+    def _replay_failure(self, failure: ThreadFailure, *, start_input: Any = None) -> Outcome:
+        """The message that failed arrived again: finish recording its failure (idempotent); run nothing."""
+        self.ledger.mark_failed(failure, start_input=start_input)
+        kind = OutcomeKind.START_REPLAYED if failure.kind is FailureKind.START else OutcomeKind.REFUSED
+        if kind is OutcomeKind.REFUSED:
+            self.metrics.count(M["refused"], reason=RefusalReason.THREAD_FAILED.value)
+        else:
+            self.metrics.count(M["starts_replayed"])
+        return Outcome(
+            kind,
+            failure.thread_id,
+            failure.question_id,
+            reason=AGENT_FAILED if kind is OutcomeKind.START_REPLAYED else RefusalReason.THREAD_FAILED,
+            detail="this message failed earlier and was dead-lettered; the agent did not run again",
+        )
+
+    def _hold(self, body: str, thread_id: str, message_id: str, failure: ThreadFailure) -> Outcome:
+        """The thread is failed: park this message in the dead-letter queue until the thread is retried."""
+        detail = (
+            f"thread {thread_id} is failed since {failure.failed_at} (the agent raised {failure.error}); "
+            f"run agent-wait retry {thread_id}, then redrive this message"
+        )
+        return self._dead_letter(
+            body, DeadLetterReason.THREAD_FAILED, detail, message_id=message_id, thread_id=thread_id
+        )
+
+    def _retry(self, message: RetryMessage, body: str, failure: ThreadFailure | None) -> Outcome:
+        """Apply a failed thread's recorded start or decision again, once per retry id."""
+        thread_id, retry_id = message.thread_id, message.retry_id
+        if failure is None:
+            return self._refuse(RefusalReason.NOTHING_TO_RETRY, message, "the thread is not failed")
+        if failure.message_id == retry_id:
+            return self._replay_failure(failure)
+        if not self.ledger.begin_retry(failure, retry_id, now=self.clock()):
+            return self._refuse(RefusalReason.NOTHING_TO_RETRY, message, "another retry is applying it")
+        self.log.info(
+            "retrying a failed thread",
+            extra={"thread_id": thread_id, "retry_id": retry_id, "failed": failure.kind.value},
+        )
+        if failure.kind is FailureKind.ANSWER:
+            record = self.ledger.get(thread_id, failure.target_id)
+            assert record is not None, "a failed answer's question is in the ledger"
+            outcome = self._resume(record, body=body, message_id=retry_id, retries=failure.retries + 1)
+        else:
+            outcome = self._retry_start(failure, retry_id, body)
+        if outcome.kind is OutcomeKind.DEAD_LETTERED:
+            return outcome
+        self.ledger.clear_failure(thread_id)
+        self.metrics.count(M["retried"])
+        self.log.info("failed thread retried; it runs again", extra={"thread_id": thread_id, "retry_id": retry_id})
+        return Outcome(OutcomeKind.RETRIED, thread_id, failure.question_id, asked=outcome.asked)
+
+    def _retry_start(self, failure: ThreadFailure, retry_id: str, body: str) -> Outcome:
+        thread_id, start_id = failure.thread_id, failure.target_id
+        start = self.ledger.start_record(thread_id, start_id)
+        start_input = start.input if start is not None else None
+        try:
+            # Finish the failed run from its checkpoint when there is one; else run the recorded input.
+            unfinished = self.adapter.unfinished(thread_id)
+            run = self.adapter.continue_run(thread_id) if unfinished else self.adapter.start(thread_id, start_input)
+            asked = self._after_run(thread_id, run)
+        except RETRYABLE:
+            raise
+        except Exception as exc:
+            retried = ThreadFailure(
+                thread_id, FailureKind.START, start_id, retry_id, type(exc).__name__, self._stamp(), failure.retries + 1
+            )
+            return self._agent_failed(retried, body, exc, start_input=start_input)
+        self.ledger.finish_start(thread_id, start_id, asked, now=self.clock())
+        return Outcome(OutcomeKind.STARTED, thread_id, asked=asked)
+
     # -- shared steps ----------------------------------------------------------------------------------
+
+    def _stamp(self) -> str:
+        return format_rfc3339(self.clock())
 
     def _converge(self, thread_id: str) -> RunOutcome:
         if self.adapter.unfinished(thread_id):
@@ -308,7 +592,9 @@ class Router:
         return report
 
     def _cancel(self, record: QuestionRecord) -> None:
-        decision = Decision(QuestionStatus.CANCELLED, None, f"cancelled:{record.question_id}", "agent-wait:moved-on")
+        decision = Decision(
+            QuestionStatus.CANCELLED, None, internal_id("cancelled", record.question_id), "agent-wait:moved-on"
+        )
         if self.ledger.decide(record.thread_id, record.question_id, decision, now=self.clock()).won:
             self.metrics.count(M["cancelled"])
             self._announce(record.envelope, Transition.CANCELLED)
@@ -323,3 +609,11 @@ class Router:
         return [
             self._announce_created(record) for record in self.ledger.questions(thread_id, status=QuestionStatus.OPEN)
         ]
+
+
+def _error_name(exc: BaseException) -> str:
+    """The exception's type, and the store's error code when it has one: never its text."""
+    code = getattr(exc, "code", None)
+    if code is None and isinstance(exc, ClientError):
+        code = exc.response.get("Error", {}).get("Code")
+    return f"{type(exc).__name__} ({code})" if code else type(exc).__name__

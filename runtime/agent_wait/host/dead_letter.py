@@ -7,15 +7,31 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from agent_wait.messages import group_id_for
+
 __all__ = ("DeadLetter", "DeadLetterRecord", "InMemoryDeadLetter", "SqsDeadLetter")
 
 REASON_ATTRIBUTE = "agent_wait_reason"
 DETAIL_ATTRIBUTE = "agent_wait_detail"
+THREAD_ATTRIBUTE = "agent_wait_thread_id"
+MALFORMED_GROUP = "malformed"
+"""The FIFO group of dead letters whose thread is unknown (the body did not parse)."""
 
 
 class DeadLetter(Protocol):
-    def send(self, body: str, *, reason: str, detail: str, message_id: str | None) -> None:
-        """Store `body` with why it was refused. Raise if it could not be stored (SQS then retries)."""
+    def send(
+        self, body: str, *, reason: str, detail: str, message_id: str | None, thread_id: str | None = None
+    ) -> None:
+        """Store `body` with why it was refused. Raise if it could not be stored (SQS then retries).
+
+        Args:
+            body: the message, verbatim, so it can be redriven.
+            reason: a short slug (`agent_failed`, `bad_answer`, ...).
+            detail: one sentence with ids only, never question content.
+            message_id: the message's own id; a dead letter of the same message on the same thread for
+                the same reason is stored once.
+            thread_id: the message's thread, when it parsed.
+        """
         ...
 
 
@@ -25,6 +41,7 @@ class DeadLetterRecord:
     reason: str
     detail: str
     message_id: str | None
+    thread_id: str | None = None
 
 
 class InMemoryDeadLetter:
@@ -34,16 +51,20 @@ class InMemoryDeadLetter:
         self.records: list[DeadLetterRecord] = []
         self._lock = threading.Lock()
 
-    def send(self, body: str, *, reason: str, detail: str, message_id: str | None) -> None:
+    def send(
+        self, body: str, *, reason: str, detail: str, message_id: str | None, thread_id: str | None = None
+    ) -> None:
         with self._lock:
-            self.records.append(DeadLetterRecord(body, reason, detail, message_id))
+            self.records.append(DeadLetterRecord(body, reason, detail, message_id, thread_id))
 
 
 class SqsDeadLetter:
-    """Send the original body to an SQS dead-letter queue, the reason in message attributes.
+    """Send the original body to an SQS dead-letter queue, the reason, detail and thread in message attributes.
 
-    On a FIFO queue the group is `malformed` and the deduplication id derives from the original message
-    id, so a redelivered malformed message is dead-lettered once.
+    On a FIFO queue the group is the thread's own (`group_id_for`), so a redrive back to the entry queue
+    keeps the thread's order and passes the router's group check; a body that did not parse goes to the
+    `malformed` group. The deduplication id derives from the thread, the message id and the reason, so a
+    redelivered message is dead-lettered once and two threads' messages never collapse into one.
     """
 
     def __init__(self, queue_url: str, *, client: Any = None, region_name: str | None = None) -> None:
@@ -55,17 +76,24 @@ class SqsDeadLetter:
         self._client = client
         self._fifo = queue_url.endswith(".fifo")
 
-    def send(self, body: str, *, reason: str, detail: str, message_id: str | None) -> None:
+    def send(
+        self, body: str, *, reason: str, detail: str, message_id: str | None, thread_id: str | None = None
+    ) -> None:
+        attributes = {
+            REASON_ATTRIBUTE: {"DataType": "String", "StringValue": reason},
+            DETAIL_ATTRIBUTE: {"DataType": "String", "StringValue": detail[:1000] or reason},
+        }
+        if thread_id is not None:
+            attributes[THREAD_ATTRIBUTE] = {"DataType": "String", "StringValue": thread_id}
         kwargs: dict[str, Any] = {
             "QueueUrl": self.queue_url,
-            "MessageBody": body if body else "<empty>",
-            "MessageAttributes": {
-                REASON_ATTRIBUTE: {"DataType": "String", "StringValue": reason},
-                DETAIL_ATTRIBUTE: {"DataType": "String", "StringValue": detail[:1000] or reason},
-            },
+            # A body SQS cannot carry (a lone surrogate) is kept as its escaped form rather than lost.
+            "MessageBody": body.encode("utf-8", "backslashreplace").decode("utf-8") if body else "<empty>",
+            "MessageAttributes": attributes,
         }
         if self._fifo:
             identity = message_id or hashlib.sha256(body.encode("utf-8", "replace")).hexdigest()
-            kwargs["MessageGroupId"] = "malformed"
-            kwargs["MessageDeduplicationId"] = hashlib.sha256(identity.encode()).hexdigest()
+            key = "\0".join((thread_id or "", identity, reason))
+            kwargs["MessageGroupId"] = group_id_for(thread_id) if thread_id is not None else MALFORMED_GROUP
+            kwargs["MessageDeduplicationId"] = hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()
         self._client.send_message(**kwargs)

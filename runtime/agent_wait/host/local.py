@@ -357,7 +357,7 @@ class LocalStack:
         for module_name in ("agent_wait.host.router", "agent_wait.host.sweep"):
             module = sys.modules.get(module_name)
             if module is not None:
-                for cached in ("_router", "_sweep"):
+                for cached in ("_router", "_sweep", "_settings"):
                     factory = getattr(module, cached, None)
                     if factory is not None:
                         factory.cache_clear()

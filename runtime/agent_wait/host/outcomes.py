@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-__all__ = ("Outcome", "OutcomeKind", "RefusalReason")
+__all__ = ("DeadLetterReason", "Outcome", "OutcomeKind", "RefusalReason")
 
 
 class OutcomeKind(StrEnum):
@@ -19,7 +19,9 @@ class OutcomeKind(StrEnum):
     REFUSED = "refused"
     """An answer was refused; nothing ran. `reason` says why."""
     DEAD_LETTERED = "dead_lettered"
-    """A malformed message, or a start whose agent raised, was moved to the dead-letter queue with its reason."""
+    """The message was moved to the dead-letter queue with its reason (`DeadLetterReason` or a shape slug)."""
+    RETRIED = "retried"
+    """An operator's retry applied a failed thread's recorded start or decision, and the thread went on."""
 
 
 class RefusalReason(StrEnum):
@@ -45,6 +47,27 @@ class RefusalReason(StrEnum):
     """A deadline answer arrived before the question's `expires_at`."""
     NOT_PARKED = "not_parked"
     """The ledger says open but the agent is not waiting on the question (it was closed elsewhere)."""
+    THREAD_FAILED = "thread_failed"
+    """The thread is failed (the agent raised); nothing applies to it until `agent-wait retry`."""
+    NOTHING_TO_RETRY = "nothing_to_retry"
+    """A retry arrived for a thread that is not failed (never, or a retry already ran)."""
+
+
+class DeadLetterReason(StrEnum):
+    """Why the router put a message in the dead-letter queue (besides a malformed shape, `bad_*`/`not_*`)."""
+
+    AGENT_FAILED = "agent_failed"
+    """The agent raised applying this start, answer or retry; the thread is failed until retried."""
+    THREAD_FAILED = "thread_failed"
+    """The thread was already failed; redrive this message after `agent-wait retry`."""
+    GROUP_MISMATCH = "group_mismatch"
+    """The record's FIFO message group is not its thread's (`group_id_for`); it could run beside the thread."""
+    REJECTED_BY_STORE = "rejected_by_store"
+    """A store refused what applying the message would write (DynamoDB `ValidationException`)."""
+    THREAD_BUSY = "thread_busy"
+    """Another delivery held the thread's lease on every receive."""
+    RETRIES_EXHAUSTED = "retries_exhausted"
+    """The router could not apply the message on any receive (a store or network failure); the detail names it."""
 
 
 @dataclass(frozen=True, slots=True)

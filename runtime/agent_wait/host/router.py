@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -33,17 +34,28 @@ OUTCOME_LISTENERS: list[Callable[[Outcome], None]] = []
 
 
 @functools.cache
+def _settings() -> HostSettings:
+    return HostSettings.from_env("router")
+
+
+@functools.cache
 def _router() -> Router:
-    return build_router(HostSettings.from_env("router"), metrics=PowertoolsMetrics(metrics), log=logger)
+    return build_router(_settings(), metrics=PowertoolsMetrics(metrics), log=logger)
 
 
 def record_handler(record: SQSRecord) -> None:
     """Apply one record; raising fails it (and the rest of its thread's group in this batch)."""
     attributes = record.attributes
+    router = _router()
     logger.append_keys(message_id=record.message_id)
     try:
-        outcome = _router().handle(
-            record.body, message_id=record.message_id, deduplication_id=attributes.message_deduplication_id
+        outcome = router.handle(
+            record.body,
+            message_id=record.message_id,
+            deduplication_id=attributes.message_deduplication_id,
+            group_id=attributes.message_group_id,
+            sent_at=_sent_at(attributes.sent_timestamp),
+            final_attempt=int(attributes.approximate_receive_count) >= _settings().max_receive_count,
         )
         for listener in OUTCOME_LISTENERS:
             listener(outcome)
@@ -58,6 +70,13 @@ def record_handler(record: SQSRecord) -> None:
         )
     finally:
         logger.remove_keys(["message_id"])
+
+
+def _sent_at(sent_timestamp: str | None) -> datetime | None:
+    """SQS's `SentTimestamp` (epoch milliseconds) as an aware UTC datetime."""
+    if not sent_timestamp or not sent_timestamp.isdigit():
+        return None
+    return datetime.fromtimestamp(int(sent_timestamp) / 1000, tz=UTC)
 
 
 @logger.inject_lambda_context(clear_state=True)

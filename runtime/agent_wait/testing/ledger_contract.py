@@ -267,6 +267,113 @@ def oldest_open_is_the_earliest_asked_open_question(make: LedgerFactory) -> None
     ledger.decide(newer.thread_id, newer.question_id, _decision(QuestionStatus.CANCELLED, None), now=first)
 
 
+def _failure(thread_id: str, kind: str, target_id: str, message_id: str) -> Any:
+    from agent_wait.host.ledger.base import FailureKind, ThreadFailure
+
+    return ThreadFailure(thread_id, FailureKind(kind), target_id, message_id, "ValueError", "2026-09-11T09:00:00Z")
+
+
+def a_failed_resume_is_recorded_and_retried_once(make: LedgerFactory) -> None:
+    """`mark_failed` moves an answered question to `failed` and marks the thread; one `begin_retry` takes it back."""
+    ledger = make()
+    envelope = sample_envelope()
+    thread, question = envelope.thread_id, envelope.question_id
+    ledger.open(envelope, now=T0)
+    ledger.decide(thread, question, _decision(QuestionStatus.ANSWERED, {"action": "approve"}, "a-1"), now=T0)
+    failure = _failure(thread, "answer", question, "a-1")
+    ledger.mark_failed(failure)
+    ledger.mark_failed(failure)  # a redelivery records the same failure again
+    record = ledger.get(thread, question)
+    assert record is not None, f"expected failed, got {record!r}"
+    assert record.status is QuestionStatus.FAILED, f"expected failed, got {record!r}"
+    assert record.outcome is QuestionStatus.ANSWERED, f"the outcome must be kept, got {record.outcome}"
+    assert record.failure == failure, f"expected {failure!r}, got {record.failure!r}"
+    assert ledger.thread_failure(thread) == failure, "the thread must say it is failed"
+    assert failure in ledger.failures(limit=1000), "failures() must list the failed question"
+    assert ledger.begin_retry(failure, "r-1", now=T0), "the first retry takes the row"
+    assert ledger.begin_retry(failure, "r-1", now=T0), "the same retry again still holds it (a redelivery)"
+    assert not ledger.begin_retry(failure, "r-2", now=T0), "another retry must not take it too"
+    record = ledger.get(thread, question)
+    assert record is not None, f"back to answered, got {record!r}"
+    assert record.status is QuestionStatus.ANSWERED, f"back to answered, got {record!r}"
+    assert ledger.mark_resumed(thread, question, now=T0), "a retried decision can resume"
+    ledger.clear_failure(thread)
+    assert ledger.thread_failure(thread) is None, "a cleared thread is not failed"
+    assert failure not in ledger.failures(limit=1000), "a retried question is not listed as failed"
+
+
+def a_failed_start_keeps_its_input_for_a_retry(make: LedgerFactory) -> None:
+    """A failed start is listed, keeps its input, and a retry moves it back to running once."""
+    ledger = make()
+    thread, start_id = f"thread-{uuid.uuid4().hex[:12]}", uuid.uuid4().hex
+    ledger.begin_start(thread, start_id, marker=None, now=T0)
+    failure = _failure(thread, "start", start_id, start_id)
+    ledger.mark_failed(failure, start_input={"order_id": "o-1", "amount": 900.5})
+    start = ledger.start_record(thread, start_id)
+    assert start is not None, f"expected a failed start, got {start!r}"
+    assert start.state == "failed", f"expected a failed start, got {start!r}"
+    assert start.input == {"order_id": "o-1", "amount": 900.5}, f"the input must be kept, got {start.input!r}"
+    assert ledger.thread_failure(thread) == failure
+    assert failure in ledger.failures(limit=1000), "failures() must list the failed start"
+    assert ledger.questions(thread) == [], "a failed start is not a question"
+    assert ledger.begin_retry(failure, "r-1", now=T0)
+    assert not ledger.begin_retry(failure, "r-2", now=T0)
+    start = ledger.start_record(thread, start_id)
+    assert start is not None, f"got {start!r}"
+    assert (start.state, start.retry_id) == ("running", "r-1"), f"got {start!r}"
+    assert failure not in ledger.failures(limit=1000), "a retried start is not listed as failed"
+
+
+def one_lease_per_thread(make: LedgerFactory) -> None:
+    """A thread's lease has one holder until released or expired; it carries the thread's failure; it never
+    makes an unknown thread exist."""
+    ledger = make()
+    thread = f"thread-{uuid.uuid4().hex[:12]}"
+    first = ledger.acquire_lease(thread, "h-1", now=T0, seconds=60)
+    assert first is not None, f"a free thread's lease must be granted, got {first!r}"
+    assert first.failure is None, f"a free thread's lease must be granted, got {first!r}"
+    assert ledger.acquire_lease(thread, "h-2", now=T0 + timedelta(seconds=30), seconds=60) is None, (
+        "a held lease must refuse another holder"
+    )
+    assert not ledger.thread_exists(thread), "a lease alone does not make a thread exist"
+    ledger.release_lease(thread, "h-2")  # not the holder: changes nothing
+    assert ledger.acquire_lease(thread, "h-3", now=T0 + timedelta(seconds=31), seconds=60) is None
+    ledger.release_lease(thread, "h-1")
+    second = ledger.acquire_lease(thread, "h-2", now=T0 + timedelta(seconds=32), seconds=60)
+    assert second is not None, "a released lease must be granted again"
+    taken = ledger.acquire_lease(thread, "h-4", now=T0 + timedelta(seconds=200), seconds=60)
+    assert taken is not None, "an expired lease (its holder died) must be taken over"
+    ledger.release_lease(thread, "h-4")
+    ledger.begin_start(thread, "s-1", marker=None, now=T0)
+    failure = _failure(thread, "start", "s-1", "s-1")
+    ledger.mark_failed(failure)
+    leased = ledger.acquire_lease(thread, "h-5", now=T0 + timedelta(seconds=300), seconds=60)
+    assert leased is not None, f"the lease must carry the failure, got {leased!r}"
+    assert leased.failure == failure, f"the lease must carry the failure, got {leased!r}"
+
+
+def racing_leases_have_one_holder(make: LedgerFactory) -> None:
+    """Eight threads reaching for one thread's lease at once: exactly one holds it."""
+    ledger = make()
+    thread = f"thread-{uuid.uuid4().hex[:12]}"
+    barrier = threading.Barrier(8)
+    got: list[str] = []
+    lock = threading.Lock()
+
+    def reach(holder: str) -> None:
+        barrier.wait()
+        if ledger.acquire_lease(thread, holder, now=T0, seconds=60) is not None:
+            with lock:
+                got.append(holder)
+
+    racers = [threading.Thread(target=reach, args=(f"h-{n}",)) for n in range(8)]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join()
+    assert len(got) == 1, f"expected one holder, got {got}"
+
+
 REQUIRED: tuple[Callable[[LedgerFactory], None], ...] = (
     open_records_the_question,
     reopen_never_overwrites,
@@ -279,5 +386,9 @@ REQUIRED: tuple[Callable[[LedgerFactory], None], ...] = (
     questions_lists_a_thread_by_status,
     a_start_is_recorded_once,
     oldest_open_is_the_earliest_asked_open_question,
+    a_failed_resume_is_recorded_and_retried_once,
+    a_failed_start_keeps_its_input_for_a_retry,
+    one_lease_per_thread,
+    racing_leases_have_one_holder,
 )
 """Every ledger passes these."""

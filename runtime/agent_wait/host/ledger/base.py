@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from agent_wait._time import NEVER, format_rfc3339
@@ -17,15 +18,87 @@ __all__ = (
     "DECIDED",
     "DecideResult",
     "Decision",
+    "FailureKind",
     "Ledger",
     "LedgerUnavailableError",
     "OpenResult",
     "QuestionRecord",
     "StartRecord",
+    "ThreadFailure",
+    "ThreadLease",
 )
 
 DECIDED = frozenset({QuestionStatus.ANSWERED, QuestionStatus.EXPIRED, QuestionStatus.CANCELLED})
 """Statuses that hold an outcome; only these can move on to `resumed`."""
+
+
+class FailureKind(StrEnum):
+    """What the agent was doing when it raised."""
+
+    START = "start"
+    """Running a start message's input."""
+    ANSWER = "answer"
+    """Resuming with a question's recorded decision."""
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadFailure:
+    """The agent raised on this thread; recorded once, held until an operator retries it.
+
+    While a thread is failed the router applies nothing else to it: a new start or an answer to another
+    question is dead-lettered with reason `thread_failed` (redrive it after the retry), and a redelivery
+    of the message that failed runs nothing.
+    """
+
+    thread_id: str
+    kind: FailureKind
+    target_id: str
+    """The question id for an answer's resume; the start id for a start."""
+    message_id: str
+    """The id of the message whose application raised (an answer id, a start id or a retry id)."""
+    error: str
+    """The exception's type name only: its text may quote the agent's input."""
+    failed_at: str
+    """RFC 3339 time the failure was recorded."""
+    retries: int = 0
+    """How many retries of this thread failed before this one."""
+
+    @property
+    def question_id(self) -> str | None:
+        return self.target_id if self.kind is FailureKind.ANSWER else None
+
+    def to_item(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "target_id": self.target_id,
+            "message_id": self.message_id,
+            "error": self.error,
+            "failed_at": self.failed_at,
+            "retries": self.retries,
+        }
+
+    @classmethod
+    def from_item(cls, thread_id: str, item: Mapping[str, Any]) -> ThreadFailure:
+        return cls(
+            thread_id=thread_id,
+            kind=FailureKind(item["kind"]),
+            target_id=str(item["target_id"]),
+            message_id=str(item["message_id"]),
+            error=str(item["error"]),
+            failed_at=str(item["failed_at"]),
+            retries=int(item.get("retries") or 0),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadLease:
+    """One delivery's exclusive hold on a thread, until `until` (epoch seconds) or its release."""
+
+    thread_id: str
+    holder: str
+    until: float
+    failure: ThreadFailure | None = None
+    """The thread's recorded failure, read in the same write that took the lease."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +132,10 @@ class QuestionRecord:
     answered_by: str | None = None
     decided_at: str | None = None
     resumed_at: str | None = None
+    failure: ThreadFailure | None = None
+    """Set while the agent's resume with this question's decision has failed (`status` is `failed`)."""
+    retry_id: str | None = None
+    """The retry that last re-applied the decision, if any."""
 
     @property
     def thread_id(self) -> str:
@@ -99,6 +176,8 @@ class QuestionRecord:
             "answered_by": self.answered_by,
             "decided_at": self.decided_at,
             "resumed_at": self.resumed_at,
+            "failure": self.failure.to_item() if self.failure else None,
+            "retry_id": self.retry_id,
         }
         return item
 
@@ -117,6 +196,8 @@ class QuestionRecord:
             answered_by=item.get("answered_by"),
             decided_at=item.get("decided_at"),
             resumed_at=item.get("resumed_at"),
+            failure=ThreadFailure.from_item(fields["thread_id"], item["failure"]) if item.get("failure") else None,
+            retry_id=item.get("retry_id"),
         )
 
 
@@ -147,6 +228,10 @@ class StartRecord:
     """The agent's progress marker (checkpoint id) before the run; tells whether the run happened."""
     created: bool = False
     question_ids: tuple[str, ...] = field(default_factory=tuple)
+    input: Any = None
+    """The start's input, kept only once it failed, so a retry can run it again."""
+    retry_id: str | None = None
+    """The retry that last re-ran this start, if any."""
 
 
 class Ledger(ABC):
@@ -154,8 +239,10 @@ class Ledger(ABC):
 
     Every transition is a conditional write: `open` creates a row only if none exists (so a republish
     never moves `expires_at` nor clobbers an outcome), `decide` moves `open` to one outcome and tells a
-    loser who won, `mark_resumed` moves an outcome to `resumed`. Implementations only do I/O; refusal
-    rules live in the router. Store failures raise `LedgerUnavailableError`.
+    loser who won, `mark_resumed` moves an outcome to `resumed`. A per-thread item holds the thread's
+    lease and its failure, so taking the lease also says whether the thread is failed. Implementations
+    only do I/O; refusal rules live in the router. Store failures raise `LedgerUnavailableError`; a
+    request the store refuses as invalid raises `LedgerRejectedError`.
     """
 
     @abstractmethod
@@ -211,3 +298,52 @@ class Ledger(ABC):
         self, thread_id: str, start_id: str, question_ids: tuple[str, ...], *, now: datetime, state: str = "done"
     ) -> None:
         """Mark a start `done` (with the questions its run left open) or `failed` (the agent raised)."""
+
+    # -- failures and retries --------------------------------------------------------------------------
+
+    @abstractmethod
+    def mark_failed(self, failure: ThreadFailure, *, start_input: Any = None) -> None:
+        """Record that the agent raised: the failed row (question or start) and the thread both say so.
+
+        A question row moves from its outcome (`answered`, `expired`) to `failed`; a start row to `failed`,
+        keeping `start_input` for a retry. Idempotent: recording the same failure again changes nothing.
+        """
+
+    @abstractmethod
+    def thread_failure(self, thread_id: str) -> ThreadFailure | None:
+        """The thread's recorded failure, or None when it is not failed."""
+
+    @abstractmethod
+    def begin_retry(self, failure: ThreadFailure, retry_id: str, *, now: datetime) -> bool:
+        """Take the failed row back to where the failed run began, for `retry_id` (a conditional write).
+
+        A question row returns to its outcome status (so `mark_resumed` applies), a start row to
+        `running`. Returns True when this call did it or an earlier call with the same `retry_id` did;
+        False when the row is not failed any more for another reason (another retry took it).
+        """
+
+    @abstractmethod
+    def clear_failure(self, thread_id: str) -> None:
+        """The thread is no longer failed (its retry ran to the end): new messages apply again."""
+
+    @abstractmethod
+    def failures(self, *, limit: int = 100) -> list[ThreadFailure]:
+        """Every failed row (question resumes and starts) across threads, at most `limit`."""
+
+    @abstractmethod
+    def start_record(self, thread_id: str, start_id: str) -> StartRecord | None:
+        """The start's record, or None."""
+
+    # -- one thread at a time ---------------------------------------------------------------------------
+
+    @abstractmethod
+    def acquire_lease(self, thread_id: str, holder: str, *, now: datetime, seconds: float) -> ThreadLease | None:
+        """Hold the thread for `seconds` unless another holder's lease is still running; None when it is.
+
+        A lease whose time has passed is taken over (its holder died). The returned lease carries the
+        thread's failure, read in the same conditional write.
+        """
+
+    @abstractmethod
+    def release_lease(self, thread_id: str, holder: str) -> None:
+        """Give the lease back if `holder` still holds it; otherwise change nothing."""

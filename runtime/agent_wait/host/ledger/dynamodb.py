@@ -8,7 +8,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from agent_wait._time import format_rfc3339
+from agent_wait._time import NEVER, format_rfc3339
 from agent_wait.aws._items import from_item, to_attribute, to_item
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import LedgerIndexMissingError, LedgerRejectedError
@@ -16,11 +16,14 @@ from agent_wait.host.ledger.base import (
     DECIDED,
     DecideResult,
     Decision,
+    FailureKind,
     Ledger,
     LedgerUnavailableError,
     OpenResult,
     QuestionRecord,
     StartRecord,
+    ThreadFailure,
+    ThreadLease,
 )
 from agent_wait.schema import QUESTION_TABLE, QuestionStatus, question_key, thread_key
 
@@ -29,6 +32,9 @@ __all__ = ("DynamoDbLedger",)
 _PK, _SK = QUESTION_TABLE.partition_key, QUESTION_TABLE.sort_key
 _BY_STATUS, _BY_ANNOUNCE_DUE, _OPEN_BY_AGE = (index.name for index in QUESTION_TABLE.indexes)
 _START_PREFIX = "START#"
+_THREAD_ITEM = "~THREAD"
+"""The thread's own item: its lease and its failure. `~` sorts after every `START#` and `WAIT#` key, so
+"does this thread have starts or questions" is one query for keys below it."""
 _DUE = "due"
 _OPEN = "open"
 
@@ -136,7 +142,8 @@ class DynamoDbLedger(Ledger):
             key: value
             for key, value in record.to_item().items()
             if value is not None
-            or key not in {"outcome", "answer", "answer_id", "answered_by", "decided_at", "resumed_at"}
+            or key
+            not in {"outcome", "answer", "answer_id", "answered_by", "decided_at", "resumed_at", "failure", "retry_id"}
         }
         item = {
             **self._key(envelope.thread_id, question_key(envelope.question_id)),
@@ -162,11 +169,12 @@ class DynamoDbLedger(Ledger):
         return self._record(from_item(item)) if item else None
 
     def thread_exists(self, thread_id: str) -> bool:
+        # Starts and questions only: every message takes the thread item's lease before it is checked.
         response = self._call(
             "query",
-            KeyConditionExpression="#pk = :pk",
-            ExpressionAttributeNames={"#pk": _PK},
-            ExpressionAttributeValues={":pk": {"S": thread_key(thread_id)}},
+            KeyConditionExpression="#pk = :pk AND #sk < :thread_item",
+            ExpressionAttributeNames={"#pk": _PK, "#sk": _SK},
+            ExpressionAttributeValues={":pk": {"S": thread_key(thread_id)}, ":thread_item": {"S": _THREAD_ITEM}},
             ProjectionExpression="#pk",
             Limit=1,
             ConsistentRead=True,
@@ -292,14 +300,12 @@ class DynamoDbLedger(Ledger):
             return StartRecord(thread_id, start_id, "running", marker, created=True)
         if old is None:  # pragma: no cover
             raise LedgerUnavailableError(f"start {start_id} vanished while being recorded; SQS will retry")
-        return StartRecord(
-            thread_id,
-            start_id,
-            str(old.get("state")),
-            old.get("marker"),
-            created=False,
-            question_ids=tuple(old.get("question_ids") or ()),
-        )
+        return _start_record(thread_id, start_id, old)
+
+    def start_record(self, thread_id: str, start_id: str) -> StartRecord | None:
+        response = self._call("get_item", Key=self._key(thread_id, _START_PREFIX + start_id), ConsistentRead=True)
+        item = response.get("Item")
+        return _start_record(thread_id, start_id, from_item(item)) if item else None
 
     def finish_start(
         self, thread_id: str, start_id: str, question_ids: tuple[str, ...], *, now: datetime, state: str = "done"
@@ -315,3 +321,131 @@ class DynamoDbLedger(Ledger):
                 ":at": {"S": format_rfc3339(now)},
             },
         )
+
+    # -- failures and retries --------------------------------------------------------------------------
+
+    def mark_failed(self, failure: ThreadFailure, *, start_input: Any = None) -> None:
+        values: dict[str, Any] = {":failure": to_attribute(failure.to_item()), ":failed": {"S": "failed"}}
+        # The thread first: a crash before the row is written leaves the thread held, and the redelivery
+        # that finds it so writes the row (a row written first would leave the thread running on).
+        self._call(
+            "update_item",
+            Key=self._key(failure.thread_id, _THREAD_ITEM),
+            UpdateExpression="SET failure = :failure",
+            ExpressionAttributeValues={":failure": values[":failure"]},
+        )
+        if failure.kind is FailureKind.ANSWER:
+            values |= {
+                ":answered": {"S": QuestionStatus.ANSWERED.value},
+                ":expired": {"S": QuestionStatus.EXPIRED.value},
+            }
+            won, item = self._conditional(
+                "update_item",
+                Key=self._key(failure.thread_id, question_key(failure.target_id)),
+                UpdateExpression="SET #status = :failed, failure = :failure",
+                # From the decision it failed to apply, or again (a redelivery records the same failure).
+                ConditionExpression="#status IN (:answered, :expired, :failed)",
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues=values,
+            )
+            if not won and item is None:
+                raise KeyError(f"question {failure.target_id} on thread {failure.thread_id} is not in the ledger")
+        else:
+            # `status` and `expires_at` put a failed start in the by_status index beside failed questions.
+            self._call(
+                "update_item",
+                Key=self._key(failure.thread_id, _START_PREFIX + failure.target_id),
+                UpdateExpression=(
+                    "SET #state = :failed, #status = :failed, expires_at = :never, failure = :failure, #input = :input"
+                ),
+                ExpressionAttributeNames={"#state": "state", "#status": "status", "#input": "input"},
+                ExpressionAttributeValues={**values, ":never": {"S": NEVER}, ":input": to_attribute(start_input)},
+            )
+
+    def thread_failure(self, thread_id: str) -> ThreadFailure | None:
+        response = self._call("get_item", Key=self._key(thread_id, _THREAD_ITEM), ConsistentRead=True)
+        item = from_item(response.get("Item") or {})
+        return ThreadFailure.from_item(thread_id, item["failure"]) if item.get("failure") else None
+
+    def begin_retry(self, failure: ThreadFailure, retry_id: str, *, now: datetime) -> bool:
+        values = {":failed": {"S": "failed"}, ":retry": {"S": retry_id}}
+        if failure.kind is FailureKind.ANSWER:
+            won, item = self._conditional(
+                "update_item",
+                Key=self._key(failure.thread_id, question_key(failure.target_id)),
+                UpdateExpression="SET #status = outcome, retry_id = :retry REMOVE failure",
+                ConditionExpression="#status = :failed",
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues=values,
+            )
+        else:
+            won, item = self._conditional(
+                "update_item",
+                Key=self._key(failure.thread_id, _START_PREFIX + failure.target_id),
+                UpdateExpression="SET #state = :running, retry_id = :retry REMOVE #status, expires_at, failure",
+                ConditionExpression="#state = :failed",
+                ExpressionAttributeNames={"#state": "state", "#status": "status"},
+                ExpressionAttributeValues={**values, ":running": {"S": "running"}},
+            )
+        return won or bool(item and item.get("retry_id") == retry_id)
+
+    def clear_failure(self, thread_id: str) -> None:
+        self._call("update_item", Key=self._key(thread_id, _THREAD_ITEM), UpdateExpression="REMOVE failure")
+
+    def failures(self, *, limit: int = 100) -> list[ThreadFailure]:
+        found = [
+            ThreadFailure.from_item(str(item["pk"]).removeprefix(thread_key("")), item["failure"])
+            for item in self._query(
+                limit=limit,
+                IndexName=_BY_STATUS,
+                KeyConditionExpression="#status = :failed",
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues={":failed": {"S": QuestionStatus.FAILED.value}},
+            )
+            if item.get("failure")
+        ]
+        return sorted(found, key=lambda f: (f.failed_at, f.thread_id))
+
+    # -- one thread at a time ---------------------------------------------------------------------------
+
+    def acquire_lease(self, thread_id: str, holder: str, *, now: datetime, seconds: float) -> ThreadLease | None:
+        until = now.timestamp() + seconds
+        won, item = self._conditional(
+            "update_item",
+            Key=self._key(thread_id, _THREAD_ITEM),
+            UpdateExpression="SET lease_holder = :holder, lease_until = :until",
+            # Free, expired (its holder died), or already ours.
+            ConditionExpression="attribute_not_exists(lease_holder) OR lease_until <= :now OR lease_holder = :holder",
+            ExpressionAttributeValues={
+                ":holder": {"S": holder},
+                ":until": {"N": repr(round(until, 3))},
+                ":now": {"N": repr(round(now.timestamp(), 3))},
+            },
+            ReturnValues="ALL_NEW",
+        )
+        if not won:
+            return None
+        failure = (item or {}).get("failure")
+        return ThreadLease(thread_id, holder, until, ThreadFailure.from_item(thread_id, failure) if failure else None)
+
+    def release_lease(self, thread_id: str, holder: str) -> None:
+        self._conditional(
+            "update_item",
+            Key=self._key(thread_id, _THREAD_ITEM),
+            UpdateExpression="REMOVE lease_holder, lease_until",
+            ConditionExpression="lease_holder = :holder",
+            ExpressionAttributeValues={":holder": {"S": holder}},
+        )
+
+
+def _start_record(thread_id: str, start_id: str, item: dict[str, Any]) -> StartRecord:
+    return StartRecord(
+        thread_id,
+        start_id,
+        str(item.get("state")),
+        item.get("marker"),
+        created=False,
+        question_ids=tuple(item.get("question_ids") or ()),
+        input=item.get("input"),
+        retry_id=item.get("retry_id"),
+    )

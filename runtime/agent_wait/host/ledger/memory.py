@@ -6,6 +6,7 @@ import copy
 import threading
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 from agent_wait._time import format_rfc3339
 from agent_wait.envelope import WaitEnvelope
@@ -13,10 +14,13 @@ from agent_wait.host.ledger.base import (
     DECIDED,
     DecideResult,
     Decision,
+    FailureKind,
     Ledger,
     OpenResult,
     QuestionRecord,
     StartRecord,
+    ThreadFailure,
+    ThreadLease,
 )
 from agent_wait.schema import QuestionStatus
 
@@ -29,6 +33,8 @@ class InMemoryLedger(Ledger):
     def __init__(self) -> None:
         self._questions: dict[tuple[str, str], QuestionRecord] = {}
         self._starts: dict[tuple[str, str], StartRecord] = {}
+        self._leases: dict[str, ThreadLease] = {}
+        self._failures: dict[str, ThreadFailure] = {}
         self._lock = threading.Lock()
 
     def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
@@ -50,6 +56,7 @@ class InMemoryLedger(Ledger):
             return self._questions.get((thread_id, question_id))
 
     def thread_exists(self, thread_id: str) -> bool:
+        # A lease alone does not make a thread exist: every message takes one before it is checked.
         with self._lock:
             return any(t == thread_id for t, _ in self._questions) or any(t == thread_id for t, _ in self._starts)
 
@@ -124,6 +131,78 @@ class InMemoryLedger(Ledger):
             record = self._starts.get((thread_id, start_id))
             if record is not None:
                 self._starts[(thread_id, start_id)] = replace(record, state=state, question_ids=question_ids)
+
+    def start_record(self, thread_id: str, start_id: str) -> StartRecord | None:
+        with self._lock:
+            return self._starts.get((thread_id, start_id))
+
+    # -- failures and retries --------------------------------------------------------------------------
+
+    def mark_failed(self, failure: ThreadFailure, *, start_input: Any = None) -> None:
+        key = (failure.thread_id, failure.target_id)
+        with self._lock:
+            if failure.kind is FailureKind.ANSWER:
+                record = self._questions.get(key)
+                if record is None:
+                    raise KeyError(f"question {failure.target_id} on thread {failure.thread_id} is not in the ledger")
+                if record.status in (QuestionStatus.ANSWERED, QuestionStatus.EXPIRED, QuestionStatus.FAILED):
+                    self._questions[key] = replace(record, status=QuestionStatus.FAILED, failure=failure)
+            else:
+                start = self._starts.get(key) or StartRecord(failure.thread_id, failure.target_id, "failed")
+                self._starts[key] = replace(start, state="failed", input=start_input)
+            self._failures[failure.thread_id] = failure
+
+    def thread_failure(self, thread_id: str) -> ThreadFailure | None:
+        with self._lock:
+            return self._failures.get(thread_id)
+
+    def begin_retry(self, failure: ThreadFailure, retry_id: str, *, now: datetime) -> bool:
+        key = (failure.thread_id, failure.target_id)
+        with self._lock:
+            if failure.kind is FailureKind.ANSWER:
+                record = self._questions.get(key)
+                if record is None:
+                    return False
+                if record.status is QuestionStatus.FAILED:
+                    assert record.outcome is not None
+                    self._questions[key] = replace(record, status=record.outcome, failure=None, retry_id=retry_id)
+                    return True
+                return record.retry_id == retry_id
+            start = self._starts.get(key)
+            if start is None:
+                return False
+            if start.state == "failed":
+                self._starts[key] = replace(start, state="running", retry_id=retry_id)
+                return True
+            return start.retry_id == retry_id
+
+    def clear_failure(self, thread_id: str) -> None:
+        with self._lock:
+            self._failures.pop(thread_id, None)
+
+    def failures(self, *, limit: int = 100) -> list[ThreadFailure]:
+        with self._lock:
+            found = [r.failure for r in self._questions.values() if r.status is QuestionStatus.FAILED and r.failure]
+            failed_starts = {(t, s) for (t, s), start in self._starts.items() if start.state == "failed"}
+            found += [f for f in self._failures.values() if (f.thread_id, f.target_id) in failed_starts]
+        return sorted(found, key=lambda f: (f.failed_at, f.thread_id))[:limit]
+
+    # -- one thread at a time ---------------------------------------------------------------------------
+
+    def acquire_lease(self, thread_id: str, holder: str, *, now: datetime, seconds: float) -> ThreadLease | None:
+        with self._lock:
+            held = self._leases.get(thread_id)
+            if held is not None and held.holder != holder and held.until > now.timestamp():
+                return None
+            lease = ThreadLease(thread_id, holder, now.timestamp() + seconds, self._failures.get(thread_id))
+            self._leases[thread_id] = lease
+            return lease
+
+    def release_lease(self, thread_id: str, holder: str) -> None:
+        with self._lock:
+            held = self._leases.get(thread_id)
+            if held is not None and held.holder == holder:
+                del self._leases[thread_id]
 
     def snapshot(self) -> dict[tuple[str, str], QuestionRecord]:
         """A copy of every question row (for tests and the local demo)."""
