@@ -276,7 +276,9 @@ def should_ask(
     try:
         return bool(when(*args, **kwargs))
     except Exception as exc:
-        logger.warning("when= predicate failed for %s (%s: %s); asking anyway", function, type(exc).__name__, exc)
+        # The error's text may quote the call's arguments (personal data): its type only above DEBUG.
+        logger.warning("when= predicate failed for %s (%s); asking anyway", function, type(exc).__name__)
+        logger.debug("when= predicate failure detail for %s: %s", function, exc)
         return True
 
 

@@ -435,8 +435,29 @@ def test_when_asks_anyway_if_the_predicate_raises(graph_of, config, thread_id, m
     # THEN it asks (the safe side), the body waits, and the failure is logged
     assert len(publish_interrupts(parked, thread_id, memory)) == 1
     assert calls.count == 0
-    assert "when= predicate failed for issue_refund (TypeError:" in caplog.text
+    assert "when= predicate failed for issue_refund (TypeError)" in caplog.text
     assert "asking anyway" in caplog.text
+
+
+def test_a_failing_when_predicate_never_logs_the_arguments_above_debug(graph_of, config, caplog):
+    # GIVEN a predicate whose error quotes the call's arguments (a card number, as real errors often do)
+    canary = "card-4111-1111-1111-1111"
+
+    def predicate(order_id: str, amount: int) -> bool:
+        raise ValueError(f"no rule for {order_id}")
+
+    @wait(when=predicate)
+    def issue_refund(order_id: str, amount: int) -> str:
+        return "refunded"
+
+    # WHEN the call is made with logging at DEBUG
+    with caplog.at_level(logging.DEBUG, logger="agent_wait.wait"):
+        graph_of(lambda state: {"result": issue_refund(state["order_id"], state["amount"])}).invoke(
+            {"order_id": canary, "amount": 50}, config
+        )
+    # THEN the argument appears only at DEBUG, never at INFO or above
+    assert any(canary in r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG)
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO and canary in r.getMessage()]
 
 
 def test_when_receives_the_arguments_as_the_call_passed_them(graph_of, config):

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from agent_wait.host import _powertools
 from agent_wait.host._router import Router
 from agent_wait.host._wiring import build_router
 from agent_wait.host.observe import PowertoolsMetrics
@@ -24,8 +24,9 @@ from agent_wait.host.settings import HostSettings
 
 __all__ = ("OUTCOME_LISTENERS", "Router", "handler", "record_handler")
 
-logger = Logger(service="agent-wait")
-metrics = Metrics(namespace="AgentWait", service="agent-wait")
+logger = _powertools.logger()
+metrics = _powertools.metrics()
+tracer = _powertools.tracer()
 # skip_group_on_error: a failing message holds back only its own thread; other threads go on.
 processor = SqsFifoPartialProcessor(skip_group_on_error=True)
 
@@ -80,6 +81,7 @@ def _sent_at(sent_timestamp: str | None) -> datetime | None:
 
 
 @logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler(capture_response=False)  # the response lists message ids only, but keep traces lean
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     """Lambda entry point for the entry queue's event source (ReportBatchItemFailures on).
