@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from typing import Any
@@ -18,7 +19,14 @@ logger = logging.getLogger("agent_wait.host")
 
 
 def announcers_for(settings: HostSettings, *, session: Any = None) -> list[BaseAnnounce]:
-    """The announcers whose variable is set: topic, bus, webhook. Always a log line besides."""
+    """The announcers whose variable is set: topic, bus, webhook. Always a log line besides.
+
+    With `AGENT_WAIT_WEBHOOK_SECRET_ARN` the webhook is signed with that secret, read here once (at cold
+    start, since the handlers build their router or sweep once): see `_webhook_secret` for its forms.
+
+    Raises:
+        ConfigurationError: the webhook secret cannot be read or is not in a form it can sign with.
+    """
     from agent_wait.announce.log import LogAnnounce
 
     announcers: list[BaseAnnounce] = [LogAnnounce()]
@@ -31,8 +39,50 @@ def announcers_for(settings: HostSettings, *, session: Any = None) -> list[BaseA
 
         announcers.append(EventBridgeAnnounce(settings.bus_name, client=_client(session, "events")))
     if settings.webhook_url:
-        announcers.append(WebhookAnnounce(settings.webhook_url))
+        secret = _webhook_secret(settings.webhook_secret_arn, session) if settings.webhook_secret_arn else None
+        announcers.append(WebhookAnnounce(settings.webhook_url, secret=secret))
     return announcers
+
+
+def _webhook_secret(secret_arn: str, session: Any) -> str | list[str]:
+    """The webhook secret(s) in the Secrets Manager secret `secret_arn` (its `SecretString`).
+
+    Two forms: the secret itself (`whsec_<base64>`, the Standard Webhooks form, or any text), or, while
+    rotating, a JSON array of secrets newest first: the first signs the `X-Agent-Wait-*` headers and
+    every one signs `webhook-signature`. Surrounding whitespace is ignored. Error messages name the
+    variable, the ARN and AWS's error code, never the value.
+    """
+    variable = Settings.WEBHOOK_SECRET_ARN.value
+
+    def refuse(problem: str) -> ConfigurationError:
+        return ConfigurationError([f"{variable}={secret_arn!r}: {problem}"], variables=[variable])
+
+    try:
+        response = _client(session, "secretsmanager").get_secret_value(SecretId=secret_arn)
+    except Exception as exc:  # botocore's ClientError, or BotoCoreError (no credentials, no endpoint)
+        code = getattr(exc, "response", {}).get("Error", {}).get("Code") or type(exc).__name__
+        raise refuse(
+            f"cannot read the webhook secret ({code}); check the ARN, and give the function "
+            "secretsmanager:GetSecretValue on it (and kms:Decrypt on its key if it has its own)"
+        ) from None
+    text = response.get("SecretString")
+    if not isinstance(text, str):
+        raise refuse("the secret is binary; store the webhook secret as text (SecretString)")
+    text = text.strip()
+    if not text.startswith(("[", "{")):
+        if not text:
+            raise refuse("the secret is empty; store the webhook secret, such as 'whsec_' + base64(32 random bytes)")
+        return text
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, list) or not parsed or not all(isinstance(item, str) and item.strip() for item in parsed):
+        raise refuse(
+            "the secret must be the webhook secret itself, or a JSON array of non-empty secret strings, newest "
+            "first; it looks like JSON but is neither (a key/value secret is not read)"
+        )
+    return [item.strip() for item in parsed]
 
 
 def _client(session: Any, service: str) -> Any:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +19,9 @@ _NEEDS = {
     "router": (Settings.GRAPH, Settings.TABLE, Settings.CHECKPOINT_TABLE, Settings.DLQ_URL),
     "sweep": (Settings.TABLE, Settings.QUEUE_URL),
 }
+
+# arn:<partition>:secretsmanager:<region>:<account>:secret:<name>-<6 random characters>
+_SECRET_ARN = re.compile(r"arn:[a-z][a-z0-9-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +42,9 @@ class HostSettings:
     max_receive_count: int = 5
     """The entry queue's `maxReceiveCount` (`AGENT_WAIT_MAX_RECEIVE_COUNT`); its last receive dead-letters with a
     reason."""
+    webhook_secret_arn: str | None = None
+    """The Secrets Manager secret that signs webhook deliveries (`AGENT_WAIT_WEBHOOK_SECRET_ARN`), read once at
+    cold start; unsigned when None."""
 
     @classmethod
     def from_env(cls, role: str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -59,8 +67,14 @@ class HostSettings:
             wrong.append(Settings.GRAPH.value)
         for name, prefix in ((Settings.QUEUE_URL, "http"), (Settings.DLQ_URL, "http"), (Settings.WEBHOOK_URL, "http")):
             if value[name] is not None and not str(value[name]).startswith(prefix):
-                problems.append(f"{name.value} must be a URL starting with http(s)://; got {value[name]!r}")
+                shown = _url_shown(str(value[name])) if name is Settings.WEBHOOK_URL else repr(value[name])
+                problems.append(f"{name.value} must be a URL starting with http(s)://; got {shown}")
                 wrong.append(name.value)
+        secret_arn = value[Settings.WEBHOOK_SECRET_ARN]
+        secret_problems = _webhook_secret_problems(secret_arn, webhook_url=value[Settings.WEBHOOK_URL])
+        if secret_problems:
+            problems.extend(secret_problems)
+            wrong.append(Settings.WEBHOOK_SECRET_ARN.value)
         if value[Settings.TOPIC_ARN] is not None and not str(value[Settings.TOPIC_ARN]).startswith("arn:"):
             problems.append(f"{Settings.TOPIC_ARN.value} must be an SNS topic ARN; got {value[Settings.TOPIC_ARN]!r}")
             wrong.append(Settings.TOPIC_ARN.value)
@@ -99,7 +113,31 @@ class HostSettings:
             sweep_limit=sweep_limit,
             lease_seconds=float(lease_seconds),
             max_receive_count=max_receive_count,
+            webhook_secret_arn=secret_arn,
         )
+
+
+def _url_shown(url: str) -> str:
+    # A webhook URL's path and query may carry a token: show its scheme and host, never the rest.
+    parts = urllib.parse.urlsplit(url)
+    return f"scheme {parts.scheme!r} and host {parts.hostname!r} (the rest is not shown: it may carry a token)"
+
+
+def _webhook_secret_problems(secret_arn: str | None, *, webhook_url: str | None) -> list[str]:
+    if secret_arn is None:
+        return []
+    problems = []
+    if not _SECRET_ARN.fullmatch(secret_arn):
+        problems.append(
+            f"{Settings.WEBHOOK_SECRET_ARN.value} must be a Secrets Manager secret ARN such as "
+            f"'arn:aws:secretsmanager:us-east-1:123456789012:secret:agent-wait-webhook-AbCdEf'; got {secret_arn!r}"
+        )
+    if webhook_url is None:
+        problems.append(
+            f"{Settings.WEBHOOK_SECRET_ARN.value} is set but {Settings.WEBHOOK_URL.value} is not: the secret only "
+            "signs webhook deliveries; set the webhook URL, or unset the secret"
+        )
+    return problems
 
 
 def _whole_number(text: str | None, default: int, *, minimum: int, maximum: int) -> int | None:
