@@ -11,7 +11,8 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
            │    ├─ LedgerUnavailableError        the store failed (throttling, network, permissions); SQS retries
            │    ├─ LedgerRejectedError(ValueError)  the store refused the request as invalid; retrying cannot help
            │    │    └─ LedgerIndexMissingError  the table lacks an index the call needs (deploy the current shape)
-           │    └─ ThreadBusyError               another delivery holds the thread's lease; this one is retried later
+           │    ├─ ThreadBusyError               another delivery holds the thread's lease; this one is retried later
+           │    └─ NothingToRetryError(LookupError)  a retry was asked for a thread that is not failed
            ├─ ThreadStateError                   a hosted agent's stored thread (Pydantic AI history, Strands session)
            │    ├─ ThreadStateConflictError      another writer moved the thread first; this write lost, nothing saved
            │    ├─ ThreadStateTooLargeError(ValueError)  over the store's item limit, even compressed
@@ -36,6 +37,7 @@ __all__ = (
     "LedgerUnavailableError",
     "MessageError",
     "MissingExtraError",
+    "NothingToRetryError",
     "PolicyError",
     "QuestionTooLargeError",
     "SignatureError",
@@ -134,6 +136,17 @@ class ThreadBusyError(LedgerError):
 
     def __init__(self, message: str, *, thread_id: str, table: str | None = None) -> None:
         super().__init__(message, table=table)
+        self.thread_id = thread_id
+
+
+class NothingToRetryError(LedgerError, LookupError):
+    """Raised by `retry_thread` when the thread is not failed: it never was, or a retry already ran."""
+
+    def __init__(self, thread_id: str) -> None:
+        super().__init__(
+            f"thread {thread_id} is not failed, so there is nothing to retry; list failed threads with "
+            "`agent-wait failures`"
+        )
         self.thread_id = thread_id
 
 

@@ -38,6 +38,7 @@ __all__ = (
     "StartMessage",
     "answer_parts",
     "deadline_answer_id",
+    "fifo_id",
     "group_id_for",
     "internal_id",
     "is_answer",
@@ -58,20 +59,28 @@ well inside DynamoDB's 400 KB item limit."""
 RESERVED_ID_PREFIX = "agent-wait:"
 """Ids agent-wait makes for itself (a cancellation, a deadline) start with this; no message may claim one."""
 
-_GROUP_ID = re.compile(r"[\x21-\x7e]{1,128}")
-"""What SQS accepts as a FIFO `MessageGroupId`: 1 to 128 printable ASCII characters, no space."""
+_FIFO_ID = re.compile(r"[\x21-\x7e]{1,128}")
+"""What SQS and SNS accept as a FIFO group or deduplication id: 1 to 128 printable ASCII characters, no space."""
+
+
+def fifo_id(value: str) -> str:
+    """`value` if SQS and SNS accept it as a FIFO group or deduplication id, else its SHA-256 hex digest.
+
+    Stable for any input, so a hashed id still groups and deduplicates the same way every time.
+    """
+    if _FIFO_ID.fullmatch(value):
+        return value
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def group_id_for(thread_id: str) -> str:
     """The FIFO message group id for `thread_id`: one thread, one group, so its messages never run at once.
 
     A thread id SQS accepts as a group id (printable ASCII, no space, at most 128) is used as it is.
-    Any other (`"Zoë order 1"`) maps to `~` and the SHA-256 of its UTF-8 bytes, so every thread id
+    Any other (`"Zoë order 1"`) maps to the SHA-256 hex digest of its UTF-8 bytes, so every thread id
     has a group id, always the same one. The router refuses a record whose group is not this.
     """
-    if _GROUP_ID.fullmatch(thread_id):
-        return thread_id
-    return "~" + hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return fifo_id(thread_id)
 
 
 def internal_id(kind: str, question_id: str) -> str:

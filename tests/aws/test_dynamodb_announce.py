@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -15,6 +16,7 @@ from agent_wait import Question, WaitEnvelope, WaitPolicy, publish
 from agent_wait._time import NEVER, format_rfc3339
 from agent_wait.aws import DynamoDbAnnounce
 from agent_wait.aws.dynamodb import envelope_from_row
+from agent_wait.errors import EnvelopeError
 from agent_wait.schema import QUESTION_TABLE
 from agent_wait.testing import announce_contract
 from agent_wait.testing.announce_contract import AnnounceHarness, sample_envelope
@@ -90,23 +92,12 @@ def test_floats_are_stored_as_exact_decimals_and_read_back_unchanged(
     assert harness.announcer.read(envelope.thread_id, envelope.question_id)["question"] == {"amounts": amounts}  # type: ignore[index]
 
 
-def test_number_dynamodb_cannot_store_is_a_failed_delivery_with_its_reason(
-    dynamodb_harness: Callable[..., AnnounceHarness], caplog: pytest.LogCaptureFixture
-) -> None:
-    # GIVEN a float beyond DynamoDB's number range
-    harness = dynamodb_harness()
-    envelope = sample_envelope(question={"huge": 1e300})
-
-    # WHEN it is announced
-    with caplog.at_level(logging.WARNING, logger="agent_wait.announce"):
-        report = publish(envelope, harness.announcer)
-
-    # THEN the delivery failed, with one line saying what to do, and no row was written
-    assert not report.ok
-    [line] = [r.getMessage() for r in caplog.records if r.name == "agent_wait.announce"]
-    assert "number DynamoDB cannot store exactly" in line
-    assert "send such a number as a string" in line
-    assert harness.read_back() == []
+@pytest.mark.parametrize("number", [1e300, 1e-300, 10**40 + 1], ids=["huge", "tiny", "41-digits"])
+def test_a_number_dynamodb_cannot_store_never_reaches_an_announcer(number: float) -> None:
+    # GIVEN a number beyond what DynamoDB's Number keeps (range, or 38 significant digits)
+    # WHEN a question carrying it is made / THEN it is refused there, saying what to do, before any delivery
+    with pytest.raises(EnvelopeError, match=re.escape("send it as a string")):
+        sample_envelope(question={"huge": number})
 
 
 def test_republish_never_overwrites_host_status_or_outcome_nor_moves_expires_at(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -16,6 +15,7 @@ from botocore.exceptions import BotoCoreError, ClientError, NoRegionError
 
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import ConfigurationError
+from agent_wait.messages import fifo_id
 
 __all__ = ("CLIENT_CONFIG", "AwsDeliveryError", "error_code", "fifo_id", "make_client", "translate_errors", "wire_json")
 
@@ -28,8 +28,6 @@ CLIENT_CONFIG = Config(
 so a slow or throttled backend must cost seconds, not botocore's default minute per attempt. A failure is
 not lost: the question stays in the ledger and the sweep announces it again."""
 
-_FIFO_ID = re.compile(r"[\x21-\x7e]{1,128}")
-"""SNS and SQS group and deduplication ids: 1 to 128 of ASCII letters, digits and punctuation."""
 
 _NOT_WIRE_SAFE = re.compile("[\ud800-\udfff\ufffe\uffff]")
 """Characters SQS refuses in a body or attribute (and SNS cannot hand on to SQS). JSON can escape them."""
@@ -101,18 +99,6 @@ def translate_errors(action: str) -> Iterator[None]:
         raise AwsDeliveryError(f"{action} failed: {code}: {reason}", code=code) from exc
     except BotoCoreError as exc:
         raise AwsDeliveryError(f"{action} failed: {exc}") from exc
-
-
-def fifo_id(value: str) -> str:
-    """`value` if SNS and SQS accept it as a group or deduplication id, else its sha256 hex digest.
-
-    Question ids are usually short or 64 hex characters, so `wait.created:<id>` passes through unchanged
-    and stays readable. An id that is too long or holds spaces or non-ASCII text is hashed: still stable
-    across republishes, which is all deduplication needs.
-    """
-    if _FIFO_ID.fullmatch(value):
-        return value
-    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def wire_json(envelope: WaitEnvelope) -> str:

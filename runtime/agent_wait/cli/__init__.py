@@ -5,8 +5,10 @@
     agent-wait start THREAD --input JSON         send a start message
     agent-wait questions [--status open]         list questions from the ledger
     agent-wait answer QUESTION approve|reject    answer one (checked: open, action allowed)
+    agent-wait failures                          list failed threads: what failed, where, with which error
+    agent-wait retry THREAD                      after fixing the agent, apply a failed thread's start or decision again
 
-`start`, `questions` and `answer` talk to the running `agent-wait dev`, or to a deployed stack with
+`start`, `questions`, `answer`, `failures` and `retry` talk to the running `agent-wait dev`, or to a deployed stack with
 `--outputs cdk-outputs.json` (written by `cdk deploy --outputs-file cdk-outputs.json`).
 """
 
@@ -58,15 +60,27 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--app", default=DEFAULT_APP, help=f"module providing demo(argv) (default {DEFAULT_APP})")
     demo.add_argument("scenario", nargs="*", help="run only these scenarios (by name)")
 
-    for name, text in (("start", "send a start message"), ("questions", "list questions"), ("answer", "answer one")):
+    commands_on_a_stack = (
+        ("start", "send a start message"),
+        ("questions", "list questions"),
+        ("answer", "answer one"),
+        ("failures", "list failed threads"),
+        ("retry", "apply a failed thread's recorded start or decision again, once"),
+    )
+    for name, text in commands_on_a_stack:
         sub = commands.add_parser(name, help=text)
         sub.add_argument("--outputs", help="cdk-outputs.json of a deployed stack (default: the running agent-wait dev)")
         if name == "start":
             sub.add_argument("thread_id", metavar="THREAD")
             sub.add_argument("--input", required=True, metavar="JSON", help="the agent's input, as JSON")
         elif name == "questions":
-            sub.add_argument("--status", help="open, answered, expired, cancelled or resumed")
+            sub.add_argument("--status", help="open, answered, expired, cancelled, resumed or failed")
             sub.add_argument("--json", action="store_true", help="print rows as JSON lines")
+        elif name == "failures":
+            sub.add_argument("--json", action="store_true", help="print failures as JSON lines")
+        elif name == "retry":
+            sub.add_argument("thread_id", metavar="THREAD")
+            sub.add_argument("--retry-id", help="your id for this retry; sending the same one twice retries once")
         else:
             sub.add_argument("question_id", metavar="QUESTION")
             sub.add_argument("action", metavar="ACTION", help="one of the question's allowed actions, e.g. approve")
@@ -109,8 +123,34 @@ def _run(args: argparse.Namespace) -> int:
         if not rows:
             print(f"no {args.status + ' ' if args.status else ''}questions")
         return 0
+    if args.command == "failures":
+        return _print_failures(_commands.failures(target), as_json=args.json)
+    if args.command == "retry":
+        failure, retry_id = _commands.retry(target, args.thread_id, args.retry_id)
+        what = f"question {failure.target_id}'s decision" if failure.kind == "answer" else f"start {failure.target_id}"
+        print(
+            f"retry {retry_id} sent for thread {args.thread_id}: applies {what} again "
+            f"(it failed with {failure.error} at {failure.failed_at}); watch it with: agent-wait failures"
+        )
+        return 0
     row = _commands.answer(target, args.question_id, args.action, args.note, args.by)
     print(f"answer {args.action!r} sent for question {args.question_id} on thread {row['thread_id']}")
+    return 0
+
+
+def _print_failures(found: Sequence[Any], *, as_json: bool) -> int:
+    for failure in found:
+        if as_json:
+            print(json.dumps({"thread_id": failure.thread_id, **failure.to_item()}))
+        else:
+            print(
+                f"failed    thread={failure.thread_id}  {failure.kind}={failure.target_id}  error={failure.error}"
+                f"  at={failure.failed_at}  retries={failure.retries}"
+            )
+    if not found:
+        print("no failed threads")
+    elif not as_json:
+        print("fix the agent, then: agent-wait retry THREAD  (messages held for it: see the dead-letter queue)")
     return 0
 
 

@@ -8,9 +8,10 @@ from typing import Any
 
 from agent_wait._json import dumps
 from agent_wait.cli._target import CliError, Target
-from agent_wait.schema import QUESTION_TABLE, QuestionStatus
+from agent_wait.messages import group_id_for
+from agent_wait.schema import QUESTION_TABLE, QuestionStatus, question_key
 
-__all__ = ("answer", "list_questions", "start")
+__all__ = ("answer", "failures", "list_questions", "retry", "start")
 
 
 def _send(target: Target, message: dict[str, Any]) -> str:
@@ -18,7 +19,7 @@ def _send(target: Target, message: dict[str, Any]) -> str:
         response = target.client("sqs").send_message(
             QueueUrl=target.queue_url,
             MessageBody=dumps(message),
-            MessageGroupId=message["thread_id"],
+            MessageGroupId=group_id_for(message["thread_id"]),
             MessageDeduplicationId=uuid.uuid4().hex,
         )
     except Exception as exc:
@@ -71,7 +72,45 @@ def list_questions(target: Target, status: str | None) -> list[dict[str, Any]]:
     """Ledger rows (ids, status, deadline, actions), through the `by_status` index."""
     if status is not None and status not in {s.value for s in QuestionStatus}:
         raise CliError(f"--status must be one of {[s.value for s in QuestionStatus]}; got {status!r}")
-    return _rows(target, status)
+    # A failed start shares the `failed` status in the index; it is listed by `agent-wait failures`.
+    return [row for row in _rows(target, status) if str(row.get("sk", "")).startswith(question_key(""))]
+
+
+def _ledger(target: Target) -> Any:
+    from agent_wait.host.ledger.dynamodb import DynamoDbLedger
+
+    return DynamoDbLedger(target.table, client=target.client("dynamodb"))
+
+
+def failures(target: Target) -> list[Any]:
+    """Every failed start and resume (`agent_wait.host.ThreadFailure`), oldest first."""
+    from agent_wait.host.operations import failed_threads
+
+    return _guard(lambda: failed_threads(_ledger(target), limit=1000), target)
+
+
+def retry(target: Target, thread_id: str, retry_id: str | None) -> tuple[Any, str]:
+    """Check the thread is failed, then send a retry message; returns (the failure, the retry id)."""
+    from agent_wait.errors import NothingToRetryError
+    from agent_wait.host.entry_queue import SqsEntryQueue
+    from agent_wait.host.operations import retry_thread
+
+    queue = SqsEntryQueue(target.queue_url, client=target.client("sqs"))
+    try:
+        return _guard(lambda: retry_thread(_ledger(target), queue, thread_id, retry_id=retry_id), target)
+    except NothingToRetryError as exc:
+        raise CliError(exc.message) from None
+
+
+def _guard(call: Any, target: Target) -> Any:
+    from agent_wait.errors import LedgerError
+
+    try:
+        return call()
+    except LedgerError as exc:
+        if isinstance(exc, LookupError):
+            raise
+        raise CliError(f"{exc.message}; is the stack running, and are these its outputs ({target.source})?") from None
 
 
 def answer(target: Target, question_id: str, action: str, note: str | None, answered_by: str | None) -> dict[str, Any]:

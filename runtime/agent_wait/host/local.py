@@ -18,10 +18,11 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent_wait._time import clock_scope, utc_now
+from agent_wait.messages import group_id_for
 
 __all__ = ("ROUTER_HANDLER", "SWEEP_HANDLER", "LocalStack", "PumpResult", "local_template")
 
@@ -378,7 +379,7 @@ class LocalStack:
         kwargs: dict[str, Any] = {
             "QueueUrl": self.queue_url,
             "MessageBody": body,
-            "MessageGroupId": str(message.get("thread_id") or "no-thread"),
+            "MessageGroupId": group_id_for(str(message.get("thread_id") or "no-thread")),
         }
         if deduplication_id is not None:
             kwargs["MessageDeduplicationId"] = deduplication_id
@@ -403,7 +404,10 @@ class LocalStack:
                 ).get("Messages", [])
                 if not received:
                     break
-                event = {"Records": [_record(message, arn) for message in received]}
+                # SQS stamps SentTimestamp in real time; the router judges answers by it, so it is moved
+                # onto this stack's clock (the demo moves the clock to show a deadline pass).
+                shift = self.clock() - datetime.now(UTC)
+                event = {"Records": [_record(message, arn, shift=shift) for message in received]}
                 with clock_scope(self.clock):
                     response = router.handler(event, _Context(ROUTER_HANDLER))
                 failed = {item["itemIdentifier"] for item in response.get("batchItemFailures", [])}
@@ -437,16 +441,18 @@ class LocalStack:
             self.clock = previous
 
 
-def _record(message: Mapping[str, Any], arn: str) -> dict[str, Any]:
-    """An SQS event record in the shape the Lambda event source delivers."""
+def _record(message: Mapping[str, Any], arn: str, *, shift: timedelta = timedelta(0)) -> dict[str, Any]:
+    """An SQS event record in the shape the Lambda event source delivers; `SentTimestamp` moved by `shift`."""
     attributes = dict(message.get("Attributes", {}))
+    sent = int(attributes.get("SentTimestamp") or time.time() * 1000)
+    sent_timestamp = str(sent + int(shift.total_seconds() * 1000))
     return {
         "messageId": message["MessageId"],
         "receiptHandle": message["ReceiptHandle"],
         "body": message["Body"],
         "attributes": {
             "ApproximateReceiveCount": attributes.get("ApproximateReceiveCount", "1"),
-            "SentTimestamp": attributes.get("SentTimestamp", str(int(time.time() * 1000))),
+            "SentTimestamp": sent_timestamp,
             "SenderId": attributes.get("SenderId", "local"),
             "ApproximateFirstReceiveTimestamp": attributes.get("ApproximateFirstReceiveTimestamp", "0"),
             "SequenceNumber": attributes.get("SequenceNumber", "0"),
