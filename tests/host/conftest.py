@@ -15,6 +15,7 @@ import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -59,11 +60,12 @@ def sqs_record(
     message_id: str | None = None,
     receive_count: int = 1,
     queue_arn: str = "arn:aws:sqs:us-east-1:123456789012:agent-wait-entry.fifo",
+    sent_at: datetime | None = None,
 ) -> dict[str, Any]:
     """One SQS FIFO record shaped like the sample, with its own body, group, ids and a fresh sequence number.
 
     A redelivery is the same record again (same `messageId` and deduplication id) with a higher
-    `ApproximateReceiveCount` and a new receipt handle.
+    `ApproximateReceiveCount` and a new receipt handle. `SentTimestamp` is `sent_at`, now by default.
     """
     text = body if isinstance(body, str) else json.dumps(body)
     record = copy.deepcopy(load_event("sqs_fifo_start.json")["Records"][0])
@@ -77,6 +79,7 @@ def sqs_record(
         awsRegion=queue_arn.split(":")[3],
     )
     record["attributes"].update(
+        SentTimestamp=str(int((sent_at or datetime.now(UTC)).timestamp() * 1000)),
         ApproximateReceiveCount=str(receive_count),
         SequenceNumber=str(next(_sequence)),
         MessageGroupId=group_id,
@@ -105,6 +108,8 @@ def records_from_queue(messages: list[dict[str, Any]], queue_arn: str) -> list[d
         record["receiptHandle"] = message["ReceiptHandle"]
         if "SequenceNumber" in attributes:
             record["attributes"]["SequenceNumber"] = attributes["SequenceNumber"]
+        if "SentTimestamp" in attributes:
+            record["attributes"]["SentTimestamp"] = attributes["SentTimestamp"]
         records.append(record)
     return records
 
