@@ -196,6 +196,7 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
         metrics=metrics,
         reply_to={"queue_url": settings.queue_url} if settings.queue_url else None,
         logger=log,
+        lease_seconds=settings.lease_seconds,
     )
 
 
