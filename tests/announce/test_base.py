@@ -105,9 +105,10 @@ def test_delivers_filter_skips_other_transitions_and_counts_them():
         "expired": "skipped",
         "cancelled": "skipped",
         "resumed": "skipped",
+        "failed": "skipped",
     }
     assert [t for _, t in recording.calls] == [Transition.CREATED, Transition.ANSWERED]
-    assert (recording.stats.delivered, recording.stats.skipped) == (2, 3)
+    assert (recording.stats.delivered, recording.stats.skipped) == (2, 4)
 
 
 def test_a_skipped_delivery_is_ok():

@@ -317,13 +317,14 @@ def test_lifecycle_types(given: str | Transition, event_type: str):
     assert WaitEnvelope.create(contract_question()).for_transition(given).type == event_type
 
 
-def test_the_lifecycle_is_exactly_five_transitions():
+def test_the_lifecycle_is_exactly_six_transitions():
     assert [t.event_type for t in Transition] == [
         "wait.created",
         "wait.answered",
         "wait.expired",
         "wait.cancelled",
         "wait.resumed",
+        "wait.failed",
     ]
 
 
