@@ -10,12 +10,13 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aws_lambda_powertools import Metrics
 
-from agent_wait.host import _powertools
+import agent_wait
 from agent_wait.host.observe import PowertoolsMetrics
 
 SERVICE, NAMESPACE = "refunds-approvals", "RefundsProd"
@@ -95,6 +96,8 @@ def test_the_factories_honour_the_powertools_variables(
     capsys.readouterr()
 
     # WHEN the handlers' logger, metrics and tracer are built and metrics emitted
+    from agent_wait.host import _powertools
+
     logger, metrics, tracer = _powertools.logger(), _powertools.metrics(), _powertools.tracer()
     emit(metrics)
 
@@ -112,6 +115,8 @@ def test_the_factories_default_to_the_names_the_construct_alarms_on(monkeypatch:
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", " ")
 
     # WHEN / THEN the names are agent-wait's own
+    from agent_wait.host import _powertools
+
     assert (_powertools.service_name(), _powertools.metrics_namespace()) == ("agent-wait", "AgentWait")
     metrics = _powertools.metrics()
     assert (metrics.namespace, metrics.service) == ("AgentWait", "agent-wait")
@@ -123,8 +128,14 @@ def _import_sweep(env: dict[str, str]) -> dict[str, Any]:
         "import json, agent_wait.host.sweep as s; "
         "print(json.dumps([s.logger.service, s.metrics.namespace, s.metrics.service, s.tracer.disabled]))"
     )
+    runtime = str(Path(agent_wait.__file__).resolve().parents[1])  # the code this test session imports
     done = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", code],
+        env={**env, "PYTHONPATH": runtime},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     service, namespace, metric_service, disabled = json.loads(done.stdout.strip().splitlines()[-1])

@@ -50,7 +50,7 @@ class FailingLedger(InMemoryLedger):
 
     def __init__(self, **failures: Exception) -> None:
         super().__init__()
-        self.failures = failures
+        self._broken = failures
 
     def overdue(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
         self._maybe_fail("overdue")
@@ -65,8 +65,8 @@ class FailingLedger(InMemoryLedger):
         return super().announce_due(limit=limit)
 
     def _maybe_fail(self, query: str) -> None:
-        if query in self.failures:
-            raise self.failures[query]
+        if query in self._broken:
+            raise self._broken[query]
 
 
 def missing(index: str) -> LedgerIndexMissingError:
