@@ -14,13 +14,20 @@ from agent_wait_cdk._bundling import LAMBDA_PYTHON_VERSION, BundleError, LambdaB
 from agent_wait_cdk._shapes import (
     METRICS_NAMESPACE,
     OLDEST_OPEN_QUESTION_METRIC,
+    ROUTER_ERRORS_METRIC,
     ROUTER_HANDLER,
     SERVICE_NAME,
+    SWEEP_ERRORS_METRIC,
     SWEEP_HANDLER,
 )
 from agent_wait_cdk._validate import AgentWaitPropsError
 from agent_wait_cdk.agent_wait import AgentWait
-from agent_wait_cdk.alarms import AgentWaitAlarms, oldest_open_question_metric
+from agent_wait_cdk.alarms import (
+    AgentWaitAlarms,
+    oldest_open_question_metric,
+    router_errors_metric,
+    sweep_errors_metric,
+)
 from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, FifoSubscriptionError, check_queue_subscription
 from agent_wait_cdk.checkpoint_table import CheckpointTable
 from agent_wait_cdk.entry_queue import EntryQueue
@@ -32,8 +39,10 @@ __all__ = (
     "LAMBDA_RUNTIME",
     "METRICS_NAMESPACE",
     "OLDEST_OPEN_QUESTION_METRIC",
+    "ROUTER_ERRORS_METRIC",
     "ROUTER_HANDLER",
     "SERVICE_NAME",
+    "SWEEP_ERRORS_METRIC",
     "SWEEP_HANDLER",
     "AgentWait",
     "AgentWaitAlarms",
@@ -50,4 +59,6 @@ __all__ = (
     "SweepFunction",
     "check_queue_subscription",
     "oldest_open_question_metric",
+    "router_errors_metric",
+    "sweep_errors_metric",
 )

@@ -14,6 +14,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
@@ -73,6 +74,9 @@ class AgentWait(Construct):
         existing_bus: announce on this bus instead of creating one (for example the default bus).
         webhook_url: also POST each envelope here (`AGENT_WAIT_WEBHOOK_URL`). Default None: off. It is
             stored in plain text in the functions' configuration: put no secret in it.
+        webhook_secret: the Secrets Manager secret whose value signs the webhook deliveries; its ARN is set
+            as `AGENT_WAIT_WEBHOOK_SECRET_ARN` on both functions, which may read it (`secret.grant_read`,
+            with its KMS key). Default None: deliveries are unsigned. Needs `webhook_url`.
         existing_question_table: use this table as the question ledger; it must have the shape of
             `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status` on `status`/`expires_at`
             `by_announce_due` on `announce_due`/`asked_at` and `open_by_age` on `open_since`/`asked_at`, all
@@ -80,6 +84,11 @@ class AgentWait(Construct):
         existing_entry_queue: consume this FIFO queue instead of creating one; needs
             `existing_dead_letter_queue`, and its visibility timeout must be at least six times `router_timeout`.
         existing_dead_letter_queue: the FIFO dead-letter queue of `existing_entry_queue`.
+        existing_queue_max_receive_count: the `maxReceiveCount` of `existing_entry_queue`'s redrive policy,
+            set as `AGENT_WAIT_MAX_RECEIVE_COUNT` so the router dead-letters a message it still cannot apply on
+            its last receive, with its reason. Default None: read from the queue when it is defined in this
+            app (an `sqs.Queue` with `dead_letter_queue`), else 5, the SQS console's and AgentWait's own.
+            Only with `existing_entry_queue`; a queue AgentWait creates uses 5.
         encryption_key: a customer managed KMS key for the tables, queues and topic AgentWait creates.
             Default None: AWS managed encryption (`aws/dynamodb`, SSE-SQS, `aws/sns`), which needs no key
             policy; the bus is always encrypted by EventBridge.
@@ -100,7 +109,13 @@ class AgentWait(Construct):
         queue_retention_period: the entry queue's. Default None: 4 days. Not with `existing_entry_queue`.
         log_retention: both functions' logs. Default one month.
         log_level: `LOG_LEVEL` for Powertools. Default "INFO": ids only, never question content.
-        alarms: create the dead-letter and oldest-open-question alarms. Default True.
+        tracing: X-Ray tracing for both functions. Default None: off, with `POWERTOOLS_TRACE_DISABLED=true`,
+            so there are no traces to pay for and no X-Ray permissions; `Tracing.ACTIVE` traces every
+            invocation (and the AWS calls in it) with Powertools' Tracer.
+        alarms: create the alarms of `AgentWaitAlarms` (dead letters, router and sweep errors, the oldest
+            open question). Default True.
+        alarm_topic: notify this SNS topic when an alarm fires and when it is OK again. Default None: the
+            alarms have no actions (add some with `alarms.add_alarm_action`). Needs `alarms`.
         oldest_open_question_threshold: Default 1 day (see `AgentWaitAlarms`).
         outputs: add CfnOutputs for the queue URLs, topic ARN, bus name and table names. Default True.
         code: Lambda code to use instead of bundling (e.g. built by your CI). Default None: bundle
@@ -129,9 +144,11 @@ class AgentWait(Construct):
         bus: bool = True,
         existing_bus: events.IEventBus | None = None,
         webhook_url: str | None = None,
+        webhook_secret: secretsmanager.ISecret | None = None,
         existing_question_table: dynamodb.ITable | None = None,
         existing_entry_queue: sqs.IQueue | None = None,
         existing_dead_letter_queue: sqs.IQueue | None = None,
+        existing_queue_max_receive_count: int | None = None,
         encryption_key: kms.IKey | None = None,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
         router_timeout: Duration = ONE_MINUTE,
@@ -147,7 +164,9 @@ class AgentWait(Construct):
         queue_retention_period: Duration | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         log_level: str = "INFO",
+        tracing: lambda_.Tracing | None = None,
         alarms: bool = True,
+        alarm_topic: sns.ITopic | None = None,
         oldest_open_question_threshold: Duration = ONE_DAY,
         outputs: bool = True,
         code: lambda_.Code | None = None,
@@ -164,6 +183,9 @@ class AgentWait(Construct):
             graph=graph,
             log_level=log_level,
             webhook_url=webhook_url,
+            webhook_secret=webhook_secret,
+            alarms=alarms,
+            alarm_topic=alarm_topic,
             router_timeout=router_timeout,
             router_memory_size=router_memory_size,
             router_batch_size=router_batch_size,
@@ -186,6 +208,7 @@ class AgentWait(Construct):
             existing_question_table=existing_question_table,
             existing_entry_queue=existing_entry_queue,
             existing_dead_letter_queue=existing_dead_letter_queue,
+            existing_queue_max_receive_count=existing_queue_max_receive_count,
             queue_visibility_timeout=queue_visibility_timeout,
             queue_retention_period=queue_retention_period,
         )
@@ -201,9 +224,13 @@ class AgentWait(Construct):
         ).table
 
         # The entry queue.
+        max_receive_count = shapes.ENTRY_QUEUE_MAX_RECEIVE_COUNT
         if existing_entry_queue is not None and existing_dead_letter_queue is not None:
             self.entry_queue: sqs.IQueue = existing_entry_queue
             self.dead_letter_queue: sqs.IQueue = existing_dead_letter_queue
+            max_receive_count = (
+                existing_queue_max_receive_count or _redrive_count(existing_entry_queue) or max_receive_count
+            )
         else:
             entry = EntryQueue(
                 self,
@@ -229,7 +256,12 @@ class AgentWait(Construct):
             self.bus = AnnounceBus(self, "Bus").bus
 
         # Functions.
-        environment = self._environment(graph=graph, webhook_url=webhook_url, log_level=log_level)
+        environment = self._environment(
+            graph=graph, webhook_url=webhook_url, webhook_secret=webhook_secret, log_level=log_level, tracing=tracing
+        )
+        router_environment = _router_environment(
+            environment, router_timeout=router_timeout, max_receive_count=max_receive_count
+        )
         self.bundle: LambdaBundle | None = None
         if code is None:
             self.bundle = LambdaBundle.for_architecture(
@@ -245,7 +277,7 @@ class AgentWait(Construct):
             "Router",
             code=code,
             entry_queue=self.entry_queue,
-            environment=environment,
+            environment=router_environment,
             timeout=router_timeout,
             memory_size=router_memory_size,
             architecture=architecture,
@@ -253,6 +285,7 @@ class AgentWait(Construct):
             reserved_concurrent_executions=router_reserved_concurrent_executions,
             log_retention=log_retention,
             removal_policy=removal_policy,
+            tracing=tracing,
         )
         sweep_environment = dict(environment)
         if sweep_limit is not None:
@@ -268,10 +301,12 @@ class AgentWait(Construct):
             architecture=architecture,
             log_retention=log_retention,
             removal_policy=removal_policy,
+            tracing=tracing,
         )
         self.router_function: lambda_.Function = router.function
         self.sweep_function: lambda_.Function = sweep.function
         self.sweep_schedule: events.Rule = sweep.schedule
+        self.webhook_secret: secretsmanager.ISecret | None = webhook_secret
         self._grant_functions()
 
         self.alarms: AgentWaitAlarms | None = None
@@ -280,7 +315,10 @@ class AgentWait(Construct):
                 self,
                 "Alarms",
                 dead_letter_queue=self.dead_letter_queue,
+                router_function=self.router_function,  # pyright: ignore[reportArgumentType]
+                sweep_function=self.sweep_function,  # pyright: ignore[reportArgumentType]
                 oldest_open_question_threshold=oldest_open_question_threshold,
+                alarm_topic=alarm_topic,
             )
         if outputs:
             self._outputs()
@@ -317,7 +355,16 @@ class AgentWait(Construct):
 
     # Wiring.
 
-    def _environment(self, *, graph: str, webhook_url: str | None, log_level: str) -> dict[str, str]:
+    def _environment(
+        self,
+        *,
+        graph: str,
+        webhook_url: str | None,
+        webhook_secret: secretsmanager.ISecret | None,
+        log_level: str,
+        tracing: lambda_.Tracing | None,
+    ) -> dict[str, str]:
+        """The variables both functions get; the router adds its lease and receive count, the sweep its limit."""
         environment = {
             shapes.ENV_GRAPH: graph,
             shapes.ENV_TABLE: self.question_table.table_name,
@@ -327,6 +374,8 @@ class AgentWait(Construct):
             "POWERTOOLS_SERVICE_NAME": shapes.SERVICE_NAME,
             "POWERTOOLS_METRICS_NAMESPACE": shapes.METRICS_NAMESPACE,
             "LOG_LEVEL": log_level,
+            # Powertools' Tracer is off outside Lambda on its own; on Lambda, only when X-Ray traces the function.
+            shapes.TRACE_DISABLED_VARIABLE: "false" if tracing == lambda_.Tracing.ACTIVE else "true",
         }
         if self.topic is not None:
             environment[shapes.ENV_TOPIC_ARN] = self.topic.topic_arn
@@ -334,6 +383,8 @@ class AgentWait(Construct):
             environment[shapes.ENV_BUS_NAME] = self.bus.event_bus_name
         if webhook_url is not None:
             environment[shapes.ENV_WEBHOOK_URL] = webhook_url
+        if webhook_secret is not None:
+            environment[shapes.ENV_WEBHOOK_SECRET_ARN] = webhook_secret.secret_arn
         return environment
 
     def _grant_functions(self) -> None:
@@ -352,6 +403,9 @@ class AgentWait(Construct):
                 _grants.grant_publish(function, self.topic)
             if self.bus is not None:
                 self.bus.grant_put_events_to(function)
+            if self.webhook_secret is not None:
+                # secretsmanager:GetSecretValue and DescribeSecret on this secret, and decrypt on its key if any.
+                self.webhook_secret.grant_read(function)
 
     def _outputs(self) -> None:
         values = {
@@ -368,6 +422,17 @@ class AgentWait(Construct):
             CfnOutput(self, output_id, value=value, description=f"agent-wait: {description}")
 
 
+def _router_environment(
+    environment: dict[str, str], *, router_timeout: Duration, max_receive_count: int
+) -> dict[str, str]:
+    """The router's variables: the shared ones, its thread lease and the entry queue's receive count."""
+    router = {**environment, shapes.ENV_MAX_RECEIVE_COUNT: str(max_receive_count)}
+    if not router_timeout.is_unresolved():  # a token: the runtime's default lease (900 s) outlasts any timeout
+        lease = int(router_timeout.to_seconds(integral=False)) + shapes.LEASE_MARGIN_SECONDS
+        router[shapes.ENV_LEASE_SECONDS] = str(lease)
+    return router
+
+
 def _times(duration: Duration, factor: int) -> Duration:
     if duration.is_unresolved():
         return duration
@@ -380,6 +445,9 @@ def _check_props(
     graph: str,
     log_level: str,
     webhook_url: str | None,
+    webhook_secret: secretsmanager.ISecret | None,
+    alarms: bool,
+    alarm_topic: sns.ITopic | None,
     router_timeout: Duration,
     router_memory_size: int,
     router_batch_size: int,
@@ -403,6 +471,13 @@ def _check_props(
         and not webhook_url.startswith(("https://", "http://"))
     ):
         checks.fail("webhook_url", f"must start with https:// or http://; got {webhook_url!r}")
+    if webhook_secret is not None and webhook_url is None:
+        checks.fail(
+            "webhook_secret",
+            "signs webhook deliveries, but there is no webhook_url to deliver to; pass webhook_url too, or drop it",
+        )
+    if alarm_topic is not None and not alarms:
+        checks.fail("alarm_topic", "cannot go with alarms=False: there would be no alarm to notify it; drop one")
     RouterFunction.check_props(
         checks.prefixed("router_"),
         timeout=router_timeout,
@@ -437,6 +512,7 @@ def _check_existing(
     existing_question_table: dynamodb.ITable | None,
     existing_entry_queue: sqs.IQueue | None,
     existing_dead_letter_queue: sqs.IQueue | None,
+    existing_queue_max_receive_count: int | None,
     queue_visibility_timeout: Duration | None,
     queue_retention_period: Duration | None,
 ) -> None:
@@ -472,6 +548,35 @@ def _check_existing(
             )
     if isinstance(existing_question_table, dynamodb.Table):
         _check_table_shape(checks, existing_question_table)
+    _check_max_receive_count(checks, existing_entry_queue, existing_queue_max_receive_count)
+
+
+def _check_max_receive_count(checks: PropChecks, queue: sqs.IQueue | None, count: int | None) -> None:
+    """A receive count describes a brought queue, and must be the one its redrive policy says, when known."""
+    if count is None:
+        return
+    if queue is None:
+        checks.fail(
+            "existing_queue_max_receive_count",
+            f"describes existing_entry_queue, which is not given; the queue AgentWait creates uses "
+            f"{shapes.ENTRY_QUEUE_MAX_RECEIVE_COUNT}",
+        )
+        return
+    checks.int_between("existing_queue_max_receive_count", count, minimum=1, maximum=1000, unit="receives")
+    known = _redrive_count(queue)
+    if known is not None and not Token.is_unresolved(count) and count != known:
+        checks.fail(
+            "existing_queue_max_receive_count",
+            f"must match existing_entry_queue's redrive policy, whose maxReceiveCount is {known}; got {count}",
+        )
+
+
+def _redrive_count(queue: sqs.IQueue) -> int | None:
+    """The `maxReceiveCount` of a queue defined in this app with a dead-letter queue; None when unknown."""
+    redrive = queue.dead_letter_queue if isinstance(queue, sqs.Queue) else None
+    if redrive is None or Token.is_unresolved(redrive.max_receive_count):
+        return None
+    return int(redrive.max_receive_count)
 
 
 def _check_table_shape(checks: PropChecks, table: dynamodb.Table) -> None:

@@ -43,11 +43,14 @@ def _function(
     log_retention: logs.RetentionDays,
     removal_policy: RemovalPolicy,
     reserved_concurrent_executions: int | None = None,
+    tracing: lambda_.Tracing | None = None,
 ) -> tuple[lambda_.Function, iam.Role, logs.LogGroup]:
     """A function with its own log group and a role that may write only to that log group.
 
     No managed policy: `AWSLambdaBasicExecutionRole` allows `logs:CreateLogGroup` on `*`, and the log group
     already exists, so `logs:CreateLogStream` and `logs:PutLogEvents` on it are all the function needs.
+    With `Tracing.ACTIVE`, Lambda adds `xray:PutTraceSegments` and `xray:PutTelemetryRecords`, which X-Ray
+    grants only on `*`; that one finding is acknowledged, with its reason.
     """
     log_group = logs.LogGroup(scope, "LogGroup", retention=log_retention, removal_policy=removal_policy)
     role = iam.Role(
@@ -71,7 +74,19 @@ def _function(
         role=role,  # pyright: ignore[reportArgumentType]
         log_group=log_group,
         reserved_concurrent_executions=reserved_concurrent_executions,
+        tracing=tracing,
     )
+    if tracing == lambda_.Tracing.ACTIVE:
+        Validations.of(role).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions-IAM5[Resource::*]",  # only the `*` resource, not other wildcards
+                reason=(
+                    "X-Ray tracing (tracing=Tracing.ACTIVE): xray:PutTraceSegments and xray:PutTelemetryRecords "
+                    "support no resource-level permissions, so Lambda grants them on '*'; every other statement "
+                    "of this role names its resources."
+                ),
+            )
+        )
     Validations.of(function).acknowledge(
         Acknowledgment(
             id="AwsSolutions-L1",
@@ -113,6 +128,8 @@ class RouterFunction(Construct):
             and new accounts may not have enough to reserve at all.
         log_retention: Default one month: enough to debug last week's incident, short enough to be cheap.
         removal_policy: the log group's. Default RETAIN.
+        tracing: X-Ray tracing mode. Default None: not set (no X-Ray traces, no X-Ray permissions); set the
+            environment's `POWERTOOLS_TRACE_DISABLED` to match (`AgentWait` does).
     """
 
     def __init__(
@@ -130,6 +147,7 @@ class RouterFunction(Construct):
         reserved_concurrent_executions: int | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+        tracing: lambda_.Tracing | None = None,
     ) -> None:
         super().__init__(scope, id)
         checks = PropChecks(self.node.path)
@@ -153,6 +171,7 @@ class RouterFunction(Construct):
             log_retention=log_retention,
             removal_policy=removal_policy,
             reserved_concurrent_executions=reserved_concurrent_executions,
+            tracing=tracing,
         )
         self.event_source = sources.SqsEventSource(entry_queue, batch_size=batch_size, report_batch_item_failures=True)
         self.function.add_event_source(self.event_source)
@@ -183,7 +202,7 @@ class SweepFunction(Construct):
 
     Each run sends the default answer of every overdue open question through the entry queue (so one code
     path applies every answer), announces again the open questions whose announcement failed, and emits the
-    `OldestOpenQuestionAgeSeconds` metric the alarm watches.
+    `OldestOpenQuestionAgeSeconds` and `SweepErrors` metrics the alarms watch.
 
     Example:
         sweep = SweepFunction(self, "Sweep", code=code, environment=env, rate=Duration.minutes(5))
@@ -200,6 +219,7 @@ class SweepFunction(Construct):
         architecture: Default x86_64 (see `RouterFunction`).
         log_retention: Default one month.
         removal_policy: the log group's. Default RETAIN.
+        tracing: X-Ray tracing mode. Default None: not set (see `RouterFunction`).
     """
 
     def __init__(
@@ -215,6 +235,7 @@ class SweepFunction(Construct):
         architecture: lambda_.Architecture = lambda_.Architecture.X86_64,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+        tracing: lambda_.Tracing | None = None,
     ) -> None:
         super().__init__(scope, id)
         checks = PropChecks(self.node.path)
@@ -231,6 +252,7 @@ class SweepFunction(Construct):
             architecture=architecture,
             log_retention=log_retention,
             removal_policy=removal_policy,
+            tracing=tracing,
         )
         self.schedule = events.Rule(
             self,

@@ -19,6 +19,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
@@ -88,10 +89,27 @@ def refund() -> Synth:
 
 @pytest.fixture(scope="session")
 def features() -> Synth:
-    """Every switch away from its default: FIFO topic, customer key, arm64, webhook, no bus, limits."""
+    """Every switch away from its default: FIFO topic, customer key, arm64, signed webhook, no bus, limits,
+    X-Ray tracing, an on-call topic for the alarms."""
     app = new_app()
     stack = Stack(app, "Features")
     key = kms.Key(stack, "Key", enable_key_rotation=True, removal_policy=RemovalPolicy.DESTROY)
+    # CloudWatch publishes to an encrypted topic only if the key lets it (aws/sns cannot: use your own key).
+    key.add_to_resource_policy(
+        iam.PolicyStatement(
+            principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],  # type: ignore[list-item]
+            actions=["kms:Decrypt", "kms:GenerateDataKey"],
+            resources=["*"],
+        )
+    )
+    oncall = sns.Topic(stack, "Oncall", master_key=key, enforce_ssl=True)  # type: ignore[arg-type]
+    secret = secretsmanager.Secret(stack, "WebhookSecret", encryption_key=key)  # type: ignore[arg-type]
+    Validations.of(secret).acknowledge(
+        Acknowledgment(
+            id="AwsSolutions-SMG4",
+            reason="A test webhook signing secret; rotating it is the webhook owner's schedule, not the stack's.",
+        )
+    )
     agent = AgentWait(
         stack,
         "AgentWait",
@@ -100,6 +118,7 @@ def features() -> Synth:
         topic_fifo=True,
         bus=False,
         webhook_url="https://hooks.example.com/agent-wait",
+        webhook_secret=secret,  # type: ignore[arg-type]
         encryption_key=key,
         removal_policy=RemovalPolicy.DESTROY,
         router_timeout=Duration.minutes(2),
@@ -114,6 +133,8 @@ def features() -> Synth:
         queue_retention_period=Duration.days(7),
         log_retention=logs.RetentionDays.ONE_WEEK,
         log_level="DEBUG",
+        tracing=lambda_.Tracing.ACTIVE,
+        alarm_topic=oncall,  # type: ignore[arg-type]
         oldest_open_question_threshold=Duration.hours(4),
     )
     subscriber = sqs.Queue(
@@ -136,7 +157,8 @@ def features() -> Synth:
 
 @pytest.fixture(scope="session")
 def quiet() -> Synth:
-    """No topic, no bus, no alarms, no outputs; the caller brings the entry queue and its dead-letter queue."""
+    """No topic, no bus, no alarms, no outputs; the caller brings the entry queue (3 receives before its
+    dead-letter queue) and its dead-letter queue."""
     app = new_app()
     stack = Stack(app, "Quiet")
     dlq = sqs.Queue(stack, "OwnDlq", fifo=True, enforce_ssl=True, encryption=sqs.QueueEncryption.SQS_MANAGED)
@@ -153,7 +175,7 @@ def quiet() -> Synth:
         visibility_timeout=Duration.minutes(6),
         enforce_ssl=True,
         encryption=sqs.QueueEncryption.SQS_MANAGED,
-        dead_letter_queue=sqs.DeadLetterQueue(queue=dlq, max_receive_count=5),
+        dead_letter_queue=sqs.DeadLetterQueue(queue=dlq, max_receive_count=3),
     )
     AgentWait(
         stack,

@@ -140,7 +140,7 @@ def test_a_real_bundle_holds_the_runtime_its_dependencies_and_the_graph(tmp_path
 
     for path in ("agent_wait/__init__.py", "agent_wait/host/router.py", "agent_wait/host/sweep.py",
                  "examples/refund_agent/stack.py", "langgraph", "langgraph_checkpoint_aws", "aws_lambda_powertools",
-                 "boto3", "pydantic_core"):  # fmt: skip
+                 "boto3", "pydantic_core", "aws_xray_sdk"):  # fmt: skip
         assert (asset / path).exists(), f"{path} is not in the bundle"
     assert not (asset / "bin").exists()
     assert not list(asset.rglob("__pycache__")), "bytecode compiled for the host must not ship"

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from aws_cdk import Duration, Stack
+from aws_cdk.assertions import Template
 from tests.cdk.conftest import EMBEDDED_GRAPH, Synth, inline_code, new_app
 
 from agent_wait_cdk import AgentWait, AgentWaitPropsError
@@ -69,13 +70,15 @@ def test_environment_with_topic_and_bus(refund: Synth) -> None:
         "AGENT_WAIT_BUS_NAME": ref_of(refund, "AWS::Events::EventBus", "Bus"),
         "POWERTOOLS_SERVICE_NAME": "agent-wait",
         "POWERTOOLS_METRICS_NAMESPACE": "AgentWait",
+        "POWERTOOLS_TRACE_DISABLED": "true",
         "LOG_LEVEL": "INFO",
     }
     _, router_fn = router(refund)
     _, sweep_fn = sweep(refund)
     # The example stack adds its own refunds table for its graph; AgentWait sets the rest.
     refunds = {"REFUND_TABLE": ref_of(refund, "AWS::DynamoDB::Table", "Refunds")}
-    assert router_fn["Properties"]["Environment"]["Variables"] == {**common, **refunds}
+    router_only = {"AGENT_WAIT_LEASE_SECONDS": "120", "AGENT_WAIT_MAX_RECEIVE_COUNT": "5"}
+    assert router_fn["Properties"]["Environment"]["Variables"] == {**common, **refunds, **router_only}
     assert sweep_fn["Properties"]["Environment"]["Variables"] == common
 
 
@@ -88,7 +91,8 @@ def test_environment_with_webhook_no_bus_and_a_sweep_limit(features: Synth) -> N
     assert "AGENT_WAIT_BUS_NAME" not in env
     assert "AGENT_WAIT_TOPIC_ARN" in env
     assert "AGENT_WAIT_SWEEP_LIMIT" not in env
-    assert s["Properties"]["Environment"]["Variables"] == {**env, "AGENT_WAIT_SWEEP_LIMIT": "50"}
+    shared = {k: v for k, v in env.items() if k not in ("AGENT_WAIT_LEASE_SECONDS", "AGENT_WAIT_MAX_RECEIVE_COUNT")}
+    assert s["Properties"]["Environment"]["Variables"] == {**shared, "AGENT_WAIT_SWEEP_LIMIT": "50"}
 
 
 def test_environment_without_announcers(quiet: Synth) -> None:
@@ -197,3 +201,101 @@ def test_rate_message_names_the_unit() -> None:
     stack = Stack(new_app(), "S")
     with pytest.raises(AgentWaitPropsError, match=re.escape("sweep_rate must be between 1 and 1440 minutes; got 2880")):
         AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), sweep_rate=Duration.days(2))
+
+
+def test_the_router_leases_a_thread_for_its_timeout_plus_a_minute(refund: Synth, features: Synth) -> None:
+    # A live invocation never outlives its lease; a dead one blocks its thread only this long.
+    for synth, lease in ((refund, "120"), (features, "180")):
+        _, r = router(synth)
+        _, s = sweep(synth)
+        assert r["Properties"]["Environment"]["Variables"]["AGENT_WAIT_LEASE_SECONDS"] == lease
+        assert "AGENT_WAIT_LEASE_SECONDS" not in s["Properties"]["Environment"]["Variables"]
+
+
+def test_the_router_knows_the_entry_queue_receive_count(refund: Synth, quiet: Synth) -> None:
+    # The queue AgentWait creates dead-letters after 5 receives; the brought queue in `quiet` after 3.
+    for synth, count in ((refund, "5"), (quiet, "3")):
+        _, r = router(synth)
+        assert r["Properties"]["Environment"]["Variables"]["AGENT_WAIT_MAX_RECEIVE_COUNT"] == count
+
+
+def test_tracing_is_off_unless_asked_for(refund: Synth, features: Synth) -> None:
+    # GIVEN the default (refund) and tracing=Tracing.ACTIVE (features)
+    for _, fn in (router(refund), sweep(refund)):
+        # THEN by default there is no X-Ray, and Powertools' Tracer is told so
+        assert "TracingConfig" not in fn["Properties"]
+        assert fn["Properties"]["Environment"]["Variables"]["POWERTOOLS_TRACE_DISABLED"] == "true"
+    for _, fn in (router(features), sweep(features)):
+        # ... and on request both functions are traced, with the Tracer on
+        assert fn["Properties"]["TracingConfig"] == {"Mode": "Active"}
+        assert fn["Properties"]["Environment"]["Variables"]["POWERTOOLS_TRACE_DISABLED"] == "false"
+
+
+def test_the_webhook_secret_arn_is_set_on_both_functions(features: Synth) -> None:
+    secret = ref_of(features, "AWS::SecretsManager::Secret", "WebhookSecret")
+    for _, fn in (router(features), sweep(features)):
+        assert fn["Properties"]["Environment"]["Variables"]["AGENT_WAIT_WEBHOOK_SECRET_ARN"] == secret
+
+
+def test_the_receive_count_of_an_imported_queue_is_the_prop_or_five() -> None:
+    from aws_cdk import aws_sqs as sqs
+
+    # GIVEN an imported entry queue, whose redrive policy CDK cannot read
+    for given, expected in ((None, "5"), (8, "8")):
+        stack = Stack(new_app(), "S")
+        queue = sqs.Queue.from_queue_arn(stack, "Q", "arn:aws:sqs:us-east-1:123456789012:entry.fifo")
+        dlq = sqs.Queue.from_queue_arn(stack, "D", "arn:aws:sqs:us-east-1:123456789012:entry-dlq.fifo")
+        # WHEN AgentWait consumes it, with or without existing_queue_max_receive_count
+        agent = AgentWait(
+            stack,
+            "AgentWait",
+            graph="m:g",
+            code=inline_code(),
+            existing_entry_queue=queue,
+            existing_dead_letter_queue=dlq,
+            existing_queue_max_receive_count=given,
+        )
+        # THEN the router is told the given count, or SQS's usual 5
+        functions = Template.from_stack(stack).find_resources("AWS::Lambda::Function")
+        (variables,) = [
+            fn["Properties"]["Environment"]["Variables"]
+            for fn in functions.values()
+            if fn["Properties"]["Handler"] == "agent_wait.host.router.handler"
+        ]
+        assert variables["AGENT_WAIT_MAX_RECEIVE_COUNT"] == expected
+        assert agent.entry_queue is queue
+
+
+def test_receive_count_webhook_secret_and_alarm_topic_props_are_checked() -> None:
+    from aws_cdk import aws_secretsmanager as secretsmanager
+    from aws_cdk import aws_sns as sns
+    from aws_cdk import aws_sqs as sqs
+
+    stack = Stack(new_app(), "S")
+    dlq = sqs.Queue(stack, "Dlq", fifo=True)
+    queue = sqs.Queue(stack, "Queue", fifo=True, dead_letter_queue=sqs.DeadLetterQueue(queue=dlq, max_receive_count=3))
+    secret = secretsmanager.Secret(stack, "Secret")
+    with pytest.raises(AgentWaitPropsError) as info:
+        AgentWait(
+            stack,
+            "AgentWait",
+            graph="m:g",
+            code=inline_code(),
+            webhook_secret=secret,  # type: ignore[arg-type]
+            alarms=False,
+            alarm_topic=sns.Topic(stack, "Oncall"),  # type: ignore[arg-type]
+            existing_entry_queue=queue,
+            existing_dead_letter_queue=dlq,
+            existing_queue_max_receive_count=5,
+        )
+    assert info.value.problems == (
+        "webhook_secret signs webhook deliveries, but there is no webhook_url to deliver to; pass webhook_url too, "
+        "or drop it",
+        "alarm_topic cannot go with alarms=False: there would be no alarm to notify it; drop one",
+        "existing_queue_max_receive_count must match existing_entry_queue's redrive policy, whose maxReceiveCount "
+        "is 3; got 5",
+    )
+    with pytest.raises(AgentWaitPropsError, match=re.escape("describes existing_entry_queue, which is not given")):
+        AgentWait(
+            Stack(new_app(), "T"), "AgentWait", graph="m:g", code=inline_code(), existing_queue_max_receive_count=5
+        )

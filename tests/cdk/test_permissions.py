@@ -83,8 +83,15 @@ def _all_statements(synth: Synth) -> list[dict[str, Any]]:
     ]
 
 
+XRAY = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+"""What Lambda grants a function traced with X-Ray; X-Ray has no resource-level permissions, so only on `*`."""
+
+
 def test_no_action_and_no_resource_is_a_wildcard(variant: Synth) -> None:
     for stmt in _all_statements(variant):
+        if set(stmt["Action"] if isinstance(stmt["Action"], list) else [stmt["Action"]]) == XRAY:
+            assert stmt["Resource"] == "*", stmt  # the one exception, and nothing else in its statement
+            continue
         actions = stmt["Action"] if isinstance(stmt["Action"], list) else [stmt["Action"]]
         resources = stmt["Resource"] if isinstance(stmt["Resource"], list) else [stmt["Resource"]]
         assert not [a for a in actions if "*" in a], stmt
@@ -127,3 +134,21 @@ def test_grant_start_sends_to_the_entry_queue_and_uses_its_key(features: Synth) 
 
 def test_grant_answer_sends_to_the_entry_queue(embedded: Synth) -> None:
     assert actions_on(statements(embedded, "ApiRole")) == {getatt("AgentWaitEntryQueue74B3737D"): SEND}
+
+
+def test_xray_is_granted_only_to_traced_functions(refund: Synth, features: Synth) -> None:
+    for prefix in ("AgentWaitRouter", "AgentWaitSweep"):
+        assert not [s for s in statements(refund, prefix) if "xray:" in json.dumps(s["Action"])]
+        assert actions_on(statements(features, prefix))[json.dumps("*")] == XRAY
+
+
+def test_both_functions_may_read_the_webhook_secret_and_decrypt_it(features: Synth) -> None:
+    (secret,) = features.resources("AWS::SecretsManager::Secret")
+    for prefix in ("AgentWaitRouter", "AgentWaitSweep"):
+        granted = actions_on(statements(features, prefix))
+        assert granted[ref(secret)] == {"secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"}
+        assert "kms:Decrypt" in granted[getatt("Key961B73FD")]
+
+
+def test_no_secret_statement_without_a_webhook_secret(refund: Synth) -> None:
+    assert not [s for s in _all_statements(refund) if "secretsmanager:" in json.dumps(s["Action"])]

@@ -56,12 +56,25 @@ def test_the_functions_set_only_schema_settings_and_powertools_variables(variant
     allowed = {s.value for s in schema.Settings} | {
         "POWERTOOLS_SERVICE_NAME",
         "POWERTOOLS_METRICS_NAMESPACE",
+        "POWERTOOLS_TRACE_DISABLED",
         "LOG_LEVEL",
     }
     if type(variant.stack).__name__ == "RefundAgentStack":
         allowed.add("REFUND_TABLE")  # the example's own table, added by its stack, not by AgentWait
     for fn in variant.resources("AWS::Lambda::Function").values():
         assert set(fn["Properties"]["Environment"]["Variables"]) <= allowed
+
+
+def test_metric_names_and_powertools_defaults_are_the_runtime_ones() -> None:
+    """The alarms watch the names the runtime emits, in the namespace and service its factories default to."""
+    from agent_wait.host import _powertools
+    from agent_wait.host.observe import METRIC_NAMES
+
+    assert METRIC_NAMES["router_errors"] == _shapes.ROUTER_ERRORS_METRIC
+    assert METRIC_NAMES["sweep_errors"] == _shapes.SWEEP_ERRORS_METRIC
+    assert METRIC_NAMES["oldest_open_age"] == _shapes.OLDEST_OPEN_QUESTION_METRIC
+    assert _shapes.SERVICE_NAME == _powertools.DEFAULT_SERVICE_NAME
+    assert _shapes.METRICS_NAMESPACE == _powertools.DEFAULT_METRICS_NAMESPACE
 
 
 @pytest.mark.parametrize("handler", [_shapes.ROUTER_HANDLER, _shapes.SWEEP_HANDLER])

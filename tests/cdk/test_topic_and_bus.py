@@ -45,7 +45,7 @@ def test_topic_refuses_plain_http(refund: Synth) -> None:
 
 
 def test_fifo_topic_on_request_has_content_based_deduplication_off_and_the_customer_key(features: Synth) -> None:
-    _, topic = features.one("AWS::SNS::Topic")
+    _, topic = features.one("AWS::SNS::Topic", FifoTopic=True)  # the other is the on-call topic
     props = topic["Properties"]
     assert props["FifoTopic"] is True
     assert props["ContentBasedDeduplication"] is False
@@ -53,7 +53,7 @@ def test_fifo_topic_on_request_has_content_based_deduplication_off_and_the_custo
 
 
 def test_subscribe_queue_subscribes_a_fifo_queue_to_a_fifo_topic_raw(features: Synth) -> None:
-    topic_id, _ = features.one("AWS::SNS::Topic")
+    topic_id, _ = features.one("AWS::SNS::Topic", FifoTopic=True)
     features.template.has_resource_properties(
         "AWS::SNS::Subscription",
         {
