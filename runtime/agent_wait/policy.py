@@ -9,12 +9,19 @@ from types import MappingProxyType
 from typing import Any
 
 from agent_wait._duration import ACCEPTED_FORMS, DurationSyntaxError, format_duration, parse_duration
-from agent_wait._json import to_jsonable
+from agent_wait._json import canonical_json, to_jsonable
 from agent_wait.errors import EnvelopeError, PolicyError
 
-__all__ = ("DEFAULT_ACTIONS", "WaitPolicy")
+__all__ = ("DEFAULT_ACTIONS", "MAX_DEFAULT_BYTES", "MAX_TIMEOUT", "WaitPolicy")
 
 DEFAULT_ACTIONS: tuple[str, ...] = ("approve", "reject")
+
+MAX_TIMEOUT = timedelta(days=3650)
+"""Longest `timeout` and `answer_ttl`: about ten years, so every deadline is a date every store can hold.
+Wait longer with `timeout=None` (no deadline)."""
+MAX_DEFAULT_BYTES = 64 * 1024
+"""Largest `default` as JSON. It rides in every envelope and ledger row beside the question (at most 64 KiB
+itself), so both stay inside what SNS, EventBridge and a DynamoDB item can carry."""
 
 
 def _duration_field(name: str, value: object) -> tuple[timedelta | None, str | None]:
@@ -24,6 +31,13 @@ def _duration_field(name: str, value: object) -> tuple[timedelta | None, str | N
         delta = parse_duration(value)
     except DurationSyntaxError as exc:
         raise PolicyError(name, value, f"{name} must be {ACCEPTED_FORMS}; {exc}") from None
+    if delta > MAX_TIMEOUT:
+        raise PolicyError(
+            name,
+            value,
+            f"{name} must be at most P{MAX_TIMEOUT.days}D (about ten years) so its deadline is a date every "
+            f"store can hold; got {value!r}. To wait with no deadline, leave {name} unset",
+        )
     text = value.strip().upper() if isinstance(value, str) else format_duration(delta)
     return delta, text
 
@@ -77,6 +91,14 @@ class WaitPolicy:
             checked_default = to_jsonable(default, where="default")
         except EnvelopeError as exc:
             raise PolicyError("default", default, f"default must be JSON; {exc.message}") from None
+        size = len(canonical_json(checked_default, where="default").encode("utf-8"))
+        if size > MAX_DEFAULT_BYTES:
+            raise PolicyError(
+                "default",
+                f"<{size} bytes>",
+                f"default is {size:,} bytes as JSON; the limit is {MAX_DEFAULT_BYTES:,} (MAX_DEFAULT_BYTES), because "
+                "it travels in every envelope and ledger row: default to a small answer that refers to large content",
+            )
         object.__setattr__(self, "timeout", timeout_delta)
         object.__setattr__(self, "timeout_iso", timeout_text)
         object.__setattr__(self, "default", checked_default)

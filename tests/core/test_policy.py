@@ -341,3 +341,31 @@ def test_repr_shows_the_shape_not_the_default_answer():
     assert repr(policy) == (
         "WaitPolicy(timeout='PT1H', allowed_actions=('approve', 'reject'), tags={'g': 'finance'}, answer_ttl=None)"
     )
+
+
+@pytest.mark.parametrize("field", ["timeout", "answer_ttl"])
+def test_a_duration_whose_deadline_no_store_can_hold_is_refused(field: str) -> None:
+    # GIVEN a timeout of about 8,200 years (its deadline would fall past the year 9999)
+    # WHEN the policy is built / THEN it is refused where it is written, saying the limit and the way out
+    with pytest.raises(PolicyError, match=re.escape(f"{field} must be at most P3650D")) as caught:
+        WaitPolicy(**{field: "P3000000D"})
+    assert caught.value.field == field
+    assert f"leave {field} unset" in caught.value.message
+
+
+def test_a_default_too_large_to_travel_with_every_envelope_is_refused() -> None:
+    # GIVEN a default answer of 300 KB (the question's own 64 KiB limit does not cover it)
+    default = {"action": "reject", "reason": "x" * 300_000}
+    # WHEN the policy is built / THEN it is refused with its size and the limit, not its content
+    with pytest.raises(PolicyError, match=re.escape("default is 300,")) as caught:
+        WaitPolicy(default=default)
+    assert "the limit is 65,536 (MAX_DEFAULT_BYTES)" in caught.value.message
+    assert "xxxx" not in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "number", [1e300, 1e-300, 10**40 + 1], ids=["beyond-range", "below-range", "41-significant-digits"]
+)
+def test_a_default_holding_a_number_dynamodb_cannot_store_is_refused(number: float) -> None:
+    with pytest.raises(PolicyError, match=re.escape("send it as a string")):
+        WaitPolicy(default={"action": "reject", "amount": number})

@@ -21,6 +21,7 @@ from typing import Any, NotRequired, TypedDict
 
 from botocore.exceptions import ClientError
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
 
 from agent_wait import WaitPolicy
 from agent_wait.langgraph import wait
@@ -198,6 +199,17 @@ def build_parallel_graph(checkpointer: Any) -> Any:
 def build_no_default_graph(checkpointer: Any) -> Any:
     """START → prepare → hold → finish: a question whose policy has no default (expires with null)."""
     return _chain(checkpointer, prepare, hold, finish)
+
+
+def ask_raw(state: RefundState) -> dict[str, Any]:
+    """A plain `interrupt()` (not through `ask()`) whose value the checkpoint holds but DynamoDB cannot (1e300)."""
+    _ran("ask_raw", state)
+    return {"hold": interrupt({"order_id": _order(state), "exposure": 1e300 * state.get("amount", 1)})}
+
+
+def build_unstorable_question_graph(checkpointer: Any) -> Any:
+    """START → prepare → ask_raw → finish: parks on a question whose value the ledger cannot store."""
+    return _chain(checkpointer, prepare, ask_raw, finish)
 
 
 NOT_A_GRAPH = {"nodes": ["review"]}
