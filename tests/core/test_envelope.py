@@ -291,8 +291,9 @@ def test_naive_now_is_refused_with_an_envelope_error():
 
 
 def test_a_deadline_past_year_9999_is_a_typed_error():
-    question = contract_question(policy=WaitPolicy(timeout="P3000000D"))
-    with pytest.raises(EnvelopeError, match=re.escape("expires_at would fall after the year 9999 (timeout P3000000D)")):
+    # The policy caps a timeout at P3650D; a question asked late enough still lands past the year 9999.
+    question = contract_question(policy=WaitPolicy(timeout="P3650D"), asked_at=datetime(9995, 1, 1, tzinfo=UTC))
+    with pytest.raises(EnvelopeError, match=re.escape("expires_at would fall after the year 9999 (timeout P3650D)")):
         WaitEnvelope.create(question)
 
 

@@ -280,3 +280,55 @@ def test_an_answer_that_crashes_at_any_aws_call_converges_on_redelivery(rig: Rig
     assert matrix.clean[2] == 1
     print("re-run points:", matrix.rerun_points(), "of", list(enumerate(matrix.clean_calls, 1)))
     assert 1 <= len(matrix.rerun_points()) <= 4, matrix.rerun_points()
+
+
+def test_a_failing_resume_that_crashes_at_any_aws_call_converges_to_one_recorded_failure(rig: Rig, unique: str) -> None:
+    # GIVEN a parked refund for each crash point whose node raises after paying, and an approve for it
+    def failing_answer(thread_id: str, order_id: str) -> dict[str, Any]:
+        rig.hook.arm(None)
+        outcome = rig.router.handle(json.dumps(_start(thread_id, order_id, 900)))
+        (question_id,) = outcome.asked
+        graphs.FAIL_AFTER_REFUND.add(order_id)
+        return {
+            "thread_id": thread_id,
+            "question_id": question_id,
+            "answer": {"action": "approve"},
+            "answer_id": f"ans-{thread_id}",
+        }
+
+    def end_state(thread_id: str, order_id: str) -> tuple[Any, ...]:
+        failure = rig.host.ledger().thread_failure(thread_id)
+        return (
+            _ledger_state(rig.host, thread_id, order_id),
+            (failure.kind.value, failure.error, failure.message_id.replace(thread_id, "<t>")) if failure else None,
+            refunds_paid(order_id),
+        )
+
+    try:
+        clean_thread, clean_order = f"t-{unique}-clean", f"o-{unique}-clean"
+        message = failing_answer(clean_thread, clean_order)
+        assert not rig.deliver(message, dedup=f"d-{clean_thread}")
+        clean_calls = len(rig.hook.calls)
+        clean = end_state(clean_thread, clean_order)
+        assert [row[:2] for row in clean[0]] == [("failed", "answered")]
+        assert clean[1] == ("answer", "RuntimeError", "ans-<t>")
+        crashed_points = 0
+
+        # WHEN Lambda dies at each AWS call of that answer in turn and SQS redelivers it
+        for n in range(1, clean_calls + 1):
+            thread_id, order_id = f"t-{unique}-{n}", f"o-{unique}-{n}"
+            message = failing_answer(thread_id, order_id)
+            crashed = rig.deliver(message, crash_at=n, dedup=f"d-{thread_id}")
+            crashed_points += crashed
+            if crashed:
+                assert not rig.deliver(message, dedup=f"d-{thread_id}"), f"redelivery after a crash at {n} failed"
+
+            # THEN every crash point ends where the clean run ends: one failure recorded on the row and the
+            # thread, the refund paid once; the body ran again only when the crash hit before the failure
+            # was recorded (at most once more), never on a redelivery after it
+            got = end_state(thread_id, order_id)
+            assert got == clean, f"crash at call {n}: expected {clean}, got {got}"
+            assert body_runs(order_id) <= 2, f"crash at call {n}: the body ran {body_runs(order_id)} times"
+        assert crashed_points >= 5
+    finally:
+        graphs.FAIL_AFTER_REFUND.clear()
