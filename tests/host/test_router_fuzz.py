@@ -59,6 +59,7 @@ message_keys = st.sampled_from(
         "answered_by",
         "answer_id",
         "origin",
+        "retry_id",
     ]
 )
 
@@ -93,6 +94,15 @@ def valid_answer(question_id: str) -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+def valid_retry() -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries(
+        {
+            "thread_id": st.sampled_from([PARKED_THREAD, "order-new", "order-other"]),
+            "retry_id": st.sampled_from(["r-1", "r-2"]),
+        }
+    )
+
+
 def mutated(messages: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
     """A valid message with one field removed, added or replaced by any JSON value."""
 
@@ -107,13 +117,14 @@ def mutated(messages: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[di
 
 
 def bodies(question_id: str) -> st.SearchStrategy[str]:
-    near = valid_start() | valid_answer(question_id)
+    near = valid_start() | valid_answer(question_id) | valid_retry()
     return st.one_of(
         st.text(max_size=40),
         json_values.map(json.dumps),
         st.dictionaries(message_keys | st.text(max_size=6), json_values, max_size=5).map(json.dumps),
         valid_start().map(json.dumps),
         valid_answer(question_id).map(json.dumps),
+        valid_retry().map(json.dumps),
         mutated(near).map(json.dumps),
     )
 
