@@ -92,6 +92,26 @@ def sqs_event(*records: dict[str, Any]) -> dict[str, Any]:
     return {"Records": list(records)}
 
 
+def run_router(*records: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Call the router Lambda handler with `records`, as the SQS event source does; its batch response."""
+    from agent_wait.host import router
+
+    return router.handler(sqs_event(*records), context)
+
+
+@pytest.fixture
+def outcomes() -> Iterator[list[Any]]:
+    """Every outcome the router handler reports during the test, in order."""
+    from agent_wait.host import router
+
+    seen: list[Any] = []
+    router.OUTCOME_LISTENERS.append(seen.append)
+    try:
+        yield seen
+    finally:
+        router.OUTCOME_LISTENERS.remove(seen.append)
+
+
 def records_from_queue(messages: list[dict[str, Any]], queue_arn: str) -> list[dict[str, Any]]:
     """Turn messages received from a FIFO queue (AttributeNames=All) into event records, as Lambda's poller does."""
     records = []

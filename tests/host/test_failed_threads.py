@@ -21,7 +21,7 @@ from tests.host.conftest import (
     answer_message,
     records_from_queue,
     reset_handlers,
-    sqs_event,
+    run_router,
     sqs_record,
     start_message,
 )
@@ -38,25 +38,6 @@ from agent_wait.host import (
 from agent_wait.host._wiring import build_sweep
 from agent_wait.host.dead_letter import DETAIL_ATTRIBUTE, REASON_ATTRIBUTE, THREAD_ATTRIBUTE
 from agent_wait.schema import QuestionStatus
-
-
-def _handle(*records: dict[str, Any], context: FakeLambdaContext) -> dict[str, Any]:
-    from agent_wait.host import router
-
-    return router.handler(sqs_event(*records), context)
-
-
-@pytest.fixture
-def outcomes() -> Iterator[list[Any]]:
-    """Every outcome the router handler reports, in order."""
-    from agent_wait.host import router
-
-    seen: list[Any] = []
-    router.OUTCOME_LISTENERS.append(seen.append)
-    try:
-        yield seen
-    finally:
-        router.OUTCOME_LISTENERS.remove(seen.append)
 
 
 def _dead_letters(host: HostStack) -> list[tuple[str, str, str, dict[str, Any]]]:
@@ -76,7 +57,7 @@ def _pump(host: HostStack, context: FakeLambdaContext) -> list[dict[str, Any]]:
     """Hand what is on the entry queue to the router, as Lambda's poller would; returns the records."""
     records = records_from_queue(host.entry_messages(), host.queue_arn)
     if records:
-        assert _handle(*records, context=context) == {"batchItemFailures": []}
+        assert run_router(*records, context=context) == {"batchItemFailures": []}
     return records
 
 
@@ -85,7 +66,7 @@ def parked(host: HostStack, lambda_context: FakeLambdaContext, unique: str) -> t
     """(thread, order, question): a refund over the limit, parked on finance's question."""
     thread_id, order_id = f"order-{unique}", f"o-{unique}"
     record = sqs_record(start_message(thread_id, order_id, start_id=f"s-{unique}"), group_id=thread_id)
-    assert _handle(record, context=lambda_context) == {"batchItemFailures": []}
+    assert run_router(record, context=lambda_context) == {"batchItemFailures": []}
     (question,) = host.ledger().questions(thread_id)
     return thread_id, order_id, question.question_id
 
@@ -110,7 +91,7 @@ def test_a_resume_that_raises_is_dead_lettered_once_recorded_and_never_run_again
     # WHEN finance approves, and SQS delivers the record four more times (as it would if it kept failing)
     for receive in range(1, 6):
         again = dict(answer, attributes={**answer["attributes"], "ApproximateReceiveCount": str(receive)})
-        assert _handle(again, context=lambda_context) == {"batchItemFailures": []}
+        assert run_router(again, context=lambda_context) == {"batchItemFailures": []}
 
     # THEN the node's side effect ran once, not five times
     assert graphs.body_runs(order_id) == 1
@@ -144,12 +125,12 @@ def test_a_failed_question_is_refused_to_later_answers_and_never_swept(
     # GIVEN a question whose approval failed to apply
     thread_id, order_id, question_id = failing_resume
     first = sqs_record(answer_message(thread_id, question_id, answer_id="approve-1"), group_id=thread_id)
-    _handle(first, context=lambda_context)
+    run_router(first, context=lambda_context)
     outcomes.clear()
 
     # WHEN a correct, different answer arrives, and a sweep runs long after the deadline
     later = sqs_record(answer_message(thread_id, question_id, "reject", answer_id="reject-2"), group_id=thread_id)
-    assert _handle(later, context=lambda_context) == {"batchItemFailures": []}
+    assert run_router(later, context=lambda_context) == {"batchItemFailures": []}
     sweep = build_sweep(HostSettings.from_env("sweep"))
     sweep.clock = lambda: utc_now() + timedelta(days=30)
     report = sweep.run()
@@ -171,7 +152,7 @@ def test_retry_applies_the_recorded_decision_exactly_once(
 ) -> None:
     # GIVEN a thread failed applying finance's approval
     thread_id, order_id, question_id = failing_resume
-    _handle(
+    run_router(
         sqs_record(answer_message(thread_id, question_id, answer_id="approve-1"), group_id=thread_id),
         context=lambda_context,
     )
@@ -198,7 +179,7 @@ def test_retry_applies_the_recorded_decision_exactly_once(
     # AND a redelivered retry runs nothing more
     (retry,) = records
     again = dict(retry, attributes={**retry["attributes"], "ApproximateReceiveCount": "2"})
-    assert _handle(again, context=lambda_context) == {"batchItemFailures": []}
+    assert run_router(again, context=lambda_context) == {"batchItemFailures": []}
     assert outcomes[-1].reason == "nothing_to_retry"
     assert graphs.body_runs(order_id) == 2
     # AND the CLI says so, and refuses a retry of a thread that is not failed
@@ -213,7 +194,7 @@ def test_a_retry_that_fails_again_keeps_the_thread_failed(
 ) -> None:
     # GIVEN a failed thread whose agent is not fixed yet
     thread_id, order_id, question_id = failing_resume
-    _handle(
+    run_router(
         sqs_record(answer_message(thread_id, question_id, answer_id="approve-1"), group_id=thread_id),
         context=lambda_context,
     )
@@ -225,7 +206,7 @@ def test_a_retry_that_fails_again_keeps_the_thread_failed(
     assert (failure.kind, failure.target_id) == (FailureKind.ANSWER, question_id)
     (record,) = _pump(host, lambda_context)
     again = dict(record, attributes={**record["attributes"], "ApproximateReceiveCount": "2"})
-    _handle(again, context=lambda_context)
+    run_router(again, context=lambda_context)
 
     # THEN the retry ran the node once, failed, was dead-lettered too, and the thread is still failed
     assert graphs.body_runs(order_id) == 2
@@ -247,12 +228,12 @@ def test_a_failed_start_holds_the_thread_and_its_retry_finishes_the_run(
     graphs.FAIL_ORDERS.add(order_id)
     try:
         start = sqs_record(start_message(thread_id, order_id, start_id="s-1"), group_id=thread_id)
-        assert _handle(start, context=lambda_context) == {"batchItemFailures": []}
+        assert run_router(start, context=lambda_context) == {"batchItemFailures": []}
 
         # WHEN another start and an answer for the thread arrive while it is failed
         other = sqs_record(start_message(thread_id, f"{order_id}-b", start_id="s-2"), group_id=thread_id)
         stray = sqs_record(answer_message(thread_id, "0" * 32, answer_id="stray-1"), group_id=thread_id)
-        assert _handle(other, stray, context=lambda_context) == {"batchItemFailures": []}
+        assert run_router(other, stray, context=lambda_context) == {"batchItemFailures": []}
     finally:
         graphs.FAIL_ORDERS.discard(order_id)
 
@@ -275,7 +256,7 @@ def test_a_failed_start_holds_the_thread_and_its_retry_finishes_the_run(
     assert host.ledger().thread_failure(thread_id) is None
     # AND a held message, redriven, now applies (a new turn on the thread)
     redriven = sqs_record(start_message(thread_id, f"{order_id}-b", start_id="s-2"), group_id=thread_id)
-    assert _handle(redriven, context=lambda_context) == {"batchItemFailures": []}
+    assert run_router(redriven, context=lambda_context) == {"batchItemFailures": []}
     assert outcomes[-1].kind.value == "started"
 
 
@@ -292,12 +273,14 @@ def test_a_deadline_answer_for_another_question_of_a_failed_thread_is_refused_no
     monkeypatch.setenv("AGENT_WAIT_GRAPH", "tests.host.graphs:build_parallel_graph")
     reset_handlers()
     thread_id, order_id = f"order-{unique}", f"o-{unique}"
-    _handle(sqs_record(start_message(thread_id, order_id, start_id="s-1"), group_id=thread_id), context=lambda_context)
+    run_router(
+        sqs_record(start_message(thread_id, order_id, start_id="s-1"), group_id=thread_id), context=lambda_context
+    )
     by_function = {r.envelope.question["function"]: r for r in host.ledger().questions(thread_id)}
     graphs.FAIL_AFTER_REFUND.add(order_id)
     try:
         approve = answer_message(thread_id, by_function["issue_refund"].question_id)
-        _handle(sqs_record(approve, group_id=thread_id), context=lambda_context)
+        run_router(sqs_record(approve, group_id=thread_id), context=lambda_context)
     finally:
         graphs.FAIL_AFTER_REFUND.discard(order_id)
     assert [reason for reason, *_ in _dead_letters(host)] == ["agent_failed"]

@@ -7,13 +7,12 @@ import json
 from datetime import timedelta
 from typing import Any
 
-import pytest
 import tests.host.graphs as graphs
 from tests.host.conftest import (
     FakeLambdaContext,
     HostStack,
     answer_message,
-    sqs_event,
+    run_router,
     sqs_record,
     start_message,
 )
@@ -24,24 +23,6 @@ from agent_wait.host._wiring import build_router
 from agent_wait.host.dead_letter import THREAD_ATTRIBUTE
 from agent_wait.messages import deadline_answer_id
 from agent_wait.schema import QuestionStatus
-
-
-def _handle(*records: dict[str, Any], context: FakeLambdaContext) -> dict[str, Any]:
-    from agent_wait.host import router
-
-    return router.handler(sqs_event(*records), context)
-
-
-@pytest.fixture
-def outcomes() -> Any:
-    from agent_wait.host import router
-
-    seen: list[Any] = []
-    router.OUTCOME_LISTENERS.append(seen.append)
-    try:
-        yield seen
-    finally:
-        router.OUTCOME_LISTENERS.remove(seen.append)
 
 
 def test_an_answer_claiming_the_routers_cancellation_id_never_reruns_anything(host: HostStack, unique: str) -> None:
@@ -97,7 +78,9 @@ def test_an_answer_sent_before_the_deadline_but_handled_after_it_is_accepted(
 ) -> None:
     # GIVEN a parked question, and finance's approval that reached SQS a second before the deadline
     thread_id, order_id = f"order-{unique}", f"o-{unique}"
-    _handle(sqs_record(start_message(thread_id, order_id, start_id="s-1"), group_id=thread_id), context=lambda_context)
+    run_router(
+        sqs_record(start_message(thread_id, order_id, start_id="s-1"), group_id=thread_id), context=lambda_context
+    )
     (question,) = host.ledger().questions(thread_id)
     assert question.expires_at is not None
     deadline = parse_rfc3339(question.expires_at)
@@ -109,14 +92,14 @@ def test_an_answer_sent_before_the_deadline_but_handled_after_it_is_accepted(
     from agent_wait.host import router
 
     router._router().clock = lambda: deadline + timedelta(minutes=1)
-    assert _handle(approve, context=lambda_context) == {"batchItemFailures": []}
+    assert run_router(approve, context=lambda_context) == {"batchItemFailures": []}
 
     # THEN it is judged by when it was sent: applied, and the refund ran once
     assert outcomes[-1].kind is OutcomeKind.APPLIED
     assert graphs.refunds_paid(order_id) == 1
     # AND one sent after the deadline is refused as expired
     late_thread = f"{thread_id}-late"
-    _handle(sqs_record(start_message(late_thread, f"{order_id}-late"), group_id=late_thread), context=lambda_context)
+    run_router(sqs_record(start_message(late_thread, f"{order_id}-late"), group_id=late_thread), context=lambda_context)
     (late_question,) = host.ledger().questions(late_thread)
     assert late_question.expires_at is not None
     late_deadline = parse_rfc3339(late_question.expires_at)
@@ -126,7 +109,7 @@ def test_an_answer_sent_before_the_deadline_but_handled_after_it_is_accepted(
         group_id=late_thread,
         sent_at=late_deadline + timedelta(seconds=1),
     )
-    _handle(late, context=lambda_context)
+    run_router(late, context=lambda_context)
     assert (outcomes[-1].kind, outcomes[-1].reason) == (OutcomeKind.REFUSED, "expired")
 
 
@@ -135,7 +118,7 @@ def test_the_sweeps_deadline_answer_applies_when_the_routers_clock_is_a_little_b
 ) -> None:
     # GIVEN an overdue question whose deadline answer the sweep sent just after the deadline
     thread_id, order_id = f"order-{unique}", f"o-{unique}"
-    _handle(sqs_record(start_message(thread_id, order_id), group_id=thread_id), context=lambda_context)
+    run_router(sqs_record(start_message(thread_id, order_id), group_id=thread_id), context=lambda_context)
     (question,) = host.ledger().questions(thread_id)
     assert question.expires_at is not None
     deadline = parse_rfc3339(question.expires_at)
@@ -153,7 +136,7 @@ def test_the_sweeps_deadline_answer_applies_when_the_routers_clock_is_a_little_b
     from agent_wait.host import router
 
     router._router().clock = lambda: deadline - timedelta(seconds=3)
-    _handle(record, context=lambda_context)
+    run_router(record, context=lambda_context)
 
     # THEN the default applies: the question expired, not refused as not yet due
     assert outcomes[-1].kind is OutcomeKind.APPLIED, outcomes[-1]

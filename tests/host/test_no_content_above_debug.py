@@ -6,22 +6,15 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
 
 import pytest
 import tests.host.graphs as graphs
-from tests.host.conftest import FakeLambdaContext, HostStack, answer_message, sqs_event, sqs_record, start_message
+from tests.host.conftest import FakeLambdaContext, HostStack, answer_message, run_router, sqs_record, start_message
 
 from agent_wait.host.dead_letter import DETAIL_ATTRIBUTE, REASON_ATTRIBUTE
 
 CANARY = "4111-1111-1111-1111"
 """Stands for a card number: it must appear at DEBUG at most."""
-
-
-def _handle(*records: dict[str, Any], context: FakeLambdaContext) -> dict[str, Any]:
-    from agent_wait.host import router
-
-    return router.handler(sqs_event(*records), context)
 
 
 def _lines_above_debug(caplog: pytest.LogCaptureFixture, printed: str) -> list[str]:
@@ -55,23 +48,23 @@ def test_a_canary_in_the_input_and_the_answer_stays_below_info_when_the_agent_ra
     graphs.FAIL_ORDERS.add(failing)
     try:
         thread_a = f"order-{unique}-a"
-        _handle(sqs_record(start_message(thread_a, failing), group_id=thread_a), context=lambda_context)
+        run_router(sqs_record(start_message(thread_a, failing), group_id=thread_a), context=lambda_context)
     finally:
         graphs.FAIL_ORDERS.discard(failing)
     # AND a parked refund whose resume raises quoting the canary, answered with the canary in a note
     thread_b, order_b = f"order-{unique}-b", f"{CANARY}-resume"
-    _handle(sqs_record(start_message(thread_b, order_b), group_id=thread_b), context=lambda_context)
+    run_router(sqs_record(start_message(thread_b, order_b), group_id=thread_b), context=lambda_context)
     (question,) = host.ledger().questions(thread_b)
     graphs.FAIL_AFTER_REFUND.add(order_b)
     try:
         answer = answer_message(thread_b, question.question_id, note=CANARY)
         answer["answer"]["note"] = f"approved for card {CANARY}"
-        _handle(sqs_record(answer, group_id=thread_b), context=lambda_context)
+        run_router(sqs_record(answer, group_id=thread_b), context=lambda_context)
     finally:
         graphs.FAIL_AFTER_REFUND.discard(order_b)
     # AND a malformed answer carrying the canary
     bad = {"thread_id": thread_b, "question_id": question.question_id, "answer": {"card": CANARY, "n": 1e300}}
-    _handle(sqs_record(bad, group_id=thread_b), context=lambda_context)
+    run_router(sqs_record(bad, group_id=thread_b), context=lambda_context)
 
     # THEN the canary is in no line above DEBUG and in no dead letter's reason or detail
     leaked = [line for line in _lines_above_debug(caplog, capsys.readouterr().out) if CANARY in line]

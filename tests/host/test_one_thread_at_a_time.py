@@ -19,7 +19,7 @@ from tests.host.conftest import (
     FakeLambdaContext,
     HostStack,
     answer_message,
-    sqs_event,
+    run_router,
     sqs_record,
     start_message,
 )
@@ -55,12 +55,6 @@ def _at_once(*calls: Callable[[], Any]) -> list[Any]:
     for thread in threads:
         thread.join()
     return results
-
-
-def _handle(*records: dict[str, Any], context: FakeLambdaContext) -> dict[str, Any]:
-    from agent_wait.host import router
-
-    return router.handler(sqs_event(*records), context)
 
 
 @pytest.mark.parametrize("round_number", range(5))
@@ -130,7 +124,7 @@ def test_a_delivery_that_cannot_get_the_lease_is_retried_not_dropped(
     other = sqs_record(start_message(other_thread, f"{order_id}-other", start_id="s-2"), group_id=other_thread)
 
     # WHEN the router's delivery of a start arrives, in a batch with another thread's start
-    response = _handle(record, other, context=lambda_context)
+    response = run_router(record, other, context=lambda_context)
 
     # THEN it is handed back to SQS (a batch item failure), nothing ran and nothing was dead-lettered,
     # while the other thread went on
@@ -141,7 +135,7 @@ def test_a_delivery_that_cannot_get_the_lease_is_retried_not_dropped(
 
     # WHEN the lease is still held on the last receive SQS allows
     last = dict(record, attributes={**record["attributes"], "ApproximateReceiveCount": "5"})
-    response = _handle(last, context=lambda_context)
+    response = run_router(last, context=lambda_context)
 
     # THEN the router dead-letters it itself, with the reason, rather than SQS moving it without one
     assert response == {"batchItemFailures": []}
@@ -150,7 +144,7 @@ def test_a_delivery_that_cannot_get_the_lease_is_retried_not_dropped(
 
     # WHEN the holder lets go and the message is redriven
     host.ledger().release_lease(thread_id, "someone-else")
-    assert _handle(record, context=lambda_context) == {"batchItemFailures": []}
+    assert run_router(record, context=lambda_context) == {"batchItemFailures": []}
 
     # THEN it applies
     assert graphs.node_runs("prepare", order_id) == 1
@@ -164,7 +158,7 @@ def test_a_record_outside_its_threads_message_group_is_dead_lettered(
     record = sqs_record(start_message(thread_id, order_id, start_id="s-1"), group_id=f"order-{uuid.uuid4().hex}")
 
     # WHEN the router handles it
-    assert _handle(record, context=lambda_context) == {"batchItemFailures": []}
+    assert run_router(record, context=lambda_context) == {"batchItemFailures": []}
 
     # THEN it ran nothing and waits in the dead-letter queue with its reason
     assert graphs.node_runs("prepare", order_id) == 0
@@ -189,7 +183,7 @@ def test_a_thread_id_sqs_refuses_as_a_group_id_runs_in_its_mapped_group(
     from tests.host.conftest import records_from_queue
 
     # WHEN the router handles it, then the sweep sends its question's default through the same queue
-    assert _handle(*records_from_queue(host.entry_messages(), host.queue_arn), context=lambda_context) == {
+    assert run_router(*records_from_queue(host.entry_messages(), host.queue_arn), context=lambda_context) == {
         "batchItemFailures": []
     }
     (question,) = host.ledger().questions(thread_id)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import tests.host.graphs as graphs
-from tests.host.conftest import FakeLambdaContext, HostStack, answer_message, sqs_event, sqs_record, start_message
+from tests.host.conftest import FakeLambdaContext, HostStack, answer_message, run_router, sqs_record, start_message
 
 from agent_wait.host import (
     FailureKind,
@@ -61,12 +61,6 @@ POISON: dict[str, tuple[Any, str]] = {
 }
 
 
-def _handle(*records: dict[str, Any], context: FakeLambdaContext) -> dict[str, Any]:
-    from agent_wait.host import router
-
-    return router.handler(sqs_event(*records), context)
-
-
 @pytest.mark.parametrize("case", list(POISON), ids=list(POISON))
 def test_poison_is_dead_lettered_with_its_reason_at_the_first_receive_and_writes_nothing(
     host: HostStack, lambda_context: FakeLambdaContext, unique: str, case: str
@@ -77,7 +71,7 @@ def test_poison_is_dead_lettered_with_its_reason_at_the_first_receive_and_writes
     body = build(thread_id)
 
     # WHEN its first delivery reaches the router
-    response = _handle(sqs_record(body, group_id=thread_id), context=lambda_context)
+    response = run_router(sqs_record(body, group_id=thread_id), context=lambda_context)
 
     # THEN it is not handed back to SQS: it is dead-lettered now, with its typed reason, saying what to do
     assert response == {"batchItemFailures": []}
@@ -100,7 +94,7 @@ def test_a_thread_id_with_a_lone_surrogate_is_dead_lettered_at_once(
     body = '{"thread_id": "order-\\ud800", "input": {"amount": 900}}'
 
     # WHEN the router handles it
-    response = _handle(sqs_record(body, group_id="order-x"), context=lambda_context)
+    response = run_router(sqs_record(body, group_id="order-x"), context=lambda_context)
 
     # THEN it is dead-lettered now as a bad thread id
     assert response == {"batchItemFailures": []}
@@ -120,7 +114,7 @@ def test_a_question_no_store_can_hold_fails_the_start_visibly_never_an_invisible
 
     # WHEN its start is handled
     record = sqs_record(start_message(thread_id, order_id, start_id="s-1"), group_id=thread_id)
-    assert _handle(record, context=lambda_context) == {"batchItemFailures": []}
+    assert run_router(record, context=lambda_context) == {"batchItemFailures": []}
 
     # THEN the start is dead-lettered once as agent_failed and the thread is listed as failed, by type
     [dead] = host.dead_letters()
