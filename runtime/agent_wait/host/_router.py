@@ -28,10 +28,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import time
-import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
@@ -39,7 +37,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_wait._time import clock_scope, format_rfc3339, parse_rfc3339, seconds_between, utc_now
 from agent_wait.adapter import AgentAdapter, RunOutcome
-from agent_wait.envelope import Question, Transition, WaitEnvelope
+from agent_wait.envelope import Transition
 from agent_wait.errors import (
     LedgerRejectedError,
     LedgerUnavailableError,
@@ -48,6 +46,9 @@ from agent_wait.errors import (
     ThreadStateConflictError,
     ThreadStateUnavailableError,
 )
+from agent_wait.host._failures import AGENT_FAILED, Failures
+from agent_wait.host._lease import hold_thread
+from agent_wait.host._questions import AskedQuestions
 from agent_wait.host.dead_letter import DeadLetter
 from agent_wait.host.ledger.base import Decision, FailureKind, Ledger, QuestionRecord, ThreadFailure, ThreadLease
 from agent_wait.host.observe import METRIC_NAMES as M
@@ -59,16 +60,12 @@ from agent_wait.messages import (
     RetryMessage,
     StartMessage,
     group_id_for,
-    internal_id,
     parse_message,
 )
-from agent_wait.publish import Announcers, PublishReport, as_announcers, publish
+from agent_wait.publish import Announcers, as_announcers
 from agent_wait.schema import QuestionStatus
 
 __all__ = ("AGENT_FAILED", "DEFAULT_LEASE_SECONDS", "Router")
-
-AGENT_FAILED = DeadLetterReason.AGENT_FAILED.value
-"""Dead-letter reason for a message whose agent raised (the thread is failed until retried)."""
 
 DEFAULT_LEASE_SECONDS = 900.0
 """How long a thread's lease lasts unless released: Lambda's longest timeout, so a live holder never loses it."""
@@ -128,13 +125,24 @@ class Router:
         self.adapter = adapter
         self.ledger = ledger
         self.dead_letter = dead_letter
-        self.announcers = as_announcers(announce)
         self.metrics: HostMetrics = metrics if metrics is not None else RecordingMetrics()
-        self.reply_to = reply_to
         self.clock = clock
         self.log = logger or logging.getLogger("agent_wait.host")
         self.lease_seconds = lease_seconds
         self.lease_wait = lease_wait
+        self.failures = Failures(ledger, dead_letter, self.metrics, self.log)
+        self.questions = AskedQuestions(
+            ledger, metrics=self.metrics, log=self.log, announce=announce, reply_to=reply_to, clock=self._now
+        )
+
+    @property
+    def announcers(self) -> tuple[Any, ...]:
+        """The announcers every lifecycle envelope goes to."""
+        return tuple(self.questions.announcers)
+
+    @announcers.setter
+    def announcers(self, announce: Announcers) -> None:
+        self.questions.announcers = as_announcers(announce)
 
     # -- entry point ---------------------------------------------------------------------------------
 
@@ -179,7 +187,7 @@ class Router:
         if fallback_id.startswith(RESERVED_ID_PREFIX):  # a transport id may not pose as agent-wait's own
             fallback_id = "sha256:" + hashlib.sha256(fallback_id.encode("utf-8")).hexdigest()
         try:
-            with clock_scope(self.clock), self._lease(thread_id) as lease:
+            with clock_scope(self.clock), self._hold(thread_id) as lease:
                 if isinstance(message, StartMessage):
                     return self._start(message, message.start_id or fallback_id, body, lease.failure)
                 if isinstance(message, RetryMessage):
@@ -190,66 +198,23 @@ class Router:
                 body, DeadLetterReason.REJECTED_BY_STORE, exc.message, message_id=message_id, thread_id=thread_id
             )
         except Exception as exc:
-            return self._not_applied(exc, body, message_id=message_id, thread_id=thread_id, final=final_attempt)
-
-    def _not_applied(
-        self, exc: Exception, body: str, *, message_id: str | None, thread_id: str, final: bool
-    ) -> Outcome:
-        """A store, the network or a bug stopped this delivery: hand it back to SQS, or dead-letter it on the last."""
-        error = _error_name(exc)
-        self.metrics.count(M["router_errors"], reason=type(exc).__name__)
-        if not final:
-            self.log.error(
-                "message not applied; SQS will deliver it again",
-                extra={"thread_id": thread_id, "message_id": message_id, "error": error},
-            )
-            raise exc
-        reason = (
-            DeadLetterReason.THREAD_BUSY if isinstance(exc, ThreadBusyError) else DeadLetterReason.RETRIES_EXHAUSTED
-        )
-        detail = f"not applied on the last receive ({error}); redrive it once the cause is fixed"
-        return self._dead_letter(body, reason, detail, message_id=message_id, thread_id=thread_id)
+            return self.failures.not_applied(exc, body, message_id=message_id, thread_id=thread_id, final=final_attempt)
 
     def _dead_letter(
         self, body: str, reason: str, detail: str, *, message_id: str | None, thread_id: str | None = None
     ) -> Outcome:
-        self.dead_letter.send(body, reason=str(reason), detail=detail, message_id=message_id, thread_id=thread_id)
-        self.metrics.count(M["dead_lettered"], reason=str(reason))
-        self.log.warning(
-            "message dead-lettered: %s",
-            detail,
-            extra={"reason": str(reason), "message_id": message_id, "thread_id": thread_id},
-        )
-        return Outcome(OutcomeKind.DEAD_LETTERED, thread_id, reason=str(reason), detail=detail)
+        return self.failures.dead_letter_message(body, reason, detail, message_id=message_id, thread_id=thread_id)
 
-    @contextmanager
-    def _lease(self, thread_id: str) -> Iterator[ThreadLease]:
-        """Hold the thread while one message is applied; wait up to `lease_wait` for another holder."""
-        holder = uuid.uuid4().hex
-        give_up = time.monotonic() + self.lease_wait
-        delay = 0.05
-        lease = self.ledger.acquire_lease(thread_id, holder, now=self.clock(), seconds=self.lease_seconds)
-        if lease is None:
-            self.metrics.count(M["thread_busy"])
-        while lease is None:
-            if time.monotonic() >= give_up:
-                raise ThreadBusyError(
-                    f"thread {thread_id} is held by another delivery; SQS will deliver this message again",
-                    thread_id=thread_id,
-                )
-            time.sleep(delay)
-            delay = min(delay * 2, 1.0)
-            lease = self.ledger.acquire_lease(thread_id, holder, now=self.clock(), seconds=self.lease_seconds)
-        try:
-            yield lease
-        finally:
-            try:
-                self.ledger.release_lease(thread_id, holder)
-            except Exception as exc:  # the lease then runs out by itself; the outcome stands
-                self.log.warning(
-                    "could not release the thread's lease; it expires by itself",
-                    extra={"thread_id": thread_id, "error": _error_name(exc)},
-                )
+    def _hold(self, thread_id: str) -> AbstractContextManager[ThreadLease]:
+        return hold_thread(
+            self.ledger,
+            thread_id,
+            clock=self.clock,
+            seconds=self.lease_seconds,
+            wait=self.lease_wait,
+            on_busy=lambda: self.metrics.count(M["thread_busy"]),
+            log=self.log,
+        )
 
     # -- starts --------------------------------------------------------------------------------------
 
@@ -257,8 +222,8 @@ class Router:
         thread_id, now = message.thread_id, self.clock()
         if failure is not None:
             if failure.kind is FailureKind.START and failure.message_id == start_id:
-                return self._replay_failure(failure, start_input=message.input)
-            return self._hold(body, thread_id, start_id, failure)
+                return self.failures.replay(failure, start_input=message.input)
+            return self.failures.hold(body, thread_id, start_id, failure)
         progress = self.adapter.progress(thread_id)
         start = self.ledger.begin_start(thread_id, start_id, marker=progress, now=now)
         if not start.created and start.state == "failed":
@@ -271,7 +236,7 @@ class Router:
                 detail="this start failed earlier and was dead-lettered; the agent did not run again",
             )
         if not start.created and start.state == "done":
-            reports = self._republish_open(thread_id)
+            reports = self.questions.republish_open(thread_id)
             self.metrics.count(M["starts_replayed"])
             self.log.info("start replayed; agent not run", extra={"thread_id": thread_id, "start_id": start_id})
             return Outcome(
@@ -286,16 +251,12 @@ class Router:
             else:
                 # An earlier attempt died after the agent moved: finish from the checkpoint, never restart.
                 run = self._converge(thread_id)
-            asked = self._after_run(thread_id, run)
+            asked = self.questions.after_run(thread_id, run)
         except RETRYABLE:
             raise  # a store or network failure: SQS redelivers and the start converges
         except Exception as exc:
-            return self._agent_failed(
-                ThreadFailure(thread_id, FailureKind.START, start_id, start_id, type(exc).__name__, self._stamp()),
-                body,
-                exc,
-                start_input=message.input,
-            )
+            failure = ThreadFailure(thread_id, FailureKind.START, start_id, start_id, type(exc).__name__, self._stamp())
+            return self.failures.agent_failed(failure, body, exc, start_input=message.input)
         self.ledger.finish_start(thread_id, start_id, asked, now=self.clock())
         self.metrics.count(M["starts"])
         self.log.info("start applied", extra={"thread_id": thread_id, "start_id": start_id, "asked": list(asked)})
@@ -316,9 +277,9 @@ class Router:
             if failure.question_id != question_id:
                 if message.from_deadline:  # the sweep sends it again once the thread is retried
                     return self._refuse(RefusalReason.THREAD_FAILED, message, "the thread is failed; retry it first")
-                return self._hold(body, thread_id, answer_id, failure)
+                return self.failures.hold(body, thread_id, answer_id, failure)
             if failure.message_id == answer_id:
-                return self._replay_failure(failure)
+                return self.failures.replay(failure)
             return self._refuse(
                 RefusalReason.THREAD_FAILED,
                 message,
@@ -339,7 +300,7 @@ class Router:
                 # Open in the ledger, but the agent is stopped part-way through another run: a newer turn
                 # moved past this question and failed before it could cancel it. Nothing can resume the
                 # question, and deciding it would continue that other run under this answer's name.
-                self._cancel(record)
+                self.questions.cancel(record)
                 return self._refuse(RefusalReason.NOT_PARKED, message, "the agent is part-way through another run")
             status = QuestionStatus.EXPIRED if message.from_deadline else QuestionStatus.ANSWERED
             # A deadline always applies the question's own default, whatever the message carries.
@@ -352,7 +313,7 @@ class Router:
                 parked = None  # another attempt won: it may have resumed since, so look again
             else:
                 self._count_decision(record, now)
-                self._announce(record.envelope, Transition(status.value))
+                self.questions.announce(record.envelope, Transition(status.value))
         if record.answer_id != answer_id:
             decided_as = record.outcome or record.status
             reason = _REFUSAL_FOR_STATUS.get(decided_as, RefusalReason.ALREADY_DECIDED)
@@ -411,16 +372,18 @@ class Router:
                 parked = self._parked_on(thread_id, question_id)
             # Not parked: already resumed by an attempt that died before it could say so; do not resume again.
             run = self.adapter.resume(thread_id, question_id, record.answer) if parked else self._converge(thread_id)
-            asked = self._after_run(thread_id, run)
+            asked = self.questions.after_run(thread_id, run)
         except RETRYABLE:
             raise
         except Exception as exc:
             failure = ThreadFailure(
                 thread_id, FailureKind.ANSWER, question_id, message_id, type(exc).__name__, self._stamp(), retries
             )
-            return self._agent_failed(failure, body, exc, record=record)
+            outcome = self.failures.agent_failed(failure, body, exc)
+            self.questions.announce(record.envelope, Transition.FAILED)
+            return outcome
         if self.ledger.mark_resumed(thread_id, question_id, now=self.clock()):
-            self._announce(record.envelope, Transition.RESUMED)
+            self.questions.announce(record.envelope, Transition.RESUMED)
         self.log.info(
             "answer applied", extra={"thread_id": thread_id, "question_id": question_id, "asked": list(asked)}
         )
@@ -445,77 +408,13 @@ class Router:
 
     # -- failed threads and their retry -----------------------------------------------------------------
 
-    def _agent_failed(
-        self,
-        failure: ThreadFailure,
-        body: str,
-        exc: Exception,
-        *,
-        record: QuestionRecord | None = None,
-        start_input: Any = None,
-    ) -> Outcome:
-        """The agent raised: dead-letter the message, then record the failure on the thread and its row, once."""
-        thread_id = failure.thread_id
-        doing = "starting" if failure.kind is FailureKind.START else f"resuming question {failure.target_id}"
-        detail = (
-            f"the agent raised {failure.error} while {doing}; fix the agent, then run: agent-wait retry {thread_id}"
-        )
-        # Dead-letter first: a crash before the failure is recorded re-runs the agent once on redelivery;
-        # a failure recorded first could leave the message with no dead letter at all.
-        self.dead_letter.send(
-            body, reason=AGENT_FAILED, detail=detail, message_id=failure.message_id, thread_id=thread_id
-        )
-        self.ledger.mark_failed(failure, start_input=start_input)
-        self.metrics.count(M["agent_failed"], reason="retry" if failure.retries else failure.kind.value)
-        self.metrics.count(M["dead_lettered"], reason=AGENT_FAILED)
-        # The exception's text may quote the agent's input or the answer: only its type above DEBUG.
-        self.log.warning(
-            "agent failed; the thread is held until retried",
-            extra={
-                "thread_id": thread_id,
-                "question_id": failure.question_id,
-                "message_id": failure.message_id,
-                "error": failure.error,
-            },
-        )
-        self.log.debug("agent failure detail: %s", exc, exc_info=exc)
-        if record is not None:
-            self._announce(record.envelope, Transition.FAILED)
-        return Outcome(OutcomeKind.DEAD_LETTERED, thread_id, failure.question_id, reason=AGENT_FAILED, detail=detail)
-
-    def _replay_failure(self, failure: ThreadFailure, *, start_input: Any = None) -> Outcome:
-        """The message that failed arrived again: finish recording its failure (idempotent); run nothing."""
-        self.ledger.mark_failed(failure, start_input=start_input)
-        kind = OutcomeKind.START_REPLAYED if failure.kind is FailureKind.START else OutcomeKind.REFUSED
-        if kind is OutcomeKind.REFUSED:
-            self.metrics.count(M["refused"], reason=RefusalReason.THREAD_FAILED.value)
-        else:
-            self.metrics.count(M["starts_replayed"])
-        return Outcome(
-            kind,
-            failure.thread_id,
-            failure.question_id,
-            reason=AGENT_FAILED if kind is OutcomeKind.START_REPLAYED else RefusalReason.THREAD_FAILED,
-            detail="this message failed earlier and was dead-lettered; the agent did not run again",
-        )
-
-    def _hold(self, body: str, thread_id: str, message_id: str, failure: ThreadFailure) -> Outcome:
-        """The thread is failed: park this message in the dead-letter queue until the thread is retried."""
-        detail = (
-            f"thread {thread_id} is failed since {failure.failed_at} (the agent raised {failure.error}); "
-            f"run agent-wait retry {thread_id}, then redrive this message"
-        )
-        return self._dead_letter(
-            body, DeadLetterReason.THREAD_FAILED, detail, message_id=message_id, thread_id=thread_id
-        )
-
     def _retry(self, message: RetryMessage, body: str, failure: ThreadFailure | None) -> Outcome:
         """Apply a failed thread's recorded start or decision again, once per retry id."""
         thread_id, retry_id = message.thread_id, message.retry_id
         if failure is None:
             return self._refuse(RefusalReason.NOTHING_TO_RETRY, message, "the thread is not failed")
         if failure.message_id == retry_id:
-            return self._replay_failure(failure)
+            return self.failures.replay(failure)
         if not self.ledger.begin_retry(failure, retry_id, now=self.clock()):
             return self._refuse(RefusalReason.NOTHING_TO_RETRY, message, "another retry is applying it")
         self.log.info(
@@ -543,18 +442,21 @@ class Router:
             # Finish the failed run from its checkpoint when there is one; else run the recorded input.
             unfinished = self.adapter.unfinished(thread_id)
             run = self.adapter.continue_run(thread_id) if unfinished else self.adapter.start(thread_id, start_input)
-            asked = self._after_run(thread_id, run)
+            asked = self.questions.after_run(thread_id, run)
         except RETRYABLE:
             raise
         except Exception as exc:
             retried = ThreadFailure(
                 thread_id, FailureKind.START, start_id, retry_id, type(exc).__name__, self._stamp(), failure.retries + 1
             )
-            return self._agent_failed(retried, body, exc, start_input=start_input)
+            return self.failures.agent_failed(retried, body, exc, start_input=start_input)
         self.ledger.finish_start(thread_id, start_id, asked, now=self.clock())
         return Outcome(OutcomeKind.STARTED, thread_id, asked=asked)
 
     # -- shared steps ----------------------------------------------------------------------------------
+
+    def _now(self) -> datetime:
+        return self.clock()  # read late: a host or a test may swap `clock` after construction
 
     def _stamp(self) -> str:
         return format_rfc3339(self.clock())
@@ -563,57 +465,3 @@ class Router:
         if self.adapter.unfinished(thread_id):
             return self.adapter.continue_run(thread_id)
         return RunOutcome(None, tuple(self.adapter.pending(thread_id)))
-
-    def _after_run(self, thread_id: str, run: RunOutcome) -> tuple[str, ...]:
-        """Record and announce what the agent now waits on; cancel what it moved past unanswered."""
-        for question in run.questions:
-            self._record_question(question)
-        waiting = {q.question_id for q in run.questions}
-        for record in self.ledger.questions(thread_id, status=QuestionStatus.OPEN):
-            if record.question_id not in waiting:
-                self._cancel(record)
-        return tuple(q.question_id for q in run.questions)
-
-    def _record_question(self, question: Question) -> None:
-        now = self.clock()
-        opened = self.ledger.open(WaitEnvelope.create(question, reply_to=self.reply_to, now=now), now=now)
-        if opened.created:
-            self.metrics.count(M["asked"])
-            self.log.info(
-                "question asked", extra={"thread_id": question.thread_id, "question_id": question.question_id}
-            )
-        if opened.created or not opened.record.announced:
-            self._announce_created(opened.record)
-
-    def _announce_created(self, record: QuestionRecord) -> PublishReport:
-        report = self._announce(record.envelope, Transition.CREATED)
-        if report.ok:
-            self.ledger.mark_announced(record.thread_id, record.question_id)
-        return report
-
-    def _cancel(self, record: QuestionRecord) -> None:
-        decision = Decision(
-            QuestionStatus.CANCELLED, None, internal_id("cancelled", record.question_id), "agent-wait:moved-on"
-        )
-        if self.ledger.decide(record.thread_id, record.question_id, decision, now=self.clock()).won:
-            self.metrics.count(M["cancelled"])
-            self._announce(record.envelope, Transition.CANCELLED)
-
-    def _announce(self, envelope: WaitEnvelope, transition: Transition) -> PublishReport:
-        report = publish(envelope.for_transition(transition), self.announcers)
-        for failure in report.failed:
-            self.metrics.count(M["announce_failed"], reason=failure.announcer)
-        return report
-
-    def _republish_open(self, thread_id: str) -> Sequence[PublishReport]:
-        return [
-            self._announce_created(record) for record in self.ledger.questions(thread_id, status=QuestionStatus.OPEN)
-        ]
-
-
-def _error_name(exc: BaseException) -> str:
-    """The exception's type, and the store's error code when it has one: never its text."""
-    code = getattr(exc, "code", None)
-    if code is None and isinstance(exc, ClientError):
-        code = exc.response.get("Error", {}).get("Code")
-    return f"{type(exc).__name__} ({code})" if code else type(exc).__name__

@@ -1,0 +1,115 @@
+"""Where messages that cannot apply go: the dead-letter queue with a reason, and failed threads recorded once."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from agent_wait.errors import ThreadBusyError
+from agent_wait.host._lease import error_name
+from agent_wait.host.dead_letter import DeadLetter
+from agent_wait.host.ledger.base import FailureKind, Ledger, ThreadFailure
+from agent_wait.host.observe import METRIC_NAMES as M
+from agent_wait.host.observe import HostMetrics
+from agent_wait.host.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
+
+__all__ = ("AGENT_FAILED", "Failures")
+
+AGENT_FAILED = DeadLetterReason.AGENT_FAILED.value
+"""Dead-letter reason for a message whose agent raised (the thread is failed until retried)."""
+
+
+class Failures:
+    """Dead-letters what cannot apply, and records an agent's failure on its thread, once.
+
+    Every dead letter carries its reason and a detail with ids and types only: the message body keeps
+    the content, for a redrive; the detail, the logs and the metrics never do.
+    """
+
+    def __init__(self, ledger: Ledger, dead_letter: DeadLetter, metrics: HostMetrics, log: logging.Logger | Any):
+        self.ledger = ledger
+        self.dead_letter = dead_letter
+        self.metrics = metrics
+        self.log = log
+
+    def dead_letter_message(
+        self, body: str, reason: str, detail: str, *, message_id: str | None, thread_id: str | None = None
+    ) -> Outcome:
+        """Send `body` to the dead-letter queue with `reason`; count and log it (ids only)."""
+        self.dead_letter.send(body, reason=str(reason), detail=detail, message_id=message_id, thread_id=thread_id)
+        self.metrics.count(M["dead_lettered"], reason=str(reason))
+        self.log.warning(
+            "message dead-lettered: %s",
+            detail,
+            extra={"reason": str(reason), "message_id": message_id, "thread_id": thread_id},
+        )
+        return Outcome(OutcomeKind.DEAD_LETTERED, thread_id, reason=str(reason), detail=detail)
+
+    def not_applied(self, exc: Exception, body: str, *, message_id: str | None, thread_id: str, final: bool) -> Outcome:
+        """A store, the network or a bug stopped this delivery: raise it back to SQS, or dead-letter it on the last."""
+        error = error_name(exc)
+        self.metrics.count(M["router_errors"], reason=type(exc).__name__)
+        if not final:
+            self.log.error(
+                "message not applied; SQS will deliver it again",
+                extra={"thread_id": thread_id, "message_id": message_id, "error": error},
+            )
+            raise exc
+        busy = isinstance(exc, ThreadBusyError)
+        reason = DeadLetterReason.THREAD_BUSY if busy else DeadLetterReason.RETRIES_EXHAUSTED
+        detail = f"not applied on the last receive ({error}); redrive it once the cause is fixed"
+        return self.dead_letter_message(body, reason, detail, message_id=message_id, thread_id=thread_id)
+
+    def agent_failed(self, failure: ThreadFailure, body: str, exc: Exception, *, start_input: Any = None) -> Outcome:
+        """The agent raised: dead-letter the message, then record the failure on the thread and its row, once."""
+        thread_id = failure.thread_id
+        doing = "starting" if failure.kind is FailureKind.START else f"resuming question {failure.target_id}"
+        detail = (
+            f"the agent raised {failure.error} while {doing}; fix the agent, then run: agent-wait retry {thread_id}"
+        )
+        # Dead-letter first: a crash before the failure is recorded re-runs the agent once on redelivery;
+        # a failure recorded first could leave the message with no dead letter at all.
+        self.dead_letter.send(
+            body, reason=AGENT_FAILED, detail=detail, message_id=failure.message_id, thread_id=thread_id
+        )
+        self.ledger.mark_failed(failure, start_input=start_input)
+        self.metrics.count(M["agent_failed"], reason="retry" if failure.retries else failure.kind.value)
+        self.metrics.count(M["dead_lettered"], reason=AGENT_FAILED)
+        # The exception's text may quote the agent's input or the answer: only its type above DEBUG.
+        self.log.warning(
+            "agent failed; the thread is held until retried",
+            extra={
+                "thread_id": thread_id,
+                "question_id": failure.question_id,
+                "message_id": failure.message_id,
+                "error": failure.error,
+            },
+        )
+        self.log.debug("agent failure detail: %s", exc, exc_info=exc)
+        return Outcome(OutcomeKind.DEAD_LETTERED, thread_id, failure.question_id, reason=AGENT_FAILED, detail=detail)
+
+    def replay(self, failure: ThreadFailure, *, start_input: Any = None) -> Outcome:
+        """The message that failed arrived again: finish recording its failure (idempotent); run nothing."""
+        self.ledger.mark_failed(failure, start_input=start_input)
+        if failure.kind is FailureKind.START:
+            self.metrics.count(M["starts_replayed"])
+            kind, reason = OutcomeKind.START_REPLAYED, AGENT_FAILED
+        else:
+            self.metrics.count(M["refused"], reason=RefusalReason.THREAD_FAILED.value)
+            kind, reason = OutcomeKind.REFUSED, RefusalReason.THREAD_FAILED
+        return Outcome(
+            kind,
+            failure.thread_id,
+            failure.question_id,
+            reason=reason,
+            detail="this message failed earlier and was dead-lettered; the agent did not run again",
+        )
+
+    def hold(self, body: str, thread_id: str, message_id: str, failure: ThreadFailure) -> Outcome:
+        """The thread is failed: park this message in the dead-letter queue until the thread is retried."""
+        detail = (
+            f"thread {thread_id} is failed since {failure.failed_at} (the agent raised {failure.error}); "
+            f"run agent-wait retry {thread_id}, then redrive this message"
+        )
+        reason = DeadLetterReason.THREAD_FAILED
+        return self.dead_letter_message(body, reason, detail, message_id=message_id, thread_id=thread_id)

@@ -1,0 +1,68 @@
+"""Holding a thread while one message is applied: the ledger's per-thread lease, waited for briefly."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from agent_wait.errors import ThreadBusyError
+from agent_wait.host.ledger.base import Ledger, ThreadLease
+
+__all__ = ("error_name", "hold_thread")
+
+
+@contextmanager
+def hold_thread(
+    ledger: Ledger,
+    thread_id: str,
+    *,
+    clock: Callable[[], datetime],
+    seconds: float,
+    wait: float,
+    on_busy: Callable[[], None],
+    log: logging.Logger | Any,
+) -> Iterator[ThreadLease]:
+    """Hold `thread_id`'s lease for the block; wait up to `wait` seconds for another holder to let go.
+
+    Raises:
+        ThreadBusyError: another delivery still held the thread after `wait` (the message is retried).
+    """
+    holder = uuid.uuid4().hex
+    give_up = time.monotonic() + wait
+    delay = 0.05
+    lease = ledger.acquire_lease(thread_id, holder, now=clock(), seconds=seconds)
+    if lease is None:
+        on_busy()
+    while lease is None:
+        if time.monotonic() >= give_up:
+            raise ThreadBusyError(
+                f"thread {thread_id} is held by another delivery; SQS will deliver this message again",
+                thread_id=thread_id,
+            )
+        time.sleep(delay)
+        delay = min(delay * 2, 1.0)
+        lease = ledger.acquire_lease(thread_id, holder, now=clock(), seconds=seconds)
+    try:
+        yield lease
+    finally:
+        try:
+            ledger.release_lease(thread_id, holder)
+        except Exception as exc:  # the lease then runs out by itself; the outcome stands
+            log.warning(
+                "could not release the thread's lease; it expires by itself",
+                extra={"thread_id": thread_id, "error": error_name(exc)},
+            )
+
+
+def error_name(exc: BaseException) -> str:
+    """The exception's type, and the store's error code when it has one: never its text."""
+    code = getattr(exc, "code", None)
+    response = getattr(exc, "response", None)
+    if code is None and isinstance(response, dict):
+        code = response.get("Error", {}).get("Code")
+    return f"{type(exc).__name__} ({code})" if code else type(exc).__name__

@@ -1,0 +1,96 @@
+"""What the agent waits on, kept true in the ledger and announced: record, announce, cancel what it moved past."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from agent_wait.adapter import RunOutcome
+from agent_wait.envelope import Question, Transition, WaitEnvelope
+from agent_wait.host.ledger.base import Decision, Ledger, QuestionRecord
+from agent_wait.host.observe import METRIC_NAMES as M
+from agent_wait.host.observe import HostMetrics
+from agent_wait.messages import internal_id
+from agent_wait.publish import Announcers, PublishReport, as_announcers, publish
+from agent_wait.schema import QuestionStatus
+
+__all__ = ("AskedQuestions",)
+
+MOVED_ON = "agent-wait:moved-on"
+"""`answered_by` of a question the router cancelled because the agent moved past it unanswered."""
+
+
+class AskedQuestions:
+    """After each run: record every question the agent waits on, announce it, cancel what it moved past.
+
+    Args:
+        ledger: where questions are recorded.
+        metrics: counts of questions asked, cancelled and announcements that failed.
+        log: a stdlib-compatible logger.
+        announce: announcers for every lifecycle envelope.
+        reply_to: published on envelopes as where answers go.
+        clock: returns now (UTC).
+    """
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        *,
+        metrics: HostMetrics,
+        log: logging.Logger | Any,
+        announce: Announcers,
+        reply_to: Any,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.ledger = ledger
+        self.metrics = metrics
+        self.log = log
+        self.announcers = as_announcers(announce)
+        self.reply_to = reply_to
+        self.clock = clock
+
+    def after_run(self, thread_id: str, run: RunOutcome) -> tuple[str, ...]:
+        """Record and announce what the agent now waits on; cancel what it moved past unanswered."""
+        for question in run.questions:
+            self.record(question)
+        waiting = {q.question_id for q in run.questions}
+        for record in self.ledger.questions(thread_id, status=QuestionStatus.OPEN):
+            if record.question_id not in waiting:
+                self.cancel(record)
+        return tuple(q.question_id for q in run.questions)
+
+    def record(self, question: Question) -> None:
+        now = self.clock()
+        opened = self.ledger.open(WaitEnvelope.create(question, reply_to=self.reply_to, now=now), now=now)
+        if opened.created:
+            self.metrics.count(M["asked"])
+            self.log.info(
+                "question asked", extra={"thread_id": question.thread_id, "question_id": question.question_id}
+            )
+        if opened.created or not opened.record.announced:
+            self.announce_created(opened.record)
+
+    def announce_created(self, record: QuestionRecord) -> PublishReport:
+        report = self.announce(record.envelope, Transition.CREATED)
+        if report.ok:
+            self.ledger.mark_announced(record.thread_id, record.question_id)
+        return report
+
+    def cancel(self, record: QuestionRecord) -> None:
+        decision = Decision(QuestionStatus.CANCELLED, None, internal_id("cancelled", record.question_id), MOVED_ON)
+        if self.ledger.decide(record.thread_id, record.question_id, decision, now=self.clock()).won:
+            self.metrics.count(M["cancelled"])
+            self.announce(record.envelope, Transition.CANCELLED)
+
+    def announce(self, envelope: WaitEnvelope, transition: Transition) -> PublishReport:
+        report = publish(envelope.for_transition(transition), self.announcers)
+        for failure in report.failed:
+            self.metrics.count(M["announce_failed"], reason=failure.announcer)
+        return report
+
+    def republish_open(self, thread_id: str) -> Sequence[PublishReport]:
+        return [
+            self.announce_created(record) for record in self.ledger.questions(thread_id, status=QuestionStatus.OPEN)
+        ]
