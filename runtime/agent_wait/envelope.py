@@ -47,8 +47,9 @@ ENVELOPE_FIELDS: tuple[str, ...] = (
     "reply_with",
     "correlation",
     "tags",
+    "rules",
 )
-"""Every field of the envelope, in contract order."""
+"""Every field of the envelope, in contract order (`rules` extends the seed contract)."""
 
 
 class Transition(StrEnum):
@@ -180,6 +181,9 @@ class WaitEnvelope:
     """`{"provider", "id"}` when the question is tied to an external job."""
     tags: Mapping[str, str]
     """Routing hints from the policy."""
+    rules: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({"answerers": None, "edits": True}))
+    """How an answer is checked: `{"answerers": {"groups", "principals"} | None, "edits": bool}`. A UI shows the
+    edit form only when `edits` is true; the host refuses answers that break a rule."""
 
     @classmethod
     def create(
@@ -219,6 +223,7 @@ class WaitEnvelope:
             ),
             correlation=policy.correlation,
             tags=policy.tags,
+            rules=MappingProxyType(policy.rules()),
         )
 
     @property
@@ -255,6 +260,7 @@ class WaitEnvelope:
             "reply_with": dict(self.reply_with),
             "correlation": dict(self.correlation) if self.correlation is not None else None,
             "tags": dict(self.tags),
+            "rules": dict(self.rules),
         }
 
     def to_json(self) -> str:
@@ -269,10 +275,12 @@ class WaitEnvelope:
         """
         if not isinstance(data, Mapping):
             raise EnvelopeError(f"an envelope must be a JSON object; got a {type(data).__name__}")
-        missing = [name for name in ENVELOPE_FIELDS if name not in data]
+        # `rules` came after the seed contract: an envelope written before it reads as one without rules.
+        missing = [name for name in ENVELOPE_FIELDS if name not in data and name != "rules"]
         if missing:
             raise EnvelopeError(f"envelope is missing field(s) {missing}; every field of the contract is required")
-        plain = to_jsonable({name: data[name] for name in ENVELOPE_FIELDS}, where="envelope")
+        defaults = {"rules": {"answerers": None, "edits": True}}
+        plain = to_jsonable({name: data.get(name, defaults.get(name)) for name in ENVELOPE_FIELDS}, where="envelope")
         Transition.parse(plain["type"])
         for name in ("event_id", "thread_id", "question_id"):
             if not isinstance(plain[name], str) or not plain[name]:
@@ -281,8 +289,8 @@ class WaitEnvelope:
             isinstance(a, str) for a in plain["allowed_actions"]
         ):
             raise EnvelopeError("envelope field allowed_actions must be a list of strings")
-        if not isinstance(plain["reply_with"], dict) or not isinstance(plain["tags"], dict):
-            raise EnvelopeError("envelope fields reply_with and tags must be objects")
+        if not all(isinstance(plain[name], dict) for name in ("reply_with", "tags", "rules")):
+            raise EnvelopeError("envelope fields reply_with, tags and rules must be objects")
         return cls(
             type=plain["type"],
             event_id=plain["event_id"],
@@ -298,6 +306,7 @@ class WaitEnvelope:
             reply_with=MappingProxyType(plain["reply_with"]),
             correlation=plain["correlation"],
             tags=MappingProxyType(plain["tags"]),
+            rules=MappingProxyType(plain["rules"]),
         )
 
     @classmethod

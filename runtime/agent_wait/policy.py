@@ -71,6 +71,12 @@ class WaitPolicy:
     """How long an answer stays usable after it is given; None for no limit."""
     answer_ttl_iso: str | None = field(default=None)
     """`answer_ttl` as ISO 8601 text."""
+    answerer_groups: tuple[str, ...] = ()
+    """When set, only people in one of these groups (an API user's group claims) may answer."""
+    answerer_principals: tuple[str, ...] = ()
+    """When set, only these queue senders (IAM role or user unique ids, e.g. `AROA...`) may answer directly."""
+    allow_edits: bool = True
+    """Whether an approval may carry edited arguments (`{"action": "approve", "args": {...}}`)."""
 
     def __init__(
         self,
@@ -81,6 +87,9 @@ class WaitPolicy:
         tags: Mapping[str, str] | None = None,
         correlation: Mapping[str, str] | None = None,
         answer_ttl: str | float | None = None,
+        answerer_groups: Iterable[str] = (),
+        answerer_principals: Iterable[str] = (),
+        allow_edits: bool = True,
     ) -> None:
         timeout_delta, timeout_text = _duration_field("timeout", timeout)
         ttl_delta, ttl_text = _duration_field("answer_ttl", answer_ttl)
@@ -107,6 +116,25 @@ class WaitPolicy:
         object.__setattr__(self, "correlation", checked_correlation)
         object.__setattr__(self, "answer_ttl", ttl_delta)
         object.__setattr__(self, "answer_ttl_iso", ttl_text)
+        object.__setattr__(self, "answerer_groups", _check_names("answerer_groups", answerer_groups))
+        object.__setattr__(self, "answerer_principals", _check_names("answerer_principals", answerer_principals))
+        if not isinstance(allow_edits, bool):
+            raise PolicyError("allow_edits", allow_edits, f"allow_edits must be True or False; got {allow_edits!r}")
+        object.__setattr__(self, "allow_edits", allow_edits)
+
+    @property
+    def restricts_answerers(self) -> bool:
+        """True when only named groups or principals may answer."""
+        return bool(self.answerer_groups or self.answerer_principals)
+
+    def rules(self) -> dict[str, Any]:
+        """How an answer is checked, as the envelope's `rules` field: who may answer, whether edits are allowed."""
+        answerers = (
+            {"groups": list(self.answerer_groups), "principals": list(self.answerer_principals)}
+            if self.restricts_answerers
+            else None
+        )
+        return {"answerers": answerers, "edits": self.allow_edits}
 
     def to_dict(self) -> dict[str, Any]:
         """The policy as JSON, in the form `from_dict` reads back (used to carry it through a checkpoint)."""
@@ -117,12 +145,25 @@ class WaitPolicy:
             "tags": dict(self.tags),
             "correlation": dict(self.correlation) if self.correlation is not None else None,
             "answer_ttl": self.answer_ttl_iso,
+            "answerer_groups": list(self.answerer_groups),
+            "answerer_principals": list(self.answerer_principals),
+            "allow_edits": self.allow_edits,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> WaitPolicy:
         """Rebuild a policy written by `to_dict`. Unknown keys are refused so a typo is not silently lost."""
-        known = {"timeout", "default", "allowed_actions", "tags", "correlation", "answer_ttl"}
+        known = {
+            "timeout",
+            "default",
+            "allowed_actions",
+            "tags",
+            "correlation",
+            "answer_ttl",
+            "answerer_groups",
+            "answerer_principals",
+            "allow_edits",
+        }
         unknown = sorted(set(data) - known)
         if unknown:
             raise PolicyError(
@@ -135,12 +176,16 @@ class WaitPolicy:
             tags=data.get("tags"),
             correlation=data.get("correlation"),
             answer_ttl=data.get("answer_ttl"),
+            answerer_groups=data.get("answerer_groups") or (),
+            answerer_principals=data.get("answerer_principals") or (),
+            allow_edits=data.get("allow_edits", True),
         )
 
     def __repr__(self) -> str:
         return (
             f"WaitPolicy(timeout={self.timeout_iso!r}, allowed_actions={self.allowed_actions!r}, "
-            f"tags={dict(self.tags)!r}, answer_ttl={self.answer_ttl_iso!r})"
+            f"tags={dict(self.tags)!r}, answer_ttl={self.answer_ttl_iso!r}, "
+            f"answerer_groups={self.answerer_groups!r}, allow_edits={self.allow_edits!r})"
         )
 
 
@@ -163,6 +208,18 @@ def _check_actions(allowed_actions: Iterable[str]) -> tuple[str, ...]:
     if len(set(actions)) != len(actions):
         raise PolicyError("allowed_actions", actions, f"allowed_actions lists an action twice: {list(actions)}")
     return actions
+
+
+def _check_names(name: str, values: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(values, str):
+        raise PolicyError(
+            name, values, f"{name} must be a list of strings such as ['finance']; got the string {values!r}"
+        )
+    names = tuple(values)
+    for value in names:
+        if not isinstance(value, str) or not value.strip():
+            raise PolicyError(name, names, f"{name} must hold non-empty strings; got {value!r}")
+    return names
 
 
 def _check_tags(tags: Mapping[str, str] | None) -> Mapping[str, str]:

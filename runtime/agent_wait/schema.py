@@ -28,6 +28,8 @@ class IndexShape:
     name: str
     partition_key: str
     sort_key: str
+    keys_only: bool = False
+    """Project only the keys (a lookup index: read the item itself afterwards); else all attributes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +46,7 @@ class TableShape:
         Example:
             >>> request = QUESTION_TABLE.create_table_request("questions")
             >>> [index["IndexName"] for index in request["GlobalSecondaryIndexes"]]
-            ['by_status', 'by_announce_due', 'open_by_age']
+            ['by_status', 'by_announce_due', 'open_by_age', 'by_question']
         """
         keys = {self.partition_key, self.sort_key}
         for index in self.indexes:
@@ -60,7 +62,7 @@ class TableShape:
                 {
                     "IndexName": index.name,
                     "KeySchema": _key_schema(index.partition_key, index.sort_key),
-                    "Projection": {"ProjectionType": "ALL"},
+                    "Projection": {"ProjectionType": "KEYS_ONLY" if index.keys_only else "ALL"},
                 }
                 for index in self.indexes
             ]
@@ -87,6 +89,7 @@ QUESTION_TABLE = TableShape(
         IndexShape("by_status", "status", "expires_at"),
         IndexShape("by_announce_due", "announce_due", "asked_at"),
         IndexShape("open_by_age", "open_since", "asked_at"),
+        IndexShape("by_question", "question_id", "pk", keys_only=True),
     ),
 )
 """One item per question: `pk = THREAD#<thread_id>`, `sk = WAIT#<question_id>`.
@@ -95,7 +98,9 @@ GSI `by_status` (status, expires_at) serves "open questions" and "overdue questi
 `by_announce_due` is sparse: only a question whose announcement has not yet succeeded carries
 `announce_due`, so the sweep finds those at a cost proportional to them, not to every open question.
 GSI `open_by_age` is sparse too: only an open question carries `open_since`, so the oldest open
-question is one query of one item. All three project all attributes.
+question is one query of one item. These three project all attributes. GSI `by_question`
+(question_id, pk) projects keys only: it finds a question's thread from its id alone (the answer API's
+`/questions/{id}`, a signed link), and the item is then read by its key.
 """
 
 CHECKPOINT_TABLE = TableShape(partition_key="PK", sort_key="SK", ttl_attribute="ttl")
@@ -152,6 +157,23 @@ class Settings(StrEnum):
     LEASE_SECONDS = "AGENT_WAIT_LEASE_SECONDS"
     """Optional: how long the router holds a thread's lease (default 900, Lambda's longest timeout); the
     construct sets the router's timeout plus a margin. A lease outliving a dead holder blocks that long."""
+    TRUSTED_SENDERS = "AGENT_WAIT_TRUSTED_SENDERS"
+    """Optional: comma-separated IAM unique ids (`AROA...` of a role, `AIDA...` of a user) whose queue messages
+    may claim `answered_by`, `via` and `origin: deadline`: the answer API's and the sweep's roles. Matched
+    against the part of SQS's `SenderId` before any `:`. Unset: every sender is trusted (a warning at cold start)."""
+    START_SENDERS = "AGENT_WAIT_START_SENDERS"
+    """Optional: comma-separated IAM unique ids allowed to send starts; unset, any sender the queue lets in."""
+    ANSWER_SENDERS = "AGENT_WAIT_ANSWER_SENDERS"
+    """Optional: comma-separated IAM unique ids allowed to send answers; unset, any sender the queue lets in."""
+    API_URL = "AGENT_WAIT_API_URL"
+    """Optional: the answer API's base URL; envelopes carry it in `reply_to`, and signed links point at it."""
+    LINK_KEYS_ARN = "AGENT_WAIT_LINK_KEYS_ARN"
+    """Optional: a Secrets Manager secret with the keys that sign answer links (the newest signs, all verify)."""
+    LINK_ANNOUNCERS = "AGENT_WAIT_LINK_ANNOUNCERS"
+    """Optional: comma-separated announcer names (`sns`, `eventbridge`, `webhook`) whose envelopes carry signed
+    answer links; never the log announcer. Unset: no announcer carries links."""
+    GROUPS_CLAIM = "AGENT_WAIT_GROUPS_CLAIM"
+    """Optional: the JWT claim that lists a user's groups (default `cognito:groups`, then `groups`)."""
     MAX_RECEIVE_COUNT = "AGENT_WAIT_MAX_RECEIVE_COUNT"
     """Optional: the entry queue's `maxReceiveCount`; on the last receive the router dead-letters a message it
     still cannot apply, with its reason, instead of leaving SQS to move it without one (default 5)."""

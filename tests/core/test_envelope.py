@@ -66,12 +66,29 @@ def contract_question(**overrides: Any) -> Question:
 # --- the fields ---------------------------------------------------------------------------------
 
 
-def test_envelope_fields_are_exactly_the_contract_in_order():
+EXTENSIONS = ("rules",)
+"""Fields agent-wait adds after the seed contract's own, in order."""
+
+
+def test_envelope_fields_are_exactly_the_contract_in_order_then_the_extensions():
     # GIVEN the contract's example / WHEN compared with ENVELOPE_FIELDS and to_dict()
     envelope = WaitEnvelope.create(contract_question())
-    # THEN the same keys, and to_dict() keeps the contract order
-    assert set(ENVELOPE_FIELDS) == set(CONTRACT_EXAMPLE)
-    assert list(envelope.to_dict()) == list(ENVELOPE_FIELDS) == list(CONTRACT_EXAMPLE)
+    # THEN the contract's keys in its order, then agent-wait's extensions
+    assert list(envelope.to_dict()) == list(ENVELOPE_FIELDS) == [*CONTRACT_EXAMPLE, *EXTENSIONS]
+
+
+def test_rules_say_who_may_answer_and_whether_edits_are_allowed():
+    # GIVEN a policy restricted to finance, with edits off / WHEN its envelope is built
+    policy = WaitPolicy(answerer_groups=["finance"], allow_edits=False)
+    rules = WaitEnvelope.create(contract_question(policy=policy)).to_dict()["rules"]
+    # THEN the rules travel with the question; an unrestricted policy says so too
+    assert rules == {"answerers": {"groups": ["finance"], "principals": []}, "edits": False}
+    assert WaitEnvelope.create(contract_question()).rules == {"answerers": None, "edits": True}
+
+
+def test_an_envelope_written_before_rules_existed_reads_back_with_open_rules():
+    old = {**CONTRACT_EXAMPLE}
+    assert WaitEnvelope.from_dict(old).rules == {"answerers": None, "edits": True}
 
 
 def test_envelope_built_from_the_contract_inputs_is_the_contract_example():
@@ -80,7 +97,10 @@ def test_envelope_built_from_the_contract_inputs_is_the_contract_example():
     data = WaitEnvelope.create(contract_question()).to_dict()
     # THEN every field but the fresh event_id is the example's value
     assert ULID.match(data["event_id"])
-    assert {**data, "event_id": CONTRACT_EXAMPLE["event_id"]} == CONTRACT_EXAMPLE
+    assert {**data, "event_id": CONTRACT_EXAMPLE["event_id"]} == {
+        **CONTRACT_EXAMPLE,
+        "rules": {"answerers": None, "edits": True},
+    }
 
 
 def test_to_dict_holds_only_plain_json_types():
@@ -159,7 +179,7 @@ def test_from_dict_missing_fields_raises_envelope_error_listing_every_missing_on
         ("question_id", "", "envelope field question_id must be a non-empty string; got ''"),
         ("thread_id", 7, "envelope field thread_id must be a non-empty string; got 7"),
         ("allowed_actions", "approve", "envelope field allowed_actions must be a list of strings"),
-        ("tags", ["a"], "envelope fields reply_with and tags must be objects"),
+        ("tags", ["a"], "envelope fields reply_with, tags and rules must be objects"),
         ("type", "wait.deleted", "unknown transition 'wait.deleted'; expected one of: created, answered"),
         ("question", {1, 2}, "envelope.question is a set, which is not JSON"),
     ],

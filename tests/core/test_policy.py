@@ -303,6 +303,9 @@ def test_to_dict_holds_plain_json_types():
         "tags": {"a": "b"},
         "correlation": {"provider": "p", "id": "i"},
         "answer_ttl": None,
+        "answerer_groups": [],
+        "answerer_principals": [],
+        "allow_edits": True,
     }
     assert type(data["tags"]) is dict
     assert type(data["correlation"]) is dict
@@ -312,7 +315,8 @@ def test_from_dict_refuses_unknown_keys_so_a_typo_is_not_lost():
     # GIVEN a policy dict with a misspelt key
     data = {"timout": "PT1H", "timeout": "PT2H"}
     # WHEN it is read back
-    with pytest.raises(PolicyError, match=re.escape("unknown policy field(s) ['timout']; known: ['allowed_actions'")):
+    expected = "unknown policy field(s) ['timout']; known: ['allow_edits', 'allowed_actions'"
+    with pytest.raises(PolicyError, match=re.escape(expected)):
         WaitPolicy.from_dict(data)
 
 
@@ -339,7 +343,8 @@ def test_repr_shows_the_shape_not_the_default_answer():
     policy = WaitPolicy(timeout="PT1H", default={"note": "Zoë's refund"}, tags={"g": "finance"})
     # THEN the repr shows timeout, actions and tags, not the default
     assert repr(policy) == (
-        "WaitPolicy(timeout='PT1H', allowed_actions=('approve', 'reject'), tags={'g': 'finance'}, answer_ttl=None)"
+        "WaitPolicy(timeout='PT1H', allowed_actions=('approve', 'reject'), tags={'g': 'finance'}, answer_ttl=None, "
+        "answerer_groups=(), allow_edits=True)"
     )
 
 
@@ -369,3 +374,21 @@ def test_a_default_too_large_to_travel_with_every_envelope_is_refused() -> None:
 def test_a_default_holding_a_number_dynamodb_cannot_store_is_refused(number: float) -> None:
     with pytest.raises(PolicyError, match=re.escape("send it as a string")):
         WaitPolicy(default={"action": "reject", "amount": number})
+
+
+def test_answerers_and_edits_round_trip_and_are_checked() -> None:
+    # GIVEN a policy restricted to finance's group and one queue principal, with edits off
+    policy = WaitPolicy(answerer_groups=["finance"], answerer_principals=["AROAEXAMPLE"], allow_edits=False)
+    # WHEN it travels through a checkpoint / THEN it comes back the same
+    again = WaitPolicy.from_dict(policy.to_dict())
+    assert (again.answerer_groups, again.answerer_principals, again.allow_edits) == (
+        ("finance",),
+        ("AROAEXAMPLE",),
+        False,
+    )
+    assert again.restricts_answerers
+    # AND a single string or a non-bool is refused where it is written
+    with pytest.raises(PolicyError, match=re.escape("answerer_groups must be a list of strings")):
+        WaitPolicy(answerer_groups="finance")
+    with pytest.raises(PolicyError, match=re.escape("allow_edits must be True or False")):
+        WaitPolicy(allow_edits="no")  # type: ignore[arg-type]

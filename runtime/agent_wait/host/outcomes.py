@@ -51,6 +51,12 @@ class RefusalReason(StrEnum):
     """The thread is failed (the agent raised); nothing applies to it until `agent-wait retry`."""
     NOTHING_TO_RETRY = "nothing_to_retry"
     """A retry arrived for a thread that is not failed (never, or a retry already ran)."""
+    ANSWERER_NOT_ALLOWED = "answerer_not_allowed"
+    """The policy names who may answer, and this answerer (group claims, queue principal) is not among them."""
+    EDIT_NOT_ALLOWED = "edit_not_allowed"
+    """The answer edits the call's arguments, and the policy does not allow edits."""
+    NOT_TRUSTED = "not_trusted"
+    """A deadline answer from a sender the deployment does not trust to send one."""
 
 
 class DeadLetterReason(StrEnum):
@@ -62,6 +68,8 @@ class DeadLetterReason(StrEnum):
     """The thread was already failed; redrive this message after `agent-wait retry`."""
     GROUP_MISMATCH = "group_mismatch"
     """The record's FIFO message group is not its thread's (`group_id_for`); it could run beside the thread."""
+    SENDER_NOT_ALLOWED = "sender_not_allowed"
+    """A start from a queue sender the deployment did not allow to start runs (`grant_send_starts`)."""
     REJECTED_BY_STORE = "rejected_by_store"
     """A store refused what applying the message would write (DynamoDB `ValidationException`)."""
     THREAD_BUSY = "thread_busy"

@@ -273,6 +273,17 @@ def _failure(thread_id: str, kind: str, target_id: str, message_id: str) -> Any:
     return ThreadFailure(thread_id, FailureKind(kind), target_id, message_id, "ValueError", "2026-09-11T09:00:00Z")
 
 
+def a_question_is_found_by_its_id_alone(make: LedgerFactory) -> None:
+    """`find(question_id)` returns the question's row without its thread id; an unknown id is None."""
+    ledger = make()
+    envelope = sample_envelope()
+    ledger.open(envelope, now=T0)
+    found = ledger.find(envelope.question_id)
+    assert found is not None, "an opened question must be found by its id"
+    assert (found.thread_id, found.status) == (envelope.thread_id, QuestionStatus.OPEN), f"got {found!r}"
+    assert ledger.find(f"q-{uuid.uuid4().hex}") is None, "an unknown id is not found"
+
+
 def a_failed_resume_is_recorded_and_retried_once(make: LedgerFactory) -> None:
     """`mark_failed` moves an answered question to `failed` and marks the thread; one `begin_retry` takes it back."""
     ledger = make()
@@ -386,6 +397,7 @@ REQUIRED: tuple[Callable[[LedgerFactory], None], ...] = (
     questions_lists_a_thread_by_status,
     a_start_is_recorded_once,
     oldest_open_is_the_earliest_asked_open_question,
+    a_question_is_found_by_its_id_alone,
     a_failed_resume_is_recorded_and_retried_once,
     a_failed_start_keeps_its_input_for_a_retry,
     one_lease_per_thread,

@@ -254,6 +254,10 @@ class Ledger(ABC):
         """The question's row, or None."""
 
     @abstractmethod
+    def find(self, question_id: str) -> QuestionRecord | None:
+        """The question's row found by its id alone (for the answer API and links), or None."""
+
+    @abstractmethod
     def thread_exists(self, thread_id: str) -> bool:
         """True when any question or start was ever recorded on the thread."""
 

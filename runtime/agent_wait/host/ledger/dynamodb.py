@@ -30,7 +30,7 @@ from agent_wait.schema import QUESTION_TABLE, QuestionStatus, question_key, thre
 __all__ = ("DynamoDbLedger",)
 
 _PK, _SK = QUESTION_TABLE.partition_key, QUESTION_TABLE.sort_key
-_BY_STATUS, _BY_ANNOUNCE_DUE, _OPEN_BY_AGE = (index.name for index in QUESTION_TABLE.indexes)
+_BY_STATUS, _BY_ANNOUNCE_DUE, _OPEN_BY_AGE, _BY_QUESTION = (index.name for index in QUESTION_TABLE.indexes)
 _START_PREFIX = "START#"
 _THREAD_ITEM = "~THREAD"
 """The thread's own item: its lease and its failure. `~` sorts after every `START#` and `WAIT#` key, so
@@ -167,6 +167,20 @@ class DynamoDbLedger(Ledger):
         response = self._call("get_item", Key=self._key(thread_id, question_key(question_id)), ConsistentRead=True)
         item = response.get("Item")
         return self._record(from_item(item)) if item else None
+
+    def find(self, question_id: str) -> QuestionRecord | None:
+        # by_question projects keys only: it says which thread; the row is then read consistently by its key.
+        keys = list(
+            self._query(
+                limit=1,
+                IndexName=_BY_QUESTION,
+                KeyConditionExpression="question_id = :q",
+                ExpressionAttributeValues={":q": {"S": question_id}},
+            )
+        )
+        if not keys:
+            return None
+        return self.get(str(keys[0][_PK]).removeprefix(thread_key("")), question_id)
 
     def thread_exists(self, thread_id: str) -> bool:
         # Starts and questions only: every message takes the thread item's lease before it is checked.

@@ -55,6 +55,10 @@ class InMemoryLedger(Ledger):
         with self._lock:
             return self._questions.get((thread_id, question_id))
 
+    def find(self, question_id: str) -> QuestionRecord | None:
+        with self._lock:
+            return next((r for (_, q), r in self._questions.items() if q == question_id), None)
+
     def thread_exists(self, thread_id: str) -> bool:
         # A lease alone does not make a thread exist: every message takes one before it is checked.
         with self._lock:
