@@ -33,6 +33,7 @@ __all__ = (
     "MAX_ANSWER_BYTES",
     "MAX_ID_LENGTH",
     "RESERVED_ID_PREFIX",
+    "VIAS",
     "AnswerMessage",
     "RetryMessage",
     "StartMessage",
@@ -55,6 +56,9 @@ MAX_ID_LENGTH = 128
 MAX_ANSWER_BYTES = 64 * 1024
 """Largest answer accepted, as JSON: with the question (at most 64 KiB) and its default, the ledger row stays
 well inside DynamoDB's 400 KB item limit."""
+
+VIAS = frozenset({"queue", "api", "link", "cli", "deadline"})
+"""How an answer may say it came; only a trusted sender's word is recorded."""
 
 RESERVED_ID_PREFIX = "agent-wait:"
 """Ids agent-wait makes for itself (a cancellation, a deadline) start with this; no message may claim one."""
@@ -115,6 +119,10 @@ class AnswerMessage:
     answer_id: str | None = None
     origin: str | None = None
     """`deadline` when the sweep sent it; None for an outside answer."""
+    via: str | None = None
+    """How the answer came (`api`, `link`, ...), as a trusted sender such as the answer API says."""
+    groups: tuple[str, ...] = ()
+    """The answerer's groups, as a trusted sender says (checked against the policy's `answerer_groups`)."""
 
     @property
     def from_deadline(self) -> bool:
@@ -238,6 +246,12 @@ def _answer(data: Mapping[str, Any], thread_id: str) -> AnswerMessage:
     answer_id = _text_id(data, "answer_id", required=False, reserved_ok=from_deadline)
     if from_deadline and answer_id not in (None, deadline_answer_id(question_id)):
         raise MessageError("bad_answer_id", "a deadline answer's answer_id is the sweep's own, or absent")
+    via = data.get("via")
+    if via is not None and (not isinstance(via, str) or via not in VIAS):
+        raise MessageError("bad_via", f"via must be one of {sorted(VIAS)}; got a {type(via).__name__}")
+    groups = data.get("groups", [])
+    if not isinstance(groups, list) or not all(isinstance(g, str) and g for g in groups):
+        raise MessageError("bad_groups", "groups must be a list of non-empty strings")
     return AnswerMessage(
         thread_id=thread_id,
         question_id=question_id,
@@ -246,6 +260,8 @@ def _answer(data: Mapping[str, Any], thread_id: str) -> AnswerMessage:
         answered_by=_text_id(data, "answered_by", required=False, reserved_ok=from_deadline),
         answer_id=answer_id,
         origin=origin,
+        via=via,
+        groups=tuple(groups),
     )
 
 

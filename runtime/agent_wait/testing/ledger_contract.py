@@ -107,6 +107,29 @@ def first_decision_wins(make: LedgerFactory) -> None:
     assert second.record.answer == {"action": "approve"}, f"the winner's answer changed: {second.record.answer!r}"
 
 
+def a_decision_records_who_made_it_and_how(make: LedgerFactory) -> None:
+    """The claimed answerer, the transport's identity, the way it came and an untrusted claim are all kept."""
+    from agent_wait.host.ledger.base import Decision
+
+    ledger = make()
+    envelope = sample_envelope()
+    ledger.open(envelope, now=T0)
+    decision = Decision(
+        QuestionStatus.ANSWERED,
+        {"action": "approve"},
+        "a-1",
+        "sqs:AROAOTHER",
+        sender="AROAOTHER:lambda",
+        via="queue",
+        claimed_by="cfo@example.com",
+    )
+    ledger.decide(envelope.thread_id, envelope.question_id, decision, now=T0)
+    record = ledger.get(envelope.thread_id, envelope.question_id)
+    assert record is not None
+    got = (record.answered_by, record.sender, record.via, record.claimed_by)
+    assert got == ("sqs:AROAOTHER", "AROAOTHER:lambda", "queue", "cfo@example.com"), f"got {got}"
+
+
 def racing_decisions_have_one_winner(make: LedgerFactory) -> None:
     """Eight threads deciding the same question at once: exactly one wins."""
     ledger = make()
@@ -389,6 +412,7 @@ REQUIRED: tuple[Callable[[LedgerFactory], None], ...] = (
     open_records_the_question,
     reopen_never_overwrites,
     first_decision_wins,
+    a_decision_records_who_made_it_and_how,
     racing_decisions_have_one_winner,
     decide_unknown_question_raises_key_error,
     resumed_only_after_a_decision,

@@ -112,7 +112,13 @@ class Decision:
     answer_id: str
     """Identity of the message that carries it; a redelivery has the same id."""
     answered_by: str | None = None
-    """Who answered, when the message says."""
+    """Who answered: proven (an API user, a trusted sender's claim) or the transport's own identity."""
+    sender: str | None = None
+    """The identity the transport authenticated (SQS `SenderId`, the API's JWT subject), beside the claim."""
+    via: str | None = None
+    """How the answer came: `queue`, `api`, `link`, `deadline`, or what a trusted sender says."""
+    claimed_by: str | None = None
+    """What an untrusted sender claimed as `answered_by`; kept for audit, never used as the answerer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +136,9 @@ class QuestionRecord:
     answer: Any = None
     answer_id: str | None = None
     answered_by: str | None = None
+    sender: str | None = None
+    via: str | None = None
+    claimed_by: str | None = None
     decided_at: str | None = None
     resumed_at: str | None = None
     failure: ThreadFailure | None = None
@@ -160,6 +169,9 @@ class QuestionRecord:
             answer=decision.answer,
             answer_id=decision.answer_id,
             answered_by=decision.answered_by,
+            sender=decision.sender,
+            via=decision.via,
+            claimed_by=decision.claimed_by,
             decided_at=format_rfc3339(now),
         )
 
@@ -174,6 +186,9 @@ class QuestionRecord:
             "answer": self.answer,
             "answer_id": self.answer_id,
             "answered_by": self.answered_by,
+            "sender": self.sender,
+            "via": self.via,
+            "claimed_by": self.claimed_by,
             "decided_at": self.decided_at,
             "resumed_at": self.resumed_at,
             "failure": self.failure.to_item() if self.failure else None,
@@ -194,6 +209,9 @@ class QuestionRecord:
             answer=item.get("answer"),
             answer_id=item.get("answer_id"),
             answered_by=item.get("answered_by"),
+            sender=item.get("sender"),
+            via=item.get("via"),
+            claimed_by=item.get("claimed_by"),
             decided_at=item.get("decided_at"),
             resumed_at=item.get("resumed_at"),
             failure=ThreadFailure.from_item(fields["thread_id"], item["failure"]) if item.get("failure") else None,

@@ -143,7 +143,19 @@ class DynamoDbLedger(Ledger):
             for key, value in record.to_item().items()
             if value is not None
             or key
-            not in {"outcome", "answer", "answer_id", "answered_by", "decided_at", "resumed_at", "failure", "retry_id"}
+            not in {
+                "outcome",
+                "answer",
+                "answer_id",
+                "answered_by",
+                "sender",
+                "via",
+                "claimed_by",
+                "decided_at",
+                "resumed_at",
+                "failure",
+                "retry_id",
+            }
         }
         item = {
             **self._key(envelope.thread_id, question_key(envelope.question_id)),
@@ -214,11 +226,14 @@ class DynamoDbLedger(Ledger):
             ":answer": to_attribute(decision.answer),
             ":answer_id": {"S": decision.answer_id},
             ":by": to_attribute(decision.answered_by),
+            ":sender": to_attribute(decision.sender),
+            ":via": to_attribute(decision.via),
+            ":claimed": to_attribute(decision.claimed_by),
             ":at": {"S": format_rfc3339(now)},
         }
         update = (
             "SET #status = :status, outcome = :status, answer = :answer, answer_id = :answer_id, "
-            "answered_by = :by, decided_at = :at"
+            "answered_by = :by, sender = :sender, via = :via, claimed_by = :claimed, decided_at = :at"
         )
         names = {"#status": "status"}
         if self._closed_ttl is not None:

@@ -1,0 +1,98 @@
+"""The checks every answer passes before it may decide a question, whichever way it came (queue, API, link).
+
+The router and the answer API call the same function, so a question refuses the same answers however
+they reach it. Each check returns a typed `RefusalReason` with one sentence of ids and rules, never the
+answer's content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from agent_wait.host.ledger.base import QuestionRecord
+from agent_wait.host.outcomes import RefusalReason
+
+__all__ = ("Answerer", "Refusal", "check_answer", "principal_of")
+
+Refusal = tuple[RefusalReason, str]
+"""A refusal reason and its one-sentence detail."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answerer:
+    """Who is answering, as far as it is proven, and how the answer came."""
+
+    answered_by: str | None
+    """Recorded as the answerer: an API user, a trusted sender's claim, or the sender itself."""
+    via: str
+    """`queue`, `api`, `link`, `deadline`, ..."""
+    sender: str | None = None
+    """The identity the transport authenticated (SQS `SenderId`, the JWT subject)."""
+    groups: tuple[str, ...] = ()
+    """Proven group memberships (JWT claims, or what a trusted sender says)."""
+    principal: str | None = None
+    """The queue sender's IAM unique id (`AROA...`), checked against the policy's `answerer_principals`."""
+    claimed_by: str | None = None
+    """An untrusted sender's claimed `answered_by`, recorded for audit only."""
+
+
+def principal_of(sender: str | None) -> str | None:
+    """The IAM unique id in an SQS `SenderId` (`AROAEXAMPLE:session` -> `AROAEXAMPLE`)."""
+    return sender.split(":", 1)[0] if sender else None
+
+
+def check_answer(
+    record: QuestionRecord,
+    answer: Any,
+    answerer: Answerer,
+    *,
+    received_at: datetime,
+    valid_until: datetime | None = None,
+) -> Refusal | None:
+    """Why `answer` may not decide `record`'s open question, or None when it may.
+
+    Args:
+        record: the open question's ledger row (its envelope carries `allowed_actions` and `rules`).
+        answer: the answer, as sent.
+        answerer: who sends it, as far as it is proven.
+        received_at: when the transport received it (an answer counts from then, not from when it is handled).
+        valid_until: the answer's own expiry, if it has one.
+    """
+    if record.is_overdue(received_at):
+        return RefusalReason.EXPIRED, f"deadline passed at {record.expires_at}; the default applies"
+    if valid_until is not None and valid_until <= received_at:
+        return RefusalReason.ANSWER_STALE, "the answer's valid_until has passed"
+    action = answer.get("action") if isinstance(answer, Mapping) else None
+    allowed = list(record.envelope.allowed_actions)
+    if action not in allowed:
+        return RefusalReason.ACTION_NOT_ALLOWED, f"answer must be an object whose action is one of {allowed}"
+    rules = record.envelope.rules
+    if isinstance(answer, Mapping) and "args" in answer and not rules.get("edits", True):
+        return RefusalReason.EDIT_NOT_ALLOWED, "this question's policy does not allow edited arguments"
+    answerers = rules.get("answerers")
+    if isinstance(answerers, Mapping) and not _may_answer(answerer, answerers):
+        return (
+            RefusalReason.ANSWERER_NOT_ALLOWED,
+            f"only {_who(answerers)} may answer this question; {answerer.answered_by or 'the sender'} is not one",
+        )
+    return None
+
+
+def _may_answer(answerer: Answerer, answerers: Mapping[str, Any]) -> bool:
+    groups: Collection[str] = answerers.get("groups") or ()
+    principals: Collection[str] = answerers.get("principals") or ()
+    return bool(set(answerer.groups) & set(groups)) or (
+        answerer.principal is not None and answerer.principal in principals
+    )
+
+
+def _who(answerers: Mapping[str, Any]) -> str:
+    parts = []
+    if answerers.get("groups"):
+        parts.append(f"members of {', '.join(answerers['groups'])}")
+    if answerers.get("principals"):
+        parts.append(f"the principals {', '.join(answerers['principals'])}")
+    return " or ".join(parts) or "nobody"
