@@ -36,7 +36,12 @@ def _decision(status: QuestionStatus, answer: Any, answer_id: str | None = None)
 
 
 def sample_envelope(
-    *, thread_id: str | None = None, timeout: str | None = "PT1H", asked_at: datetime = T0, question: Any = None
+    *,
+    thread_id: str | None = None,
+    timeout: str | None = "PT1H",
+    asked_at: datetime = T0,
+    question: Any = None,
+    tags: dict[str, str] | None = None,
 ) -> WaitEnvelope:
     """A fresh question with unique ids, asked at `asked_at`."""
     return WaitEnvelope.create(
@@ -44,7 +49,7 @@ def sample_envelope(
             thread_id or f"thread-{uuid.uuid4().hex[:12]}",
             f"q-{uuid.uuid4().hex}",
             question if question is not None else {"function": "issue_refund", "args": {"amount": 410.25}},
-            WaitPolicy(timeout=timeout, default={"action": "reject", "flag": False, "n": 0}),
+            WaitPolicy(timeout=timeout, default={"action": "reject", "flag": False, "n": 0}, tags=tags),
             source={"function": "issue_refund"},
             asked_at=asked_at,
         )
@@ -307,6 +312,27 @@ def a_question_is_found_by_its_id_alone(make: LedgerFactory) -> None:
     assert ledger.find(f"q-{uuid.uuid4().hex}") is None, "an unknown id is not found"
 
 
+def pages_list_a_status_soonest_deadline_first(make: LedgerFactory) -> None:
+    """`page` walks every question of a status, soonest deadline first, filtered by due time and tag."""
+    ledger = make()
+    tag = uuid.uuid4().hex
+    asked = [T0 + timedelta(minutes=minutes) for minutes in (3, 1, 2)]
+    envelopes = [sample_envelope(asked_at=at, tags={"batch": tag}) for at in asked]
+    for envelope in envelopes:
+        ledger.open(envelope, now=T0)
+    seen, cursor = [], None
+    while True:
+        page = ledger.page(QuestionStatus.OPEN, limit=2, cursor=cursor, tag=("batch", tag))
+        seen += [r.question_id for r in page.records]
+        cursor = page.cursor
+        if cursor is None:
+            break
+    expected = [e.question_id for e in sorted(envelopes, key=lambda e: e.expires_at or "")]
+    assert seen == expected, f"expected {expected}, got {seen}"
+    due = ledger.page(QuestionStatus.OPEN, limit=10, due_before=envelopes[2].expires_at, tag=("batch", tag)).records
+    assert [r.question_id for r in due] == expected[:2], "due_before keeps only those due by then"
+
+
 def a_failed_resume_is_recorded_and_retried_once(make: LedgerFactory) -> None:
     """`mark_failed` moves an answered question to `failed` and marks the thread; one `begin_retry` takes it back."""
     ledger = make()
@@ -422,6 +448,7 @@ REQUIRED: tuple[Callable[[LedgerFactory], None], ...] = (
     a_start_is_recorded_once,
     oldest_open_is_the_earliest_asked_open_question,
     a_question_is_found_by_its_id_alone,
+    pages_list_a_status_soonest_deadline_first,
     a_failed_resume_is_recorded_and_retried_once,
     a_failed_start_keeps_its_input_for_a_retry,
     one_lease_per_thread,

@@ -22,6 +22,7 @@ __all__ = (
     "Ledger",
     "LedgerUnavailableError",
     "OpenResult",
+    "QuestionPage",
     "QuestionRecord",
     "StartRecord",
     "ThreadFailure",
@@ -227,6 +228,15 @@ class OpenResult:
 
 
 @dataclass(frozen=True, slots=True)
+class QuestionPage:
+    """One page of questions with one status, soonest deadline first."""
+
+    records: list[QuestionRecord]
+    cursor: str | None
+    """Pass it back for the next page; None on the last one. Opaque."""
+
+
+@dataclass(frozen=True, slots=True)
 class DecideResult:
     won: bool
     """True when this call moved the question from open to its outcome."""
@@ -282,6 +292,29 @@ class Ledger(ABC):
     @abstractmethod
     def questions(self, thread_id: str, *, status: QuestionStatus | None = None) -> list[QuestionRecord]:
         """The thread's questions, optionally only those with `status`."""
+
+    @abstractmethod
+    def page(
+        self,
+        status: QuestionStatus,
+        *,
+        limit: int,
+        cursor: str | None = None,
+        due_before: str | None = None,
+        tag: tuple[str, str] | None = None,
+    ) -> QuestionPage:
+        """Questions with `status`, soonest `expires_at` first (`never` last), at most `limit` per page.
+
+        Args:
+            status: which questions.
+            limit: the most per page (a page may hold fewer and still have a cursor).
+            cursor: from the previous page.
+            due_before: only those whose `expires_at` is at or before this RFC 3339 time.
+            tag: only those whose policy tags include this (key, value).
+
+        Raises:
+            ValueError: the cursor is not one this ledger made.
+        """
 
     @abstractmethod
     def decide(self, thread_id: str, question_id: str, decision: Decision, *, now: datetime) -> DecideResult:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
@@ -20,6 +22,7 @@ from agent_wait.host.ledger.base import (
     Ledger,
     LedgerUnavailableError,
     OpenResult,
+    QuestionPage,
     QuestionRecord,
     StartRecord,
     ThreadFailure,
@@ -218,6 +221,36 @@ class DynamoDbLedger(Ledger):
             )
         ]
         return [record for record in records if status is None or record.status is status]
+
+    def page(
+        self,
+        status: QuestionStatus,
+        *,
+        limit: int,
+        cursor: str | None = None,
+        due_before: str | None = None,
+        tag: tuple[str, str] | None = None,
+    ) -> QuestionPage:
+        kwargs: dict[str, Any] = {
+            "IndexName": _BY_STATUS,
+            "KeyConditionExpression": "#status = :status",
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": {":status": {"S": status.value}},
+            "Limit": limit,
+        }
+        if due_before is not None:
+            kwargs["KeyConditionExpression"] += " AND expires_at <= :due"
+            kwargs["ExpressionAttributeValues"][":due"] = {"S": due_before}
+        if tag is not None:
+            kwargs["FilterExpression"] = "tags.#tag = :tag"
+            kwargs["ExpressionAttributeNames"]["#tag"] = tag[0]
+            kwargs["ExpressionAttributeValues"][":tag"] = {"S": tag[1]}
+        if cursor is not None:
+            kwargs["ExclusiveStartKey"] = _decode_cursor(cursor)
+        response = self._call("query", **kwargs)
+        records = [self._record(from_item(item)) for item in response.get("Items", [])]
+        last = response.get("LastEvaluatedKey")
+        return QuestionPage(records, _encode_cursor(last) if last else None)
 
     def decide(self, thread_id: str, question_id: str, decision: Decision, *, now: datetime) -> DecideResult:
         values: dict[str, Any] = {
@@ -465,6 +498,20 @@ class DynamoDbLedger(Ledger):
             ConditionExpression="lease_holder = :holder",
             ExpressionAttributeValues={":holder": {"S": holder}},
         )
+
+
+def _encode_cursor(key: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(key, sort_keys=True).encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> dict[str, Any]:
+    try:
+        key = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError("the cursor is not one this ledger made; start without one") from None
+    if not isinstance(key, dict) or not all(isinstance(v, dict) and set(v) == {"S"} for v in key.values()):
+        raise ValueError("the cursor is not one this ledger made; start without one")
+    return key
 
 
 def _start_record(thread_id: str, start_id: str, item: dict[str, Any]) -> StartRecord:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from agent_wait._time import format_rfc3339
+from agent_wait._time import NEVER, format_rfc3339
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.host.ledger.base import (
     DECIDED,
@@ -17,6 +17,7 @@ from agent_wait.host.ledger.base import (
     FailureKind,
     Ledger,
     OpenResult,
+    QuestionPage,
     QuestionRecord,
     StartRecord,
     ThreadFailure,
@@ -71,6 +72,35 @@ class InMemoryLedger(Ledger):
                 for (t, _), record in sorted(self._questions.items())
                 if t == thread_id and (status is None or record.status is status)
             ]
+
+    def page(
+        self,
+        status: QuestionStatus,
+        *,
+        limit: int,
+        cursor: str | None = None,
+        due_before: str | None = None,
+        tag: tuple[str, str] | None = None,
+    ) -> QuestionPage:
+        with self._lock:
+            rows = sorted(
+                (r for r in self._questions.values() if r.status is status),
+                key=lambda r: (r.expires_at or NEVER, r.question_id),
+            )
+        rows = [
+            r
+            for r in rows
+            if (due_before is None or (r.expires_at is not None and r.expires_at <= due_before))
+            and (tag is None or r.envelope.tags.get(tag[0]) == tag[1])
+        ]
+        start = 0
+        if cursor is not None:
+            if not cursor.isdigit():
+                raise ValueError(f"cursor {cursor!r} is not one this ledger made; start without one")
+            start = int(cursor)
+        chunk = rows[start : start + limit]
+        more = start + limit < len(rows)
+        return QuestionPage(chunk, str(start + limit) if more else None)
 
     def decide(self, thread_id: str, question_id: str, decision: Decision, *, now: datetime) -> DecideResult:
         with self._lock:
