@@ -18,7 +18,12 @@ __all__ = ("HostSettings", "load_object")
 _NEEDS = {
     "router": (Settings.GRAPH, Settings.TABLE, Settings.CHECKPOINT_TABLE, Settings.DLQ_URL),
     "sweep": (Settings.TABLE, Settings.QUEUE_URL),
+    "api": (Settings.TABLE, Settings.QUEUE_URL),
 }
+
+_PRINCIPAL_ID = re.compile(r"[A-Z0-9]{8,128}|\*")
+"""An IAM unique id (`AROA...`, `AIDA...`, or an account id for a root sender) as SQS puts it in `SenderId`."""
+_ANNOUNCER_NAMES = frozenset({"sns", "eventbridge", "webhook", "sqs", "dynamodb"})
 
 # arn:<partition>:secretsmanager:<region>:<account>:secret:<name>-<6 random characters>
 _SECRET_ARN = re.compile(r"arn:[a-z][a-z0-9-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+")
@@ -45,10 +50,24 @@ class HostSettings:
     webhook_secret_arn: str | None = None
     """The Secrets Manager secret that signs webhook deliveries (`AGENT_WAIT_WEBHOOK_SECRET_ARN`), read once at
     cold start; unsigned when None."""
+    trusted_senders: frozenset[str] | None = None
+    """IAM unique ids whose claims are trusted (`AGENT_WAIT_TRUSTED_SENDERS`); None: every sender is."""
+    start_senders: frozenset[str] | None = None
+    """IAM unique ids allowed to send starts (`AGENT_WAIT_START_SENDERS`); None: any sender."""
+    answer_senders: frozenset[str] | None = None
+    """IAM unique ids allowed to send answers (`AGENT_WAIT_ANSWER_SENDERS`); None: any sender."""
+    api_url: str | None = None
+    """The answer API's base URL (`AGENT_WAIT_API_URL`)."""
+    link_keys_arn: str | None = None
+    """The Secrets Manager secret with the answer-link keys (`AGENT_WAIT_LINK_KEYS_ARN`)."""
+    link_announcers: frozenset[str] = frozenset()
+    """Announcer names whose envelopes carry signed links (`AGENT_WAIT_LINK_ANNOUNCERS`)."""
+    groups_claim: str | None = None
+    """The JWT claim listing a user's groups (`AGENT_WAIT_GROUPS_CLAIM`)."""
 
     @classmethod
     def from_env(cls, role: str, environ: Mapping[str, str] | None = None) -> HostSettings:
-        """Read and check the settings `role` (`router` or `sweep`) needs.
+        """Read and check the settings `role` (`router`, `sweep` or `api`) needs.
 
         Raises:
             ConfigurationError: every missing or malformed variable, named, in one message.
@@ -97,6 +116,7 @@ class HostSettings:
                 f"1 to 1000; got {value[Settings.MAX_RECEIVE_COUNT]!r}"
             )
             wrong.append(Settings.MAX_RECEIVE_COUNT.value)
+        identity = _identity_settings(value, problems, wrong)
         if problems:
             raise ConfigurationError(problems, variables=wrong)
         assert lease_seconds is not None
@@ -114,7 +134,61 @@ class HostSettings:
             lease_seconds=float(lease_seconds),
             max_receive_count=max_receive_count,
             webhook_secret_arn=secret_arn,
+            **identity,
         )
+
+
+def _identity_settings(value: Mapping[Settings, str | None], problems: list[str], wrong: list[str]) -> dict[str, Any]:
+    """Who may send what, the answer API and its links: checked, with every problem added to `problems`."""
+    principals: dict[Settings, frozenset[str] | None] = {}
+    for name in (Settings.TRUSTED_SENDERS, Settings.START_SENDERS, Settings.ANSWER_SENDERS):
+        ids = _names(value[name])
+        bad = [i for i in ids or () if not _PRINCIPAL_ID.fullmatch(i)]
+        if bad:
+            problems.append(
+                f"{name.value} must list IAM unique ids (AROA... for a role, AIDA... for a user), comma-separated; "
+                f"{bad[0]!r} is not one"
+            )
+            wrong.append(name.value)
+        principals[name] = ids
+    api_url = value[Settings.API_URL]
+    if api_url is not None and not api_url.startswith(("https://", "http://")):
+        problems.append(f"{Settings.API_URL.value} must be the answer API's URL, starting with https://")
+        wrong.append(Settings.API_URL.value)
+    link_keys_arn = value[Settings.LINK_KEYS_ARN]
+    if link_keys_arn is not None and not _SECRET_ARN.fullmatch(link_keys_arn):
+        problems.append(f"{Settings.LINK_KEYS_ARN.value} must be a Secrets Manager secret ARN; got {link_keys_arn!r}")
+        wrong.append(Settings.LINK_KEYS_ARN.value)
+    link_announcers = _names(value[Settings.LINK_ANNOUNCERS]) or frozenset()
+    unknown = sorted(link_announcers - _ANNOUNCER_NAMES)
+    if unknown:
+        problems.append(
+            f"{Settings.LINK_ANNOUNCERS.value} names announcers {unknown}; links may go to "
+            f"{sorted(_ANNOUNCER_NAMES)} (never the log)"
+        )
+        wrong.append(Settings.LINK_ANNOUNCERS.value)
+    if link_announcers and not (link_keys_arn and api_url):
+        problems.append(
+            f"{Settings.LINK_ANNOUNCERS.value} needs {Settings.LINK_KEYS_ARN.value} and {Settings.API_URL.value}: "
+            "links are signed with those keys and point at that API"
+        )
+        wrong.append(Settings.LINK_ANNOUNCERS.value)
+    return {
+        "trusted_senders": principals[Settings.TRUSTED_SENDERS],
+        "start_senders": principals[Settings.START_SENDERS],
+        "answer_senders": principals[Settings.ANSWER_SENDERS],
+        "api_url": api_url.rstrip("/") if api_url else None,
+        "link_keys_arn": link_keys_arn,
+        "link_announcers": link_announcers,
+        "groups_claim": value[Settings.GROUPS_CLAIM],
+    }
+
+
+def _names(text: str | None) -> frozenset[str] | None:
+    """A comma-separated list as a set; None when unset."""
+    if text is None:
+        return None
+    return frozenset(part.strip() for part in text.split(",") if part.strip())
 
 
 def _url_shown(url: str) -> str:

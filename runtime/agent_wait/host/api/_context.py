@@ -1,0 +1,74 @@
+"""What the answer API's routes work with, built once per cold start (or given directly, locally and in tests)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from agent_wait._time import utc_now
+from agent_wait.host._checks import Answerer
+from agent_wait.host.answering import AnswerService
+from agent_wait.host.ledger.base import Ledger
+
+__all__ = ("DEFAULT_GROUPS_CLAIMS", "ApiContext", "answerer_from_claims", "groups_from_claims")
+
+DEFAULT_GROUPS_CLAIMS = ("cognito:groups", "groups")
+"""Claims read for a user's groups, in order, when `AGENT_WAIT_GROUPS_CLAIM` is not set."""
+
+
+@dataclass
+class ApiContext:
+    """The answer API's dependencies.
+
+    Args:
+        ledger: the question ledger (read, and decided through `service`).
+        service: decides questions and hands resumes to the entry queue.
+        link_keys: the keys that verify signed answer links; None when links are off.
+        groups_claims: the JWT claims that list a user's groups.
+        clock: returns now (UTC).
+    """
+
+    ledger: Ledger
+    service: AnswerService
+    link_keys: Any = None
+    groups_claims: tuple[str, ...] = DEFAULT_GROUPS_CLAIMS
+    clock: Callable[[], datetime] = field(default=utc_now)
+
+
+def groups_from_claims(claims: Mapping[str, Any], names: tuple[str, ...] = DEFAULT_GROUPS_CLAIMS) -> tuple[str, ...]:
+    """A user's groups from JWT claims, whatever shape the issuer and API Gateway gave them.
+
+    A list, a JSON array string, API Gateway's flattened `"[finance ops]"`, or a comma- or space-separated
+    string are all read; the first claim in `names` that is present wins.
+    """
+    for name in names:
+        value = claims.get(name)
+        if value is None:
+            continue
+        if isinstance(value, list):
+            return tuple(str(v) for v in value if str(v))
+        text = str(value).strip()
+        if text.startswith("["):
+            try:
+                parsed = json.loads(text)
+            except json.JSONDecodeError:
+                parsed = text.strip("[]").replace(",", " ").split()
+            return tuple(str(v) for v in parsed if str(v))
+        return tuple(part for part in text.replace(",", " ").split() if part)
+    return ()
+
+
+def answerer_from_claims(claims: Mapping[str, Any], *, groups_claims: tuple[str, ...], via: str = "api") -> Answerer:
+    """The person behind a verified JWT: recorded by email (else username, else subject), with their groups."""
+    subject = str(claims.get("sub") or "")
+    name = claims.get("email") or claims.get("cognito:username") or claims.get("username") or subject
+    issuer = str(claims.get("iss") or "")
+    return Answerer(
+        answered_by=str(name) if name else None,
+        via=via,
+        sender=f"{issuer}#{subject}" if issuer else subject or None,
+        groups=groups_from_claims(claims, groups_claims),
+    )
