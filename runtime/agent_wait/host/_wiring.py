@@ -226,3 +226,21 @@ def _custom_endpoint(session: Any) -> bool:
     import os
 
     return bool(os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"))
+
+
+def build_api_context(settings: HostSettings, *, session: Any = None) -> Any:
+    """The answer API's `ApiContext`: the DynamoDB ledger, the SQS entry queue, the groups claims."""
+    import boto3
+
+    from agent_wait.host.answering import AnswerService
+    from agent_wait.host.api._context import DEFAULT_GROUPS_CLAIMS, ApiContext
+    from agent_wait.host.entry_queue import SqsEntryQueue
+    from agent_wait.host.ledger.dynamodb import DynamoDbLedger
+
+    session = session or boto3.Session()
+    assert settings.table
+    assert settings.queue_url
+    ledger = DynamoDbLedger(settings.table, client=session.client("dynamodb"))
+    service = AnswerService(ledger, SqsEntryQueue(settings.queue_url, client=session.client("sqs")))
+    claims = (settings.groups_claim,) if settings.groups_claim else DEFAULT_GROUPS_CLAIMS
+    return ApiContext(ledger=ledger, service=service, groups_claims=claims)

@@ -1,0 +1,62 @@
+"""The answer API Lambda: people list, read and answer questions over HTTPS (API Gateway HTTP API + JWT).
+
+Handler: `agent_wait.host.api.handler`. Routes:
+
+    GET  /questions                        ?status=open&tag=key:value&due_before=<RFC 3339>&limit=50&cursor=...
+    GET  /questions/{question_id}          the question, its policy, its status, and once decided its outcome
+    POST /questions/{question_id}/answer   {"answer": {...}, "valid_until": "..."}; header Idempotency-Key
+
+An answer decides at once, with the router's checks and the same conditional write, and only then hands
+the resume to the entry queue: the response is the real outcome (200, or a problem+json 403, 404, 409,
+410, 422 with the router's reason). Who answers comes from the JWT claims API Gateway verified
+(`email`, else `sub`; groups from `AGENT_WAIT_GROUPS_CLAIM`, default `cognito:groups` then `groups`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+
+from agent_wait.host import _powertools
+from agent_wait.host.api._context import ApiContext, answerer_from_claims, groups_from_claims
+from agent_wait.host.api._questions import question_routes, question_view
+from agent_wait.host.settings import HostSettings
+
+__all__ = ("ApiContext", "answerer_from_claims", "create_app", "groups_from_claims", "handler", "question_view")
+
+logger = _powertools.logger()
+tracer = _powertools.tracer()
+
+
+def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
+    """The API's routes over `context()`; the Lambda handler and the local server both serve this."""
+    app = APIGatewayHttpResolver()
+    app.include_router(question_routes(context))
+    return app
+
+
+@functools.cache
+def _context() -> ApiContext:
+    from agent_wait.host._wiring import build_api_context
+
+    return build_api_context(HostSettings.from_env("api"))
+
+
+@functools.cache
+def _app() -> APIGatewayHttpResolver:
+    return create_app(_context)
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler(capture_response=False)  # responses hold question content
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Lambda entry point for the HTTP API (payload format 2.0).
+
+    Raises:
+        ConfigurationError: on the cold-start call, when a setting is missing or wrong.
+    """
+    _context()
+    return _app().resolve(event, context)

@@ -1,0 +1,183 @@
+"""`/questions`: list questions, read one, answer one, for a person signed in with a JWT."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from agent_wait.errors import MessageError
+from agent_wait.host.answering import AnswerResult, AnswerStatus
+from agent_wait.host.api._context import ApiContext, answerer_from_claims
+from agent_wait.host.api._problems import json_response, problem
+from agent_wait.host.ledger.base import QuestionRecord
+from agent_wait.host.outcomes import RefusalReason
+from agent_wait.messages import AnswerMessage, parse_message
+from agent_wait.schema import QuestionStatus
+
+__all__ = ("answer_response", "jwt_claims", "question_routes", "question_view")
+
+MAX_PAGE = 100
+"""The most questions one `GET /questions` returns."""
+
+_STATUS_FOR_REFUSAL = {
+    RefusalReason.EXPIRED: 410,
+    RefusalReason.ANSWERER_NOT_ALLOWED: 403,
+    RefusalReason.ACTION_NOT_ALLOWED: 422,
+    RefusalReason.EDIT_NOT_ALLOWED: 422,
+    RefusalReason.ANSWER_STALE: 422,
+}
+
+
+def question_view(record: QuestionRecord) -> dict[str, Any]:
+    """One question as the API shows it: what is asked, its policy, its status and, once decided, its outcome."""
+    envelope = record.envelope
+    view: dict[str, Any] = {
+        "question_id": record.question_id,
+        "thread_id": record.thread_id,
+        "status": record.status.value,
+        "question": envelope.question,
+        "source": dict(envelope.source) if envelope.source is not None else None,
+        "asked_at": record.asked_at,
+        "policy": {
+            "allowed_actions": list(envelope.allowed_actions),
+            "default": envelope.default,
+            "expires_at": envelope.expires_at,
+            "answer_ttl": envelope.answer_ttl,
+            "rules": dict(envelope.rules),
+            "tags": dict(envelope.tags),
+        },
+        "outcome": None,
+    }
+    if record.outcome is not None:
+        view["outcome"] = {
+            "status": record.outcome.value,
+            "answer": record.answer,
+            "answered_by": record.answered_by,
+            "via": record.via,
+            "decided_at": record.decided_at,
+            "resumed_at": record.resumed_at,
+            # A default applied at the deadline: nobody decided it.
+            "expired": record.outcome is QuestionStatus.EXPIRED,
+        }
+    if record.failure is not None:
+        view["failure"] = {"error": record.failure.error, "failed_at": record.failure.failed_at}
+    return view
+
+
+def answer_response(result: AnswerResult) -> Response:
+    """The HTTP response for an answer attempt: 200 won or repeated, 404, 403, 409, 410 or 422 with the reason."""
+    if result.status is AnswerStatus.NOT_FOUND or result.record is None:
+        return problem(404, RefusalReason.UNKNOWN_QUESTION.value, result.detail or "no such question")
+    view = question_view(result.record)
+    if result.status in (AnswerStatus.WON, AnswerStatus.REPEATED):
+        return json_response(200, {"result": result.status.value, "handed_over": result.handed_over, **view})
+    if result.status is AnswerStatus.REFUSED:
+        assert result.reason is not None
+        return problem(_STATUS_FOR_REFUSAL.get(result.reason, 422), result.reason.value, result.detail, question=view)
+    outcome = result.record.outcome
+    if outcome is QuestionStatus.EXPIRED:
+        return problem(410, RefusalReason.EXPIRED.value, "the deadline passed and the default applied", question=view)
+    reason = RefusalReason.CANCELLED if outcome is QuestionStatus.CANCELLED else RefusalReason.ALREADY_DECIDED
+    return problem(409, reason.value, result.detail, question=view)
+
+
+def jwt_claims(event: Any) -> dict[str, Any] | None:
+    """The claims API Gateway's JWT authorizer verified (`requestContext.authorizer.jwt.claims`), or None."""
+    authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
+    return (authorizer.get("jwt") or {}).get("claims") or None
+
+
+def question_routes(context: Callable[[], ApiContext]) -> Router:
+    """The `/questions` routes; `context()` gives the ledger, the answer service and the settings."""
+    router = Router()
+
+    def claims() -> dict[str, Any] | None:
+        return jwt_claims(router.current_event)
+
+    @router.get("/questions")
+    def list_questions() -> Response:
+        if claims() is None:
+            return problem(401, "not_signed_in", "sign in: send a bearer token from the API's issuer")
+        params = router.current_event.query_string_parameters or {}
+        try:
+            status = QuestionStatus(params.get("status", "open"))
+        except ValueError:
+            known = [s.value for s in QuestionStatus]
+            return problem(400, "bad_status", f"status must be one of {known}")
+        limit_text = params.get("limit", "50")
+        if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_PAGE:
+            return problem(400, "bad_limit", f"limit must be a whole number from 1 to {MAX_PAGE}")
+        tag = None
+        if params.get("tag"):
+            key, sep, value = params["tag"].partition(":")
+            if not sep or not key:
+                return problem(400, "bad_tag", "tag must look like key:value, e.g. approver_group:finance")
+            tag = (key, value)
+        try:
+            page = context().ledger.page(
+                status,
+                limit=int(limit_text),
+                cursor=params.get("cursor"),
+                due_before=params.get("due_before"),
+                tag=tag,
+            )
+        except ValueError as exc:
+            return problem(400, "bad_cursor", str(exc))
+        return json_response(200, {"questions": [question_view(r) for r in page.records], "next": page.cursor})
+
+    @router.get("/questions/<question_id>")
+    def get_question(question_id: str) -> Response:
+        if claims() is None:
+            return problem(401, "not_signed_in", "sign in: send a bearer token from the API's issuer")
+        record = context().ledger.find(question_id)
+        if record is None:
+            return problem(404, RefusalReason.UNKNOWN_QUESTION.value, f"no question {question_id}")
+        return json_response(200, question_view(record))
+
+    @router.post("/questions/<question_id>/answer")
+    def answer_question(question_id: str) -> Response:
+        verified = claims()
+        if verified is None:
+            return problem(401, "not_signed_in", "sign in: send a bearer token from the API's issuer")
+        ctx = context()
+        answerer = answerer_from_claims(verified, groups_claims=ctx.groups_claims)
+        parsed = _answer_body(router.current_event.body, question_id)
+        if isinstance(parsed, Response):
+            return parsed
+        key = router.current_event.headers.get("idempotency-key")
+        # One key, one answer: the same key resent by the same person repeats the outcome, never decides twice.
+        seed = f"{answerer.sender}\0{key}" if key else uuid.uuid4().hex
+        answer_id = "api:" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:40]
+        result = ctx.service.answer(
+            question_id, parsed.answer, answerer, answer_id=answer_id, valid_until=parsed.valid_until
+        )
+        return answer_response(result)
+
+    return router
+
+
+def _answer_body(body: str | None, question_id: str) -> AnswerMessage | Response:
+    """The request body checked with the router's own message rules (shape, size, values a store can hold)."""
+    try:
+        data = json.loads(body or "")
+    except (json.JSONDecodeError, RecursionError):
+        return problem(400, "not_json", 'the body must be JSON: {"answer": {"action": "approve"}}')
+    if not isinstance(data, dict) or "answer" not in data:
+        return problem(
+            400, "missing_answer", 'the body must be an object with "answer", e.g. {"answer": {"action": "approve"}}'
+        )
+    unknown = sorted(set(data) - {"answer", "valid_until"})
+    if unknown:
+        return problem(400, "unknown_field", f"unknown field(s) {unknown}; send answer and, optionally, valid_until")
+    try:
+        parsed = parse_message({"thread_id": "api", "question_id": question_id, **data})
+    except MessageError as exc:
+        return problem(400, exc.reason, exc.message)
+    assert isinstance(parsed, AnswerMessage)
+    return parsed
