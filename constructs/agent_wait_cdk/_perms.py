@@ -22,6 +22,12 @@ QUESTION_SWEEP = (*QUESTION_READ, "dynamodb:UpdateItem", "dynamodb:ConditionChec
 """The sweep queries `by_status` for overdue questions, `by_announce_due` for unannounced ones and
 `open_by_age` for the oldest open one, and marks each re-announcement with an update."""
 
+QUESTION_API_READ = ("dynamodb:GetItem", "dynamodb:Query")
+"""The answer API reads one question by key (after finding its thread in `by_question`) and lists a status's
+questions a page at a time (`by_status`); it never reads several by key at once."""
+QUESTION_API_DECIDE = ("dynamodb:UpdateItem",)
+"""The answer API decides a question at once with the router's conditional update, on the table only."""
+
 CHECKPOINT_READ_WRITE = (
     "dynamodb:GetItem",
     "dynamodb:BatchGetItem",
@@ -35,6 +41,8 @@ save, batch-write and delete to drop a thread."""
 
 SQS_SEND = ("sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl")
 """Send a start or an answer (or, for the router, a dead letter); the same list `aws-sqs` grants."""
+SQS_SEND_ONLY = ("sqs:SendMessage",)
+"""The answer API hands each decision's resume to the entry queue by its URL: no attribute or URL look-ups."""
 SNS_PUBLISH = ("sns:Publish",)
 EVENTS_PUT = ("events:PutEvents",)
 
@@ -52,3 +60,7 @@ KMS_READ_WRITE = (
 `kms:ReEncrypt*` and `kms:GenerateDataKey*`; spelled out here so no action holds a wildcard."""
 KMS_SEND = ("kms:GenerateDataKey", "kms:Decrypt")
 """With a customer managed queue or topic key: what SQS and SNS need from a producer."""
+SECRET_READ = ("secretsmanager:GetSecretValue",)
+"""Read the answer-link keys: the value only (no `DescribeSecret`, which `grant_read` adds)."""
+KMS_DECRYPT = ("kms:Decrypt",)
+"""With a customer managed secret key: what Secrets Manager needs from a reader."""

@@ -78,9 +78,10 @@ class AgentWait(Construct):
             as `AGENT_WAIT_WEBHOOK_SECRET_ARN` on both functions, which may read it (`secret.grant_read`,
             with its KMS key). Default None: deliveries are unsigned. Needs `webhook_url`.
         existing_question_table: use this table as the question ledger; it must have the shape of
-            `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status` on `status`/`expires_at`
+            `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status` on `status`/`expires_at`,
             `by_announce_due` on `announce_due`/`asked_at` and `open_by_age` on `open_since`/`asked_at`, all
-            projecting all attributes).
+            projecting all attributes, and `by_question` on `question_id`/`pk`, keys only). A `dynamodb.Table`
+            defined in this app is checked; an imported one is trusted.
         existing_entry_queue: consume this FIFO queue instead of creating one; needs
             `existing_dead_letter_queue`, and its visibility timeout must be at least six times `router_timeout`.
         existing_dead_letter_queue: the FIFO dead-letter queue of `existing_entry_queue`.
@@ -338,7 +339,8 @@ class AgentWait(Construct):
         return _grants.grant_send(grantee, self.entry_queue)
 
     def grant_read_questions(self, grantee: iam.IGrantable) -> iam.Grant:
-        """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the question table and its `by_status` index."""
+        """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the question table and its `by_status` and
+        `by_question` indexes."""
         return questions.grant_read_questions(grantee, self.question_table)
 
     def subscribe_queue(self, queue: sqs.IQueue, *, raw_message_delivery: bool = True) -> None:
@@ -590,6 +592,7 @@ def _check_table_shape(checks: PropChecks, table: dynamodb.Table) -> None:
         (shapes.STATUS_INDEX_NAME, (shapes.STATUS_INDEX_PARTITION_KEY, shapes.STATUS_INDEX_SORT_KEY)),
         (shapes.ANNOUNCE_INDEX_NAME, (shapes.ANNOUNCE_INDEX_PARTITION_KEY, shapes.ANNOUNCE_INDEX_SORT_KEY)),
         (shapes.OPEN_AGE_INDEX_NAME, (shapes.OPEN_AGE_INDEX_PARTITION_KEY, shapes.OPEN_AGE_INDEX_SORT_KEY)),
+        (shapes.QUESTION_INDEX_NAME, (shapes.QUESTION_INDEX_PARTITION_KEY, shapes.QUESTION_INDEX_SORT_KEY)),
     ):
         try:
             index_keys = _key_names(table.schema(name))

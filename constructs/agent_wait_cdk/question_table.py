@@ -16,6 +16,9 @@ from agent_wait_cdk._shapes import (
     OPEN_AGE_INDEX_NAME,
     OPEN_AGE_INDEX_PARTITION_KEY,
     OPEN_AGE_INDEX_SORT_KEY,
+    QUESTION_INDEX_NAME,
+    QUESTION_INDEX_PARTITION_KEY,
+    QUESTION_INDEX_SORT_KEY,
     QUESTION_PARTITION_KEY,
     QUESTION_SORT_KEY,
     QUESTION_TTL_ATTRIBUTE,
@@ -25,16 +28,21 @@ from agent_wait_cdk._shapes import (
 )
 from agent_wait_cdk._tables import on_demand_table
 
-__all__ = ("QuestionTable", "grant_read_questions", "grant_router", "grant_sweep")
+__all__ = ("QuestionTable", "grant_answer_api", "grant_read_questions", "grant_router", "grant_sweep")
 
 
 class QuestionTable(Construct):
-    """The question ledger: `pk`/`sk` strings, on demand, GSIs `by_status`, `by_announce_due`, `open_by_age`.
+    """The question ledger: `pk`/`sk` strings, on demand, GSIs `by_status`, `by_announce_due`, `open_by_age`,
+    `by_question`.
 
     One item per question (`pk = THREAD#<thread_id>`, `sk = WAIT#<question_id>`); the router decides each
     question with a conditional update. The sweep finds overdue questions through `by_status` (`status`,
-    `expires_at`) and questions whose announcement failed through the sparse `by_announce_due`
-    (`announce_due`, `asked_at`); both project every attribute, because the sweep needs the envelope.
+    `expires_at`), questions whose announcement failed through the sparse `by_announce_due`
+    (`announce_due`, `asked_at`) and the oldest open one through the sparse `open_by_age` (`open_since`,
+    `asked_at`); these project every attribute, because the sweep needs the envelope. `by_question`
+    (`question_id`, `pk`) projects keys only: the answer API and signed links know a question by its id
+    alone, find its thread there, then read the item by its key (consistently), so copying every attribute
+    into that index would only cost storage and write capacity.
     TTL on `ttl` lets decided questions age out; point-in-time recovery and encryption at rest are on.
 
     Example:
@@ -94,6 +102,12 @@ class QuestionTable(Construct):
             sort_key=dynamodb.Attribute(name=OPEN_AGE_INDEX_SORT_KEY, type=string),
             projection_type=dynamodb.ProjectionType.ALL,
         )
+        self.table.add_global_secondary_index(
+            index_name=QUESTION_INDEX_NAME,
+            partition_key=dynamodb.Attribute(name=QUESTION_INDEX_PARTITION_KEY, type=string),
+            sort_key=dynamodb.Attribute(name=QUESTION_INDEX_SORT_KEY, type=string),
+            projection_type=dynamodb.ProjectionType.KEYS_ONLY,
+        )
 
     @property
     def table_name(self) -> str:
@@ -104,8 +118,14 @@ class QuestionTable(Construct):
         return self.table.table_arn
 
     def grant_read_questions(self, grantee: iam.IGrantable) -> iam.Grant:
-        """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the table and its `by_status` index; nothing else."""
+        """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the table and its `by_status` and `by_question`
+        indexes; nothing else."""
         return grant_read_questions(grantee, self.table)
+
+    def grant_answer_api(self, grantee: iam.IGrantable) -> iam.Grant:
+        """What the answer API needs: `GetItem` and `Query` on the table, `by_status` and `by_question`;
+        `UpdateItem` (its conditional decision) on the table only."""
+        return grant_answer_api(grantee, self.table)
 
     def grant_router(self, grantee: iam.IGrantable) -> iam.Grant:
         """What the router needs: read by key and by thread, conditional `PutItem`/`UpdateItem`, on the table only."""
@@ -117,8 +137,9 @@ class QuestionTable(Construct):
 
 
 def grant_read_questions(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
-    """Readers (a dashboard, an approvals UI) list open questions through `by_status`."""
-    return _grants.grant_table(grantee, table, _perms.QUESTION_READ, indexes=(STATUS_INDEX_NAME,))
+    """Readers (a dashboard, an approvals UI) list open questions through `by_status` and find one by its id
+    alone through `by_question`."""
+    return _grants.grant_table(grantee, table, _perms.QUESTION_READ, indexes=(STATUS_INDEX_NAME, QUESTION_INDEX_NAME))
 
 
 def grant_router(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
@@ -134,4 +155,15 @@ def grant_sweep(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
         _perms.QUESTION_SWEEP,
         indexes=(STATUS_INDEX_NAME, ANNOUNCE_INDEX_NAME, OPEN_AGE_INDEX_NAME),
         kms_actions=_perms.KMS_READ_WRITE,
+    )
+
+
+def grant_answer_api(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
+    """The answer API lists (`by_status`), finds (`by_question`) and reads questions, and decides one with the
+    router's conditional `UpdateItem`, on the table only; it never puts, deletes or scans."""
+    read = _grants.grant_table(
+        grantee, table, _perms.QUESTION_API_READ, indexes=(STATUS_INDEX_NAME, QUESTION_INDEX_NAME)
+    )
+    return read.combine(
+        _grants.grant_table(grantee, table, _perms.QUESTION_API_DECIDE, kms_actions=_perms.KMS_READ_WRITE)
     )

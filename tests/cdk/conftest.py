@@ -232,6 +232,12 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Synth:
         partition_key=dynamodb.Attribute(name="open_since", type=string),
         sort_key=dynamodb.Attribute(name="asked_at", type=string),
     )
+    table.add_global_secondary_index(
+        index_name="by_question",
+        partition_key=dynamodb.Attribute(name="question_id", type=string),
+        sort_key=dynamodb.Attribute(name="pk", type=string),
+        projection_type=dynamodb.ProjectionType.KEYS_ONLY,
+    )
     topic = sns.Topic(
         stack,
         "Announcements",

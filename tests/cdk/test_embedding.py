@@ -124,6 +124,8 @@ def test_an_existing_table_without_the_status_index_is_refused() -> None:
         "'by_announce_due' on ('announce_due', 'asked_at')",
         "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
         "'open_by_age' on ('open_since', 'asked_at')",
+        "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
+        "'by_question' on ('question_id', 'pk')",
     )
 
 
@@ -175,3 +177,33 @@ def test_an_existing_bus_is_announced_on_and_granted() -> None:
     ]
     assert len(put_events) == 2  # the router and the sweep
     assert all(":event-bus/default" in json.dumps(resource) for resource in put_events)
+
+
+def test_an_existing_table_whose_by_question_index_has_other_keys_is_refused() -> None:
+    # GIVEN a brought table with every index but by_question keyed on (question_id, sk) instead of (question_id, pk)
+    stack = _stack()
+    string = dynamodb.AttributeType.STRING
+    table = dynamodb.Table(
+        stack,
+        "T",
+        partition_key=dynamodb.Attribute(name="pk", type=string),
+        sort_key=dynamodb.Attribute(name="sk", type=string),
+    )
+    for name, partition, sort in (
+        ("by_status", "status", "expires_at"),
+        ("by_announce_due", "announce_due", "asked_at"),
+        ("open_by_age", "open_since", "asked_at"),
+        ("by_question", "question_id", "sk"),
+    ):
+        table.add_global_secondary_index(
+            index_name=name,
+            partition_key=dynamodb.Attribute(name=partition, type=string),
+            sort_key=dynamodb.Attribute(name=sort, type=string),
+        )
+    # WHEN AgentWait is given it THEN the one wrong index is named, with the keys it should have
+    with pytest.raises(AgentWaitPropsError) as info:
+        AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), existing_question_table=table)
+    assert info.value.problems == (
+        "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: index 'by_question' is "
+        "on ('question_id', 'sk'), not ('question_id', 'pk')",
+    )

@@ -38,6 +38,14 @@ QUESTION_TABLE_SHAPE = {
             ],
             "Projection": {"ProjectionType": "ALL"},
         },
+        {
+            "IndexName": "by_question",
+            "KeySchema": [
+                {"AttributeName": "question_id", "KeyType": "HASH"},
+                {"AttributeName": "pk", "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "KEYS_ONLY"},
+        },
     ],
     "TimeToLiveSpecification": {"AttributeName": "ttl", "Enabled": True},
     "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
@@ -60,6 +68,7 @@ def test_question_table_has_the_ledger_shape(refund: Synth) -> None:
         "announce_due": "S",
         "asked_at": "S",
         "open_since": "S",
+        "question_id": "S",
     }
 
 
@@ -111,7 +120,7 @@ def test_question_table_grants_cover_the_table_and_only_the_indexes_each_reader_
     (stmt,) = policy["Properties"]["PolicyDocument"]["Statement"]
     arn = {"Fn::GetAtt": [stack.resolve(table.table.node.default_child.logical_id), "Arn"]}  # type: ignore[union-attr]
     indexes = {
-        "grant_read_questions": ["by_status"],
+        "grant_read_questions": ["by_status", "by_question"],
         "grant_router": [],
         "grant_sweep": ["by_status", "by_announce_due", "open_by_age"],
     }
@@ -145,6 +154,7 @@ def test_agent_wait_grant_read_questions_is_read_only_with_kms_decrypt(features:
     arn = {"Fn::GetAtt": [table_id, "Arn"]}
     assert by_resource[_j(arn)] == {"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"}
     assert by_resource[_j({"Fn::Join": ["", [arn, "/index/by_status"]]})] == by_resource[_j(arn)]
+    assert by_resource[_j({"Fn::Join": ["", [arn, "/index/by_question"]]})] == by_resource[_j(arn)]
     assert by_resource[_j({"Fn::GetAtt": ["Key961B73FD", "Arn"]})] == {"kms:Decrypt", "kms:DescribeKey"}
 
 

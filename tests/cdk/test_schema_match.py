@@ -30,10 +30,18 @@ def test_tables_match_the_schema(refund: Synth, shape_name: str) -> None:
     assert props["TimeToLiveSpecification"] == {"AttributeName": shape.ttl_attribute, "Enabled": True}
     indexes = [
         schema.IndexShape(
-            index["IndexName"], index["KeySchema"][0]["AttributeName"], index["KeySchema"][1]["AttributeName"]
+            index["IndexName"],
+            index["KeySchema"][0]["AttributeName"],
+            index["KeySchema"][1]["AttributeName"],
+            keys_only=index["Projection"]["ProjectionType"] == "KEYS_ONLY",
         )
         for index in props.get("GlobalSecondaryIndexes", [])
     ]
+    # Any other projection would be neither of the two the schema knows.
+    assert {index["Projection"]["ProjectionType"] for index in props.get("GlobalSecondaryIndexes", [])} <= {
+        "ALL",
+        "KEYS_ONLY",
+    }
     assert tuple(indexes) == shape.indexes
     assert {a["AttributeType"] for a in props["AttributeDefinitions"]} == {"S"}  # every key is a string
 
@@ -77,10 +85,12 @@ def test_metric_names_and_powertools_defaults_are_the_runtime_ones() -> None:
     assert _shapes.METRICS_NAMESPACE == _powertools.DEFAULT_METRICS_NAMESPACE
 
 
-@pytest.mark.parametrize("handler", [_shapes.ROUTER_HANDLER, _shapes.SWEEP_HANDLER])
+@pytest.mark.parametrize("handler", [_shapes.ROUTER_HANDLER, _shapes.SWEEP_HANDLER, _shapes.API_HANDLER])
 def test_handlers_name_functions_the_runtime_defines(handler: str) -> None:
     module, _, attribute = handler.rpartition(".")
     path = REPO / "runtime" / Path(*module.split(".")).with_suffix(".py")
+    if not path.is_file():  # a package: `agent_wait.host.api` is `agent_wait/host/api/__init__.py`
+        path = path.with_suffix("") / "__init__.py"
     tree = ast.parse(path.read_text())
     defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     assert attribute in defined, f"{path} defines no {attribute}()"
