@@ -61,6 +61,7 @@ def sqs_record(
     receive_count: int = 1,
     queue_arn: str = "arn:aws:sqs:us-east-1:123456789012:agent-wait-entry.fifo",
     sent_at: datetime | None = None,
+    sender_id: str | None = None,
 ) -> dict[str, Any]:
     """One SQS FIFO record shaped like the sample, with its own body, group, ids and a fresh sequence number.
 
@@ -80,6 +81,7 @@ def sqs_record(
     )
     record["attributes"].update(
         SentTimestamp=str(int((sent_at or datetime.now(UTC)).timestamp() * 1000)),
+        SenderId=sender_id or record["attributes"]["SenderId"],
         ApproximateReceiveCount=str(receive_count),
         SequenceNumber=str(next(_sequence)),
         MessageGroupId=group_id,

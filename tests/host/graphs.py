@@ -29,7 +29,7 @@ from agent_wait.langgraph import wait
 AUTO_APPROVE_LIMIT = 500
 """Refunds up to this amount are approved without asking."""
 
-FINANCE = WaitPolicy(timeout="P3D", default={"action": "reject", "reason": "timeout"})
+FINANCE = WaitPolicy(timeout="P3D", default={"action": "reject", "reason": "timeout"}, allow_edits=False)
 NO_DEFAULT = WaitPolicy(timeout="PT1H")
 
 _lock = threading.Lock()

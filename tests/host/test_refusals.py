@@ -18,6 +18,7 @@ import tests.host.graphs as graphs
 from tests.host.conftest import HostStack, answer_message, start_message
 
 from agent_wait.host import HostSettings, OutcomeKind, RecordingMetrics, RefusalReason, Router
+from agent_wait.host._senders import SenderPolicy
 from agent_wait.host._wiring import build_router
 from agent_wait.host.observe import METRIC_NAMES
 from agent_wait.messages import deadline_answer_id
@@ -34,11 +35,11 @@ class Parked:
     order_id: str
     question_id: str
 
-    def handle(self, message: dict[str, Any]) -> Any:
-        return self.router.handle(json.dumps(message))
+    def handle(self, message: dict[str, Any], *, sender: str | None = None) -> Any:
+        return self.router.handle(json.dumps(message), sender=sender)
 
-    def answer(self, action: str = "approve", **fields: Any) -> Any:
-        return self.handle(answer_message(self.thread_id, self.question_id, action, **fields))
+    def answer(self, action: str = "approve", *, sender: str | None = None, **fields: Any) -> Any:
+        return self.handle(answer_message(self.thread_id, self.question_id, action, **fields), sender=sender)
 
     def footprint(self) -> tuple[Any, ...]:
         """Everything a refused answer must leave untouched: the agent's checkpoint, its nodes, the ledger row."""
@@ -131,6 +132,27 @@ def _nothing_to_retry(p: Parked) -> Any:
     return p.handle({"thread_id": p.thread_id, "retry_id": "retry-1"})
 
 
+# The deployment trusts the sweep's role and lets finance's role answer; anyone else only writes to the queue.
+SENDERS = SenderPolicy(trusted=frozenset({"AROASWEEP"}), answer_senders=frozenset({"AROAFINANCE"}))
+
+
+def _answerer_not_allowed(p: Parked) -> Any:
+    p.router.senders = SENDERS
+    return p.answer("approve", sender="AROAINTERN:laptop", answered_by="cfo@example.com")
+
+
+def _edit_not_allowed(p: Parked) -> Any:
+    message = answer_message(p.thread_id, p.question_id)
+    message["answer"]["args"] = {"order_id": p.order_id, "amount": 1_000_000_000}
+    return p.handle(message)
+
+
+def _not_trusted(p: Parked) -> Any:
+    p.router.senders = SENDERS
+    p.router.clock = lambda: T0 + timedelta(days=4)
+    return p.answer("reject", sender="AROAFINANCE:alice", origin="deadline")
+
+
 REFUSALS: dict[RefusalReason, Callable[[Parked], Any]] = {
     RefusalReason.UNKNOWN_THREAD: _unknown_thread,
     RefusalReason.UNKNOWN_QUESTION: _unknown_question,
@@ -144,6 +166,9 @@ REFUSALS: dict[RefusalReason, Callable[[Parked], Any]] = {
     RefusalReason.NOT_PARKED: _not_parked,
     RefusalReason.THREAD_FAILED: _thread_failed,
     RefusalReason.NOTHING_TO_RETRY: _nothing_to_retry,
+    RefusalReason.ANSWERER_NOT_ALLOWED: _answerer_not_allowed,
+    RefusalReason.EDIT_NOT_ALLOWED: _edit_not_allowed,
+    RefusalReason.NOT_TRUSTED: _not_trusted,
 }
 
 
@@ -156,9 +181,9 @@ def test_an_answer_that_cannot_apply_is_refused_with_its_reason_counted_and_runs
     footprints: list[tuple[Any, ...]] = []
     original = parked.handle
 
-    def handle_and_remember(message: dict[str, Any]) -> Any:
+    def handle_and_remember(message: dict[str, Any], *, sender: str | None = None) -> Any:
         footprints.append(parked.footprint())
-        return original(message)
+        return original(message, sender=sender)
 
     parked.handle = handle_and_remember  # type: ignore[method-assign]
     outcome = REFUSALS[reason](parked)

@@ -46,9 +46,11 @@ from agent_wait.errors import (
     ThreadStateConflictError,
     ThreadStateUnavailableError,
 )
+from agent_wait.host._checks import Answerer, check_answer, principal_of
 from agent_wait.host._failures import AGENT_FAILED, Failures
 from agent_wait.host._lease import hold_thread
 from agent_wait.host._questions import AskedQuestions
+from agent_wait.host._senders import SenderPolicy
 from agent_wait.host.dead_letter import DeadLetter
 from agent_wait.host.ledger.base import Decision, FailureKind, Ledger, QuestionRecord, ThreadFailure, ThreadLease
 from agent_wait.host.observe import METRIC_NAMES as M
@@ -82,6 +84,9 @@ RETRYABLE: tuple[type[BaseException], ...] = (
     TimeoutError,
 )
 
+HANDED_OVER = frozenset({"api", "link"})
+"""`via` of decisions made before the router saw them (the answer API, a signed link): it resumes them."""
+
 _REFUSAL_FOR_STATUS = {
     QuestionStatus.EXPIRED: RefusalReason.EXPIRED,
     QuestionStatus.CANCELLED: RefusalReason.CANCELLED,
@@ -104,6 +109,8 @@ class Router:
             timeout): it must outlast the longest invocation, or a slow holder could lose its thread.
         lease_wait: how long a message waits for another delivery's lease on its thread before it is
             handed back to SQS to retry. Default 10 s.
+        senders: which queue senders are trusted and which may send starts and answers. Default: no
+            restriction (a host that is not SQS has no sender identity to check).
     """
 
     def __init__(
@@ -119,6 +126,7 @@ class Router:
         logger: logging.Logger | Any = None,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         lease_wait: float = 10.0,
+        senders: SenderPolicy | None = None,
     ) -> None:
         if lease_seconds <= 0 or lease_wait < 0:
             raise ValueError(f"lease_seconds must be > 0 and lease_wait >= 0; got {lease_seconds}, {lease_wait}")
@@ -130,6 +138,7 @@ class Router:
         self.log = logger or logging.getLogger("agent_wait.host")
         self.lease_seconds = lease_seconds
         self.lease_wait = lease_wait
+        self.senders = senders or SenderPolicy()
         self.failures = Failures(ledger, dead_letter, self.metrics, self.log)
         self.questions = AskedQuestions(
             ledger, metrics=self.metrics, log=self.log, announce=announce, reply_to=reply_to, clock=self._now
@@ -154,6 +163,7 @@ class Router:
         deduplication_id: str | None = None,
         group_id: str | None = None,
         sent_at: datetime | None = None,
+        sender: str | None = None,
         final_attempt: bool = False,
     ) -> Outcome:
         """Apply one message. Returns its outcome; raises only when it must be retried (a store failed).
@@ -165,6 +175,8 @@ class Router:
             group_id: the transport's FIFO group (`MessageGroupId`); when given it must be the thread's.
             sent_at: when the transport received the message (SQS `SentTimestamp`); answers are judged
                 against their deadline by it, so a slow queue never turns a timely answer into a late one.
+            sender: the identity the transport authenticated (SQS `SenderId`); what it may claim and send
+                follows `senders`.
             final_attempt: this is the transport's last delivery (SQS `ApproximateReceiveCount` has reached
                 the redrive policy's `maxReceiveCount`): a message that still cannot be applied is
                 dead-lettered here with its reason instead of raising.
@@ -183,6 +195,9 @@ class Router:
                 message_id=message_id,
                 thread_id=thread_id,
             )
+        refusal = self._check_sender(message, sender, body, message_id)
+        if refusal is not None:
+            return refusal
         fallback_id = deduplication_id or message_id or hashlib.sha256(body.encode("utf-8")).hexdigest()
         if fallback_id.startswith(RESERVED_ID_PREFIX):  # a transport id may not pose as agent-wait's own
             fallback_id = "sha256:" + hashlib.sha256(fallback_id.encode("utf-8")).hexdigest()
@@ -192,13 +207,37 @@ class Router:
                     return self._start(message, message.start_id or fallback_id, body, lease.failure)
                 if isinstance(message, RetryMessage):
                     return self._retry(message, body, lease.failure)
-                return self._answer(message, message.answer_id or fallback_id, body, lease.failure, sent_at)
+                answerer = self.senders.answerer(message, sender)
+                answer_id = message.answer_id or fallback_id
+                return self._answer(message, answer_id, body, lease.failure, sent_at=sent_at, answerer=answerer)
         except LedgerRejectedError as exc:
             return self._dead_letter(
                 body, DeadLetterReason.REJECTED_BY_STORE, exc.message, message_id=message_id, thread_id=thread_id
             )
         except Exception as exc:
             return self.failures.not_applied(exc, body, message_id=message_id, thread_id=thread_id, final=final_attempt)
+
+    def _check_sender(
+        self,
+        message: StartMessage | AnswerMessage | RetryMessage,
+        sender: str | None,
+        body: str,
+        message_id: str | None,
+    ) -> Outcome | None:
+        """Refuse what this transport-proven sender may not send, before anything is written."""
+        if isinstance(message, StartMessage):
+            if self.senders.may_start(sender):
+                return None
+            detail = f"sender {principal_of(sender)} may not send starts; grant it with grant_send_starts"
+            reason = DeadLetterReason.SENDER_NOT_ALLOWED
+            return self._dead_letter(body, reason, detail, message_id=message_id, thread_id=message.thread_id)
+        if not self.senders.may_answer(sender):
+            detail = f"sender {principal_of(sender)} may not send answers; grant it with grant_send_answers"
+            return self._refuse(RefusalReason.ANSWERER_NOT_ALLOWED, message, detail)
+        if isinstance(message, AnswerMessage) and message.from_deadline and not self.senders.trusts(sender):
+            detail = f"only the sweep may send a deadline answer; sender {principal_of(sender)} is not trusted"
+            return self._refuse(RefusalReason.NOT_TRUSTED, message, detail)
+        return None
 
     def _dead_letter(
         self, body: str, reason: str, detail: str, *, message_id: str | None, thread_id: str | None = None
@@ -270,7 +309,9 @@ class Router:
         answer_id: str,
         body: str,
         failure: ThreadFailure | None,
+        *,
         sent_at: datetime | None,
+        answerer: Answerer,
     ) -> Outcome:
         thread_id, question_id, now = message.thread_id, message.question_id, self.clock()
         if failure is not None:
@@ -292,7 +333,7 @@ class Router:
             return self._refuse(RefusalReason.UNKNOWN_THREAD, message, "no question was ever asked on this thread")
         parked: bool | None = None
         if record.status is QuestionStatus.OPEN:
-            refusal = self._check(record, message, now, sent_at)
+            refusal = self._check(record, message, now, sent_at, answerer)
             if refusal is not None:
                 return refusal
             parked = self._parked_on(thread_id, question_id)
@@ -305,15 +346,26 @@ class Router:
             status = QuestionStatus.EXPIRED if message.from_deadline else QuestionStatus.ANSWERED
             # A deadline always applies the question's own default, whatever the message carries.
             answer = record.envelope.default if message.from_deadline else message.answer
-            decided = self.ledger.decide(
-                thread_id, question_id, Decision(status, answer, answer_id, message.answered_by), now=now
+            decision = Decision(
+                status,
+                answer,
+                answer_id,
+                answerer.answered_by,
+                sender=answerer.sender,
+                via=answerer.via,
+                claimed_by=answerer.claimed_by,
             )
+            decided = self.ledger.decide(thread_id, question_id, decision, now=now)
             record = decided.record
             if not decided.won:
                 parked = None  # another attempt won: it may have resumed since, so look again
             else:
                 self._count_decision(record, now)
                 self.questions.announce(record.envelope, Transition(status.value))
+        elif record.status is QuestionStatus.ANSWERED and record.answer_id == answer_id and record.via in HANDED_OVER:
+            # Decided by the answer API or a link, which hand the resume here: announce the decision now.
+            self._count_decision(record, now)
+            self.questions.announce(record.envelope, Transition.ANSWERED)
         if record.answer_id != answer_id:
             decided_as = record.outcome or record.status
             reason = _REFUSAL_FOR_STATUS.get(decided_as, RefusalReason.ALREADY_DECIDED)
@@ -332,7 +384,12 @@ class Router:
         return question_id in {q.question_id for q in self.adapter.pending(thread_id)}
 
     def _check(
-        self, record: QuestionRecord, message: AnswerMessage, now: datetime, sent_at: datetime | None
+        self,
+        record: QuestionRecord,
+        message: AnswerMessage,
+        now: datetime,
+        sent_at: datetime | None,
+        answerer: Answerer,
     ) -> Outcome | None:
         if message.from_deadline:
             # Due by the router's clock or by SQS's: a router clock a little behind the sweep's still
@@ -342,19 +399,8 @@ class Router:
             return None
         # An answer counts from when the transport received it, not from when the router got to it.
         received = min(now, sent_at) if sent_at else now
-        if record.is_overdue(received):
-            return self._refuse(
-                RefusalReason.EXPIRED, message, f"deadline passed at {record.expires_at}; the default applies"
-            )
-        if message.valid_until is not None and message.valid_until <= received:
-            return self._refuse(RefusalReason.ANSWER_STALE, message, "the answer's valid_until has passed")
-        action = message.answer.get("action") if isinstance(message.answer, dict) else None
-        if action not in record.envelope.allowed_actions:
-            allowed = list(record.envelope.allowed_actions)
-            return self._refuse(
-                RefusalReason.ACTION_NOT_ALLOWED, message, f"answer must be an object whose action is one of {allowed}"
-            )
-        return None
+        refusal = check_answer(record, message.answer, answerer, received_at=received, valid_until=message.valid_until)
+        return self._refuse(refusal[0], message, refusal[1]) if refusal is not None else None
 
     def _resume(
         self,

@@ -194,10 +194,31 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
         dead_letter=SqsDeadLetter(settings.dlq_url, client=session.client("sqs")),
         announce=announcers_for(settings, session=session),
         metrics=metrics,
-        reply_to={"queue_url": settings.queue_url} if settings.queue_url else None,
+        reply_to=reply_to_for(settings),
         logger=log,
         lease_seconds=settings.lease_seconds,
+        senders=sender_policy(settings, log=log),
     )
+
+
+def reply_to_for(settings: HostSettings) -> dict[str, str] | None:
+    """Where an envelope says answers go: the entry queue, and the answer API when there is one."""
+    reply_to = {"queue_url": settings.queue_url} if settings.queue_url else {}
+    if settings.api_url:
+        reply_to["api_url"] = settings.api_url
+    return reply_to or None
+
+
+def sender_policy(settings: HostSettings, *, log: Any = None) -> Any:
+    """The router's `SenderPolicy` from the settings; warns once when no sender is named as trusted."""
+    from agent_wait.host._senders import SenderPolicy
+
+    if settings.trusted_senders is None:
+        (log or logger).warning(
+            "AGENT_WAIT_TRUSTED_SENDERS is not set: every queue sender may claim answered_by and send deadline "
+            "answers; the AgentWait construct sets it to the answer API's and the sweep's roles"
+        )
+    return SenderPolicy(settings.trusted_senders, settings.start_senders, settings.answer_senders)
 
 
 def build_sweep(settings: HostSettings, *, session: Any = None, metrics: Any = None, log: Any = None) -> Any:

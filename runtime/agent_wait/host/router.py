@@ -56,6 +56,7 @@ def record_handler(record: SQSRecord) -> None:
             deduplication_id=attributes.message_deduplication_id,
             group_id=attributes.message_group_id,
             sent_at=_sent_at(attributes.sent_timestamp),
+            sender=attributes.sender_id or None,
             final_attempt=int(attributes.approximate_receive_count) >= _settings().max_receive_count,
         )
         for listener in OUTCOME_LISTENERS:
