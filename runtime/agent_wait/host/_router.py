@@ -51,6 +51,7 @@ from agent_wait.host._failures import AGENT_FAILED, Failures
 from agent_wait.host._lease import hold_thread
 from agent_wait.host._questions import AskedQuestions
 from agent_wait.host._senders import SenderPolicy
+from agent_wait.host.answering import HANDED_OVER
 from agent_wait.host.dead_letter import DeadLetter
 from agent_wait.host.ledger.base import Decision, FailureKind, Ledger, QuestionRecord, ThreadFailure, ThreadLease
 from agent_wait.host.observe import METRIC_NAMES as M
@@ -83,9 +84,6 @@ RETRYABLE: tuple[type[BaseException], ...] = (
     ConnectionError,
     TimeoutError,
 )
-
-HANDED_OVER = frozenset({"api", "link"})
-"""`via` of decisions made before the router saw them (the answer API, a signed link): it resumes them."""
 
 _REFUSAL_FOR_STATUS = {
     QuestionStatus.EXPIRED: RefusalReason.EXPIRED,

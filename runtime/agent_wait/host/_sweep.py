@@ -4,8 +4,9 @@ The sweep never decides anything itself. An overdue question's default goes thro
 as an ordinary answer marked `origin: deadline`, so the router applies it with the same code path and
 the same one-outcome rule as a person's answer, and records it as `expired`.
 
-A run has three steps (`SweepStep`): expire the overdue, measure the oldest open question, announce again
-what never got announced. Each is isolated: one that raises is logged (its type, never a message that
+A run has four steps (`SweepStep`): expire the overdue, measure the oldest open question, announce again
+what never got announced, and hand over again a decision the answer API made whose resume never reached
+the queue. Each is isolated: one that raises is logged (its type, never a message that
 could hold content), counted as `SweepErrors` with the step as its reason, and the others still run. A
 deadline answer the queue refuses is logged with its ids and error code, counted as `SweepErrors` with
 reason `send`, and sent again by the next run: one bad question never holds back the rest.
@@ -23,12 +24,14 @@ from typing import Any, TypeVar
 from agent_wait._time import parse_rfc3339, seconds_between, utc_now
 from agent_wait.envelope import Transition
 from agent_wait.errors import LedgerIndexMissingError
+from agent_wait.host.answering import HANDED_OVER, resume_message
 from agent_wait.host.entry_queue import EntryMessage, EntryQueue
 from agent_wait.host.ledger.base import Ledger, QuestionRecord
 from agent_wait.host.observe import METRIC_NAMES as M
 from agent_wait.host.observe import HostMetrics, RecordingMetrics
 from agent_wait.messages import DEADLINE_ORIGIN, deadline_answer_id, group_id_for
 from agent_wait.publish import Announcers, as_announcers, publish
+from agent_wait.schema import QuestionStatus
 
 __all__ = ("DEADLINE_ANSWERED_BY", "SEND_FAILED_REASON", "Sweep", "SweepReport", "SweepStep")
 
@@ -50,6 +53,8 @@ class SweepStep(StrEnum):
     """Emit `OldestOpenQuestionAgeSeconds` (`open_by_age`); optional: without its index only the metric is lost."""
     REANNOUNCE = "reannounce"
     """Announce again the questions whose announcement failed (`by_announce_due`); needed so none is lost."""
+    HANDOVER = "handover"
+    """Send again the resume of a decision the answer API or a link made but could not queue (`by_status`)."""
 
 
 _OPTIONAL_STEPS = frozenset({SweepStep.OLDEST_OPEN})
@@ -74,6 +79,8 @@ class SweepReport:
     """`SweepStep` values of the steps that raised this run (each logged and counted as `SweepErrors`)."""
     skipped_steps: tuple[str, ...] = ()
     """`SweepStep` values of optional steps skipped because the table lacks their index (logged as a warning)."""
+    handed_over: tuple[str, ...] = ()
+    """Question ids decided through the API or a link whose resume was sent to the router again."""
 
     @property
     def ok(self) -> bool:
@@ -97,7 +104,8 @@ class Sweep:
         announce: announcers for re-announcing.
         metrics: where counts go. Default None: kept in memory (`RecordingMetrics`).
         limit: the most questions one run handles for each job; the next run picks up the rest.
-        announce_grace: questions younger than this are left to the router that is announcing them now.
+        announce_grace: questions younger than this are left to the router that is announcing them now; and
+            decisions younger than this to the answer API that is queueing their resume now.
         clock: the time of a run. Default `utc_now`.
         logger: a stdlib or Powertools logger. Default `logging.getLogger("agent_wait.host")`.
     """
@@ -133,6 +141,7 @@ class Sweep:
         expired = self._isolated(SweepStep.EXPIRE, lambda: self._expire(now), failed, skipped)
         oldest_age = self._isolated(SweepStep.OLDEST_OPEN, lambda: self._oldest_open(now), failed, skipped)
         reannounced = self._isolated(SweepStep.REANNOUNCE, lambda: self._reannounce(now), failed, skipped)
+        handed_over = self._isolated(SweepStep.HANDOVER, lambda: self._hand_over(now), failed, skipped)
         return SweepReport(
             expired_sent=expired.sent if expired else (),
             reannounced=reannounced or (),
@@ -141,6 +150,7 @@ class Sweep:
             send_failed=expired.refused if expired else (),
             failed_steps=tuple(failed),
             skipped_steps=tuple(skipped),
+            handed_over=handed_over or (),
         )
 
     # -- the steps -----------------------------------------------------------------------------------
@@ -192,6 +202,39 @@ class Sweep:
                 for failure in report.failed:
                     self.metrics.count(M["announce_failed"], reason=failure.announcer)
         return tuple(reannounced)
+
+    def _hand_over(self, now: datetime) -> tuple[str, ...]:
+        # Decided but not yet resumed: the `answered` status holds only these, so the query stays small.
+        waiting: list[QuestionRecord] = []
+        cursor: str | None = None
+        while len(waiting) < self.limit:
+            page = self.ledger.page(QuestionStatus.ANSWERED, limit=self.limit, cursor=cursor)
+            waiting += [
+                record
+                for record in page.records
+                if record.via in HANDED_OVER
+                and record.decided_at is not None
+                and parse_rfc3339(record.decided_at) <= now - self.announce_grace
+            ]
+            cursor = page.cursor
+            if cursor is None:
+                break
+        waiting = waiting[: self.limit]
+        entries = [
+            EntryMessage(resume_message(r), group_id=group_id_for(r.thread_id), deduplication_id=str(r.answer_id))
+            for r in waiting
+        ]
+        failures = self.entry_queue.send_batch(entries) if entries else []
+        if failures:
+            self.metrics.count(M["sweep_errors"], len(failures), reason=SEND_FAILED_REASON)
+        refused = {failure.index for failure in failures}
+        sent = tuple(r.question_id for index, r in enumerate(waiting) if index not in refused)
+        for record in (r for index, r in enumerate(waiting) if index not in refused):
+            self.log.info(
+                "decision handed over to the router again",
+                extra={"thread_id": record.thread_id, "question_id": record.question_id},
+            )
+        return sent
 
     # -- isolation -----------------------------------------------------------------------------------
 

@@ -24,9 +24,12 @@ from agent_wait.host.outcomes import RefusalReason
 from agent_wait.messages import group_id_for
 from agent_wait.schema import QuestionStatus
 
-__all__ = ("AnswerResult", "AnswerService", "AnswerStatus", "resume_message")
+__all__ = ("HANDED_OVER", "AnswerResult", "AnswerService", "AnswerStatus", "resume_message")
 
 logger = logging.getLogger("agent_wait.host")
+
+HANDED_OVER = frozenset({"api", "link"})
+"""`via` of decisions made before the router saw them (the answer API, a signed link): it resumes them."""
 
 
 class AnswerStatus(StrEnum):
