@@ -197,7 +197,7 @@ def test_the_sweep_handler_returns_its_report_when_steps_fail(
     result = sweep.handler(load_event("scheduled_event.json"), lambda_context)
 
     # THEN it returns, naming each failed step, and the metrics carry SweepErrors for each (the alarm's signal)
-    assert result["failed_steps"] == ["expire", "oldest_open", "reannounce"]
+    assert result["failed_steps"] == ["expire", "oldest_open", "reannounce", "handover"]
     emitted = _emf_lines(capsys.readouterr().out)
     reasons = {line.get("reason") for line in emitted if "SweepErrors" in line}
     assert {"expire", "oldest_open", "reannounce"} <= reasons

@@ -46,6 +46,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         extra={
             "expired_sent": len(report.expired_sent),
             "reannounced": len(report.reannounced),
+            "handed_over": len(report.handed_over),
             "overdue_age_seconds": report.overdue_age_seconds,
             "send_failed": len(report.send_failed),
             "failed_steps": list(report.failed_steps),
@@ -55,6 +56,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return {
         "expired_sent": list(report.expired_sent),
         "reannounced": list(report.reannounced),
+        "handed_over": list(report.handed_over),
         "overdue_age_seconds": report.overdue_age_seconds,
         "oldest_open_age_seconds": report.oldest_open_age_seconds,
         "send_failed": list(report.send_failed),
