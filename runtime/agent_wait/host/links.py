@@ -209,7 +209,7 @@ class LinkKeys:
             if not _KID.fullmatch(kid):  # the name is not shown: it may be a secret pasted in the wrong place
                 problems.append(f"member {position}'s name is not a key id: use 1 to 64 letters, digits, '_' or '-'")
             elif not isinstance(value, str):
-                problems.append(f"key {kid!r} must be a string (the secret text); got a {type(value).__name__}")
+                problems.append(f"key {kid!r} must be a string (the secret text), not {type(value).__name__}")
             elif len(value) < MIN_KEY_CHARS:
                 problems.append(
                     f"key {kid!r} is shorter than {MIN_KEY_CHARS} characters; make one with: openssl rand -base64 48"
@@ -220,9 +220,9 @@ class LinkKeys:
         if not isinstance(active, str) or not active:
             problems.append(f'"active" must name the key that signs new links, such as {_EXAMPLE}')
         elif active not in data or active == _ACTIVE:
-            listed = sorted(k for k in data if k != _ACTIVE and _KID.fullmatch(k))
             problems.append(
-                f'"active" names key {active!r}, which the secret does not hold; add it, or name one of {listed}'
+                f'"active" names key {active!r}, which the secret does not hold; add that key, or set '
+                '"active" to one of the key ids the secret lists'
             )
         if problems:
             raise refuse(problems)
