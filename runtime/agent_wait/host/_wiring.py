@@ -250,7 +250,12 @@ def _custom_endpoint(session: Any) -> bool:
 
 
 def build_api_context(settings: HostSettings, *, session: Any = None) -> Any:
-    """The answer API's `ApiContext`: the DynamoDB ledger, the SQS entry queue, the groups claims."""
+    """The answer API's `ApiContext`: the DynamoDB ledger, the SQS entry queue, the groups claims and, when
+    `AGENT_WAIT_LINK_KEYS_ARN` is set, the keys that verify signed answer links.
+
+    Raises:
+        ConfigurationError: the link keys cannot be read or are not in their form (`LinkKeys.load`).
+    """
     import boto3
 
     from agent_wait.host.answering import AnswerService
@@ -264,4 +269,9 @@ def build_api_context(settings: HostSettings, *, session: Any = None) -> Any:
     ledger = DynamoDbLedger(settings.table, client=session.client("dynamodb"))
     service = AnswerService(ledger, SqsEntryQueue(settings.queue_url, client=session.client("sqs")))
     claims = (settings.groups_claim,) if settings.groups_claim else DEFAULT_GROUPS_CLAIMS
-    return ApiContext(ledger=ledger, service=service, groups_claims=claims)
+    link_keys = None
+    if settings.link_keys_arn:  # signed answer links: read the keys once, at cold start
+        from agent_wait.host.links import LinkKeys
+
+        link_keys = LinkKeys.load(settings.link_keys_arn, client=session.client("secretsmanager"))
+    return ApiContext(ledger=ledger, service=service, link_keys=link_keys, groups_claims=claims)

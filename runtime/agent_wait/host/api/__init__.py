@@ -22,6 +22,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
 from agent_wait.host import _powertools
 from agent_wait.host.api._context import ApiContext, answerer_from_claims, groups_from_claims
+from agent_wait.host.api._links import link_routes
 from agent_wait.host.api._questions import question_routes, question_view
 from agent_wait.host.settings import HostSettings
 
@@ -35,6 +36,7 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
     """The API's routes over `context()`; the Lambda handler and the local server both serve this."""
     app = APIGatewayHttpResolver()
     app.include_router(question_routes(context))
+    app.include_router(link_routes(context))
     return app
 
 

@@ -1,0 +1,210 @@
+"""Signed answer links: the confirmation page and the two POSTs it makes, for people who are not signed in.
+
+Routes (API Gateway serves them WITHOUT the JWT authorizer: the link's token is the capability):
+
+    GET  /questions/{question_id}/confirm       the confirmation page; answers nothing (mail scanners open links)
+    GET  /questions/{question_id}/confirm.js    its script (the page's Content-Security-Policy allows no other)
+    GET  /questions/{question_id}/confirm.css   its style sheet
+    POST /questions/{question_id}/link          {"token"}: what is asked, the link's action and expiry
+    POST /questions/{question_id}/link/answer   {"token", "note"?}: answer with the link's action, once
+
+The token rides in the link's URL fragment, which browsers never send; the page's script posts it in a
+JSON body, so it is in no URL, access log or Referer header. A token that cannot be used gets a 403
+problem whose `reason` is the `LinkError` reason (`malformed`, `unknown_key`, `tampered`, `expired`,
+`wrong_question`); with no link keys configured (`AGENT_WAIT_LINK_KEYS_ARN` unset) every route answers
+404 `links_off`. An answer's id is derived from the token, so the same link used twice repeats its
+outcome and never decides twice.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.resources
+import json
+import logging
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from agent_wait._time import format_rfc3339
+from agent_wait.host._checks import Answerer
+from agent_wait.host.api._context import ApiContext
+from agent_wait.host.api._problems import json_response, problem
+from agent_wait.host.api._questions import answer_response, question_view
+from agent_wait.host.ledger.base import QuestionRecord
+from agent_wait.host.links import LinkClaims, LinkError, LinkKeys, verify_token
+from agent_wait.host.outcomes import RefusalReason
+
+__all__ = ("LINK_ANSWERED_BY", "MAX_NOTE_CHARS", "PAGE_CONTENT_SECURITY_POLICY", "link_routes")
+
+logger = logging.getLogger("agent_wait.host")
+
+MAX_NOTE_CHARS = 1000
+"""The longest note a person may add to a link's answer."""
+LINK_ANSWERED_BY = "signed link"
+"""Recorded as `answered_by` when the link was not made for a named person."""
+PAGE_CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+"""The confirmation page runs only its own same-origin script (no inline script), talks only to this API,
+and cannot be framed."""
+_OTHER_CSP = "default-src 'none'; frame-ancestors 'none'"
+_ASSETS = {
+    "confirm.html": "text/html; charset=utf-8",
+    "confirm.js": "text/javascript; charset=utf-8",
+    "confirm.css": "text/css; charset=utf-8",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Verified:
+    claims: LinkClaims
+    token: str
+    note: str | None
+    record: QuestionRecord
+
+
+def link_routes(context: Callable[[], ApiContext]) -> Router:
+    """The signed-link routes; `context()` gives the ledger, the answer service, the link keys and the clock.
+
+    Args:
+        context: returns the API's dependencies; `link_keys` None turns the routes off (404 `links_off`).
+
+    Returns:
+        A Powertools `Router` for `APIGatewayHttpResolver.include_router`.
+    """
+    router = Router()
+
+    @router.get("/questions/<question_id>/confirm")
+    def confirm_page(question_id: str) -> Response:
+        # Static: it neither reads nor changes the question, so a scanner opening the link does nothing.
+        return _asset("confirm.html") if _keys(context()) is not None else _links_off()
+
+    @router.get("/questions/<question_id>/confirm.js")
+    def confirm_script(question_id: str) -> Response:
+        return _asset("confirm.js") if _keys(context()) is not None else _links_off()
+
+    @router.get("/questions/<question_id>/confirm.css")
+    def confirm_style(question_id: str) -> Response:
+        return _asset("confirm.css") if _keys(context()) is not None else _links_off()
+
+    @router.post("/questions/<question_id>/link")
+    def read_link(question_id: str) -> Response:
+        checked = _verify(context(), question_id, router.current_event.body, fields=("token",))
+        if isinstance(checked, Response):
+            return _secured(checked)
+        link = {
+            "action": checked.claims.action,
+            "expires_at": format_rfc3339(checked.claims.expires_at),
+            "approver": checked.claims.approver,
+        }
+        return _secured(json_response(200, {"question": question_view(checked.record), "link": link}))
+
+    @router.post("/questions/<question_id>/link/answer")
+    def answer_link(question_id: str) -> Response:
+        ctx = context()
+        checked = _verify(ctx, question_id, router.current_event.body, fields=("token", "note"))
+        if isinstance(checked, Response):
+            return _secured(checked)
+        claims = checked.claims
+        answer: dict[str, Any] = {"action": claims.action}
+        if checked.note:
+            answer["note"] = checked.note
+        answerer = Answerer(answered_by=claims.approver or LINK_ANSWERED_BY, via="link", sender=f"link:{claims.kid}")
+        # One link, one answer: the same token again repeats the outcome instead of deciding twice.
+        answer_id = "link:" + hashlib.sha256(checked.token.encode("utf-8")).hexdigest()[:40]
+        result = ctx.service.answer(claims.question_id, answer, answerer, answer_id=answer_id)
+        logger.info(
+            "signed link used",
+            extra={
+                "question_id": claims.question_id,
+                "thread_id": claims.thread_id,
+                "kid": claims.kid,
+                "result": result.status.value,
+                "reason": result.reason.value if result.reason else None,
+            },
+        )
+        return _secured(answer_response(result))
+
+    return router
+
+
+def _verify(ctx: ApiContext, question_id: str, body: str | None, *, fields: tuple[str, ...]) -> _Verified | Response:
+    """The body read, the token verified for this question, and the question found, or the problem to answer."""
+    keys = _keys(ctx)
+    if keys is None:
+        return _links_off()
+    try:
+        data = json.loads(body or "")
+    except (ValueError, RecursionError):
+        data = None
+    if not isinstance(data, dict):
+        return problem(400, "not_json", 'the body must be a JSON object: {"token": "<the part of the link after #>"}')
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        return problem(400, "unknown_field", f"unknown field(s) {unknown}; send {list(fields)}")
+    note = data.get("note")
+    if note is not None and (not isinstance(note, str) or len(note) > MAX_NOTE_CHARS):
+        return problem(400, "bad_note", f"note must be text of at most {MAX_NOTE_CHARS} characters")
+    token = data.get("token")
+    question_id = urllib.parse.unquote(question_id)
+    try:
+        claims = verify_token(keys, token if isinstance(token, str) else "", question_id=question_id, now=ctx.clock())
+    except LinkError as exc:
+        logger.info("signed link refused", extra={"question_id": question_id, "reason": exc.reason.value})
+        return problem(403, exc.reason.value, exc.message)
+    record = ctx.ledger.find(question_id)
+    if record is None:
+        return problem(404, RefusalReason.UNKNOWN_QUESTION.value, f"no question {question_id}")
+    if record.thread_id != claims.thread_id:
+        logger.info("signed link refused", extra={"question_id": question_id, "reason": "wrong_question"})
+        return problem(403, "wrong_question", f"this link answers another question, not {question_id}")
+    if claims.action not in record.envelope.allowed_actions:
+        allowed = list(record.envelope.allowed_actions)
+        return problem(
+            422,
+            RefusalReason.ACTION_NOT_ALLOWED.value,
+            f"this link's action is not one this question allows ({allowed}); ask for a new link",
+            question=question_view(record),
+        )
+    return _Verified(claims, token if isinstance(token, str) else "", note.strip() if note else None, record)
+
+
+def _keys(ctx: ApiContext) -> LinkKeys | None:
+    return ctx.link_keys if isinstance(ctx.link_keys, LinkKeys) else None
+
+
+def _links_off() -> Response:
+    return _secured(
+        problem(404, "links_off", "answer links are off here: set AGENT_WAIT_LINK_KEYS_ARN on the answer API")
+    )
+
+
+def _asset(name: str) -> Response:
+    headers = {"Content-Security-Policy": PAGE_CONTENT_SECURITY_POLICY} if name.endswith(".html") else {}
+    return _secured(Response(status_code=200, content_type=_ASSETS[name], body=_read(name), headers=headers))
+
+
+@functools.cache
+def _read(name: str) -> str:
+    return (importlib.resources.files("agent_wait.host.api") / "pages" / name).read_text(encoding="utf-8")
+
+
+def _secured(response: Response) -> Response:
+    """No caching, no Referer, no sniffing, no framing, on every link response (they may hold question content)."""
+    response.headers.setdefault("Content-Security-Policy", _OTHER_CSP)
+    response.headers.update(
+        {
+            "Cache-Control": "no-store",
+            "Referrer-Policy": "no-referrer",
+            "X-Content-Type-Options": "nosniff",
+            "X-Frame-Options": "DENY",
+        }
+    )
+    return response

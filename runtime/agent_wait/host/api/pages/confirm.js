@@ -1,0 +1,173 @@
+// The signed-link confirmation page. Loading it answers nothing: it reads the token from the URL
+// fragment (which browsers never send to a server), asks this site what the link is for, and answers only
+// when the button is pressed. Everything from the server is shown with textContent, never parsed as HTML.
+"use strict";
+(function () {
+  var REASONS = {
+    malformed: "This link is incomplete or damaged. Open it exactly as it was sent to you, or ask for a new one.",
+    unknown_key: "This link is no longer valid: the key that signed it was retired. Ask for a new link.",
+    tampered: "This link was changed after it was sent. Open it exactly as it was sent to you, or ask for a new one.",
+    expired: "This link has expired, or its question's deadline has passed.",
+    wrong_question: "This link belongs to another question. Open the link sent for this one.",
+    links_off: "Answer links are turned off on this site.",
+    unknown_question: "There is no such question.",
+    action_not_allowed: "This question does not accept this link's answer.",
+    answerer_not_allowed: "This question may only be answered by particular people, and this link is not one of them.",
+    edit_not_allowed: "This question does not accept edited answers.",
+  };
+
+  function byId(id) {
+    return document.getElementById(id);
+  }
+
+  var statusLine = byId("status");
+  var button = byId("confirm");
+  var note = byId("note");
+  var token = String(location.hash || "").replace(/^#/, "");
+  var action = "";
+
+  function say(text) {
+    statusLine.textContent = text;
+  }
+
+  function when(iso) {
+    if (!iso) {
+      return "no deadline";
+    }
+    var moment = new Date(iso);
+    return isNaN(moment.getTime()) ? String(iso) : moment.toLocaleString() + " (" + iso + ")";
+  }
+
+  function refused(status, data) {
+    var reason = data && typeof data.reason === "string" ? data.reason : "";
+    if (REASONS[reason]) {
+      return "Refused: " + REASONS[reason];
+    }
+    var detail = data && typeof data.detail === "string" ? data.detail : "the server answered " + status;
+    return "Refused (" + (reason || status) + "): " + detail;
+  }
+
+  function decided(view) {
+    var outcome = (view && view.outcome) || {};
+    if (outcome.expired) {
+      return "No answer is needed any more: the deadline passed and the default applied.";
+    }
+    if (outcome.status === "cancelled") {
+      return "This question was withdrawn; no answer is needed.";
+    }
+    var text = "Already decided";
+    if (outcome.answered_by) {
+      text += " by " + outcome.answered_by;
+    }
+    if (outcome.answer && typeof outcome.answer.action === "string") {
+      text += " (" + outcome.answer.action + ")";
+    }
+    if (outcome.decided_at) {
+      text += " at " + when(outcome.decided_at);
+    }
+    return text + ". Your link changes nothing now.";
+  }
+
+  function show(view, link) {
+    var question = view.question;
+    var isCall = question !== null && typeof question === "object" && !Array.isArray(question) && "args" in question;
+    var name = view.source && typeof view.source.function === "string" ? view.source.function : "";
+    if (!name && isCall && typeof question.function === "string") {
+      name = question.function;
+    }
+    byId("function").textContent = name || "(not a function call; see below)";
+    byId("arguments").textContent = JSON.stringify(isCall ? question.args : question, null, 2);
+    byId("action").textContent = link.action;
+    byId("deadline").textContent = when(link.expires_at);
+    byId("details").hidden = false;
+  }
+
+  function post(path, body) {
+    return fetch(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+      credentials: "omit",
+      cache: "no-store",
+      referrerPolicy: "no-referrer",
+    }).then(function (response) {
+      return response.json().then(
+        function (data) {
+          return { status: response.status, data: data };
+        },
+        function () {
+          return { status: response.status, data: {} };
+        },
+      );
+    });
+  }
+
+  function load() {
+    if (!token) {
+      say(REASONS.malformed);
+      return Promise.resolve();
+    }
+    // Relative paths: the page is /questions/<id>/confirm, so these are /questions/<id>/link[/answer]
+    // under whatever stage or base path the API is served from.
+    return post("link", { token: token }).then(
+      function (reply) {
+        if (reply.status !== 200) {
+          say(refused(reply.status, reply.data));
+          return;
+        }
+        var view = reply.data.question;
+        action = reply.data.link.action;
+        show(view, reply.data.link);
+        if (view.status !== "open") {
+          say(decided(view));
+          return;
+        }
+        button.textContent = "Confirm: " + action;
+        button.disabled = false;
+        byId("answer").hidden = false;
+        say("Check the details, then press “Confirm: " + action + "” to answer.");
+      },
+      function () {
+        say("Could not reach the server. Check your connection and reload the page.");
+      },
+    );
+  }
+
+  function answer() {
+    button.disabled = true;
+    say("Sending your answer…");
+    var body = { token: token };
+    var text = String(note.value || "").trim();
+    if (text) {
+      body.note = text;
+    }
+    return post("link/answer", body).then(
+      function (reply) {
+        var data = reply.data || {};
+        if (reply.status === 200) {
+          say(
+            data.result === "repeated"
+              ? "Your answer “" + action + "” was already recorded; nothing changed."
+              : "Done: your answer “" + action + "” is recorded, and the agent carries on.",
+          );
+          byId("answer").hidden = true;
+        } else if (reply.status === 409 || reply.status === 410) {
+          say(decided(data.question));
+          byId("answer").hidden = true;
+        } else {
+          say(refused(reply.status, data));
+        }
+        statusLine.focus();
+      },
+      function () {
+        // Safe to press again: the same link answers at most once.
+        say("Could not reach the server; your answer may not have been sent. Press the button again.");
+        button.disabled = false;
+        statusLine.focus();
+      },
+    );
+  }
+
+  button.addEventListener("click", answer);
+  load();
+})();
