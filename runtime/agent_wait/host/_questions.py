@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from agent_wait.adapter import RunOutcome
+from agent_wait.announce.base import BaseAnnounce
 from agent_wait.envelope import Question, Transition, WaitEnvelope
 from agent_wait.host.ledger.base import Decision, Ledger, QuestionRecord
 from agent_wait.host.observe import METRIC_NAMES as M
@@ -32,6 +34,9 @@ class AskedQuestions:
         announce: announcers for every lifecycle envelope.
         reply_to: published on envelopes as where answers go.
         clock: returns now (UTC).
+        link_maker: makes a question's signed answer links (`{action: url}`); None: no links.
+        link_announcers: names of the announcers whose `wait.created` envelopes carry the links, in
+            `reply_to.links`; a link is a bearer capability, so no other announcer (never the log) sees one.
     """
 
     def __init__(
@@ -43,6 +48,8 @@ class AskedQuestions:
         announce: Announcers,
         reply_to: Any,
         clock: Callable[[], datetime],
+        link_maker: Callable[[WaitEnvelope], dict[str, str]] | None = None,
+        link_announcers: frozenset[str] = frozenset(),
     ) -> None:
         self.ledger = ledger
         self.metrics = metrics
@@ -50,6 +57,8 @@ class AskedQuestions:
         self.announcers = as_announcers(announce)
         self.reply_to = reply_to
         self.clock = clock
+        self.link_maker = link_maker
+        self.link_announcers = link_announcers
 
     def after_run(self, thread_id: str, run: RunOutcome) -> tuple[str, ...]:
         """Record and announce what the agent now waits on; cancel what it moved past unanswered."""
@@ -74,6 +83,9 @@ class AskedQuestions:
 
     def announce_created(self, record: QuestionRecord) -> PublishReport:
         report = self.announce(record.envelope, Transition.CREATED)
+        carriers = tuple(a for a in self.announcers if a.name in self.link_announcers)
+        if self.link_maker is not None and carriers:
+            report = self._announce_with_links(record, report, carriers)
         if report.ok:
             self.ledger.mark_announced(record.thread_id, record.question_id)
         return report
@@ -84,8 +96,24 @@ class AskedQuestions:
             self.metrics.count(M["cancelled"])
             self.announce(record.envelope, Transition.CANCELLED)
 
+    def _announce_with_links(
+        self, record: QuestionRecord, plain: PublishReport, carriers: tuple[BaseAnnounce, ...]
+    ) -> PublishReport:
+        """Give the link-carrying announcers the envelope with `reply_to.links`; the report covers all of them."""
+        assert self.link_maker is not None
+        links = self.link_maker(record.envelope)
+        reply_to = dict(record.envelope.reply_to) if isinstance(record.envelope.reply_to, Mapping) else {}
+        linked = replace(record.envelope, reply_to={**reply_to, "links": links})
+        report = publish(linked.for_transition(Transition.CREATED), carriers)
+        for failure in report.failed:
+            self.metrics.count(M["announce_failed"], reason=failure.announcer)
+        return PublishReport(plain.envelope, plain.deliveries + report.deliveries)
+
     def announce(self, envelope: WaitEnvelope, transition: Transition) -> PublishReport:
-        report = publish(envelope.for_transition(transition), self.announcers)
+        announcers = self.announcers
+        if transition is Transition.CREATED and self.link_maker is not None:
+            announcers = tuple(a for a in announcers if a.name not in self.link_announcers)
+        report = publish(envelope.for_transition(transition), announcers)
         for failure in report.failed:
             self.metrics.count(M["announce_failed"], reason=failure.announcer)
         return report

@@ -37,7 +37,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_wait._time import clock_scope, format_rfc3339, parse_rfc3339, seconds_between, utc_now
 from agent_wait.adapter import AgentAdapter, RunOutcome
-from agent_wait.envelope import Transition
+from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import (
     LedgerRejectedError,
     LedgerUnavailableError,
@@ -109,6 +109,8 @@ class Router:
             handed back to SQS to retry. Default 10 s.
         senders: which queue senders are trusted and which may send starts and answers. Default: no
             restriction (a host that is not SQS has no sender identity to check).
+        link_maker: makes a question's signed answer links (`agent_wait.host.links.answer_links`); None: none.
+        link_announcers: names of the announcers whose `wait.created` envelopes carry those links.
     """
 
     def __init__(
@@ -125,6 +127,8 @@ class Router:
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         lease_wait: float = 10.0,
         senders: SenderPolicy | None = None,
+        link_maker: Callable[[WaitEnvelope], dict[str, str]] | None = None,
+        link_announcers: frozenset[str] = frozenset(),
     ) -> None:
         if lease_seconds <= 0 or lease_wait < 0:
             raise ValueError(f"lease_seconds must be > 0 and lease_wait >= 0; got {lease_seconds}, {lease_wait}")
@@ -139,7 +143,14 @@ class Router:
         self.senders = senders or SenderPolicy()
         self.failures = Failures(ledger, dead_letter, self.metrics, self.log)
         self.questions = AskedQuestions(
-            ledger, metrics=self.metrics, log=self.log, announce=announce, reply_to=reply_to, clock=self._now
+            ledger,
+            metrics=self.metrics,
+            log=self.log,
+            announce=announce,
+            reply_to=reply_to,
+            clock=self._now,
+            link_maker=link_maker,
+            link_announcers=link_announcers,
         )
 
     @property

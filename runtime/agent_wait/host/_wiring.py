@@ -198,7 +198,23 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
         logger=log,
         lease_seconds=settings.lease_seconds,
         senders=sender_policy(settings, log=log),
+        link_maker=link_maker_for(settings, session=session),
+        link_announcers=settings.link_announcers,
     )
+
+
+def link_maker_for(settings: HostSettings, *, session: Any = None) -> Any:
+    """Signed answer links for the announcers that carry them, with the keys read once at cold start."""
+    if not settings.link_announcers or not settings.link_keys_arn or not settings.api_url:
+        return None
+    import boto3
+
+    from agent_wait._time import utc_now
+    from agent_wait.host.links import LinkKeys, answer_links
+
+    keys = LinkKeys.load(settings.link_keys_arn, client=(session or boto3.Session()).client("secretsmanager"))
+    api_url = settings.api_url
+    return lambda envelope: answer_links(keys, api_url, envelope, now=utc_now())
 
 
 def reply_to_for(settings: HostSettings) -> dict[str, str] | None:
