@@ -28,6 +28,8 @@ FINANCE = WaitPolicy(
     default={"action": "reject", "reason": "no response within P3D"},
     allowed_actions=("approve", "reject"),
     tags={"approver_group": "finance"},
+    # An approver approves or rejects the refund as asked; nobody may approve a different amount.
+    allow_edits=False,
 )
 
 
