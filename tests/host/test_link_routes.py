@@ -22,7 +22,7 @@ from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.host import InMemoryEntryQueue, InMemoryLedger
 from agent_wait.host.answering import AnswerService
 from agent_wait.host.api import ApiContext, create_app
-from agent_wait.host.links import LinkKeys, mint_token
+from agent_wait.host.links import LinkKeys, link_url, mint_token
 from agent_wait.policy import WaitPolicy
 from agent_wait.schema import QuestionStatus
 
@@ -210,13 +210,13 @@ def test_the_page_loads_only_its_own_files_and_has_no_inline_script_or_style(api
 
     # Every asset is a relative URL on this API (so it works under any stage or base path); nothing inline.
     assets = [attrs.get("src") or attrs.get("href") for tag, attrs in parsed.tags if tag in ("script", "link")]
-    assert sorted(a or "" for a in assets) == ["confirm.css", "confirm.js"]
+    assert sorted(a or "" for a in assets) == ["confirm/confirm.css", "confirm/confirm.js"]
     assert parsed.inline_script.strip() == ""
     assert all("style" not in attrs and not any(k.startswith("on") for k in attrs) for _, attrs in parsed.tags)
     assert "<style" not in page.body
     # Each asset is served by the API, from the package, uncached.
     for name, kind in (("confirm.js", "text/javascript"), ("confirm.css", "text/css")):
-        asset = api.call("GET", f"/questions/q-1/{name}")
+        asset = api.call("GET", urllib.parse.urljoin("/questions/q-1/confirm", f"confirm/{name}"))
         assert asset.status == 200
         assert asset.headers["content-type"].startswith(kind)
         assert asset.body == (files("agent_wait.host.api") / "pages" / name).read_text(encoding="utf-8")
@@ -451,7 +451,7 @@ def test_the_read_route_takes_no_note(api: Api):
     ("method", "path"),
     [
         ("GET", "/questions/q-1/confirm"),
-        ("GET", "/questions/q-1/confirm.js"),
+        ("GET", "/questions/q-1/confirm/confirm.js"),
         ("POST", "/questions/q-1/link"),
         ("POST", "/questions/q-1/link/answer"),
     ],
@@ -690,3 +690,25 @@ def test_the_page_without_a_token_asks_for_the_whole_link(api: Api):
 
     assert requests == []
     assert result["loaded"]["status"]["text"].startswith("This link is incomplete or damaged.")
+
+
+def test_the_page_serves_only_its_own_files(api: Api):
+    for name in ("confirm.html", "other.js", "..%2F..%2Fsecret"):
+        reply = api.call("GET", f"/questions/q-1/confirm/{name}")
+        assert (reply.status, reply.json()["reason"]) == (404, "no_such_file")
+
+
+def test_a_question_id_with_reserved_characters_round_trips_through_its_link_url():
+    # GIVEN a question whose id needs percent-encoding in a path
+    api = Api()
+    question_id = api.ask("order-1:q 1/2")
+    token = link(question_id)
+
+    # WHEN the link's URL is opened as a browser sends it (path only; the fragment stays behind)
+    url = urllib.parse.urlsplit(link_url("https://api.example.com", question_id, token))
+    answered = api.call("POST", url.path.removesuffix("/confirm") + "/link/answer", {"token": url.fragment})
+
+    # THEN the route finds the question and the link answers it
+    assert url.fragment == token
+    assert answered.status == 200
+    assert api.status(question_id) is QuestionStatus.ANSWERED

@@ -2,11 +2,10 @@
 
 Routes (API Gateway serves them WITHOUT the JWT authorizer: the link's token is the capability):
 
-    GET  /questions/{question_id}/confirm       the confirmation page; answers nothing (mail scanners open links)
-    GET  /questions/{question_id}/confirm.js    its script (the page's Content-Security-Policy allows no other)
-    GET  /questions/{question_id}/confirm.css   its style sheet
-    POST /questions/{question_id}/link          {"token"}: what is asked, the link's action and expiry
-    POST /questions/{question_id}/link/answer   {"token", "note"?}: answer with the link's action, once
+    GET  /questions/{question_id}/confirm          the confirmation page; answers nothing (mail scanners open links)
+    GET  /questions/{question_id}/confirm/{asset}  its script and style sheet (`confirm.js`, `confirm.css`)
+    POST /questions/{question_id}/link             {"token"}: what is asked, the link's action and expiry
+    POST /questions/{question_id}/link/answer      {"token", "note"?}: answer with the link's action, once
 
 The token rides in the link's URL fragment, which browsers never send; the page's script posts it in a
 JSON body, so it is in no URL, access log or Referer header. A token that cannot be used gets a 403
@@ -49,8 +48,8 @@ MAX_NOTE_CHARS = 1000
 LINK_ANSWERED_BY = "signed link"
 """Recorded as `answered_by` when the link was not made for a named person."""
 PAGE_CONTENT_SECURITY_POLICY = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
-    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'none'"
 )
 """The confirmation page runs only its own same-origin script (no inline script), talks only to this API,
 and cannot be framed."""
@@ -60,6 +59,9 @@ _ASSETS = {
     "confirm.js": "text/javascript; charset=utf-8",
     "confirm.css": "text/css; charset=utf-8",
 }
+_PAGE_FILES = frozenset({"confirm.js", "confirm.css"})
+"""What `/confirm/<asset>` serves; the page refers to them relatively (`confirm/confirm.js`), so they load from
+this API under any stage or base path."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,13 +88,13 @@ def link_routes(context: Callable[[], ApiContext]) -> Router:
         # Static: it neither reads nor changes the question, so a scanner opening the link does nothing.
         return _asset("confirm.html") if _keys(context()) is not None else _links_off()
 
-    @router.get("/questions/<question_id>/confirm.js")
-    def confirm_script(question_id: str) -> Response:
-        return _asset("confirm.js") if _keys(context()) is not None else _links_off()
-
-    @router.get("/questions/<question_id>/confirm.css")
-    def confirm_style(question_id: str) -> Response:
-        return _asset("confirm.css") if _keys(context()) is not None else _links_off()
+    @router.get("/questions/<question_id>/confirm/<asset>")
+    def confirm_asset(question_id: str, asset: str) -> Response:
+        if _keys(context()) is None:
+            return _links_off()
+        if asset not in _PAGE_FILES:
+            return _secured(problem(404, "no_such_file", f"the confirmation page uses only {sorted(_PAGE_FILES)}"))
+        return _asset(asset)
 
     @router.post("/questions/<question_id>/link")
     def read_link(question_id: str) -> Response:
