@@ -105,7 +105,7 @@ class LinkError(WaitError, ValueError):
         self.question_id = question_id
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # compared by identity: equality would have to compare secrets
 class LinkKeys:
     """The keys that sign and verify answer links: `active` signs, every key verifies.
 
@@ -120,7 +120,7 @@ class LinkKeys:
 
     active: str
     """The id of the key that signs new links."""
-    keys: Mapping[str, bytes] = field(repr=False, compare=False)
+    keys: Mapping[str, bytes] = field(repr=False)
     """Every verifying key by id (its secret's UTF-8 bytes); includes `active`."""
 
     def __post_init__(self) -> None:
