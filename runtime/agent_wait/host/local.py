@@ -4,7 +4,9 @@
 of an `AgentWait` stack into moto's CloudFormation (the same tables, queues, topic and bus the
 constructs deploy: there is no second definition to drift), and drives the same router and sweep
 handlers as Lambda: a loop over the entry queue stands in for the SQS event source, and `sweep()`
-for the schedule. Everything runs in this process; `stop()` (or leaving the `with` block) ends it.
+for the schedule. Beside them, the answer API's routes are served on 127.0.0.1 (`api_url`) behind a
+local JWT authorizer and issuer (`issuer`), as API Gateway would serve them (`agent_wait.host._local_api`).
+Everything runs in this process; `stop()` (or leaving the `with` block) ends it.
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ from typing import Any
 from agent_wait._time import clock_scope, utc_now
 from agent_wait.messages import group_id_for
 
-__all__ = ("ROUTER_HANDLER", "SWEEP_HANDLER", "LocalStack", "PumpResult", "local_template")
+__all__ = ("API_HANDLER", "ROUTER_HANDLER", "SWEEP_HANDLER", "LocalStack", "PumpResult", "local_template")
 
 ROUTER_HANDLER = "agent_wait.host.router.handler"
 SWEEP_HANDLER = "agent_wait.host.sweep.handler"
+API_HANDLER = "agent_wait.host.api.handler"
 
 logger = logging.getLogger("agent_wait.local")
 
@@ -153,11 +156,14 @@ class LocalStack:
         stack_name: the name for the local stack; unique by default (moto keeps one state per process).
         clock: now, in UTC; the local demo moves it forward to show a deadline pass.
         extra_environment: variables the functions get besides those in the template.
+        api_port: the answer API's port on 127.0.0.1; 0 picks a free one (see `api_url`).
 
     Example:
         with LocalStack(template) as local:
             local.send({"thread_id": "order-1", "input": {...}})
             local.pump()
+            token = local.issuer.token("alice@example.com", ["finance"])
+            # GET {local.api_url}/questions with "Authorization: Bearer {token}"
     """
 
     _running: LocalStack | None = None
@@ -169,6 +175,7 @@ class LocalStack:
         stack_name: str | None = None,
         clock: Callable[[], datetime] = utc_now,
         extra_environment: Mapping[str, str] | None = None,
+        api_port: int = 0,
     ) -> None:
         self.template = dict(template)
         self.stack_name = stack_name or f"agent-wait-local-{uuid.uuid4().hex[:8]}"
@@ -181,6 +188,13 @@ class LocalStack:
         self._saved_env: dict[str, str | None] = {}
         self._session: Any = None
         self._deployed: dict[str, Any] = {}
+        self.api_port = api_port
+        self.api_url = ""
+        """The answer API's base URL on 127.0.0.1, once started."""
+        self.issuer: Any = None
+        """The local JWT issuer (`agent_wait.host._local_jwt.LocalIssuer`) the API's authorizer trusts."""
+        self._api: Any = None
+        self._api_app: Any = None
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
@@ -224,12 +238,16 @@ class LocalStack:
         )
         try:
             self._deploy()
+            self._start_api()
         except BaseException:
             self.stop()
             raise
 
     def stop(self) -> None:
-        """Stop the emulator and restore the environment. Safe to call twice."""
+        """Stop the answer API and the emulator, and restore the environment. Safe to call twice."""
+        if self._api is not None:
+            self._api.stop()
+            self._api = None
         if self._server is not None:
             self._server.stop()
             self._server = None
@@ -275,7 +293,7 @@ class LocalStack:
         }
         functions = _functions(self.template)
         environment: dict[str, str] = {}
-        for handler in (ROUTER_HANDLER, SWEEP_HANDLER):
+        for handler in (ROUTER_HANDLER, SWEEP_HANDLER, API_HANDLER):
             for name, value in functions.get(handler, {}).items():
                 resolved = self._resolve(value, physical)
                 if resolved is not None:
@@ -289,6 +307,28 @@ class LocalStack:
         self._set_env(environment)
         self._subscribe_queues_to_topics(physical)
         self._reset_handlers()
+
+    def _start_api(self) -> None:
+        """Serve the answer API on 127.0.0.1 and name it to the router, so envelopes' `reply_to` carry it."""
+        from agent_wait.host._local_api import LocalApi
+        from agent_wait.host._wiring import build_api_context
+        from agent_wait.host.api import create_app
+        from agent_wait.host.settings import HostSettings
+
+        self._api = LocalApi(self._invoke_api, port=self.api_port, clock=self._now)
+        self.api_url, self.issuer = self._api.url, self._api.issuer
+        self.environment["AGENT_WAIT_API_URL"] = self.api_url
+        self._set_env({"AGENT_WAIT_API_URL": self.api_url})
+        self._reset_handlers()
+        context = build_api_context(HostSettings.from_env("api"))  # a cold start: a missing setting fails here
+        self._api_app = create_app(lambda: context)
+        self._api.start()
+
+    def _now(self) -> datetime:
+        return self.clock()  # read on every call: `at()` swaps the clock
+
+    def _invoke_api(self, event: dict[str, Any]) -> Any:
+        return self._api_app.resolve(event, _Context(API_HANDLER))
 
     def _resolve(self, value: Any, physical: Mapping[str, str]) -> str | None:
         """Resolve the intrinsic functions CDK uses in environment variables against the local stack."""
@@ -355,10 +395,10 @@ class LocalStack:
     def _reset_handlers() -> None:
         import sys
 
-        for module_name in ("agent_wait.host.router", "agent_wait.host.sweep"):
+        for module_name in ("agent_wait.host.router", "agent_wait.host.sweep", "agent_wait.host.api"):
             module = sys.modules.get(module_name)
             if module is not None:
-                for cached in ("_router", "_sweep", "_settings"):
+                for cached in ("_router", "_sweep", "_settings", "_context", "_app"):
                     factory = getattr(module, cached, None)
                     if factory is not None:
                         factory.cache_clear()

@@ -1,0 +1,408 @@
+"""The answer API on 127.0.0.1: an HTTP front that does what API Gateway (HTTP API, JWT authorizer) does.
+
+`LocalApi` listens on the loopback interface and turns each request into the payload-2.0 event an HTTP
+API sends a Lambda (`version`, `routeKey`, `rawPath`, `rawQueryString`, lower-cased `headers`,
+`cookies`, `queryStringParameters`, `pathParameters`, `requestContext`, `body`, `isBase64Encoded`),
+calls the handler with it, and writes the handler's response back (status, headers, cookies, body,
+base64-decoded when flagged). So the code under test is the deployed code.
+
+On the routes the construct protects (`PROTECTED_ROUTES`) it plays the JWT authorizer: the bearer
+token is checked against the local issuer (RS256, issuer, audience, expiry); a missing or bad token
+gets API Gateway's `401 {"message":"Unauthorized"}`, and a good one's claims reach the handler in
+`requestContext.authorizer.jwt.claims`, flattened to strings as API Gateway does (`"[finance ops]"`).
+Every other path (signed links, the page and its assets) reaches the handler with no authorizer.
+
+The same server is the local issuer: `GET /.well-known/jwks.json`, `GET /.well-known/openid-configuration`,
+and the dev sign-in `POST /dev/token` `{"user": "alice@example.com", "groups": ["finance"]}` →
+`{"token": ...}`. The dev sign-in exists only here, never in the Lambda app.
+
+Request bodies, query strings and tokens are never logged: a line names the route, the status and the
+time taken.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import re
+import threading
+import time
+import urllib.parse
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from agent_wait._time import clock_scope
+from agent_wait.host._local_jwt import (
+    DEFAULT_AUDIENCE,
+    MAX_LIFETIME,
+    LocalIssuer,
+    TokenRejectedError,
+    check_groups,
+    check_user,
+    flatten_claims,
+    verify_token,
+)
+
+__all__ = ("MAX_BODY_BYTES", "PROTECTED_ROUTES", "PUBLIC_ROUTES", "ApiHandler", "LocalApi")
+
+logger = logging.getLogger("agent_wait.local")
+
+ApiHandler = Callable[[dict[str, Any]], Any]
+"""One invocation of the API's Lambda: a payload-2.0 event in, its response out."""
+
+PROTECTED_ROUTES: tuple[str, ...] = (
+    "GET /questions",
+    "GET /questions/{question_id}",
+    "POST /questions/{question_id}/answer",
+)
+"""The routes the `AgentWait` construct puts behind the JWT authorizer."""
+PUBLIC_ROUTES: tuple[str, ...] = (
+    "ANY /questions/{question_id}/confirm",
+    "ANY /questions/{question_id}/link",
+    "ANY /questions/{question_id}/link/answer",
+)
+"""Routes with no authorizer (signed links carry their own proof); any other path goes to the handler as
+`$default`, with no authorizer either."""
+MAX_BODY_BYTES = 10 * 1024 * 1024
+"""API Gateway's payload limit for HTTP APIs (10 MB)."""
+
+_TEXT_TYPES = re.compile(r"text/.*|application/(json|.*\+json|javascript|xml|.*\+xml)", re.IGNORECASE)
+"""Content types API Gateway passes as text; any other body (a form post too) arrives base64-encoded."""
+_UNAUTHORIZED = {"message": "Unauthorized"}
+# Powertools keeps the current event on a class attribute (BaseRouter.current_event): two resolutions at
+# once in one process would read each other's request. Lambda runs one event per environment at a time.
+_INVOKE = threading.Lock()
+
+
+def _compile(route: str) -> tuple[str, re.Pattern[str]]:
+    method, _, template = route.partition(" ")
+    pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(template))
+    return method, re.compile(f"^{pattern}$")
+
+
+_PROTECTED = tuple((route, *_compile(route)) for route in PROTECTED_ROUTES)
+_PUBLIC = tuple((route, *_compile(route)) for route in PUBLIC_ROUTES)
+
+
+def _match(method: str, path: str) -> tuple[str, dict[str, str], bool]:
+    """(routeKey, path parameters, protected) for a request, `$default` when no route names it."""
+    for routes, protected in ((_PROTECTED, True), (_PUBLIC, False)):
+        for route, route_method, pattern in routes:
+            found = pattern.match(path)
+            if found and route_method in (method, "ANY"):
+                return route, {k: urllib.parse.unquote(v) for k, v in found.groupdict().items()}, protected
+    return "$default", {}, False
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    front: LocalApi
+
+
+class LocalApi:
+    """An HTTP API with a JWT authorizer, on 127.0.0.1, in front of a payload-2.0 handler.
+
+    Args:
+        handler: invokes the API's Lambda with one event; called one event at a time.
+        port: the port to listen on; 0 picks a free one (see `url`).
+        audience: the audience the authorizer accepts and the local issuer signs.
+        clock: when given, each invocation runs inside `clock_scope(clock)` (a local stack's movable time).
+
+    Example:
+        with LocalApi(lambda event: app.resolve(event, context)) as api:
+            token = api.issuer.token("alice@example.com", ["finance"])
+            # curl -H "Authorization: Bearer $token" {api.url}/questions
+    """
+
+    def __init__(
+        self,
+        handler: ApiHandler,
+        *,
+        port: int = 0,
+        audience: str = DEFAULT_AUDIENCE,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.handler = handler
+        self.clock = clock
+        self._server = _Server(("127.0.0.1", port), _RequestHandler, bind_and_activate=True)
+        self._server.front = self
+        host, bound = self._server.server_address[:2]
+        self.port = int(bound)
+        self.url = f"http://{host}:{self.port}"
+        """The API's base URL (also the issuer's)."""
+        self.issuer = LocalIssuer(self.url, audience=audience)
+        """The local JWT issuer; `issuer.token(user, groups)` signs in without HTTP."""
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> LocalApi:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Serve requests on a background thread until `stop()`."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._server.serve_forever, name="agent-wait-local-api", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop serving and release the port. Safe to call twice."""
+        if self._thread is not None:
+            self._server.shutdown()
+            self._thread.join(timeout=10)
+            self._thread = None
+        self._server.server_close()
+
+    def authorize(self, authorization: str | None) -> dict[str, str]:
+        """The flattened claims of a valid `Authorization` header.
+
+        Raises:
+            TokenRejectedError: no bearer token, or one the authorizer refuses.
+        """
+        if not authorization or not authorization.strip():
+            raise TokenRejectedError("no Authorization header")
+        scheme, _, rest = authorization.strip().partition(" ")
+        token = rest.strip() if scheme.lower() == "bearer" else authorization.strip()
+        claims = verify_token(token, jwks=self.issuer.jwks(), issuer=self.issuer.url, audience=self.issuer.audience)
+        return flatten_claims(claims)
+
+    def invoke(self, event: dict[str, Any]) -> Any:
+        """Call the handler with `event`, one invocation at a time, on the API's clock."""
+        with _INVOKE:
+            if self.clock is None:
+                return self.handler(event)
+            with clock_scope(self.clock):
+                return self.handler(event)
+
+    def sign_in(self, body: bytes) -> tuple[int, dict[str, Any]]:
+        """The dev sign-in: `{"user": ..., "groups": [...], "expires_in": seconds}` → `{"token": ...}`."""
+        try:
+            data = json.loads(body or b"null")
+        except (ValueError, RecursionError):
+            data = None
+        if not isinstance(data, dict):
+            return 400, {"message": 'send JSON like {"user": "alice@example.com", "groups": ["finance"]}'}
+        unknown = sorted(set(data) - {"user", "groups", "expires_in"})
+        if unknown:
+            return 400, {"message": f"unknown field(s) {unknown}; send user, groups and, optionally, expires_in"}
+        lifetime = data.get("expires_in", self.issuer.lifetime)
+        if not isinstance(lifetime, int) or isinstance(lifetime, bool) or not 1 <= lifetime <= MAX_LIFETIME:
+            return 400, {"message": f"expires_in must be a whole number of seconds from 1 to {MAX_LIFETIME}"}
+        try:
+            user, groups = check_user(data.get("user")), check_groups(data.get("groups"))
+        except ValueError as exc:
+            return 400, {"message": str(exc)}
+        token = self.issuer.token(user, groups, expires_in=lifetime)
+        return 200, {
+            "token": token,
+            "token_type": "Bearer",
+            "expires_in": lifetime,
+            "issuer": self.issuer.url,
+            "audience": self.issuer.audience,
+        }
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    server: _Server  # pyright: ignore[reportIncompatibleVariableOverride]
+    server_version = "agent-wait-local-api"
+
+    def version_string(self) -> str:
+        return self.server_version
+
+    def log_message(self, format: str, *args: Any) -> None:
+        # The base class logs the request line, query string and all: this server logs its own safe lines.
+        return
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    def do_POST(self) -> None:
+        self._serve()
+
+    def do_PUT(self) -> None:
+        self._serve()
+
+    def do_PATCH(self) -> None:
+        self._serve()
+
+    def do_DELETE(self) -> None:
+        self._serve()
+
+    def do_OPTIONS(self) -> None:
+        self._serve()
+
+    def _serve(self) -> None:
+        started = time.monotonic()
+        front = self.server.front
+        method = self.command
+        path, _, query = self.path.partition("?")
+        route, parameters, protected = _match(method, path)
+        body = self._read_body()
+        if body is None:
+            return
+        status = self._local_route(front, method, path, body)
+        if status is None:
+            claims: dict[str, str] | None = None
+            if protected:
+                try:
+                    claims = front.authorize(self.headers.get("Authorization"))
+                except TokenRejectedError as exc:
+                    logger.info("local api: 401 on %s: %s", route, exc.reason)
+                    challenge = (
+                        "Bearer"
+                        if self.headers.get("Authorization") is None
+                        else f'Bearer error="invalid_token", error_description="{exc.reason}"'
+                    )
+                    self._send_json(401, _UNAUTHORIZED, {"WWW-Authenticate": challenge})
+                    return
+            status = self._send_response(
+                front,
+                self._event(route, path=path, query=query, parameters=parameters, body=body, claims=claims),
+                route,
+            )
+        else:
+            route = f"{method} {path}"
+        logger.debug("local api: %s %s in %.0f ms", route, status, (time.monotonic() - started) * 1000)
+
+    def _read_body(self) -> bytes | None:
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            self._send_json(411, {"message": "send a Content-Length; chunked bodies are not read here"})
+            return None
+        length_text = self.headers.get("Content-Length") or "0"
+        length = int(length_text) if length_text.isdigit() else -1
+        if length < 0:
+            self._send_json(400, {"message": "Content-Length must be a whole number"})
+            return None
+        if length > MAX_BODY_BYTES:
+            self._send_json(413, {"message": "Request Entity Too Large"})
+            return None
+        return self.rfile.read(length) if length else b""
+
+    def _local_route(self, front: LocalApi, method: str, path: str, body: bytes) -> int | None:
+        """Serve the issuer's own paths and return the status; None when the request is for the API."""
+        if method == "GET" and path == "/.well-known/jwks.json":
+            self._send_json(200, front.issuer.jwks())
+            return 200
+        if method == "GET" and path == "/.well-known/openid-configuration":
+            self._send_json(200, front.issuer.openid_configuration())
+            return 200
+        if method == "POST" and path == "/dev/token":
+            status, payload = front.sign_in(body)
+            self._send_json(status, payload, {"Cache-Control": "no-store"})
+            return status
+        return None
+
+    def _event(
+        self,
+        route: str,
+        *,
+        path: str,
+        query: str,
+        parameters: Mapping[str, str],
+        body: bytes,
+        claims: Mapping[str, str] | None,
+    ) -> dict[str, Any]:
+        """The payload-2.0 event API Gateway would send for this request."""
+        headers: dict[str, str] = {}
+        cookies: list[str] = []
+        for name, value in self.headers.items():
+            key = name.lower()
+            if key == "cookie":
+                cookies += [part.strip() for part in value.split(";") if part.strip()]
+            else:
+                headers[key] = f"{headers[key]},{value}" if key in headers else value
+        client_ip = self.client_address[0]
+        headers.setdefault("x-forwarded-for", client_ip)
+        headers.setdefault("x-forwarded-proto", "http")
+        headers.setdefault("x-forwarded-port", str(self.server.front.port))
+        now = datetime.now(UTC)
+        request_context: dict[str, Any] = {
+            "accountId": "123456789012",
+            "apiId": "local",
+            "domainName": headers.get("host", f"127.0.0.1:{self.server.front.port}"),
+            "domainPrefix": "local",
+            "http": {
+                "method": self.command,
+                "path": path,
+                "protocol": self.request_version,
+                "sourceIp": client_ip,
+                "userAgent": headers.get("user-agent", ""),
+            },
+            "requestId": uuid.uuid4().hex,
+            "routeKey": route,
+            "stage": "$default",
+            "time": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
+            "timeEpoch": int(now.timestamp() * 1000),
+        }
+        if claims is not None:
+            request_context["authorizer"] = {"jwt": {"claims": dict(claims), "scopes": None}}
+        event: dict[str, Any] = {
+            "version": "2.0",
+            "routeKey": route,
+            "rawPath": path,
+            "rawQueryString": query,
+            "headers": headers,
+            "requestContext": request_context,
+            "isBase64Encoded": False,
+        }
+        if cookies:
+            event["cookies"] = cookies
+        if query:
+            grouped: dict[str, str] = {}
+            for key, value in urllib.parse.parse_qsl(query, keep_blank_values=True):
+                grouped[key] = f"{grouped[key]},{value}" if key in grouped else value
+            event["queryStringParameters"] = grouped
+        if parameters:
+            event["pathParameters"] = dict(parameters)
+        if body:
+            if _TEXT_TYPES.fullmatch((headers.get("content-type") or "").split(";")[0].strip()):
+                event["body"] = body.decode("utf-8", errors="replace")
+            else:
+                event["body"] = base64.b64encode(body).decode("ascii")
+                event["isBase64Encoded"] = True
+        return event
+
+    def _send_response(self, front: LocalApi, event: dict[str, Any], route: str) -> int:
+        try:
+            response = front.invoke(event)
+        except Exception as exc:  # API Gateway turns a failed invocation into a bare 500
+            logger.error("local api: the handler raised %s on %s", type(exc).__name__, route)
+            self._send_json(500, {"message": "Internal Server Error"})
+            return 500
+        if not isinstance(response, Mapping) or "statusCode" not in response:
+            # Payload 2.0: anything else is taken as a JSON body with status 200.
+            payload = response if isinstance(response, str) else json.dumps(response)
+            self._send(200, payload.encode("utf-8"), {"Content-Type": "application/json"}, [])
+            return 200
+        status = int(response["statusCode"])
+        text = response.get("body") or ""
+        data = base64.b64decode(text) if response.get("isBase64Encoded") else str(text).encode("utf-8")
+        headers = {str(k): str(v) for k, v in (response.get("headers") or {}).items() if v is not None}
+        for name, values in (response.get("multiValueHeaders") or {}).items():
+            headers[str(name)] = ", ".join(str(v) for v in values)
+        if not any(name.lower() == "content-type" for name in headers):
+            headers["Content-Type"] = "application/json"
+        self._send(status, data, headers, [str(c) for c in response.get("cookies") or []])
+        return status
+
+    def _send_json(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode("utf-8")
+        self._send(status, data, {"Content-Type": "application/json", **(headers or {})}, [])
+
+    def _send(self, status: int, data: bytes, headers: Mapping[str, str], cookies: list[str]) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            if name.lower() not in ("content-length", "connection", "transfer-encoding"):
+                self.send_header(name, value)
+        for cookie in cookies:
+            self.send_header("Set-Cookie", cookie)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
