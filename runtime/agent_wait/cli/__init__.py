@@ -1,10 +1,12 @@
 """`agent-wait`: run the product locally, start agents, list and answer questions.
 
-    agent-wait dev                               the local stack, printing each envelope as announced
+    agent-wait dev                               the local stack and its answer API, printing each envelope as announced
     agent-wait demo                              the refund-agent scenarios, narrated; non-zero on a wrong outcome
+    agent-wait token --user U --groups G         a bearer token from the running `agent-wait dev`'s sign-in
     agent-wait start THREAD --input JSON         send a start message
     agent-wait questions [--status open]         list questions from the ledger
-    agent-wait answer QUESTION approve|reject    answer one (checked: open, action allowed)
+    agent-wait answer QUESTION approve|reject    answer one: over the answer API when one is known (--token), which
+                                                 says who won; else on the entry queue (checked: open, action allowed)
     agent-wait failures                          list failed threads: what failed, where, with which error
     agent-wait retry THREAD                      after fixing the agent, apply a failed thread's start or decision again
 
@@ -22,7 +24,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agent_wait.cli._target import CliError, resolve_target
+from agent_wait.cli import _api
+from agent_wait.cli._target import CliError, local_target, resolve_target
 
 __all__ = ("main",)
 
@@ -55,6 +58,14 @@ def _parser() -> argparse.ArgumentParser:
     dev = commands.add_parser("dev", help="run the local stack and print each envelope as it is announced")
     dev.add_argument("--app", default=DEFAULT_APP, help=f"module providing template() (default {DEFAULT_APP})")
     dev.add_argument("--sweep-every", type=float, default=60.0, metavar="SECONDS", help="run the sweep this often")
+    dev.add_argument("--api-port", type=int, default=0, metavar="PORT", help="the answer API's port (default: free)")
+
+    token = commands.add_parser("token", help="print a bearer token from the running agent-wait dev's sign-in")
+    token.add_argument("--user", required=True, help="who signs in, e.g. alice@example.com")
+    token.add_argument(
+        "--groups", action="append", default=[], metavar="GROUP[,GROUP]", help="their groups, e.g. finance"
+    )
+    token.add_argument("--expires-in", type=int, metavar="SECONDS", help="how long the token is valid (default 3600)")
 
     demo = commands.add_parser("demo", help="run the refund-agent scenarios, narrated")
     demo.add_argument("--app", default=DEFAULT_APP, help=f"module providing demo(argv) (default {DEFAULT_APP})")
@@ -85,7 +96,9 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("question_id", metavar="QUESTION")
             sub.add_argument("action", metavar="ACTION", help="one of the question's allowed actions, e.g. approve")
             sub.add_argument("--note", help="a note sent with the answer")
-            sub.add_argument("--by", help="who is answering (recorded in the ledger)")
+            sub.add_argument("--token", help=f"bearer token for the answer API (default: ${_api.TOKEN_VARIABLE})")
+            sub.add_argument("--queue", action="store_true", help="send on the entry queue even when an API is known")
+            sub.add_argument("--by", help="who is answering, on the queue (over the API the token says who)")
     return parser
 
 
@@ -95,9 +108,13 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "dev":
         from agent_wait.cli._dev import run_dev
 
-        return run_dev(_app(args.app, "template"), out=sys.stdout, sweep_every=args.sweep_every)
+        return run_dev(_app(args.app, "template"), out=sys.stdout, sweep_every=args.sweep_every, api_port=args.api_port)
     if args.command == "demo":
         return int(_app(args.app, "demo")(args.scenario))
+    if args.command == "token":
+        groups = [g.strip() for text in args.groups for g in text.split(",") if g.strip()]
+        print(_api.sign_in(local_target(), args.user, groups, expires_in=args.expires_in))
+        return 0
     target = resolve_target(args.outputs)
     if args.command == "start":
         message_id = _commands.start(target, args.thread_id, _commands.parse_input(args.input))
@@ -133,9 +150,28 @@ def _run(args: argparse.Namespace) -> int:
             f"(it failed with {failure.error} at {failure.failed_at}); watch it with: agent-wait failures"
         )
         return 0
+    if target.api_url and not args.queue:
+        print(_answer_over_api(target, args))
+        return 0
     row = _commands.answer(target, args.question_id, args.action, args.note, args.by)
     print(f"answer {args.action!r} sent for question {args.question_id} on thread {row['thread_id']}")
     return 0
+
+
+def _answer_over_api(target: Any, args: argparse.Namespace) -> str:
+    if args.by:
+        raise CliError(
+            "--by names the answerer on the queue; over the answer API the token says who you are: "
+            "leave out --by, or add --queue"
+        )
+    token = args.token or os.environ.get(_api.TOKEN_VARIABLE)
+    if not token:
+        raise CliError(
+            f"the answer API at {target.api_url} needs a token: get one with "
+            "`agent-wait token --user you@example.com --groups finance` and pass it with --token, or export "
+            f"{_api.TOKEN_VARIABLE}; --queue sends on the entry queue instead"
+        )
+    return _api.answer(target, args.question_id, args.action, token=token, note=args.note)
 
 
 def _print_failures(found: Sequence[Any], *, as_json: bool) -> int:

@@ -1,4 +1,8 @@
-"""`agent-wait dev`: the local stack in the foreground, printing each envelope as it is announced."""
+"""`agent-wait dev`: the local stack in the foreground, printing each envelope as it is announced.
+
+Beside the emulator it serves the answer API on 127.0.0.1 with a local JWT issuer, and prints a
+ready-to-paste `curl` line with a token from the dev sign-in.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,16 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
+from agent_wait.cli._api import sign_in
 from agent_wait.cli._progress import progress
 from agent_wait.cli._target import LOCAL_STATE, Target
 
-__all__ = ("Observer", "run_dev")
+__all__ = ("DEV_GROUPS", "DEV_USER", "Observer", "run_dev")
+
+DEV_USER = "dev@example.com"
+"""Who the printed curl line signs in as."""
+DEV_GROUPS = ("finance",)
+"""Their groups: finance answers the refund example's questions."""
 
 
 class Observer:
@@ -62,33 +72,51 @@ def run_dev(
     out: TextIO,
     sweep_every: float = 60.0,
     stop: threading.Event | None = None,
+    api_port: int = 0,
 ) -> int:
-    """Run the local stack until Ctrl-C (or `stop` is set); returns the exit status."""
+    """Run the local stack and its answer API until Ctrl-C (or `stop` is set); returns the exit status.
+
+    Args:
+        template_factory: returns the synthesized template of an `AgentWait` stack.
+        out: where the URLs, the curl line and one line per envelope go.
+        sweep_every: seconds between sweeps.
+        stop: set it to stop (Ctrl-C sets it too).
+        api_port: the answer API's port on 127.0.0.1; 0 picks a free one.
+    """
     from agent_wait.host.local import LocalStack
 
     stop = stop or threading.Event()
     with progress("Synthesizing the stack template"):
         template = template_factory()
     with progress("Starting the embedded AWS emulator and deploying the template"):
-        local = LocalStack(template)
+        local = LocalStack(template, api_port=api_port)
         local.start()
     previous = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
     if previous is not None:
         signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
         observer = Observer(local)
-        Target(
+        target = Target(
             queue_url=local.queue_url,
             table=local.table,
             endpoint_url=local.endpoint_url,
             region="us-east-1",
             source="dev",
-        ).save()
+            api_url=local.api_url,
+            issuer=local.issuer.url,
+        )
+        target.save()
+        token = sign_in(target, DEV_USER, DEV_GROUPS)
         out.write(
             f"agent-wait dev: emulator at {local.endpoint_url}\n"
             f"  entry queue  {local.queue_url}\n  ledger table {local.table}\n"
-            "In another terminal: agent-wait start THREAD --input JSON; agent-wait questions; "
-            "agent-wait answer QUESTION approve\nCtrl-C stops everything.\n"
+            f"  answer API   {local.api_url}  (JWT issuer {local.issuer.url}, audience {local.issuer.audience})\n"
+            f"Try the API as {DEV_USER} in {', '.join(DEV_GROUPS)} (the token is valid for an hour):\n"
+            f"  curl -s -H 'Authorization: Bearer {token}' {local.api_url}/questions\n"
+            "In another terminal: agent-wait start THREAD --input JSON; agent-wait questions;\n"
+            "  export AGENT_WAIT_TOKEN=$(agent-wait token --user alice@example.com --groups finance); "
+            "agent-wait answer QUESTION approve\n"
+            "Ctrl-C stops everything.\n"
         )
         out.flush()
         last_sweep = time.monotonic()

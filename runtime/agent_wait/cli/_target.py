@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from agent_wait.schema import Settings
 
-__all__ = ("LOCAL_STATE", "CliError", "Target", "resolve_target")
+__all__ = ("LOCAL_STATE", "CliError", "Target", "local_target", "resolve_target")
 
 LOCAL_STATE = Path(".agent-wait") / "local.json"
 """Written by `agent-wait dev` while it runs, so other terminals can reach its emulator."""
@@ -23,11 +23,22 @@ class CliError(Exception):
 
 @dataclass(frozen=True)
 class Target:
+    """A stack the CLI talks to: its entry queue and ledger, and its answer API when one is known."""
+
     queue_url: str
+    """The entry FIFO queue (starts, and answers when no API is known)."""
     table: str
+    """The question table."""
     endpoint_url: str | None = None
+    """The AWS endpoint (the local emulator's), or None for AWS itself."""
     region: str | None = None
+    """The stack's region."""
     source: str = "environment"
+    """Where this target came from, named in error messages."""
+    api_url: str | None = None
+    """The answer API's base URL; `agent-wait answer` goes there when set."""
+    issuer: str | None = None
+    """The local JWT issuer of `agent-wait dev` (its `/dev/token` signs in); None for a deployed stack."""
 
     def client(self, service: str) -> Any:
         import boto3
@@ -52,9 +63,14 @@ def _from_outputs(path: Path) -> Target:
     for outputs in stacks:
         queue = next((v for k, v in outputs.items() if k.startswith("AgentWait") and "EntryQueueUrl" in k), None)
         table = next((v for k, v in outputs.items() if "QuestionTableName" in k), None)
+        api = next((v for k, v in outputs.items() if k.startswith("AgentWait") and "ApiUrl" in k), None)
         if queue and table:
             return Target(
-                queue_url=queue, table=table, region=queue.split(".")[1] if "sqs." in queue else None, source=str(path)
+                queue_url=queue,
+                table=table,
+                region=queue.split(".")[1] if "sqs." in queue else None,
+                source=str(path),
+                api_url=str(api).rstrip("/") if api else None,
             )
     raise CliError(
         f"{path} has no AgentWait outputs (EntryQueueUrl, QuestionTableName); is it from an AgentWait stack?"
@@ -70,9 +86,25 @@ def resolve_target(outputs: str | None = None, environ: Mapping[str, str] | None
     if queue and table:
         return Target(queue_url=queue, table=table, endpoint_url=env.get("AWS_ENDPOINT_URL"))
     if LOCAL_STATE.exists():
-        state = json.loads(LOCAL_STATE.read_text())
-        return Target(**{**state, "source": "agent-wait dev"})
+        return local_target()
     raise CliError(
         "no stack to talk to: run `agent-wait dev` in another terminal, pass --outputs cdk-outputs.json "
         f"(from `cdk deploy --outputs-file`), or set {Settings.QUEUE_URL.value} and {Settings.TABLE.value}"
     )
+
+
+def local_target(path: Path = LOCAL_STATE) -> Target:
+    """The running `agent-wait dev`, from the state file it writes in the directory it runs in.
+
+    Raises:
+        CliError: no `agent-wait dev` is running from this directory.
+    """
+    try:
+        state = json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        raise CliError(
+            f"no `agent-wait dev` is running from this directory ({path} is missing or unreadable); start it in "
+            "another terminal, from this directory"
+        ) from None
+    known = {f.name for f in fields(Target)}
+    return Target(**{**{k: v for k, v in state.items() if k in known}, "source": "agent-wait dev"})
