@@ -50,6 +50,12 @@ _DROPPED_TYPES = (
 )
 
 
+# What moto's CloudFormation skips but the local stack needs: created with boto3 after the stack (`_create_secrets`).
+_CREATED_AFTER = ("AWS::SecretsManager::Secret",)
+_GENERATED_LENGTH = 32
+"""Secrets Manager's default `PasswordLength` for a generated secret string."""
+
+
 def _references(node: Any) -> set[str]:
     """Logical ids a template fragment takes a value from (Ref, Fn::GetAtt)."""
     found: set[str] = set()
@@ -78,7 +84,8 @@ def local_template(template: Mapping[str, Any], *, name_prefix: str) -> dict[str
     explicit `.fifo` names (moto does not generate them).
     """
     resources = copy.deepcopy(dict(template.get("Resources", {})))
-    dropped = {lid for lid, r in resources.items() if str(r.get("Type", "")).startswith(_DROPPED_TYPES)}
+    skipped = _DROPPED_TYPES + _CREATED_AFTER
+    dropped = {lid for lid, r in resources.items() if str(r.get("Type", "")).startswith(skipped)}
     changed = True
     while changed:  # drop whatever depends on a dropped resource, to a fixed point
         changed = False
@@ -291,6 +298,7 @@ class LocalStack:
             for r in cloudformation.describe_stack_resources(StackName=self.stack_name)["StackResources"]
             if r.get("PhysicalResourceId")
         }
+        physical.update(self._create_secrets())
         functions = _functions(self.template)
         environment: dict[str, str] = {}
         for handler in (ROUTER_HANDLER, SWEEP_HANDLER, API_HANDLER):
@@ -307,6 +315,35 @@ class LocalStack:
         self._set_env(environment)
         self._subscribe_queues_to_topics(physical)
         self._reset_handlers()
+
+    def _create_secrets(self) -> dict[str, str]:
+        """Create the template's secrets (the answer API's link keys), which moto's CloudFormation skips.
+
+        A `SecretString` is stored as given; a `GenerateSecretString` is generated as Secrets Manager would:
+        its `SecretStringTemplate` with `GenerateStringKey` set to a random string of letters and digits.
+        Returns their ARNs by logical id.
+        """
+        import secrets
+        import string
+
+        created: dict[str, str] = {}
+        client = self.client("secretsmanager")
+        for logical, resource in self.template.get("Resources", {}).items():
+            if resource.get("Type") != "AWS::SecretsManager::Secret":
+                continue
+            props = resource.get("Properties", {})
+            value = props.get("SecretString")
+            generate = props.get("GenerateSecretString")
+            if not isinstance(value, str):
+                options = generate if isinstance(generate, dict) else {}
+                length = int(options.get("PasswordLength", _GENERATED_LENGTH))
+                alphabet = string.ascii_letters + string.digits
+                random = "".join(secrets.choice(alphabet) for _ in range(length))
+                key, shape = options.get("GenerateStringKey"), options.get("SecretStringTemplate")
+                value = json.dumps({**json.loads(shape), key: random}) if key and shape else random
+            name = f"{self.stack_name}-{logical}"
+            created[logical] = client.create_secret(Name=name, SecretString=value)["ARN"]
+        return created
 
     def _start_api(self) -> None:
         """Serve the answer API on 127.0.0.1 and name it to the router, so envelopes' `reply_to` carry it."""
