@@ -21,6 +21,7 @@ from agent_wait.host.links import (
     MAX_TOKEN_CHARS,
     LinkClaims,
     LinkError,
+    LinkKeyring,
     LinkKeys,
     LinkReason,
     answer_links,
@@ -550,6 +551,109 @@ def test_the_api_context_loads_the_link_keys_when_their_secret_is_set(
     without_links = build_api_context(HostSettings.from_env("api", base), session=session)
 
     # THEN it holds the keys only when the secret is named
-    assert isinstance(with_links.link_keys, LinkKeys)
-    assert with_links.link_keys.kids == ("k1",)
+    assert isinstance(with_links.link_keys, LinkKeyring)
+    assert with_links.link_keys.keys().kids == ("k1",)
     assert without_links.link_keys is None
+
+
+# -- rotation reaches warm functions (LinkKeyring) -----------------------------------------------------------------
+
+
+class Clock:
+    """Monotonic seconds the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.seconds = 1000.0
+
+    def __call__(self) -> float:
+        return self.seconds
+
+
+class Secret:
+    """A secret whose value the test changes, counting reads; `fail` makes the next reads raise as AWS would."""
+
+    def __init__(self, value: str) -> None:
+        self.value, self.reads, self.fail = value, 0, False
+
+    def load(self) -> LinkKeys:
+        self.reads += 1
+        if self.fail:
+            raise ConfigurationError(["AGENT_WAIT_LINK_KEYS_ARN: cannot read the link keys (ThrottlingException)"])
+        return LinkKeys.parse(self.value)
+
+
+def test_a_warm_api_verifies_a_link_signed_under_a_key_added_after_its_cold_start():
+    # GIVEN an API that read k1 at cold start, then the secret rotates to k2 and the router signs with k2
+    store, clock = Secret(secret("k1", k1=K1)), Clock()
+    ring = LinkKeyring(store.load, monotonic=clock)
+    store.value = secret("k2", k1=K1, k2=K2)
+    rotated = LinkKeys.parse(store.value)
+    token = token_for(rotated)
+
+    # WHEN the link is used on the warm API a second later
+    clock.seconds += 1
+    claims = ring.verify(token, question_id="q-1", now=T0)
+
+    # THEN it read the secret once more and the link works
+    assert (claims.action, claims.kid, store.reads) == ("approve", "k2", 2)
+
+
+def test_links_in_flight_keep_working_through_a_rotation_and_a_removed_key_stops_after_max_age():
+    store, clock = Secret(secret("k1", k1=K1)), Clock()
+    ring = LinkKeyring(store.load, monotonic=clock, max_age=timedelta(minutes=5))
+    old_link = token_for(LinkKeys.parse(store.value))
+
+    # WHEN k2 becomes active with k1 still listed: the link signed under k1 still works, new ones use k2
+    store.value = secret("k2", k1=K1, k2=K2)
+    clock.seconds += 301
+    assert ring.verify(old_link, question_id="q-1", now=T0).kid == "k1"
+    assert ring.keys().active == "k2"
+
+    # WHEN k1 is removed: within max_age the warm function still holds it, after max_age the link is refused
+    store.value = secret("k2", k2=K2)
+    clock.seconds += 10
+    assert ring.verify(old_link, question_id="q-1", now=T0).kid == "k1"
+    clock.seconds += 300
+    with pytest.raises(LinkError) as caught:
+        ring.verify(old_link, question_id="q-1", now=T0)
+    assert caught.value.reason is LinkReason.UNKNOWN_KEY
+
+
+def test_unknown_key_ids_read_the_secret_at_most_once_per_min_refresh():
+    store, clock = Secret(secret("k1", k1=K1)), Clock()
+    ring = LinkKeyring(store.load, monotonic=clock, min_refresh=timedelta(seconds=30))
+    forged = token_for(LinkKeys.parse(secret("k9", k9=K2)))
+
+    # WHEN a flood of links under an unknown key arrives
+    for _ in range(20):
+        with pytest.raises(LinkError, match="no longer in use"):
+            ring.verify(forged, question_id="q-1", now=T0)
+        clock.seconds += 1
+
+    # THEN the secret was read at cold start, then once per 30 seconds
+    assert store.reads == 1 + 1
+
+
+def test_a_failed_reread_keeps_the_keys_in_hand_and_says_so_in_the_log(caplog: pytest.LogCaptureFixture):
+    store, clock = Secret(secret("k1", k1=K1)), Clock()
+    ring = LinkKeyring(store.load, monotonic=clock)
+    link = token_for(LinkKeys.parse(store.value))
+
+    # WHEN Secrets Manager fails after max_age
+    store.fail = True
+    clock.seconds += 301
+    with caplog.at_level(logging.WARNING, logger="agent_wait.host"):
+        claims = ring.verify(link, question_id="q-1", now=T0)
+
+    # THEN the link still works on the keys read before, and the warning has the AWS error code
+    assert claims.kid == "k1"
+    assert "ThrottlingException" in caplog.text
+    assert K1 not in caplog.text
+
+
+def test_a_keyring_whose_first_read_fails_raises_at_cold_start():
+    store = Secret(secret())
+    store.fail = True
+
+    with pytest.raises(ConfigurationError, match="cannot read the link keys"):
+        LinkKeyring(store.load)

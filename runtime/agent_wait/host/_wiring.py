@@ -204,17 +204,24 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
 
 
 def link_maker_for(settings: HostSettings, *, session: Any = None) -> Any:
-    """Signed answer links for the announcers that carry them, with the keys read once at cold start."""
+    """Signed answer links for the announcers that carry them, signed with the keyring's active key."""
     if not settings.link_announcers or not settings.link_keys_arn or not settings.api_url:
         return None
     import boto3
 
     from agent_wait._time import utc_now
-    from agent_wait.host.links import LinkKeys, answer_links
+    from agent_wait.host.links import answer_links
 
-    keys = LinkKeys.load(settings.link_keys_arn, client=(session or boto3.Session()).client("secretsmanager"))
+    ring = link_keyring(settings.link_keys_arn, client=(session or boto3.Session()).client("secretsmanager"))
     api_url = settings.api_url
-    return lambda envelope: answer_links(keys, api_url, envelope, now=utc_now())
+    return lambda envelope: answer_links(ring.keys(), api_url, envelope, now=utc_now())
+
+
+def link_keyring(secret_arn: str, *, client: Any) -> Any:
+    """A `LinkKeyring` on the secret `secret_arn`: read now (cold start), and again when the keys may have rotated."""
+    from agent_wait.host.links import LinkKeyring, LinkKeys
+
+    return LinkKeyring(lambda: LinkKeys.load(secret_arn, client=client))
 
 
 def reply_to_for(settings: HostSettings) -> dict[str, str] | None:
@@ -286,8 +293,6 @@ def build_api_context(settings: HostSettings, *, session: Any = None) -> Any:
     service = AnswerService(ledger, SqsEntryQueue(settings.queue_url, client=session.client("sqs")))
     claims = (settings.groups_claim,) if settings.groups_claim else DEFAULT_GROUPS_CLAIMS
     link_keys = None
-    if settings.link_keys_arn:  # signed answer links: read the keys once, at cold start
-        from agent_wait.host.links import LinkKeys
-
-        link_keys = LinkKeys.load(settings.link_keys_arn, client=session.client("secretsmanager"))
+    if settings.link_keys_arn:  # signed answer links: read at cold start, again when they may have rotated
+        link_keys = link_keyring(settings.link_keys_arn, client=session.client("secretsmanager"))
     return ApiContext(ledger=ledger, service=service, link_keys=link_keys, groups_claims=claims)

@@ -16,6 +16,8 @@ Keys live in one Secrets Manager secret (`AGENT_WAIT_LINK_KEYS_ARN`) whose `Secr
 `active` names the key that signs new links; every key listed verifies. To rotate without breaking the
 links in flight: add `k2`, then set `active` to `k2`, and remove `k1` once its last link has expired
 (at most `MAX_LINK_LIFETIME` later). A link signed with a removed key is refused as `unknown_key`.
+Warm functions read the secret again through `LinkKeyring`: at once when a link names a key id they do
+not know, and every `KEYRING_MAX_AGE` besides, so a rotation reaches them without a redeploy.
 
 Example:
     >>> keys = LinkKeys.parse('{"active": "k1", "k1": "' + "x" * 32 + '"}')
@@ -33,10 +35,13 @@ import binascii
 import hashlib
 import hmac
 import json
+import logging
 import math
 import re
+import threading
+import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -49,12 +54,15 @@ from agent_wait.errors import ConfigurationError, WaitError
 from agent_wait.schema import Settings
 
 __all__ = (
+    "KEYRING_MAX_AGE",
+    "KEYRING_MIN_REFRESH",
     "MAX_LINK_LIFETIME",
     "MAX_TOKEN_CHARS",
     "MIN_KEY_CHARS",
     "TOKEN_VERSION",
     "LinkClaims",
     "LinkError",
+    "LinkKeyring",
     "LinkKeys",
     "LinkReason",
     "answer_links",
@@ -73,6 +81,14 @@ MIN_KEY_CHARS = 32
 """The shortest signing key accepted, in characters (its UTF-8 bytes are the HMAC key)."""
 MAX_TOKEN_CHARS = 4096
 """Longer tokens are refused as `malformed` before any work is done on them."""
+KEYRING_MAX_AGE = timedelta(minutes=5)
+"""How long a warm function uses the keys it read before reading the secret again: a removed key stops
+verifying, and a new active key starts signing, at most this long after the secret changed."""
+KEYRING_MIN_REFRESH = timedelta(seconds=30)
+"""The least time between two reads a token with an unknown key id may cause (so such tokens cannot flood
+Secrets Manager)."""
+
+logger = logging.getLogger("agent_wait.host")
 
 _KID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _B64URL = re.compile(r"[A-Za-z0-9_-]+")
@@ -360,6 +376,82 @@ def verify_token(keys: LinkKeys, token: str, *, question_id: str, now: datetime)
             f"the link for question {question_id} expired at {claims.expires_at.isoformat()}",
         )
     return claims
+
+
+class LinkKeyring:
+    """The link keys of a warm function, read again from their secret when they may have rotated.
+
+    The first read happens here (at cold start) and raises if the secret is unusable. Afterwards the keys
+    are read again once they are older than `max_age`, and at once (at most every `min_refresh`) when a
+    token names a key id they do not hold: a link signed under a new key by a function that has already
+    read it works here too. A later read that fails keeps the keys in hand and logs the error's code:
+    links keep working through a Secrets Manager outage.
+
+    Args:
+        load: reads the keys (`lambda: LinkKeys.load(arn, client=...)`).
+        max_age: how long keys are used before they are read again.
+        min_refresh: the least time between two reads caused by unknown key ids.
+        monotonic: seconds on a clock that never goes back (tests pass their own).
+
+    Raises:
+        ConfigurationError: the first read failed (see `LinkKeys.load`).
+
+    Example:
+        >>> secret = '{"active": "k1", "k1": "' + "x" * 32 + '"}'
+        >>> ring = LinkKeyring(lambda: LinkKeys.parse(secret))
+        >>> ring.keys().active
+        'k1'
+    """
+
+    def __init__(
+        self,
+        load: Callable[[], LinkKeys],
+        *,
+        max_age: timedelta = KEYRING_MAX_AGE,
+        min_refresh: timedelta = KEYRING_MIN_REFRESH,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._load = load
+        self._max_age = max_age.total_seconds()
+        self._min_refresh = min_refresh.total_seconds()
+        self._monotonic = monotonic
+        self._lock = threading.Lock()
+        self._keys = load()
+        self._read_at = monotonic()
+        self._asked_at = -math.inf  # the last read an unknown key id caused
+
+    def keys(self) -> LinkKeys:
+        """The keys, read again first when they are older than `max_age`."""
+        with self._lock:
+            if self._monotonic() - self._read_at >= self._max_age:
+                self._reload()
+            return self._keys
+
+    def verify(self, token: str, *, question_id: str, now: datetime) -> LinkClaims:
+        """`verify_token` with the current keys; a token under an unknown key id reads the secret again first.
+
+        Raises:
+            LinkError: as `verify_token`.
+        """
+        try:
+            return verify_token(self.keys(), token, question_id=question_id, now=now)
+        except LinkError as exc:
+            if exc.reason is not LinkReason.UNKNOWN_KEY:
+                raise
+            with self._lock:
+                if self._monotonic() - self._asked_at < self._min_refresh:
+                    raise
+                self._asked_at = self._monotonic()
+                self._reload()
+            return verify_token(self._keys, token, question_id=question_id, now=now)
+
+    def _reload(self) -> None:
+        tried_at = self._monotonic()
+        try:
+            self._keys = self._load()
+        except ConfigurationError as exc:
+            logger.warning("link keys could not be read again; the keys read before stay in use: %s", exc)
+        self._read_at = tried_at  # after a failure too: the next try waits max_age, not every request
 
 
 def link_url(api_url: str, question_id: str, token: str) -> str:

@@ -26,7 +26,8 @@ class ApiContext:
     Args:
         ledger: the question ledger (read, and decided through `service`).
         service: decides questions and hands resumes to the entry queue.
-        link_keys: the keys that verify signed answer links; None when links are off.
+        link_keys: the keys that verify signed answer links (`LinkKeys`, or a `LinkKeyring` that follows a
+            rotation); None when links are off.
         groups_claims: the JWT claims that list a user's groups.
         clock: returns now (UTC).
     """

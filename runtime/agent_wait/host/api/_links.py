@@ -36,7 +36,7 @@ from agent_wait.host.api._context import ApiContext
 from agent_wait.host.api._problems import json_response, problem
 from agent_wait.host.api._questions import answer_response, question_view
 from agent_wait.host.ledger.base import QuestionRecord
-from agent_wait.host.links import LinkClaims, LinkError, LinkKeys, verify_token
+from agent_wait.host.links import LinkClaims, LinkError, LinkKeyring, LinkKeys, verify_token
 from agent_wait.host.outcomes import RefusalReason
 
 __all__ = ("LINK_ANSWERED_BY", "MAX_NOTE_CHARS", "PAGE_CONTENT_SECURITY_POLICY", "link_routes")
@@ -157,7 +157,12 @@ def _verify(ctx: ApiContext, question_id: str, body: str | None, *, fields: tupl
     token = data.get("token")
     question_id = urllib.parse.unquote(question_id)
     try:
-        claims = verify_token(keys, token if isinstance(token, str) else "", question_id=question_id, now=ctx.clock())
+        text = token if isinstance(token, str) else ""
+        now = ctx.clock()
+        if isinstance(keys, LinkKeyring):
+            claims = keys.verify(text, question_id=question_id, now=now)
+        else:
+            claims = verify_token(keys, text, question_id=question_id, now=now)
     except LinkError as exc:
         logger.info("signed link refused", extra={"question_id": question_id, "reason": exc.reason.value})
         return problem(403, exc.reason.value, exc.message)
@@ -178,8 +183,8 @@ def _verify(ctx: ApiContext, question_id: str, body: str | None, *, fields: tupl
     return _Verified(claims, token if isinstance(token, str) else "", note.strip() if note else None, record)
 
 
-def _keys(ctx: ApiContext) -> LinkKeys | None:
-    return ctx.link_keys if isinstance(ctx.link_keys, LinkKeys) else None
+def _keys(ctx: ApiContext) -> LinkKeys | LinkKeyring | None:
+    return ctx.link_keys if isinstance(ctx.link_keys, LinkKeys | LinkKeyring) else None
 
 
 def _links_off() -> Response:
