@@ -444,6 +444,9 @@ def cli(api: Api, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
         api_url=api.url,
         issuer=api.local.issuer.url,
     ).save()
+    from agent_wait.host import router
+
+    router._router()  # the router had its cold start in its own environment, before the CLI runs in another
     with monkeypatch.context() as env:
         for name in ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_TABLE", "AGENT_WAIT_TOKEN"):
             env.delenv(name, raising=False)
@@ -466,6 +469,10 @@ def test_cli_token_then_answer_over_http_prints_the_real_outcome(
     )
     assert [o.kind.value for o in api.local.pump().outcomes] == ["applied"]
     assert api.refunds(thread) == 1
+    # AND `agent-wait questions` says who decided, and how
+    assert main(["questions", "--status", "resumed"]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if question in line)
+    assert line.endswith("by=alice@example.com via=api")
     # AND bob, answering later (token from the environment), is told who decided
     assert main(["token", "--user", "bob@example.com", "--groups", "finance"]) == 0
     monkeypatch.setenv("AGENT_WAIT_TOKEN", capsys.readouterr().out.strip())

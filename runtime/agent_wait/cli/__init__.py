@@ -128,7 +128,10 @@ def _run(args: argparse.Namespace) -> int:
                     json.dumps(
                         {
                             k: row.get(k)
-                            for k in ("thread_id", "question_id", "status", "expires_at", "allowed_actions", "tags")
+                            for k in (
+                                *("thread_id", "question_id", "status", "expires_at", "allowed_actions", "tags"),
+                                *("answered_by", "via", "claimed_by"),
+                            )
                         }
                     )
                 )
@@ -136,6 +139,7 @@ def _run(args: argparse.Namespace) -> int:
                 print(
                     f"{row['status']:9} {row['question_id']}  thread={row['thread_id']}"
                     f"  expires={row.get('expires_at')}  actions={'/'.join(row.get('allowed_actions') or [])}"
+                    + (f"  by={row['answered_by']} via={row.get('via')}" if row.get("answered_by") else "")
                 )
         if not rows:
             print(f"no {args.status + ' ' if args.status else ''}questions")
