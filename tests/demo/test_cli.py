@@ -52,7 +52,7 @@ def test_start_questions_and_answer_drive_the_agent(
     listed = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith('{"thread_id"')]
     assert any(row["question_id"] == question and row["tags"] == {"approver_group": "finance"} for row in listed)
     assert main(["answer", question, "approve", "--note", "within budget", "--by", "cli@example.com"]) == 0
-    assert f"answer 'approve' sent for question {question}" in capsys.readouterr().out
+    assert f"answer 'approve' sent on the entry queue for question {question}" in capsys.readouterr().out
     world.pump()
     # THEN the agent resumed and the refund ran once
     row = world.row(thread, question)

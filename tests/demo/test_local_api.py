@@ -488,7 +488,6 @@ def test_cli_token_then_answer_over_http_prints_the_real_outcome(
     [
         ("outside finance", "the answer API refused the answer (answerer_not_allowed): only members of finance"),
         ("not allowed", "the answer API refused the answer (action_not_allowed)"),
-        ("no token", "needs a token: get one with `agent-wait token --user you@example.com --groups finance`"),
         ("bad token", "the answer API refused the token (expired, or not from its issuer)"),
         ("--by", "--by names the answerer on the queue; over the answer API the token says who you are"),
         ("unknown", "no question 'no-such-question'; list them with: agent-wait questions --status open"),
@@ -502,7 +501,6 @@ def test_cli_answer_over_http_refusals_are_one_line_that_says_what_to_do(
     argv = {
         "outside finance": ["answer", question, "approve", "--token", api.token("oscar@example.com", ("ops",))],
         "not allowed": ["answer", question, "escalate", "--token", finance],
-        "no token": ["answer", question, "approve"],
         "bad token": ["answer", question, "approve", "--token", "not-a-jwt"],
         "--by": ["answer", question, "approve", "--token", finance, "--by", "someone@example.com"],
         "unknown": ["answer", "no-such-question", "approve", "--token", finance],
@@ -513,6 +511,20 @@ def test_cli_answer_over_http_refusals_are_one_line_that_says_what_to_do(
     assert err.startswith("agent-wait: ")
     assert message in err
     assert err.count("\n") == 1, f"expected one line, got {err!r}"
+    assert api.status(question) == "open"
+
+
+def test_cli_answer_without_a_token_goes_on_the_queue_where_the_policy_still_holds(
+    api: Api, cli: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, question = api.start()
+    # WHEN someone answers with no token: it goes on the entry queue, as before the API
+    capsys.readouterr()
+    assert main(["answer", question, "approve", "--by", "cfo@example.com"]) == 0
+    assert "sent on the entry queue" in capsys.readouterr().out
+    # THEN the router applies the same rule as the API: no finance group proven, no decision
+    [outcome] = api.local.pump().outcomes
+    assert (outcome.kind.value, outcome.reason) == ("refused", "answerer_not_allowed")
     assert api.status(question) == "open"
 
 

@@ -5,8 +5,8 @@
     agent-wait token --user U --groups G         a bearer token from the running `agent-wait dev`'s sign-in
     agent-wait start THREAD --input JSON         send a start message
     agent-wait questions [--status open]         list questions from the ledger
-    agent-wait answer QUESTION approve|reject    answer one: over the answer API when one is known (--token), which
-                                                 says who won; else on the entry queue (checked: open, action allowed)
+    agent-wait answer QUESTION approve|reject    answer one: with a token (--token, $AGENT_WAIT_TOKEN) over the answer
+                                                 API, which says who won; else on the entry queue (checked first)
     agent-wait failures                          list failed threads: what failed, where, with which error
     agent-wait retry THREAD                      after fixing the agent, apply a failed thread's start or decision again
 
@@ -96,7 +96,9 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("question_id", metavar="QUESTION")
             sub.add_argument("action", metavar="ACTION", help="one of the question's allowed actions, e.g. approve")
             sub.add_argument("--note", help="a note sent with the answer")
-            sub.add_argument("--token", help=f"bearer token for the answer API (default: ${_api.TOKEN_VARIABLE})")
+            sub.add_argument(
+                "--token", help=f"answer over the answer API with this bearer token (default: ${_api.TOKEN_VARIABLE})"
+            )
             sub.add_argument("--queue", action="store_true", help="send on the entry queue even when an API is known")
             sub.add_argument("--by", help="who is answering, on the queue (over the API the token says who)")
     return parser
@@ -154,26 +156,30 @@ def _run(args: argparse.Namespace) -> int:
             f"(it failed with {failure.error} at {failure.failed_at}); watch it with: agent-wait failures"
         )
         return 0
-    if target.api_url and not args.queue:
-        print(_answer_over_api(target, args))
+    token = args.token or os.environ.get(_api.TOKEN_VARIABLE)
+    if token and not args.queue:
+        print(_answer_over_api(target, args, token))
         return 0
     row = _commands.answer(target, args.question_id, args.action, args.note, args.by)
-    print(f"answer {args.action!r} sent for question {args.question_id} on thread {row['thread_id']}")
+    line = (
+        f"answer {args.action!r} sent on the entry queue for question {args.question_id} on thread {row['thread_id']}"
+    )
+    if target.api_url and not args.queue:
+        line += f" (no token, so not over the answer API; {_api.TOKEN_VARIABLE} or --token sends it there)"
+    print(line)
     return 0
 
 
-def _answer_over_api(target: Any, args: argparse.Namespace) -> str:
+def _answer_over_api(target: Any, args: argparse.Namespace, token: str) -> str:
+    if not target.api_url:
+        raise CliError(
+            f"a token was given but no answer API is known for {target.source}; leave out --token (and "
+            f"unset {_api.TOKEN_VARIABLE}) to answer on the entry queue, or deploy the stack with answer_api=True"
+        )
     if args.by:
         raise CliError(
             "--by names the answerer on the queue; over the answer API the token says who you are: "
             "leave out --by, or add --queue"
-        )
-    token = args.token or os.environ.get(_api.TOKEN_VARIABLE)
-    if not token:
-        raise CliError(
-            f"the answer API at {target.api_url} needs a token: get one with "
-            "`agent-wait token --user you@example.com --groups finance` and pass it with --token, or export "
-            f"{_api.TOKEN_VARIABLE}; --queue sends on the entry queue instead"
         )
     return _api.answer(target, args.question_id, args.action, token=token, note=args.note)
 
