@@ -201,7 +201,6 @@ class LocalStack:
         self.issuer: Any = None
         """The local JWT issuer (`agent_wait.host._local_jwt.LocalIssuer`) the API's authorizer trusts."""
         self._api: Any = None
-        self._api_app: Any = None
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
@@ -347,25 +346,30 @@ class LocalStack:
 
     def _start_api(self) -> None:
         """Serve the answer API on 127.0.0.1 and name it to the router, so envelopes' `reply_to` carry it."""
+        from agent_wait.host import api
         from agent_wait.host._local_api import LocalApi
-        from agent_wait.host._wiring import build_api_context
-        from agent_wait.host.api import create_app
-        from agent_wait.host.settings import HostSettings
 
         self._api = LocalApi(self._invoke_api, port=self.api_port, clock=self._now)
         self.api_url, self.issuer = self._api.url, self._api.issuer
         self.environment["AGENT_WAIT_API_URL"] = self.api_url
         self._set_env({"AGENT_WAIT_API_URL": self.api_url})
         self._reset_handlers()
-        context = build_api_context(HostSettings.from_env("api"))  # a cold start: a missing setting fails here
-        self._api_app = create_app(lambda: context)
+        api._context()  # the API's cold start now: a missing setting or unreadable link keys fail `start()`
         self._api.start()
 
     def _now(self) -> datetime:
         return self.clock()  # read on every call: `at()` swaps the clock
 
-    def _invoke_api(self, event: dict[str, Any]) -> Any:
-        return self._api_app.resolve(event, _Context(API_HANDLER))
+    @staticmethod
+    def _invoke_api(event: dict[str, Any]) -> Any:
+        from agent_wait.host import api
+
+        return api.handler(event, _Context(API_HANDLER))
+
+    def cold_start(self) -> None:
+        """Make the next call of each function a cold start, as a deploy does: settings, clients and the link
+        keys are read again (after rotating the link keys, say)."""
+        self._reset_handlers()
 
     def _resolve(self, value: Any, physical: Mapping[str, str]) -> str | None:
         """Resolve the intrinsic functions CDK uses in environment variables against the local stack."""
