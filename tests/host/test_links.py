@@ -451,6 +451,22 @@ def test_answer_links_for_a_question_without_deadline_last_the_maximum_lifetime(
     assert claims.approver is None
 
 
+def test_a_question_only_some_may_answer_gets_no_links():
+    # GIVEN a question only finance may answer (a link proves no group)
+    envelope = WaitEnvelope.create(
+        Question(
+            "order-1",
+            "q-1",
+            {"function": "refund"},
+            policy=WaitPolicy(timeout="PT4H", allowed_actions=("approve", "reject"), answerer_groups=("finance",)),
+            asked_at=T0,
+        )
+    )
+
+    # THEN no link is made for it
+    assert answer_links(KEYS, "https://api.example.com", envelope, now=T0) == {}
+
+
 def test_answer_links_for_an_overdue_question_are_none():
     assert answer_links(KEYS, "https://api.example.com", question_envelope(), now=DEADLINE) == {}
 

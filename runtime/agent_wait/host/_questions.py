@@ -103,7 +103,7 @@ class AskedQuestions:
         assert self.link_maker is not None
         links = self.link_maker(record.envelope)
         reply_to = dict(record.envelope.reply_to) if isinstance(record.envelope.reply_to, Mapping) else {}
-        linked = replace(record.envelope, reply_to={**reply_to, "links": links})
+        linked = replace(record.envelope, reply_to={**reply_to, "links": links}) if links else record.envelope
         report = publish(linked.for_transition(Transition.CREATED), carriers)
         for failure in report.failed:
             self.metrics.count(M["announce_failed"], reason=failure.announcer)

@@ -476,7 +476,9 @@ def answer_links(
     """One signed link per allowed action of `envelope`'s question, by action.
 
     Each link expires at the question's deadline, or `MAX_LINK_LIFETIME` after `now` when that is earlier
-    or the question has none. A question whose deadline has passed gets no links (an empty dict).
+    or the question has none. A question whose deadline has passed gets no links (an empty dict), and so
+    does one whose policy names who may answer (`answerer_groups`, `answerer_principals`): a link proves
+    no group or principal, so its answer would only be refused.
 
     Args:
         keys: the link keys; the active one signs.
@@ -486,6 +488,8 @@ def answer_links(
         approver: who the links are made for (recorded as `answered_by`); None records "signed link".
     """
     now = require_aware(now, "now")
+    if envelope.rules.get("answerers"):
+        return {}
     expires_at = parse_rfc3339(envelope.expires_at) if envelope.expires_at else now + MAX_LINK_LIFETIME
     if math.floor(min(expires_at, now + MAX_LINK_LIFETIME).timestamp()) <= now.timestamp():
         return {}
