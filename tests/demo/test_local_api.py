@@ -17,7 +17,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -25,6 +25,7 @@ from typing import Any
 
 import jwt
 import pytest
+from _http import Reply, call
 from examples.refund_agent.demo import MovableClock
 from examples.refund_agent.settings import REFUND_TABLE_VARIABLE
 
@@ -34,40 +35,6 @@ from agent_wait.host.local import LocalStack
 
 LARGE = 900
 """Over the refund's auto-approve limit: finance is asked."""
-
-
-@dataclass
-class Reply:
-    status: int
-    headers: Mapping[str, str]
-    body: Any
-
-
-def call(
-    url: str,
-    *,
-    method: str = "GET",
-    token: str | None = None,
-    body: Any = None,
-    headers: Mapping[str, str] | None = None,
-) -> Reply:
-    """One HTTP request with urllib; the reply's JSON body (None when it is not JSON)."""
-    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode("utf-8"))
-    request = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
-    if body is not None and not isinstance(body, bytes):
-        request.add_header("Content-Type", "application/json")
-    if token is not None:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            status, raw, found = response.status, response.read(), dict(response.headers)
-    except urllib.error.HTTPError as exc:
-        status, raw, found = exc.code, exc.read(), dict(exc.headers)
-    try:
-        parsed = json.loads(raw) if raw else None
-    except ValueError:
-        parsed = None
-    return Reply(status, {k.lower(): v for k, v in found.items()}, parsed)
 
 
 @dataclass
