@@ -17,9 +17,7 @@ outcome and never decides twice.
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import importlib.resources
 import json
 import logging
 import urllib.parse
@@ -33,6 +31,8 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from agent_wait._time import format_rfc3339
 from agent_wait.host._checks import Answerer
 from agent_wait.host.api._context import ApiContext
+from agent_wait.host.api._pages import page_file
+from agent_wait.host.api._pages import secured as _secured
 from agent_wait.host.api._problems import json_response, problem
 from agent_wait.host.api._questions import answer_response, question_view
 from agent_wait.host.ledger.base import QuestionRecord
@@ -53,15 +53,9 @@ PAGE_CONTENT_SECURITY_POLICY = (
 )
 """The confirmation page runs only its own same-origin script (no inline script), talks only to this API,
 and cannot be framed."""
-_OTHER_CSP = "default-src 'none'; frame-ancestors 'none'"
-_ASSETS = {
-    "confirm.html": "text/html; charset=utf-8",
-    "confirm.js": "text/javascript; charset=utf-8",
-    "confirm.css": "text/css; charset=utf-8",
-}
-_PAGE_FILES = frozenset({"confirm.js", "confirm.css"})
+_PAGE_FILES = frozenset({"confirm.js", "confirm.css", "look.css"})
 """What `/confirm/<asset>` serves; the page refers to them relatively (`confirm/confirm.js`), so they load from
-this API under any stage or base path."""
+this API under any stage or base path. `look.css` is the look the inbox shares (`confirm.css` imports it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,24 +188,5 @@ def _links_off() -> Response:
 
 
 def _asset(name: str) -> Response:
-    headers = {"Content-Security-Policy": PAGE_CONTENT_SECURITY_POLICY} if name.endswith(".html") else {}
-    return _secured(Response(status_code=200, content_type=_ASSETS[name], body=_read(name), headers=headers))
-
-
-@functools.cache
-def _read(name: str) -> str:
-    return (importlib.resources.files("agent_wait.host.api") / "pages" / name).read_text(encoding="utf-8")
-
-
-def _secured(response: Response) -> Response:
-    """No caching, no Referer, no sniffing, no framing, on every link response (they may hold question content)."""
-    response.headers.setdefault("Content-Security-Policy", _OTHER_CSP)
-    response.headers.update(
-        {
-            "Cache-Control": "no-store",
-            "Referrer-Policy": "no-referrer",
-            "X-Content-Type-Options": "nosniff",
-            "X-Frame-Options": "DENY",
-        }
-    )
-    return response
+    policy = PAGE_CONTENT_SECURITY_POLICY if name.endswith(".html") else None
+    return page_file(name, content_security_policy=policy)
