@@ -174,6 +174,18 @@ class Settings(StrEnum):
     answer links; never the log announcer. Unset: no announcer carries links."""
     GROUPS_CLAIM = "AGENT_WAIT_GROUPS_CLAIM"
     """Optional: the JWT claim that lists a user's groups (default `cognito:groups`, then `groups`)."""
+    SIGN_IN_URL = "AGENT_WAIT_SIGN_IN_URL"
+    """Optional: the OIDC authorization endpoint the inbox page signs people in at, with the authorization code
+    flow and PKCE (Cognito: `https://<domain>/oauth2/authorize`). With `AGENT_WAIT_SIGN_IN_TOKEN_URL` and
+    `AGENT_WAIT_SIGN_IN_CLIENT_ID`; unset, the page asks for a bearer token instead."""
+    SIGN_IN_TOKEN_URL = "AGENT_WAIT_SIGN_IN_TOKEN_URL"
+    """Optional: the OIDC token endpoint the inbox page exchanges its code at (Cognito: `https://<domain>/oauth2/token`);
+    the page's Content-Security-Policy lets it connect to this origin."""
+    SIGN_IN_CLIENT_ID = "AGENT_WAIT_SIGN_IN_CLIENT_ID"
+    """Optional: the public OIDC client (no secret) the inbox page signs in as; the API's JWT authorizer must accept
+    its tokens (its audience, or the user pool client). Its callback URL is the API's URL + `/inbox`."""
+    SIGN_IN_SCOPES = "AGENT_WAIT_SIGN_IN_SCOPES"
+    """Optional: the space-separated scopes the inbox page asks for (default `openid email`)."""
     MAX_RECEIVE_COUNT = "AGENT_WAIT_MAX_RECEIVE_COUNT"
     """Optional: the entry queue's `maxReceiveCount`; on the last receive the router dead-letters a message it
     still cannot apply, with its reason, instead of leaving SQS to move it without one (default 5)."""

@@ -13,7 +13,10 @@ from typing import Any
 from agent_wait.errors import ConfigurationError
 from agent_wait.schema import Settings
 
-__all__ = ("HostSettings", "load_object")
+__all__ = ("DEFAULT_SIGN_IN_SCOPES", "HostSettings", "load_object")
+
+DEFAULT_SIGN_IN_SCOPES = "openid email"
+"""What the inbox page asks the issuer for when `AGENT_WAIT_SIGN_IN_SCOPES` is unset: an ID token with the email."""
 
 _NEEDS = {
     "router": (Settings.GRAPH, Settings.TABLE, Settings.CHECKPOINT_TABLE, Settings.DLQ_URL),
@@ -64,6 +67,14 @@ class HostSettings:
     """Announcer names whose envelopes carry signed links (`AGENT_WAIT_LINK_ANNOUNCERS`)."""
     groups_claim: str | None = None
     """The JWT claim listing a user's groups (`AGENT_WAIT_GROUPS_CLAIM`)."""
+    sign_in_url: str | None = None
+    """The OIDC authorization endpoint the inbox page signs in at (`AGENT_WAIT_SIGN_IN_URL`)."""
+    sign_in_token_url: str | None = None
+    """The OIDC token endpoint the inbox page exchanges its code at (`AGENT_WAIT_SIGN_IN_TOKEN_URL`)."""
+    sign_in_client_id: str | None = None
+    """The public OIDC client the inbox page signs in as (`AGENT_WAIT_SIGN_IN_CLIENT_ID`)."""
+    sign_in_scopes: str = DEFAULT_SIGN_IN_SCOPES
+    """The scopes the inbox page asks for (`AGENT_WAIT_SIGN_IN_SCOPES`)."""
 
     @classmethod
     def from_env(cls, role: str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -117,6 +128,7 @@ class HostSettings:
             )
             wrong.append(Settings.MAX_RECEIVE_COUNT.value)
         identity = _identity_settings(value, problems, wrong)
+        sign_in = _sign_in_settings(value, problems, wrong)
         if problems:
             raise ConfigurationError(problems, variables=wrong)
         assert lease_seconds is not None
@@ -135,6 +147,7 @@ class HostSettings:
             max_receive_count=max_receive_count,
             webhook_secret_arn=secret_arn,
             **identity,
+            **sign_in,
         )
 
 
@@ -181,6 +194,50 @@ def _identity_settings(value: Mapping[Settings, str | None], problems: list[str]
         "link_keys_arn": link_keys_arn,
         "link_announcers": link_announcers,
         "groups_claim": value[Settings.GROUPS_CLAIM],
+    }
+
+
+_SIGN_IN = (Settings.SIGN_IN_URL, Settings.SIGN_IN_TOKEN_URL, Settings.SIGN_IN_CLIENT_ID)
+_LOOPBACK_URL = re.compile(r"http://(localhost|127\.0\.0\.1)(:\d{1,5})?(/.*)?")
+_CLIENT_ID = re.compile(r"[\x21-\x7e]{1,256}")
+_SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
+"""A scope token as RFC 6749 section 3.3 allows it: printable, no space, quote or backslash."""
+
+
+def _sign_in_settings(value: Mapping[Settings, str | None], problems: list[str], wrong: list[str]) -> dict[str, Any]:
+    """The inbox page's OIDC sign-in: all three of URL, token URL and client id, or none; checked."""
+    given = [name for name in _SIGN_IN if value[name] is not None]
+    if given and len(given) < len(_SIGN_IN):
+        missing = [name.value for name in _SIGN_IN if value[name] is None]
+        problems.append(
+            f"{', '.join(name.value for name in given)} set without {', '.join(missing)}: the inbox page's sign-in "
+            "needs the authorization endpoint, the token endpoint and the client id together (or none of them)"
+        )
+        wrong.extend(missing)
+    for name in (Settings.SIGN_IN_URL, Settings.SIGN_IN_TOKEN_URL):
+        url = value[name]
+        if url is not None and not (url.startswith("https://") or _LOOPBACK_URL.fullmatch(url)):
+            problems.append(
+                f"{name.value} must be an https:// URL (http:// only on localhost), such as "
+                f"'https://example.auth.us-east-1.amazoncognito.com/oauth2/authorize'; got {url!r}"
+            )
+            wrong.append(name.value)
+    client_id = value[Settings.SIGN_IN_CLIENT_ID]
+    if client_id is not None and not _CLIENT_ID.fullmatch(client_id):
+        problems.append(f"{Settings.SIGN_IN_CLIENT_ID.value} must be a client id without spaces; got {client_id!r}")
+        wrong.append(Settings.SIGN_IN_CLIENT_ID.value)
+    scopes = value[Settings.SIGN_IN_SCOPES] or DEFAULT_SIGN_IN_SCOPES
+    if not all(_SCOPE.fullmatch(scope) for scope in scopes.split()):
+        problems.append(
+            f"{Settings.SIGN_IN_SCOPES.value} must be scopes separated by spaces, such as 'openid email'; "
+            f"got {scopes!r}"
+        )
+        wrong.append(Settings.SIGN_IN_SCOPES.value)
+    return {
+        "sign_in_url": value[Settings.SIGN_IN_URL],
+        "sign_in_token_url": value[Settings.SIGN_IN_TOKEN_URL],
+        "sign_in_client_id": client_id,
+        "sign_in_scopes": " ".join(scopes.split()),
     }
 
 

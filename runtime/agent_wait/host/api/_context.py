@@ -12,11 +12,46 @@ from agent_wait._time import utc_now
 from agent_wait.host._checks import Answerer
 from agent_wait.host.answering import AnswerService
 from agent_wait.host.ledger.base import Ledger
+from agent_wait.host.settings import DEFAULT_SIGN_IN_SCOPES, HostSettings
 
-__all__ = ("DEFAULT_GROUPS_CLAIMS", "ApiContext", "answerer_from_claims", "groups_from_claims")
+__all__ = ("DEFAULT_GROUPS_CLAIMS", "ApiContext", "SignIn", "answerer_from_claims", "groups_from_claims")
 
 DEFAULT_GROUPS_CLAIMS = ("cognito:groups", "groups")
 """Claims read for a user's groups, in order, when `AGENT_WAIT_GROUPS_CLAIM` is not set."""
+
+
+@dataclass(frozen=True, slots=True)
+class SignIn:
+    """How the inbox page signs a person in: the OIDC authorization code flow with PKCE, as a public client.
+
+    Example:
+        SignIn(
+            authorize_url="https://example.auth.us-east-1.amazoncognito.com/oauth2/authorize",
+            token_url="https://example.auth.us-east-1.amazoncognito.com/oauth2/token",
+            client_id="4tq0examplec1ient",
+        )
+    """
+
+    authorize_url: str
+    """The issuer's authorization endpoint (`AGENT_WAIT_SIGN_IN_URL`)."""
+    token_url: str
+    """The issuer's token endpoint (`AGENT_WAIT_SIGN_IN_TOKEN_URL`); the page posts the code and verifier there."""
+    client_id: str
+    """The public client, without a secret (`AGENT_WAIT_SIGN_IN_CLIENT_ID`)."""
+    scopes: str = DEFAULT_SIGN_IN_SCOPES
+    """Space-separated scopes (`AGENT_WAIT_SIGN_IN_SCOPES`)."""
+
+    @classmethod
+    def from_settings(cls, settings: HostSettings) -> SignIn | None:
+        """The sign-in the settings name, or None when they name none (the page then asks for a token)."""
+        if not (settings.sign_in_url and settings.sign_in_token_url and settings.sign_in_client_id):
+            return None
+        return cls(
+            authorize_url=settings.sign_in_url,
+            token_url=settings.sign_in_token_url,
+            client_id=settings.sign_in_client_id,
+            scopes=settings.sign_in_scopes,
+        )
 
 
 @dataclass
@@ -30,6 +65,7 @@ class ApiContext:
             rotation); None when links are off.
         groups_claims: the JWT claims that list a user's groups.
         clock: returns now (UTC).
+        sign_in: how the inbox page signs people in; None: it asks for a bearer token.
     """
 
     ledger: Ledger
@@ -37,6 +73,7 @@ class ApiContext:
     link_keys: Any = None
     groups_claims: tuple[str, ...] = DEFAULT_GROUPS_CLAIMS
     clock: Callable[[], datetime] = field(default=utc_now)
+    sign_in: SignIn | None = None
 
 
 def groups_from_claims(claims: Mapping[str, Any], names: tuple[str, ...] = DEFAULT_GROUPS_CLAIMS) -> tuple[str, ...]:
