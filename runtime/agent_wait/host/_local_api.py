@@ -14,7 +14,9 @@ Every other path (signed links, the page and its assets) reaches the handler wit
 
 The same server is the local issuer: `GET /.well-known/jwks.json`, `GET /.well-known/openid-configuration`,
 and the dev sign-in `POST /dev/token` `{"user": "alice@example.com", "groups": ["finance"]}` →
-`{"token": ...}`. The dev sign-in exists only here, never in the Lambda app.
+`{"token": ...}`. It also answers the inbox page's `GET /inbox/config.json` with `{"sign_in": "dev"}`, so
+the page at `/inbox` offers the dev sign-in (pick a user and groups). Both exist only here, never in the
+Lambda app, whose `config.json` names the API's OIDC issuer or asks for a token.
 
 Request bodies, query strings and tokens are never logged: a line names the route, the status and the
 time taken.
@@ -47,7 +49,7 @@ from agent_wait.host._local_jwt import (
     verify_token,
 )
 
-__all__ = ("MAX_BODY_BYTES", "PROTECTED_ROUTES", "PUBLIC_ROUTES", "ApiHandler", "LocalApi")
+__all__ = ("DEV_SIGN_IN_CONFIG_PATH", "MAX_BODY_BYTES", "PROTECTED_ROUTES", "PUBLIC_ROUTES", "ApiHandler", "LocalApi")
 
 logger = logging.getLogger("agent_wait.local")
 
@@ -64,9 +66,13 @@ PUBLIC_ROUTES: tuple[str, ...] = (
     "ANY /questions/{question_id}/confirm",
     "ANY /questions/{question_id}/link",
     "ANY /questions/{question_id}/link/answer",
+    "GET /inbox",
+    "GET /inbox/{asset}",
 )
-"""Routes with no authorizer (signed links carry their own proof); any other path goes to the handler as
-`$default`, with no authorizer either."""
+"""Routes with no authorizer (signed links carry their own proof; the inbox page and its files hold no question
+content); any other path goes to the handler as `$default`, with no authorizer either."""
+DEV_SIGN_IN_CONFIG_PATH = "/inbox/config.json"
+"""Where the inbox page reads how to sign in; here the answer is the dev sign-in."""
 MAX_BODY_BYTES = 10 * 1024 * 1024
 """API Gateway's payload limit for HTTP APIs (10 MB)."""
 
@@ -207,6 +213,15 @@ class LocalApi:
             "audience": self.issuer.audience,
         }
 
+    def sign_in_config(self) -> dict[str, Any]:
+        """What the inbox page's `config.json` says here: sign in with the dev sign-in (`POST /dev/token`)."""
+        return {
+            "sign_in": "dev",
+            "dev_token_url": f"{self.url}/dev/token",
+            "issuer": self.issuer.url,
+            "detail": "agent-wait dev: pick a user and groups; the local issuer signs a token for them",
+        }
+
 
 class _RequestHandler(BaseHTTPRequestHandler):
     server: _Server  # pyright: ignore[reportIncompatibleVariableOverride]
@@ -291,6 +306,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return 200
         if method == "GET" and path == "/.well-known/openid-configuration":
             self._send_json(200, front.issuer.openid_configuration())
+            return 200
+        if method == "GET" and path == DEV_SIGN_IN_CONFIG_PATH:
+            self._send_json(200, front.sign_in_config(), {"Cache-Control": "no-store"})
             return 200
         if method == "POST" and path == "/dev/token":
             status, payload = front.sign_in(body)

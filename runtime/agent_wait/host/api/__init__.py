@@ -5,6 +5,7 @@ Handler: `agent_wait.host.api.handler`. Routes:
     GET  /questions                        ?status=open&tag=key:value&due_before=<RFC 3339>&limit=50&cursor=...
     GET  /questions/{question_id}          the question, its policy, its status, and once decided its outcome
     POST /questions/{question_id}/answer   {"answer": {...}, "valid_until": "..."}; header Idempotency-Key
+    GET  /inbox                            the approvals inbox page (and /inbox/{asset}, its files and sign-in)
 
 An answer decides at once, with the router's checks and the same conditional write, and only then hands
 the resume to the entry queue: the response is the real outcome (200, or a problem+json 403, 404, 409,
@@ -14,6 +15,7 @@ the resume to the entry queue: the response is the real outcome (200, or a probl
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -21,12 +23,21 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
 from agent_wait.host import _powertools
-from agent_wait.host.api._context import ApiContext, answerer_from_claims, groups_from_claims
+from agent_wait.host.api._context import ApiContext, SignIn, answerer_from_claims, groups_from_claims
+from agent_wait.host.api._inbox import inbox_routes
 from agent_wait.host.api._links import link_routes
 from agent_wait.host.api._questions import question_routes, question_view
 from agent_wait.host.settings import HostSettings
 
-__all__ = ("ApiContext", "answerer_from_claims", "create_app", "groups_from_claims", "handler", "question_view")
+__all__ = (
+    "ApiContext",
+    "SignIn",
+    "answerer_from_claims",
+    "create_app",
+    "groups_from_claims",
+    "handler",
+    "question_view",
+)
 
 logger = _powertools.logger()
 tracer = _powertools.tracer()
@@ -37,6 +48,7 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
     app = APIGatewayHttpResolver()
     app.include_router(question_routes(context))
     app.include_router(link_routes(context))
+    app.include_router(inbox_routes(context))
     return app
 
 
@@ -44,7 +56,8 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
 def _context() -> ApiContext:
     from agent_wait.host._wiring import build_api_context
 
-    return build_api_context(HostSettings.from_env("api"))
+    settings = HostSettings.from_env("api")
+    return dataclasses.replace(build_api_context(settings), sign_in=SignIn.from_settings(settings))
 
 
 @functools.cache

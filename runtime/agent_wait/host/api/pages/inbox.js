@@ -1,0 +1,1109 @@
+// The approvals inbox. Plain script, no build step, no library. It signs in (the API's OIDC issuer with
+// PKCE, the local dev sign-in, or a pasted token), lists questions from GET /questions, shows one from
+// GET /questions/{id} and answers it with POST /questions/{id}/answer. Question content is the agent's
+// data: every value is put on the page with textContent or as a form value, never parsed as HTML (the
+// page's Content-Security-Policy requires Trusted Types with no policy, so an HTML sink would throw).
+"use strict";
+(function () {
+  var store = window.sessionStorage;
+  var TOKEN_KEY = "agent-wait.inbox.token";
+  var PKCE_KEY = "agent-wait.inbox.pkce";
+  var POLL_MS = 2000;
+  var DECIDED = ["answered", "expired", "cancelled"];
+  var VIA = {
+    api: "the inbox or the answer API",
+    link: "a signed link",
+    queue: "the entry queue",
+    deadline: "the deadline",
+  };
+  var REASONS = {
+    already_decided: "Someone else answered first.",
+    expired: "The deadline passed and the default applied.",
+    cancelled: "This question was withdrawn.",
+    answerer_not_allowed: "You are not one of the people who may answer this question.",
+    action_not_allowed: "This question does not accept that answer.",
+    edit_not_allowed: "This question does not accept edited arguments.",
+    answer_stale: "The answer arrived too late to be used.",
+    unknown_question: "There is no such question.",
+  };
+
+  // The API's root: the page is <root>/inbox, under whatever stage or base path the API is served from.
+  var ROOT = location.pathname.replace(/\/inbox\/?$/, "");
+  var config = null;
+  var token = null;
+  var list = { status: "open", tag: "", items: [], cursors: {}, generation: 0 };
+  var current = null; // {id, view, timer, keys}
+
+  // -- small helpers ------------------------------------------------------------------------------------
+
+  function byId(id) {
+    return document.getElementById(id);
+  }
+
+  function make(tag, text, className) {
+    var node = document.createElement(tag);
+    if (text !== undefined && text !== null) {
+      node.textContent = String(text);
+    }
+    if (className) {
+      node.className = className;
+    }
+    return node;
+  }
+
+  function clear(node) {
+    while (node.firstChild) {
+      node.removeChild(node.firstChild);
+    }
+  }
+
+  function show(id, visible) {
+    byId(id).hidden = !visible;
+  }
+
+  function say(text, focus) {
+    var line = byId("status");
+    line.textContent = text;
+    if (focus) {
+      line.focus();
+    }
+  }
+
+  function isObject(value) {
+    return value !== null && typeof value === "object" && !Array.isArray(value);
+  }
+
+  function pretty(value) {
+    return JSON.stringify(value, null, 2);
+  }
+
+  function clip(text, length) {
+    return text.length > length ? text.slice(0, length - 1) + "…" : text;
+  }
+
+  function title(text) {
+    var words = String(text).replace(/_/g, " ");
+    return words.charAt(0).toUpperCase() + words.slice(1);
+  }
+
+  // -- time ---------------------------------------------------------------------------------------------
+
+  var FORMAT = { dateStyle: "medium", timeStyle: "medium", timeZoneName: "short" };
+
+  function when(iso) {
+    if (!iso || iso === "never") {
+      return "never";
+    }
+    var moment = new Date(iso);
+    if (isNaN(moment.getTime())) {
+      return String(iso);
+    }
+    try {
+      return new Intl.DateTimeFormat(undefined, FORMAT).format(moment);
+    } catch (error) {
+      return moment.toLocaleString() + " (" + iso + ")";
+    }
+  }
+
+  function timeLeft(iso) {
+    if (!iso || iso === "never") {
+      return { text: "no deadline", soon: false };
+    }
+    var ms = new Date(iso).getTime() - Date.now();
+    if (isNaN(ms)) {
+      return { text: String(iso), soon: false };
+    }
+    if (ms <= 0) {
+      return { text: "overdue", soon: true };
+    }
+    var s = Math.floor(ms / 1000);
+    var d = Math.floor(s / 86400);
+    var h = Math.floor((s % 86400) / 3600);
+    var m = Math.floor((s % 3600) / 60);
+    var sec = s % 60;
+    var two = function (n) {
+      return (n < 10 ? "0" : "") + n;
+    };
+    var text = d > 0 ? d + "d " + h + "h " + two(m) + "m" : h > 0 ? h + "h " + two(m) + "m " + two(sec) + "s" : m + "m " + two(sec) + "s";
+    return { text: text, soon: ms < 3600 * 1000 };
+  }
+
+  function countdown(node, iso) {
+    node.setAttribute("data-expires", iso || "never");
+    paint(node);
+  }
+
+  function paint(node) {
+    var left = timeLeft(node.getAttribute("data-expires"));
+    node.textContent = left.text;
+    node.classList.toggle("due-soon", left.soon);
+  }
+
+  function tick() {
+    var nodes = document.querySelectorAll("[data-expires]");
+    for (var i = 0; i < nodes.length; i++) {
+      paint(nodes[i]);
+    }
+  }
+
+  // -- what a question says -----------------------------------------------------------------------------
+
+  function callOf(view) {
+    var question = view.question;
+    if (!isObject(question) || !isObject(question.args)) {
+      return null;
+    }
+    var name = view.source && typeof view.source.function === "string" ? view.source.function : "";
+    if (!name && typeof question.function === "string") {
+      name = question.function;
+    }
+    return { name: name || "(unnamed call)", args: question.args };
+  }
+
+  function summary(view) {
+    var call = callOf(view);
+    if (call) {
+      var parts = Object.keys(call.args).map(function (key) {
+        return key + "=" + JSON.stringify(call.args[key]);
+      });
+      return clip(call.name + "(" + parts.join(", ") + ")", 140);
+    }
+    var question = view.question;
+    if (typeof question === "string") {
+      return clip(question, 140);
+    }
+    if (isObject(question)) {
+      var keys = ["prompt", "message", "description", "question", "title", "reason"];
+      for (var i = 0; i < keys.length; i++) {
+        if (typeof question[keys[i]] === "string") {
+          return clip(question[keys[i]], 140);
+        }
+      }
+    }
+    return clip(JSON.stringify(question), 140);
+  }
+
+  // The JSON schema a question carries for its answer, if any: `response_schema` on the question view, or
+  // `response_schema` / `answer_schema` inside the question itself.
+  function schemaOf(view) {
+    var question = view.question;
+    var found = [view.response_schema, isObject(question) ? question.response_schema : null, isObject(question) ? question.answer_schema : null];
+    for (var i = 0; i < found.length; i++) {
+      if (isObject(found[i]) && isObject(found[i].properties)) {
+        return found[i];
+      }
+    }
+    return null;
+  }
+
+  function outcomeText(view) {
+    var outcome = view.outcome;
+    if (!outcome) {
+      return "";
+    }
+    if (outcome.expired) {
+      return "Nobody answered in time: the default applied.";
+    }
+    if (outcome.status === "cancelled") {
+      return "This question was withdrawn.";
+    }
+    var text = "Answered";
+    if (outcome.answered_by) {
+      text += " by " + outcome.answered_by;
+    }
+    if (isObject(outcome.answer) && typeof outcome.answer.action === "string") {
+      text += " (" + outcome.answer.action + ")";
+    }
+    if (outcome.decided_at) {
+      text += " at " + when(outcome.decided_at);
+    }
+    return text + ".";
+  }
+
+  function outcomeLine(view) {
+    var outcome = view.outcome;
+    if (!outcome) {
+      return view.status === "failed" ? "the agent failed" : "";
+    }
+    var action = isObject(outcome.answer) && typeof outcome.answer.action === "string" ? outcome.answer.action : "";
+    if (outcome.expired) {
+      return "default applied" + (action ? ": " + action : "");
+    }
+    return [action, outcome.answered_by].filter(Boolean).join(" · ");
+  }
+
+  // -- the API ------------------------------------------------------------------------------------------
+
+  function request(path, init) {
+    init = init || {};
+    var headers = init.headers || {};
+    if (token) {
+      headers.Authorization = "Bearer " + token;
+    }
+    return fetch(ROOT + path, {
+      method: init.method || "GET",
+      headers: headers,
+      body: init.body,
+      credentials: "omit",
+      cache: "no-store",
+      referrerPolicy: "no-referrer",
+    }).then(function (response) {
+      return response.json().then(
+        function (data) {
+          return { status: response.status, data: data };
+        },
+        function () {
+          return { status: response.status, data: {} };
+        },
+      );
+    });
+  }
+
+  function refused(reply) {
+    var data = reply.data || {};
+    var reason = typeof data.reason === "string" ? data.reason : "";
+    var detail = typeof data.detail === "string" ? data.detail : "the server answered " + reply.status;
+    return REASONS[reason] ? REASONS[reason] + " (" + detail + ")" : "Refused (" + (reason || reply.status) + "): " + detail;
+  }
+
+  // -- sign-in ------------------------------------------------------------------------------------------
+
+  function claimsOf(jwt) {
+    try {
+      var part = jwt.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+      var text = decodeURIComponent(
+        Array.prototype.map
+          .call(atob(part), function (c) {
+            return "%" + ("00" + c.charCodeAt(0).toString(16)).slice(-2);
+          })
+          .join(""),
+      );
+      var claims = JSON.parse(text);
+      return isObject(claims) ? claims : {};
+    } catch (error) {
+      return {};
+    }
+  }
+
+  function useToken(value) {
+    var claims = claimsOf(value);
+    if (typeof claims.exp === "number" && claims.exp * 1000 <= Date.now()) {
+      return false;
+    }
+    token = value;
+    store.setItem(TOKEN_KEY, value);
+    var name = claims.email || claims["cognito:username"] || claims.username || claims.sub || "signed in";
+    var groups = claims["cognito:groups"] || claims.groups;
+    byId("who").textContent = name + (Array.isArray(groups) && groups.length ? " (" + groups.join(", ") + ")" : "");
+    show("who", true);
+    show("sign-out", true);
+    return true;
+  }
+
+  function signOut(message) {
+    token = null;
+    store.removeItem(TOKEN_KEY);
+    stopPolling();
+    show("who", false);
+    show("sign-out", false);
+    showSignIn(message || "Signed out.");
+  }
+
+  function showSignIn(message) {
+    show("list-view", false);
+    show("detail-view", false);
+    show("sign-in", true);
+    var mode = config ? config.sign_in : "token";
+    show("sign-in-oidc", mode === "oidc");
+    show("sign-in-dev", mode === "dev");
+    show("sign-in-token", mode === "token");
+    if (mode === "token") {
+      byId("token-detail").textContent = (config && config.detail) || "Paste a bearer token from the API's issuer.";
+    }
+    say(message || "Sign in to see the questions waiting for you.");
+  }
+
+  function devSignIn(event) {
+    event.preventDefault();
+    var user = String(byId("dev-user").value || "").trim();
+    var groups = String(byId("dev-groups").value || "")
+      .split(/[\s,]+/)
+      .filter(Boolean);
+    say("Signing in…");
+    fetch(config.dev_token_url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ user: user, groups: groups }),
+      credentials: "omit",
+      cache: "no-store",
+    })
+      .then(function (response) {
+        return response.json().then(function (data) {
+          return { status: response.status, data: data };
+        });
+      })
+      .then(
+        function (reply) {
+          if (reply.status !== 200 || typeof reply.data.token !== "string") {
+            say("Sign-in refused: " + ((reply.data && reply.data.message) || reply.status), true);
+            return;
+          }
+          useToken(reply.data.token);
+          route();
+        },
+        function () {
+          say("Could not reach the local sign-in. Is agent-wait dev still running?", true);
+        },
+      );
+  }
+
+  function tokenSignIn(event) {
+    event.preventDefault();
+    var value = String(byId("token-value").value || "")
+      .trim()
+      .replace(/^Bearer\s+/i, "");
+    if (!useToken(value)) {
+      say("That token has expired. Get a new one from the issuer.", true);
+      return;
+    }
+    byId("token-value").value = "";
+    route();
+  }
+
+  function base64url(bytes) {
+    var text = "";
+    for (var i = 0; i < bytes.length; i++) {
+      text += String.fromCharCode(bytes[i]);
+    }
+    return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+
+  function randomText(size) {
+    var bytes = new Uint8Array(size);
+    crypto.getRandomValues(bytes);
+    return base64url(bytes);
+  }
+
+  function callbackUrl() {
+    return location.origin + location.pathname;
+  }
+
+  // The authorization code flow with PKCE (RFC 7636): the verifier stays in this tab's session storage,
+  // only its SHA-256 goes to the issuer; the code comes back in the query string and is exchanged once.
+  function startOidc() {
+    var verifier = randomText(32);
+    var state = randomText(16);
+    var nonce = randomText(16);
+    crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)).then(function (digest) {
+      store.setItem(PKCE_KEY, JSON.stringify({ verifier: verifier, state: state, nonce: nonce, hash: location.hash }));
+      var url = new URL(config.authorize_url);
+      var params = {
+        response_type: "code",
+        client_id: config.client_id,
+        redirect_uri: callbackUrl(),
+        scope: config.scopes,
+        state: state,
+        nonce: nonce,
+        code_challenge: base64url(new Uint8Array(digest)),
+        code_challenge_method: "S256",
+      };
+      Object.keys(params).forEach(function (key) {
+        url.searchParams.set(key, params[key]);
+      });
+      location.assign(url.toString());
+    });
+  }
+
+  function finishOidc(params) {
+    var saved = null;
+    try {
+      saved = JSON.parse(store.getItem(PKCE_KEY) || "null");
+    } catch (error) {
+      saved = null;
+    }
+    store.removeItem(PKCE_KEY);
+    // The code leaves the address bar (and the history) before anything else happens.
+    history.replaceState(null, "", location.pathname + ((saved && saved.hash) || ""));
+    if (params.get("error")) {
+      return Promise.resolve("Sign-in failed: " + (params.get("error_description") || params.get("error")));
+    }
+    if (!saved || params.get("state") !== saved.state) {
+      return Promise.resolve("Sign-in failed: the issuer's reply does not match this page's request. Sign in again.");
+    }
+    var body = new URLSearchParams({
+      grant_type: "authorization_code",
+      code: params.get("code") || "",
+      redirect_uri: callbackUrl(),
+      client_id: config.client_id,
+      code_verifier: saved.verifier,
+    });
+    return fetch(config.token_url, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: body.toString(),
+      credentials: "omit",
+      cache: "no-store",
+    })
+      .then(function (response) {
+        return response.json();
+      })
+      .then(
+        function (data) {
+          var value = (data && (data.id_token || data.access_token)) || "";
+          if (data && data.id_token && claimsOf(data.id_token).nonce !== saved.nonce) {
+            return "Sign-in failed: the issuer's token is not for this sign-in. Sign in again.";
+          }
+          return value && useToken(value) ? "" : "Sign-in failed: the issuer gave no usable token.";
+        },
+        function () {
+          return "Sign-in failed: could not reach the issuer's token endpoint.";
+        },
+      );
+  }
+
+  // -- routing ------------------------------------------------------------------------------------------
+
+  function route() {
+    if (!token) {
+      showSignIn();
+      return;
+    }
+    show("sign-in", false);
+    var hash = location.hash || "#/";
+    var found = /^#\/questions\/([^?]+)$/.exec(hash);
+    if (found) {
+      openQuestion(decodeURIComponent(found[1]));
+      return;
+    }
+    stopPolling();
+    var query = new URLSearchParams(hash.split("?")[1] || "");
+    list.status = query.get("status") || "open";
+    list.tag = query.get("tag") || "";
+    byId("filter-status").value = list.status;
+    byId("filter-tag").value = list.tag;
+    show("detail-view", false);
+    show("list-view", true);
+    loadList(false);
+  }
+
+  function applyFilters(event) {
+    event.preventDefault();
+    var query = new URLSearchParams();
+    query.set("status", byId("filter-status").value);
+    var tag = String(byId("filter-tag").value || "").trim();
+    if (tag) {
+      query.set("tag", tag);
+    }
+    var next = "#/?" + query.toString();
+    if (location.hash === next) {
+      route();
+    } else {
+      location.hash = next;
+    }
+  }
+
+  // -- the list -----------------------------------------------------------------------------------------
+
+  // An answered, expired or cancelled question becomes `resumed` once the agent moves on, keeping its outcome:
+  // those filters read both statuses and keep the resumed questions with that outcome.
+  function sources(status) {
+    return DECIDED.indexOf(status) >= 0 ? [status, "resumed"] : [status];
+  }
+
+  function loadList(more) {
+    if (!more) {
+      list.items = [];
+      list.cursors = {};
+    }
+    var wanted = sources(list.status).filter(function (status) {
+      return !more || list.cursors[status];
+    });
+    // Filters changed while a page was loading: only the newest request may draw the list.
+    var generation = ++list.generation;
+    say("Loading questions…");
+    return Promise.all(
+      wanted.map(function (status) {
+        var query = new URLSearchParams({ status: status, limit: "100" });
+        if (list.tag) {
+          query.set("tag", list.tag);
+        }
+        if (more) {
+          query.set("cursor", list.cursors[status]);
+        }
+        return request("/questions?" + query.toString()).then(function (reply) {
+          return { status: status, reply: reply };
+        });
+      }),
+    ).then(
+      function (pages) {
+        if (generation !== list.generation) {
+          return;
+        }
+        for (var i = 0; i < pages.length; i++) {
+          var reply = pages[i].reply;
+          if (reply.status === 401) {
+            signOut("Your sign-in has expired. Sign in again.");
+            return;
+          }
+          if (reply.status !== 200) {
+            say(refused(reply), true);
+            return;
+          }
+          list.cursors[pages[i].status] = reply.data.next || null;
+          var keep = reply.data.questions.filter(function (view) {
+            return pages[i].status !== "resumed" || (view.outcome && view.outcome.status === list.status);
+          });
+          list.items = list.items.concat(keep);
+        }
+        renderList();
+      },
+      function () {
+        say("Could not reach the API. Check your connection and try again.", true);
+      },
+    );
+  }
+
+  function sortKey(view) {
+    var expires = view.policy && view.policy.expires_at;
+    var time = expires ? new Date(expires).getTime() : NaN;
+    return isNaN(time) ? Infinity : time;
+  }
+
+  function renderList() {
+    var rows = byId("rows");
+    clear(rows);
+    var items = list.items.slice().sort(function (a, b) {
+      return sortKey(a) - sortKey(b);
+    });
+    items.forEach(function (view) {
+      var row = make("tr");
+      var left = make("td");
+      if (view.status === "open") {
+        countdown(left, view.policy.expires_at);
+      } else {
+        left.textContent = "—";
+      }
+      var asked = make("td");
+      var link = make("a", summary(view), "summary");
+      link.setAttribute("href", "#/questions/" + encodeURIComponent(view.question_id));
+      asked.appendChild(link);
+      var thread = make("td", view.thread_id);
+      var status = make("td");
+      status.appendChild(make("span", view.status, "pill " + view.status));
+      var line = outcomeLine(view);
+      if (line) {
+        status.appendChild(make("span", line, "outcome-line"));
+      }
+      [left, asked, thread, status].forEach(function (cell) {
+        row.appendChild(cell);
+      });
+      rows.appendChild(row);
+    });
+    show("empty", items.length === 0);
+    show("more", sources(list.status).some(function (status) {
+      return list.cursors[status];
+    }));
+    var label = list.status + (list.tag ? " questions tagged " + list.tag : " questions");
+    say(items.length === 1 ? "1 " + label.replace("questions", "question") + "." : items.length + " " + label + ".");
+  }
+
+  // -- one question -------------------------------------------------------------------------------------
+
+  function stopPolling() {
+    if (current && current.timer) {
+      clearInterval(current.timer);
+    }
+    current = null;
+  }
+
+  function openQuestion(id) {
+    stopPolling();
+    current = { id: id, view: null, timer: null, keys: {} };
+    show("list-view", false);
+    say("Loading the question…");
+    return request("/questions/" + encodeURIComponent(id)).then(
+      function (reply) {
+        if (!current || current.id !== id) {
+          return;
+        }
+        if (reply.status === 401) {
+          signOut("Your sign-in has expired. Sign in again.");
+          return;
+        }
+        if (reply.status !== 200) {
+          show("detail-view", false);
+          say(refused(reply), true);
+          return;
+        }
+        renderQuestion(reply.data);
+        show("detail-view", true);
+        byId("detail-heading").focus();
+        say(reply.data.status === "open" ? "Open: waiting for an answer." : outcomeText(reply.data) || "Status: " + reply.data.status);
+        current.timer = setInterval(poll, POLL_MS);
+      },
+      function () {
+        say("Could not reach the API. Check your connection and reload the page.", true);
+      },
+    );
+  }
+
+  // While a question is shown, read it again every few seconds: when it is decided elsewhere (another
+  // person, a link, the deadline) its buttons go and its outcome shows.
+  function poll() {
+    var watching = current;
+    if (!watching || !watching.view || watching.busy) {
+      return;
+    }
+    request("/questions/" + encodeURIComponent(watching.id)).then(
+      function (reply) {
+        if (current !== watching || reply.status !== 200) {
+          if (reply.status === 401) {
+            signOut("Your sign-in has expired. Sign in again.");
+          }
+          return;
+        }
+        var before = watching.view;
+        var view = reply.data;
+        if (view.status === before.status && JSON.stringify(view.outcome) === JSON.stringify(before.outcome)) {
+          return;
+        }
+        renderQuestion(view);
+        if (before.status === "open" && view.status !== "open") {
+          say("Decided elsewhere: " + outcomeText(view) + " There is nothing left to answer.");
+        }
+        if (["resumed", "failed", "cancelled"].indexOf(view.status) >= 0) {
+          clearInterval(watching.timer);
+        }
+      },
+      function () {
+        return null; // a missed poll is retried on the next tick
+      },
+    );
+  }
+
+  function renderQuestion(view) {
+    current.view = view;
+    byId("detail-heading").textContent = summary(view);
+    var pill = byId("detail-status");
+    pill.textContent = view.status;
+    pill.className = "pill " + view.status;
+    if (view.status === "open") {
+      countdown(byId("detail-left"), view.policy.expires_at);
+    } else {
+      byId("detail-left").removeAttribute("data-expires");
+      byId("detail-left").classList.remove("due-soon");
+      byId("detail-left").textContent = "— (" + view.status + ")";
+    }
+    byId("detail-thread").textContent = view.thread_id;
+    byId("detail-id").textContent = view.question_id;
+    byId("detail-asked").textContent = when(view.asked_at);
+    renderAsked(view);
+    renderPolicy(view);
+    renderAnswer(view);
+    renderHistory(view);
+  }
+
+  function renderAsked(view) {
+    var call = callOf(view);
+    show("call-line", Boolean(call));
+    show("args", Boolean(call));
+    show("question-json", !call);
+    var rows = byId("args-rows");
+    clear(rows);
+    if (!call) {
+      // The answer's schema is shown as the form below, not again here.
+      var shown = view.question;
+      if (isObject(shown) && schemaOf(view)) {
+        shown = Object.assign({}, shown);
+        delete shown.response_schema;
+        delete shown.answer_schema;
+      }
+      byId("question-json").textContent = pretty(shown);
+      return;
+    }
+    byId("call-function").textContent = call.name;
+    Object.keys(call.args).forEach(function (name) {
+      var value = call.args[name];
+      var row = make("tr");
+      row.appendChild(make("td", name));
+      var cell = make("td");
+      if (isObject(value) || Array.isArray(value)) {
+        cell.appendChild(make("pre", pretty(value)));
+      } else {
+        cell.textContent = typeof value === "string" ? value : JSON.stringify(value);
+      }
+      row.appendChild(cell);
+      rows.appendChild(row);
+    });
+  }
+
+  function renderPolicy(view) {
+    var policy = view.policy || {};
+    var rules = policy.rules || {};
+    byId("policy-actions").textContent = (policy.allowed_actions || []).join(", ") || "any";
+    byId("policy-deadline").textContent = when(policy.expires_at);
+    byId("policy-default").textContent = pretty(policy.default === undefined ? null : policy.default);
+    var answerers = rules.answerers;
+    var who = [];
+    if (isObject(answerers)) {
+      if (answerers.groups && answerers.groups.length) {
+        who.push("members of " + answerers.groups.join(", "));
+      }
+      if (answerers.principals && answerers.principals.length) {
+        who.push("the principals " + answerers.principals.join(", "));
+      }
+    }
+    byId("policy-answerers").textContent = who.length ? who.join(" or ") : "anyone signed in";
+    byId("policy-edits").textContent = rules.edits === false ? "not allowed" : "allowed";
+    var tags = Object.keys(policy.tags || {}).map(function (key) {
+      return key + ": " + policy.tags[key];
+    });
+    byId("policy-tags").textContent = tags.join(", ") || "none";
+  }
+
+  // -- forms: the arguments to edit, and the answer a JSON schema describes --------------------------------
+
+  function describe(value) {
+    if (typeof value === "boolean") {
+      return { type: "boolean" };
+    }
+    if (typeof value === "number") {
+      return { type: Number.isInteger(value) ? "integer" : "number" };
+    }
+    if (typeof value === "string") {
+      return { type: "string" };
+    }
+    return { type: "json" };
+  }
+
+  function addField(container, prefix, index, name, schema, initial, required) {
+    var id = prefix + "-" + index;
+    var field = make("p", null, "field");
+    var label = make("label", schema.title || name);
+    label.setAttribute("for", id);
+    field.appendChild(label);
+    var input;
+    if (Array.isArray(schema.enum)) {
+      input = make("select");
+      schema.enum.forEach(function (choice, position) {
+        var option = make("option", typeof choice === "string" ? choice : JSON.stringify(choice));
+        option.value = String(position);
+        input.appendChild(option);
+      });
+      var chosen = schema.enum.map(JSON.stringify).indexOf(JSON.stringify(initial));
+      input.value = String(chosen >= 0 ? chosen : 0);
+    } else if (schema.type === "boolean") {
+      input = make("input");
+      input.type = "checkbox";
+      input.checked = initial === true;
+    } else if (schema.type === "integer" || schema.type === "number") {
+      input = make("input");
+      input.type = "number";
+      input.step = schema.type === "integer" ? "1" : "any";
+      input.value = typeof initial === "number" ? String(initial) : "";
+    } else if (schema.type === "string") {
+      input = make("input");
+      input.type = "text";
+      input.value = typeof initial === "string" ? initial : "";
+    } else {
+      input = make("textarea");
+      input.rows = 3;
+      input.spellcheck = false;
+      input.value = initial === undefined ? "" : pretty(initial);
+    }
+    input.id = id;
+    input.name = name;
+    if (required) {
+      input.required = true;
+    }
+    field.appendChild(input);
+    if (schema.description) {
+      var hint = make("small", schema.description, "hint");
+      hint.id = id + "-hint";
+      input.setAttribute("aria-describedby", hint.id);
+      field.appendChild(hint);
+    }
+    container.appendChild(field);
+    return { name: name, schema: schema, input: input, required: required };
+  }
+
+  // A field's value, typed as its schema says; throws an Error whose message names the field.
+  function readField(field) {
+    var schema = field.schema;
+    var input = field.input;
+    var label = schema.title || field.name;
+    if (Array.isArray(schema.enum)) {
+      return schema.enum[Number(input.value)];
+    }
+    if (schema.type === "boolean") {
+      return input.checked;
+    }
+    var text = String(input.value || "").trim();
+    if (text === "") {
+      if (field.required) {
+        throw new Error(label + " is required.");
+      }
+      return undefined;
+    }
+    if (schema.type === "integer" || schema.type === "number") {
+      var number = Number(text);
+      if (!isFinite(number) || (schema.type === "integer" && !Number.isInteger(number))) {
+        throw new Error(label + " must be " + (schema.type === "integer" ? "a whole number." : "a number."));
+      }
+      return number;
+    }
+    if (schema.type === "string") {
+      return text;
+    }
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      throw new Error(label + " must be JSON.");
+    }
+  }
+
+  function renderAnswer(view) {
+    var open = view.status === "open";
+    show("answer-section", open);
+    var actions = byId("actions");
+    clear(actions);
+    clear(byId("schema-fields"));
+    clear(byId("edit-fields"));
+    current.schemaFields = [];
+    current.editFields = [];
+    show("schema-form", false);
+    show("edit-form", false);
+    if (!open) {
+      return;
+    }
+    var allowed = (view.policy && view.policy.allowed_actions) || [];
+    var schema = schemaOf(view);
+    var call = callOf(view);
+    if (schema) {
+      var required = Array.isArray(schema.required) ? schema.required : [];
+      Object.keys(schema.properties)
+        .filter(function (name) {
+          return name !== "action";
+        })
+        .forEach(function (name, index) {
+          var property = isObject(schema.properties[name]) ? schema.properties[name] : {};
+          current.schemaFields.push(
+            addField(byId("schema-fields"), "answer-field", index, name, property, property.default, required.indexOf(name) >= 0),
+          );
+        });
+      show("schema-form", current.schemaFields.length > 0);
+    } else if (call && view.policy.rules.edits !== false && allowed.indexOf("approve") >= 0) {
+      Object.keys(call.args).forEach(function (name, index) {
+        current.editFields.push(addField(byId("edit-fields"), "edit-arg", index, name, describe(call.args[name]), call.args[name], false));
+      });
+      show("edit-form", current.editFields.length > 0);
+    }
+    allowed.forEach(function (action) {
+      var button = make("button", title(action));
+      button.type = "button";
+      button.setAttribute("data-action", action);
+      button.addEventListener("click", function () {
+        answer(action);
+      });
+      actions.appendChild(button);
+    });
+    relabel();
+  }
+
+  // Edited arguments: only those that differ from what was asked, or null when none do.
+  function edits() {
+    var call = current && current.view ? callOf(current.view) : null;
+    if (!call || !current.editFields.length) {
+      return null;
+    }
+    var changed = {};
+    var any = false;
+    current.editFields.forEach(function (field) {
+      var value = readField(field);
+      if (value !== undefined && JSON.stringify(value) !== JSON.stringify(call.args[field.name])) {
+        changed[field.name] = value;
+        any = true;
+      }
+    });
+    return any ? changed : null;
+  }
+
+  function relabel() {
+    var button = document.querySelector('#actions button[data-action="approve"]');
+    if (!button || !current.editFields.length) {
+      return;
+    }
+    var changed = null;
+    try {
+      changed = edits();
+    } catch (error) {
+      changed = null;
+    }
+    button.textContent = changed ? "Approve with edits" : "Approve";
+  }
+
+  function busy(on) {
+    var buttons = document.querySelectorAll("#actions button");
+    for (var i = 0; i < buttons.length; i++) {
+      buttons[i].disabled = on;
+    }
+    if (current) {
+      current.busy = on;
+    }
+  }
+
+  function answer(action) {
+    var watching = current;
+    var body = { action: action };
+    try {
+      current.schemaFields.forEach(function (field) {
+        var value = readField(field);
+        if (value !== undefined) {
+          body[field.name] = value;
+        }
+      });
+      if (action === "approve") {
+        var changed = edits();
+        if (changed) {
+          body.args = changed;
+        }
+      }
+    } catch (error) {
+      say(error.message, true);
+      return;
+    }
+    var note = String(byId("note").value || "").trim();
+    if (note) {
+      body.note = note;
+    }
+    // The same answer sent again (after a lost connection) carries the same key: it repeats, never decides twice.
+    var text = JSON.stringify(body);
+    var key = watching.keys[text] || (watching.keys[text] = randomText(18));
+    busy(true);
+    say("Sending your answer…");
+    request("/questions/" + encodeURIComponent(watching.id) + "/answer", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Idempotency-Key": key },
+      body: JSON.stringify({ answer: body }),
+    }).then(
+      function (reply) {
+        if (current !== watching) {
+          return;
+        }
+        busy(false);
+        var data = reply.data || {};
+        if (reply.status === 200) {
+          renderQuestion(data);
+          say(
+            data.result === "repeated"
+              ? "Your answer “" + action + "” was already recorded; nothing changed."
+              : "Done: your answer “" + action + "” is recorded, and the agent carries on.",
+            true,
+          );
+        } else if ((reply.status === 409 || reply.status === 410) && isObject(data.question)) {
+          renderQuestion(data.question);
+          say("Not recorded: " + outcomeText(data.question), true);
+        } else if (reply.status === 401) {
+          signOut("Your sign-in has expired. Sign in again, then answer.");
+        } else {
+          say(refused(reply), true);
+        }
+      },
+      function () {
+        busy(false);
+        say("Could not reach the API; your answer may not have been sent. Press the button again.", true);
+      },
+    );
+  }
+
+  function renderHistory(view) {
+    var entries = byId("history");
+    clear(entries);
+    var add = function (text, value, className) {
+      var item = make("li", text, className);
+      if (value !== undefined) {
+        item.appendChild(make("pre", pretty(value)));
+      }
+      entries.appendChild(item);
+    };
+    add("Asked at " + when(view.asked_at) + ".");
+    var outcome = view.outcome;
+    if (outcome && outcome.expired) {
+      add(
+        "The deadline passed at " + when(outcome.decided_at) + " with no answer: the default applied. Nobody decided this.",
+        outcome.answer,
+        "decided expired",
+      );
+    } else if (outcome && outcome.status === "cancelled") {
+      add("Withdrawn at " + when(outcome.decided_at) + ".", undefined, "decided cancelled");
+    } else if (outcome) {
+      var by = outcome.answered_by || "someone unnamed";
+      var via = VIA[outcome.via] || outcome.via || "an unknown way";
+      add(by + " answered at " + when(outcome.decided_at) + ", by " + via + ":", outcome.answer, "decided");
+    }
+    if (outcome && outcome.resumed_at) {
+      add("The agent carried on at " + when(outcome.resumed_at) + ".");
+    }
+    if (view.failure) {
+      add("The agent failed while carrying on, at " + when(view.failure.failed_at) + ": " + view.failure.error, undefined, "decided failed");
+    }
+  }
+
+  // -- start --------------------------------------------------------------------------------------------
+
+  function start() {
+    byId("sign-in-dev").addEventListener("submit", devSignIn);
+    byId("sign-in-token").addEventListener("submit", tokenSignIn);
+    byId("oidc-start").addEventListener("click", startOidc);
+    byId("sign-out").addEventListener("click", function () {
+      signOut();
+    });
+    byId("filters").addEventListener("submit", applyFilters);
+    byId("more").addEventListener("click", function () {
+      loadList(true);
+    });
+    byId("edit-form").addEventListener("submit", function (event) {
+      event.preventDefault();
+    });
+    byId("schema-form").addEventListener("submit", function (event) {
+      event.preventDefault();
+    });
+    byId("edit-fields").addEventListener("input", relabel);
+    byId("edit-fields").addEventListener("change", relabel);
+    window.addEventListener("hashchange", route);
+    setInterval(tick, 1000);
+
+    fetch(ROOT + "/inbox/config.json", { credentials: "omit", cache: "no-store" })
+      .then(function (response) {
+        return response.json();
+      })
+      .then(
+        function (data) {
+          config = data;
+          var params = new URLSearchParams(location.search);
+          if (config.sign_in === "oidc" && (params.get("code") || params.get("error"))) {
+            return finishOidc(params);
+          }
+          return "";
+        },
+        function () {
+          config = { sign_in: "token" };
+          return "";
+        },
+      )
+      .then(function (problem) {
+        var saved = store.getItem(TOKEN_KEY);
+        if (!token && saved && !useToken(saved)) {
+          store.removeItem(TOKEN_KEY);
+          problem = problem || "Your sign-in has expired. Sign in again.";
+        }
+        if (problem) {
+          showSignIn(problem);
+          return;
+        }
+        route();
+      });
+  }
+
+  start();
+})();
