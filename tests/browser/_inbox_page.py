@@ -1,0 +1,122 @@
+"""What the inbox's browser tests share: how Chromium is found and launched, and the running stack as a person
+and a test see it (`Inbox`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ("CHROMIUM_ARGS", "EXPECT_MS", "GRAPH", "LARGE", "Inbox", "find_chromium")
+
+CHROMIUM_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+)
+"""How Chromium runs here: headless, in a container without a sandbox, with nothing that phones home."""
+GRAPH = "tests.browser.inbox_graph:build_graph"
+LARGE = 900
+"""Over the refund's auto-approve limit: finance is asked."""
+EXPECT_MS = 10_000
+"""How long an expectation on the page waits (the page polls its question every 2 s)."""
+
+
+def find_chromium() -> str | None:
+    """The system Chromium: `AGENT_WAIT_CHROMIUM` if set, else `chromium` or `chromium-browser` on the PATH."""
+    named = os.environ.get("AGENT_WAIT_CHROMIUM")
+    if named:
+        return named if os.path.exists(named) else None
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@dataclass
+class Inbox:
+    """The running stack, its clock and topic, the browser, and what the tests do over and over."""
+
+    local: Any
+    clock: Any
+    observer: Any
+    browser: Any
+
+    @property
+    def url(self) -> str:
+        return f"{self.local.api_url}/inbox"
+
+    def ask(
+        self, amount: int = LARGE, *, kind: str = "refund", order_id: str | None = None, thread: str | None = None
+    ) -> tuple[str, str]:
+        """Start a refund (or another `kind` of question) and let the router run it; (thread, question id)."""
+        thread = thread or f"order-{uuid.uuid4().hex[:6]}"
+        self.local.send(
+            {
+                "thread_id": thread,
+                "input": {"order_id": order_id or thread, "amount": amount, "kind": kind},
+                "start_id": uuid.uuid4().hex,
+            },
+            deduplication_id=uuid.uuid4().hex,
+        )
+        asked = [q for outcome in self.local.pump().outcomes for q in outcome.asked]
+        assert len(asked) == 1, f"expected one question, got {asked}"
+        return thread, asked[0]
+
+    def links(self, question: str) -> dict[str, str]:
+        """The signed links the topic's `wait.created` envelope carried for `question`, by action."""
+        created = [e for e in self.observer.drain() if e["type"] == "wait.created" and e["question_id"] == question]
+        assert len(created) == 1, created
+        return dict(created[0]["reply_to"].get("links") or {})
+
+    def page(self, user: str = "alice@example.com", groups: str = "finance", *, width: int = 1200) -> Any:
+        """A fresh browser context (its own session storage) signed in through the page's dev sign-in."""
+        from playwright.sync_api import expect
+
+        context = self.browser.new_context(viewport={"width": width, "height": 800}, locale="en-GB", timezone_id="UTC")
+        context.set_default_timeout(EXPECT_MS)
+        page = context.new_page()
+        page.errors = []  # pyright: ignore[reportAttributeAccessIssue]
+        page.on("pageerror", lambda error: page.errors.append(str(error)))
+        page.on("dialog", lambda dialog: page.errors.append(f"dialog: {dialog.message}"))
+        page.goto(self.url)
+        page.get_by_label("User").fill(user)
+        page.get_by_label("Groups").fill(groups)
+        page.get_by_role("button", name="Sign in").click()
+        expect(page.locator("#who")).to_contain_text(user)
+        return page
+
+    def open(self, page: Any, question: str) -> None:
+        """Show one question, as following its link in the list does."""
+        from playwright.sync_api import expect
+
+        page.goto(f"{self.url}#/questions/{question}")
+        expect(page.locator("#detail-id")).to_have_text(question)
+
+    def status(self, question: str) -> dict[str, Any]:
+        from agent_wait.host.ledger.dynamodb import DynamoDbLedger
+
+        record = DynamoDbLedger(self.local.table, client=self.local.client("dynamodb")).find(question)
+        assert record is not None
+        from agent_wait.host.api import question_view
+
+        return question_view(record)
+
+    def refunds(self, order_id: str) -> list[int]:
+        """The amounts refunded for `order_id`, one per execution of the refund's body."""
+        from examples.refund_agent.settings import REFUND_TABLE_VARIABLE
+
+        response = self.local.client("dynamodb").query(
+            TableName=self.local.environment[REFUND_TABLE_VARIABLE],
+            KeyConditionExpression="order_id = :o",
+            ExpressionAttributeValues={":o": {"S": order_id}},
+        )
+        return [int(item["amount"]["N"]) for item in response["Items"]]

@@ -1,0 +1,97 @@
+"""The refund agent for the inbox's browser tests, with two more kinds of question beside the example's own.
+
+    START → load_order → {refund | refund_editable | survey} → notify → END
+
+The start message's `kind` picks the branch:
+
+- `refund` (default): the refund example's own node and policy (approve/reject, edits not allowed).
+- `editable`: the same refund, but its policy allows an approver to edit the arguments (the edit form).
+- `survey`: a bare question that carries a JSON schema for its answer (`response_schema`), so the page
+  builds its form from the schema.
+
+Refunds are written to the stack's refunds table, one row per execution, as the example's are.
+`AGENT_WAIT_GRAPH=tests.browser.inbox_graph:build_graph` names it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, NotRequired
+
+from examples.refund_agent.graph import (
+    AUTO_APPROVE_LIMIT,
+    FINANCE,
+    RefundState,
+    _record_refund,
+    load_order,
+    notify,
+    refund,
+)
+from langgraph.graph import END, START, StateGraph
+
+from agent_wait import WaitPolicy
+from agent_wait.langgraph import ask, wait
+
+EDITABLE = WaitPolicy(
+    timeout=FINANCE.timeout_iso,
+    default=FINANCE.default,
+    allowed_actions=FINANCE.allowed_actions,
+    tags=FINANCE.tags,
+    allow_edits=True,
+)
+"""The refund example's policy, except that an approver may edit the refund's arguments."""
+SURVEY_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "limit": {"type": "integer", "title": "Refund limit", "description": "The most this customer may get back."},
+        "reason": {"type": "string", "title": "Reason"},
+        "channel": {"type": "string", "title": "Tell the customer by", "enum": ["email", "phone"]},
+    },
+    "required": ["limit"],
+}
+
+
+class InboxState(RefundState):
+    kind: NotRequired[str]
+    decision: NotRequired[Any]
+
+
+@wait(EDITABLE, when=lambda order_id, amount: amount > AUTO_APPROVE_LIMIT)
+def issue_refund(order_id: str, amount: int) -> dict[str, Any]:
+    """Pay the refund, with whatever amount the approver left in the edit form."""
+    refund_id = f"rf-{uuid.uuid4().hex[:12]}"
+    _record_refund(order_id, refund_id, amount)
+    return {"status": "refunded", "refund_id": refund_id, "amount": amount}
+
+
+def refund_editable(state: InboxState) -> dict[str, Any]:
+    return {"refund": issue_refund(state["order_id"], state["amount"])}
+
+
+def survey(state: InboxState) -> dict[str, Any]:
+    question = {
+        "prompt": f"Set a refund limit for order {state['order_id']}",
+        "order_id": state["order_id"],
+        "response_schema": SURVEY_SCHEMA,
+    }
+    return {"decision": ask(question, EDITABLE)}
+
+
+def _branch(state: InboxState) -> str:
+    return {"editable": "refund_editable", "survey": "survey"}.get(state.get("kind") or "", "refund")
+
+
+def build_graph(checkpointer: Any) -> Any:
+    """The compiled graph; the start's `kind` picks which question it asks."""
+    builder = StateGraph(InboxState)
+    builder.add_node("load_order", load_order)
+    builder.add_node("refund", refund)
+    builder.add_node("refund_editable", refund_editable)
+    builder.add_node("survey", survey)
+    builder.add_node("notify", notify)
+    builder.add_edge(START, "load_order")
+    builder.add_conditional_edges("load_order", _branch, ["refund", "refund_editable", "survey"])
+    for node in ("refund", "refund_editable", "survey"):
+        builder.add_edge(node, "notify")
+    builder.add_edge("notify", END)
+    return builder.compile(checkpointer=checkpointer)

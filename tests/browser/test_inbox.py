@@ -1,0 +1,223 @@
+"""The approvals inbox in Chromium, against the refund stack on the emulator, as a person uses it.
+
+One stack and one browser for the module; each test asks its own question, signs in through the page's dev
+sign-in in a fresh browser context, and checks what the page shows and what the agent then did (the refunds
+table has one row per execution of the refund). `AGENT_WAIT_SCREENSHOTS=docs/images` makes the first test
+save the README's screenshots there.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _inbox_page import Inbox
+
+pytestmark = pytest.mark.timeout(180)
+
+PAYLOAD = "<img src=x onerror=window.__pwned=1><script>window.__pwned=1</script>"
+DONE_APPROVE = "Done: your answer “approve” is recorded, and the agent carries on."
+
+
+def expect(locator: Any) -> Any:
+    from playwright.sync_api import expect as playwright_expect
+
+    return playwright_expect(locator)
+
+
+def status(page: Any) -> Any:
+    return page.get_by_role("status")
+
+
+def test_screenshots_of_the_list_and_a_question(inbox: Inbox, tmp_path: Path) -> None:
+    # GIVEN three refunds waiting for finance (first in the module: the list holds only these)
+    target = Path(os.environ.get("AGENT_WAIT_SCREENSHOTS") or tmp_path)
+    target.mkdir(parents=True, exist_ok=True)
+    inbox.ask(900, thread="order-7731")
+    _, editable = inbox.ask(1250, kind="editable", thread="order-7734")
+    inbox.ask(2400, thread="order-7740")
+    page = inbox.page(width=1100)
+    expect(page.locator("#rows tr")).to_have_count(3)
+    page.screenshot(path=str(target / "inbox-list.png"))
+    # WHEN one is opened
+    inbox.open(page, editable)
+    page.get_by_label("amount", exact=True).fill("1000")
+    page.get_by_label("Note (optional)").fill("Partial refund: one item was used.")
+    page.screenshot(path=str(target / "inbox-question.png"), full_page=True)
+    # THEN both pictures were taken (the README shows them)
+    for name in ("inbox-list.png", "inbox-question.png"):
+        assert (target / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert page.errors == []  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def test_approving_from_the_page_by_keyboard_runs_the_refund_once(inbox: Inbox) -> None:
+    # GIVEN a refund over the limit, and alice on the inbox
+    thread, question = inbox.ask()
+    page = inbox.page()
+    # WHEN she opens it from the list and approves, with the keyboard only
+    row_link = page.get_by_role("link", name=re.compile(re.escape(thread)))
+    expect(row_link).to_contain_text('issue_refund(order_id="' + thread + '", amount=900)')
+    row_link.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#detail-id")).to_have_text(question)
+    expect(page.locator("#args-rows")).to_contain_text("amount900")
+    expect(page.locator("#edit-form")).to_be_hidden()  # the refund example allows no edits
+    expect(page.locator("#policy-edits")).to_have_text("not allowed")
+    page.get_by_role("button", name="Approve").focus()
+    page.keyboard.press("Enter")
+    # THEN the page says it is recorded and the buttons are gone
+    expect(status(page)).to_have_text(DONE_APPROVE)
+    expect(page.get_by_role("button", name="Approve")).to_have_count(0)
+    # AND the agent resumes once, the refund runs once, and the page's history follows it
+    assert [o.kind.value for o in inbox.local.pump().outcomes] == ["applied"]
+    assert inbox.refunds(thread) == [900]
+    history = page.locator("#history")
+    expect(history).to_contain_text("alice@example.com answered at")
+    expect(history).to_contain_text("by the inbox or the answer API")
+    expect(history).to_contain_text("The agent carried on at")
+    assert inbox.local.pump().outcomes == []
+    assert inbox.refunds(thread) == [900]
+
+
+def test_two_pages_answer_at_once_and_the_late_one_is_told_who_won(inbox: Inbox) -> None:
+    # GIVEN alice and bob both looking at the same question
+    thread, question = inbox.ask()
+    alice, bob = inbox.page("alice@example.com"), inbox.page("bob@example.com")
+    inbox.open(alice, question)
+    inbox.open(bob, question)
+    # WHEN alice approves and bob rejects, before either page could see the other's answer
+    alice.get_by_role("button", name="Approve").click()
+    bob.get_by_role("button", name="Reject").click()
+    # THEN exactly one answer won, and the other page shows the 409's winner and no buttons
+    for page in (alice, bob):
+        expect(status(page)).to_have_text(re.compile(r"^(Done|Not recorded)"))
+    decided = inbox.status(question)["outcome"]
+    winner, action = decided["answered_by"], decided["answer"]["action"]
+    loser = bob if winner == "alice@example.com" else alice
+    expect(status(loser)).to_contain_text(f"Not recorded: Answered by {winner} ({action}) at ")
+    expect(loser.get_by_role("button", name=re.compile("Approve|Reject"))).to_have_count(0)
+    # AND the agent runs once with the winner's answer
+    assert [o.kind.value for o in inbox.local.pump().outcomes] == ["applied"]
+    assert inbox.refunds(thread) == ([900] if action == "approve" else [])
+
+
+def test_an_open_page_retracts_its_buttons_when_the_sweep_expires_the_question(inbox: Inbox) -> None:
+    # GIVEN a page showing an open question
+    thread, question = inbox.ask()
+    page = inbox.page()
+    inbox.open(page, question)
+    expect(page.get_by_role("button", name="Approve")).to_be_visible()
+    # WHEN its deadline passes and the sweep applies the default (and the agent carries on with it)
+    inbox.clock.offset += timedelta(days=3, minutes=1)
+    try:
+        inbox.local.sweep()
+        inbox.local.pump()
+    finally:
+        inbox.clock.offset = timedelta()
+    # THEN within a poll or two the page retracts its buttons and says the default applied, not a person
+    expect(status(page)).to_have_text(
+        "Decided elsewhere: Nobody answered in time: the default applied. There is nothing left to answer."
+    )
+    expect(page.get_by_role("button", name="Approve")).to_have_count(0)
+    expect(page.locator("#history")).to_contain_text("with no answer: the default applied. Nobody decided this.")
+    assert inbox.refunds(thread) == []
+    # AND the list of expired questions shows it with the default it took
+    page.get_by_role("link", name="All questions").click()
+    page.get_by_label("Status").select_option("expired")
+    page.get_by_role("button", name="Show").click()
+    expect(page.get_by_role("row").filter(has_text=thread)).to_contain_text("default applied: reject")
+
+
+def test_the_edit_form_changes_the_amount_and_the_refund_pays_it(inbox: Inbox) -> None:
+    # GIVEN a refund whose policy allows edits
+    thread, question = inbox.ask(1250, kind="editable")
+    page = inbox.page()
+    inbox.open(page, question)
+    amount = page.get_by_label("amount", exact=True)
+    expect(amount).to_have_value("1250")
+    # WHEN the approver lowers the amount and approves
+    amount.fill("650")
+    page.get_by_role("button", name="Approve with edits").click()
+    expect(status(page)).to_have_text(DONE_APPROVE)
+    # THEN only the edited argument was sent, and the refund paid the edited amount, once
+    assert inbox.status(question)["outcome"]["answer"] == {"action": "approve", "args": {"amount": 650}}
+    assert [o.kind.value for o in inbox.local.pump().outcomes] == ["applied"]
+    assert inbox.refunds(thread) == [650]
+
+
+def test_a_script_in_the_question_is_shown_as_text_and_never_runs(inbox: Inbox) -> None:
+    # GIVEN a question whose arguments hold markup and a script
+    thread, question = inbox.ask(order_id=PAYLOAD)
+    page = inbox.page()
+    # THEN the list shows it as text
+    expect(page.get_by_role("row").filter(has_text=thread).get_by_role("link")).to_contain_text(PAYLOAD)
+    # AND so does the question, in its heading and its arguments table
+    inbox.open(page, question)
+    expect(page.locator("#args-rows tr").first.locator("td").nth(1)).to_have_text(PAYLOAD)
+    expect(page.locator("#detail-heading")).to_contain_text(PAYLOAD)
+    # AND nothing of it became an element or ran
+    assert page.locator("main img, main script").count() == 0
+    assert page.evaluate("window.__pwned") is None
+    assert page.errors == []  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def test_a_signed_links_get_changes_nothing_and_its_post_answers(inbox: Inbox) -> None:
+    # GIVEN the approve link the topic carried
+    thread, question = inbox.ask()
+    link = inbox.links(question)["approve"]
+    page = inbox.browser.new_context().new_page()
+    # WHEN it is opened, twice (a mail scanner, then the person)
+    for _ in range(2):
+        page.goto(link)
+        expect(page.get_by_role("button", name="Confirm: approve")).to_be_enabled()
+    # THEN it shows the question in the inbox's look, and nothing is answered
+    expect(page.locator("#arguments")).to_contain_text(thread)
+    assert page.locator("header.bar").evaluate("bar => getComputedStyle(bar).display") == "flex"
+    assert inbox.local.pump().outcomes == []
+    assert inbox.status(question)["status"] == "open"
+    # WHEN the person adds a note and confirms (the page's POST)
+    page.get_by_label("Note (optional)").fill("checked the order")
+    page.get_by_role("button", name="Confirm: approve").click()
+    # THEN it is answered, by link, and the refund runs once
+    expect(status(page)).to_have_text(DONE_APPROVE)
+    outcome = inbox.status(question)["outcome"]
+    assert (outcome["via"], outcome["answer"]) == ("link", {"action": "approve", "note": "checked the order"})
+    assert [o.kind.value for o in inbox.local.pump().outcomes] == ["applied"]
+    assert inbox.refunds(thread) == [900]
+
+
+def test_a_question_with_a_json_schema_gets_a_form_that_follows_it(inbox: Inbox) -> None:
+    # GIVEN a question carrying a JSON schema for its answer
+    _, question = inbox.ask(kind="survey")
+    page = inbox.page()
+    inbox.open(page, question)
+    expect(page.locator("#question-json")).to_contain_text("Set a refund limit")
+    expect(page.locator("#question-json")).not_to_contain_text("response_schema")
+    # WHEN a required field is left empty, the page says so and sends nothing
+    page.get_by_role("button", name="Approve").click()
+    expect(status(page)).to_have_text("Refund limit is required.")
+    assert inbox.status(question)["status"] == "open"
+    # WHEN the form is filled in
+    page.get_by_label("Refund limit", exact=True).fill("300")
+    page.get_by_label("Reason", exact=True).fill("loyal customer")
+    page.get_by_label("Tell the customer by", exact=True).select_option("phone")
+    page.get_by_role("button", name="Approve").click()
+    # THEN the answer has the schema's fields, typed as the schema says, beside the action
+    expect(status(page)).to_have_text(DONE_APPROVE)
+    answer = inbox.status(question)["outcome"]["answer"]
+    assert answer == {"action": "approve", "limit": 300, "reason": "loyal customer", "channel": "phone"}
+    assert [o.kind.value for o in inbox.local.pump().outcomes] == ["applied"]
+
+
+def test_the_tag_filter_keeps_only_questions_with_that_tag(inbox: Inbox) -> None:
+    thread, _ = inbox.ask()
+    page = inbox.page()
+    for tag, shown in (("approver_group:finance", 1), ("approver_group:legal", 0)):
+        page.get_by_label("Tag (key:value)").fill(tag)
+        page.get_by_label("Tag (key:value)").press("Enter")
+        expect(page.get_by_role("row").filter(has_text=thread)).to_have_count(shown)
+    expect(page.get_by_text("No questions here.")).to_be_visible()
