@@ -88,7 +88,15 @@
 
   // -- time ---------------------------------------------------------------------------------------------
 
-  var FORMAT = { dateStyle: "medium", timeStyle: "medium", timeZoneName: "short" };
+  var FORMAT = {
+    year: "numeric",
+    month: "short",
+    day: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    timeZoneName: "short",
+  };
 
   function when(iso) {
     if (!iso || iso === "never") {
@@ -588,9 +596,11 @@
       link.setAttribute("href", "#/questions/" + encodeURIComponent(view.question_id));
       asked.appendChild(link);
       var thread = make("td", view.thread_id);
+      // Once the agent has moved on, the row still says what decided the question; the line adds that it resumed.
+      var shown = view.status === "resumed" && view.outcome ? view.outcome.status : view.status;
       var status = make("td");
-      status.appendChild(make("span", view.status, "pill " + view.status));
-      var line = outcomeLine(view);
+      status.appendChild(make("span", shown, "pill " + shown));
+      var line = [outcomeLine(view), view.status === "resumed" ? "agent resumed" : ""].filter(Boolean).join(" · ");
       if (line) {
         status.appendChild(make("span", line, "outcome-line"));
       }
