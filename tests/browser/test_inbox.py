@@ -42,11 +42,13 @@ def test_screenshots_of_the_list_and_a_question(inbox: Inbox, tmp_path: Path) ->
     inbox.ask(2400, thread="order-7740")
     page = inbox.page(width=1100)
     expect(page.locator("#rows tr")).to_have_count(3)
+    page.set_viewport_size({"width": 1100, "height": 600})
     page.screenshot(path=str(target / "inbox-list.png"))
     # WHEN one is opened
     inbox.open(page, editable)
     page.get_by_label("amount", exact=True).fill("1000")
     page.get_by_label("Note (optional)").fill("Partial refund: one item was used.")
+    page.get_by_label("Note (optional)").blur()
     page.screenshot(path=str(target / "inbox-question.png"), full_page=True)
     # THEN both pictures were taken (the README shows them)
     for name in ("inbox-list.png", "inbox-question.png"):
@@ -129,7 +131,9 @@ def test_an_open_page_retracts_its_buttons_when_the_sweep_expires_the_question(i
     page.get_by_role("link", name="All questions").click()
     page.get_by_label("Status").select_option("expired")
     page.get_by_role("button", name="Show").click()
-    expect(page.get_by_role("row").filter(has_text=thread)).to_contain_text("default applied: reject")
+    row = page.get_by_role("row").filter(has_text=thread)
+    expect(row).to_contain_text("expired")
+    expect(row).to_contain_text("default applied: reject · agent resumed")
 
 
 def test_the_edit_form_changes_the_amount_and_the_refund_pays_it(inbox: Inbox) -> None:
