@@ -34,7 +34,8 @@ API_HANDLER = "agent_wait.host.api.handler"
 
 logger = logging.getLogger("agent_wait.local")
 
-# What cannot run on the emulator: functions need Docker, IAM is not enforced, schedules never fire.
+# What cannot run on the emulator: functions need Docker, IAM is not enforced, schedules never fire; moto's
+# CloudFormation skips Cognito and API Gateway v2 resources (the answer API is served locally instead).
 _DROPPED_TYPES = (
     "AWS::CDK::Metadata",
     "AWS::Lambda::",
@@ -46,6 +47,8 @@ _DROPPED_TYPES = (
     "AWS::SQS::QueuePolicy",
     "AWS::SNS::TopicPolicy",
     "AWS::SNS::Subscription",
+    "AWS::Cognito::",
+    "AWS::ApiGatewayV2::",
     "Custom::",
 )
 
