@@ -7,11 +7,12 @@ Example:
     from agent_wait_cdk import AgentWait
 
     agent = AgentWait(self, "AgentWait", graph="my_app.graph:build_graph", graph_source=["src/my_app"])
-    agent.grant_answer(approvals_api_role)
+    agent.grant_send_answers(approvals_api_role)
 """
 
 from agent_wait_cdk._bundling import LAMBDA_PYTHON_VERSION, BundleError, LambdaBundle
 from agent_wait_cdk._shapes import (
+    API_HANDLER,
     METRICS_NAMESPACE,
     OLDEST_OPEN_QUESTION_METRIC,
     ROUTER_ERRORS_METRIC,
@@ -21,7 +22,7 @@ from agent_wait_cdk._shapes import (
     SWEEP_HANDLER,
 )
 from agent_wait_cdk._validate import AgentWaitPropsError
-from agent_wait_cdk.agent_wait import AgentWait
+from agent_wait_cdk.agent_wait import LINK_ANNOUNCERS, AgentWait
 from agent_wait_cdk.alarms import (
     AgentWaitAlarms,
     oldest_open_question_metric,
@@ -29,14 +30,17 @@ from agent_wait_cdk.alarms import (
     sweep_errors_metric,
 )
 from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, FifoSubscriptionError, check_queue_subscription
+from agent_wait_cdk.answer_api import AnswerApi, AnswerApiProps
 from agent_wait_cdk.checkpoint_table import CheckpointTable
 from agent_wait_cdk.entry_queue import EntryQueue
 from agent_wait_cdk.functions import LAMBDA_RUNTIME, RouterFunction, SweepFunction
 from agent_wait_cdk.question_table import QuestionTable
 
 __all__ = (
+    "API_HANDLER",
     "LAMBDA_PYTHON_VERSION",
     "LAMBDA_RUNTIME",
+    "LINK_ANNOUNCERS",
     "METRICS_NAMESPACE",
     "OLDEST_OPEN_QUESTION_METRIC",
     "ROUTER_ERRORS_METRIC",
@@ -49,6 +53,8 @@ __all__ = (
     "AgentWaitPropsError",
     "AnnounceBus",
     "AnnounceTopic",
+    "AnswerApi",
+    "AnswerApiProps",
     "BundleError",
     "CheckpointTable",
     "EntryQueue",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from aws_cdk import Duration
 
+TEN_SECONDS = Duration.seconds(10)
 ONE_MINUTE = Duration.minutes(1)
 FIVE_MINUTES = Duration.minutes(5)
 SIX_MINUTES = Duration.minutes(6)

@@ -2,7 +2,8 @@
 
 The L2 grants are close but broader: `Table.grant_read_data` adds `Scan` and `index/*`, and the L2 KMS
 grants use `kms:GenerateDataKey*`. These helpers take any `ITable`/`IQueue`/`ITopic`, so they work the
-same on resources AgentWait created and on ones the caller brought (`existing_*`).
+same on resources AgentWait created and on ones the caller brought (`existing_*`). For the same reason
+secrets are read with `GetSecretValue` alone, not `grant_read`'s `DescribeSecret` besides.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from aws_cdk import Token
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 
@@ -33,10 +35,21 @@ def grant_table(
     return _with_key(grant, grantee, table.encryption_key, kms_actions)
 
 
-def grant_send(grantee: iam.IGrantable, queue: sqs.IQueue) -> iam.Grant:
+def grant_send(grantee: iam.IGrantable, queue: sqs.IQueue, *, actions: Sequence[str] = _perms.SQS_SEND) -> iam.Grant:
     """Send messages to `queue` (and use its customer managed key, if any)."""
-    grant = iam.Grant.add_to_principal(grantee=grantee, actions=list(_perms.SQS_SEND), resource_arns=[queue.queue_arn])
+    grant = iam.Grant.add_to_principal(grantee=grantee, actions=list(actions), resource_arns=[queue.queue_arn])
     return _with_key(grant, grantee, queue.encryption_master_key, _perms.KMS_SEND)
+
+
+def grant_secret_value(grantee: iam.IGrantable, secret: secretsmanager.ISecret) -> iam.Grant:
+    """`secretsmanager:GetSecretValue` on `secret` only (and decrypt with its customer managed key, if any).
+
+    `ISecret.grant_read` also grants `DescribeSecret`, which nothing here calls. A secret imported by name
+    has no full ARN; like `grant_read`, the statement then matches Secrets Manager's 6-character suffix.
+    """
+    arn = secret.secret_full_arn or f"{secret.secret_arn}-??????"
+    grant = iam.Grant.add_to_principal(grantee=grantee, actions=list(_perms.SECRET_READ), resource_arns=[arn])
+    return _with_key(grant, grantee, secret.encryption_key, _perms.KMS_DECRYPT)
 
 
 def grant_publish(grantee: iam.IGrantable, topic: sns.ITopic) -> iam.Grant:

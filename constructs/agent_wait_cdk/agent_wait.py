@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,28 +26,38 @@ from agent_wait_cdk import _shapes as shapes
 from agent_wait_cdk import question_table as questions
 from agent_wait_cdk._bundling import LambdaBundle
 from agent_wait_cdk._defaults import ONE_DAY, ONE_MINUTE
+from agent_wait_cdk._senders import SenderLists, role_id, sender_id
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.alarms import AgentWaitAlarms
 from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, _FifoSubscriptionCheck, check_queue_subscription
+from agent_wait_cdk.answer_api import AnswerApi, AnswerApiProps
 from agent_wait_cdk.checkpoint_table import CheckpointTable
 from agent_wait_cdk.entry_queue import EntryQueue
-from agent_wait_cdk.functions import RouterFunction, SweepFunction
+from agent_wait_cdk.functions import RouterFunction, SweepFunction, check_log_level, powertools_environment
 from agent_wait_cdk.question_table import QuestionTable
 
 __all__ = ("AgentWait",)
 
 _GRAPH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 _VISIBILITY_FACTOR = 6
-_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LINK_ANNOUNCERS = ("eventbridge", "sns", "webhook")
+"""The announcers `AgentWait` configures, by the name `link_announcers` takes: the bus, the topic, the webhook.
+Never the log announcer: a link is a capability, and logs are read by more people than approvers are."""
 
 
 class AgentWait(Construct):
     """agent-wait on AWS: question ledger, checkpoints, entry queue, announcers, router, sweep and alarms.
 
-    Starts and answers go to one FIFO entry queue (`grant_start`, `grant_answer`); the router applies them
-    and resumes the graph named by `graph`; questions are announced on the SNS topic, the EventBridge bus
-    and/or a webhook; the sweep expires overdue questions on a schedule. Bring your own question table,
-    topic, bus or entry queue with the `existing_*` props.
+    Starts and answers go to one FIFO entry queue (`grant_send_starts`, `grant_send_answers`); the router
+    applies them and resumes the graph named by `graph`; questions are announced on the SNS topic, the
+    EventBridge bus and/or a webhook; the sweep expires overdue questions on a schedule. With `answer_api`,
+    people answer over HTTPS too (`AnswerApi`), signed in or through signed links. Bring your own question
+    table, topic, bus or entry queue with the `existing_*` props.
+
+    The router trusts the sweep's role and the answer API's role (`AGENT_WAIT_TRUSTED_SENDERS`): only they
+    may say who answered or send a deadline answer. Each `grant_send_starts` / `grant_send_answers` adds its
+    grantee to the router's `AGENT_WAIT_START_SENDERS` / `AGENT_WAIT_ANSWER_SENDERS`; once one is made, only
+    those (and the trusted roles) may send that kind of message, whoever else the queue policy lets in.
 
     Example:
         agent = AgentWait(
@@ -55,7 +66,7 @@ class AgentWait(Construct):
             graph="my_app.graph:build_graph",
             graph_source=["src/my_app"],
         )
-        agent.grant_answer(approvals_api_role)
+        agent.grant_send_answers(approvals_api_role)
         agent.subscribe_queue(approvals_queue)
 
     Args:
@@ -77,6 +88,19 @@ class AgentWait(Construct):
         webhook_secret: the Secrets Manager secret whose value signs the webhook deliveries; its ARN is set
             as `AGENT_WAIT_WEBHOOK_SECRET_ARN` on both functions, which may read it (`secret.grant_read`,
             with its KMS key). Default None: deliveries are unsigned. Needs `webhook_url`.
+        answer_api: create the HTTPS answer API (`AnswerApi`) on the same table, queue and code; its URL is set
+            as the router's `AGENT_WAIT_API_URL` (envelopes carry it in `reply_to`), its role becomes a trusted
+            sender, and `AnswerApiUrl` is an output. Default False: it needs a sign-in (an OIDC issuer or a
+            Cognito user pool) that only you can name. Needs `answer_api_props`.
+        answer_api_props: the `AnswerApi` props AgentWait does not already know (`AnswerApiProps`: how people
+            sign in, links and their keys, groups claim, CORS, throttling, the function's timeout and memory).
+            One object rather than a dozen `answer_api_*` props, so the API's props read the same here and
+            on `AnswerApi`. Default None. Only with `answer_api=True`.
+        link_announcers: announcers whose envelopes carry signed answer links: any of `eventbridge`, `sns`,
+            `webhook`, the ones AgentWait configures (never the log). Sets the router's
+            `AGENT_WAIT_LINK_ANNOUNCERS` and `AGENT_WAIT_LINK_KEYS_ARN`, and lets it read the link keys.
+            Default (): no envelope carries a link (a link is a capability: choose where it goes). Needs
+            `answer_api` with links on; `sns`, `eventbridge` and `webhook` need that announcer.
         existing_question_table: use this table as the question ledger; it must have the shape of
             `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status` on `status`/`expires_at`,
             `by_announce_due` on `announce_due`/`asked_at` and `open_by_age` on `open_since`/`asked_at`, all
@@ -146,6 +170,9 @@ class AgentWait(Construct):
         existing_bus: events.IEventBus | None = None,
         webhook_url: str | None = None,
         webhook_secret: secretsmanager.ISecret | None = None,
+        answer_api: bool = False,
+        answer_api_props: AnswerApiProps | None = None,
+        link_announcers: Sequence[str] = (),
         existing_question_table: dynamodb.ITable | None = None,
         existing_entry_queue: sqs.IQueue | None = None,
         existing_dead_letter_queue: sqs.IQueue | None = None,
@@ -199,6 +226,14 @@ class AgentWait(Construct):
             queue_visibility_timeout=queue_visibility_timeout,
             queue_retention_period=queue_retention_period,
         )
+        _check_answer_api(
+            checks,
+            answer_api=answer_api,
+            answer_api_props=answer_api_props,
+            link_announcers=link_announcers,
+            # An existing topic or bus needs its switch on too (`_check_existing`), so the switches say it all.
+            announcers={"sns": topic, "eventbridge": bus, "webhook": bool(webhook_url)},
+        )
         _check_existing(
             checks,
             topic=topic,
@@ -244,17 +279,8 @@ class AgentWait(Construct):
             self.entry_queue, self.dead_letter_queue = entry.queue, entry.dead_letter_queue
 
         # Announcers.
-        self.topic: sns.ITopic | None = None
-        if existing_topic is not None:
-            self.topic = existing_topic
-            self.node.add_validation(_FifoSubscriptionCheck(existing_topic))
-        elif topic:
-            self.topic = AnnounceTopic(self, "Topic", fifo=topic_fifo, master_key=encryption_key).topic  # pyright: ignore[reportAttributeAccessIssue]
-        self.bus: events.IEventBus | None = None
-        if existing_bus is not None:
-            self.bus = existing_bus
-        elif bus:
-            self.bus = AnnounceBus(self, "Bus").bus
+        self.topic: sns.ITopic | None = self._topic(topic, topic_fifo, existing_topic, encryption_key)
+        self.bus: events.IEventBus | None = existing_bus or (AnnounceBus(self, "Bus").bus if bus else None)
 
         # Functions.
         environment = self._environment(
@@ -309,6 +335,25 @@ class AgentWait(Construct):
         self.sweep_schedule: events.Rule = sweep.schedule
         self.webhook_secret: secretsmanager.ISecret | None = webhook_secret
         self._grant_functions()
+        self._senders = SenderLists(self.router_function)
+        self._senders.add(shapes.ENV_TRUSTED_SENDERS, [role_id(sweep.role)])
+        self.answer_api: AnswerApi | None = None
+        if answer_api and answer_api_props is not None:
+            self.answer_api = AnswerApi(
+                self,
+                "AnswerApi",
+                question_table=self.question_table,
+                entry_queue=self.entry_queue,
+                code=code,
+                architecture=architecture,
+                log_retention=log_retention,
+                log_level=log_level,
+                tracing=tracing,
+                encryption_key=encryption_key,
+                removal_policy=removal_policy,
+                **answer_api_props.as_kwargs(),
+            )
+            self._wire_answer_api(self.answer_api, link_announcers)
 
         self.alarms: AgentWaitAlarms | None = None
         if alarms:
@@ -326,17 +371,62 @@ class AgentWait(Construct):
 
     # Grants for callers.
 
-    def grant_start(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Let `grantee` start a run: `sqs:SendMessage`, `GetQueueAttributes`, `GetQueueUrl` on the entry queue.
+    def grant_send_starts(self, grantee: iam.IGrantable, *, principal_id: str | None = None) -> iam.Grant:
+        """Let `grantee` start runs: send to the entry queue, and be named in the router's start senders.
 
-        The queue's customer managed key (`kms:GenerateDataKey`, `kms:Decrypt`) comes with it, if it has one.
+        Grants `sqs:SendMessage`, `GetQueueAttributes` and `GetQueueUrl` on the entry queue (with
+        `kms:GenerateDataKey` and `kms:Decrypt` on its customer managed key, if any), and adds the grantee's
+        IAM unique id to the router's `AGENT_WAIT_START_SENDERS`. Once any start grant is made, the router
+        refuses starts from every other sender but the trusted ones (the sweep, the answer API); without
+        one, any sender the queue lets in may start. SQS cannot tell a start from an answer, so the grantee
+        can also put an answer on the queue: the router records it as answered by the grantee itself (it is
+        not trusted), and refuses it once answers are restricted too (`grant_send_answers`).
+
+        Args:
+            grantee: a role created in this app (or a function, whose role is used), or any principal with
+                `principal_id`.
+            principal_id: the grantee's IAM unique id (`AROA...` for a role, `AIDA...` for a user), as SQS
+                stamps it in `SenderId`. Default None: read from a role created in this app (its
+                CloudFormation `RoleId`); required for an imported role or a user.
+
+        Raises:
+            AgentWaitPropsError: `principal_id` is needed and missing, or malformed.
         """
-        return _grants.grant_send(grantee, self.entry_queue)
+        return self._grant_sender(grantee, principal_id, shapes.ENV_START_SENDERS, "grant_send_starts")
 
-    def grant_answer(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Let `grantee` answer questions: the same sends as `grant_start`, because answers and starts share
-        the entry queue (grouped by thread, so each thread's messages stay in order)."""
-        return _grants.grant_send(grantee, self.entry_queue)
+    def grant_send_answers(self, grantee: iam.IGrantable, *, principal_id: str | None = None) -> iam.Grant:
+        """Let `grantee` answer questions (and retry failed threads) through the entry queue.
+
+        The same sends as `grant_send_starts`, on the same queue (answers and starts share it, grouped by
+        thread, so each thread's messages stay in order); the grantee's id goes to the router's
+        `AGENT_WAIT_ANSWER_SENDERS`, with the same rule: once one answer grant is made, only those and the
+        trusted roles may answer. An answer it sends is recorded as answered by the grantee itself; only
+        trusted senders may claim someone else (`answered_by`).
+
+        Args:
+            grantee: as for `grant_send_starts`.
+            principal_id: as for `grant_send_starts`.
+
+        Raises:
+            AgentWaitPropsError: `principal_id` is needed and missing, or malformed.
+        """
+        return self._grant_sender(grantee, principal_id, shapes.ENV_ANSWER_SENDERS, "grant_send_answers")
+
+    def grant_start(self, grantee: iam.IGrantable, *, principal_id: str | None = None) -> iam.Grant:
+        """Deprecated: use `grant_send_starts` (the same grant and the same `AGENT_WAIT_START_SENDERS` entry).
+
+        Unlike the `grant_start` of earlier versions, it also restricts starts to the senders granted them.
+        """
+        _deprecated("grant_start", "grant_send_starts")
+        return self.grant_send_starts(grantee, principal_id=principal_id)
+
+    def grant_answer(self, grantee: iam.IGrantable, *, principal_id: str | None = None) -> iam.Grant:
+        """Deprecated: use `grant_send_answers` (the same grant and the same `AGENT_WAIT_ANSWER_SENDERS` entry).
+
+        Unlike the `grant_answer` of earlier versions, it also restricts answers to the senders granted them.
+        """
+        _deprecated("grant_answer", "grant_send_answers")
+        return self.grant_send_answers(grantee, principal_id=principal_id)
 
     def grant_read_questions(self, grantee: iam.IGrantable) -> iam.Grant:
         """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the question table and its `by_status` and
@@ -357,6 +447,16 @@ class AgentWait(Construct):
 
     # Wiring.
 
+    def _topic(
+        self, topic: bool, topic_fifo: bool, existing_topic: sns.ITopic | None, encryption_key: kms.IKey | None
+    ) -> sns.ITopic | None:
+        if existing_topic is not None:
+            self.node.add_validation(_FifoSubscriptionCheck(existing_topic))
+            return existing_topic
+        if topic:
+            return AnnounceTopic(self, "Topic", fifo=topic_fifo, master_key=encryption_key).topic  # pyright: ignore[reportReturnType]
+        return None
+
     def _environment(
         self,
         *,
@@ -373,11 +473,7 @@ class AgentWait(Construct):
             shapes.ENV_CHECKPOINT_TABLE: self.checkpoint_table.table_name,
             shapes.ENV_QUEUE_URL: self.entry_queue.queue_url,
             shapes.ENV_DLQ_URL: self.dead_letter_queue.queue_url,
-            "POWERTOOLS_SERVICE_NAME": shapes.SERVICE_NAME,
-            "POWERTOOLS_METRICS_NAMESPACE": shapes.METRICS_NAMESPACE,
-            "LOG_LEVEL": log_level,
-            # Powertools' Tracer is off outside Lambda on its own; on Lambda, only when X-Ray traces the function.
-            shapes.TRACE_DISABLED_VARIABLE: "false" if tracing == lambda_.Tracing.ACTIVE else "true",
+            **powertools_environment(log_level=log_level, tracing=tracing),
         }
         if self.topic is not None:
             environment[shapes.ENV_TOPIC_ARN] = self.topic.topic_arn
@@ -409,6 +505,23 @@ class AgentWait(Construct):
                 # secretsmanager:GetSecretValue and DescribeSecret on this secret, and decrypt on its key if any.
                 self.webhook_secret.grant_read(function)
 
+    def _grant_sender(self, grantee: iam.IGrantable, principal_id: str | None, variable: str, method: str) -> iam.Grant:
+        """Send on the entry queue, and the grantee's IAM unique id in the router's `variable` sender list."""
+        sender = sender_id(grantee, principal_id, construct=self.node.path, method=method)
+        grant = _grants.grant_send(grantee, self.entry_queue)
+        self._senders.add(variable, [sender])
+        return grant
+
+    def _wire_answer_api(self, api: AnswerApi, link_announcers: Sequence[str]) -> None:
+        """The router learns the API's URL and trusts its role; with link announcers, it signs links."""
+        self._senders.add(shapes.ENV_TRUSTED_SENDERS, [api.role_id])
+        router = self.router_function
+        router.add_environment(shapes.ENV_API_URL, api.url)
+        if link_announcers and api.link_keys is not None:
+            router.add_environment(shapes.ENV_LINK_KEYS_ARN, api.link_keys.secret_arn)
+            router.add_environment(shapes.ENV_LINK_ANNOUNCERS, ",".join(dict.fromkeys(link_announcers)))
+            _grants.grant_secret_value(router, api.link_keys)
+
     def _outputs(self) -> None:
         values = {
             "EntryQueueUrl": (self.entry_queue.queue_url, "Send starts and answers here (FIFO; group by thread)"),
@@ -420,6 +533,8 @@ class AgentWait(Construct):
             values["TopicArn"] = (self.topic.topic_arn, "Subscribe here for announcements")
         if self.bus is not None:
             values["BusName"] = (self.bus.event_bus_name, "Add rules here for announcements")
+        if self.answer_api is not None:
+            values["AnswerApiUrl"] = (self.answer_api.url, "The answer API (people answer here, signed in or by link)")
         for output_id, (value, description) in values.items():
             CfnOutput(self, output_id, value=value, description=f"agent-wait: {description}")
 
@@ -465,8 +580,7 @@ def _check_props(
     """Every range and format rule, with the parts' own rules under AgentWait's field names."""
     if not _GRAPH.match(graph):
         checks.fail("graph", f"must be 'module:attribute', e.g. 'my_app.graph:build_graph'; got {graph!r}")
-    if log_level not in _LOG_LEVELS:
-        checks.fail("log_level", f"must be one of {', '.join(_LOG_LEVELS)}; got {log_level!r}")
+    check_log_level(checks, log_level)
     if (
         webhook_url is not None
         and not Token.is_unresolved(webhook_url)
@@ -501,6 +615,45 @@ def _check_props(
         minimum=_times(router_timeout, _VISIBILITY_FACTOR),
         why="six times router_timeout, so a retried batch is not seen twice while the first attempt runs",
     )
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"AgentWait.{old} is deprecated; use AgentWait.{new}", DeprecationWarning, stacklevel=3)
+
+
+def _check_answer_api(
+    checks: PropChecks,
+    *,
+    answer_api: bool,
+    answer_api_props: AnswerApiProps | None,
+    link_announcers: Sequence[str],
+    announcers: dict[str, bool],
+) -> None:
+    """The answer API's switch and props go together; link announcers need links and their announcer."""
+    if answer_api and answer_api_props is None:
+        checks.fail(
+            "answer_api_props",
+            "must say how people sign in when answer_api=True: AnswerApiProps(jwt_issuer=..., jwt_audience=[...]) "
+            "for any OIDC issuer, or AnswerApiProps(user_pool=..., user_pool_clients=[...]) for Cognito; got None",
+        )
+    if answer_api_props is not None and not answer_api:
+        checks.fail("answer_api_props", "configures the answer API, which is off; pass answer_api=True too, or drop it")
+    if answer_api_props is not None:
+        AnswerApi.check_props(checks.prefixed("answer_api_props."), **answer_api_props.as_kwargs())
+    if not link_announcers:
+        return
+    unknown = [name for name in link_announcers if name not in LINK_ANNOUNCERS]
+    if unknown:
+        checks.fail("link_announcers", f"must name announcers among {', '.join(LINK_ANNOUNCERS)}; got {unknown}")
+    if not answer_api or answer_api_props is None or not answer_api_props.links:
+        checks.fail(
+            "link_announcers",
+            "needs answer_api=True with links on (AnswerApiProps.links, the default): links point at the answer "
+            f"API and are signed with its keys; got {list(link_announcers)}",
+        )
+    for name, prop in (("sns", "a topic"), ("eventbridge", "a bus"), ("webhook", "webhook_url")):
+        if name in link_announcers and not announcers[name]:
+            checks.fail("link_announcers", f"names {name!r}, which needs {prop}; there is none")
 
 
 def _check_existing(

@@ -15,7 +15,13 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from agent_wait_cdk._defaults import ONE_MINUTE
-from agent_wait_cdk._shapes import ROUTER_HANDLER, SWEEP_HANDLER
+from agent_wait_cdk._shapes import (
+    METRICS_NAMESPACE,
+    ROUTER_HANDLER,
+    SERVICE_NAME,
+    SWEEP_HANDLER,
+    TRACE_DISABLED_VARIABLE,
+)
 from agent_wait_cdk._validate import PropChecks
 
 __all__ = ("LAMBDA_RUNTIME", "RouterFunction", "SweepFunction")
@@ -23,6 +29,27 @@ __all__ = ("LAMBDA_RUNTIME", "RouterFunction", "SweepFunction")
 LAMBDA_RUNTIME = lambda_.Runtime.PYTHON_3_13
 """The runtime the bundle is built for (`_bundling.LAMBDA_PYTHON_VERSION`)."""
 _MAX_TIMEOUT = Duration.minutes(15)
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+"""What Powertools' Logger takes as `LOG_LEVEL`."""
+
+
+def check_log_level(checks: PropChecks, log_level: str | None) -> None:
+    """`log_level` must be one of `LOG_LEVELS`; None means not given."""
+    if log_level is not None and log_level not in LOG_LEVELS:
+        checks.fail("log_level", f"must be one of {', '.join(LOG_LEVELS)}; got {log_level!r}")
+
+
+def powertools_environment(*, log_level: str, tracing: lambda_.Tracing | None) -> dict[str, str]:
+    """Powertools' variables, the same on every function: service, namespace, log level, tracer switch."""
+    return {
+        "POWERTOOLS_SERVICE_NAME": SERVICE_NAME,
+        "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+        "LOG_LEVEL": log_level,
+        # Powertools' Tracer is off outside Lambda on its own; on Lambda, only when X-Ray traces the function.
+        TRACE_DISABLED_VARIABLE: "false" if tracing == lambda_.Tracing.ACTIVE else "true",
+    }
 
 
 def _check_function(checks: PropChecks, *, timeout: Duration | None, memory_size: int | None) -> None:

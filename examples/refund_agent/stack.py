@@ -4,23 +4,43 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import CfnOutput, RemovalPolicy, Stack
+from aws_cdk import Acknowledgment, CfnOutput, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from agent_wait_cdk import AgentWait
+from agent_wait_cdk import AgentWait, AnswerApiProps
 from examples.refund_agent.settings import REFUND_TABLE_VARIABLE
 
-__all__ = ("REFUND_GRAPH", "REFUND_TABLE_VARIABLE", "RefundAgentStack")
+__all__ = (
+    "APPROVER_GROUP",
+    "CALLBACK_URL_CONTEXT",
+    "DEFAULT_CALLBACK_URL",
+    "REFUND_GRAPH",
+    "REFUND_TABLE_VARIABLE",
+    "RefundAgentStack",
+)
 
 REFUND_GRAPH = "examples.refund_agent.graph:build_graph"
 """The refund agent's graph factory; the router imports it from the bundled `examples` package."""
 EXAMPLES_DIR = Path(__file__).resolve().parents[1]
 """The `examples` package, copied whole into the Lambda bundle so `examples.refund_agent.graph` imports."""
+APPROVER_GROUP = "finance"
+"""The Cognito group whose members approve refunds (the graph tags its questions `approver_group=finance`)."""
+CALLBACK_URL_CONTEXT = "agent-wait:callback-url"
+"""Context key for the app client's sign-in callback URL: `cdk deploy -c agent-wait:callback-url=https://...`."""
+DEFAULT_CALLBACK_URL = "http://localhost:8000/inbox"
+"""Where the approvals inbox page runs on a laptop; Cognito allows plain http only for localhost."""
 
 
 class RefundAgentStack(Stack):
-    """The refund-agent demo: `AgentWait` running `examples.refund_agent.graph:build_graph`.
+    """The refund-agent demo: `AgentWait` running `examples.refund_agent.graph:build_graph`, answered over HTTPS.
+
+    People in the Cognito group `finance` sign in through the app client and answer on the answer API; the
+    SNS announcements carry signed links, so an approver can also answer from an email. Each principal gets
+    only what it needs: the caller role may only start refunds, the router alone writes the refunds table,
+    and the answer API's role may only read and decide questions and hand the resume to the queue.
 
     A demo, so `cdk destroy` removes everything it made (`removal_policy=DESTROY`); a real deployment
     keeps the `AgentWait` default, RETAIN.
@@ -29,18 +49,52 @@ class RefundAgentStack(Stack):
         app = App()
         RefundAgentStack(app, "RefundAgentStack")
         app.synth()
+
+    Args:
+        scope: the app.
+        id: the stack id.
+        removal_policy: for everything the stack creates. Default DESTROY (a demo).
+        callback_url: where Cognito sends a person back after sign-in (the approvals inbox page). Default
+            None: the `agent-wait:callback-url` context value, else `DEFAULT_CALLBACK_URL`.
+        kwargs: the `Stack`'s own props.
     """
 
     def __init__(
-        self, scope: Construct, id: str, *, removal_policy: RemovalPolicy = RemovalPolicy.DESTROY, **kwargs
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        removal_policy: RemovalPolicy = RemovalPolicy.DESTROY,
+        callback_url: str | None = None,
+        **kwargs,
     ) -> None:
         super().__init__(scope, id, description="agent-wait: the refund agent example", **kwargs)
+        callback = str(callback_url or self.node.try_get_context(CALLBACK_URL_CONTEXT) or DEFAULT_CALLBACK_URL)
+        self.user_pool = self._approvers(removal_policy)
+        self.app_client = self.user_pool.add_client(
+            "Inbox",
+            generate_secret=False,  # a browser page: a public client, signing in with PKCE
+            auth_flows=cognito.AuthFlow(user_srp=True),
+            o_auth=cognito.OAuthSettings(
+                flows=cognito.OAuthFlows(authorization_code_grant=True),
+                scopes=[cognito.OAuthScope.OPENID, cognito.OAuthScope.EMAIL, cognito.OAuthScope.PROFILE],
+                callback_urls=[callback],
+            ),
+            prevent_user_existence_errors=True,
+            access_token_validity=Duration.hours(1),
+            id_token_validity=Duration.hours(1),
+        )
+        self.user_pool.add_group("Finance", group_name=APPROVER_GROUP, description="Approves refunds")
+
         self.agent_wait = AgentWait(
             self,
             "AgentWait",
             graph=REFUND_GRAPH,
             graph_source=[EXAMPLES_DIR],
             removal_policy=removal_policy,
+            answer_api=True,
+            answer_api_props=AnswerApiProps(user_pool=self.user_pool, user_pool_clients=[self.app_client]),
+            link_announcers=("sns",),
         )
         # The refund itself: one row per execution, so every scenario can count how often it ran.
         self.refunds = dynamodb.Table(
@@ -58,4 +112,62 @@ class RefundAgentStack(Stack):
         router = self.agent_wait.router_function
         router.add_environment(REFUND_TABLE_VARIABLE, self.refunds.table_name)
         self.refunds.grant(router, "dynamodb:PutItem")
-        CfnOutput(self, "RefundTableName", value=self.refunds.table_name, description="Refunds, one row per execution")
+
+        # Whoever asks for refunds (a support tool) assumes this role: it may start runs, nothing else.
+        self.caller = iam.Role(
+            self,
+            "RefundCaller",
+            assumed_by=iam.AccountRootPrincipal(),  # pyright: ignore[reportArgumentType]
+            description="Starts refund runs on the agent-wait entry queue",
+        )
+        self.agent_wait.grant_send_starts(self.caller)
+
+        outputs = {
+            "RefundTableName": (self.refunds.table_name, "Refunds, one row per execution"),
+            "UserPoolId": (self.user_pool.user_pool_id, f"Approvers sign in here; add them to {APPROVER_GROUP!r}"),
+            "UserPoolClientId": (self.app_client.user_pool_client_id, "The inbox page's app client (PKCE, no secret)"),
+            "RefundCallerRoleArn": (self.caller.role_arn, "Assume this role to start refunds"),
+        }
+        for output_id, (value, description) in outputs.items():
+            CfnOutput(self, output_id, value=value, description=description)
+
+    def _approvers(self, removal_policy: RemovalPolicy) -> cognito.UserPool:
+        """The people who answer: invited by an administrator, never signing themselves up."""
+        pool = cognito.UserPool(
+            self,
+            "Approvers",
+            self_sign_up_enabled=False,
+            sign_in_aliases=cognito.SignInAliases(email=True),
+            auto_verify=cognito.AutoVerifiedAttrs(email=True),
+            password_policy=cognito.PasswordPolicy(
+                min_length=14,
+                require_lowercase=True,
+                require_uppercase=True,
+                require_digits=True,
+                require_symbols=True,
+                temp_password_validity=Duration.days(3),
+            ),
+            mfa=cognito.Mfa.OPTIONAL,
+            mfa_second_factor=cognito.MfaSecondFactor(otp=True, sms=False),
+            account_recovery=cognito.AccountRecovery.EMAIL_ONLY,
+            deletion_protection=removal_policy == RemovalPolicy.RETAIN,
+            removal_policy=removal_policy,
+        )
+        Validations.of(pool).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions-COG2",
+                reason=(
+                    "A demo pool: MFA is optional (TOTP offered to every approver) so a first sign-in works "
+                    "without an authenticator app; a production pool of approvers should set mfa=Mfa.REQUIRED."
+                ),
+            ),
+            Acknowledgment(
+                id="AwsSolutions-COG8",
+                reason=(
+                    "The demo stays on the Essentials feature plan: the Plus plan's threat protection is billed "
+                    "per monthly active user, and self sign-up is off, the password policy strong and every "
+                    "approver invited; a production pool should weigh FeaturePlan.PLUS."
+                ),
+            ),
+        )
+        return pool

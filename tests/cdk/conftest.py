@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from aws_cdk import Acknowledgment, App, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -25,7 +26,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
-from agent_wait_cdk import AgentWait
+from agent_wait_cdk import AgentWait, AnswerApiProps
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -149,7 +150,7 @@ def features() -> Synth:
     )
     agent.subscribe_queue(subscriber)
     caller = iam.Role(stack, "Caller", assumed_by=iam.AccountRootPrincipal())  # type: ignore[arg-type]
-    agent.grant_start(caller)
+    agent.grant_send_starts(caller)
     reader = iam.Role(stack, "Reader", assumed_by=iam.AccountRootPrincipal())  # type: ignore[arg-type]
     agent.grant_read_questions(reader)
     return synth(app, stack)
@@ -253,11 +254,87 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Synth:
         existing_topic=topic,
     )
     api = iam.Role(stack, "ApiRole", assumed_by=iam.ServicePrincipal("apigateway.amazonaws.com"))  # type: ignore[arg-type]
-    agent.grant_answer(api)
+    agent.grant_send_answers(api)
     return synth(app, stack)
 
 
-VARIANTS = ("refund", "features", "quiet", "embedded")
+ISSUER = "https://login.example.com"
+IMPORTED_ROLE_ID = "AROAEXAMPLEIMPORTED01"
+
+
+@pytest.fixture(scope="session")
+def answering() -> Synth:
+    """The answer API behind any OIDC issuer, every API prop away from its default, a customer key, signed
+    links on the topic and the webhook; senders granted after construction: starts to one role, answers
+    to another, to the same one twice, and to an imported role with its unique id."""
+    app = new_app()
+    stack = Stack(app, "Answering")
+    key = kms.Key(stack, "Key", enable_key_rotation=True, removal_policy=RemovalPolicy.DESTROY)
+    agent = AgentWait(
+        stack,
+        "AgentWait",
+        graph="examples.refund_agent.graph:build_graph",
+        graph_source=[EXAMPLES],
+        webhook_url="https://hooks.example.com/agent-wait",
+        encryption_key=key,
+        removal_policy=RemovalPolicy.DESTROY,
+        answer_api=True,
+        answer_api_props=AnswerApiProps(
+            jwt_issuer=ISSUER,
+            jwt_audience=["approvals", "inbox"],
+            groups_claim="groups",
+            cors_allowed_origins=["https://approvals.example.com", "http://localhost:5173"],
+            throttle_rate_limit=20,
+            throttle_burst_limit=40,
+            timeout=Duration.seconds(15),
+            memory_size=512,
+        ),
+        link_announcers=("sns", "webhook"),
+    )
+    caller = iam.Role(stack, "Caller", assumed_by=iam.AccountRootPrincipal())  # type: ignore[arg-type]
+    agent.grant_send_starts(caller)
+    ops = iam.Role(stack, "Ops", assumed_by=iam.AccountRootPrincipal())  # type: ignore[arg-type]
+    agent.grant_send_answers(ops)
+    agent.grant_send_answers(ops)  # twice: one entry
+    imported = iam.Role.from_role_arn(stack, "Imported", "arn:aws:iam::123456789012:role/approvals")
+    agent.grant_send_answers(imported, principal_id=IMPORTED_ROLE_ID)
+    return synth(app, stack)
+
+
+@pytest.fixture(scope="session")
+def cognito_api() -> Synth:
+    """The answer API behind a Cognito user pool (MFA required, Plus plan: cdk-nag has nothing to say);
+    links on but carried by no announcer; no topic, no bus."""
+    app = new_app()
+    stack = Stack(app, "CognitoApi")
+    pool = cognito.UserPool(
+        stack,
+        "Pool",
+        self_sign_up_enabled=False,
+        feature_plan=cognito.FeaturePlan.PLUS,
+        mfa=cognito.Mfa.REQUIRED,
+        mfa_second_factor=cognito.MfaSecondFactor(otp=True, sms=False),
+        password_policy=cognito.PasswordPolicy(
+            min_length=12, require_digits=True, require_lowercase=True, require_uppercase=True, require_symbols=True
+        ),
+        removal_policy=RemovalPolicy.DESTROY,
+    )
+    client = pool.add_client("Inbox", generate_secret=False)
+    AgentWait(
+        stack,
+        "AgentWait",
+        graph="examples.refund_agent.graph:build_graph",
+        graph_source=[EXAMPLES],
+        topic=False,
+        bus=False,
+        removal_policy=RemovalPolicy.DESTROY,
+        answer_api=True,
+        answer_api_props=AnswerApiProps(user_pool=pool, user_pool_clients=[client]),
+    )
+    return synth(app, stack)
+
+
+VARIANTS = ("refund", "features", "quiet", "embedded", "answering", "cognito_api")
 
 
 @pytest.fixture(params=VARIANTS)
@@ -266,10 +343,11 @@ def variant(request: pytest.FixtureRequest) -> Synth:
 
 
 def statements(synth: Synth, role_logical_id_prefix: str) -> list[dict[str, Any]]:
-    """Every statement of the IAM policies attached to roles whose logical id starts with the prefix."""
+    """Every statement of the IAM policies attached to roles whose logical id starts with the prefix (an
+    imported role is named by its role name)."""
     found: list[dict[str, Any]] = []
     for policy in synth.resources("AWS::IAM::Policy").values():
-        roles = [ref["Ref"] for ref in policy["Properties"]["Roles"]]
+        roles = [role["Ref"] if isinstance(role, dict) else role for role in policy["Properties"]["Roles"]]
         if any(role.startswith(role_logical_id_prefix) for role in roles):
             found.extend(policy["Properties"]["PolicyDocument"]["Statement"])
     return found
@@ -284,6 +362,17 @@ def actions_on(stmts: list[dict[str, Any]]) -> dict[str, set[str]]:
         for resource in resources:
             out.setdefault(json.dumps(resource, sort_keys=True), set()).update(actions)
     return out
+
+
+KMS_READ_WRITE = {
+    "kms:Decrypt",
+    "kms:DescribeKey",
+    "kms:Encrypt",
+    "kms:GenerateDataKey",
+    "kms:ReEncryptFrom",
+    "kms:ReEncryptTo",
+}
+"""What a role that reads and writes a table encrypted with a customer managed key gets on the key."""
 
 
 def getatt(logical_id: str) -> str:

@@ -154,7 +154,7 @@ def test_outputs_name_every_resource_a_consumer_needs(refund: Synth) -> None:
     by_suffix = {
         key.removeprefix("AgentWait")[:-8]: value["Value"]
         for key, value in outputs.items()
-        if key.startswith("AgentWait")  # the example stack adds its own RefundTableName
+        if key.startswith("AgentWait")  # the example stack adds its own (RefundTableName, UserPoolId, ...)
     }
     assert by_suffix["EntryQueueUrl"] == {"Ref": "AgentWaitEntryQueue74B3737D"}
     assert by_suffix["DeadLetterQueueUrl"] == {"Ref": "AgentWaitEntryQueueDeadLetterQueueB64EFE3E"}
@@ -165,6 +165,7 @@ def test_outputs_name_every_resource_a_consumer_needs(refund: Synth) -> None:
         "CheckpointTableName",
         "TopicArn",
         "BusName",
+        "AnswerApiUrl",
     }
 
 

@@ -1,4 +1,4 @@
-"""docs/constructs.md stays true to the code: its embedding snippet synthesizes, its tables name every prop."""
+"""docs/constructs.md stays true to the code: its snippets synthesize, its tables name every prop and variable."""
 
 from __future__ import annotations
 
@@ -8,28 +8,36 @@ from pathlib import Path
 
 import pytest
 from aws_cdk.assertions import Template
-from tests.cdk.conftest import REPO, new_app
+from tests.cdk.conftest import REPO, new_app, synth
 
-from agent_wait_cdk import AgentWait
+from agent_wait_cdk import AgentWait, AnswerApi
 
 DOC = (REPO / "docs" / "constructs.md").read_text()
 
 
-def _snippet() -> str:
-    section = DOC.split("## Embed it in your own app", 1)[1]
+def _snippet(heading: str) -> dict[str, object]:
+    """Run the first python snippet of the section `heading` and return what it defined."""
+    section = DOC.split(f"\n{heading}\n", 1)[1]
     match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert match, "the embedding section has no python snippet"
-    return match.group(1)
+    assert match, f"the section {heading!r} has no python snippet"
+    namespace: dict[str, object] = {}
+    exec(compile(match.group(1), "docs/constructs.md", "exec"), namespace)
+    return namespace
 
 
-def test_the_embedding_snippet_synthesizes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def refunds_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The snippets' `src/refunds_service` package, in the directory they run from."""
     package = tmp_path / "src" / "refunds_service"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "agent.py").write_text("graph = None\n")
     monkeypatch.chdir(tmp_path)  # graph_source paths resolve from where `cdk` runs
-    namespace: dict[str, object] = {}
-    exec(compile(_snippet(), "docs/constructs.md", "exec"), namespace)
+
+
+@pytest.mark.usefixtures("refunds_service")
+def test_the_embedding_snippet_synthesizes() -> None:
+    namespace = _snippet("## Embed it in your own app")
     app = new_app()
     stack = namespace["RefundsServiceStack"](app, "RefundsService")  # type: ignore[operator]
     template = Template.from_stack(stack)  # type: ignore[arg-type]
@@ -38,10 +46,29 @@ def test_the_embedding_snippet_synthesizes(tmp_path: Path, monkeypatch: pytest.M
     template.resource_count_is("AWS::Events::EventBus", 0)
 
 
+@pytest.mark.usefixtures("refunds_service")
+def test_the_answer_api_snippet_synthesizes_with_nothing_for_cdk_nag() -> None:
+    namespace = _snippet("## `AnswerApi`")
+    app = new_app()
+    stack = namespace["ApprovalsStack"](app, "Approvals")  # type: ignore[operator]
+    result = synth(app, stack)  # type: ignore[arg-type]  # cdk-nag runs as a validation plugin: a finding fails here
+    result.template.resource_count_is("AWS::ApiGatewayV2::Route", 7)
+    result.template.has_resource_properties("AWS::ApiGatewayV2::Authorizer", {"AuthorizerType": "JWT"})
+    result.template.has_resource_properties("AWS::Cognito::UserPoolGroup", {"GroupName": "finance"})
+
+
 def test_every_agent_wait_prop_is_in_the_props_table() -> None:
     table = DOC.split("## `AgentWait` props", 1)[1].split("\n## ", 1)[0]
     documented = set(re.findall(r"^\| `(\w+)` \|", table, re.MULTILINE))
     params = set(inspect.signature(AgentWait.__init__).parameters) - {"self", "scope", "id"}
+    assert documented == params
+
+
+def test_every_answer_api_prop_is_in_its_props_table() -> None:
+    table = DOC.split("## `AnswerApi`", 1)[1].split("### Props", 1)[1].split("\n### ", 1)[0]
+    first_cells = re.findall(r"^\| ([^|]+) \|", table, re.MULTILINE)
+    documented = {name for cell in first_cells for name in re.findall(r"`(\w+)`", cell)}
+    params = set(inspect.signature(AnswerApi.__init__).parameters) - {"self", "scope", "id"}
     assert documented == params
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -59,6 +60,24 @@ def test_sizes_timeouts_and_reserved_concurrency_props(features: Synth) -> None:
     assert (s["Properties"]["MemorySize"], s["Properties"]["Timeout"]) == (256, 90)
 
 
+ROUTER_ONLY = ("AGENT_WAIT_LEASE_SECONDS", "AGENT_WAIT_MAX_RECEIVE_COUNT")
+SENDERS_AND_LINKS = (
+    "AGENT_WAIT_TRUSTED_SENDERS",
+    "AGENT_WAIT_START_SENDERS",
+    "AGENT_WAIT_ANSWER_SENDERS",
+    "AGENT_WAIT_API_URL",
+    "AGENT_WAIT_LINK_KEYS_ARN",
+    "AGENT_WAIT_LINK_ANNOUNCERS",
+)
+"""The router's alone: only it decides what a queue message may do and mints signed links into envelopes
+(the sweep sends as a trusted sender and announces without links). Their values are pinned in
+test_senders.py; the comparisons here leave them out."""
+
+
+def without(variables: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    return {k: v for k, v in variables.items() if k not in names}
+
+
 def test_environment_with_topic_and_bus(refund: Synth) -> None:
     common = {
         "AGENT_WAIT_GRAPH": REFUND_GRAPH,
@@ -78,7 +97,10 @@ def test_environment_with_topic_and_bus(refund: Synth) -> None:
     # The example stack adds its own refunds table for its graph; AgentWait sets the rest.
     refunds = {"REFUND_TABLE": ref_of(refund, "AWS::DynamoDB::Table", "Refunds")}
     router_only = {"AGENT_WAIT_LEASE_SECONDS": "120", "AGENT_WAIT_MAX_RECEIVE_COUNT": "5"}
-    assert router_fn["Properties"]["Environment"]["Variables"] == {**common, **refunds, **router_only}
+    router_env = router_fn["Properties"]["Environment"]["Variables"]
+    # The refund stack answers over the API with links on SNS and grants a caller starts; nobody answers by queue.
+    assert set(SENDERS_AND_LINKS) - set(router_env) == {"AGENT_WAIT_ANSWER_SENDERS"}
+    assert without(router_env, SENDERS_AND_LINKS) == {**common, **refunds, **router_only}
     assert sweep_fn["Properties"]["Environment"]["Variables"] == common
 
 
@@ -91,7 +113,7 @@ def test_environment_with_webhook_no_bus_and_a_sweep_limit(features: Synth) -> N
     assert "AGENT_WAIT_BUS_NAME" not in env
     assert "AGENT_WAIT_TOPIC_ARN" in env
     assert "AGENT_WAIT_SWEEP_LIMIT" not in env
-    shared = {k: v for k, v in env.items() if k not in ("AGENT_WAIT_LEASE_SECONDS", "AGENT_WAIT_MAX_RECEIVE_COUNT")}
+    shared = without(env, ROUTER_ONLY + SENDERS_AND_LINKS)
     assert s["Properties"]["Environment"]["Variables"] == {**shared, "AGENT_WAIT_SWEEP_LIMIT": "50"}
 
 
@@ -150,14 +172,16 @@ def test_sweep_runs_on_a_schedule(refund: Synth, features: Synth) -> None:
 
 def test_each_function_logs_to_its_own_log_group_with_retention(refund: Synth, features: Synth) -> None:
     for synth, days in ((refund, 30), (features, 7)):
+        functions = synth.resources("AWS::Lambda::Function").values()
         groups = synth.resources("AWS::Logs::LogGroup")
-        assert len(groups) == 2
-        for group_id, group in groups.items():
-            assert group["Properties"]["RetentionInDays"] == days
-            assert any(
-                fn["Properties"]["LoggingConfig"] == {"LogGroup": {"Ref": group_id}}
-                for fn in synth.resources("AWS::Lambda::Function").values()
-            )
+        # One per function, and the answer API's access log (refund only), all with the same retention.
+        assert len(groups) == len(functions) + len(synth.resources("AWS::ApiGatewayV2::Stage"))
+        assert {group["Properties"]["RetentionInDays"] for group in groups.values()} == {days}
+        assert len({json.dumps(fn["Properties"]["LoggingConfig"], sort_keys=True) for fn in functions}) == len(
+            functions
+        )
+        for fn in functions:
+            assert fn["Properties"]["LoggingConfig"]["LogGroup"]["Ref"] in groups
 
 
 def test_function_props_are_checked_together_under_agent_wait_names() -> None:

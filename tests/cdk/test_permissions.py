@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.cdk.conftest import Synth, actions_on, getatt, ref, statements
+from tests.cdk.conftest import KMS_READ_WRITE, Synth, actions_on, getatt, ref, statements
 
 QUESTION_READ = {"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"}
 ROUTER_QUESTIONS = QUESTION_READ | {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"}
@@ -47,6 +47,7 @@ def test_router_gets_exactly_what_it_uses(refund: Synth) -> None:
     i = ids(refund)
     topic = next(iter(refund.resources("AWS::SNS::Topic")))
     bus = next(iter(refund.resources("AWS::Events::EventBus")))
+    (link_keys,) = refund.resources("AWS::SecretsManager::Secret")
     assert actions_on(statements(refund, "AgentWaitRouter")) == {
         getatt(i["router_logs"]): LOGS,
         getatt(i["entry"]): CONSUME,  # from the event source; no send to the entry queue
@@ -56,6 +57,7 @@ def test_router_gets_exactly_what_it_uses(refund: Synth) -> None:
         ref(topic): {"sns:Publish"},
         getatt(bus): {"events:PutEvents"},
         getatt(i["refunds"]): {"dynamodb:PutItem"},  # the example's own side effect, granted by its stack
+        ref(link_keys): {"secretsmanager:GetSecretValue"},  # signs the answer links its SNS envelopes carry
     }
 
 
@@ -101,7 +103,7 @@ def test_no_action_and_no_resource_is_a_wildcard(variant: Synth) -> None:
 
 def test_no_managed_policies_on_the_function_roles(variant: Synth) -> None:
     for role_id, role in variant.resources("AWS::IAM::Role").items():
-        if "Router" in role_id or "Sweep" in role_id:
+        if "Router" in role_id or "Sweep" in role_id or "AnswerApi" in role_id:
             assert "ManagedPolicyArns" not in role["Properties"], role_id
 
 
@@ -114,25 +116,18 @@ def test_customer_key_is_granted_with_explicit_actions(features: Synth) -> None:
     router = actions_on(statements(features, "AgentWaitRouter"))
     sweep = actions_on(statements(features, "AgentWaitSweep"))
     # tables (read/write), dead letters and the topic (send), the entry queue's event source (decrypt)
-    assert router[key] == {
-        "kms:Decrypt",
-        "kms:DescribeKey",
-        "kms:Encrypt",
-        "kms:GenerateDataKey",
-        "kms:ReEncryptFrom",
-        "kms:ReEncryptTo",
-    }
+    assert router[key] == KMS_READ_WRITE
     assert {"kms:GenerateDataKey", "kms:Decrypt"} <= sweep[key]
 
 
-def test_grant_start_sends_to_the_entry_queue_and_uses_its_key(features: Synth) -> None:
+def test_grant_send_starts_sends_to_the_entry_queue_and_uses_its_key(features: Synth) -> None:
     assert actions_on(statements(features, "Caller")) == {
         getatt("AgentWaitEntryQueue74B3737D"): SEND,
         getatt("Key961B73FD"): {"kms:GenerateDataKey", "kms:Decrypt"},
     }
 
 
-def test_grant_answer_sends_to_the_entry_queue(embedded: Synth) -> None:
+def test_grant_send_answers_sends_to_the_entry_queue(embedded: Synth) -> None:
     assert actions_on(statements(embedded, "ApiRole")) == {getatt("AgentWaitEntryQueue74B3737D"): SEND}
 
 
@@ -150,5 +145,5 @@ def test_both_functions_may_read_the_webhook_secret_and_decrypt_it(features: Syn
         assert "kms:Decrypt" in granted[getatt("Key961B73FD")]
 
 
-def test_no_secret_statement_without_a_webhook_secret(refund: Synth) -> None:
-    assert not [s for s in _all_statements(refund) if "secretsmanager:" in json.dumps(s["Action"])]
+def test_no_secret_statement_without_a_webhook_secret_or_link_keys(embedded: Synth) -> None:
+    assert not [s for s in _all_statements(embedded) if "secretsmanager:" in json.dumps(s["Action"])]

@@ -1,0 +1,480 @@
+"""`AnswerApi`: the HTTPS answer API (API Gateway HTTP API, a JWT authorizer, one Lambda) and its signed links.
+
+Signed-in people list, read and answer questions on three routes behind the JWT authorizer. With `links`
+(the default), four more routes carry no authorizer, because the capability is the signed token itself
+(HMAC under a key id, for one question): the page a link opens only shows, and only a POST carrying the
+token acts. The access log format holds no query string, header or body, so a token is never logged:
+
+    GET  /questions                                   signed in: list questions (status, tag, due time)
+    GET  /questions/{question_id}                     signed in: one question, its policy and outcome
+    POST /questions/{question_id}/answer              signed in: decide it at once
+    GET  /questions/{question_id}/confirm             link: the confirmation page (shows, never acts)
+    GET  /questions/{question_id}/confirm/{asset}     link: that page's script and style files
+    POST /questions/{question_id}/link                link: the page reads the question the token names
+    POST /questions/{question_id}/link/answer         link: the page posts the person's answer and the token
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any, cast
+
+import jsii
+from aws_cdk import Acknowledgment, Duration, Names, RemovalPolicy, Token, Validations
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_apigatewayv2 as apigwv2
+from aws_cdk import aws_apigatewayv2_authorizers as authorizers
+from aws_cdk import aws_apigatewayv2_integrations as integrations
+from aws_cdk import aws_cognito as cognito
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from agent_wait_cdk import _grants, _perms
+from agent_wait_cdk import _shapes as shapes
+from agent_wait_cdk._defaults import TEN_SECONDS
+from agent_wait_cdk._senders import role_id
+from agent_wait_cdk._validate import PropChecks
+from agent_wait_cdk.functions import _check_function, _function, check_log_level, powertools_environment
+from agent_wait_cdk.question_table import grant_answer_api
+
+__all__ = ("LINK_ROUTES", "SIGNED_IN_ROUTES", "AnswerApi", "AnswerApiProps")
+
+SIGNED_IN_ROUTES = (
+    ("GET", "/questions"),
+    ("GET", "/questions/{question_id}"),
+    ("POST", "/questions/{question_id}/answer"),
+)
+"""Routes behind the JWT authorizer: who answers is the person API Gateway verified."""
+LINK_ROUTES = (
+    ("GET", "/questions/{question_id}/confirm"),
+    ("GET", "/questions/{question_id}/confirm/{asset}"),
+    ("POST", "/questions/{question_id}/link"),
+    ("POST", "/questions/{question_id}/link/answer"),
+)
+"""Routes without an authorizer, only with `links`: the signed token in the POST body is the capability."""
+
+ACCESS_LOG_FORMAT = (
+    '{"requestId":"$context.requestId","ip":"$context.identity.sourceIp","requestTime":"$context.requestTime",'
+    '"routeKey":"$context.routeKey","path":"$context.path","status":"$context.status",'
+    '"protocol":"$context.protocol","responseLength":"$context.responseLength",'
+    '"latency":"$context.responseLatency","integrationStatus":"$context.integrationStatus",'
+    '"integrationError":"$context.integrationErrorMessage","authorizerError":"$context.authorizer.error"}'
+)
+"""One JSON line per request. Never the query string, a header or the body: a link's token is never logged."""
+
+_TIMEOUT_LIMIT = Duration.seconds(30)
+"""API Gateway HTTP APIs wait at most 30 seconds for an integration."""
+_ORIGIN = re.compile(r"https://[A-Za-z0-9.-]+(:\d{1,5})?|http://(localhost|127\.0\.0\.1)(:\d{1,5})?")
+_CLAIM = re.compile(r"[^\s,]+")
+_CORS_HEADERS = ("authorization", "content-type", "idempotency-key")
+_LINK_KEYS_TEMPLATE = '{"active":"k1"}'
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnswerApiProps:
+    """The answer API's own props, as `AgentWait(answer_api=True, answer_api_props=...)` takes them.
+
+    `AgentWait` supplies the rest (table, queue, code, architecture, log retention and level, tracing,
+    encryption key, removal policy) from its own props. Each field is the `AnswerApi` prop of that name.
+
+    Example:
+        AnswerApiProps(jwt_issuer="https://login.example.com", jwt_audience=["approvals"], groups_claim="groups")
+    """
+
+    jwt_issuer: str | None = None
+    """Any OIDC issuer's https URL; with `jwt_audience`. Not with `user_pool`."""
+    jwt_audience: Sequence[str] = ()
+    """The client ids a token must be issued to (its `aud`)."""
+    user_pool: cognito.IUserPool | None = None
+    """A Cognito user pool; with `user_pool_clients`. Not with `jwt_issuer`."""
+    user_pool_clients: Sequence[cognito.IUserPoolClient] = ()
+    """The app clients whose tokens the API accepts."""
+    links: bool = True
+    """Signed per-question links and their four unauthenticated routes."""
+    link_keys: secretsmanager.ISecret | None = None
+    """The link keys secret; None: created (with `links`)."""
+    groups_claim: str | None = None
+    """The JWT claim listing a person's groups (`AGENT_WAIT_GROUPS_CLAIM`)."""
+    cors_allowed_origins: Sequence[str] = ()
+    """Origins of web pages that call the API; none: CORS off."""
+    throttle_rate_limit: float = 50
+    """Steady requests per second for the whole stage."""
+    throttle_burst_limit: int = 100
+    """Requests in a burst for the whole stage."""
+    timeout: Duration = TEN_SECONDS
+    """The function's timeout (at most 30 seconds, API Gateway's limit)."""
+    memory_size: int = 1024
+    """The function's memory in MB."""
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """These props as keyword arguments of `AnswerApi` (and of `AnswerApi.check_props`)."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+
+@jsii.implements(apigwv2.IAccessLogSettings)
+class _AccessLogSettings:
+    """`apigwv2.IAccessLogSettings` is an interface, not a struct: Python needs a class to pass one."""
+
+    def __init__(self, destination: apigwv2.IAccessLogDestination, log_format: apigw.AccessLogFormat) -> None:
+        self._destination = destination
+        self._format = log_format
+
+    @property
+    def destination(self) -> apigwv2.IAccessLogDestination:
+        return self._destination
+
+    @property
+    def format(self) -> apigw.AccessLogFormat:
+        return self._format
+
+
+class AnswerApi(Construct):
+    """People answer questions over HTTPS: signed in with a JWT, or through a signed link from an email.
+
+    An API Gateway HTTP API (payload format 2.0) in front of one function, `agent_wait.host.api.handler`,
+    which decides each answer at once with the router's checks and conditional write, then hands the resume
+    to the entry queue. The function may read questions (`GetItem`; `Query` on the table, `by_status` and
+    `by_question`), decide them (`UpdateItem` on the table), send to the entry queue and, with links, read
+    the link keys: nothing else. The default stage is throttled and logs each request as one JSON line
+    without the query string or the body. The routes are in the module docstring.
+
+    Example:
+        api = AnswerApi(
+            self,
+            "AnswerApi",
+            question_table=agent.question_table,
+            entry_queue=agent.entry_queue,
+            code=code,
+            jwt_issuer="https://login.example.com",
+            jwt_audience=["approvals"],
+        )
+
+    Args:
+        scope: the parent construct.
+        id: the construct id.
+        question_table: the question ledger (`QuestionTable.table`, or a table of its shape).
+        entry_queue: the router's FIFO entry queue; resumes go there.
+        code: the Lambda code: the same bundle as the router's (`LambdaBundle.code()`).
+        jwt_issuer: any OIDC issuer's https URL; API Gateway verifies tokens against its published keys.
+            Default None. Give `jwt_issuer` and `jwt_audience`, or `user_pool` and `user_pool_clients`:
+            exactly one way, because the signed-in routes need a JWT authorizer and there is no safe default.
+        jwt_audience: the client ids a token must be issued to. Default (): required with `jwt_issuer`.
+        user_pool: a Cognito user pool whose tokens sign people in. Default None.
+        user_pool_clients: the app clients whose tokens are accepted. Default (): required with `user_pool`
+            (API Gateway's own default would create a client you did not ask for).
+        links: signed per-question links, and the four routes without authorizer they need. Default True:
+            a person answers from an email without signing in; the token is the capability.
+        link_keys: the Secrets Manager secret with the link keys, a JSON object
+            `{"active": "<key id>", "<key id>": "<key>", ...}`: the active key signs, every key verifies.
+            Default None: with `links`, one is created with one generated 48-character key `k1`. Not with
+            `links=False`.
+        groups_claim: the JWT claim that lists a person's groups (`AGENT_WAIT_GROUPS_CLAIM`). Default None:
+            the runtime reads `cognito:groups`, then `groups`.
+        cors_allowed_origins: origins (`https://host[:port]`, or `http://localhost[:port]`) of web pages that
+            call the API from a browser. Default (): CORS off, since the API's own pages are same-origin;
+            `*` is refused: name the pages.
+        throttle_rate_limit: steady requests per second for the whole default stage. Default 50: people
+            answering questions, with room; it caps the function's concurrency and the bill if a link
+            leaks or someone floods the API.
+        throttle_burst_limit: requests in a burst. Default 100, twice the rate.
+        timeout: the function's. Default 10 seconds: a read, a conditional write and one send; at most 30
+            seconds, the HTTP API's integration limit.
+        memory_size: the function's. Default 1024 MB: a person waits on the cold start, and Lambda's CPU
+            grows with memory.
+        architecture: Default x86_64; must match the bundle's.
+        log_retention: the function's and the access logs'. Default one month.
+        log_level: `LOG_LEVEL` for Powertools. Default "INFO": ids only, never question content.
+        tracing: X-Ray for the function. Default None: off (`POWERTOOLS_TRACE_DISABLED=true`).
+        encryption_key: a customer managed KMS key for the link keys secret it creates. Default None: the
+            AWS managed `aws/secretsmanager` key.
+        removal_policy: for the log groups and the link keys secret it creates. Default RETAIN.
+
+    Raises:
+        AgentWaitPropsError: one error listing every prop that is out of range or contradicts another.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        question_table: dynamodb.ITable,
+        entry_queue: sqs.IQueue,
+        code: lambda_.Code,
+        jwt_issuer: str | None = None,
+        jwt_audience: Sequence[str] = (),
+        user_pool: cognito.IUserPool | None = None,
+        user_pool_clients: Sequence[cognito.IUserPoolClient] = (),
+        links: bool = True,
+        link_keys: secretsmanager.ISecret | None = None,
+        groups_claim: str | None = None,
+        cors_allowed_origins: Sequence[str] = (),
+        throttle_rate_limit: float = 50,
+        throttle_burst_limit: int = 100,
+        timeout: Duration = TEN_SECONDS,
+        memory_size: int = 1024,
+        architecture: lambda_.Architecture = lambda_.Architecture.X86_64,
+        log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+        log_level: str = "INFO",
+        tracing: lambda_.Tracing | None = None,
+        encryption_key: kms.IKey | None = None,
+        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+    ) -> None:
+        super().__init__(scope, id)
+        checks = PropChecks(self.node.path)
+        self.check_props(
+            checks,
+            jwt_issuer=jwt_issuer,
+            jwt_audience=jwt_audience,
+            user_pool=user_pool,
+            user_pool_clients=user_pool_clients,
+            links=links,
+            link_keys=link_keys,
+            groups_claim=groups_claim,
+            cors_allowed_origins=cors_allowed_origins,
+            throttle_rate_limit=throttle_rate_limit,
+            throttle_burst_limit=throttle_burst_limit,
+            timeout=timeout,
+            memory_size=memory_size,
+            log_level=log_level,
+        )
+        checks.raise_if_any()
+
+        self.link_keys: secretsmanager.ISecret | None = None
+        if links:
+            self.link_keys = link_keys or self._link_keys(encryption_key, removal_policy)  # pyright: ignore[reportAttributeAccessIssue]
+
+        environment = {
+            shapes.ENV_TABLE: question_table.table_name,
+            shapes.ENV_QUEUE_URL: entry_queue.queue_url,
+            **powertools_environment(log_level=log_level, tracing=tracing),
+        }
+        if self.link_keys is not None:
+            environment[shapes.ENV_LINK_KEYS_ARN] = self.link_keys.secret_arn
+        if groups_claim is not None:
+            environment[shapes.ENV_GROUPS_CLAIM] = groups_claim
+        self.function, self.role, self.log_group = _function(
+            Construct(self, "Function"),
+            handler=shapes.API_HANDLER,
+            description="agent-wait answer API: people list, read and answer questions; signed links",
+            code=code,
+            environment=environment,
+            timeout=timeout,
+            memory_size=memory_size,
+            architecture=architecture,
+            log_retention=log_retention,
+            removal_policy=removal_policy,
+            tracing=tracing,
+        )
+        grant_answer_api(self.role, question_table)
+        _grants.grant_send(self.role, entry_queue, actions=_perms.SQS_SEND_ONLY)
+        if self.link_keys is not None:
+            _grants.grant_secret_value(self.role, self.link_keys)
+
+        self.http_api = apigwv2.HttpApi(
+            self,
+            "Resource",
+            api_name=Names.unique_id(self),
+            description="agent-wait answer API",
+            create_default_stage=False,  # the stage below, with throttling and access logs
+            cors_preflight=_cors(cors_allowed_origins),
+        )
+        self.access_log_group = logs.LogGroup(
+            self, "AccessLogs", retention=log_retention, removal_policy=removal_policy
+        )
+        self.stage = apigwv2.HttpStage(
+            self,
+            "DefaultStage",
+            http_api=self.http_api,
+            stage_name="$default",
+            auto_deploy=True,
+            throttle=apigwv2.ThrottleSettings(rate_limit=throttle_rate_limit, burst_limit=throttle_burst_limit),
+            access_log_settings=_AccessLogSettings(
+                apigwv2.LogGroupLogDestination(self.access_log_group),  # pyright: ignore[reportArgumentType]
+                apigw.AccessLogFormat.custom(ACCESS_LOG_FORMAT),
+            ),
+        )
+        self.authorizer: apigwv2.IHttpRouteAuthorizer = (
+            authorizers.HttpUserPoolAuthorizer(
+                "UserPoolAuthorizer", user_pool, user_pool_clients=list(user_pool_clients)
+            )
+            if user_pool is not None
+            else authorizers.HttpJwtAuthorizer("JwtAuthorizer", cast(str, jwt_issuer), jwt_audience=list(jwt_audience))
+        )
+        integration = integrations.HttpLambdaIntegration("Function", self.function)  # pyright: ignore[reportArgumentType]
+        self.routes: list[apigwv2.HttpRoute] = []
+        for method, path in SIGNED_IN_ROUTES:
+            self.routes += self._route(method, path, integration, self.authorizer)
+        if links:
+            for method, path in LINK_ROUTES:
+                for route in self._route(method, path, integration, apigwv2.HttpNoneAuthorizer()):
+                    _acknowledge_link_route(route)
+                    self.routes.append(route)
+
+    def _route(
+        self,
+        method: str,
+        path: str,
+        integration: apigwv2.HttpRouteIntegration,
+        authorizer: apigwv2.IHttpRouteAuthorizer,
+    ) -> list[apigwv2.HttpRoute]:
+        return self.http_api.add_routes(
+            path=path, methods=[apigwv2.HttpMethod(method)], integration=integration, authorizer=authorizer
+        )
+
+    def _link_keys(self, encryption_key: kms.IKey | None, removal_policy: RemovalPolicy) -> secretsmanager.Secret:
+        secret = secretsmanager.Secret(
+            self,
+            "LinkKeys",
+            description="agent-wait answer-link keys: {'active': key id, key id: key}; the active key signs",
+            encryption_key=encryption_key,
+            removal_policy=removal_policy,
+            generate_secret_string=secretsmanager.SecretStringGenerator(
+                secret_string_template=_LINK_KEYS_TEMPLATE,
+                generate_string_key="k1",
+                password_length=48,
+                exclude_punctuation=True,
+            ),
+        )
+        Validations.of(secret).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions-SMG4",
+                reason=(
+                    "Link keys rotate by adding a key id and pointing 'active' at it: the new key signs while "
+                    "every listed key still verifies links already sent; a Secrets Manager rotation Lambda "
+                    "replacing the value would break every link in flight."
+                ),
+            )
+        )
+        return secret
+
+    @property
+    def url(self) -> str:
+        """The API's base URL, `https://<api id>.execute-api.<region>.<suffix>/` (a token until deploy)."""
+        return cast(str, self.stage.url)
+
+    @property
+    def role_id(self) -> str:
+        """The function role's IAM unique id (`AROA...`, CloudFormation `RoleId`): a trusted sender."""
+        return role_id(self.role)
+
+    @staticmethod
+    def check_props(
+        checks: PropChecks,
+        *,
+        jwt_issuer: str | None = None,
+        jwt_audience: Sequence[str] = (),
+        user_pool: cognito.IUserPool | None = None,
+        user_pool_clients: Sequence[cognito.IUserPoolClient] = (),
+        links: bool = True,
+        link_keys: secretsmanager.ISecret | None = None,
+        groups_claim: str | None = None,
+        cors_allowed_origins: Sequence[str] = (),
+        throttle_rate_limit: float | None = None,
+        throttle_burst_limit: int | None = None,
+        timeout: Duration | None = None,
+        memory_size: int | None = None,
+        log_level: str | None = None,
+    ) -> None:
+        """Record every problem in `checks`: one way to sign in, link keys only with links, limits (None: not given)."""
+        _check_sign_in(
+            checks,
+            jwt_issuer=jwt_issuer,
+            jwt_audience=jwt_audience,
+            user_pool=user_pool,
+            user_pool_clients=user_pool_clients,
+        )
+        if link_keys is not None and not links:
+            checks.fail("link_keys", "cannot go with links=False: there are no links to sign; drop one")
+        if groups_claim is not None and not Token.is_unresolved(groups_claim) and not _CLAIM.fullmatch(groups_claim):
+            checks.fail(
+                "groups_claim", f"must be one JWT claim name such as 'cognito:groups' or 'groups'; got {groups_claim!r}"
+            )
+        for origin in cors_allowed_origins:
+            if not Token.is_unresolved(origin) and not _ORIGIN.fullmatch(origin):
+                checks.fail(
+                    "cors_allowed_origins",
+                    "must list origins such as 'https://approvals.example.com' (https, host and optional port, "
+                    f"no path, no '*'; http only for localhost); got {origin!r}",
+                )
+        checks.int_between(
+            "throttle_rate_limit", throttle_rate_limit, minimum=1, maximum=10000, unit="requests per second"
+        )
+        checks.int_between("throttle_burst_limit", throttle_burst_limit, minimum=1, maximum=5000, unit="requests")
+        checks.duration_between("timeout", timeout, minimum=Duration.seconds(1), maximum=_TIMEOUT_LIMIT)
+        _check_function(checks, timeout=None, memory_size=memory_size)
+        check_log_level(checks, log_level)
+
+
+def _check_sign_in(
+    checks: PropChecks,
+    *,
+    jwt_issuer: str | None,
+    jwt_audience: Sequence[str],
+    user_pool: cognito.IUserPool | None,
+    user_pool_clients: Sequence[cognito.IUserPoolClient],
+) -> None:
+    """Exactly one way to sign in: `jwt_issuer` + `jwt_audience` (OIDC) or `user_pool` + `user_pool_clients`."""
+    oidc = jwt_issuer is not None or bool(jwt_audience)
+    pool = user_pool is not None or bool(user_pool_clients)
+    if not oidc and not pool:
+        checks.fail(
+            "jwt_issuer",
+            "and jwt_audience (any OIDC issuer), or user_pool and user_pool_clients (Cognito), must be given: "
+            "the signed-in routes need a JWT authorizer; got neither",
+        )
+        return
+    if oidc and pool:
+        checks.fail(
+            "user_pool",
+            "cannot go with jwt_issuer/jwt_audience: the API has one JWT authorizer; pass jwt_issuer and "
+            "jwt_audience (any OIDC issuer) or user_pool and user_pool_clients (Cognito), not both",
+        )
+        return
+    if oidc:
+        if jwt_issuer is None:
+            checks.fail("jwt_issuer", "must be given with jwt_audience: the https URL of the tokens' issuer; got None")
+        elif not Token.is_unresolved(jwt_issuer) and not jwt_issuer.startswith("https://"):
+            checks.fail(
+                "jwt_issuer",
+                f"must be the issuer's https:// URL (API Gateway reads its OpenID configuration); got {jwt_issuer!r}",
+            )
+        if not jwt_audience:
+            checks.fail("jwt_audience", "must list at least 1 audience (a client id) with jwt_issuer; got 0")
+        return
+    if user_pool is None:
+        checks.fail("user_pool", "must be given with user_pool_clients: the pool that issues the tokens; got None")
+    if not user_pool_clients:
+        checks.fail("user_pool_clients", "must list at least 1 app client of user_pool; got 0")
+
+
+def _cors(origins: Sequence[str]) -> apigwv2.CorsPreflightOptions | None:
+    if not origins:
+        return None
+    return apigwv2.CorsPreflightOptions(
+        allow_origins=list(origins),
+        allow_methods=[apigwv2.CorsHttpMethod.GET, apigwv2.CorsHttpMethod.POST],
+        allow_headers=list(_CORS_HEADERS),
+        max_age=Duration.hours(1),
+    )
+
+
+def _acknowledge_link_route(route: apigwv2.HttpRoute) -> None:
+    Validations.of(route).acknowledge(
+        Acknowledgment(
+            id="AwsSolutions-APIG4",
+            reason=(
+                "Signed answer links need no sign-in by design: a person answers from an email. The link's "
+                "HMAC token for this one question is the capability, checked by the function on every POST; "
+                "GET only serves the confirmation page and its static script and style, which hold no question "
+                "data. The stage is throttled and its access log never records a query string or a body."
+            ),
+        )
+    )
