@@ -117,6 +117,8 @@ class LocalApi:
         port: the port to listen on; 0 picks a free one (see `url`).
         audience: the audience the authorizer accepts and the local issuer signs.
         clock: when given, each invocation runs inside `clock_scope(clock)` (a local stack's movable time).
+        dev_sign_in: answer the inbox page's `config.json` here with the dev sign-in (the default); False lets
+            the handler answer it, as deployed (tests of the page's OIDC sign-in).
 
     Example:
         with LocalApi(lambda event: app.resolve(event, context)) as api:
@@ -131,9 +133,11 @@ class LocalApi:
         port: int = 0,
         audience: str = DEFAULT_AUDIENCE,
         clock: Callable[[], datetime] | None = None,
+        dev_sign_in: bool = True,
     ) -> None:
         self.handler = handler
         self.clock = clock
+        self.dev_sign_in = dev_sign_in
         self._server = _Server(("127.0.0.1", port), _RequestHandler, bind_and_activate=True)
         self._server.front = self
         host, bound = self._server.server_address[:2]
@@ -307,7 +311,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if method == "GET" and path == "/.well-known/openid-configuration":
             self._send_json(200, front.issuer.openid_configuration())
             return 200
-        if method == "GET" and path == DEV_SIGN_IN_CONFIG_PATH:
+        if method == "GET" and path == DEV_SIGN_IN_CONFIG_PATH and front.dev_sign_in:
             self._send_json(200, front.sign_in_config(), {"Cache-Control": "no-store"})
             return 200
         if method == "POST" and path == "/dev/token":

@@ -123,6 +123,7 @@ class LocalIssuer:
         expires_in: float | None = None,
         issued_at: float | None = None,
         audience: str | None = None,
+        nonce: str | None = None,
     ) -> str:
         """A signed RS256 token for `user` in `groups`.
 
@@ -132,6 +133,7 @@ class LocalIssuer:
             expires_in: seconds from `issued_at` to `exp` (default: the issuer's lifetime).
             issued_at: `iat` as a Unix time (default: now); tests pass an old one to make an expired token.
             audience: `aud` (default: the issuer's); tests pass another to make a token for another API.
+            nonce: the OIDC `nonce` the sign-in request carried, echoed in the token (an ID token's replay check).
 
         Raises:
             ValueError: `user` or `groups` is malformed (see `check_user`, `check_groups`).
@@ -151,6 +153,8 @@ class LocalIssuer:
         }
         if "@" in name:
             claims["email"] = name
+        if nonce is not None:
+            claims["nonce"] = nonce
         return jwt.encode(claims, self._key, algorithm="RS256", headers={"kid": self.key_id})
 
     def jwks(self) -> dict[str, Any]:
