@@ -132,7 +132,14 @@
     var two = function (n) {
       return (n < 10 ? "0" : "") + n;
     };
-    var text = d > 0 ? d + "d " + h + "h " + two(m) + "m" : h > 0 ? h + "h " + two(m) + "m " + two(sec) + "s" : m + "m " + two(sec) + "s";
+    var text;
+    if (d > 0) {
+      text = d + "d " + h + "h " + two(m) + "m";
+    } else if (h > 0) {
+      text = h + "h " + two(m) + "m " + two(sec) + "s";
+    } else {
+      text = m + "m " + two(sec) + "s";
+    }
     return { text: text, soon: ms < 3600 * 1000 };
   }
 
@@ -195,7 +202,8 @@
   // `response_schema` / `answer_schema` inside the question itself.
   function schemaOf(view) {
     var question = view.question;
-    var found = [view.response_schema, isObject(question) ? question.response_schema : null, isObject(question) ? question.answer_schema : null];
+    var inside = isObject(question) ? question : {};
+    var found = [view.response_schema, inside.response_schema, inside.answer_schema];
     for (var i = 0; i < found.length; i++) {
       if (isObject(found[i]) && isObject(found[i].properties)) {
         return found[i];
@@ -242,15 +250,11 @@
 
   // -- the API ------------------------------------------------------------------------------------------
 
-  function request(path, init) {
-    init = init || {};
-    var headers = init.headers || {};
-    if (token) {
-      headers.Authorization = "Bearer " + token;
-    }
-    return fetch(ROOT + path, {
+  // {status, data}: the reply's JSON body, or {} when it has none. Never sends cookies or a Referer.
+  function fetchJson(url, init) {
+    return fetch(url, {
       method: init.method || "GET",
-      headers: headers,
+      headers: init.headers || {},
       body: init.body,
       credentials: "omit",
       cache: "no-store",
@@ -267,11 +271,23 @@
     });
   }
 
+  function request(path, init) {
+    init = init || {};
+    var headers = init.headers || {};
+    if (token) {
+      headers.Authorization = "Bearer " + token;
+    }
+    return fetchJson(ROOT + path, { method: init.method, headers: headers, body: init.body });
+  }
+
   function refused(reply) {
     var data = reply.data || {};
     var reason = typeof data.reason === "string" ? data.reason : "";
     var detail = typeof data.detail === "string" ? data.detail : "the server answered " + reply.status;
-    return REASONS[reason] ? REASONS[reason] + " (" + detail + ")" : "Refused (" + (reason || reply.status) + "): " + detail;
+    if (REASONS[reason]) {
+      return REASONS[reason] + " (" + detail + ")";
+    }
+    return "Refused (" + (reason || reply.status) + "): " + detail;
   }
 
   // -- sign-in ------------------------------------------------------------------------------------------
@@ -338,31 +354,23 @@
       .split(/[\s,]+/)
       .filter(Boolean);
     say("Signing in…");
-    fetch(config.dev_token_url, {
+    fetchJson(config.dev_token_url, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ user: user, groups: groups }),
-      credentials: "omit",
-      cache: "no-store",
-    })
-      .then(function (response) {
-        return response.json().then(function (data) {
-          return { status: response.status, data: data };
-        });
-      })
-      .then(
-        function (reply) {
-          if (reply.status !== 200 || typeof reply.data.token !== "string") {
-            say("Sign-in refused: " + ((reply.data && reply.data.message) || reply.status), true);
-            return;
-          }
-          useToken(reply.data.token);
-          route();
-        },
-        function () {
-          say("Could not reach the local sign-in. Is agent-wait dev still running?", true);
-        },
-      );
+    }).then(
+      function (reply) {
+        if (reply.status !== 200 || typeof reply.data.token !== "string") {
+          say("Sign-in refused: " + ((reply.data && reply.data.message) || reply.status), true);
+          return;
+        }
+        useToken(reply.data.token);
+        route();
+      },
+      function () {
+        say("Could not reach the local sign-in. Is agent-wait dev still running?", true);
+      },
+    );
   }
 
   function tokenSignIn(event) {
@@ -445,28 +453,23 @@
       client_id: config.client_id,
       code_verifier: saved.verifier,
     });
-    return fetch(config.token_url, {
+    return fetchJson(config.token_url, {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
       body: body.toString(),
-      credentials: "omit",
-      cache: "no-store",
-    })
-      .then(function (response) {
-        return response.json();
-      })
-      .then(
-        function (data) {
-          var value = (data && (data.id_token || data.access_token)) || "";
-          if (data && data.id_token && claimsOf(data.id_token).nonce !== saved.nonce) {
-            return "Sign-in failed: the issuer's token is not for this sign-in. Sign in again.";
-          }
-          return value && useToken(value) ? "" : "Sign-in failed: the issuer gave no usable token.";
-        },
-        function () {
-          return "Sign-in failed: could not reach the issuer's token endpoint.";
-        },
-      );
+    }).then(
+      function (reply) {
+        var data = reply.data;
+        var value = (data && (data.id_token || data.access_token)) || "";
+        if (data && data.id_token && claimsOf(data.id_token).nonce !== saved.nonce) {
+          return "Sign-in failed: the issuer's token is not for this sign-in. Sign in again.";
+        }
+        return value && useToken(value) ? "" : "Sign-in failed: the issuer gave no usable token.";
+      },
+      function () {
+        return "Sign-in failed: could not reach the issuer's token endpoint.";
+      },
+    );
   }
 
   // -- routing ------------------------------------------------------------------------------------------
@@ -648,7 +651,8 @@
         renderQuestion(reply.data);
         show("detail-view", true);
         byId("detail-heading").focus();
-        say(reply.data.status === "open" ? "Open: waiting for an answer." : outcomeText(reply.data) || "Status: " + reply.data.status);
+        var isOpen = reply.data.status === "open";
+        say(isOpen ? "Open: waiting for an answer." : outcomeText(reply.data) || "Status: " + reply.data.status);
         current.timer = setInterval(poll, POLL_MS);
       },
       function () {
@@ -897,14 +901,15 @@
         })
         .forEach(function (name, index) {
           var property = isObject(schema.properties[name]) ? schema.properties[name] : {};
-          current.schemaFields.push(
-            addField(byId("schema-fields"), "answer-field", index, name, property, property.default, required.indexOf(name) >= 0),
-          );
+          var needed = required.indexOf(name) >= 0;
+          var field = addField(byId("schema-fields"), "answer-field", index, name, property, property.default, needed);
+          current.schemaFields.push(field);
         });
       show("schema-form", current.schemaFields.length > 0);
     } else if (call && view.policy.rules.edits !== false && allowed.indexOf("approve") >= 0) {
       Object.keys(call.args).forEach(function (name, index) {
-        current.editFields.push(addField(byId("edit-fields"), "edit-arg", index, name, describe(call.args[name]), call.args[name], false));
+        var value = call.args[name];
+        current.editFields.push(addField(byId("edit-fields"), "edit-arg", index, name, describe(value), value, false));
       });
       show("edit-form", current.editFields.length > 0);
     }
@@ -1040,7 +1045,9 @@
     var outcome = view.outcome;
     if (outcome && outcome.expired) {
       add(
-        "The deadline passed at " + when(outcome.decided_at) + " with no answer: the default applied. Nobody decided this.",
+        "The deadline passed at " +
+          when(outcome.decided_at) +
+          " with no answer: the default applied. Nobody decided this.",
         outcome.answer,
         "decided expired",
       );
@@ -1055,7 +1062,8 @@
       add("The agent carried on at " + when(outcome.resumed_at) + ".");
     }
     if (view.failure) {
-      add("The agent failed while carrying on, at " + when(view.failure.failed_at) + ": " + view.failure.error, undefined, "decided failed");
+      var failed = "The agent failed while carrying on, at " + when(view.failure.failed_at) + ": " + view.failure.error;
+      add(failed, undefined, "decided failed");
     }
   }
 
@@ -1083,13 +1091,10 @@
     window.addEventListener("hashchange", route);
     setInterval(tick, 1000);
 
-    fetch(ROOT + "/inbox/config.json", { credentials: "omit", cache: "no-store" })
-      .then(function (response) {
-        return response.json();
-      })
+    fetchJson(ROOT + "/inbox/config.json", {})
       .then(
-        function (data) {
-          config = data;
+        function (reply) {
+          config = reply.status === 200 ? reply.data : { sign_in: "token" };
           var params = new URLSearchParams(location.search);
           if (config.sign_in === "oidc" && (params.get("code") || params.get("error"))) {
             return finishOidc(params);
