@@ -15,18 +15,10 @@ Refunds are written to the stack's refunds table, one row per execution, as the 
 
 from __future__ import annotations
 
-import uuid
 from typing import Any, NotRequired
 
-from examples.refund_agent.graph import (
-    AUTO_APPROVE_LIMIT,
-    FINANCE,
-    RefundState,
-    _record_refund,
-    load_order,
-    notify,
-    refund,
-)
+from examples.refund_agent.graph import AUTO_APPROVE_LIMIT, FINANCE, RefundState, load_order, notify, refund
+from examples.refund_agent.graph import issue_refund as example_refund
 from langgraph.graph import END, START, StateGraph
 
 from agent_wait import WaitPolicy
@@ -56,12 +48,9 @@ class InboxState(RefundState):
     decision: NotRequired[Any]
 
 
-@wait(EDITABLE, when=lambda order_id, amount: amount > AUTO_APPROVE_LIMIT)
-def issue_refund(order_id: str, amount: int) -> dict[str, Any]:
-    """Pay the refund, with whatever amount the approver left in the edit form."""
-    refund_id = f"rf-{uuid.uuid4().hex[:12]}"
-    _record_refund(order_id, refund_id, amount)
-    return {"status": "refunded", "refund_id": refund_id, "amount": amount}
+# The example's own refund body (undecorated), asked under the editable policy: the refund pays whatever amount
+# the approver left in the edit form.
+issue_refund = wait(EDITABLE, when=lambda order_id, amount: amount > AUTO_APPROVE_LIMIT)(example_refund.__wrapped__)
 
 
 def refund_editable(state: InboxState) -> dict[str, Any]:
