@@ -11,6 +11,7 @@ Example:
 """
 
 from agent_wait_cdk._bundling import LAMBDA_PYTHON_VERSION, BundleError, LambdaBundle
+from agent_wait_cdk._inbox import InboxSignIn
 from agent_wait_cdk._shapes import (
     API_HANDLER,
     METRICS_NAMESPACE,
@@ -59,6 +60,7 @@ __all__ = (
     "CheckpointTable",
     "EntryQueue",
     "FifoSubscriptionError",
+    "InboxSignIn",
     "LambdaBundle",
     "QuestionTable",
     "RouterFunction",

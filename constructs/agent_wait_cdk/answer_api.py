@@ -12,6 +12,8 @@ token acts. The access log format holds no query string, header or body, so a to
     GET  /questions/{question_id}/confirm/{asset}     link: that page's script and style files
     POST /questions/{question_id}/link                link: the page reads the question the token names
     POST /questions/{question_id}/link/answer         link: the page posts the person's answer and the token
+    GET  /inbox                                       the approvals inbox page (it signs people in itself)
+    GET  /inbox/{asset}                               its script, style and sign-in configuration
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from constructs import Construct
 from agent_wait_cdk import _grants, _perms
 from agent_wait_cdk import _shapes as shapes
 from agent_wait_cdk._defaults import TEN_SECONDS
+from agent_wait_cdk._inbox import INBOX_ROUTES, InboxSignIn, acknowledge_page_route, check_inbox, inbox_client
 from agent_wait_cdk._senders import role_id
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.functions import _check_function, _function, check_log_level, powertools_environment
@@ -96,6 +99,14 @@ class AnswerApiProps:
     """A Cognito user pool; with `user_pool_clients`. Not with `jwt_issuer`."""
     user_pool_clients: Sequence[cognito.IUserPoolClient] = ()
     """The app clients whose tokens the API accepts."""
+    sign_in_domain: cognito.UserPoolDomain | None = None
+    """The user pool's domain: the inbox page signs in there, with an app client made for it."""
+    inbox_callback_urls: Sequence[str] = ()
+    """More pages that sign in with that app client (e.g. the inbox served locally)."""
+    inbox_sign_in: InboxSignIn | None = None
+    """How the inbox page signs in at an issuer other than Cognito."""
+    inbox: bool = True
+    """The approvals inbox page and its two unauthenticated routes."""
     links: bool = True
     """Signed per-question links and their four unauthenticated routes."""
     link_keys: secretsmanager.ISecret | None = None
@@ -167,8 +178,20 @@ class AnswerApi(Construct):
             exactly one way, because the signed-in routes need a JWT authorizer and there is no safe default.
         jwt_audience: the client ids a token must be issued to. Default (): required with `jwt_issuer`.
         user_pool: a Cognito user pool whose tokens sign people in. Default None.
-        user_pool_clients: the app clients whose tokens are accepted. Default (): required with `user_pool`
-            (API Gateway's own default would create a client you did not ask for).
+        user_pool_clients: the app clients whose tokens are accepted. Default (): required with `user_pool`,
+            unless `sign_in_domain` is given (API Gateway's own default would create a client you did not
+            ask for).
+        sign_in_domain: the user pool's domain (`user_pool.add_domain(...)`): the inbox page signs people in
+            on its hosted pages. `AnswerApi` makes the page's app client (`inbox_client`: code grant with
+            PKCE, no secret, the page's URL as callback), accepts its tokens, and sets the function's
+            `AGENT_WAIT_SIGN_IN_*`. Default None: the page asks for a pasted token. Needs `user_pool`.
+        inbox_callback_urls: more pages that sign in with that client, such as the inbox served on a laptop
+            (`http://localhost:8000/inbox`). Default (). Needs `sign_in_domain`.
+        inbox_sign_in: for an issuer other than Cognito: its endpoints and the page's public client
+            (`InboxSignIn`), set as the function's `AGENT_WAIT_SIGN_IN_*`; the client's id must be in
+            `jwt_audience`, and its redirect URI `inbox_url`. Default None. Not with `user_pool`.
+        inbox: serve the approvals inbox page, `GET /inbox` and `GET /inbox/{asset}` without authorizer (the
+            page and its files hold no question data). Default True.
         links: signed per-question links, and the four routes without authorizer they need. Default True:
             a person answers from an email without signing in; the token is the capability.
         link_keys: the Secrets Manager secret with the link keys, a JSON object
@@ -212,6 +235,10 @@ class AnswerApi(Construct):
         jwt_audience: Sequence[str] = (),
         user_pool: cognito.IUserPool | None = None,
         user_pool_clients: Sequence[cognito.IUserPoolClient] = (),
+        sign_in_domain: cognito.UserPoolDomain | None = None,
+        inbox_callback_urls: Sequence[str] = (),
+        inbox_sign_in: InboxSignIn | None = None,
+        inbox: bool = True,
         links: bool = True,
         link_keys: secretsmanager.ISecret | None = None,
         groups_claim: str | None = None,
@@ -235,6 +262,10 @@ class AnswerApi(Construct):
             jwt_audience=jwt_audience,
             user_pool=user_pool,
             user_pool_clients=user_pool_clients,
+            sign_in_domain=sign_in_domain,
+            inbox_callback_urls=inbox_callback_urls,
+            inbox_sign_in=inbox_sign_in,
+            inbox=inbox,
             links=links,
             link_keys=link_keys,
             groups_claim=groups_claim,
@@ -301,10 +332,21 @@ class AnswerApi(Construct):
                 apigw.AccessLogFormat.custom(ACCESS_LOG_FORMAT),
             ),
         )
-        self.authorizer: apigwv2.IHttpRouteAuthorizer = (
-            authorizers.HttpUserPoolAuthorizer(
-                "UserPoolAuthorizer", user_pool, user_pool_clients=list(user_pool_clients)
+        self.inbox_client: cognito.UserPoolClient | None = None
+        clients = list(user_pool_clients)
+        if user_pool is not None and sign_in_domain is not None:
+            self.inbox_client, inbox_sign_in = inbox_client(
+                self,
+                user_pool=user_pool,
+                domain=sign_in_domain,
+                callback_urls=[self.inbox_url, *inbox_callback_urls],
             )
+            clients.append(self.inbox_client)
+        if inbox_sign_in is not None:
+            for name, value in inbox_sign_in.environment().items():
+                self.function.add_environment(name, value)
+        self.authorizer: apigwv2.IHttpRouteAuthorizer = (
+            authorizers.HttpUserPoolAuthorizer("UserPoolAuthorizer", user_pool, user_pool_clients=clients)
             if user_pool is not None
             else authorizers.HttpJwtAuthorizer("JwtAuthorizer", cast(str, jwt_issuer), jwt_audience=list(jwt_audience))
         )
@@ -316,6 +358,11 @@ class AnswerApi(Construct):
             for method, path in LINK_ROUTES:
                 for route in self._route(method, path, integration, apigwv2.HttpNoneAuthorizer()):
                     _acknowledge_link_route(route)
+                    self.routes.append(route)
+        if inbox:
+            for method, path in INBOX_ROUTES:
+                for route in self._route(method, path, integration, apigwv2.HttpNoneAuthorizer()):
+                    acknowledge_page_route(route)
                     self.routes.append(route)
 
     def _route(
@@ -361,6 +408,12 @@ class AnswerApi(Construct):
         return cast(str, self.stage.url)
 
     @property
+    def inbox_url(self) -> str:
+        """The inbox page's URL, `https://<api id>.execute-api.<region>.<suffix>/inbox` (a token until deploy):
+        the redirect URI its sign-in client must list."""
+        return f"{self.http_api.api_endpoint}/inbox"
+
+    @property
     def role_id(self) -> str:
         """The function role's IAM unique id (`AROA...`, CloudFormation `RoleId`): a trusted sender."""
         return role_id(self.role)
@@ -373,6 +426,10 @@ class AnswerApi(Construct):
         jwt_audience: Sequence[str] = (),
         user_pool: cognito.IUserPool | None = None,
         user_pool_clients: Sequence[cognito.IUserPoolClient] = (),
+        sign_in_domain: cognito.UserPoolDomain | None = None,
+        inbox_callback_urls: Sequence[str] = (),
+        inbox_sign_in: InboxSignIn | None = None,
+        inbox: bool = True,
         links: bool = True,
         link_keys: secretsmanager.ISecret | None = None,
         groups_claim: str | None = None,
@@ -390,6 +447,16 @@ class AnswerApi(Construct):
             jwt_audience=jwt_audience,
             user_pool=user_pool,
             user_pool_clients=user_pool_clients,
+            inbox_client=sign_in_domain is not None,
+        )
+        check_inbox(
+            checks,
+            inbox=inbox,
+            sign_in_domain=sign_in_domain,
+            inbox_sign_in=inbox_sign_in,
+            inbox_callback_urls=inbox_callback_urls,
+            user_pool=user_pool,
+            jwt_audience=jwt_audience,
         )
         if link_keys is not None and not links:
             checks.fail("link_keys", "cannot go with links=False: there are no links to sign; drop one")
@@ -420,8 +487,10 @@ def _check_sign_in(
     jwt_audience: Sequence[str],
     user_pool: cognito.IUserPool | None,
     user_pool_clients: Sequence[cognito.IUserPoolClient],
+    inbox_client: bool = False,
 ) -> None:
-    """Exactly one way to sign in: `jwt_issuer` + `jwt_audience` (OIDC) or `user_pool` + `user_pool_clients`."""
+    """Exactly one way to sign in: `jwt_issuer` + `jwt_audience` (OIDC) or `user_pool` + `user_pool_clients`
+    (or the inbox's own client, with `sign_in_domain`)."""
     oidc = jwt_issuer is not None or bool(jwt_audience)
     pool = user_pool is not None or bool(user_pool_clients)
     if not oidc and not pool:
@@ -451,8 +520,12 @@ def _check_sign_in(
         return
     if user_pool is None:
         checks.fail("user_pool", "must be given with user_pool_clients: the pool that issues the tokens; got None")
-    if not user_pool_clients:
-        checks.fail("user_pool_clients", "must list at least 1 app client of user_pool; got 0")
+    if not user_pool_clients and not inbox_client:
+        checks.fail(
+            "user_pool_clients",
+            "must list at least 1 app client of user_pool (or give sign_in_domain, and the inbox's client is "
+            "made for you); got 0",
+        )
 
 
 def _cors(origins: Sequence[str]) -> apigwv2.CorsPreflightOptions | None:

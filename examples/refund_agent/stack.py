@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Acknowledgment, CfnOutput, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import Acknowledgment, Aws, CfnOutput, Duration, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
@@ -19,6 +19,7 @@ __all__ = (
     "DEFAULT_CALLBACK_URL",
     "REFUND_GRAPH",
     "REFUND_TABLE_VARIABLE",
+    "SIGN_IN_DOMAIN_CONTEXT",
     "RefundAgentStack",
 )
 
@@ -28,6 +29,8 @@ EXAMPLES_DIR = Path(__file__).resolve().parents[1]
 """The `examples` package, copied whole into the Lambda bundle so `examples.refund_agent.graph` imports."""
 APPROVER_GROUP = "finance"
 """The Cognito group whose members approve refunds (the graph tags its questions `approver_group=finance`)."""
+SIGN_IN_DOMAIN_CONTEXT = "agent-wait:sign-in-domain"
+"""Context key for the Cognito domain prefix of the sign-in pages (default `agent-wait-refund-<account id>`)."""
 CALLBACK_URL_CONTEXT = "agent-wait:callback-url"
 """Context key for the app client's sign-in callback URL: `cdk deploy -c agent-wait:callback-url=https://...`."""
 DEFAULT_CALLBACK_URL = "http://localhost:8000/inbox"
@@ -54,8 +57,9 @@ class RefundAgentStack(Stack):
         scope: the app.
         id: the stack id.
         removal_policy: for everything the stack creates. Default DESTROY (a demo).
-        callback_url: where Cognito sends a person back after sign-in (the approvals inbox page). Default
-            None: the `agent-wait:callback-url` context value, else `DEFAULT_CALLBACK_URL`.
+        callback_url: another page that signs in with the inbox's app client besides the deployed inbox
+            (whose URL is always a callback), e.g. the page served on a laptop. Default None: the
+            `agent-wait:callback-url` context value, else `DEFAULT_CALLBACK_URL`.
         kwargs: the `Stack`'s own props.
     """
 
@@ -71,20 +75,12 @@ class RefundAgentStack(Stack):
         super().__init__(scope, id, description="agent-wait: the refund agent example", **kwargs)
         callback = str(callback_url or self.node.try_get_context(CALLBACK_URL_CONTEXT) or DEFAULT_CALLBACK_URL)
         self.user_pool = self._approvers(removal_policy)
-        self.app_client = self.user_pool.add_client(
-            "Inbox",
-            generate_secret=False,  # a browser page: a public client, signing in with PKCE
-            auth_flows=cognito.AuthFlow(user_srp=True),
-            o_auth=cognito.OAuthSettings(
-                flows=cognito.OAuthFlows(authorization_code_grant=True),
-                scopes=[cognito.OAuthScope.OPENID, cognito.OAuthScope.EMAIL, cognito.OAuthScope.PROFILE],
-                callback_urls=[callback],
-            ),
-            prevent_user_existence_errors=True,
-            access_token_validity=Duration.hours(1),
-            id_token_validity=Duration.hours(1),
-        )
         self.user_pool.add_group("Finance", group_name=APPROVER_GROUP, description="Approves refunds")
+        # The hosted sign-in pages the inbox sends people to; a prefix is unique per region across accounts.
+        prefix = self.node.try_get_context(SIGN_IN_DOMAIN_CONTEXT) or f"agent-wait-refund-{Aws.ACCOUNT_ID}"
+        self.sign_in_domain = self.user_pool.add_domain(
+            "SignIn", cognito_domain=cognito.CognitoDomainOptions(domain_prefix=prefix)
+        )
 
         self.agent_wait = AgentWait(
             self,
@@ -93,7 +89,10 @@ class RefundAgentStack(Stack):
             graph_source=[EXAMPLES_DIR],
             removal_policy=removal_policy,
             answer_api=True,
-            answer_api_props=AnswerApiProps(user_pool=self.user_pool, user_pool_clients=[self.app_client]),
+            # AnswerApi makes the inbox page's app client (PKCE, no secret, the page's URL as its callback).
+            answer_api_props=AnswerApiProps(
+                user_pool=self.user_pool, sign_in_domain=self.sign_in_domain, inbox_callback_urls=[callback]
+            ),
             link_announcers=("sns",),
         )
         # The refund itself: one row per execution, so every scenario can count how often it ran.
@@ -122,10 +121,15 @@ class RefundAgentStack(Stack):
         )
         self.agent_wait.grant_send_starts(self.caller)
 
+        answer_api = self.agent_wait.answer_api
+        assert answer_api is not None
+        assert answer_api.inbox_client is not None
+        self.app_client = answer_api.inbox_client
         outputs = {
             "RefundTableName": (self.refunds.table_name, "Refunds, one row per execution"),
             "UserPoolId": (self.user_pool.user_pool_id, f"Approvers sign in here; add them to {APPROVER_GROUP!r}"),
             "UserPoolClientId": (self.app_client.user_pool_client_id, "The inbox page's app client (PKCE, no secret)"),
+            "InboxUrl": (answer_api.inbox_url, "The approvals inbox: sign in as a member of the finance group"),
             "RefundCallerRoleArn": (self.caller.role_arn, "Assume this role to start refunds"),
         }
         for output_id, (value, description) in outputs.items():

@@ -26,7 +26,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
-from agent_wait_cdk import AgentWait, AnswerApiProps
+from agent_wait_cdk import AgentWait, AnswerApiProps, InboxSignIn
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -282,6 +282,12 @@ def answering() -> Synth:
         answer_api_props=AnswerApiProps(
             jwt_issuer=ISSUER,
             jwt_audience=["approvals", "inbox"],
+            inbox_sign_in=InboxSignIn(
+                authorize_url="https://login.example.com/authorize",
+                token_url="https://login.example.com/token",
+                client_id="inbox",
+                scopes=("openid", "email"),
+            ),
             groups_claim="groups",
             cors_allowed_origins=["https://approvals.example.com", "http://localhost:5173"],
             throttle_rate_limit=20,
@@ -303,8 +309,9 @@ def answering() -> Synth:
 
 @pytest.fixture(scope="session")
 def cognito_api() -> Synth:
-    """The answer API behind a Cognito user pool (MFA required, Plus plan: cdk-nag has nothing to say);
-    links on but carried by no announcer; no topic, no bus."""
+    """The answer API behind a Cognito user pool (MFA required, Plus plan: cdk-nag has nothing to say), with
+    a domain the inbox signs in at and one more app client; links on but carried by no announcer; no topic,
+    no bus."""
     app = new_app()
     stack = Stack(app, "CognitoApi")
     pool = cognito.UserPool(
@@ -320,6 +327,7 @@ def cognito_api() -> Synth:
         removal_policy=RemovalPolicy.DESTROY,
     )
     client = pool.add_client("Inbox", generate_secret=False)
+    domain = pool.add_domain("SignIn", cognito_domain=cognito.CognitoDomainOptions(domain_prefix="approvals-test"))
     AgentWait(
         stack,
         "AgentWait",
@@ -329,7 +337,12 @@ def cognito_api() -> Synth:
         bus=False,
         removal_policy=RemovalPolicy.DESTROY,
         answer_api=True,
-        answer_api_props=AnswerApiProps(user_pool=pool, user_pool_clients=[client]),
+        answer_api_props=AnswerApiProps(
+            user_pool=pool,
+            user_pool_clients=[client],
+            sign_in_domain=domain,
+            inbox_callback_urls=["http://localhost:8000/inbox"],
+        ),
     )
     return synth(app, stack)
 

@@ -15,12 +15,14 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
 from tests.cdk.conftest import ISSUER, KMS_READ_WRITE, Synth, actions_on, getatt, inline_code, new_app, ref, statements
 
-from agent_wait_cdk import AgentWait, AgentWaitPropsError, AnswerApi, AnswerApiProps
+from agent_wait_cdk import AgentWait, AgentWaitPropsError, AnswerApi, AnswerApiProps, InboxSignIn
+from agent_wait_cdk._inbox import INBOX_ROUTES
 from agent_wait_cdk.answer_api import ACCESS_LOG_FORMAT, LINK_ROUTES, SIGNED_IN_ROUTES
 
 API_HANDLER = "agent_wait.host.api.handler"
 SIGNED_IN = {f"{method} {path}" for method, path in SIGNED_IN_ROUTES}
 LINKS = {f"{method} {path}" for method, path in LINK_ROUTES}
+PAGES = {f"{method} {path}" for method, path in INBOX_ROUTES}
 LOGS = {"logs:CreateLogStream", "logs:PutLogEvents"}
 API_READ = {"dynamodb:GetItem", "dynamodb:Query"}
 
@@ -67,25 +69,26 @@ def test_signed_in_routes_need_a_jwt_from_the_issuer_and_link_routes_need_none(a
     assert authorizer["Properties"]["IdentitySource"] == ["$request.header.Authorization"]
     assert authorizer["Properties"]["JwtConfiguration"] == {"Issuer": ISSUER, "Audience": ["approvals", "inbox"]}
     found = routes(answering)
-    assert set(found) == SIGNED_IN | LINKS
+    assert set(found) == SIGNED_IN | LINKS | PAGES
     for key in SIGNED_IN:
         assert (found[key]["AuthorizationType"], found[key]["AuthorizerId"]) == ("JWT", {"Ref": authorizer_id}), key
-    for key in LINKS:
+    for key in LINKS | PAGES:
         assert found[key]["AuthorizationType"] == "NONE", key
         assert "AuthorizerId" not in found[key], key
 
 
 def test_a_cognito_user_pool_signs_people_in_for_its_app_clients(cognito_api: Synth) -> None:
     (pool_id,) = cognito_api.resources("AWS::Cognito::UserPool")
-    (client_id,) = cognito_api.resources("AWS::Cognito::UserPoolClient")
+    (client_id,) = [k for k in cognito_api.resources("AWS::Cognito::UserPoolClient") if "AnswerApi" not in k]
+    (inbox_id,) = [k for k in cognito_api.resources("AWS::Cognito::UserPoolClient") if "AnswerApi" in k]
     (authorizer_id, authorizer) = cognito_api.one("AWS::ApiGatewayV2::Authorizer")
     assert authorizer["Properties"]["JwtConfiguration"] == {
-        "Audience": [{"Ref": client_id}],
+        "Audience": [{"Ref": client_id}, {"Ref": inbox_id}],
         "Issuer": {"Fn::Join": ["", ["https://cognito-idp.", {"Ref": "AWS::Region"}, ".amazonaws.com/",
                                      {"Ref": pool_id}]]},
     }  # fmt: skip
     found = routes(cognito_api)
-    assert set(found) == SIGNED_IN | LINKS
+    assert set(found) == SIGNED_IN | LINKS | PAGES
     for key in SIGNED_IN:
         assert found[key]["AuthorizerId"] == {"Ref": authorizer_id}, key
 
@@ -102,7 +105,7 @@ def test_without_links_there_is_no_link_route_and_no_link_keys() -> None:
     )
     template = Template.from_stack(stack).to_json()
     keys = {r["Properties"]["RouteKey"] for r in template["Resources"].values() if r["Type"].endswith("::Route")}
-    assert keys == SIGNED_IN
+    assert keys == SIGNED_IN | PAGES
     assert not [r for r in template["Resources"].values() if r["Type"] == "AWS::SecretsManager::Secret"]
     for resource in template["Resources"].values():
         if resource["Type"] == "AWS::Lambda::Function":
@@ -130,6 +133,10 @@ def test_the_api_function_knows_the_table_the_queue_the_link_keys_and_the_groups
         "AGENT_WAIT_QUEUE_URL": {"Ref": "AgentWaitEntryQueue74B3737D"},
         "AGENT_WAIT_LINK_KEYS_ARN": {"Ref": secret_id},
         "AGENT_WAIT_GROUPS_CLAIM": "groups",
+        "AGENT_WAIT_SIGN_IN_URL": "https://login.example.com/authorize",
+        "AGENT_WAIT_SIGN_IN_TOKEN_URL": "https://login.example.com/token",
+        "AGENT_WAIT_SIGN_IN_CLIENT_ID": "inbox",
+        "AGENT_WAIT_SIGN_IN_SCOPES": "openid email",
         "POWERTOOLS_SERVICE_NAME": "agent-wait",
         "POWERTOOLS_METRICS_NAMESPACE": "AgentWait",
         "POWERTOOLS_TRACE_DISABLED": "true",
@@ -194,10 +201,83 @@ def test_each_route_may_invoke_only_the_api_function(answering: Synth) -> None:
         for p in answering.resources("AWS::Lambda::Permission").values()
         if p["Properties"]["Principal"] == "apigateway.amazonaws.com"
     ]
-    assert len(permissions) == len(SIGNED_IN | LINKS)
+    assert len(permissions) == len(SIGNED_IN | LINKS | PAGES)
     for permission in permissions:
         assert permission["FunctionName"] == {"Fn::GetAtt": [function_id, "Arn"]}
         assert "SourceArn" in permission  # scoped to its route, not to the whole account
+
+
+def api_environment(synth: Synth) -> dict[str, Any]:
+    return api_function(synth)[1]["Properties"]["Environment"]["Variables"]
+
+
+def test_the_inbox_signs_in_at_the_pool_domain_with_a_public_client_made_for_its_own_url(
+    cognito_api: Synth,
+) -> None:
+    (api_id,) = cognito_api.resources("AWS::ApiGatewayV2::Api")
+    (domain_id,) = cognito_api.resources("AWS::Cognito::UserPoolDomain")
+    (inbox_id, inbox) = next(
+        (k, r) for k, r in cognito_api.resources("AWS::Cognito::UserPoolClient").items() if "AnswerApi" in k
+    )
+    page = {"Fn::Join": ["", [{"Fn::GetAtt": [api_id, "ApiEndpoint"]}, "/inbox"]]}
+    props = inbox["Properties"]
+    assert props["GenerateSecret"] is False  # a page keeps no secret: PKCE protects the code
+    assert (props["AllowedOAuthFlows"], props["AllowedOAuthFlowsUserPoolClient"]) == (["code"], True)
+    assert props["AllowedOAuthScopes"] == ["openid", "email", "profile"]
+    assert props["CallbackURLs"] == [page, "http://localhost:8000/inbox"]
+    assert props["SupportedIdentityProviders"] == ["COGNITO"]
+    assert props["PreventUserExistenceErrors"] == "ENABLED"
+    assert not {"ALLOW_USER_PASSWORD_AUTH", "ALLOW_ADMIN_USER_PASSWORD_AUTH"} & set(props.get("ExplicitAuthFlows", []))
+    hosted = {
+        "Fn::Join": ["", ["https://", {"Ref": domain_id}, ".auth.", {"Ref": "AWS::Region"}, ".amazoncognito.com"]]
+    }
+    env = api_environment(cognito_api)
+    for name, path in (
+        ("AGENT_WAIT_SIGN_IN_URL", "/oauth2/authorize"),
+        ("AGENT_WAIT_SIGN_IN_TOKEN_URL", "/oauth2/token"),
+    ):
+        assert json.dumps(env[name]) == json.dumps(hosted).replace('.amazoncognito.com"', f'.amazoncognito.com{path}"')
+    assert env["AGENT_WAIT_SIGN_IN_CLIENT_ID"] == {"Ref": inbox_id}
+    assert env["AGENT_WAIT_SIGN_IN_SCOPES"] == "openid email profile"
+
+
+def test_with_another_issuer_the_inbox_signs_in_where_inbox_sign_in_says(answering: Synth) -> None:
+    env = api_environment(answering)
+    assert {k: v for k, v in env.items() if k.startswith("AGENT_WAIT_SIGN_IN_")} == {
+        "AGENT_WAIT_SIGN_IN_URL": "https://login.example.com/authorize",
+        "AGENT_WAIT_SIGN_IN_TOKEN_URL": "https://login.example.com/token",
+        "AGENT_WAIT_SIGN_IN_CLIENT_ID": "inbox",
+        "AGENT_WAIT_SIGN_IN_SCOPES": "openid email",
+    }
+    assert not answering.resources("AWS::Cognito::UserPoolClient")
+
+
+def test_without_a_way_to_sign_in_the_page_asks_for_a_token_and_inbox_false_removes_its_routes(
+    refund: Synth,
+) -> None:
+    stack = Stack(new_app(), "S")
+    AgentWait(
+        stack,
+        "AgentWait",
+        graph="m:g",
+        code=inline_code(),
+        answer_api=True,
+        answer_api_props=AnswerApiProps(jwt_issuer=ISSUER, jwt_audience=["approvals"], inbox=False),
+    )
+    template = Template.from_stack(stack).to_json()
+    keys = {r["Properties"]["RouteKey"] for r in template["Resources"].values() if r["Type"].endswith("::Route")}
+    assert keys == SIGNED_IN | LINKS
+    for resource in template["Resources"].values():
+        if resource["Type"] == "AWS::Lambda::Function":
+            assert not [k for k in resource["Properties"]["Environment"]["Variables"] if "SIGN_IN" in k]
+
+
+def test_the_refund_stack_outputs_where_its_inbox_is(refund: Synth) -> None:
+    (api_id,) = refund.resources("AWS::ApiGatewayV2::Api")
+    (url,) = [o["Value"] for k, o in refund.json["Outputs"].items() if k.startswith("InboxUrl")]
+    assert url == {"Fn::Join": ["", [{"Fn::GetAtt": [api_id, "ApiEndpoint"]}, "/inbox"]]}
+    (_, domain) = refund.one("AWS::Cognito::UserPoolDomain")
+    assert domain["Properties"]["Domain"] == {"Fn::Join": ["", ["agent-wait-refund-", {"Ref": "AWS::AccountId"}]]}
 
 
 def _oidc(**props: Any) -> AnswerApiProps:
@@ -210,6 +290,21 @@ def _pool(stack: Stack) -> cognito.IUserPool:
 
 def _client(stack: Stack) -> cognito.IUserPoolClient:
     return cognito.UserPoolClient.from_user_pool_client_id(stack, "Client", "inbox")
+
+
+def _domain(stack: Stack) -> cognito.UserPoolDomain:
+    pool = cognito.UserPool(stack, "DomainPool")
+    return pool.add_domain("Domain", cognito_domain=cognito.CognitoDomainOptions(domain_prefix="approvals"))
+
+
+def _sign_in(**props: Any) -> InboxSignIn:
+    return InboxSignIn(
+        **{
+            "authorize_url": "https://login.example.com/authorize",
+            "token_url": "https://login.example.com/token",
+            **props,
+        }
+    )
 
 
 _ON = {"answer_api": True}
@@ -264,7 +359,8 @@ BAD_PROPS: dict[str, tuple[Callable[[Stack], dict[str, Any]], str]] = {
     ),
     "pool without clients": (
         lambda s: {**_ON, "answer_api_props": AnswerApiProps(user_pool=_pool(s))},
-        "answer_api_props.user_pool_clients must list at least 1 app client of user_pool; got 0",
+        "answer_api_props.user_pool_clients must list at least 1 app client of user_pool (or give sign_in_domain, "
+        "and the inbox's client is made for you); got 0",
     ),
     "link keys without links": (
         lambda s: {
@@ -320,6 +416,68 @@ BAD_PROPS: dict[str, tuple[Callable[[Stack], dict[str, Any]], str]] = {
     "eventbridge links without a bus": (
         lambda s: {**_ON, "answer_api_props": _oidc(), "bus": False, "link_announcers": ("eventbridge",)},
         "link_announcers names 'eventbridge', which needs a bus; there is none",
+    ),
+    "sign-in domain without a pool": (
+        lambda s: {**_ON, "answer_api_props": _oidc(sign_in_domain=_domain(s))},
+        "answer_api_props.sign_in_domain needs user_pool: it is that pool's domain; got no user_pool",
+    ),
+    "two ways for the inbox to sign in": (
+        lambda s: {
+            **_ON,
+            "answer_api_props": AnswerApiProps(
+                user_pool=_pool(s), sign_in_domain=_domain(s), inbox_sign_in=_sign_in(client_id="approvals")
+            ),
+        },
+        "answer_api_props.inbox_sign_in cannot go with sign_in_domain: the page signs in one way; sign_in_domain "
+        "for a Cognito user pool, inbox_sign_in for any other issuer",
+    ),
+    "inbox sign-in with a pool": (
+        lambda s: {
+            **_ON,
+            "answer_api_props": AnswerApiProps(
+                user_pool=_pool(s), user_pool_clients=[_client(s)], inbox_sign_in=_sign_in(client_id="approvals")
+            ),
+        },
+        "answer_api_props.inbox_sign_in is for an issuer other than Cognito; with user_pool, pass its domain as "
+        "sign_in_domain instead",
+    ),
+    "inbox client outside the audience": (
+        lambda s: {**_ON, "answer_api_props": _oidc(inbox_sign_in=_sign_in(client_id="someone-else"))},
+        "answer_api_props.inbox_sign_in.client_id must be one of jwt_audience ['approvals']: the page calls the "
+        "API with the ID token, whose aud is the client id; got 'someone-else'",
+    ),
+    "inbox sign-in over http": (
+        lambda s: {
+            **_ON,
+            "answer_api_props": _oidc(
+                inbox_sign_in=_sign_in(client_id="approvals", token_url="http://login.example.com/token")
+            ),
+        },
+        "answer_api_props.inbox_sign_in.token_url must be an https:// URL of the issuer; "
+        "got 'http://login.example.com/token'",
+    ),
+    "inbox sign-in without scopes": (
+        lambda s: {**_ON, "answer_api_props": _oidc(inbox_sign_in=_sign_in(client_id="approvals", scopes=()))},
+        "answer_api_props.inbox_sign_in.scopes must list scopes such as 'openid'; got []",
+    ),
+    "sign-in without the inbox": (
+        lambda s: {**_ON, "answer_api_props": _oidc(inbox=False, inbox_sign_in=_sign_in(client_id="approvals"))},
+        "answer_api_props.inbox_sign_in cannot go with inbox=False: there is no page to sign in to; drop one",
+    ),
+    "callback urls without a domain": (
+        lambda s: {**_ON, "answer_api_props": _oidc(inbox_callback_urls=["https://inbox.example.com/inbox"])},
+        "answer_api_props.inbox_callback_urls needs sign_in_domain: they are added to the app client AnswerApi "
+        "makes for the page",
+    ),
+    "an http callback off localhost": (
+        lambda s: {
+            **_ON,
+            "answer_api_props": AnswerApiProps(
+                user_pool=_pool(s), sign_in_domain=_domain(s), inbox_callback_urls=["http://inbox.example.com/"]
+            ),
+        },
+        "answer_api_props.inbox_callback_urls must be https:// URLs (http:// only on localhost) of pages that "
+        "sign in; got 'http://inbox.example.com/'",
     ),
     "webhook links without a webhook": (
         lambda s: {**_ON, "answer_api_props": _oidc(), "link_announcers": ("webhook",)},
