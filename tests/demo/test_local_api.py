@@ -116,6 +116,7 @@ def test_dev_serves_the_api_and_prints_a_curl_line_that_works(
         assert reply.status == 200, reply
         assert reply.body["questions"] == []
         assert f"answer API   {api_url}" in printed
+        assert f"inbox        {api_url}/inbox" in printed
         assert (state["api_url"], state["issuer"]) == (api_url, api_url)
         # AND `agent-wait token` signs in through it (as from another terminal: the state file, not this env)
         capsys.readouterr()

@@ -111,6 +111,7 @@ def run_dev(
             f"agent-wait dev: emulator at {local.endpoint_url}\n"
             f"  entry queue  {local.queue_url}\n  ledger table {local.table}\n"
             f"  answer API   {local.api_url}  (JWT issuer {local.issuer.url}, audience {local.issuer.audience})\n"
+            f"  inbox        {local.api_url}/inbox  (sign in as anyone, in any groups)\n"
             f"Try the API as {DEV_USER} in {', '.join(DEV_GROUPS)} (the token is valid for an hour):\n"
             f"  curl -s -H 'Authorization: Bearer {token}' {local.api_url}/questions\n"
             "In another terminal: agent-wait start THREAD --input JSON; agent-wait questions;\n"
