@@ -37,6 +37,17 @@ class MovableClock:
         return utc_now() + self.offset
 
 
+def count_refunds(local: LocalStack, order_id: str) -> int:
+    """How many times the refund ran for `order_id`: one row per execution in the stack's refunds table."""
+    response = local.client("dynamodb").query(
+        TableName=local.environment[REFUND_TABLE_VARIABLE],
+        KeyConditionExpression="order_id = :o",
+        ExpressionAttributeValues={":o": {"S": order_id}},
+        Select="COUNT",
+    )
+    return int(response["Count"])
+
+
 @dataclass
 class World:
     """The running stack and what the scenarios need to see into it."""
@@ -99,13 +110,7 @@ class World:
         return from_item(item.get("Item", {}))
 
     def refunds(self, order_id: str) -> int:
-        response = self.local.client("dynamodb").query(
-            TableName=self.local.environment[REFUND_TABLE_VARIABLE],
-            KeyConditionExpression="order_id = :o",
-            ExpressionAttributeValues={":o": {"S": order_id}},
-            Select="COUNT",
-        )
-        count = int(response["Count"])
+        count = count_refunds(self.local, order_id)
         self.say(f"the refund ran {count} time{'s' if count != 1 else ''}")
         return count
 

@@ -26,8 +26,7 @@ from typing import Any
 import jwt
 import pytest
 from _http import Reply, call
-from examples.refund_agent.demo import MovableClock
-from examples.refund_agent.settings import REFUND_TABLE_VARIABLE
+from examples.refund_agent.demo import MovableClock, count_refunds
 
 from agent_wait.cli import main
 from agent_wait.cli._target import LOCAL_STATE, Target
@@ -78,13 +77,7 @@ class Api:
         return reply.body["status"]
 
     def refunds(self, order_id: str) -> int:
-        response = self.local.client("dynamodb").query(
-            TableName=self.local.environment[REFUND_TABLE_VARIABLE],
-            KeyConditionExpression="order_id = :o",
-            ExpressionAttributeValues={":o": {"S": order_id}},
-            Select="COUNT",
-        )
-        return int(response["Count"])
+        return count_refunds(self.local, order_id)
 
 
 # -- `agent-wait dev` (first: it runs its own LocalStack, and only one may run in a process at a time) ------------

@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 from _http import Reply, call
-from examples.refund_agent.demo import MovableClock
-from examples.refund_agent.settings import REFUND_TABLE_VARIABLE
+from examples.refund_agent.demo import MovableClock, count_refunds
 
 from agent_wait.cli._dev import Observer
 from agent_wait.host.local import LocalStack
@@ -83,13 +82,7 @@ class Links:
         return reply.body["status"]
 
     def refunds(self, order_id: str) -> int:
-        response = self.local.client("dynamodb").query(
-            TableName=self.local.environment[REFUND_TABLE_VARIABLE],
-            KeyConditionExpression="order_id = :o",
-            ExpressionAttributeValues={":o": {"S": order_id}},
-            Select="COUNT",
-        )
-        return int(response["Count"])
+        return count_refunds(self.local, order_id)
 
     def rotate(self, secret: dict[str, str]) -> None:
         """Store new link keys, then cold-start the functions (a warm one follows within KEYRING_MAX_AGE)."""
