@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -149,3 +152,33 @@ def test_outputs_file_of_a_deployed_stack_is_read(tmp_path: Path) -> None:
     outputs.write_text("{}")
     with pytest.raises(Exception, match="has no AgentWait outputs"):
         resolve_target(str(outputs))
+
+
+def test_the_cli_in_another_terminal_needs_no_aws_credentials_for_the_local_emulator(
+    world: Any, target: Target, tmp_path: Path
+) -> None:
+    # GIVEN a terminal with no AWS settings at all, in the folder where `agent-wait dev` runs
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "AGENT_WAIT_"))}
+    env.update(AWS_CONFIG_FILE=str(tmp_path / "none"), AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"))
+    env["AWS_EC2_METADATA_DISABLED"] = "true"  # no instance role to fall back on either
+    cli = str(Path(sys.executable).with_name("agent-wait"))
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [cli, *argv], check=False, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+        )
+
+    thread = f"order-nocreds-{uuid.uuid4().hex[:6]}"
+    # WHEN it starts a refund, lists the question and answers it
+    started = run("start", thread, "--input", json.dumps({"order_id": thread, "amount": 900}))
+    assert (started.returncode, started.stderr) == (0, ""), started.stderr
+    world.pump()
+    question = _open_question(world, thread)
+    listed = run("questions", "--status", "open")
+    assert listed.returncode == 0, listed.stderr
+    assert question in listed.stdout
+    answered = run("answer", question, "approve")
+    assert answered.returncode == 0, answered.stderr
+    world.pump()
+    # THEN the agent resumed, and no command needed a credential
+    assert world.row(thread, question)["status"] == "resumed"

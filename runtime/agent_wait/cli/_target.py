@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -13,6 +14,10 @@ from agent_wait.schema import Settings
 
 __all__ = ("LOCAL_STATE", "CliError", "Target", "local_target", "resolve_target")
 
+LOCAL_REGION = "us-east-1"
+"""The region of the local emulator's resources."""
+LOCAL_KEY = "local"
+"""What signs requests to the local emulator when no AWS credentials are configured (it checks none)."""
 LOCAL_STATE = Path(".agent-wait") / "local.json"
 """Written by `agent-wait dev` while it runs, so other terminals can reach its emulator."""
 
@@ -41,9 +46,24 @@ class Target:
     """The local JWT issuer of `agent-wait dev` (its `/dev/token` signs in); None for a deployed stack."""
 
     def client(self, service: str) -> Any:
+        """A boto3 client for this stack. On the local emulator no AWS credentials or region are needed: it
+        checks no signature, so when none are configured the client signs with placeholder keys."""
         import boto3
 
-        return boto3.client(service, region_name=self.region, endpoint_url=self.endpoint_url)
+        if not self.is_local:
+            return boto3.client(service, region_name=self.region, endpoint_url=self.endpoint_url)
+        session = boto3.Session(region_name=self.region or LOCAL_REGION)
+        if session.get_credentials() is None:
+            session = boto3.Session(
+                aws_access_key_id=LOCAL_KEY, aws_secret_access_key=LOCAL_KEY, region_name=self.region or LOCAL_REGION
+            )
+        return session.client(service, endpoint_url=self.endpoint_url)
+
+    @property
+    def is_local(self) -> bool:
+        """Whether this is an emulator on this machine (the endpoint is a loopback address)."""
+        host = urllib.parse.urlsplit(self.endpoint_url or "").hostname or ""
+        return host == "localhost" or host.startswith("127.") or host == "::1"
 
     def save(self, path: Path = LOCAL_STATE) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
