@@ -182,3 +182,81 @@ def test_the_cli_in_another_terminal_needs_no_aws_credentials_for_the_local_emul
     world.pump()
     # THEN the agent resumed, and no command needed a credential
     assert world.row(thread, question)["status"] == "resumed"
+
+
+def test_a_start_sent_twice_with_one_start_id_starts_once_and_keeps_its_question(
+    world: Any, target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    thread = f"order-cli-{uuid.uuid4().hex[:6]}"
+    argv = ["start", thread, "--input", json.dumps({"order_id": thread, "amount": 900}), "--start-id", "ticket-4471"]
+    # WHEN a start is sent, then sent again (a retried command)
+    assert main(argv) == 0
+    world.pump()
+    question = _open_question(world, thread)
+    assert main(argv) == 0
+    world.pump()
+    # THEN the first question is still the one open, nothing was cancelled, and nothing ran twice
+    rows = [row for row in _rows(world) if row["thread_id"] == thread]
+    assert [(row["question_id"], row["status"]) for row in rows] == [(question, "open")]
+    assert world.refunds(thread) == 0
+
+
+def test_questions_show_prints_what_is_asked_the_policy_and_the_decision(
+    world: Any, target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    thread = f"order-cli-{uuid.uuid4().hex[:6]}"
+    world.start(thread, 900)
+    question = _open_question(world, thread)
+    capsys.readouterr()
+    # WHEN an open question is shown
+    assert main(["questions", "show", question]) == 0
+    shown = capsys.readouterr().out
+    # THEN it says what is asked and the rules, before anyone decides
+    assert f"question {question}  thread={thread}  status=open" in shown
+    assert '"function": "issue_refund"' in shown
+    assert "actions  approve/reject" in shown
+    assert '"edits": false' in shown
+    assert "decision none yet" in shown
+    # AND once answered, who decided, how and with what
+    world.answer(thread, question, "approve")
+    assert main(["questions", "show", question, "--json"]) == 0
+    printed = capsys.readouterr().out
+    view = json.loads(printed[printed.index("{\n") :])  # the handlers' log lines may come first
+    assert (view["outcome"]["answer"]["action"], view["outcome"]["expired"]) == ("approve", False)
+
+
+def test_answer_sends_any_json_answer_or_edited_arguments(
+    world: Any, target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    thread = f"order-cli-{uuid.uuid4().hex[:6]}"
+    world.start(thread, 900)
+    question = _open_question(world, thread)
+    # WHEN edited arguments are sent: the refund's policy allows no edits, so the router refuses them
+    assert main(["answer", question, "approve", "--args", '{"amount": 500}']) == 0
+    [refused] = world.pump()
+    assert (refused.kind.value, refused.reason) == ("refused", "edit_not_allowed")
+    # AND a whole JSON answer is sent as it is, and decides
+    assert main(["answer", question, "--answer", '{"action": "reject", "reason": "duplicate order"}']) == 0
+    world.pump()
+    assert world.row(thread, question)["answer"] == {"action": "reject", "reason": "duplicate order"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["answer", "q-1"], "say how to answer: an ACTION such as approve, or --answer JSON"),
+        (["answer", "q-1", "approve", "--answer", "{}"], "--answer is the whole answer: leave out ACTION"),
+        (["answer", "q-1", "approve", "--args", "[1]"], "--args must be a JSON object of the arguments to change"),
+        (["answer", "q-1", "approve", "--args", "{amount"], "--args is not JSON: Expecting property name"),
+        (["questions", "show"], "questions takes no words but `show QUESTION`"),
+        (["questions", "show", "no-such-question"], "no question 'no-such-question'"),
+        (["start", "t-1", "--input", "{}", "--start-id", " "], "--start-id must not be empty"),
+    ],
+)
+def test_bad_answer_show_and_start_options_are_one_line(
+    target: Target, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1, f"expected one line, got {err!r}"

@@ -3,10 +3,12 @@
     agent-wait dev                               the local stack and its answer API, printing each envelope as announced
     agent-wait demo                              the refund-agent scenarios, narrated; non-zero on a wrong outcome
     agent-wait token --user U --groups G         a bearer token from the running `agent-wait dev`'s sign-in
-    agent-wait start THREAD --input JSON         send a start message
+    agent-wait start THREAD --input JSON         send a start message (--start-id ID: sending it again starts once)
     agent-wait questions [--status open]         list questions from the ledger
+    agent-wait questions show QUESTION           one question: what is asked, its policy, and its decision
     agent-wait answer QUESTION approve|reject    answer one: with a token (--token, $AGENT_WAIT_TOKEN) over the answer
-                                                 API, which says who won; else on the entry queue (checked first)
+                                                 API, which says who won; else on the entry queue (checked first);
+                                                 --args JSON edits the call's arguments, --answer JSON sends any answer
     agent-wait failures                          list failed threads: what failed, where, with which error
     agent-wait retry THREAD                      after fixing the agent, apply a failed thread's start or decision again
 
@@ -84,7 +86,11 @@ def _parser() -> argparse.ArgumentParser:
         if name == "start":
             sub.add_argument("thread_id", metavar="THREAD")
             sub.add_argument("--input", required=True, metavar="JSON", help="the agent's input, as JSON")
+            sub.add_argument(
+                "--start-id", metavar="ID", help="your id for this start; sending the same one again starts once"
+            )
         elif name == "questions":
+            sub.add_argument("show", nargs="*", metavar="show QUESTION", help="show one question in full")
             sub.add_argument("--status", help="open, answered, expired, cancelled, resumed or failed")
             sub.add_argument("--json", action="store_true", help="print rows as JSON lines")
         elif name == "failures":
@@ -94,8 +100,12 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--retry-id", help="your id for this retry; sending the same one twice retries once")
         else:
             sub.add_argument("question_id", metavar="QUESTION")
-            sub.add_argument("action", metavar="ACTION", help="one of the question's allowed actions, e.g. approve")
+            sub.add_argument(
+                "action", nargs="?", metavar="ACTION", help="one of the question's allowed actions, e.g. approve"
+            )
             sub.add_argument("--note", help="a note sent with the answer")
+            sub.add_argument("--args", metavar="JSON", help="edited arguments for the waiting call, as a JSON object")
+            sub.add_argument("--answer", metavar="JSON", help="any JSON answer, sent as it is (instead of ACTION)")
             sub.add_argument(
                 "--token", help=f"answer over the answer API with this bearer token (default: ${_api.TOKEN_VARIABLE})"
             )
@@ -119,9 +129,11 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     target = resolve_target(args.outputs)
     if args.command == "start":
-        message_id = _commands.start(target, args.thread_id, _commands.parse_input(args.input))
+        message_id = _commands.start(target, args.thread_id, _commands.parse_input(args.input), args.start_id)
         print(f"start sent for thread {args.thread_id} (message {message_id}) via {target.source}")
         return 0
+    if args.command == "questions" and args.show:
+        return _show(target, args)
     if args.command == "questions":
         rows = _commands.list_questions(target, args.status)
         for row in sorted(rows, key=lambda r: (r.get("asked_at") or "", r.get("question_id") or "")):
@@ -156,21 +168,69 @@ def _run(args: argparse.Namespace) -> int:
             f"(it failed with {failure.error} at {failure.failed_at}); watch it with: agent-wait failures"
         )
         return 0
+    return _answer(target, args)
+
+
+def _show(target: Any, args: argparse.Namespace) -> int:
+    from agent_wait.cli import _commands
+
+    if len(args.show) != 2 or args.show[0] != "show":
+        raise CliError("questions takes no words but `show QUESTION`: agent-wait questions show QUESTION_ID")
+    view = _commands.show(target, args.show[1])
+    if args.json:
+        print(json.dumps(view, indent=2, sort_keys=True))
+        return 0
+    policy, outcome = view["policy"], view["outcome"]
+    lines = [
+        f"question {view['question_id']}  thread={view['thread_id']}  status={view['status']}",
+        f"asked    {view['asked_at']}",
+        f"asks     {json.dumps(view['question'], sort_keys=True)}",
+        f"actions  {'/'.join(policy['allowed_actions'])}   deadline {policy['expires_at'] or 'none'}",
+        f"default  {json.dumps(policy['default'], sort_keys=True)}",
+        f"rules    {json.dumps(policy['rules'], sort_keys=True)}   tags {json.dumps(policy['tags'], sort_keys=True)}",
+    ]
+    if outcome is None:
+        lines.append("decision none yet")
+    elif outcome["expired"]:
+        lines.append(f"decision the deadline passed at {outcome['decided_at']}: the default applied, nobody decided")
+    else:
+        lines.append(
+            f"decision {outcome['status']} by {outcome['answered_by']} via {outcome['via']} at {outcome['decided_at']}"
+        )
+        lines.append(f"answer   {json.dumps(outcome['answer'], sort_keys=True)}")
+    if view.get("failure"):
+        lines.append(f"failed   {view['failure']['error']} at {view['failure']['failed_at']}; see agent-wait failures")
+    print("\n".join(lines))
+    return 0
+
+
+def _answer(target: Any, args: argparse.Namespace) -> int:
+    from agent_wait.cli import _commands
+
+    value = _commands.parse_input(args.answer, "--answer", '{"action": "approve"}') if args.answer else None
+    edited = _commands.parse_input(args.args, "--args", '{"amount": 500}') if args.args else None
+    if value is not None and (args.action or args.note or edited is not None):
+        raise CliError("--answer is the whole answer: leave out ACTION, --note and --args, or leave out --answer")
+    if value is None and not args.action:
+        raise CliError("say how to answer: an ACTION such as approve, or --answer JSON")
+    if edited is not None and not isinstance(edited, dict):
+        raise CliError("--args must be a JSON object of the arguments to change, e.g. --args '{\"amount\": 500}'")
     token = args.token or os.environ.get(_api.TOKEN_VARIABLE)
     if token and not args.queue:
-        print(_answer_over_api(target, args, token))
+        print(_answer_over_api(target, args, token, value=value, edited=edited))
         return 0
-    row = _commands.answer(target, args.question_id, args.action, args.note, args.by)
-    line = (
-        f"answer {args.action!r} sent on the entry queue for question {args.question_id} on thread {row['thread_id']}"
-    )
+    row = _commands.answer(target, args.question_id, args.action, args.note, args.by, args=edited, value=value)
+    what = repr(args.action) if value is None else "(JSON)"
+    line = f"answer {what} sent on the entry queue for question {args.question_id} on thread {row['thread_id']}"
     if target.api_url and not args.queue:
         line += f" (no token, so not over the answer API; {_api.TOKEN_VARIABLE} or --token sends it there)"
     print(line)
     return 0
 
 
-def _answer_over_api(target: Any, args: argparse.Namespace, token: str) -> str:
+def _answer_over_api(
+    target: Any, args: argparse.Namespace, token: str, *, value: Any = None, edited: Any = None
+) -> str:
     if not target.api_url:
         raise CliError(
             f"a token was given but no answer API is known for {target.source}; leave out --token (and "
@@ -181,7 +241,7 @@ def _answer_over_api(target: Any, args: argparse.Namespace, token: str) -> str:
             "--by names the answerer on the queue; over the answer API the token says who you are: "
             "leave out --by, or add --queue"
         )
-    return _api.answer(target, args.question_id, args.action, token=token, note=args.note)
+    return _api.answer(target, args.question_id, args.action, token=token, note=args.note, args=edited, value=value)
 
 
 def _print_failures(found: Sequence[Any], *, as_json: bool) -> int:

@@ -76,11 +76,13 @@ def sign_in(target: Target, user: str, groups: Sequence[str], *, expires_in: int
 def answer(
     target: Target,
     question_id: str,
-    action: str,
+    action: str | None,
     *,
     token: str,
     note: str | None = None,
     idempotency_key: str | None = None,
+    args: Any = None,
+    value: Any = None,
 ) -> str:
     """Answer `question_id` through the answer API; returns the line saying this answer won.
 
@@ -90,6 +92,8 @@ def answer(
         action: one of its allowed actions.
         token: the bearer token that says who answers.
         note: a note sent with the answer.
+        args: edited arguments for the waiting call (the answer's `args`).
+        value: any JSON answer, sent as it is instead of `action`, `note` and `args`.
         idempotency_key: the same key sent again repeats the outcome instead of deciding twice (default: fresh).
 
     Raises:
@@ -97,15 +101,18 @@ def answer(
             signed in), with what happened and by whom.
     """
     assert target.api_url, "answer over HTTP needs the target's api_url"
-    value: dict[str, Any] = {"action": action}
-    if note:
-        value["note"] = note
+    if value is None:
+        value = {"action": action}
+        if note:
+            value["note"] = note
+        if args is not None:
+            value["args"] = args
     url = f"{target.api_url}/questions/{urllib.parse.quote(question_id, safe='')}/answer"
     headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": idempotency_key or uuid.uuid4().hex}
     status, payload = _call(url, method="POST", body={"answer": value}, headers=headers)
     data: Mapping[str, Any] = payload if isinstance(payload, Mapping) else {}
     if status == 200:
-        return _won(data, question_id, action)
+        return _won(data, question_id, action or "(JSON)")
     raise CliError(_refused(status, data, question_id))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from typing import Any
@@ -11,16 +12,16 @@ from agent_wait.cli._target import CliError, Target
 from agent_wait.messages import group_id_for
 from agent_wait.schema import QUESTION_TABLE, QuestionStatus, question_key
 
-__all__ = ("answer", "failures", "list_questions", "retry", "start")
+__all__ = ("answer", "failures", "list_questions", "retry", "show", "start")
 
 
-def _send(target: Target, message: dict[str, Any]) -> str:
+def _send(target: Target, message: dict[str, Any], *, deduplication_id: str | None = None) -> str:
     try:
         response = target.client("sqs").send_message(
             QueueUrl=target.queue_url,
             MessageBody=dumps(message),
             MessageGroupId=group_id_for(message["thread_id"]),
-            MessageDeduplicationId=uuid.uuid4().hex,
+            MessageDeduplicationId=deduplication_id or uuid.uuid4().hex,
         )
     except Exception as exc:
         raise CliError(
@@ -29,19 +30,37 @@ def _send(target: Target, message: dict[str, Any]) -> str:
     return response["MessageId"]
 
 
-def parse_input(text: str) -> Any:
+def parse_input(text: str, option: str = "--input", example: str = '{"order_id": "o-1", "amount": 900}') -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise CliError(
-            f"--input is not JSON: {exc.msg} at character {exc.pos}. Quote it for the shell, e.g. "
-            """--input '{"order_id": "o-1", "amount": 900}'"""
+            f"{option} is not JSON: {exc.msg} at character {exc.pos}. Quote it for the shell, e.g. {option} '{example}'"
         ) from None
 
 
-def start(target: Target, thread_id: str, value: Any) -> str:
-    """Send a start message; returns the SQS message id."""
-    return _send(target, {"thread_id": thread_id, "input": value, "start_id": uuid.uuid4().hex})
+def start(target: Target, thread_id: str, value: Any, start_id: str | None = None) -> str:
+    """Send a start message; returns the SQS message id.
+
+    With `start_id`, sending the same start again (a retried command) starts the run once: SQS drops the
+    copy within five minutes, and the router, which records starts by id, republishes the open questions
+    instead of asking again.
+    """
+    if start_id is not None and not start_id.strip():
+        raise CliError("--start-id must not be empty; leave it out to send a new start each time")
+    message = {"thread_id": thread_id, "input": value, "start_id": start_id or uuid.uuid4().hex}
+    dedup = hashlib.sha256(f"{thread_id}\0{start_id}".encode()).hexdigest() if start_id else None
+    return _send(target, message, deduplication_id=dedup)
+
+
+def show(target: Target, question_id: str) -> dict[str, Any]:
+    """One question as the answer API shows it: what is asked, its policy, its status and its outcome."""
+    from agent_wait.host.api._questions import question_view
+
+    record = _guard(lambda: _ledger(target).find(question_id), target)
+    if record is None:
+        raise CliError(f"no question {question_id!r}; list them with: agent-wait questions --status open")
+    return question_view(record)
 
 
 def _rows(target: Target, status: str | None) -> list[dict[str, Any]]:
@@ -113,8 +132,25 @@ def _guard(call: Any, target: Target) -> Any:
         raise CliError(f"{exc.message}; is the stack running, and are these its outputs ({target.source})?") from None
 
 
-def answer(target: Target, question_id: str, action: str, note: str | None, answered_by: str | None) -> dict[str, Any]:
-    """Check the question is open and the action allowed, then send the answer; returns the ledger row."""
+def answer(
+    target: Target,
+    question_id: str,
+    action: str | None,
+    note: str | None,
+    answered_by: str | None,
+    *,
+    args: Any = None,
+    value: Any = None,
+) -> dict[str, Any]:
+    """Check the question is open and the action allowed, then send the answer; returns the ledger row.
+
+    Args:
+        action: one of the question's allowed actions (None with `value`).
+        note: a note sent with the answer.
+        answered_by: who answers (recorded as such only from a trusted sender).
+        args: edited arguments for the waiting call, sent as the answer's `args`.
+        value: any JSON answer, sent as it is, instead of `action`, `note` and `args`.
+    """
     rows = [row for row in _rows(target, None) if row.get("question_id") == question_id]
     if not rows:
         raise CliError(f"no question {question_id!r}; list them with: agent-wait questions --status open")
@@ -122,11 +158,15 @@ def answer(target: Target, question_id: str, action: str, note: str | None, answ
     if row["status"] != QuestionStatus.OPEN.value:
         raise CliError(f"question {question_id} is already {row['status']}; only open questions take answers")
     allowed = row.get("allowed_actions") or []
-    if action not in allowed:
+    if value is None and action not in allowed:
         raise CliError(f"action {action!r} is not allowed for question {question_id}; use one of: {', '.join(allowed)}")
-    body: dict[str, Any] = {"action": action}
-    if note:
-        body["note"] = note
+    body: Any = value
+    if value is None:
+        body = {"action": action}
+        if note:
+            body["note"] = note
+        if args is not None:
+            body["args"] = args
     message = {"thread_id": row["thread_id"], "question_id": question_id, "answer": body}
     if answered_by:
         message["answered_by"] = answered_by
