@@ -260,3 +260,75 @@ def test_bad_answer_show_and_start_options_are_one_line(
     err = capsys.readouterr().err
     assert message in err
     assert err.count("\n") == 1, f"expected one line, got {err!r}"
+
+
+@pytest.fixture
+def with_dead_letters(world: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Target:
+    """The CLI pointed at the local stack as `agent-wait dev` points it, dead-letter queue included."""
+    monkeypatch.chdir(tmp_path)
+    local = world.local
+    found = Target(
+        queue_url=local.queue_url,
+        table=local.table,
+        endpoint_url=local.endpoint_url,
+        region="us-east-1",
+        dead_letter_url=local.environment["AGENT_WAIT_DLQ_URL"],
+    )
+    found.save()
+    return found
+
+
+def test_dead_letters_are_listed_with_their_reasons_and_only_the_chosen_ones_redriven(
+    world: Any, with_dead_letters: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent_wait.messages import group_id_for
+
+    sqs = world.local.client("sqs")
+    thread = f"order-dlq-{uuid.uuid4().hex[:6]}"
+    # GIVEN a body the router can never read (it dead-letters it), and a start SQS gave up on while a store
+    # was failing (the router dead-lettered it on its last receive, as retries_exhausted)
+    sqs.send_message(
+        QueueUrl=world.local.queue_url, MessageBody="not json", MessageGroupId="g-1", MessageDeduplicationId=thread
+    )
+    world.pump()
+    start = {"thread_id": thread, "input": {"order_id": thread, "amount": 900}, "start_id": thread}
+    attributes = {
+        "agent_wait_reason": {"DataType": "String", "StringValue": "retries_exhausted"},
+        "agent_wait_detail": {"DataType": "String", "StringValue": "ProvisionedThroughputExceeded on every receive"},
+        "agent_wait_thread_id": {"DataType": "String", "StringValue": thread},
+    }
+    sqs.send_message(
+        QueueUrl=with_dead_letters.dead_letter_url,
+        MessageBody=json.dumps(start),
+        MessageGroupId=group_id_for(thread),
+        MessageDeduplicationId=f"{thread}-start",
+        MessageAttributes=attributes,
+    )
+    capsys.readouterr()
+    # WHEN they are listed, twice
+    for _ in range(2):
+        assert main(["dead-letters", "list", "--json"]) == 0
+        rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith('{"message_id"')]
+        reasons = {row["reason"] for row in rows}
+        # THEN each shows its reason, and listing leaves them on the queue
+        assert {"not_json", "retries_exhausted"} <= reasons
+        assert any(row["thread_id"] == thread and row["reason"] == "retries_exhausted" for row in rows)
+    # WHEN only the retries_exhausted ones are redriven
+    assert main(["dead-letters", "redrive", "--reason", "retries_exhausted", "--thread", thread]) == 0
+    assert "1 redriven to the entry queue" in capsys.readouterr().out
+    # THEN the start runs, and the unreadable body stays where it is
+    world.pump()
+    assert _open_question(world, thread)
+    assert main(["dead-letters", "list", "--json"]) == 0
+    left = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith('{"message_id"')]
+    assert not [row for row in left if row["thread_id"] == thread]
+    assert "not_json" in {row["reason"] for row in left}
+
+
+def test_agent_failed_dead_letters_are_never_redriven(
+    with_dead_letters: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["dead-letters", "redrive", "--reason", "agent_failed"]) == 1
+    err = capsys.readouterr().err
+    assert "agent_failed dead letters are never redriven: fix the agent, then run `agent-wait retry THREAD`" in err
+    assert err.count("\n") == 1

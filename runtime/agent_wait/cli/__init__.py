@@ -10,6 +10,8 @@
                                                  API, which says who won; else on the entry queue (checked first);
                                                  --args JSON edits the call's arguments, --answer JSON sends any answer
     agent-wait failures                          list failed threads: what failed, where, with which error
+    agent-wait dead-letters list                 the entry queue's dead letters, each with its reason (they stay)
+    agent-wait dead-letters redrive [--reason R] move them back to the entry queue, in their thread's order
     agent-wait retry THREAD                      after fixing the agent, apply a failed thread's start or decision again
 
 `start`, `questions`, `answer`, `failures` and `retry` talk to the running `agent-wait dev`, or to a deployed stack with
@@ -79,6 +81,7 @@ def _parser() -> argparse.ArgumentParser:
         ("answer", "answer one"),
         ("failures", "list failed threads"),
         ("retry", "apply a failed thread's recorded start or decision again, once"),
+        ("dead-letters", "list the dead letters with their reasons, or redrive them"),
     )
     for name, text in commands_on_a_stack:
         sub = commands.add_parser(name, help=text)
@@ -95,6 +98,11 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--json", action="store_true", help="print rows as JSON lines")
         elif name == "failures":
             sub.add_argument("--json", action="store_true", help="print failures as JSON lines")
+        elif name == "dead-letters":
+            sub.add_argument("verb", choices=("list", "redrive"))
+            sub.add_argument("--reason", action="append", default=[], help="redrive only this reason (repeatable)")
+            sub.add_argument("--thread", metavar="THREAD", help="redrive only this thread's dead letters")
+            sub.add_argument("--json", action="store_true", help="print dead letters as JSON lines")
         elif name == "retry":
             sub.add_argument("thread_id", metavar="THREAD")
             sub.add_argument("--retry-id", help="your id for this retry; sending the same one twice retries once")
@@ -158,6 +166,8 @@ def _run(args: argparse.Namespace) -> int:
         if not rows:
             print(f"no {args.status + ' ' if args.status else ''}questions")
         return 0
+    if args.command == "dead-letters":
+        return _run_dead_letters(target, args)
     if args.command == "failures":
         return _print_failures(_commands.failures(target), as_json=args.json)
     if args.command == "retry":
@@ -169,6 +179,30 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 0
     return _answer(target, args)
+
+
+def _run_dead_letters(target: Any, args: argparse.Namespace) -> int:
+    from agent_wait.cli import _dead_letters as dead
+
+    if args.verb == "list":
+        if args.reason or args.thread:
+            raise CliError("--reason and --thread choose what `dead-letters redrive` moves; `list` shows them all")
+        found = dead.list_dead_letters(target)
+        for message in found:
+            row = message.as_row()
+            print(
+                json.dumps(row)
+                if args.json
+                else f"{row['reason']:18} thread={row['thread_id']}  message={row['message_id']}  {row['detail']}"
+            )
+        if not found:
+            print("no dead letters")
+        return 0
+    moved, kept = dead.redrive(target, reasons=args.reason, thread_id=args.thread)
+    for message in moved:
+        print(f"redriven  {message.reason:18} thread={message.thread_id}  message={message.message_id}")
+    print(f"{len(moved)} redriven to the entry queue; {len(kept)} left on the dead-letter queue")
+    return 0
 
 
 def _show(target: Any, args: argparse.Namespace) -> int:

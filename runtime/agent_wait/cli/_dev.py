@@ -104,6 +104,7 @@ def run_dev(
             source="dev",
             api_url=local.api_url,
             issuer=local.issuer.url,
+            dead_letter_url=local.environment.get("AGENT_WAIT_DLQ_URL"),
         )
         target.save()
         token = sign_in(target, DEV_USER, DEV_GROUPS)

@@ -44,6 +44,8 @@ class Target:
     """The answer API's base URL; `agent-wait answer` goes there when set."""
     issuer: str | None = None
     """The local JWT issuer of `agent-wait dev` (its `/dev/token` signs in); None for a deployed stack."""
+    dead_letter_url: str | None = None
+    """The entry queue's dead-letter queue, for `agent-wait dead-letters`."""
 
     def client(self, service: str) -> Any:
         """A boto3 client for this stack. On the local emulator no AWS credentials or region are needed: it
@@ -84,6 +86,7 @@ def _from_outputs(path: Path) -> Target:
         queue = next((v for k, v in outputs.items() if k.startswith("AgentWait") and "EntryQueueUrl" in k), None)
         table = next((v for k, v in outputs.items() if "QuestionTableName" in k), None)
         api = next((v for k, v in outputs.items() if k.startswith("AgentWait") and "ApiUrl" in k), None)
+        dlq = next((v for k, v in outputs.items() if k.startswith("AgentWait") and "DeadLetterQueueUrl" in k), None)
         if queue and table:
             return Target(
                 queue_url=queue,
@@ -91,6 +94,7 @@ def _from_outputs(path: Path) -> Target:
                 region=queue.split(".")[1] if "sqs." in queue else None,
                 source=str(path),
                 api_url=str(api).rstrip("/") if api else None,
+                dead_letter_url=dlq,
             )
     raise CliError(
         f"{path} has no AgentWait outputs (EntryQueueUrl, QuestionTableName); is it from an AgentWait stack?"
@@ -104,7 +108,12 @@ def resolve_target(outputs: str | None = None, environ: Mapping[str, str] | None
         return _from_outputs(Path(outputs))
     queue, table = env.get(Settings.QUEUE_URL.value), env.get(Settings.TABLE.value)
     if queue and table:
-        return Target(queue_url=queue, table=table, endpoint_url=env.get("AWS_ENDPOINT_URL"))
+        return Target(
+            queue_url=queue,
+            table=table,
+            endpoint_url=env.get("AWS_ENDPOINT_URL"),
+            dead_letter_url=env.get(Settings.DLQ_URL.value),
+        )
     if LOCAL_STATE.exists():
         return local_target()
     raise CliError(
