@@ -332,3 +332,79 @@ def test_agent_failed_dead_letters_are_never_redriven(
     err = capsys.readouterr().err
     assert "agent_failed dead letters are never redriven: fix the agent, then run `agent-wait retry THREAD`" in err
     assert err.count("\n") == 1
+
+
+def test_stack_finds_a_deployed_stack_by_its_outputs_whatever_the_construct_id(
+    world: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN no state file and no AGENT_WAIT_* settings: only the stack's name and where AWS is
+    monkeypatch.chdir(tmp_path)
+    for name in ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_TABLE"):
+        monkeypatch.delenv(name, raising=False)
+    thread = f"order-stack-{uuid.uuid4().hex[:6]}"
+    world.start(thread, 900)
+    question = _open_question(world, thread)
+    where = ["--stack", world.local.stack_name, "--region", "us-east-1", "--endpoint-url", world.local.endpoint_url]
+    capsys.readouterr()
+    # WHEN the questions are listed as JSON lines
+    assert main(["questions", "--status", "open", "--output", "json", *where]) == 0
+    # THEN they come from that stack's table
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith('{"thread_id"')]
+    assert question in {row["question_id"] for row in rows}
+
+
+def test_outputs_are_found_whatever_the_construct_id() -> None:
+    from agent_wait.cli._target import _outputs_target
+
+    found = _outputs_target(
+        {
+            "ApprovalsEntryQueueUrl1A2B3C4D": "https://sqs.eu-west-1.amazonaws.com/1/entry.fifo",
+            "ApprovalsDeadLetterQueueUrlAABBCCDD": "https://sqs.eu-west-1.amazonaws.com/1/dlq.fifo",
+            "ApprovalsQuestionTableName0F0F0F0F": "questions",
+            "ApprovalsAnswerApiAnswerApiUrl12345678": "https://abc.execute-api.eu-west-1.amazonaws.com/",
+        },
+        "stack Approvals",
+    )
+    assert found is not None
+    assert (found.queue_url, found.table, found.region) == (
+        "https://sqs.eu-west-1.amazonaws.com/1/entry.fifo",
+        "questions",
+        "eu-west-1",
+    )
+    assert found.dead_letter_url == "https://sqs.eu-west-1.amazonaws.com/1/dlq.fifo"
+    assert found.api_url == "https://abc.execute-api.eu-west-1.amazonaws.com"
+
+
+def test_a_state_file_left_by_a_dev_that_ended_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_TABLE"):
+        monkeypatch.delenv(name, raising=False)
+    with socket.socket() as probe:  # a port nothing listens on once closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    Target(queue_url="q", table="t", endpoint_url=f"http://127.0.0.1:{port}", region="us-east-1").save()
+    assert main(["questions"]) == 1
+    err = capsys.readouterr().err
+    assert "`agent-wait dev` is not running any more (.agent-wait/local.json is left from a run that ended" in err
+    assert err.count("\n") == 1
+
+
+def test_an_unknown_profile_is_one_line_that_says_how_to_list_them(
+    target: Target, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    assert main(["questions", "--profile", "no-such-profile-here"]) == 1
+    err = capsys.readouterr().err
+    assert "no AWS profile 'no-such-profile-here'; list yours with: aws configure list-profiles" in err
+    assert err.count("\n") == 1
+
+
+def test_output_takes_table_or_json_only(target: Target, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["questions", "--output", "yaml"])
+    assert exited.value.code == 2
+    assert "invalid choice: 'yaml'" in capsys.readouterr().err

@@ -14,8 +14,9 @@
     agent-wait dead-letters redrive [--reason R] move them back to the entry queue, in their thread's order
     agent-wait retry THREAD                      after fixing the agent, apply a failed thread's start or decision again
 
-`start`, `questions`, `answer`, `failures` and `retry` talk to the running `agent-wait dev`, or to a deployed stack with
-`--outputs cdk-outputs.json` (written by `cdk deploy --outputs-file cdk-outputs.json`).
+`start`, `questions`, `answer`, `failures`, `retry` and `dead-letters` talk to the running `agent-wait dev`, or to a
+deployed stack: `--stack NAME` (with `--region`, `--profile` as for the aws CLI) or `--outputs cdk-outputs.json`
+(written by `cdk deploy --outputs-file cdk-outputs.json`).
 """
 
 from __future__ import annotations
@@ -85,7 +86,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     for name, text in commands_on_a_stack:
         sub = commands.add_parser(name, help=text)
-        sub.add_argument("--outputs", help="cdk-outputs.json of a deployed stack (default: the running agent-wait dev)")
+        where = sub.add_argument_group("which stack (as the aws CLI finds it; default: the running agent-wait dev)")
+        where.add_argument("--stack", metavar="NAME", help="a deployed stack, found by its CloudFormation outputs")
+        where.add_argument("--outputs", metavar="FILE", help="cdk-outputs.json of a deployed stack")
+        where.add_argument("--region", help="the stack's AWS region")
+        where.add_argument("--profile", help="the AWS CLI profile to sign requests with")
+        where.add_argument("--endpoint-url", metavar="URL", help="an AWS endpoint (an emulator, a VPC endpoint)")
+        if name in ("questions", "failures", "dead-letters"):
+            sub.add_argument("--output", choices=("table", "json"), default="table", help="table, or JSON lines")
         if name == "start":
             sub.add_argument("thread_id", metavar="THREAD")
             sub.add_argument("--input", required=True, metavar="JSON", help="the agent's input, as JSON")
@@ -135,7 +143,11 @@ def _run(args: argparse.Namespace) -> int:
         groups = [g.strip() for text in args.groups for g in text.split(",") if g.strip()]
         print(_api.sign_in(local_target(), args.user, groups, expires_in=args.expires_in))
         return 0
-    target = resolve_target(args.outputs)
+    target = resolve_target(
+        args.outputs, stack=args.stack, region=args.region, profile=args.profile, endpoint_url=args.endpoint_url
+    )
+    if getattr(args, "output", None) == "json":
+        args.json = True
     if args.command == "start":
         message_id = _commands.start(target, args.thread_id, _commands.parse_input(args.input), args.start_id)
         print(f"start sent for thread {args.thread_id} (message {message_id}) via {target.source}")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import socket
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +48,8 @@ class Target:
     """The local JWT issuer of `agent-wait dev` (its `/dev/token` signs in); None for a deployed stack."""
     dead_letter_url: str | None = None
     """The entry queue's dead-letter queue, for `agent-wait dead-letters`."""
+    profile: str | None = None
+    """The AWS CLI profile whose credentials sign requests (`--profile`); None: the default chain."""
 
     def client(self, service: str) -> Any:
         """A boto3 client for this stack. On the local emulator no AWS credentials or region are needed: it
@@ -53,8 +57,8 @@ class Target:
         import boto3
 
         if not self.is_local:
-            return boto3.client(service, region_name=self.region, endpoint_url=self.endpoint_url)
-        session = boto3.Session(region_name=self.region or LOCAL_REGION)
+            return _session(self.profile, self.region).client(service, endpoint_url=self.endpoint_url)
+        session = _session(self.profile, self.region or LOCAL_REGION)
         if session.get_credentials() is None:
             session = boto3.Session(
                 aws_access_key_id=LOCAL_KEY, aws_secret_access_key=LOCAL_KEY, region_name=self.region or LOCAL_REGION
@@ -72,6 +76,37 @@ class Target:
         path.write_text(json.dumps(asdict(self), indent=2))
 
 
+def _session(profile: str | None, region: str | None) -> Any:
+    import boto3
+    import botocore.exceptions
+
+    try:
+        return boto3.Session(profile_name=profile, region_name=region)
+    except botocore.exceptions.ProfileNotFound:
+        raise CliError(f"no AWS profile {profile!r}; list yours with: aws configure list-profiles") from None
+
+
+def _output(outputs: Mapping[str, Any], name: str) -> Any:
+    """The output `name` whatever the construct's id: CDK names it `<construct id><name><8-hex hash>`."""
+    pattern = re.compile(rf"{name}(?:[0-9A-F]{{8}})?$")
+    return next((value for key, value in outputs.items() if pattern.search(key)), None)
+
+
+def _outputs_target(outputs: Mapping[str, Any], source: str) -> Target | None:
+    queue, table = _output(outputs, "EntryQueueUrl"), _output(outputs, "QuestionTableName")
+    if not (queue and table):
+        return None
+    api = _output(outputs, "AnswerApiUrl")
+    return Target(
+        queue_url=queue,
+        table=table,
+        region=queue.split(".")[1] if "sqs." in queue else None,
+        source=source,
+        api_url=str(api).rstrip("/") if api else None,
+        dead_letter_url=_output(outputs, "DeadLetterQueueUrl"),
+    )
+
+
 def _from_outputs(path: Path) -> Target:
     try:
         data = json.loads(path.read_text())
@@ -83,42 +118,73 @@ def _from_outputs(path: Path) -> Target:
         ) from None
     stacks = [value for value in data.values() if isinstance(value, Mapping)] if isinstance(data, Mapping) else []
     for outputs in stacks:
-        queue = next((v for k, v in outputs.items() if k.startswith("AgentWait") and "EntryQueueUrl" in k), None)
-        table = next((v for k, v in outputs.items() if "QuestionTableName" in k), None)
-        api = next((v for k, v in outputs.items() if k.startswith("AgentWait") and "ApiUrl" in k), None)
-        dlq = next((v for k, v in outputs.items() if k.startswith("AgentWait") and "DeadLetterQueueUrl" in k), None)
-        if queue and table:
-            return Target(
-                queue_url=queue,
-                table=table,
-                region=queue.split(".")[1] if "sqs." in queue else None,
-                source=str(path),
-                api_url=str(api).rstrip("/") if api else None,
-                dead_letter_url=dlq,
-            )
+        found = _outputs_target(outputs, str(path))
+        if found is not None:
+            return found
     raise CliError(
         f"{path} has no AgentWait outputs (EntryQueueUrl, QuestionTableName); is it from an AgentWait stack?"
     )
 
 
-def resolve_target(outputs: str | None = None, environ: Mapping[str, str] | None = None) -> Target:
-    """`--outputs FILE`, else AGENT_WAIT_QUEUE_URL + AGENT_WAIT_TABLE, else the running `agent-wait dev`."""
+def _from_stack(name: str, *, region: str | None, profile: str | None, endpoint_url: str | None) -> Target:
+    """The deployed stack `name`, found by its CloudFormation outputs."""
+    probe = Target(queue_url="", table="", endpoint_url=endpoint_url, region=region, profile=profile)
+    try:
+        stacks = probe.client("cloudformation").describe_stacks(StackName=name)["Stacks"]
+    except CliError:
+        raise
+    except Exception as exc:
+        code = (getattr(exc, "response", None) or {}).get("Error", {}).get("Code") or type(exc).__name__
+        raise CliError(
+            f"cannot read stack {name!r} ({code}); check its name, --region and your credentials (--profile)"
+        ) from None
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in stacks[0].get("Outputs", [])} if stacks else {}
+    found = _outputs_target(outputs, f"stack {name}")
+    if found is None:
+        raise CliError(f"stack {name!r} has no AgentWait outputs (EntryQueueUrl, QuestionTableName)")
+    return found
+
+
+def resolve_target(
+    outputs: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    stack: str | None = None,
+    region: str | None = None,
+    profile: str | None = None,
+    endpoint_url: str | None = None,
+) -> Target:
+    """The stack to talk to, as the `aws` CLI would find it.
+
+    `--stack NAME` (its CloudFormation outputs), else `--outputs FILE`, else `AGENT_WAIT_QUEUE_URL` +
+    `AGENT_WAIT_TABLE`, else the running `agent-wait dev`; then `--region`, `--profile` and
+    `--endpoint-url` apply to whichever was found.
+    """
     env = os.environ if environ is None else environ
-    if outputs:
-        return _from_outputs(Path(outputs))
-    queue, table = env.get(Settings.QUEUE_URL.value), env.get(Settings.TABLE.value)
-    if queue and table:
-        return Target(
-            queue_url=queue,
-            table=table,
+    if stack:
+        found = _from_stack(stack, region=region, profile=profile, endpoint_url=endpoint_url)
+    elif outputs:
+        found = _from_outputs(Path(outputs))
+    elif env.get(Settings.QUEUE_URL.value) and env.get(Settings.TABLE.value):
+        found = Target(
+            queue_url=env[Settings.QUEUE_URL.value],
+            table=env[Settings.TABLE.value],
             endpoint_url=env.get("AWS_ENDPOINT_URL"),
             dead_letter_url=env.get(Settings.DLQ_URL.value),
         )
-    if LOCAL_STATE.exists():
-        return local_target()
-    raise CliError(
-        "no stack to talk to: run `agent-wait dev` in another terminal, pass --outputs cdk-outputs.json "
-        f"(from `cdk deploy --outputs-file`), or set {Settings.QUEUE_URL.value} and {Settings.TABLE.value}"
+    elif LOCAL_STATE.exists():
+        found = local_target()
+    else:
+        raise CliError(
+            "no stack to talk to: run `agent-wait dev` in another terminal, pass --stack NAME or --outputs "
+            f"cdk-outputs.json (from `cdk deploy --outputs-file`), or set {Settings.QUEUE_URL.value} and "
+            f"{Settings.TABLE.value}"
+        )
+    return replace(
+        found,
+        region=region or found.region,
+        profile=profile or found.profile,
+        endpoint_url=endpoint_url or found.endpoint_url,
     )
 
 
@@ -136,4 +202,20 @@ def local_target(path: Path = LOCAL_STATE) -> Target:
             "another terminal, from this directory"
         ) from None
     known = {f.name for f in fields(Target)}
-    return Target(**{**{k: v for k, v in state.items() if k in known}, "source": "agent-wait dev"})
+    found = Target(**{**{k: v for k, v in state.items() if k in known}, "source": "agent-wait dev"})
+    if found.endpoint_url and not _listening(found.endpoint_url):
+        raise CliError(
+            f"`agent-wait dev` is not running any more ({path} is left from a run that ended, and nothing "
+            f"answers at {found.endpoint_url}); start it again from this directory, or delete {path}"
+        )
+    return found
+
+
+def _listening(url: str) -> bool:
+    """Whether something accepts connections at `url`'s host and port (the emulator of a running dev)."""
+    parts = urllib.parse.urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80), timeout=1):
+            return True
+    except OSError:
+        return False
