@@ -1,0 +1,38 @@
+"""The wheel a pip user installs carries what the code reads at run time: type markers and the pages."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def wheel_files(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.skip("uv is not on PATH (scripts/dev installs it)")
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([uv, "build", "--wheel", "--out-dir", str(out), "-q"], cwd=ROOT, check=True, timeout=300)
+    (wheel,) = out.glob("agent_wait-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        return set(archive.namelist())
+
+
+def test_both_packages_are_typed(wheel_files: set[str]) -> None:
+    assert {"agent_wait/py.typed", "agent_wait_cdk/py.typed"} <= wheel_files
+
+
+def test_every_page_file_the_api_serves_is_in_the_wheel(wheel_files: set[str]) -> None:
+    pages = {f"agent_wait/host/api/pages/{p.name}" for p in (ROOT / "runtime/agent_wait/host/api/pages").iterdir()}
+    assert pages
+    assert pages <= wheel_files
+
+
+def test_the_lambda_requirements_ship_with_the_constructs(wheel_files: set[str]) -> None:
+    assert "agent_wait_cdk/requirements-lambda.txt" in wheel_files
