@@ -26,6 +26,7 @@ from typing import Any
 
 from agent_wait._json import to_jsonable
 from agent_wait._time import parse_rfc3339, utc_now
+from agent_wait.dialects import recognize
 from agent_wait.envelope import Question, WaitEnvelope, check_question_size
 from agent_wait.ids import question_id_for
 from agent_wait.policy import WaitPolicy
@@ -103,14 +104,19 @@ def unpack_question(value: Any, thread_id: str, question_id: str) -> Question:
     """The `Question` a parked value stands for: a packed one carries its policy; any other value is asked as is.
 
     A value that is not packed (a bare `interrupt(value)`, a bare Strands interrupt reason) becomes
-    the question itself, as plain JSON, under the default policy and with no source.
+    the question itself, as plain JSON, under the default policy and with no source, unless it is
+    written in a dialect (`agent_wait.dialects`): then its allowed actions and source come from it.
 
     Raises:
         EnvelopeError: the question is not JSON, or the ids are empty.
         QuestionTooLargeError: the question is over `MAX_QUESTION_BYTES`.
     """
     if not is_packed(value):
-        return Question(thread_id, question_id, plain(value), WaitPolicy())
+        dialect = recognize(value)
+        if dialect is None:
+            return Question(thread_id, question_id, plain(value), WaitPolicy())
+        policy = WaitPolicy(allowed_actions=dialect.allowed_actions, allow_edits=dialect.allow_edits)
+        return Question(thread_id, question_id, plain(value), policy, source=dialect.source)
     meta = value[MARKER]
     asked_at: datetime | None = parse_rfc3339(meta["asked_at"]) if meta.get("asked_at") else None
     return Question(

@@ -36,6 +36,8 @@ CORE_MODULES = (
     "agent_wait._json",
     "agent_wait._time",
     "agent_wait._duration",
+    "agent_wait.dialects",
+    "agent_wait.dialects.langchain_hitl",
     "agent_wait.announce",
     "agent_wait.announce.base",
     "agent_wait.announce.log",

@@ -147,6 +147,12 @@ def _edit_not_allowed(p: Parked) -> Any:
     return p.handle(message)
 
 
+def _invalid_answer(p: Parked) -> Any:
+    message = answer_message(p.thread_id, p.question_id)
+    message["answer"]["args"] = {"amount_cents": 100}  # issue_refund has no such parameter
+    return p.handle(message)
+
+
 def _not_trusted(p: Parked) -> Any:
     p.router.senders = SENDERS
     p.router.clock = lambda: T0 + timedelta(days=4)
@@ -169,6 +175,7 @@ REFUSALS: dict[RefusalReason, Callable[[Parked], Any]] = {
     RefusalReason.ANSWERER_NOT_ALLOWED: _answerer_not_allowed,
     RefusalReason.EDIT_NOT_ALLOWED: _edit_not_allowed,
     RefusalReason.NOT_TRUSTED: _not_trusted,
+    RefusalReason.INVALID_ANSWER: _invalid_answer,
 }
 
 

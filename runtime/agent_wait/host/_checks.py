@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from agent_wait.dialects import answer_problem, is_native_answer
 from agent_wait.host.ledger.base import QuestionRecord
 from agent_wait.host.outcomes import RefusalReason
 
@@ -55,7 +56,8 @@ def check_answer(
     """Why `answer` may not decide `record`'s open question, or None when it may.
 
     Args:
-        record: the open question's ledger row (its envelope carries `allowed_actions` and `rules`).
+        record: the open question's ledger row (its envelope carries `allowed_actions`, `rules`, and in
+            `source` the dialect the question is written in).
         answer: the answer, as sent.
         answerer: who sends it, as far as it is proven.
         received_at: when the transport received it (an answer counts from then, not from when it is handled).
@@ -65,14 +67,20 @@ def check_answer(
         return RefusalReason.EXPIRED, f"deadline passed at {record.expires_at}; the default applies"
     if valid_until is not None and valid_until <= received_at:
         return RefusalReason.ANSWER_STALE, "the answer's valid_until has passed"
-    action = answer.get("action") if isinstance(answer, Mapping) else None
-    allowed = list(record.envelope.allowed_actions)
-    if action not in allowed:
-        return RefusalReason.ACTION_NOT_ALLOWED, f"answer must be an object whose action is one of {allowed}"
-    rules = record.envelope.rules
-    if isinstance(answer, Mapping) and "args" in answer and not rules.get("edits", True):
+    envelope = record.envelope
+    native = is_native_answer(envelope, answer)  # a dialect's own answer carries no action of ours
+    if not native:
+        action = answer.get("action") if isinstance(answer, Mapping) else None
+        allowed = list(envelope.allowed_actions)
+        if action not in allowed:
+            return RefusalReason.ACTION_NOT_ALLOWED, f"answer must be an object whose action is one of {allowed}"
+    # Before any decision: an answer the agent could not apply would burn the question.
+    problem = answer_problem(envelope, answer)
+    if problem is not None:
+        return RefusalReason.INVALID_ANSWER, problem
+    if not native and isinstance(answer, Mapping) and "args" in answer and not envelope.rules.get("edits", True):
         return RefusalReason.EDIT_NOT_ALLOWED, "this question's policy does not allow edited arguments"
-    answerers = rules.get("answerers")
+    answerers = envelope.rules.get("answerers")
     if isinstance(answerers, Mapping) and not _may_answer(answerer, answerers):
         return (
             RefusalReason.ANSWERER_NOT_ALLOWED,

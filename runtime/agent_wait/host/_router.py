@@ -37,6 +37,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_wait._time import clock_scope, format_rfc3339, parse_rfc3339, seconds_between, utc_now
 from agent_wait.adapter import AgentAdapter, RunOutcome
+from agent_wait.dialects import resume_value
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import (
     LedgerRejectedError,
@@ -426,7 +427,9 @@ class Router:
             if parked is None:
                 parked = self._parked_on(thread_id, question_id)
             # Not parked: already resumed by an attempt that died before it could say so; do not resume again.
-            run = self.adapter.resume(thread_id, question_id, record.answer) if parked else self._converge(thread_id)
+            # The agent receives the answer in its question's dialect (ours are translated; agent_wait.dialects).
+            value = resume_value(record.envelope, record.answer)
+            run = self.adapter.resume(thread_id, question_id, value) if parked else self._converge(thread_id)
             asked = self.questions.after_run(thread_id, run)
         except RETRYABLE:
             raise

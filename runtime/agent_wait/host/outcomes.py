@@ -57,6 +57,9 @@ class RefusalReason(StrEnum):
     """The answer edits the call's arguments, and the policy does not allow edits."""
     NOT_TRUSTED = "not_trusted"
     """A deadline answer from a sender the deployment does not trust to send one."""
+    INVALID_ANSWER = "invalid_answer"
+    """The answer cannot be applied: an edit names an unknown parameter, or a dialect's answer has the wrong shape
+    (`agent_wait.dialects`). Refused before the decision, so the question stays open for a correct answer."""
 
 
 class DeadLetterReason(StrEnum):

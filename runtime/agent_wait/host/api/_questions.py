@@ -31,6 +31,7 @@ _STATUS_FOR_REFUSAL = {
     RefusalReason.ACTION_NOT_ALLOWED: 422,
     RefusalReason.EDIT_NOT_ALLOWED: 422,
     RefusalReason.ANSWER_STALE: 422,
+    RefusalReason.INVALID_ANSWER: 422,
 }
 
 

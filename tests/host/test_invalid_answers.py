@@ -1,0 +1,147 @@
+"""No answer can burn a question: one the agent could not apply is refused `invalid_answer` before the decision.
+
+An edit that names a parameter the `@wait` function does not have used to win the question and leave the
+body unrun (the agent got an `edit_refused` value instead); a middleware answer of the wrong shape used to
+win and then make the agent raise. Now both are refused, the question stays open, and a correct answer
+still wins. The fuzz tests send arbitrary answers to a parked `@wait` question and a parked
+`HumanInTheLoopMiddleware` question: every answer is either refused (nothing decided) or applied with
+the agent resumed past the question; never decided with the agent failed or still parked on it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import tests.host.graphs as graphs
+import tests.host.hitl_graphs as hitl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agent_wait import InMemoryAnnounce
+from agent_wait.host import InMemoryDeadLetter, InMemoryLedger, OutcomeKind, RecordingMetrics, RefusalReason, Router
+from agent_wait.langgraph import LangGraphAdapter
+from agent_wait.schema import QuestionStatus
+
+T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
+
+
+def _router(graph: Any) -> Router:
+    return Router(
+        LangGraphAdapter(graph),
+        InMemoryLedger(),
+        dead_letter=InMemoryDeadLetter(),
+        announce=InMemoryAnnounce(),
+        metrics=RecordingMetrics(),
+        clock=lambda: T0,
+    )
+
+
+def _park(router: Router, thread_id: str, value: Any) -> str:
+    started = router.handle(json.dumps({"thread_id": thread_id, "input": value, "start_id": f"s-{thread_id}"}))
+    (question_id,) = started.asked
+    return question_id
+
+
+def _answer(router: Router, thread_id: str, question_id: str, answer: Any, answer_id: str) -> Any:
+    message = {"thread_id": thread_id, "question_id": question_id, "answer": answer, "answer_id": answer_id}
+    return router.handle(json.dumps(message))
+
+
+def test_an_edit_naming_an_unknown_parameter_is_refused_and_a_correct_answer_still_wins() -> None:
+    # GIVEN a thread parked on hold_order(order_id), whose policy allows edits
+    router = _router(graphs.build_no_default_graph(InMemorySaver()))
+    question_id = _park(router, "order-edit", {"order_id": "o-edit", "amount": 900})
+
+    # WHEN an approval edits a parameter hold_order does not have
+    refused = _answer(router, "order-edit", question_id, {"action": "approve", "args": {"reason": "x"}}, "a-1")
+
+    # THEN it is refused with what was expected, and the question stays open
+    assert refused.kind is OutcomeKind.REFUSED, refused
+    assert refused.reason is RefusalReason.INVALID_ANSWER
+    assert "hold_order(): ['order_id']; unknown: ['reason']" in refused.detail
+    record = router.ledger.get("order-edit", question_id)
+    assert record is not None
+    assert record.status is QuestionStatus.OPEN
+
+    # AND a correct edit still wins and runs the body with it
+    applied = _answer(router, "order-edit", question_id, {"action": "approve", "args": {"order_id": "o-9"}}, "a-2")
+    assert applied.kind is OutcomeKind.APPLIED, applied
+    state = router.adapter.graph.get_state(LangGraphAdapter.config("order-edit"))  # type: ignore[attr-defined]
+    assert state.values["hold"] == {"status": "released", "order_id": "o-9"}
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+decision = st.fixed_dictionaries(
+    {"type": st.sampled_from(["approve", "edit", "reject", "respond", "accept"])},
+    optional={
+        "message": st.text(max_size=5) | st.integers(),
+        "edited_action": st.fixed_dictionaries(
+            {"name": st.sampled_from(["issue_refund", "close_case", "nope"])},
+            optional={"args": st.dictionaries(st.sampled_from(["order_id", "amount"]), json_values, max_size=2)},
+        ),
+    },
+)
+ours = st.fixed_dictionaries(
+    {"action": st.sampled_from(["approve", "reject", "edit", "respond", "ignore"])},
+    optional={"note": st.text(max_size=5) | st.integers(), "args": json_values},
+)
+hitl_answers = (
+    st.fixed_dictionaries({"decisions": st.lists(decision, max_size=3)}, optional={"note": st.text(max_size=3)})
+    | ours
+    | json_values
+)
+wait_answers = (
+    st.fixed_dictionaries(
+        {"action": st.sampled_from(["approve", "reject"])},
+        optional={
+            "args": st.dictionaries(st.sampled_from(["order_id", "amount", "reason"]), json_values) | json_values
+        },
+    )
+    | json_values
+)
+
+
+def _never_burnt(router: Router, thread_id: str, question_id: str, outcome: Any) -> None:
+    record = router.ledger.get(thread_id, question_id)
+    assert record is not None
+    if outcome.kind is OutcomeKind.REFUSED:
+        assert record.status is QuestionStatus.OPEN, (outcome, record.status)
+        return
+    assert outcome.kind is OutcomeKind.APPLIED, outcome
+    assert record.status is QuestionStatus.RESUMED, record.status
+    assert question_id not in {q.question_id for q in router.adapter.pending(thread_id)}
+
+
+THREADS = itertools.count()
+"""A fresh thread per example: hypothesis replays examples, and a replayed start would not park again."""
+HITL_ROUTER = _router(hitl.build_hitl_graph(InMemorySaver()))
+WAIT_ROUTER = _router(graphs.build_no_default_graph(InMemorySaver()))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(["refund", "close", "both"]), answer=hitl_answers)
+def test_no_answer_to_a_middleware_question_is_decided_without_the_agent_moving_on(kind: str, answer: Any) -> None:
+    thread_id = f"hitl-fuzz-{next(THREADS)}"
+    question_id = _park(HITL_ROUTER, thread_id, hitl.start_input(kind, thread_id))
+    outcome = _answer(HITL_ROUTER, thread_id, question_id, answer, "fuzz")
+    _never_burnt(HITL_ROUTER, thread_id, question_id, outcome)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(answer=wait_answers)
+def test_no_answer_to_a_wait_question_is_decided_without_its_body_running_or_it_refusing(answer: Any) -> None:
+    thread_id = f"wait-fuzz-{next(THREADS)}"
+    question_id = _park(WAIT_ROUTER, thread_id, {"order_id": thread_id, "amount": 900})
+    outcome = _answer(WAIT_ROUTER, thread_id, question_id, answer, "fuzz")
+    _never_burnt(WAIT_ROUTER, thread_id, question_id, outcome)
+    if outcome.kind is OutcomeKind.APPLIED and isinstance(answer, dict) and answer.get("action") == "approve":
+        state = WAIT_ROUTER.adapter.graph.get_state(LangGraphAdapter.config(thread_id))  # type: ignore[attr-defined]
+        assert state.values["hold"].get("status") == "released", "an approval ran the body"

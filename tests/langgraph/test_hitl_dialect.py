@@ -1,0 +1,61 @@
+"""Pin the shapes of LangChain's `HumanInTheLoopMiddleware` that `agent_wait.dialects.langchain_hitl` reads.
+
+The core recognises the middleware structurally (it never imports langchain), so these tests fail if a
+langchain release changes the interrupt value or the decision types.
+"""
+
+from __future__ import annotations
+
+import typing
+
+import tests.host.hitl_graphs as hitl
+from langchain.agents.middleware import human_in_the_loop
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agent_wait import InMemoryAnnounce, WaitEnvelope
+from agent_wait.dialects import dialect_of, langchain_hitl, resume_value
+from agent_wait.langgraph import publish_interrupts
+
+
+def _parked(kind: str) -> typing.Any:
+    graph = hitl.build_hitl_graph(InMemorySaver())
+    return graph.invoke(hitl.start_input(kind, f"pin-{kind}"), {"configurable": {"thread_id": f"pin-{kind}"}})
+
+
+def test_the_middleware_parks_once_per_turn_on_action_requests_and_review_configs() -> None:
+    result = _parked("both")
+    (item,) = result["__interrupt__"]
+    assert set(item.value) == {"action_requests", "review_configs"}
+    assert [set(r) for r in item.value["action_requests"]] == [{"name", "args", "description"}] * 2
+    assert [set(c) for c in item.value["review_configs"]] == [{"action_name", "allowed_decisions"}] * 2
+    assert typing.get_args(human_in_the_loop.DecisionType) == langchain_hitl.DECISIONS
+
+
+def test_the_middleware_reads_decisions_with_these_keys() -> None:
+    hints = {
+        name: set(typing.get_type_hints(cls))
+        for name, cls in [
+            ("approve", human_in_the_loop.ApproveDecision),
+            ("edit", human_in_the_loop.EditDecision),
+            ("reject", human_in_the_loop.RejectDecision),
+            ("respond", human_in_the_loop.RespondDecision),
+        ]
+    }
+    assert hints == {kind: required | optional for kind, (required, optional) in langchain_hitl._FIELDS.items()}
+    assert set(typing.get_type_hints(human_in_the_loop.HITLResponse)) == {"decisions"}
+
+
+def test_a_middleware_question_is_published_with_its_dialect_and_reads_back_the_same() -> None:
+    result = _parked("both")
+    announce = InMemoryAnnounce()
+    publish_interrupts(result, "pin-both", announce)
+    (envelope,) = announce.of("created")
+    assert envelope.allowed_actions == ("approve", "edit", "reject", "respond")
+    assert dict(envelope.source or {}) == {"dialect": "langchain_hitl", "tools": ["issue_refund", "close_case"]}
+    assert envelope.rules["edits"] is False  # our edit form names one call; this turn reviews two
+    again = WaitEnvelope.from_json(envelope.to_json())
+    assert again == envelope
+    assert dialect_of(again) == "langchain_hitl"
+    assert resume_value(again, {"action": "reject", "note": "no"}) == {
+        "decisions": [{"type": "reject", "message": "no"}, {"type": "reject", "message": "no"}]
+    }
