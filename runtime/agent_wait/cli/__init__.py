@@ -1,6 +1,7 @@
 """`agent-wait`: run the product locally, start agents, list and answer questions.
 
     agent-wait dev                               the local stack and its answer API, printing each envelope as announced
+    agent-wait dev --graph my_pkg.graph:build    the same around your own graph, on the default AgentWait stack
     agent-wait demo                              the refund-agent scenarios, narrated; non-zero on a wrong outcome
     agent-wait token --user U --groups G         a bearer token from the running `agent-wait dev`'s sign-in
     agent-wait start THREAD --input JSON         send a start message (--start-id ID: sending it again starts once)
@@ -61,7 +62,11 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     dev = commands.add_parser("dev", help="run the local stack and print each envelope as it is announced")
-    dev.add_argument("--app", default=DEFAULT_APP, help=f"module providing template() (default {DEFAULT_APP})")
+    source = dev.add_mutually_exclusive_group()
+    source.add_argument("--app", default=DEFAULT_APP, help=f"module providing template() (default {DEFAULT_APP})")
+    source.add_argument(
+        "--graph", metavar="MODULE:ATTR", help="run this graph on the default AgentWait stack (no --app module needed)"
+    )
     dev.add_argument("--sweep-every", type=float, default=60.0, metavar="SECONDS", help="run the sweep this often")
     dev.add_argument("--api-port", type=int, default=0, metavar="PORT", help="the answer API's port (default: free)")
 
@@ -76,6 +81,12 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--app", default=DEFAULT_APP, help=f"module providing demo(argv) (default {DEFAULT_APP})")
     demo.add_argument("scenario", nargs="*", help="run only these scenarios (by name)")
 
+    _add_stack_commands(commands)
+    return parser
+
+
+def _add_stack_commands(commands: Any) -> None:
+    """The commands that talk to a running stack, each with the options that find it."""
     commands_on_a_stack = (
         ("start", "send a start message"),
         ("questions", "list questions"),
@@ -127,7 +138,6 @@ def _parser() -> argparse.ArgumentParser:
             )
             sub.add_argument("--queue", action="store_true", help="send on the entry queue even when an API is known")
             sub.add_argument("--by", help="who is answering, on the queue (over the API the token says who)")
-    return parser
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -136,7 +146,14 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "dev":
         from agent_wait.cli._dev import run_dev
 
-        return run_dev(_app(args.app, "template"), out=sys.stdout, sweep_every=args.sweep_every, api_port=args.api_port)
+        if args.graph:
+            from agent_wait.cli._graph_stack import check_graph, graph_template
+
+            check_graph(args.graph)
+            template = lambda: graph_template(args.graph)  # noqa: E731
+        else:
+            template = _app(args.app, "template")
+        return run_dev(template, out=sys.stdout, sweep_every=args.sweep_every, api_port=args.api_port)
     if args.command == "demo":
         return int(_app(args.app, "demo")(args.scenario))
     if args.command == "token":

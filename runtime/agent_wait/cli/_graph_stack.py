@@ -1,0 +1,69 @@
+"""`agent-wait dev --graph my_pkg.graph:build`: any graph on the default `AgentWait` shape, with no glue module.
+
+The template is `AgentWait` with its defaults around the named graph, synthesized in this process without a
+bundle: the local stack deploys only its tables, queues, topic and bus, and runs the router, the sweep and
+the answer API here, importing the graph from the current directory.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import sys
+from typing import Any
+
+from agent_wait.cli._target import CliError
+
+__all__ = ("STACK_NAME", "check_graph", "graph_template")
+
+STACK_NAME = "AgentWaitDev"
+_SPEC = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+def check_graph(spec: str) -> None:
+    """Fail now, with what to fix, when `spec` cannot name a graph the router could import.
+
+    Raises:
+        CliError: not `package.module:attribute`, the module does not import from the current directory,
+            or it has no such attribute.
+    """
+    if not _SPEC.fullmatch(spec):
+        raise CliError(
+            f"--graph must look like package.module:attribute, e.g. my_agent.graph:build_graph; got {spec!r}"
+        )
+    if os.getcwd() not in sys.path:  # the router imports the graph from here, as a console script would not
+        sys.path.insert(0, os.getcwd())
+    module_name, attribute = spec.split(":", 1)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise CliError(
+            f"cannot import {module_name} ({exc}); run agent-wait dev from the folder that holds it"
+        ) from None
+    target: Any = module
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise CliError(f"{module_name} has no {attribute}; --graph names a compiled graph or a factory")
+        target = getattr(target, part)
+
+
+def graph_template(spec: str) -> dict[str, Any]:
+    """The template of a stack holding only `AgentWait(graph=spec)` with its defaults, synthesized unbundled."""
+    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+    from aws_cdk import App, RemovalPolicy, Stack
+    from aws_cdk import aws_lambda as lambda_
+
+    from agent_wait_cdk import AgentWait
+
+    app = App(context={"aws:cdk:bundling-stacks": []}, builtin_cloud_formation_validation=False)
+    stack = Stack(app, STACK_NAME)
+    AgentWait(
+        stack,
+        "AgentWait",
+        graph=spec,
+        # Locally the handlers run in this process: no bundle is built, so the functions get a stand-in.
+        code=lambda_.Code.from_inline("def handler(event, context):\n    raise NotImplementedError\n"),
+        removal_policy=RemovalPolicy.DESTROY,
+    )
+    return app.synth().get_stack_by_name(STACK_NAME).template

@@ -1,0 +1,120 @@
+"""`agent-wait dev --graph my_pkg.graph:build`: a user's own graph on the default AgentWait stack, no glue module."""
+
+from __future__ import annotations
+
+import io
+import json
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_wait.cli import main
+from agent_wait.cli._target import LOCAL_STATE
+
+GRAPH = """
+from typing import TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+from agent_wait import WaitPolicy
+from agent_wait.langgraph import wait
+
+
+class State(TypedDict, total=False):
+    service: str
+    result: str
+
+
+@wait(WaitPolicy(timeout="PT1H", allowed_actions=("approve", "reject"), tags={"team": "ops"}))
+def restart(service: str) -> str:
+    return f"restarted {service}"
+
+
+def build_graph(checkpointer):
+    builder = StateGraph(State)
+    builder.add_node("restart", lambda state: {"result": restart(state["service"])})
+    builder.add_edge(START, "restart")
+    builder.add_edge("restart", END)
+    return builder.compile(checkpointer=checkpointer)
+"""
+
+
+def test_dev_runs_a_users_own_graph_from_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a project folder with nothing but the user's graph
+    package = tmp_path / "ops_agent"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "graph.py").write_text(textwrap.dedent(GRAPH))
+    monkeypatch.chdir(tmp_path)
+    for name in ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_TABLE", "AGENT_WAIT_GRAPH"):
+        monkeypatch.delenv(name, raising=False)
+    out, stop = io.StringIO(), threading.Event()
+    status: list[int] = []
+
+    def serve() -> None:
+        import agent_wait.cli._dev as dev
+        from agent_wait.cli._graph_stack import check_graph, graph_template
+
+        check_graph("ops_agent.graph:build_graph")
+        status.append(dev.run_dev(lambda: graph_template("ops_agent.graph:build_graph"), out=out, stop=stop))
+
+    server = threading.Thread(target=serve)
+    server.start()
+    try:
+        deadline = time.monotonic() + 120
+        while "Ctrl-C" not in out.getvalue() and server.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        # WHEN a run is started and its question answered from "another terminal"
+        assert main(["start", "svc-1", "--input", json.dumps({"service": "billing"})]) == 0
+        question = _wait_for_question(capsys, deadline)
+        assert main(["answer", question, "approve"]) == 0
+        # THEN the question is decided and the agent resumed
+        while time.monotonic() < deadline:
+            capsys.readouterr()
+            assert main(["questions", "--status", "resumed"]) == 0
+            if question in capsys.readouterr().out:
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail("the answered question never reached resumed")
+        assert "team=ops" in out.getvalue()
+    finally:
+        stop.set()
+        server.join(timeout=60)
+    assert status == [0]
+    assert not LOCAL_STATE.exists()
+
+
+def _wait_for_question(capsys: pytest.CaptureFixture[str], deadline: float) -> str:
+    while time.monotonic() < deadline:
+        capsys.readouterr()
+        assert main(["questions", "--status", "open", "--output", "json"]) == 0
+        rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith('{"thread_id"')]
+        if rows:
+            return rows[0]["question_id"]
+        time.sleep(0.5)
+    pytest.fail("no question was asked")
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("ops_agent.graph", "--graph must look like package.module:attribute"),
+        ("no_such_module:build", "cannot import no_such_module"),
+        ("json:no_such_factory", "json has no no_such_factory; --graph names a compiled graph or a factory"),
+    ],
+)
+def test_a_graph_that_cannot_be_found_is_one_line_before_anything_starts(
+    spec: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["dev", "--graph", spec]) == 1
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1
+    assert not LOCAL_STATE.exists()
