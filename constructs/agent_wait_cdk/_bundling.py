@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,7 +32,9 @@ from aws_cdk import BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 
 __all__ = (
+    "BUNDLE_CONTEXT",
     "LAMBDA_PYTHON_VERSION",
+    "MAX_BUNDLE_BYTES",
     "REQUIREMENTS_FILE",
     "BundleError",
     "LambdaBundle",
@@ -43,6 +46,11 @@ LAMBDA_PYTHON_VERSION = "3.13"
 REQUIREMENTS_FILE = Path(__file__).with_name("requirements-lambda.txt")
 """The runtime's pinned `host` dependencies, exported from uv.lock:
 `uv export --frozen --no-dev --extra host --no-hashes --no-emit-project`. A test fails when they drift."""
+
+BUNDLE_CONTEXT = "agent-wait:bundle"
+"""Context key: `cdk synth -c agent-wait:bundle=false` synthesizes without building the bundle, in any app."""
+MAX_BUNDLE_BYTES = 262_144_000
+"""Lambda's limit for a function's code, unzipped (250 MB)."""
 
 _FORMAT = "agent-wait-bundle/1"
 """Bumped when the bundle's layout changes, so old bundles are not re-used."""
@@ -117,7 +125,11 @@ class LambdaBundle:
         if clashes:
             raise BundleError(f"graph_source entries must have distinct names, other than agent_wait; clash: {clashes}")
         req_path = Path(requirements_file) if requirements_file is not None else REQUIREMENTS_FILE
-        return cls(architecture=name, requirements=req_path.read_text(encoding="utf-8"), sources=tuple(sources))
+        try:
+            text = req_path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise BundleError(f"requirements_file {str(req_path)!r} cannot be read ({exc.strerror})") from None
+        return cls(architecture=name, requirements=_without_self(text), sources=tuple(sources))
 
     @property
     def platform(self) -> str:
@@ -138,9 +150,16 @@ class LambdaBundle:
                 digest.update(hashlib.sha256(file.read_bytes()).digest())
         return digest.hexdigest()
 
-    def code(self) -> lambda_.AssetCode:
-        """A Lambda asset that bundles locally; Docker is never used."""
+    def code(self, *, bundled: bool = True) -> lambda_.AssetCode:
+        """A Lambda asset that bundles locally; Docker is never used.
+
+        Args:
+            bundled: False gives the same asset hash without building anything (`agent-wait:bundle=false`):
+                a placeholder for synthesizing and testing, never for deploying.
+        """
         runtime_dir = self.sources[0][0]
+        if not bundled:
+            return lambda_.Code.from_asset(str(runtime_dir), asset_hash=self.asset_hash())
         return lambda_.Code.from_asset(
             str(runtime_dir),
             asset_hash=self.asset_hash(),
@@ -188,6 +207,40 @@ class LambdaBundle:
                 shutil.copytree(source, target, ignore=shutil.ignore_patterns(*_SKIPPED, "*.pyc"), dirs_exist_ok=True)
             else:
                 shutil.copy2(source, target)
+        check_size(output_dir)
+
+
+def check_size(bundle_dir: Path, limit: int = MAX_BUNDLE_BYTES) -> None:
+    """Raise `BundleError` naming the five largest entries when the bundle is over Lambda's unzipped limit."""
+    sizes = {entry.name: _size(entry) for entry in bundle_dir.iterdir()}
+    total = sum(sizes.values())
+    if total <= limit:
+        return
+    largest = sorted(sizes.items(), key=lambda item: -item[1])[:5]
+    named = ", ".join(f"{name} {size / 1e6:.0f} MB" for name, size in largest)
+    raise BundleError(
+        f"the Lambda bundle is {total / 1e6:.0f} MB unzipped; Lambda allows {limit / 1e6:.0f} MB. The largest: "
+        f"{named}. Drop what the graph does not import from requirements_file, or move it to a layer"
+    )
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(file.stat().st_size for file in path.rglob("*") if file.is_file())
+
+
+def _without_self(requirements: str) -> str:
+    """The requirements without a line for agent-wait itself: the bundle copies the runtime from its source,
+    and a user's exported requirements (`uv export`, `pip freeze`) usually name it."""
+    kept = []
+    for line in requirements.splitlines():
+        stripped = line.strip()
+        name = re.split(r"[\s\[=<>~!@;]", stripped, maxsplit=1)[0].lower().replace("_", "-")
+        if name == "agent-wait" or stripped in (".", "-e ."):
+            continue
+        kept.append(line)
+    return "\n".join(kept) + ("\n" if requirements.endswith("\n") else "")
 
 
 @jsii.implements(ILocalBundling)

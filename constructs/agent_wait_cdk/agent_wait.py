@@ -24,7 +24,7 @@ from constructs import Construct
 from agent_wait_cdk import _grants, _perms
 from agent_wait_cdk import _shapes as shapes
 from agent_wait_cdk import question_table as questions
-from agent_wait_cdk._bundling import LambdaBundle
+from agent_wait_cdk._bundling import BUNDLE_CONTEXT, LambdaBundle
 from agent_wait_cdk._defaults import ONE_DAY, ONE_MINUTE
 from agent_wait_cdk._senders import SenderLists, role_id, sender_id
 from agent_wait_cdk._validate import PropChecks
@@ -297,7 +297,9 @@ class AgentWait(Construct):
                 runtime_source=runtime_source,
                 requirements_file=requirements_file,
             )
-            code = self.bundle.code()
+            # `-c agent-wait:bundle=false` skips building in any app (the same asset hash; never deploy it).
+            skip = str(self.node.try_get_context(BUNDLE_CONTEXT)).lower() == "false"
+            code = self.bundle.code(bundled=not skip)
             _warn_if_graph_missing(self, graph, self.bundle)
         router = RouterFunction(
             self,

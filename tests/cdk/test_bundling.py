@@ -174,3 +174,59 @@ def test_a_real_bundle_holds_the_runtime_its_dependencies_and_the_graph(tmp_path
     assert sweep_ok
     for file in files:  # the runtime, a pure dependency and a compiled one all load from the bundle
         assert file.startswith(str(asset)), file
+
+
+def test_a_requirements_file_that_names_agent_wait_itself_works(graph_dir: Path, tmp_path: Path) -> None:
+    # GIVEN the requirements a user exported from their project, which depends on agent-wait
+    exported = tmp_path / "requirements.txt"
+    exported.write_text(
+        "agent-wait[host]==0.1.0\nAgent_Wait @ file:///src/agent-wait\n-e .\n"
+        "langgraph==1.2.24\nboto3==1.40.0 ; python_version >= '3.9'\n"
+    )
+    bundle = LambdaBundle.for_architecture(X86, graph_source=[graph_dir], requirements_file=exported)
+    # THEN agent-wait is left to the bundled runtime source, and the rest is installed as written
+    assert bundle.requirements == "langgraph==1.2.24\nboto3==1.40.0 ; python_version >= '3.9'\n"
+
+
+def test_an_unreadable_requirements_file_is_one_message(graph_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(BundleError, match=r"requirements_file '.*missing.txt' cannot be read \(No such file"):
+        LambdaBundle.for_architecture(X86, graph_source=[graph_dir], requirements_file=tmp_path / "missing.txt")
+
+
+def test_a_bundle_over_lambdas_limit_fails_naming_the_five_largest_entries(tmp_path: Path) -> None:
+    from agent_wait_cdk._bundling import check_size
+
+    for name, size in (
+        ("torch", 9000),
+        ("numpy", 3000),
+        ("pandas", 2500),
+        ("scipy", 2000),
+        ("boto3", 1000),
+        ("six", 10),
+    ):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "blob").write_bytes(b"\0" * size)
+    check_size(tmp_path, limit=20_000)  # under the limit: nothing to say
+    with pytest.raises(BundleError) as caught:
+        check_size(tmp_path, limit=10_000)
+    message = str(caught.value)
+    assert message.startswith("the Lambda bundle is 0 MB unzipped; Lambda allows 0 MB. The largest: torch 0 MB")
+    assert all(name in message for name in ("torch", "numpy", "pandas", "scipy", "boto3"))
+    assert "six" not in message
+    assert "\n" not in message
+
+
+def test_any_app_can_skip_bundling_with_the_constructs_own_context(graph_dir: Path, tmp_path: Path) -> None:
+    # GIVEN a user's own app (not this repository's app.py) with the context switch
+    app = App(outdir=str(tmp_path / "cdk.out"), context={"agent-wait:bundle": "false"})
+    stack = Stack(app, "Mine")
+    agent = AgentWait(stack, "AgentWait", graph="svc.agent:graph", graph_source=[graph_dir])
+    assembly = app.synth()
+    # THEN nothing was installed: the asset is the runtime source as it is
+    assert agent.bundle is not None
+    manifest = json.loads((Path(assembly.directory) / "Mine.assets.json").read_text())
+    (asset,) = [f for f in manifest["files"].values() if f["source"].get("packaging") == "zip"]
+    staged = Path(assembly.directory) / asset["source"]["path"]
+    assert (staged / "host" / "router.py").is_file()
+    assert not (staged / "aws_lambda_powertools").exists()
+    assert not (staged / "boto3").exists()
