@@ -21,9 +21,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent_wait import InMemoryAnnounce
-from agent_wait.host import InMemoryDeadLetter, InMemoryLedger, OutcomeKind, RecordingMetrics, RefusalReason, Router
+from agent_wait import InMemoryAnnounce, WaitEnvelope
+from agent_wait.host import (
+    InMemoryDeadLetter,
+    InMemoryEntryQueue,
+    InMemoryLedger,
+    OutcomeKind,
+    RecordingMetrics,
+    RefusalReason,
+    Router,
+)
+from agent_wait.host._checks import Answerer
+from agent_wait.host.answering import AnswerService, AnswerStatus
+from agent_wait.host.api._questions import answer_response
 from agent_wait.langgraph import LangGraphAdapter
+from agent_wait.langgraph._interrupts import question_from_interrupt
 from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
@@ -74,10 +86,12 @@ def test_an_edit_naming_an_unknown_parameter_is_refused_and_a_correct_answer_sti
     assert state.values["hold"] == {"status": "released", "order_id": "o-9"}
 
 
+def _containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+
+
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=6),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-    max_leaves=8,
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=6), _containers, max_leaves=8
 )
 decision = st.fixed_dictionaries(
     {"type": st.sampled_from(["approve", "edit", "reject", "respond", "accept"])},
@@ -145,3 +159,27 @@ def test_no_answer_to_a_wait_question_is_decided_without_its_body_running_or_it_
     if outcome.kind is OutcomeKind.APPLIED and isinstance(answer, dict) and answer.get("action") == "approve":
         state = WAIT_ROUTER.adapter.graph.get_state(LangGraphAdapter.config(thread_id))  # type: ignore[attr-defined]
         assert state.values["hold"].get("status") == "released", "an approval ran the body"
+
+
+def test_the_answer_api_refuses_an_answer_that_cannot_apply_with_422_and_keeps_the_question_open() -> None:
+    # GIVEN a middleware question in the API's ledger
+    ledger, queue = InMemoryLedger(), InMemoryEntryQueue()
+    result = hitl.build_hitl_graph(InMemorySaver()).invoke(
+        hitl.start_input("refund", "o-api"), {"configurable": {"thread_id": "t-api"}}
+    )
+    (item,) = result["__interrupt__"]
+    ledger.open(WaitEnvelope.create(question_from_interrupt(item, "t-api"), now=T0), now=T0)
+    service = AnswerService(ledger, queue, clock=lambda: T0)
+    person = Answerer(answered_by="fin@example.com", via="api", sender="https://issuer#u-1")
+
+    # WHEN a person sends decisions of the wrong count, then a correct native answer
+    wrong = service.answer(item.id, {"decisions": []}, person, answer_id="api:1")
+    right = service.answer(item.id, {"decisions": [{"type": "approve"}]}, person, answer_id="api:2")
+
+    # THEN the first is a 422 invalid_answer that decided nothing, and the second wins
+    response = answer_response(wrong)
+    assert response.status_code == 422
+    assert json.loads(str(response.body))["reason"] == "invalid_answer"
+    assert "1 decision(s), one per action request ['issue_refund']; got 0" in wrong.detail
+    assert right.status is AnswerStatus.WON
+    assert [message["answer_id"] for message, _, _ in queue.messages] == ["api:2"]
