@@ -7,10 +7,10 @@ import logging
 import sys
 from typing import Any
 
+from agent_wait.announce.base import BaseAnnounce
 from agent_wait.announce.webhook import WebhookAnnounce
 from agent_wait.errors import ConfigurationError
 from agent_wait.host.settings import HostSettings, load_object
-from agent_wait.publish import BaseAnnounce
 from agent_wait.schema import Settings
 
 __all__ = ("adapter_for", "announcers_for")
