@@ -32,6 +32,7 @@ from typing import Any
 
 from agent_wait.cli import _api
 from agent_wait.cli._target import CliError, local_target, resolve_target
+from agent_wait.errors import MissingExtraError
 
 __all__ = ("main",)
 
@@ -143,6 +144,10 @@ def _add_stack_commands(commands: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     from agent_wait.cli import _commands
 
+    if args.command in ("dev", "demo"):
+        from agent_wait.host.local import require_emulator
+
+        require_emulator()  # before anything is synthesized: one line naming the extra
     if args.command == "dev":
         from agent_wait.cli._dev import run_dev
 
@@ -328,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _run(args)
-    except CliError as exc:
+    except (CliError, MissingExtraError) as exc:
         print(f"agent-wait: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -18,15 +18,14 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-try:
-    import jwt
-    from cryptography.hazmat.primitives.asymmetric import rsa
-    from jwt.algorithms import RSAAlgorithm
-except ImportError as exc:  # pragma: no cover - the dev group installs both
-    raise ImportError(
-        "the local answer API (agent-wait dev) needs PyJWT with its crypto extra; install it with: "
-        "pip install 'pyjwt[crypto]' (or `uv sync`, whose dev group carries it)"
-    ) from exc
+from agent_wait.errors import require_extra
+
+require_extra("the local answer API (agent-wait dev)", "jwt", "local")
+require_extra("the local answer API (agent-wait dev)", "cryptography", "local")
+
+import jwt  # noqa: E402
+from cryptography.hazmat.primitives.asymmetric import rsa  # noqa: E402
+from jwt.algorithms import RSAAlgorithm  # noqa: E402
 
 __all__ = (
     "DEFAULT_AUDIENCE",

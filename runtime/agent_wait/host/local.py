@@ -24,9 +24,18 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent_wait._time import clock_scope, utc_now
+from agent_wait.errors import require_extra
 from agent_wait.messages import group_id_for
 
-__all__ = ("API_HANDLER", "ROUTER_HANDLER", "SWEEP_HANDLER", "LocalStack", "PumpResult", "local_template")
+__all__ = (
+    "API_HANDLER",
+    "ROUTER_HANDLER",
+    "SWEEP_HANDLER",
+    "LocalStack",
+    "PumpResult",
+    "local_template",
+    "require_emulator",
+)
 
 ROUTER_HANDLER = "agent_wait.host.router.handler"
 SWEEP_HANDLER = "agent_wait.host.sweep.handler"
@@ -57,6 +66,12 @@ _DROPPED_TYPES = (
 _CREATED_AFTER = ("AWS::SecretsManager::Secret",)
 _GENERATED_LENGTH = 32
 """Secrets Manager's default `PasswordLength` for a generated secret string."""
+
+
+def require_emulator() -> None:
+    """Raise `MissingExtraError` naming the `local` extra unless the emulator and the local issuer import."""
+    for package in ("moto", "flask", "jwt", "cryptography"):  # the emulator, its server, the local issuer
+        require_extra("agent_wait.host.local (agent-wait dev)", package, "local")
 
 
 def _references(node: Any) -> set[str]:
@@ -218,8 +233,10 @@ class LocalStack:
         """Start the emulator, deploy the template, and point this process's AWS clients at it.
 
         Raises:
+            MissingExtraError: the emulator is not installed (`pip install 'agent-wait[local]'`).
             RuntimeError: another `LocalStack` is running in this process (they would share its clients).
         """
+        require_emulator()
         from moto.server import ThreadedMotoServer
 
         if LocalStack._running is not None:
