@@ -7,9 +7,11 @@ many times the refund ran. The exit status is non-zero if any outcome is wrong.
 
 from __future__ import annotations
 
+import os
 import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TextIO
@@ -19,6 +21,7 @@ from agent_wait.cli._dev import Observer
 from agent_wait.cli._progress import progress
 from agent_wait.host.local import LocalStack
 from agent_wait.host.outcomes import Outcome, OutcomeKind
+from agent_wait.schema import Settings
 from examples.refund_agent.graph import AUTO_APPROVE_LIMIT, FINANCE, REFUND_TABLE_VARIABLE
 
 __all__ = ("SCENARIOS", "World", "run")
@@ -236,6 +239,68 @@ def unknown_question(world: World, thread: str) -> None:
     world.check("the refund ran once, for the start only", world.refunds(thread) == 1)
 
 
+@contextmanager
+def _router_runs(world: World, graph: str) -> Iterator[None]:
+    """Point the stack's router at another graph, as a redeploy would, and back afterwards."""
+    before = os.environ.get(Settings.GRAPH.value)
+    os.environ[Settings.GRAPH.value] = graph
+    world.local.cold_start()
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(Settings.GRAPH.value, None)
+        else:
+            os.environ[Settings.GRAPH.value] = before
+        world.local.cold_start()
+
+
+def middleware(world: World, thread: str) -> None:
+    try:
+        from examples.refund_agent.support_agent import SUPPORT_GRAPH, start_input
+    except ImportError:  # langchain comes with the dev dependencies, not with agent-wait's extras
+        world.say("skipped: this scenario needs langchain (pip install 'langchain>=1,<2')")
+        return
+
+    with _router_runs(world, SUPPORT_GRAPH):
+        world.say("the router now runs a LangChain agent with HumanInTheLoopMiddleware")
+        world.say(f"start: the customer asks for a refund of {LARGE} on order {thread}")
+        world.local.send({"thread_id": thread, "input": start_input(thread, LARGE)}, deduplication_id=uuid.uuid4().hex)
+        question = world.question_of(world.pump())
+        row = world.row(thread, question)
+        world.check(
+            "the middleware's question is open with its own decisions as actions",
+            (row["status"], row.get("allowed_actions")) == ("open", ["approve", "edit", "reject"]),
+        )
+
+        def decide(answer: Any) -> list[Outcome]:
+            message = {
+                "thread_id": thread,
+                "question_id": question,
+                "answer": answer,
+                "answered_by": "finance@example.com",
+            }
+            world.local.send(message, deduplication_id=uuid.uuid4().hex)
+            return world.pump()
+
+        world.say("finance answers with no decision at all")
+        world.check(
+            "an answer the agent cannot apply is refused",
+            _kinds(decide({"decisions": []})) == ["refused:invalid_answer"],
+        )
+        world.check("the question is still open", world.row(thread, question)["status"] == "open")
+        world.say("finance edits the refund down to 400 in the middleware's own shape")
+        edit = {"type": "edit", "edited_action": {"name": "issue_refund", "args": {"order_id": thread, "amount": 400}}}
+        world.check("the edit was applied", _kinds(decide({"decisions": [edit]})) == ["applied"])
+        world.check("the refund ran exactly once", world.refunds(thread) == 1)
+        refunds = world.local.client("dynamodb").query(
+            TableName=world.local.environment[REFUND_TABLE_VARIABLE],
+            KeyConditionExpression="order_id = :o",
+            ExpressionAttributeValues={":o": {"S": thread}},
+        )["Items"]
+        world.check("for the amount finance set, 400", [item["amount"]["N"] for item in refunds] == ["400"])
+
+
 SCENARIOS: dict[str, tuple[str, Callable[[World, str], None]]] = {
     "auto-approve": ("Auto-approve under the limit", auto_approve),
     "approve": ("Approve over the limit", approve_over_limit),
@@ -246,6 +311,7 @@ SCENARIOS: dict[str, tuple[str, Callable[[World, str], None]]] = {
     "redelivered-start": ("The start redelivered while the question is open", start_redelivered),
     "late-approve": ("A late approve after expiry", late_approve),
     "unknown-question": ("An answer for an unknown question", unknown_question),
+    "middleware": ("A LangChain agent asking through HumanInTheLoopMiddleware", middleware),
 }
 
 
