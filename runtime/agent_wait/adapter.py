@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
+from agent_wait.dialects import translate
 from agent_wait.envelope import Question, Transition, WaitEnvelope
 from agent_wait.messages import answer_parts
 from agent_wait.publish import Announcers, PublishReport, as_announcers, publish
@@ -90,13 +91,21 @@ class WaitPublisher:
     def invoke(self, value: Any, thread_id: str, *, now: datetime | None = None) -> Any:
         """Run the agent with `value` (an input, or an answer message with `question_id`) and publish.
 
+        Our `{"action": ...}` answer to a question in a dialect (LangChain's `HumanInTheLoopMiddleware`)
+        is translated into the dialect's own shape, as the router does; unlike the router, this host
+        does not check answers first.
+
         Returns:
             The framework's own result.
         """
         before = {q.question_id: q for q in self.adapter.pending(thread_id)}
         parts = answer_parts(value)
         if parts is not None:
-            outcome = self.adapter.resume(thread_id, parts[0], parts[1])
+            question_id, answer = parts
+            asked = before.get(question_id)
+            if asked is not None:  # a question in a dialect receives its own shape (agent_wait.dialects)
+                answer = translate(asked.source, asked.value, answer)
+            outcome = self.adapter.resume(thread_id, question_id, answer)
         else:
             outcome = self.adapter.start(thread_id, value)
         self._announce_changes(before, outcome.questions, now=now)

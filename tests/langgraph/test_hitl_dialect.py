@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_wait import InMemoryAnnounce, WaitEnvelope
 from agent_wait.dialects import dialect_of, langchain_hitl, resume_value
-from agent_wait.langgraph import publish_interrupts
+from agent_wait.langgraph import LangGraphAdapter, WaitPublisher, publish_interrupts
 
 
 def _parked(kind: str) -> typing.Any:
@@ -59,3 +59,21 @@ def test_a_middleware_question_is_published_with_its_dialect_and_reads_back_the_
     assert resume_value(again, {"action": "reject", "note": "no"}) == {
         "decisions": [{"type": "reject", "message": "no"}, {"type": "reject", "message": "no"}]
     }
+
+
+def test_wait_publisher_translates_our_answer_for_the_middleware() -> None:
+    # GIVEN a middleware agent hosted by WaitPublisher (a host that is not the router)
+    announce = InMemoryAnnounce()
+    agent = WaitPublisher(LangGraphAdapter(hitl.build_hitl_graph(InMemorySaver())), announce=announce)
+    agent.invoke(hitl.start_input("refund", "o-publisher"), "t-publisher")
+    (question,) = announce.of("created")
+
+    # WHEN our own reject arrives for it
+    result = agent.invoke(
+        {"question_id": question.question_id, "answer": {"action": "reject", "note": "no"}}, "t-publisher"
+    )
+
+    # THEN the middleware received one reject decision with the note as its message, and the tool did not run
+    assert "with reason: no" in [m for m in result["messages"] if m.type == "tool"][-1].content
+    assert hitl.runs("o-publisher") == []
+    assert [e.question_id for e in announce.of("resumed")] == [question.question_id]

@@ -20,7 +20,15 @@ from agent_wait.dialects import langchain_hitl
 if TYPE_CHECKING:
     from agent_wait.envelope import WaitEnvelope
 
-__all__ = ("Recognized", "answer_problem", "dialect_of", "is_native_answer", "recognize", "resume_value")
+__all__ = (
+    "Recognized",
+    "answer_problem",
+    "dialect_of",
+    "is_native_answer",
+    "recognize",
+    "resume_value",
+    "translate",
+)
 
 _DIALECTS = {langchain_hitl.NAME: langchain_hitl}
 
@@ -48,7 +56,10 @@ def recognize(value: Any) -> Recognized | None:
 
 def dialect_of(envelope: WaitEnvelope) -> str | None:
     """The dialect recorded in an envelope's `source`, or None."""
-    source = envelope.source
+    return _dialect_in(envelope.source)
+
+
+def _dialect_in(source: Any) -> str | None:
     name = source.get("dialect") if isinstance(source, Mapping) else None
     return name if name in _DIALECTS else None
 
@@ -69,8 +80,13 @@ def answer_problem(envelope: WaitEnvelope, answer: Any) -> str | None:
 
 def resume_value(envelope: WaitEnvelope, answer: Any) -> Any:
     """The value the agent receives for `answer`: a dialect's own shape; anything else unchanged."""
-    name = dialect_of(envelope)
-    return _DIALECTS[name].to_resume(envelope.question, answer) if name is not None else answer
+    return translate(envelope.source, envelope.question, answer)
+
+
+def translate(source: Any, question: Any, answer: Any) -> Any:
+    """`resume_value` from a question's `source` and value (for hosts that hold a `Question`, not an envelope)."""
+    name = _dialect_in(source)
+    return _DIALECTS[name].to_resume(question, answer) if name is not None else answer
 
 
 def _wait_call_problem(envelope: WaitEnvelope, answer: Any) -> str | None:
