@@ -191,6 +191,18 @@ class WaitSignature:
         )
 
     @property
+    def source(self) -> dict[str, Any]:
+        """The question's `source`: `{"function": name}`, plus `"editable"` when not every published parameter is.
+
+        The host refuses an edit naming anything else before the decision (`agent_wait.dialects`), so a
+        positional-only or variadic parameter, published but not editable, cannot burn the question.
+        """
+        source: dict[str, Any] = {"function": self.function}
+        if self.editable != self.visible:
+            source["editable"] = list(self.editable)
+        return source
+
+    @property
     def outward(self) -> inspect.Signature:
         """The signature a framework should see: the decision parameter removed.
 

@@ -13,15 +13,16 @@ from __future__ import annotations
 import itertools
 import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import tests.host.graphs as graphs
 import tests.host.hitl_graphs as hitl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
 
-from agent_wait import InMemoryAnnounce, WaitEnvelope
+from agent_wait import InMemoryAnnounce, WaitEnvelope, WaitPolicy
 from agent_wait.host import (
     InMemoryDeadLetter,
     InMemoryEntryQueue,
@@ -34,7 +35,7 @@ from agent_wait.host import (
 from agent_wait.host._checks import Answerer
 from agent_wait.host.answering import AnswerService, AnswerStatus
 from agent_wait.host.api._questions import answer_response
-from agent_wait.langgraph import LangGraphAdapter
+from agent_wait.langgraph import LangGraphAdapter, wait
 from agent_wait.langgraph._interrupts import question_from_interrupt
 from agent_wait.schema import QuestionStatus
 
@@ -183,3 +184,43 @@ def test_the_answer_api_refuses_an_answer_that_cannot_apply_with_422_and_keeps_t
     assert "1 decision(s), one per action request ['issue_refund']; got 0" in wrong.detail
     assert right.status is AnswerStatus.WON
     assert [message["answer_id"] for message, _, _ in queue.messages] == ["api:2"]
+
+
+class _NoteState(TypedDict):
+    order_id: str
+    out: NotRequired[Any]
+
+
+@wait(WaitPolicy())
+def annotate(order_id: str, /, note: str = "", **labels: str) -> dict[str, Any]:
+    return {"order_id": order_id, "note": note, "labels": labels}
+
+
+def _annotate_node(state: _NoteState) -> dict[str, Any]:
+    return {"out": annotate(state["order_id"], note="n")}
+
+
+def test_published_parameters_that_cannot_be_edited_are_refused_before_the_decision() -> None:
+    # GIVEN a @wait function whose positional-only and variadic parameters are published but not editable
+    builder = StateGraph(_NoteState)
+    builder.add_node("annotate", _annotate_node)
+    builder.add_edge(START, "annotate")
+    builder.add_edge("annotate", END)
+    router = _router(builder.compile(checkpointer=InMemorySaver()))
+    question_id = _park(router, "order-note", {"order_id": "o-note"})
+    record = router.ledger.get("order-note", question_id)
+    assert record is not None
+    assert dict(record.envelope.source or {}) == {"function": "annotate", "editable": ["note"]}
+
+    # WHEN approvals edit each of them, then the editable one
+    refused = [
+        _answer(router, "order-note", question_id, {"action": "approve", "args": {name: "x"}}, f"a-{name}")
+        for name in ("order_id", "labels")
+    ]
+    applied = _answer(router, "order-note", question_id, {"action": "approve", "args": {"note": "edited"}}, "a-ok")
+
+    # THEN the first two are refused invalid_answer with the question open, and the last runs the body with it
+    assert [(o.kind, o.reason) for o in refused] == [(OutcomeKind.REFUSED, RefusalReason.INVALID_ANSWER)] * 2
+    assert applied.kind is OutcomeKind.APPLIED, applied
+    state = router.adapter.graph.get_state(LangGraphAdapter.config("order-note"))  # type: ignore[attr-defined]
+    assert state.values["out"] == {"order_id": "o-note", "note": "edited", "labels": {}}

@@ -90,7 +90,10 @@ def translate(source: Any, question: Any, answer: Any) -> Any:
 
 
 def _wait_call_problem(envelope: WaitEnvelope, answer: Any) -> str | None:
-    """A `@wait` question (`{"function", "args"}`): an approval's edited `args` name only published parameters.
+    """A `@wait` question (`{"function", "args"}`): an approval's edited `args` name only editable parameters.
+
+    Those are the question's `args`, or the source's `editable` list when the function has published
+    parameters that cannot be edited (positional-only or variadic).
 
     Otherwise the body would not run and the question would be decided for nothing (see `WaitSignature.plan`).
     """
@@ -102,10 +105,12 @@ def _wait_call_problem(envelope: WaitEnvelope, answer: Any) -> str | None:
         return None
     if not isinstance(answer, Mapping) or answer.get("action") != "approve" or answer.get("args") is None:
         return None
+    editable = source.get("editable")
+    names = sorted(editable) if isinstance(editable, list) else sorted(published)
     edits = answer["args"]
     if not isinstance(edits, Mapping):
-        return f"edited 'args' must be an object naming parameters of {function}(): {sorted(published)}"
-    unknown = sorted(str(name) for name in edits if name not in published)
+        return f"edited 'args' must be an object naming parameters of {function}(): {names}"
+    unknown = sorted(str(name) for name in edits if name not in names)
     if unknown:
-        return f"edited 'args' may name only parameters of {function}(): {sorted(published)}; unknown: {unknown}"
+        return f"edited 'args' may name only parameters of {function}(): {names}; unknown: {unknown}"
     return None

@@ -127,7 +127,7 @@ def wait(
 
     def decorate(fn: F) -> F:
         sig = WaitSignature(fn, decision=decision, is_injected=_injected_rule(fn))
-        source = {"function": sig.function}
+        source = sig.source
 
         if inspect.iscoroutinefunction(fn):
 

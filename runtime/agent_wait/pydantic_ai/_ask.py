@@ -155,7 +155,7 @@ def wait(
         sig = WaitSignature(
             fn, decision=decision, is_injected=lambda p: _is_run_context(shape.hints.get(p.name, p.annotation))
         )
-        source = {"function": sig.function}
+        source = sig.source
 
         if inspect.iscoroutinefunction(fn):
 

@@ -167,7 +167,7 @@ def wait(
     def decorate(fn: F) -> F:
         shape = _Shape(fn, decision)
         sig = WaitSignature(fn, decision=decision, is_injected=shape.is_injected)
-        source = {"function": sig.function}
+        source = sig.source
 
         if inspect.iscoroutinefunction(fn):
 
