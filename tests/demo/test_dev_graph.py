@@ -82,6 +82,8 @@ def test_dev_runs_a_users_own_graph_from_the_current_folder(
             time.sleep(0.5)
         else:
             pytest.fail("the answered question never reached resumed")
+        while "team=ops" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.2)  # dev prints each envelope on its next turn
         assert "team=ops" in out.getvalue()
     finally:
         stop.set()

@@ -1,5 +1,6 @@
 """`agent-wait`: run the product locally, start agents, list and answer questions.
 
+    agent-wait init [FOLDER] --name my_agent     write a small working project: a graph that asks, a CDK app, a test
     agent-wait dev                               the local stack and its answer API, printing each envelope as announced
     agent-wait dev --graph my_pkg.graph:build    the same around your own graph, on the default AgentWait stack
     agent-wait demo                              the refund-agent scenarios, narrated; non-zero on a wrong outcome
@@ -28,6 +29,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from agent_wait.cli import _api
@@ -61,6 +63,10 @@ def _parser() -> argparse.ArgumentParser:
         prog="agent-wait", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True)
+
+    init = commands.add_parser("init", help="write a small, working project: a graph that asks, a CDK app, a test")
+    init.add_argument("folder", nargs="?", default=".", help="where (default: here)")
+    init.add_argument("--name", default="my_agent", help="the graph's package name (default my_agent)")
 
     dev = commands.add_parser("dev", help="run the local stack and print each envelope as it is announced")
     source = dev.add_mutually_exclusive_group()
@@ -144,6 +150,17 @@ def _add_stack_commands(commands: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     from agent_wait.cli import _commands
 
+    if args.command == "init":
+        from agent_wait.cli._init import init_project
+
+        folder = Path(args.folder)
+        for path in init_project(folder, args.name):
+            print(f"wrote {path}")
+        print(
+            f"Next: cd {folder}; pip install -r requirements.txt; agent-wait dev --graph {args.name}.graph:build_graph"
+            "; python -m pytest (README.md says more)"
+        )
+        return 0
     if args.command in ("dev", "demo"):
         from agent_wait.host.local import require_emulator
 

@@ -14,10 +14,10 @@ import sys
 from typing import Any
 
 from agent_wait.cli._target import CliError
+from agent_wait.host.local import template_for_graph as graph_template
 
-__all__ = ("STACK_NAME", "check_graph", "graph_template")
+__all__ = ("check_graph", "graph_template")
 
-STACK_NAME = "AgentWaitDev"
 _SPEC = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
@@ -46,24 +46,3 @@ def check_graph(spec: str) -> None:
         if not hasattr(target, part):
             raise CliError(f"{module_name} has no {attribute}; --graph names a compiled graph or a factory")
         target = getattr(target, part)
-
-
-def graph_template(spec: str) -> dict[str, Any]:
-    """The template of a stack holding only `AgentWait(graph=spec)` with its defaults, synthesized unbundled."""
-    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-    from aws_cdk import App, RemovalPolicy, Stack
-    from aws_cdk import aws_lambda as lambda_
-
-    from agent_wait_cdk import AgentWait
-
-    app = App(context={"aws:cdk:bundling-stacks": []}, builtin_cloud_formation_validation=False)
-    stack = Stack(app, STACK_NAME)
-    AgentWait(
-        stack,
-        "AgentWait",
-        graph=spec,
-        # Locally the handlers run in this process: no bundle is built, so the functions get a stand-in.
-        code=lambda_.Code.from_inline("def handler(event, context):\n    raise NotImplementedError\n"),
-        removal_policy=RemovalPolicy.DESTROY,
-    )
-    return app.synth().get_stack_by_name(STACK_NAME).template

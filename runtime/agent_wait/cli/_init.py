@@ -1,0 +1,172 @@
+"""`agent-wait init`: a small, working project in a folder, from a graph that asks to a stack you can deploy.
+
+It writes a graph whose one step waits for an approval, a CDK app that wraps it in `AgentWait`, `cdk.json`,
+the pinned requirements of the Lambda bundle, the project's own requirements, one test that drives a start
+and an answer on the local emulator, and a README that says the next three commands. It never overwrites:
+when any of its files exists, it writes nothing and names them.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import keyword
+import re
+from pathlib import Path
+
+from agent_wait.cli._target import CliError
+
+__all__ = ("init_project",)
+
+_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+
+_GRAPH = '''"""{name}'s agent: one step that waits for a person's approval before it acts."""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+from agent_wait import WaitPolicy
+from agent_wait.langgraph import wait
+
+APPROVAL = WaitPolicy(
+    timeout="P1D",
+    default={{"action": "reject", "reason": "nobody answered within a day"}},
+    allowed_actions=("approve", "reject"),
+    tags={{"approver_group": "ops"}},
+)
+
+
+class State(TypedDict, total=False):
+    service: str
+    result: str
+
+
+@wait(APPROVAL)
+def restart(service: str) -> str:
+    """The action a person approves. Make side effects idempotent: a crash can run a step again."""
+    return f"restarted {{service}}"
+
+
+def act(state: State) -> dict[str, Any]:
+    result = restart(state["service"])
+    # Approved: the call ran and returned. Rejected (or the deadline): the answer comes back instead.
+    return {{"result": result if isinstance(result, str) else f"not restarted: {{result.get('action')}}"}}
+
+
+def build_graph(checkpointer: Any) -> Any:
+    """The compiled graph; the router gives it a checkpointer (DynamoDB on AWS, the emulator locally)."""
+    builder = StateGraph(State)
+    builder.add_node("act", act)
+    builder.add_edge(START, "act")
+    builder.add_edge("act", END)
+    return builder.compile(checkpointer=checkpointer)
+'''
+
+_APP = '''"""The CDK app: `cdk deploy` puts {name}'s agent behind agent-wait on AWS.
+
+`cdk synth -c agent-wait:bundle=false` synthesizes without building the Lambda bundle (do not deploy that).
+"""
+
+from __future__ import annotations
+
+from aws_cdk import App, Stack
+
+from agent_wait_cdk import AgentWait
+
+app = App()
+stack = Stack(app, "{stack}")
+AgentWait(
+    stack,
+    "AgentWait",
+    graph="{name}.graph:build_graph",
+    graph_source=["{name}"],
+    requirements_file="requirements-lambda.txt",
+)
+app.synth()
+'''
+
+_CDK_JSON = """{{
+  "app": "python app.py",
+  "context": {{
+    "cli-telemetry": false
+  }}
+}}
+"""
+
+_TEST = '''"""A start and an answer through the real router, on the local emulator (no AWS account needed)."""
+
+from __future__ import annotations
+
+import uuid
+
+from agent_wait.host.local import LocalStack, template_for_graph
+
+
+def test_a_person_approves_and_the_agent_acts() -> None:
+    with LocalStack(template_for_graph("{name}.graph:build_graph")) as local:
+        thread = f"svc-{{uuid.uuid4().hex[:8]}}"
+        local.send({{"thread_id": thread, "input": {{"service": "billing"}}}}, deduplication_id=uuid.uuid4().hex)
+        [question] = [q for outcome in local.pump().outcomes for q in outcome.asked]
+
+        local.send(
+            {{"thread_id": thread, "question_id": question, "answer": {{"action": "approve"}}}},
+            deduplication_id=uuid.uuid4().hex,
+        )
+        [outcome] = local.pump().outcomes
+
+        assert outcome.kind.value == "applied"
+'''
+
+_README = """# {name}
+
+An agent that waits for a person's approval, on agent-wait.
+
+```bash
+pip install -r requirements.txt                                  # agent-wait with the emulator and CDK
+agent-wait dev --graph {name}.graph:build_graph                  # run it locally; answer at the printed inbox
+python -m pytest                                                 # a start and an answer, on the emulator
+```
+
+Deploy with `npx cdk deploy` (an AWS account and a bootstrapped region). `requirements-lambda.txt` is what
+the Lambda bundle installs: add your graph's own dependencies there, pinned.
+"""
+
+
+def init_project(folder: Path, name: str) -> list[Path]:
+    """Write the project into `folder`; returns the files written.
+
+    Raises:
+        CliError: `name` is not a Python package name, or a file it would write exists already.
+    """
+    if not _NAME.fullmatch(name) or keyword.iskeyword(name):
+        raise CliError(
+            f"--name must be a Python package name (lowercase letters, digits, _), e.g. my_agent; got {name!r}"
+        )
+    from agent_wait_cdk._bundling import REQUIREMENTS_FILE
+
+    version = importlib.metadata.version("agent-wait")
+    stack = "".join(part.capitalize() for part in name.split("_") if part) + "Stack"
+    files = {
+        Path(name) / "__init__.py": "",
+        Path(name) / "graph.py": _GRAPH.format(name=name),
+        Path("app.py"): _APP.format(name=name, stack=stack),
+        Path("cdk.json"): _CDK_JSON.format(),
+        Path("requirements-lambda.txt"): REQUIREMENTS_FILE.read_text(encoding="utf-8"),
+        Path("requirements.txt"): f"agent-wait[host,cdk,local]=={version}\npytest>=8\n",
+        Path("tests") / f"test_{name}.py": _TEST.format(name=name),
+        Path("README.md"): _README.format(name=name),
+    }
+    existing = sorted(str(path) for path in files if (folder / path).exists())
+    if existing:
+        raise CliError(
+            f"{folder} already has {', '.join(existing)}; init writes nothing over them: use an empty folder"
+        )
+    written = []
+    for path, text in files.items():
+        target = folder / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        written.append(target)
+    return written

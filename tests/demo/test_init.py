@@ -1,0 +1,90 @@
+"""`agent-wait init`: the project it writes runs its own test on the emulator and synthesizes as a CDK app."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_wait.cli import main
+
+FILES = (
+    "my_agent/__init__.py",
+    "my_agent/graph.py",
+    "app.py",
+    "cdk.json",
+    "requirements-lambda.txt",
+    "requirements.txt",
+    "tests/test_my_agent.py",
+    "README.md",
+)
+
+
+def _clean_env(folder: Path) -> dict[str, str]:
+    """The project's own terminal: no AWS settings, no repository on the path."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "AGENT_WAIT_", "PYTEST_"))}
+    env.update(
+        PYTHONPATH=str(folder), AWS_EC2_METADATA_DISABLED="true", JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20"
+    )
+    return env
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("project")
+    assert main(["init", str(folder)]) == 0
+    return folder
+
+
+def test_init_writes_the_project_and_the_next_steps(project: Path) -> None:
+    assert sorted(str(p.relative_to(project)) for p in project.rglob("*") if p.is_file()) == sorted(FILES)
+    readme = (project / "README.md").read_text()
+    for command in ("pip install -r requirements.txt", "agent-wait dev --graph my_agent.graph:build_graph", "pytest"):
+        assert command in readme
+    assert json.loads((project / "cdk.json").read_text())["app"] == "python app.py"
+    assert (project / "requirements.txt").read_text().startswith("agent-wait[host,cdk,local]==")
+
+
+def test_the_projects_own_test_drives_a_start_and_an_answer_on_the_emulator(project: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=project,
+        env=_clean_env(project),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "1 passed" in result.stdout
+
+
+def test_the_projects_cdk_app_synthesizes_without_bundling(project: Path) -> None:
+    env = {**_clean_env(project), "CDK_CONTEXT_JSON": json.dumps({"agent-wait:bundle": "false"})}
+    env["CDK_OUTDIR"] = str(project / "cdk.out")
+    result = subprocess.run(
+        [sys.executable, "app.py"], cwd=project, env=env, capture_output=True, text=True, check=False, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    template = json.loads((project / "cdk.out" / "MyAgentStack.template.json").read_text())
+    handlers = {
+        r["Properties"].get("Handler") for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"
+    }
+    assert {"agent_wait.host.router.handler", "agent_wait.host.sweep.handler"} <= handlers
+
+
+def test_init_never_overwrites(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = (project / "app.py").read_text()
+    assert main(["init", str(project)]) == 1
+    assert "already has README.md, app.py, cdk.json" in capsys.readouterr().err
+    assert (project / "app.py").read_text() == before
+
+
+def test_init_refuses_a_name_python_cannot_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", str(tmp_path), "--name", "My-Agent"]) == 1
+    assert "--name must be a Python package name" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
