@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from agent_wait.cli._target import CliError
-from agent_wait.host.local import template_for_graph as graph_template
+from agent_wait.errors import require_extra
 
 __all__ = ("check_graph", "graph_template")
 
@@ -46,3 +46,15 @@ def check_graph(spec: str) -> None:
         if not hasattr(target, part):
             raise CliError(f"{module_name} has no {attribute}; --graph names a compiled graph or a factory")
         target = getattr(target, part)
+
+
+def graph_template(spec: str) -> dict[str, Any]:
+    """`agent_wait_cdk.local_template.template_for_graph(spec)`, loaded by name as `--app` modules are: the
+    runtime never imports CDK, which only this local command needs (the `local` extra brings it).
+
+    Raises:
+        MissingExtraError: the constructs are not installed.
+    """
+    require_extra("agent-wait dev --graph", "agent_wait_cdk", "local")
+    module = importlib.import_module("agent_wait_cdk.local_template")
+    return module.template_for_graph(spec)

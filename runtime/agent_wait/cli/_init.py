@@ -9,6 +9,7 @@ when any of its files exists, it writes nothing and names them.
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import keyword
 import re
 from pathlib import Path
@@ -101,7 +102,8 @@ from __future__ import annotations
 
 import uuid
 
-from agent_wait.host.local import LocalStack, template_for_graph
+from agent_wait.host.local import LocalStack
+from agent_wait_cdk.local_template import template_for_graph
 
 
 def test_a_person_approves_and_the_agent_acts() -> None:
@@ -144,8 +146,6 @@ def init_project(folder: Path, name: str) -> list[Path]:
         raise CliError(
             f"--name must be a Python package name (lowercase letters, digits, _), e.g. my_agent; got {name!r}"
         )
-    from agent_wait_cdk._bundling import REQUIREMENTS_FILE
-
     version = importlib.metadata.version("agent-wait")
     stack = "".join(part.capitalize() for part in name.split("_") if part) + "Stack"
     files = {
@@ -153,7 +153,7 @@ def init_project(folder: Path, name: str) -> list[Path]:
         Path(name) / "graph.py": _GRAPH.format(name=name),
         Path("app.py"): _APP.format(name=name, stack=stack),
         Path("cdk.json"): _CDK_JSON.format(),
-        Path("requirements-lambda.txt"): REQUIREMENTS_FILE.read_text(encoding="utf-8"),
+        Path("requirements-lambda.txt"): _lambda_requirements(),
         Path("requirements.txt"): f"agent-wait[host,cdk,local]=={version}\npytest>=8\n",
         Path("tests") / f"test_{name}.py": _TEST.format(name=name),
         Path("README.md"): _README.format(name=name),
@@ -170,3 +170,11 @@ def init_project(folder: Path, name: str) -> list[Path]:
         target.write_text(text, encoding="utf-8")
         written.append(target)
     return written
+
+
+def _lambda_requirements() -> str:
+    """The runtime's Lambda pins as the constructs ship them (found, not imported: the runtime imports no CDK)."""
+    spec = importlib.util.find_spec("agent_wait_cdk")
+    if spec is None or not spec.submodule_search_locations:
+        raise CliError("agent-wait init needs the constructs: pip install 'agent-wait[cdk]'")
+    return (Path(next(iter(spec.submodule_search_locations))) / "requirements-lambda.txt").read_text(encoding="utf-8")

@@ -35,7 +35,6 @@ __all__ = (
     "PumpResult",
     "local_template",
     "require_emulator",
-    "template_for_graph",
 )
 
 ROUTER_HANDLER = "agent_wait.host.router.handler"
@@ -567,35 +566,3 @@ def _record(message: Mapping[str, Any], arn: str, *, shift: timedelta = timedelt
         "eventSourceARN": arn,
         "awsRegion": "us-east-1",
     }
-
-
-GRAPH_STACK_NAME = "AgentWaitDev"
-"""The stack `template_for_graph` synthesizes."""
-
-
-def template_for_graph(spec: str) -> dict[str, Any]:
-    """The template of a stack holding only `AgentWait(graph=spec)` with its defaults, synthesized unbundled:
-    what `agent-wait dev --graph` and a project's own tests run on `LocalStack`.
-
-    Example:
-        with LocalStack(template_for_graph("my_agent.graph:build_graph")) as local:
-            local.send({"thread_id": "t-1", "input": {...}})
-            local.pump()
-    """
-    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-    from aws_cdk import App, RemovalPolicy, Stack
-    from aws_cdk import aws_lambda as lambda_
-
-    from agent_wait_cdk import AgentWait
-
-    app = App(context={"aws:cdk:bundling-stacks": []}, builtin_cloud_formation_validation=False)
-    stack = Stack(app, GRAPH_STACK_NAME)
-    AgentWait(
-        stack,
-        "AgentWait",
-        graph=spec,
-        # Locally the handlers run in this process: no bundle is built, so the functions get a stand-in.
-        code=lambda_.Code.from_inline("def handler(event, context):\n    raise NotImplementedError\n"),
-        removal_policy=RemovalPolicy.DESTROY,
-    )
-    return app.synth().get_stack_by_name(GRAPH_STACK_NAME).template
