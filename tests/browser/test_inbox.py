@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import urllib.parse
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -225,5 +226,6 @@ def test_the_tag_filter_keeps_only_questions_with_that_tag(inbox: Inbox) -> None
     for tag, shown in (("approver_group:finance", 1), ("approver_group:legal", 0)):
         page.get_by_label("Tag (key:value)").fill(tag)
         page.get_by_label("Tag (key:value)").press("Enter")
+        expect(page).to_have_url(re.compile(re.escape(urllib.parse.quote(tag, safe="")) + "$"))
         expect(page.get_by_role("row").filter(has_text=thread)).to_have_count(shown)
     expect(page.get_by_text("No questions here.")).to_be_visible()

@@ -490,11 +490,18 @@
     var query = new URLSearchParams(hash.split("?")[1] || "");
     list.status = query.get("status") || "open";
     list.tag = query.get("tag") || "";
-    byId("filter-status").value = list.status;
-    byId("filter-tag").value = list.tag;
+    // A field the person is typing in keeps what they typed: this route may finish after their next keystroke.
+    setUnlessFocused(byId("filter-status"), list.status);
+    setUnlessFocused(byId("filter-tag"), list.tag);
     show("detail-view", false);
     show("list-view", true);
     loadList(false);
+  }
+
+  function setUnlessFocused(field, value) {
+    if (document.activeElement !== field) {
+      field.value = value;
+    }
   }
 
   function applyFilters(event) {
