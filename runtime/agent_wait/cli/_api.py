@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agent_wait.cli._target import CliError, Target
+from agent_wait.cli._target import CliError, Target, answer_value
 
 __all__ = ("TOKEN_VARIABLE", "answer", "sign_in")
 
@@ -101,12 +101,7 @@ def answer(
             signed in), with what happened and by whom.
     """
     assert target.api_url, "answer over HTTP needs the target's api_url"
-    if value is None:
-        value = {"action": action}
-        if note:
-            value["note"] = note
-        if args is not None:
-            value["args"] = args
+    value = answer_value(action, note, args, value)
     url = f"{target.api_url}/questions/{urllib.parse.quote(question_id, safe='')}/answer"
     headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": idempotency_key or uuid.uuid4().hex}
     status, payload = _call(url, method="POST", body={"answer": value}, headers=headers)

@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 from agent_wait._json import dumps
-from agent_wait.cli._target import CliError, Target
+from agent_wait.cli._target import CliError, Target, answer_value
 from agent_wait.messages import group_id_for
 from agent_wait.schema import QUESTION_TABLE, QuestionStatus, question_key
 
@@ -160,13 +160,7 @@ def answer(
     allowed = row.get("allowed_actions") or []
     if value is None and action not in allowed:
         raise CliError(f"action {action!r} is not allowed for question {question_id}; use one of: {', '.join(allowed)}")
-    body: Any = value
-    if value is None:
-        body = {"action": action}
-        if note:
-            body["note"] = note
-        if args is not None:
-            body["args"] = args
+    body = answer_value(action, note, args, value)
     message = {"thread_id": row["thread_id"], "question_id": question_id, "answer": body}
     if answered_by:
         message["answered_by"] = answered_by

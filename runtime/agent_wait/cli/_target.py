@@ -14,7 +14,7 @@ from typing import Any
 
 from agent_wait.schema import Settings
 
-__all__ = ("LOCAL_STATE", "CliError", "Target", "local_target", "resolve_target")
+__all__ = ("LOCAL_STATE", "CliError", "Target", "answer_value", "local_target", "resolve_target")
 
 LOCAL_REGION = "us-east-1"
 """The region of the local emulator's resources."""
@@ -219,3 +219,15 @@ def _listening(url: str) -> bool:
             return True
     except OSError:
         return False
+
+
+def answer_value(action: str | None, note: str | None, args: Any, value: Any) -> Any:
+    """The answer the CLI sends: `value` as given, else `{"action", "note"?, "args"?}`."""
+    if value is not None:
+        return value
+    built: dict[str, Any] = {"action": action}
+    if note:
+        built["note"] = note
+    if args is not None:
+        built["args"] = args
+    return built
