@@ -120,3 +120,64 @@ def test_a_graph_that_cannot_be_found_is_one_line_before_anything_starts(
     assert message in err
     assert err.count("\n") == 1
     assert not LOCAL_STATE.exists()
+
+
+FAILING = """
+from typing import TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+
+class State(TypedDict, total=False):
+    service: str
+
+
+def explode(state: State) -> dict:
+    raise ValueError(f"cannot restart {state['service']}")
+
+
+def build_graph(checkpointer):
+    builder = StateGraph(State)
+    builder.add_node("explode", explode)
+    builder.add_edge(START, "explode")
+    builder.add_edge("explode", END)
+    return builder.compile(checkpointer=checkpointer)
+"""
+
+
+def test_dev_shows_the_agents_traceback_on_this_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a graph whose node raises, run with agent-wait dev
+    package = tmp_path / "broken_agent"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "graph.py").write_text(textwrap.dedent(FAILING))
+    monkeypatch.chdir(tmp_path)
+    for name in ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_TABLE", "AGENT_WAIT_GRAPH"):
+        monkeypatch.delenv(name, raising=False)
+    out, stop = io.StringIO(), threading.Event()
+
+    def serve() -> None:
+        import agent_wait.cli._dev as dev
+        from agent_wait.cli._graph_stack import check_graph, graph_template
+
+        check_graph("broken_agent.graph:build_graph")
+        dev.run_dev(lambda: graph_template("broken_agent.graph:build_graph"), out=out, stop=stop)
+
+    server = threading.Thread(target=serve)
+    server.start()
+    try:
+        deadline = time.monotonic() + 120
+        while "Ctrl-C" not in out.getvalue() and server.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        # WHEN a start makes it raise
+        assert main(["start", "svc-9", "--input", json.dumps({"service": "billing"})]) == 0
+        while "Traceback" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        stop.set()
+        server.join(timeout=60)
+    # THEN the terminal shows the whole traceback, with the exception's text, and the command to retry
+    printed = out.getvalue()
+    assert "agent-wait dev: the agent raised on thread svc-9; after fixing it run: agent-wait retry svc-9" in printed
+    assert "Traceback (most recent call last):" in printed
+    assert "ValueError: cannot restart billing" in printed

@@ -10,6 +10,7 @@ import json
 import signal
 import threading
 import time
+import traceback
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
@@ -54,6 +55,15 @@ class Observer:
             for message in messages:
                 seen.append(json.loads(message["Body"]))
                 sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
+
+
+def _traceback(outcome: Any) -> str:
+    """The agent's traceback, shown on this terminal only: on AWS it is logged at DEBUG, never above."""
+    lines = traceback.format_exception(outcome.error)
+    return (
+        f"agent-wait dev: the agent raised on thread {outcome.thread_id}; after fixing it run: "
+        f"agent-wait retry {outcome.thread_id}\n" + "".join(lines)
+    )
 
 
 def describe(envelope: Mapping[str, Any]) -> str:
@@ -123,7 +133,9 @@ def run_dev(
         out.flush()
         last_sweep = time.monotonic()
         while not stop.is_set():
-            local.pump(wait_seconds=1)
+            for outcome in local.pump(wait_seconds=1).outcomes:
+                if getattr(outcome, "error", None) is not None:
+                    out.write(_traceback(outcome))
             if time.monotonic() - last_sweep >= sweep_every:
                 local.sweep()
                 last_sweep = time.monotonic()

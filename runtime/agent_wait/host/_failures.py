@@ -86,7 +86,9 @@ class Failures:
             },
         )
         self.log.debug("agent failure detail: %s", exc, exc_info=exc)
-        return Outcome(OutcomeKind.DEAD_LETTERED, thread_id, failure.question_id, reason=AGENT_FAILED, detail=detail)
+        return Outcome(
+            OutcomeKind.DEAD_LETTERED, thread_id, failure.question_id, reason=AGENT_FAILED, detail=detail, error=exc
+        )
 
     def replay(self, failure: ThreadFailure, *, start_input: Any = None) -> Outcome:
         """The message that failed arrived again: finish recording its failure (idempotent); run nothing."""

@@ -95,6 +95,9 @@ class Outcome:
     asked: tuple[str, ...] = ()
     """Question ids the agent is parked on after this message."""
     extra: dict[str, Any] = field(default_factory=dict)
+    error: BaseException | None = field(default=None, repr=False, compare=False)
+    """The agent's exception when it raised (`agent_failed`), for a local host to show its traceback. Never
+    logged or sent anywhere: its text may quote the agent's input or the answer."""
 
     @classmethod
     def refused(cls, reason: RefusalReason, thread_id: str, question_id: str, detail: str) -> Outcome:
