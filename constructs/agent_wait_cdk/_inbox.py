@@ -17,8 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aws_cdk import Acknowledgment, Token, Validations
-from aws_cdk import aws_apigatewayv2 as apigwv2
+from aws_cdk import Token
 from aws_cdk import aws_cognito as cognito
 from constructs import Construct
 
@@ -28,14 +27,19 @@ from agent_wait_cdk._validate import PropChecks
 __all__ = (
     "DEFAULT_INBOX_SCOPES",
     "INBOX_ROUTES",
+    "INBOX_ROUTES_OPEN",
     "InboxSignIn",
-    "acknowledge_page_route",
     "check_inbox",
     "inbox_client",
 )
 
 INBOX_ROUTES = (("GET", "/inbox"), ("GET", "/inbox/{asset}"))
 """The page and its files (script, style, `config.json`): no authorizer, no question data."""
+INBOX_ROUTES_OPEN = (
+    "The approvals inbox page and its static script, style and sign-in configuration hold no question data; the "
+    "page signs the person in and calls the data routes, which all need the JWT authorizer."
+)
+"""Why the page's routes need no authorizer (cdk-nag AwsSolutions-APIG4)."""
 DEFAULT_INBOX_SCOPES = ("openid", "email", "profile")
 """What the page asks for: an ID token with the person's email and name."""
 _COGNITO_SCOPES = {
@@ -178,16 +182,3 @@ def _check_sign_in(checks: PropChecks, sign_in: InboxSignIn, jwt_audience: Seque
             )
     if not sign_in.scopes or not all(isinstance(s, str) and _SCOPE.fullmatch(s) for s in sign_in.scopes):
         checks.fail("inbox_sign_in.scopes", f"must list scopes such as 'openid'; got {list(sign_in.scopes)}")
-
-
-def acknowledge_page_route(route: apigwv2.HttpRoute) -> None:
-    Validations.of(route).acknowledge(
-        Acknowledgment(
-            id="AwsSolutions-APIG4",
-            reason=(
-                "The approvals inbox page and its static script, style and sign-in configuration hold no "
-                "question data; the page signs the person in and calls the data routes, which all need the "
-                "JWT authorizer."
-            ),
-        )
-    )

@@ -41,7 +41,7 @@ from constructs import Construct
 from agent_wait_cdk import _grants, _perms
 from agent_wait_cdk import _shapes as shapes
 from agent_wait_cdk._defaults import TEN_SECONDS
-from agent_wait_cdk._inbox import INBOX_ROUTES, InboxSignIn, acknowledge_page_route, check_inbox, inbox_client
+from agent_wait_cdk._inbox import INBOX_ROUTES, INBOX_ROUTES_OPEN, InboxSignIn, check_inbox, inbox_client
 from agent_wait_cdk._senders import role_id
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.functions import _check_function, _function, check_log_level, powertools_environment
@@ -62,6 +62,12 @@ LINK_ROUTES = (
     ("POST", "/questions/{question_id}/link/answer"),
 )
 """Routes without an authorizer, only with `links`: the signed token in the POST body is the capability."""
+_LINK_ROUTES_OPEN = (
+    "Signed answer links need no sign-in by design: a person answers from an email. The link's HMAC token for "
+    "this one question is the capability, checked by the function on every POST; GET only serves the "
+    "confirmation page and its static script and style, which hold no question data. The stage is throttled "
+    "and its access log never records a query string or a body."
+)
 
 ACCESS_LOG_FORMAT = (
     '{"requestId":"$context.requestId","ip":"$context.identity.sourceIp","requestTime":"$context.requestTime",'
@@ -355,15 +361,18 @@ class AnswerApi(Construct):
         for method, path in SIGNED_IN_ROUTES:
             self.routes += self._route(method, path, integration, self.authorizer)
         if links:
-            for method, path in LINK_ROUTES:
-                for route in self._route(method, path, integration, apigwv2.HttpNoneAuthorizer()):
-                    _acknowledge_link_route(route)
-                    self.routes.append(route)
+            self._add_open_routes(LINK_ROUTES, integration, why=_LINK_ROUTES_OPEN)
         if inbox:
-            for method, path in INBOX_ROUTES:
-                for route in self._route(method, path, integration, apigwv2.HttpNoneAuthorizer()):
-                    acknowledge_page_route(route)
-                    self.routes.append(route)
+            self._add_open_routes(INBOX_ROUTES, integration, why=INBOX_ROUTES_OPEN)
+
+    def _add_open_routes(
+        self, routes: Sequence[tuple[str, str]], integration: apigwv2.HttpRouteIntegration, *, why: str
+    ) -> None:
+        """Routes without an authorizer, each with cdk-nag's APIG4 acknowledged for `why`."""
+        for method, path in routes:
+            for route in self._route(method, path, integration, apigwv2.HttpNoneAuthorizer()):
+                Validations.of(route).acknowledge(Acknowledgment(id="AwsSolutions-APIG4", reason=why))
+                self.routes.append(route)
 
     def _route(
         self,
@@ -536,18 +545,4 @@ def _cors(origins: Sequence[str]) -> apigwv2.CorsPreflightOptions | None:
         allow_methods=[apigwv2.CorsHttpMethod.GET, apigwv2.CorsHttpMethod.POST],
         allow_headers=list(_CORS_HEADERS),
         max_age=Duration.hours(1),
-    )
-
-
-def _acknowledge_link_route(route: apigwv2.HttpRoute) -> None:
-    Validations.of(route).acknowledge(
-        Acknowledgment(
-            id="AwsSolutions-APIG4",
-            reason=(
-                "Signed answer links need no sign-in by design: a person answers from an email. The link's "
-                "HMAC token for this one question is the capability, checked by the function on every POST; "
-                "GET only serves the confirmation page and its static script and style, which hold no question "
-                "data. The stage is throttled and its access log never records a query string or a body."
-            ),
-        )
     )
