@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import textwrap
 import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -42,39 +45,61 @@ def build_graph(checkpointer):
 """
 
 
-def test_dev_runs_a_users_own_graph_from_the_current_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # GIVEN a project folder with nothing but the user's graph
-    package = tmp_path / "ops_agent"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "graph.py").write_text(textwrap.dedent(GRAPH))
+@dataclass
+class Dev:
+    """`agent-wait dev --graph` running in a thread: what it printed, how it ended, and the test's deadline."""
+
+    out: io.StringIO
+    status: list[int]
+    deadline: float
+
+    def wait_for(self, text: str) -> None:
+        while text not in self.out.getvalue() and time.monotonic() < self.deadline:
+            time.sleep(0.2)
+
+
+@contextlib.contextmanager
+def dev_with_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, package: str, source: str) -> Iterator[Dev]:
+    """A project folder holding only `package/graph.py` (`source`), and `agent-wait dev --graph` serving it."""
+    folder = tmp_path / package
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    (folder / "graph.py").write_text(textwrap.dedent(source))
     monkeypatch.chdir(tmp_path)
     for name in ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_TABLE", "AGENT_WAIT_GRAPH"):
         monkeypatch.delenv(name, raising=False)
-    out, stop = io.StringIO(), threading.Event()
-    status: list[int] = []
+    spec = f"{package}.graph:build_graph"
+    running = Dev(io.StringIO(), [], time.monotonic() + 120)
+    stop = threading.Event()
 
     def serve() -> None:
         import agent_wait.cli._dev as dev
         from agent_wait.cli._graph_stack import check_graph, graph_template
 
-        check_graph("ops_agent.graph:build_graph")
-        status.append(dev.run_dev(lambda: graph_template("ops_agent.graph:build_graph"), out=out, stop=stop))
+        check_graph(spec)
+        running.status.append(dev.run_dev(lambda: graph_template(spec), out=running.out, stop=stop))
 
     server = threading.Thread(target=serve)
     server.start()
     try:
-        deadline = time.monotonic() + 120
-        while "Ctrl-C" not in out.getvalue() and server.is_alive() and time.monotonic() < deadline:
-            time.sleep(0.2)
+        running.wait_for("Ctrl-C")
+        yield running
+    finally:
+        stop.set()
+        server.join(timeout=60)
+
+
+def test_dev_runs_a_users_own_graph_from_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a project folder with nothing but the user's graph, served by agent-wait dev
+    with dev_with_graph(tmp_path, monkeypatch, "ops_agent", GRAPH) as dev:
         # WHEN a run is started and its question answered from "another terminal"
         assert main(["start", "svc-1", "--input", json.dumps({"service": "billing"})]) == 0
-        question = _wait_for_question(capsys, deadline)
+        question = _wait_for_question(capsys, dev.deadline)
         assert main(["answer", question, "approve"]) == 0
         # THEN the question is decided and the agent resumed
-        while time.monotonic() < deadline:
+        while time.monotonic() < dev.deadline:
             capsys.readouterr()
             assert main(["questions", "--status", "resumed"]) == 0
             if question in capsys.readouterr().out:
@@ -82,13 +107,9 @@ def test_dev_runs_a_users_own_graph_from_the_current_folder(
             time.sleep(0.5)
         else:
             pytest.fail("the answered question never reached resumed")
-        while "team=ops" not in out.getvalue() and time.monotonic() < deadline:
-            time.sleep(0.2)  # dev prints each envelope on its next turn
-        assert "team=ops" in out.getvalue()
-    finally:
-        stop.set()
-        server.join(timeout=60)
-    assert status == [0]
+        dev.wait_for("team=ops")  # dev prints each envelope on its next turn
+        assert "team=ops" in dev.out.getvalue()
+    assert dev.status == [0]
     assert not LOCAL_STATE.exists()
 
 
@@ -147,37 +168,12 @@ def build_graph(checkpointer):
 
 def test_dev_shows_the_agents_traceback_on_this_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a graph whose node raises, run with agent-wait dev
-    package = tmp_path / "broken_agent"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "graph.py").write_text(textwrap.dedent(FAILING))
-    monkeypatch.chdir(tmp_path)
-    for name in ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_TABLE", "AGENT_WAIT_GRAPH"):
-        monkeypatch.delenv(name, raising=False)
-    out, stop = io.StringIO(), threading.Event()
-
-    def serve() -> None:
-        import agent_wait.cli._dev as dev
-        from agent_wait.cli._graph_stack import check_graph, graph_template
-
-        check_graph("broken_agent.graph:build_graph")
-        dev.run_dev(lambda: graph_template("broken_agent.graph:build_graph"), out=out, stop=stop)
-
-    server = threading.Thread(target=serve)
-    server.start()
-    try:
-        deadline = time.monotonic() + 120
-        while "Ctrl-C" not in out.getvalue() and server.is_alive() and time.monotonic() < deadline:
-            time.sleep(0.2)
+    with dev_with_graph(tmp_path, monkeypatch, "broken_agent", FAILING) as dev:
         # WHEN a start makes it raise
         assert main(["start", "svc-9", "--input", json.dumps({"service": "billing"})]) == 0
-        while "Traceback" not in out.getvalue() and time.monotonic() < deadline:
-            time.sleep(0.2)
-    finally:
-        stop.set()
-        server.join(timeout=60)
+        dev.wait_for("Traceback")
     # THEN the terminal shows the whole traceback, with the exception's text, and the command to retry
-    printed = out.getvalue()
+    printed = dev.out.getvalue()
     assert "agent-wait dev: the agent raised on thread svc-9; after fixing it run: agent-wait retry svc-9" in printed
     assert "Traceback (most recent call last):" in printed
     assert "ValueError: cannot restart billing" in printed
