@@ -152,6 +152,10 @@ class LinkKeys:
             raise ConfigurationError([f"{_VARIABLE}: {p}" for p in problems], variables=[_VARIABLE])
         object.__setattr__(self, "keys", MappingProxyType(dict(self.keys)))
 
+    def verify(self, token: str, *, question_id: str, now: datetime) -> LinkClaims:
+        """`verify_token` with these keys (the same call as `LinkKeyring.verify`)."""
+        return verify_token(self, token, question_id=question_id, now=now)
+
     @property
     def kids(self) -> tuple[str, ...]:
         """The ids of every key that verifies, sorted."""

@@ -36,7 +36,7 @@ from agent_wait.host.api._pages import secured as _secured
 from agent_wait.host.api._problems import json_response, problem
 from agent_wait.host.api._questions import answer_response, question_view
 from agent_wait.host.ledger.base import QuestionRecord
-from agent_wait.host.links import LinkClaims, LinkError, LinkKeyring, LinkKeys, verify_token
+from agent_wait.host.links import LinkClaims, LinkError, LinkKeyring, LinkKeys
 from agent_wait.host.outcomes import RefusalReason
 
 __all__ = ("LINK_ANSWERED_BY", "MAX_NOTE_CHARS", "PAGE_CONTENT_SECURITY_POLICY", "link_routes")
@@ -151,12 +151,7 @@ def _verify(ctx: ApiContext, question_id: str, body: str | None, *, fields: tupl
     token = data.get("token")
     question_id = urllib.parse.unquote(question_id)
     try:
-        text = token if isinstance(token, str) else ""
-        now = ctx.clock()
-        if isinstance(keys, LinkKeyring):
-            claims = keys.verify(text, question_id=question_id, now=now)
-        else:
-            claims = verify_token(keys, text, question_id=question_id, now=now)
+        claims = keys.verify(token if isinstance(token, str) else "", question_id=question_id, now=ctx.clock())
     except LinkError as exc:
         logger.info("signed link refused", extra={"question_id": question_id, "reason": exc.reason.value})
         return problem(403, exc.reason.value, exc.message)
