@@ -100,22 +100,30 @@ def is_packed(value: Any) -> bool:
     return isinstance(value, Mapping) and isinstance(value.get(MARKER), Mapping)
 
 
-def unpack_question(value: Any, thread_id: str, question_id: str) -> Question:
+def unpack_question(
+    value: Any, thread_id: str, question_id: str, *, response_schema: Mapping[str, Any] | None = None
+) -> Question:
     """The `Question` a parked value stands for: a packed one carries its policy; any other value is asked as is.
 
     A value that is not packed (a bare `interrupt(value)`, a bare Strands interrupt reason) becomes
     the question itself, as plain JSON, under the default policy and with no source, unless it is
-    written in a dialect (`agent_wait.dialects`): then its allowed actions and source come from it.
+    written in a dialect (`agent_wait.dialects`): then its allowed actions and source come from it. A
+    `response_schema` the framework publishes for the answer (LangGraph's `Interrupt.response_schema`)
+    rides in the policy of a value that is not packed; a packed one carries its own policy's.
 
     Raises:
         EnvelopeError: the question is not JSON, or the ids are empty.
         QuestionTooLargeError: the question is over `MAX_QUESTION_BYTES`.
     """
     if not is_packed(value):
-        dialect = recognize(value)
+        dialect = recognize(value, response_schema)
         if dialect is None:
             return Question(thread_id, question_id, plain(value), WaitPolicy())
-        policy = WaitPolicy(allowed_actions=dialect.allowed_actions, allow_edits=dialect.allow_edits)
+        policy = WaitPolicy(
+            allowed_actions=dialect.allowed_actions,
+            allow_edits=dialect.allow_edits,
+            response_schema=dialect.response_schema,
+        )
         return Question(thread_id, question_id, plain(value), policy, source=dialect.source)
     meta = value[MARKER]
     asked_at: datetime | None = parse_rfc3339(meta["asked_at"]) if meta.get("asked_at") else None

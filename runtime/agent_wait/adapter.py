@@ -104,7 +104,7 @@ class WaitPublisher:
             question_id, answer = parts
             asked = before.get(question_id)
             if asked is not None:  # a question in a dialect receives its own shape (agent_wait.dialects)
-                answer = translate(asked.source, asked.value, answer)
+                answer = translate(asked.source, asked.value, answer, asked.policy.response_schema)
             outcome = self.adapter.resume(thread_id, question_id, answer)
         else:
             outcome = self.adapter.start(thread_id, value)

@@ -12,7 +12,7 @@ from agent_wait._duration import ACCEPTED_FORMS, DurationSyntaxError, format_dur
 from agent_wait._json import canonical_json, to_jsonable
 from agent_wait.errors import EnvelopeError, PolicyError
 
-__all__ = ("DEFAULT_ACTIONS", "MAX_DEFAULT_BYTES", "MAX_TIMEOUT", "WaitPolicy")
+__all__ = ("DEFAULT_ACTIONS", "MAX_DEFAULT_BYTES", "MAX_RESPONSE_SCHEMA_BYTES", "MAX_TIMEOUT", "WaitPolicy")
 
 DEFAULT_ACTIONS: tuple[str, ...] = ("approve", "reject")
 
@@ -22,6 +22,8 @@ Wait longer with `timeout=None` (no deadline)."""
 MAX_DEFAULT_BYTES = 64 * 1024
 """Largest `default` as JSON. It rides in every envelope and ledger row beside the question (at most 64 KiB
 itself), so both stay inside what SNS, EventBridge and a DynamoDB item can carry."""
+MAX_RESPONSE_SCHEMA_BYTES = 32 * 1024
+"""Largest `response_schema` as JSON; it rides in the envelope's `rules` beside the question and the default."""
 
 
 def _duration_field(name: str, value: object) -> tuple[timedelta | None, str | None]:
@@ -77,6 +79,10 @@ class WaitPolicy:
     """When set, only these queue senders (IAM role or user unique ids, e.g. `AROA...`) may answer directly."""
     allow_edits: bool = True
     """Whether an approval may carry edited arguments (`{"action": "approve", "args": {...}}`)."""
+    response_schema: Mapping[str, Any] | None = None
+    """A JSON Schema the answer must fit. When set, the answer is the value itself (no `action` of ours is
+    required); the host refuses one that does not fit before the decision. LangGraph's
+    `interrupt(value, response_schema=...)` sets it."""
 
     def __init__(
         self,
@@ -90,6 +96,7 @@ class WaitPolicy:
         answerer_groups: Iterable[str] = (),
         answerer_principals: Iterable[str] = (),
         allow_edits: bool = True,
+        response_schema: Mapping[str, Any] | None = None,
     ) -> None:
         timeout_delta, timeout_text = _duration_field("timeout", timeout)
         ttl_delta, ttl_text = _duration_field("answer_ttl", answer_ttl)
@@ -121,6 +128,7 @@ class WaitPolicy:
         if not isinstance(allow_edits, bool):
             raise PolicyError("allow_edits", allow_edits, f"allow_edits must be True or False; got {allow_edits!r}")
         object.__setattr__(self, "allow_edits", allow_edits)
+        object.__setattr__(self, "response_schema", _check_response_schema(response_schema))
 
     @property
     def restricts_answerers(self) -> bool:
@@ -134,11 +142,14 @@ class WaitPolicy:
             if self.restricts_answerers
             else None
         )
-        return {"answerers": answerers, "edits": self.allow_edits}
+        rules: dict[str, Any] = {"answerers": answerers, "edits": self.allow_edits}
+        if self.response_schema is not None:
+            rules["response_schema"] = dict(self.response_schema)
+        return rules
 
     def to_dict(self) -> dict[str, Any]:
         """The policy as JSON, in the form `from_dict` reads back (used to carry it through a checkpoint)."""
-        return {
+        data = {
             "timeout": self.timeout_iso,
             "default": self.default,
             "allowed_actions": list(self.allowed_actions),
@@ -149,6 +160,9 @@ class WaitPolicy:
             "answerer_principals": list(self.answerer_principals),
             "allow_edits": self.allow_edits,
         }
+        if self.response_schema is not None:
+            data["response_schema"] = dict(self.response_schema)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> WaitPolicy:
@@ -163,6 +177,7 @@ class WaitPolicy:
             "answerer_groups",
             "answerer_principals",
             "allow_edits",
+            "response_schema",
         }
         unknown = sorted(set(data) - known)
         if unknown:
@@ -179,6 +194,7 @@ class WaitPolicy:
             answerer_groups=data.get("answerer_groups") or (),
             answerer_principals=data.get("answerer_principals") or (),
             allow_edits=data.get("allow_edits", True),
+            response_schema=data.get("response_schema"),
         )
 
     def __repr__(self) -> str:
@@ -250,3 +266,29 @@ def _check_correlation(correlation: Mapping[str, str] | None) -> Mapping[str, st
             f"e.g. {{'provider': 'stripe', 'id': 're_123'}}; got {correlation!r}",
         )
     return MappingProxyType(dict(correlation))
+
+
+def _check_response_schema(schema: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """A JSON copy of `schema`. Its meaning is checked by the host (jsonschema), which the core does not import."""
+    if schema is None:
+        return None
+    if not isinstance(schema, Mapping):
+        raise PolicyError(
+            "response_schema",
+            f"<{type(schema).__name__}>",
+            "response_schema must be a JSON Schema object (a dict), e.g. {'type': 'object', 'properties': {...}}; "
+            f"got a {type(schema).__name__}. For a pydantic model pass Model.model_json_schema()",
+        )
+    try:
+        checked = to_jsonable(schema, where="response_schema")
+    except EnvelopeError as exc:
+        raise PolicyError("response_schema", "<schema>", f"response_schema must be JSON; {exc.message}") from None
+    size = len(canonical_json(checked, where="response_schema").encode("utf-8"))
+    if size > MAX_RESPONSE_SCHEMA_BYTES:
+        raise PolicyError(
+            "response_schema",
+            f"<{size} bytes>",
+            f"response_schema is {size:,} bytes as JSON; the limit is {MAX_RESPONSE_SCHEMA_BYTES:,} "
+            "(MAX_RESPONSE_SCHEMA_BYTES), because it travels in every envelope and ledger row",
+        )
+    return MappingProxyType(checked)

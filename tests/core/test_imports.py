@@ -38,6 +38,7 @@ CORE_MODULES = (
     "agent_wait._duration",
     "agent_wait.dialects",
     "agent_wait.dialects.langchain_hitl",
+    "agent_wait.dialects.agent_inbox",
     "agent_wait.announce",
     "agent_wait.announce.base",
     "agent_wait.announce.log",

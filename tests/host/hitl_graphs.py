@@ -90,3 +90,13 @@ def build_hitl_graph(checkpointer: Any) -> Any:
 def start_input(kind: str, order_id: str, amount: int = 900) -> dict[str, Any]:
     text = f"{kind}:{order_id}" if kind == "close" else f"{kind}:{order_id}:{amount}"
     return {"messages": [{"role": "user", "content": text}]}
+
+
+def build_hitl_per_call_graph(checkpointer: Any) -> Any:
+    """The same agent in per-call mode: one interrupt per gated tool call, each with a typed `response_schema`."""
+    return create_agent(
+        ScriptedModel(),
+        tools=[issue_refund, close_case],
+        middleware=[HumanInTheLoopMiddleware(interrupt_on=INTERRUPT_ON, interrupt_mode="per_call")],
+        checkpointer=checkpointer,
+    )

@@ -8,56 +8,55 @@ the question open for a correct answer.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 import tests.host.hitl_graphs as hitl
-from tests.host.conftest import HostStack, reset_handlers
+from tests.host.conftest import HostStack
+from tests.host.parked import Parked, parking_router
 
-from agent_wait.host import HostSettings, OutcomeKind, RefusalReason, Router
-from agent_wait.host._wiring import build_router
-from agent_wait.schema import QuestionStatus, Settings
+from agent_wait.host import OutcomeKind, RefusalReason
+from agent_wait.schema import QuestionStatus
 
 EDIT = {"type": "edit", "edited_action": {"name": "issue_refund", "args": {"order_id": "", "amount": 5}}}
 
 
 @dataclass
-class Parked:
-    router: Router
-    thread_id: str
+class ParkedOrder:
+    parked: Parked
     order_id: str
-    question_id: str
+
+    @property
+    def router(self) -> Any:
+        return self.parked.router
+
+    @property
+    def thread_id(self) -> str:
+        return self.parked.thread_id
+
+    @property
+    def question_id(self) -> str:
+        return self.parked.question_id
 
     def answer(self, answer: Any, answer_id: str = "a-1") -> Any:
-        message = {"thread_id": self.thread_id, "question_id": self.question_id, "answer": answer}
-        return self.router.handle(json.dumps({**message, "answer_id": answer_id}))
+        return self.parked.answer(answer, answer_id)
 
     def status(self) -> QuestionStatus:
-        record = self.router.ledger.get(self.thread_id, self.question_id)
-        assert record is not None
-        return record.status
+        return self.parked.status()
 
     def tool_messages(self) -> list[Any]:
-        state = self.router.adapter.graph.get_state({"configurable": {"thread_id": self.thread_id}})  # type: ignore[attr-defined]
-        return [m for m in state.values["messages"] if m.type == "tool"]
+        return [m for m in self.parked.values()["messages"] if m.type == "tool"]
 
 
 @pytest.fixture
 def ask(host: HostStack, unique: str, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv(Settings.GRAPH.value, "tests.host.hitl_graphs:build_hitl_graph")
-    reset_handlers()
-    router = build_router(HostSettings.from_env("router"))
+    park = parking_router("tests.host.hitl_graphs:build_hitl_graph", monkeypatch, f"hitl-{unique}")
     count = iter(range(100))
 
-    def start(kind: str) -> Parked:
-        n = next(count)
-        thread_id, order_id = f"hitl-{unique}-{n}", f"o-{unique}-{n}"
-        start = {"thread_id": thread_id, "input": hitl.start_input(kind, order_id), "start_id": f"s-{n}"}
-        started = router.handle(json.dumps(start))
-        (question_id,) = started.asked
-        return Parked(router, thread_id, order_id, question_id)
+    def start(kind: str) -> ParkedOrder:
+        order_id = f"o-{unique}-{next(count)}"
+        return ParkedOrder(park(hitl.start_input(kind, order_id)), order_id)
 
     return start
 

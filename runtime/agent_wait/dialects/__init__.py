@@ -6,6 +6,11 @@ checked here before it may decide a question (`answer_problem`, called by the ro
 API alike), and turned here into the value the agent receives (`resume_value`). Questions asked by
 `@wait` are checked too: an edit may name only the function's published parameters.
 
+A question may also carry a JSON Schema for its answer (LangGraph's `interrupt(value, response_schema=...)`,
+or `WaitPolicy(response_schema=...)`), in the envelope's `rules`. Outside a dialect, such a question is
+answered with the value itself, as sent; the host checks it against the schema (the core cannot: it
+imports no JSON Schema library).
+
 Mapping table: docs/dialects.md.
 """
 
@@ -15,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agent_wait.dialects import langchain_hitl
+from agent_wait.dialects import agent_inbox, langchain_hitl
 
 if TYPE_CHECKING:
     from agent_wait.envelope import WaitEnvelope
@@ -26,11 +31,16 @@ __all__ = (
     "dialect_of",
     "is_native_answer",
     "recognize",
+    "response_schema_of",
     "resume_value",
+    "schema_actions",
     "translate",
 )
 
-_DIALECTS = {langchain_hitl.NAME: langchain_hitl}
+_DIALECTS = {langchain_hitl.NAME: langchain_hitl, agent_inbox.NAME: agent_inbox}
+
+SCHEMA_ACTION = "submit"
+"""The action shown for a question whose response schema names no `action` of its own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,17 +51,38 @@ class Recognized:
     """The `action` values our own answers may carry (the dialect's decision types)."""
     allow_edits: bool
     """Whether our edit form (`{"action": "approve", "args": {...}}`) can be translated."""
-    source: dict[str, Any]
-    """The envelope's `source`: `{"dialect": name, ...}`."""
+    source: dict[str, Any] | None
+    """The envelope's `source`: `{"dialect": name, ...}`; None for a bare question with a response schema."""
+    response_schema: Mapping[str, Any] | None = None
+    """The JSON Schema the answer must fit, when the framework gave one."""
 
 
-def recognize(value: Any) -> Recognized | None:
-    """The dialect a parked value is written in, or None for ours or a bare value."""
+def recognize(value: Any, response_schema: Any = None) -> Recognized | None:
+    """The dialect a parked value is written in, or None for ours or a bare value without a response schema.
+
+    Args:
+        value: the value the framework parked on.
+        response_schema: the JSON Schema the framework publishes for the answer (`Interrupt.response_schema`).
+    """
+    schema = response_schema if isinstance(response_schema, Mapping) else None
     for dialect in _DIALECTS.values():
-        found = dialect.recognize(value)
+        found = dialect.recognize(value, schema)
         if found is not None:
-            return Recognized(*found)
-    return None
+            return Recognized(*found, response_schema=schema)
+    if schema is None:
+        return None
+    return Recognized(schema_actions(schema), False, None, schema)
+
+
+def schema_actions(schema: Mapping[str, Any]) -> tuple[str, ...]:
+    """The actions a response schema offers: its `action` property's `enum` (or `const`), else `("submit",)`."""
+    properties = schema.get("properties")
+    action = properties.get("action") if isinstance(properties, Mapping) else None
+    if isinstance(action, Mapping):
+        named = action.get("enum", [action.get("const")])
+        if isinstance(named, list) and named and all(isinstance(a, str) and a for a in named):
+            return tuple(dict.fromkeys(named))
+    return (SCHEMA_ACTION,)
 
 
 def dialect_of(envelope: WaitEnvelope) -> str | None:
@@ -64,29 +95,44 @@ def _dialect_in(source: Any) -> str | None:
     return name if name in _DIALECTS else None
 
 
+def response_schema_of(envelope: WaitEnvelope) -> Mapping[str, Any] | None:
+    """The JSON Schema the question's answer must fit (from the envelope's `rules`), or None."""
+    schema = envelope.rules.get("response_schema")
+    return schema if isinstance(schema, Mapping) else None
+
+
 def is_native_answer(envelope: WaitEnvelope, answer: Any) -> bool:
-    """True when `answer` is in the question's dialect's own shape (so it carries no `action` of ours)."""
+    """True when `answer` is in the question's own shape, so no `action` of ours is required.
+
+    That is a dialect's own answer shape, or, outside a dialect, any answer to a question with a response
+    schema: the schema alone says what fits.
+    """
     name = dialect_of(envelope)
-    return name is not None and _DIALECTS[name].is_native(answer)
+    if name is None:
+        return response_schema_of(envelope) is not None
+    return _DIALECTS[name].is_native(answer)
 
 
 def answer_problem(envelope: WaitEnvelope, answer: Any) -> str | None:
-    """Why `answer` cannot be applied to the envelope's question (one sentence, no answer content), or None."""
+    """Why `answer` cannot be applied to the envelope's question (one sentence, no answer content), or None.
+
+    The response schema, if any, is checked by the host on `resume_value(envelope, answer)`.
+    """
     name = dialect_of(envelope)
     if name is not None:
-        return _DIALECTS[name].answer_problem(envelope.question, answer)
+        return _DIALECTS[name].answer_problem(envelope.question, answer, response_schema_of(envelope))
     return _wait_call_problem(envelope, answer)
 
 
 def resume_value(envelope: WaitEnvelope, answer: Any) -> Any:
     """The value the agent receives for `answer`: a dialect's own shape; anything else unchanged."""
-    return translate(envelope.source, envelope.question, answer)
+    return translate(envelope.source, envelope.question, answer, response_schema_of(envelope))
 
 
-def translate(source: Any, question: Any, answer: Any) -> Any:
+def translate(source: Any, question: Any, answer: Any, response_schema: Any = None) -> Any:
     """`resume_value` from a question's `source` and value (for hosts that hold a `Question`, not an envelope)."""
     name = _dialect_in(source)
-    return _DIALECTS[name].to_resume(question, answer) if name is not None else answer
+    return _DIALECTS[name].to_resume(question, answer, response_schema) if name is not None else answer
 
 
 def _wait_call_problem(envelope: WaitEnvelope, answer: Any) -> str | None:

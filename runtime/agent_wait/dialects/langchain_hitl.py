@@ -1,14 +1,20 @@
-"""LangChain's `HumanInTheLoopMiddleware` (batched mode), as a dialect. Standard library only.
+"""LangChain's `HumanInTheLoopMiddleware`, both modes, as a dialect. Standard library only.
 
-The middleware parks once per model turn on `{"action_requests": [...], "review_configs": [...]}` and
-resumes with `{"decisions": [...]}`, one decision per action request, in order (langchain 1.x,
-`langchain.agents.middleware.human_in_the_loop`; shapes pinned in tests/langgraph/test_hitl_dialect.py).
+Batched mode (the default) parks once per model turn on `{"action_requests": [...], "review_configs": [...]}`
+and resumes with `{"decisions": [...]}`, one decision per action request, in order. Per-call mode
+(`interrupt_mode="per_call"`) parks once per gated tool call on `{"type": "tool_approval", "tool_call_id",
+"name", "args", "description"}` with a `response_schema` (a JSON Schema `oneOf` the decision types allowed
+for that tool, discriminated by `type`) and resumes with one decision. Both from langchain 1.x,
+`langchain.agents.middleware.human_in_the_loop`; shapes pinned in tests/langgraph/test_hitl_dialect.py.
 The shapes are recognised structurally, so the core never imports langchain.
 
-- Question: one question per interrupt; `allowed_actions` is the union of the configs' `allowed_decisions`;
-  `source` is `{"dialect": "langchain_hitl", "tools": [names]}`.
-- Native answer `{"decisions": [...]}`: checked against the configs and resumed with exactly as sent.
-- Our answer `{"action": ..., "note"?, "args"?}`: translated to one decision per action request.
+- Question: one question per interrupt; `allowed_actions` are the decision types the configs (or the
+  per-call schema) allow; `source` is `{"dialect": "langchain_hitl", "tools": [names]}`, plus
+  `"mode": "per_call"` for a per-call question.
+- Native answer: `{"decisions": [...]}` (batched) or one decision (per-call), checked against what the tool
+  allows and resumed with exactly as sent.
+- Our answer `{"action": ..., "note"?, "args"?}`: translated to one decision per action request. Our `args`
+  names the arguments to change; the others keep the values the model asked for.
 """
 
 from __future__ import annotations
@@ -20,6 +26,11 @@ __all__ = ("NAME", "answer_problem", "is_native", "recognize", "to_resume")
 
 NAME = "langchain_hitl"
 """The `dialect` recorded in the envelope's `source`."""
+
+PER_CALL = "per_call"
+"""The `mode` recorded in the envelope's `source` for a per-call question."""
+
+_PER_CALL_KEYS = {"type", "tool_call_id", "name", "args", "description"}
 
 DECISIONS = ("approve", "edit", "reject", "respond")
 """The middleware's decision types, in its own order."""
@@ -33,8 +44,15 @@ _FIELDS = {
 """Required and optional keys of each decision type."""
 
 
-def _requests(value: Any) -> list[tuple[str, list[str]]] | None:
-    """`[(tool name, allowed decisions)]` for a middleware interrupt value; None for anything else."""
+Request = tuple[str, list[str], Mapping[str, Any]]
+"""One reviewed call: (tool name, allowed decisions, the arguments the model asked for)."""
+
+
+def _requests(value: Any, response_schema: Any = None) -> list[Request] | None:
+    """The reviewed calls of a middleware interrupt value (one for per-call mode); None for anything else."""
+    if _is_per_call(value):
+        allowed = _schema_decisions(response_schema)
+        return [(value["name"], allowed, value["args"])] if allowed else None
     if not isinstance(value, Mapping) or set(value) != {"action_requests", "review_configs"}:
         return None
     requests, configs = value["action_requests"], value["review_configs"]
@@ -53,26 +71,56 @@ def _requests(value: Any) -> list[tuple[str, list[str]]] | None:
         name = request.get("name")
         if not isinstance(name, str) or not isinstance(request.get("args"), Mapping) or name not in allowed_by_name:
             return None
-        out.append((name, allowed_by_name[name]))
+        out.append((name, allowed_by_name[name], request["args"]))
     return out
+
+
+def _is_per_call(value: Any) -> bool:
+    return (
+        isinstance(value, Mapping)
+        and set(value) == _PER_CALL_KEYS
+        and value["type"] == "tool_approval"
+        and isinstance(value["name"], str)
+        and isinstance(value["args"], Mapping)
+    )
+
+
+def _schema_decisions(schema: Any) -> list[str]:
+    """The decision types a per-call `response_schema` allows, in the middleware's order; empty when unreadable.
+
+    The middleware builds a `oneOf` discriminated by `type` (its `mapping` names each type), or, for a tool
+    with one decision type, that decision's plain object schema (`properties.type.const`).
+    """
+    if not isinstance(schema, Mapping):
+        return []
+    discriminator = schema.get("discriminator")
+    if isinstance(discriminator, Mapping) and isinstance(discriminator.get("mapping"), Mapping):
+        named = set(discriminator["mapping"])
+    else:
+        kind = (schema.get("properties") or {}).get("type") if isinstance(schema.get("properties"), Mapping) else None
+        named = {kind.get("const")} if isinstance(kind, Mapping) else set()
+    return [d for d in DECISIONS if d in named]
 
 
 def _objects(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(item, Mapping) for item in value)
 
 
-def recognize(value: Any) -> tuple[tuple[str, ...], bool, dict[str, Any]] | None:
+def recognize(value: Any, response_schema: Any = None) -> tuple[tuple[str, ...], bool, dict[str, Any]] | None:
     """`(allowed_actions, allow_edits, source)` for a middleware interrupt value; None when it is not one.
 
     Our edit form (`{"action": "approve", "args": {...}}`) can only name one call, so edits are offered
     only for a single action request that allows `edit`.
     """
-    requests = _requests(value)
+    requests = _requests(value, response_schema)
     if requests is None:
         return None
-    allowed = tuple(d for d in DECISIONS if any(d in a for _, a in requests))
+    allowed = tuple(d for d in DECISIONS if any(d in a for _, a, _ in requests))
     allow_edits = len(requests) == 1 and "edit" in requests[0][1]
-    return allowed, allow_edits, {"dialect": NAME, "tools": [name for name, _ in requests]}
+    source: dict[str, Any] = {"dialect": NAME, "tools": _names(requests)}
+    if _is_per_call(value):
+        source["mode"] = PER_CALL
+    return allowed, allow_edits, source
 
 
 def is_native(answer: Any) -> bool:
@@ -80,24 +128,27 @@ def is_native(answer: Any) -> bool:
     return not (isinstance(answer, Mapping) and "action" in answer)
 
 
-def answer_problem(question: Any, answer: Any) -> str | None:
+def answer_problem(question: Any, answer: Any, response_schema: Any = None) -> str | None:
     """What is wrong with `answer` to the middleware's `question`, or None when it can be applied."""
-    requests = _requests(question)
+    requests = _requests(question, response_schema)
     if requests is None:
         return "the question is not a HumanInTheLoopMiddleware request any more; it cannot be answered"
     if is_native(answer):
+        if _is_per_call(question):
+            problem = _decision_problem(requests[0][0], requests[0][1], answer)
+            return f"answer must be one decision for {requests[0][0]}: {problem}" if problem else None
         return _native_problem(requests, answer)
     return _ours_problem(requests, answer)
 
 
-def _native_problem(requests: list[tuple[str, list[str]]], answer: Any) -> str | None:
+def _native_problem(requests: list[Request], answer: Any) -> str | None:
     expected = f"{{'decisions': [...]}} with {len(requests)} decision(s), one per action request {_names(requests)}"
     if not isinstance(answer, Mapping) or set(answer) != {"decisions"} or not isinstance(answer["decisions"], list):
         return f"answer must be {expected}, or {{'action': ...}}"
     decisions = answer["decisions"]
     if len(decisions) != len(requests):
         return f"answer must be {expected}; got {len(decisions)}"
-    for index, ((name, allowed), decision) in enumerate(zip(requests, decisions, strict=True)):
+    for index, ((name, allowed, _), decision) in enumerate(zip(requests, decisions, strict=True)):
         problem = _decision_problem(name, allowed, decision)
         if problem:
             return f"decision {index} (for {name}): {problem}"
@@ -125,7 +176,7 @@ def _decision_problem(name: str, allowed: Sequence[str], decision: Any) -> str |
     return None
 
 
-def _ours_problem(requests: list[tuple[str, list[str]]], answer: Mapping[str, Any]) -> str | None:
+def _ours_problem(requests: list[Request], answer: Mapping[str, Any]) -> str | None:
     action, note, edits = answer.get("action"), answer.get("note"), answer.get("args")
     if note is not None and not isinstance(note, str):
         return "note must be a string"
@@ -138,26 +189,32 @@ def _ours_problem(requests: list[tuple[str, list[str]]], answer: Mapping[str, An
         action = "edit"
     if action == "respond" and note is None:
         return "a respond answer carries the reply as 'note'"
-    refusing = [name for name, allowed in requests if action not in allowed]
+    refusing = [name for name, allowed, _ in requests if action not in allowed]
     if refusing:
         return f"{action!r} is not allowed for {refusing}; answer {{'decisions': [...]}} with one decision per call"
     return None
 
 
-def to_resume(question: Any, answer: Any) -> Any:
-    """The value the middleware receives: a native answer as sent; ours as one decision per action request."""
-    requests = _requests(question)
+def to_resume(question: Any, answer: Any, response_schema: Any = None) -> Any:
+    """The value the middleware receives: a native answer as sent; ours as one decision per action request.
+
+    Our edit names the arguments to change (as for `@wait`); the edited call keeps the model's other arguments.
+    """
+    requests = _requests(question, response_schema)
     if requests is None or is_native(answer):
         return answer
     action, note, edits = answer.get("action"), answer.get("note"), answer.get("args")
     if edits is not None or action == "edit":
-        args = dict(edits) if isinstance(edits, Mapping) else edits  # checked to be an object before the decision
-        return {"decisions": [{"type": "edit", "edited_action": {"name": requests[0][0], "args": args}}]}
-    decision: dict[str, Any] = {"type": action}
-    if note is not None and action in ("reject", "respond"):
-        decision["message"] = note
-    return {"decisions": [dict(decision) for _ in requests]}
+        name, _, asked = requests[0]
+        args = {**asked, **edits} if isinstance(edits, Mapping) else edits  # checked to be an object beforehand
+        decisions = [{"type": "edit", "edited_action": {"name": name, "args": args}}]
+    else:
+        decision: dict[str, Any] = {"type": action}
+        if note is not None and action in ("reject", "respond"):
+            decision["message"] = note
+        decisions = [dict(decision) for _ in requests]
+    return decisions[0] if _is_per_call(question) else {"decisions": decisions}
 
 
-def _names(requests: list[tuple[str, list[str]]]) -> list[str]:
-    return [name for name, _ in requests]
+def _names(requests: list[Request]) -> list[str]:
+    return [name for name, _, _ in requests]

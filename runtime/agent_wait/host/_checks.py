@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agent_wait.dialects import answer_problem, is_native_answer
+from agent_wait.dialects import answer_problem, is_native_answer, response_schema_of, resume_value
+from agent_wait.host._answer_schema import schema_problem
 from agent_wait.host.ledger.base import QuestionRecord
 from agent_wait.host.outcomes import RefusalReason
 
@@ -76,6 +77,9 @@ def check_answer(
             return RefusalReason.ACTION_NOT_ALLOWED, f"answer must be an object whose action is one of {allowed}"
     # Before any decision: an answer the agent could not apply would burn the question.
     problem = answer_problem(envelope, answer)
+    schema = response_schema_of(envelope)
+    if problem is None and schema is not None:
+        problem = schema_problem(schema, resume_value(envelope, answer))  # what the agent would receive
     if problem is not None:
         return RefusalReason.INVALID_ANSWER, problem
     if not native and isinstance(answer, Mapping) and "args" in answer and not envelope.rules.get("edits", True):

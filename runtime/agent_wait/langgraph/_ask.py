@@ -65,7 +65,10 @@ def ask(question: Any, policy: WaitPolicy | None = None) -> Any:
     """Park the run on `question` and return the answer when it arrives (a thin wrapper over `interrupt()`).
 
     The policy rides through the checkpoint and comes back out in the envelope. The question must be
-    JSON and at most `MAX_QUESTION_BYTES`; this is checked before the run parks.
+    JSON and at most `MAX_QUESTION_BYTES`; this is checked before the run parks. A policy's
+    `response_schema` is also given to LangGraph (`interrupt(..., response_schema=...)`), so a client
+    reading the thread's interrupts sees it too; LangGraph does not check answers against a JSON Schema,
+    the host does.
 
     Raises:
         EnvelopeError: the question is not JSON.
@@ -75,7 +78,9 @@ def ask(question: Any, policy: WaitPolicy | None = None) -> Any:
         raise EnvelopeError(f"ask(policy=...) takes a WaitPolicy; got a {type(policy).__name__}")
     value = to_jsonable(plain(question), where="question")
     check_question_size(value)
-    return interrupt(pack_question(value, policy or WaitPolicy(), None))
+    policy = policy or WaitPolicy()
+    schema = dict(policy.response_schema) if policy.response_schema is not None else None
+    return interrupt(pack_question(value, policy, None), response_schema=schema)
 
 
 def _current_thread_id() -> str:

@@ -29,8 +29,12 @@ _INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
 
 
 def question_from_interrupt(item: Interrupt, thread_id: str) -> Question:
-    """The `Question` an `Interrupt` stands for: `ask`/`@wait` carry their policy; a bare one gets the default."""
-    return unpack_question(item.value, thread_id, item.id)
+    """The `Question` an `Interrupt` stands for: `ask`/`@wait` carry their policy; a bare one gets the default.
+
+    A bare `interrupt(value, response_schema=...)` keeps the JSON Schema LangGraph publishes for its answer.
+    """
+    schema = item.response_schema if isinstance(item.response_schema, Mapping) else None
+    return unpack_question(item.value, thread_id, item.id, response_schema=schema)
 
 
 def questions_from_result(result: Any, thread_id: str) -> list[Question]:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from agent_wait.errors import MessageError
+from agent_wait.host._checks import Answerer
 from agent_wait.host.answering import AnswerResult, AnswerStatus
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
 from agent_wait.host.api._problems import json_response, problem
@@ -20,7 +22,17 @@ from agent_wait.host.outcomes import RefusalReason
 from agent_wait.messages import AnswerMessage, parse_message
 from agent_wait.schema import QuestionStatus
 
-__all__ = ("answer_response", "jwt_claims", "question_routes", "question_view")
+__all__ = (
+    "PageQuery",
+    "answer_id_for",
+    "answer_response",
+    "checked_answer",
+    "jwt_claims",
+    "not_signed_in",
+    "page_query",
+    "question_routes",
+    "question_view",
+)
 
 MAX_PAGE = 100
 """The most questions one `GET /questions` returns."""
@@ -44,6 +56,8 @@ def question_view(record: QuestionRecord) -> dict[str, Any]:
         "status": record.status.value,
         "question": envelope.question,
         "source": dict(envelope.source) if envelope.source is not None else None,
+        # The JSON Schema an answer must fit (LangGraph's `interrupt(response_schema=...)`), or None.
+        "response_schema": envelope.rules.get("response_schema"),
         "asked_at": record.asked_at,
         "policy": {
             "allowed_actions": list(envelope.allowed_actions),
@@ -94,6 +108,58 @@ def jwt_claims(event: Any) -> dict[str, Any] | None:
     return (authorizer.get("jwt") or {}).get("claims") or None
 
 
+def not_signed_in() -> Response:
+    """The 401 problem for a signed-in route reached without JWT claims."""
+    return problem(401, "not_signed_in", "sign in: send a bearer token from the API's issuer")
+
+
+def answer_id_for(answerer: Answerer, key: str | None) -> str:
+    """The answer id of an answer given over the API, from its `Idempotency-Key` (None: a fresh one each time).
+
+    One key, one answer: the same key resent by the same person repeats the outcome, never decides twice.
+    """
+    seed = f"{answerer.sender}\0{key}" if key else uuid.uuid4().hex
+    return "api:" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:40]
+
+
+def checked_answer(question_id: str, fields: Mapping[str, Any]) -> AnswerMessage:
+    """`fields` (`answer`, optionally `valid_until`) checked with the router's own message rules.
+
+    Raises:
+        MessageError: the shape, the size or a value a store cannot hold; the text names the field, never its value.
+    """
+    parsed = parse_message({"thread_id": "api", "question_id": question_id, **fields})
+    assert isinstance(parsed, AnswerMessage)
+    return parsed
+
+
+@dataclass(frozen=True, slots=True)
+class PageQuery:
+    """Which page of a listing a request asks for."""
+
+    limit: int
+    cursor: str | None
+    """The previous page's `next`, opaque."""
+    due_before: str | None
+    """Only questions whose deadline is at or before this RFC 3339 time."""
+    tag: tuple[str, str] | None
+    """Only questions whose policy tags include this (key, value)."""
+
+
+def page_query(params: Mapping[str, str]) -> PageQuery | Response:
+    """`limit`, `cursor`, `due_before` and `tag` from a listing's query string, or a 400 problem."""
+    limit_text = params.get("limit", "50")
+    if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_PAGE:
+        return problem(400, "bad_limit", f"limit must be a whole number from 1 to {MAX_PAGE}")
+    tag = None
+    if params.get("tag"):
+        key, sep, value = params["tag"].partition(":")
+        if not sep or not key:
+            return problem(400, "bad_tag", "tag must look like key:value, e.g. approver_group:finance")
+        tag = (key, value)
+    return PageQuery(int(limit_text), params.get("cursor"), params.get("due_before"), tag)
+
+
 def question_routes(context: Callable[[], ApiContext]) -> Router:
     """The `/questions` routes; `context()` gives the ledger, the answer service and the settings."""
     router = Router()
@@ -104,29 +170,19 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
     @router.get("/questions")
     def list_questions() -> Response:
         if claims() is None:
-            return problem(401, "not_signed_in", "sign in: send a bearer token from the API's issuer")
+            return not_signed_in()
         params = router.current_event.query_string_parameters or {}
         try:
             status = QuestionStatus(params.get("status", "open"))
         except ValueError:
             known = [s.value for s in QuestionStatus]
             return problem(400, "bad_status", f"status must be one of {known}")
-        limit_text = params.get("limit", "50")
-        if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_PAGE:
-            return problem(400, "bad_limit", f"limit must be a whole number from 1 to {MAX_PAGE}")
-        tag = None
-        if params.get("tag"):
-            key, sep, value = params["tag"].partition(":")
-            if not sep or not key:
-                return problem(400, "bad_tag", "tag must look like key:value, e.g. approver_group:finance")
-            tag = (key, value)
+        query = page_query(params)
+        if isinstance(query, Response):
+            return query
         try:
             page = context().ledger.page(
-                status,
-                limit=int(limit_text),
-                cursor=params.get("cursor"),
-                due_before=params.get("due_before"),
-                tag=tag,
+                status, limit=query.limit, cursor=query.cursor, due_before=query.due_before, tag=query.tag
             )
         except ValueError as exc:
             return problem(400, "bad_cursor", str(exc))
@@ -135,7 +191,7 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
     @router.get("/questions/<question_id>")
     def get_question(question_id: str) -> Response:
         if claims() is None:
-            return problem(401, "not_signed_in", "sign in: send a bearer token from the API's issuer")
+            return not_signed_in()
         record = context().ledger.find(question_id)
         if record is None:
             return problem(404, RefusalReason.UNKNOWN_QUESTION.value, f"no question {question_id}")
@@ -145,16 +201,13 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
     def answer_question(question_id: str) -> Response:
         verified = claims()
         if verified is None:
-            return problem(401, "not_signed_in", "sign in: send a bearer token from the API's issuer")
+            return not_signed_in()
         ctx = context()
         answerer = answerer_from_claims(verified, groups_claims=ctx.groups_claims)
         parsed = _answer_body(router.current_event.body, question_id)
         if isinstance(parsed, Response):
             return parsed
-        key = router.current_event.headers.get("idempotency-key")
-        # One key, one answer: the same key resent by the same person repeats the outcome, never decides twice.
-        seed = f"{answerer.sender}\0{key}" if key else uuid.uuid4().hex
-        answer_id = "api:" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:40]
+        answer_id = answer_id_for(answerer, router.current_event.headers.get("idempotency-key"))
         result = ctx.service.answer(
             question_id, parsed.answer, answerer, answer_id=answer_id, valid_until=parsed.valid_until
         )
@@ -177,8 +230,6 @@ def _answer_body(body: str | None, question_id: str) -> AnswerMessage | Response
     if unknown:
         return problem(400, "unknown_field", f"unknown field(s) {unknown}; send answer and, optionally, valid_until")
     try:
-        parsed = parse_message({"thread_id": "api", "question_id": question_id, **data})
+        return checked_answer(question_id, data)
     except MessageError as exc:
         return problem(400, exc.reason, exc.message)
-    assert isinstance(parsed, AnswerMessage)
-    return parsed
