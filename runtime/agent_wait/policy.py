@@ -64,7 +64,8 @@ class WaitPolicy:
     default: Any
     """The answer to apply when the timeout passes (any JSON; None expires with a null answer)."""
     allowed_actions: tuple[str, ...]
-    """The `action` values an answer may carry. Never empty."""
+    """The `action` values an answer may carry. Never empty. By default `approve` and `reject`; with a
+    `response_schema`, the enum of its `action` property, or `("submit",)` when it has none."""
     tags: Mapping[str, str]
     """Routing hints (str to str); announcers turn them into attributes a subscriber can filter on."""
     correlation: Mapping[str, str] | None
@@ -89,7 +90,7 @@ class WaitPolicy:
         *,
         timeout: str | float | None = None,
         default: Any = None,
-        allowed_actions: Iterable[str] = DEFAULT_ACTIONS,
+        allowed_actions: Iterable[str] | None = None,
         tags: Mapping[str, str] | None = None,
         correlation: Mapping[str, str] | None = None,
         answer_ttl: str | float | None = None,
@@ -100,6 +101,8 @@ class WaitPolicy:
     ) -> None:
         timeout_delta, timeout_text = _duration_field("timeout", timeout)
         ttl_delta, ttl_text = _duration_field("answer_ttl", answer_ttl)
+        if allowed_actions is None:
+            allowed_actions = DEFAULT_ACTIONS if response_schema is None else _schema_actions(response_schema)
         actions = _check_actions(allowed_actions)
         checked_tags = _check_tags(tags)
         checked_correlation = _check_correlation(correlation)
@@ -266,6 +269,12 @@ def _check_correlation(correlation: Mapping[str, str] | None) -> Mapping[str, st
             f"e.g. {{'provider': 'stripe', 'id': 're_123'}}; got {correlation!r}",
         )
     return MappingProxyType(dict(correlation))
+
+
+def _schema_actions(schema: Any) -> tuple[str, ...]:
+    from agent_wait.dialects import schema_actions
+
+    return schema_actions(schema) if isinstance(schema, Mapping) else DEFAULT_ACTIONS  # a bad schema is refused next
 
 
 def _check_response_schema(schema: Mapping[str, Any] | None) -> Mapping[str, Any] | None:

@@ -392,3 +392,45 @@ def test_answerers_and_edits_round_trip_and_are_checked() -> None:
         WaitPolicy(answerer_groups="finance")
     with pytest.raises(PolicyError, match=re.escape("allow_edits must be True or False")):
         WaitPolicy(allow_edits="no")  # type: ignore[arg-type]
+
+
+SCHEMA = {"type": "object", "properties": {"limit": {"type": "integer"}}, "required": ["limit"]}
+
+
+def test_a_response_schema_rides_in_the_rules_and_round_trips() -> None:
+    policy = WaitPolicy(response_schema=SCHEMA)
+    assert policy.rules() == {"answerers": None, "edits": True, "response_schema": SCHEMA}
+    assert WaitPolicy.from_dict(policy.to_dict()) == policy
+    assert "response_schema" not in WaitPolicy().to_dict(), "a policy without one reads as before"
+    assert "response_schema" not in WaitPolicy().rules()
+
+
+def test_a_response_schema_decides_the_default_actions() -> None:
+    choice = {"type": "object", "properties": {"action": {"enum": ["ship", "hold"]}}}
+    assert WaitPolicy(response_schema=choice).allowed_actions == ("ship", "hold")
+    assert WaitPolicy(response_schema=SCHEMA).allowed_actions == ("submit",)
+    assert WaitPolicy(response_schema=SCHEMA, allowed_actions=["approve"]).allowed_actions == ("approve",)
+    assert WaitPolicy().allowed_actions == ("approve", "reject")
+
+
+def test_a_response_schema_is_copied_so_a_later_change_to_the_callers_dict_does_not_reach_it() -> None:
+    schema = {"type": "object", "properties": {}}
+    policy = WaitPolicy(response_schema=schema)
+    schema["properties"] = {"x": {"type": "string"}}
+    assert policy.response_schema == {"type": "object", "properties": {}}
+
+
+@pytest.mark.parametrize(
+    ("schema", "fragment"),
+    [
+        ("{}", "must be a JSON Schema object (a dict)"),
+        ([{"type": "object"}], "must be a JSON Schema object (a dict)"),
+        ({"type": "object", "default": float("nan")}, "response_schema must be JSON"),
+        ({"description": "x" * 40_000}, "the limit is 32,768 (MAX_RESPONSE_SCHEMA_BYTES)"),
+    ],
+    ids=["text", "list", "not-json", "too-large"],
+)
+def test_a_response_schema_that_cannot_travel_is_refused_at_construction(schema: Any, fragment: str) -> None:
+    with pytest.raises(PolicyError, match=re.escape(fragment)) as caught:
+        WaitPolicy(response_schema=schema)
+    assert caught.value.field == "response_schema"

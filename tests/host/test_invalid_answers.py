@@ -4,8 +4,9 @@ An edit that names a parameter the `@wait` function does not have used to win th
 body unrun (the agent got an `edit_refused` value instead); a middleware answer of the wrong shape used to
 win and then make the agent raise. Now both are refused, the question stays open, and a correct answer
 still wins. The fuzz tests send arbitrary answers to a parked `@wait` question and a parked
-`HumanInTheLoopMiddleware` question: every answer is either refused (nothing decided) or applied with
-the agent resumed past the question; never decided with the agent failed or still parked on it.
+`HumanInTheLoopMiddleware` question (batched and per-call), an Agent Inbox question and
+`interrupt(response_schema=...)` questions: every answer is either refused (nothing decided) or applied
+with the agent resumed past the question; never decided with the agent failed or still parked on it.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import json
 from datetime import UTC, datetime
 from typing import Any, NotRequired, TypedDict
 
+import tests.host.agent_inbox_graphs as agent_inbox
 import tests.host.graphs as graphs
 import tests.host.hitl_graphs as hitl
+import tests.host.schema_graphs as schema_graphs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langgraph.checkpoint.memory import InMemorySaver
@@ -148,6 +151,66 @@ def test_no_answer_to_a_middleware_question_is_decided_without_the_agent_moving_
     question_id = _park(HITL_ROUTER, thread_id, hitl.start_input(kind, thread_id))
     outcome = _answer(HITL_ROUTER, thread_id, question_id, answer, "fuzz")
     _never_burnt(HITL_ROUTER, thread_id, question_id, outcome)
+
+
+PER_CALL_ROUTER = _router(hitl.build_hitl_per_call_graph(InMemorySaver()))
+AGENT_INBOX_ROUTER = _router(agent_inbox.build_agent_inbox_graph(InMemorySaver()))
+SCHEMA_ROUTER = _router(schema_graphs.build_schema_graph(InMemorySaver()))
+
+human_response = st.fixed_dictionaries(
+    {"type": st.sampled_from(["accept", "edit", "response", "ignore", "approve"])},
+    optional={
+        "args": st.none()
+        | st.text(max_size=5)
+        | st.fixed_dictionaries(
+            {"action": st.sampled_from(["issue_refund", "other"])},
+            optional={"args": st.dictionaries(st.sampled_from(["order_id", "amount"]), json_values, max_size=2)},
+        )
+        | json_values
+    },
+)
+agent_inbox_answers = st.lists(human_response, max_size=2) | human_response | ours | json_values
+per_call_answers = decision | st.fixed_dictionaries({"decisions": st.lists(decision, max_size=2)}) | ours | json_values
+schema_answers = (
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "limit": st.integers(-3, 3) | json_values,
+            "channel": st.sampled_from(["email", "phone", "fax"]) | json_values,
+            "reason": json_values,
+            "action": st.sampled_from(["ship", "hold", "approve"]) | json_values,
+            "note": json_values,
+        },
+    )
+    | json_values
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(["refund", "close"]), answer=per_call_answers)
+def test_no_answer_to_a_per_call_approval_is_decided_without_the_agent_moving_on(kind: str, answer: Any) -> None:
+    thread_id = f"per-call-fuzz-{next(THREADS)}"
+    question_id = _park(PER_CALL_ROUTER, thread_id, hitl.start_input(kind, thread_id))
+    outcome = _answer(PER_CALL_ROUTER, thread_id, question_id, answer, "fuzz")
+    _never_burnt(PER_CALL_ROUTER, thread_id, question_id, outcome)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(answer=agent_inbox_answers)
+def test_no_answer_to_an_agent_inbox_question_is_decided_without_the_graph_moving_on(answer: Any) -> None:
+    thread_id = f"agent-inbox-fuzz-{next(THREADS)}"
+    question_id = _park(AGENT_INBOX_ROUTER, thread_id, {"order_id": thread_id, "amount": 900})
+    outcome = _answer(AGENT_INBOX_ROUTER, thread_id, question_id, answer, "fuzz")
+    _never_burnt(AGENT_INBOX_ROUTER, thread_id, question_id, outcome)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(["model", "json", "choice"]), answer=schema_answers)
+def test_no_answer_to_a_response_schema_question_is_decided_without_the_graph_moving_on(kind: str, answer: Any) -> None:
+    thread_id = f"schema-fuzz-{next(THREADS)}"
+    question_id = _park(SCHEMA_ROUTER, thread_id, {"order_id": thread_id, "kind": kind})
+    outcome = _answer(SCHEMA_ROUTER, thread_id, question_id, answer, "fuzz")
+    _never_burnt(SCHEMA_ROUTER, thread_id, question_id, outcome)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -307,3 +307,30 @@ def test_expires_at_does_not_move_when_a_stale_resume_re_runs_the_asking_node(
     publish_interrupts(again, thread_id, memory)
     # THEN the republished deadline would still be 13:00
     assert [e.expires_at for e in memory.of("created")] == ["2026-09-11T13:00:00Z"] * 2
+
+
+def test_ask_with_a_response_schema_gives_it_to_langgraph_and_to_the_envelope() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+
+    from agent_wait import InMemoryAnnounce, WaitPolicy
+    from agent_wait.langgraph import ask, publish_interrupts
+
+    schema = {"type": "object", "properties": {"limit": {"type": "integer"}}, "required": ["limit"]}
+
+    def node(state: dict[str, Any]) -> dict[str, Any]:
+        return {"got": ask({"prompt": "limit?"}, WaitPolicy(response_schema=schema))}
+
+    builder = StateGraph(dict)  # type: ignore[type-var]
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    builder.add_edge("node", END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    result = graph.invoke({"x": 1}, {"configurable": {"thread_id": "schema"}})
+    (item,) = result["__interrupt__"]
+    assert item.response_schema == schema
+    announce = InMemoryAnnounce()
+    publish_interrupts(result, "schema", announce)
+    (envelope,) = announce.of("created")
+    assert envelope.rules["response_schema"] == schema
+    assert envelope.allowed_actions == ("submit",), "a schema without an action property offers one submit"

@@ -77,3 +77,40 @@ def test_wait_publisher_translates_our_answer_for_the_middleware() -> None:
     assert "with reason: no" in [m for m in result["messages"] if m.type == "tool"][-1].content
     assert hitl.runs("o-publisher") == []
     assert [e.question_id for e in announce.of("resumed")] == [question.question_id]
+
+
+def _parked_per_call(kind: str) -> typing.Any:
+    graph = hitl.build_hitl_per_call_graph(InMemorySaver())
+    thread = f"pin-pc-{kind}"
+    return graph.invoke(hitl.start_input(kind, thread), {"configurable": {"thread_id": thread}})
+
+
+def test_per_call_mode_parks_once_per_gated_call_on_a_tool_approval_with_a_decision_schema() -> None:
+    result = _parked_per_call("refund")
+    (item,) = result["__interrupt__"]
+    assert set(item.value) == set(typing.get_type_hints(human_in_the_loop.ToolApprovalRequest))
+    assert item.value["type"] == "tool_approval"
+    assert set(item.response_schema["discriminator"]["mapping"]) == set(langchain_hitl.DECISIONS)
+    assert item.response_schema["discriminator"]["propertyName"] == "type"
+
+
+def test_a_per_call_tool_with_one_decision_type_gets_that_decisions_plain_schema() -> None:
+    # close_case allows approve and reject; a tool allowing one type gets its plain object schema.
+    schema = human_in_the_loop._decision_schema(["approve"], "close_case")
+    from pydantic import TypeAdapter
+
+    plain = TypeAdapter(schema).json_schema()
+    assert plain["properties"]["type"]["const"] == "approve"
+    assert langchain_hitl._schema_decisions(plain) == ["approve"]
+
+
+def test_a_per_call_question_is_published_with_its_mode_and_schema_and_translates_to_one_decision() -> None:
+    result = _parked_per_call("close")
+    announce = InMemoryAnnounce()
+    publish_interrupts(result, "pin-pc-close", announce)
+    (envelope,) = announce.of("created")
+    assert envelope.allowed_actions == ("approve", "reject")
+    assert dict(envelope.source or {}) == {"dialect": "langchain_hitl", "tools": ["close_case"], "mode": "per_call"}
+    assert envelope.rules["response_schema"] == result["__interrupt__"][0].response_schema
+    assert resume_value(envelope, {"action": "reject", "note": "no"}) == {"type": "reject", "message": "no"}
+    assert resume_value(envelope, {"type": "approve"}) == {"type": "approve"}
