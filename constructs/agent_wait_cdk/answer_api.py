@@ -1,6 +1,6 @@
 """`AnswerApi`: the HTTPS answer API (API Gateway HTTP API, a JWT authorizer, one Lambda) and its signed links.
 
-Signed-in people list, read and answer questions on three routes behind the JWT authorizer. With `links`
+Signed-in people list, read and answer questions on five routes behind the JWT authorizer. With `links`
 (the default), four more routes carry no authorizer, because the capability is the signed token itself
 (HMAC under a key id, for one question): the page a link opens only shows, and only a POST carrying the
 token acts. The access log format holds no query string, header or body, so a token is never logged:
@@ -8,6 +8,8 @@ token acts. The access log format holds no query string, header or body, so a to
     GET  /questions                                   signed in: list questions (status, tag, due time)
     GET  /questions/{question_id}                     signed in: one question, its policy and outcome
     POST /questions/{question_id}/answer              signed in: decide it at once
+    GET  /agui/interrupts                             signed in: open questions as AG-UI interrupts
+    POST /agui/resume                                 signed in: answer them with AG-UI resume entries
     GET  /questions/{question_id}/confirm             link: the confirmation page (shows, never acts)
     GET  /questions/{question_id}/confirm/{asset}     link: that page's script and style files
     POST /questions/{question_id}/link                link: the page reads the question the token names
@@ -53,6 +55,8 @@ SIGNED_IN_ROUTES = (
     ("GET", "/questions"),
     ("GET", "/questions/{question_id}"),
     ("POST", "/questions/{question_id}/answer"),
+    ("GET", "/agui/interrupts"),
+    ("POST", "/agui/resume"),
 )
 """Routes behind the JWT authorizer: who answers is the person API Gateway verified."""
 LINK_ROUTES = (

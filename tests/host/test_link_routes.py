@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.host.api_events import Response, call
 
 from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.host import InMemoryEntryQueue, InMemoryLedger
@@ -61,9 +62,7 @@ class Api:
         return question_id
 
     def call(self, method: str, path: str, body: Any = None) -> Response:
-        raw = self.app.resolve(http_event(method, path, body), {})
-        headers = {k.lower(): v for k, v in (raw.get("headers") or {}).items()}
-        return Response(raw["statusCode"], headers, raw.get("body") or "")
+        return call(self.app, method, path, body)
 
     def read(self, question_id: str, token: str) -> Response:
         return self.call("POST", f"/questions/{question_id}/link", {"token": token})
@@ -75,52 +74,6 @@ class Api:
         record = self.ledger.find(question_id)
         assert record is not None
         return record.status
-
-
-@dataclass
-class Response:
-    status: int
-    headers: dict[str, str]
-    body: str
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-
-def http_event(method: str, path: str, body: Any = None) -> dict[str, Any]:
-    """An API Gateway HTTP API (payload 2.0) event as a browser's request makes it, with no authorizer."""
-    return {
-        "version": "2.0",
-        "routeKey": "$default",
-        "rawPath": path,
-        "rawQueryString": "",
-        "headers": {
-            "accept": "*/*",
-            "content-type": "application/json",
-            "host": "abc123.execute-api.us-east-1.amazonaws.com",
-            "user-agent": "Mozilla/5.0",
-        },
-        "requestContext": {
-            "accountId": "123456789012",
-            "apiId": "abc123",
-            "domainName": "abc123.execute-api.us-east-1.amazonaws.com",
-            "domainPrefix": "abc123",
-            "http": {
-                "method": method,
-                "path": path,
-                "protocol": "HTTP/1.1",
-                "sourceIp": "203.0.113.7",
-                "userAgent": "Mozilla/5.0",
-            },
-            "requestId": "JKJaXmPLvHcESHA=",
-            "routeKey": "$default",
-            "stage": "$default",
-            "time": "01/Jan/2030:09:00:00 +0000",
-            "timeEpoch": int(T0.timestamp() * 1000),
-        },
-        "body": json.dumps(body) if body is not None and not isinstance(body, str) else body,
-        "isBase64Encoded": False,
-    }
 
 
 def link(

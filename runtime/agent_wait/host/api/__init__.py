@@ -5,6 +5,8 @@ Handler: `agent_wait.host.api.handler`. Routes:
     GET  /questions                        ?status=open&tag=key:value&due_before=<RFC 3339>&limit=50&cursor=...
     GET  /questions/{question_id}          the question, its policy, its status, and once decided its outcome
     POST /questions/{question_id}/answer   {"answer": {...}, "valid_until": "..."}; header Idempotency-Key
+    GET  /agui/interrupts                  open questions as AG-UI interrupts, filtered as above or by ?thread_id=
+    POST /agui/resume                      {"resume": [ResumeEntry...]} or a RunAgentInput; header Idempotency-Key
     GET  /inbox                            the approvals inbox page (and /inbox/{asset}, its files and sign-in)
 
 An answer decides at once, with the router's checks and the same conditional write, and only then hands
@@ -23,6 +25,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
 from agent_wait.host import _powertools
+from agent_wait.host.api._agui import agui_routes
 from agent_wait.host.api._context import ApiContext, SignIn, answerer_from_claims, groups_from_claims
 from agent_wait.host.api._inbox import inbox_routes
 from agent_wait.host.api._links import link_routes
@@ -47,6 +50,7 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
     """The API's routes over `context()`; the Lambda handler and the local server both serve this."""
     app = APIGatewayHttpResolver()
     app.include_router(question_routes(context))
+    app.include_router(agui_routes(context))
     app.include_router(link_routes(context))
     app.include_router(inbox_routes(context))
     return app

@@ -1,0 +1,441 @@
+"""AG-UI on the answer API: open questions listed as AG-UI interrupts (`GET /agui/interrupts`) and answered with
+AG-UI resume entries (`POST /agui/resume`), through `create_app` with HTTP API v2 events carrying JWT claims."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from ag_ui.core import Interrupt
+from tests.host.api_events import Response, call
+
+from agent_wait.envelope import Question, WaitEnvelope
+from agent_wait.host import InMemoryEntryQueue, InMemoryLedger
+from agent_wait.host.answering import AnswerService
+from agent_wait.host.api import ApiContext, create_app
+from agent_wait.messages import AnswerMessage, parse_message
+from agent_wait.policy import WaitPolicy
+from agent_wait.schema import QuestionStatus
+
+T0 = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
+ALICE = {
+    "iss": "https://issuer.example.com",
+    "sub": "u-alice",
+    "email": "alice@example.com",
+    "cognito:groups": "[finance]",
+}
+SECRET = "Zoë-4111-1111-1111-1111"
+"""Personal data a client might send; no refusal may echo it."""
+REFUND = {"function": "refund", "args": {"order": "A-1", "amount": 900}}
+SCHEMA = {
+    "type": "object",
+    "properties": {"amount": {"type": "integer", "minimum": 0}},
+    "required": ["amount"],
+    "additionalProperties": False,
+}
+
+
+@dataclass
+class Api:
+    """The answer API over an in-memory ledger and entry queue, at T0."""
+
+    ledger: InMemoryLedger = field(default_factory=InMemoryLedger)
+    queue: InMemoryEntryQueue = field(default_factory=InMemoryEntryQueue)
+
+    def __post_init__(self) -> None:
+        service = AnswerService(self.ledger, self.queue, clock=lambda: T0)
+        context = ApiContext(ledger=self.ledger, service=service, clock=lambda: T0)
+        self.app = create_app(lambda: context)
+
+    def ask(
+        self,
+        question_id: str,
+        value: Any = None,
+        *,
+        thread_id: str = "order-1",
+        source: dict[str, Any] | None = None,
+        asked_at: datetime = T0,
+        **policy: Any,
+    ) -> str:
+        question = Question(
+            thread_id,
+            question_id,
+            REFUND if value is None else value,
+            policy=WaitPolicy(**{"timeout": "PT4H", **policy}),
+            source=source,
+            asked_at=asked_at,
+        )
+        self.ledger.open(WaitEnvelope.create(question), now=asked_at)
+        return question_id
+
+    def interrupts(self, claims: dict[str, Any] | None = ALICE, **query: str) -> Response:
+        return call(self.app, "GET", "/agui/interrupts", query=query, claims=claims)
+
+    def resume(self, body: Any, *, key: str | None = None, claims: dict[str, Any] | None = ALICE) -> Response:
+        headers = {"Idempotency-Key": key} if key else {}
+        return call(self.app, "POST", "/agui/resume", body, headers=headers, claims=claims)
+
+    def record(self, question_id: str) -> Any:
+        record = self.ledger.find(question_id)
+        assert record is not None
+        return record
+
+
+def resolved(question_id: str, payload: Any) -> dict[str, Any]:
+    return {"interruptId": question_id, "status": "resolved", "payload": payload}
+
+
+def cancelled(question_id: str) -> dict[str, Any]:
+    return {"interruptId": question_id, "status": "cancelled"}
+
+
+@pytest.fixture
+def api() -> Api:
+    return Api()
+
+
+# -- listing -------------------------------------------------------------------------------------------------
+
+
+def test_a_wait_function_question_is_a_tool_approval_whose_schema_is_our_answer(api: Api) -> None:
+    # GIVEN an open @wait question about a function call
+    api.ask("q-1", source={"function": "refund"}, allowed_actions=("approve", "reject"), tags={"team": "finance"})
+    # WHEN an AG-UI client lists the interrupts
+    response = api.interrupts()
+    # THEN it is one interrupt, every field mapped, in the AG-UI shape
+    assert response.status == 200, response.body
+    body = response.json()
+    assert body["next"] is None
+    [interrupt] = body["interrupts"]
+    assert interrupt == {
+        "id": "q-1",
+        "reason": "tool_approval",
+        "responseSchema": {
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["approve", "reject"]},
+                "note": {"type": "string"},
+                "args": {"type": "object"},
+            },
+            "required": ["action"],
+            "additionalProperties": False,
+        },
+        "expiresAt": "2030-01-01T13:00:00Z",
+        "metadata": {
+            "threadId": "order-1",
+            "questionId": "q-1",
+            "allowedActions": ["approve", "reject"],
+            "question": REFUND,
+            "source": {"function": "refund"},
+            "tags": {"team": "finance"},
+            "askedAt": "2030-01-01T09:00:00Z",
+        },
+    }
+    assert Interrupt.model_validate(interrupt).id == "q-1"
+
+
+def test_a_question_whose_policy_forbids_edits_offers_no_args(api: Api) -> None:
+    api.ask("q-1", source={"function": "refund"}, allow_edits=False)
+    [interrupt] = api.interrupts().json()["interrupts"]
+    assert set(interrupt["responseSchema"]["properties"]) == {"action", "note"}
+
+
+def test_a_bare_question_asks_for_input_with_its_prompt_and_tool_call(api: Api) -> None:
+    # GIVEN a bare question (no source) with a prompt, a tool call id and no deadline
+    value = {"title": "ignored, prompt comes first", "prompt": "Ship order A-1?", "tool_call_id": "call_7"}
+    api.ask("q-1", value, timeout=None, allowed_actions=("ship", "hold"))
+    # WHEN listed
+    [interrupt] = api.interrupts().json()["interrupts"]
+    # THEN it asks for input, carries the prompt and the tool call id, and has no expiresAt
+    assert interrupt["reason"] == "input_required"
+    assert interrupt["message"] == "Ship order A-1?"
+    assert interrupt["toolCallId"] == "call_7"
+    assert "expiresAt" not in interrupt
+    assert interrupt["responseSchema"]["properties"] == {
+        "action": {"type": "string", "enum": ["ship", "hold"]},
+        "note": {"type": "string"},
+    }
+    assert interrupt["metadata"]["source"] is None
+    Interrupt.model_validate(interrupt)
+
+
+def test_a_string_question_is_its_own_prompt(api: Api) -> None:
+    api.ask("q-1", "Ship order A-1?")
+    [interrupt] = api.interrupts().json()["interrupts"]
+    assert (interrupt["reason"], interrupt["message"]) == ("input_required", "Ship order A-1?")
+
+
+def test_a_question_with_a_response_schema_offers_that_schema(api: Api) -> None:
+    api.ask("q-1", {"question": "How much?"}, response_schema=SCHEMA)
+    [interrupt] = api.interrupts().json()["interrupts"]
+    assert interrupt["responseSchema"] == SCHEMA
+    assert interrupt["message"] == "How much?"
+    Interrupt.model_validate(interrupt)
+
+
+def test_a_langchain_hitl_question_is_a_tool_approval_prompted_by_its_first_request(api: Api) -> None:
+    value = {
+        "action_requests": [
+            {"name": "refund", "args": {"amount": 900}, "description": "Refund 900 on A-1?"},
+            {"name": "email", "args": {}, "description": "second"},
+        ],
+        "review_configs": [{"action_name": "refund", "allowed_decisions": ["approve", "reject"]}],
+    }
+    api.ask("q-1", value, source={"dialect": "langchain_hitl", "tools": ["refund", "email"]})
+    [interrupt] = api.interrupts().json()["interrupts"]
+    assert (interrupt["reason"], interrupt["message"]) == ("tool_approval", "Refund 900 on A-1?")
+    assert "args" not in interrupt["responseSchema"]["properties"]  # not a @wait call: no args of ours to edit
+
+
+def test_only_open_questions_are_listed_soonest_deadline_first_a_page_at_a_time(api: Api) -> None:
+    # GIVEN three open questions and one already answered
+    api.ask("q-late", timeout="PT8H")
+    api.ask("q-soon", timeout="PT1H", tags={"team": "ops"})
+    api.ask("q-mid", timeout="PT2H", thread_id="order-2")
+    api.ask("q-done")
+    assert api.resume({"resume": [resolved("q-done", {"action": "approve"})]}).status == 200
+    # WHEN listed two at a time
+    first = api.interrupts(limit="2").json()
+    second = api.interrupts(limit="2", cursor=first["next"]).json()
+    # THEN the open ones come soonest first, and the cursor reaches the rest
+    assert [i["id"] for i in first["interrupts"]] == ["q-soon", "q-mid"]
+    assert [i["id"] for i in second["interrupts"]] == ["q-late"]
+    assert second["next"] is None
+    # AND the listing filters as GET /questions does, and by thread
+    assert [i["id"] for i in api.interrupts(tag="team:ops").json()["interrupts"]] == ["q-soon"]
+    assert [i["id"] for i in api.interrupts(due_before="2030-01-01T11:30:00Z").json()["interrupts"]] == [
+        "q-soon",
+        "q-mid",
+    ]
+    assert [i["id"] for i in api.interrupts(thread_id="order-1").json()["interrupts"]] == ["q-soon", "q-late"]
+    page = api.interrupts(thread_id="order-1", limit="1").json()
+    rest = api.interrupts(thread_id="order-1", limit="1", cursor=page["next"]).json()
+    assert [i["id"] for i in page["interrupts"] + rest["interrupts"]] == ["q-soon", "q-late"]
+    assert rest["next"] is None
+
+
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [
+        ({"status": "answered"}, "bad_status"),
+        ({"limit": "0"}, "bad_limit"),
+        ({"tag": "nocolon"}, "bad_tag"),
+        ({"thread_id": "order-1", "cursor": "not-a-cursor"}, "bad_cursor"),
+    ],
+)
+def test_a_bad_listing_query_is_400(api: Api, query: dict[str, str], reason: str) -> None:
+    response = api.interrupts(**query)
+    assert (response.status, response.json()["reason"]) == (400, reason)
+
+
+@pytest.mark.parametrize(("method", "path"), [("GET", "/agui/interrupts"), ("POST", "/agui/resume")])
+def test_without_jwt_claims_both_routes_are_401(api: Api, method: str, path: str) -> None:
+    api.ask("q-1")
+    response = call(api.app, method, path, {"resume": [resolved("q-1", {"action": "approve"})]})
+    assert (response.status, response.json()["reason"]) == (401, "not_signed_in")
+    assert api.record("q-1").status is QuestionStatus.OPEN
+
+
+# -- resuming --------------------------------------------------------------------------------------------------
+
+
+def test_a_resolved_entry_decides_with_its_payload_as_sent_and_queues_the_resume(api: Api) -> None:
+    # GIVEN an open question
+    api.ask("q-1", source={"function": "refund"})
+    payload = {"action": "approve", "note": "checked", "args": {"amount": 500}}
+    # WHEN an AG-UI client resolves it
+    response = api.resume({"resume": [resolved("q-1", payload)]}, key="k-1")
+    # THEN the response is POST /questions/{id}/answer's, and the answer is the payload, nothing merged
+    assert response.status == 200, response.body
+    body = response.json()
+    assert (body["result"], body["handed_over"], body["question_id"]) == ("won", True, "q-1")
+    record = api.record("q-1")
+    assert (record.status, record.answer, record.answered_by, record.via) == (
+        QuestionStatus.ANSWERED,
+        payload,
+        "alice@example.com",
+        "api",
+    )
+    # AND exactly one resume is queued, one the router accepts
+    [(message, group_id, dedup)] = api.queue.messages
+    parsed = parse_message(message)
+    assert isinstance(parsed, AnswerMessage)
+    assert (parsed.question_id, parsed.answer, parsed.via, group_id, dedup) == (
+        "q-1",
+        payload,
+        "api",
+        "order-1",
+        record.answer_id,
+    )
+
+
+def test_the_same_idempotency_key_repeats_and_another_key_finds_it_decided(api: Api) -> None:
+    api.ask("q-1")
+    body = {"resume": [resolved("q-1", {"action": "approve"})]}
+    assert api.resume(body, key="k-1").json()["result"] == "won"
+    again = api.resume(body, key="k-1")
+    assert (again.status, again.json()["result"]) == (200, "repeated")
+    other = api.resume(body, key="k-2")
+    assert (other.status, other.json()["reason"]) == (409, "already_decided")
+    assert len(api.queue.messages) == 1
+
+
+def test_a_cancelled_entry_applies_the_declared_default_as_this_persons_answer(api: Api) -> None:
+    default = {"action": "reject", "note": "nobody checked it"}
+    api.ask("q-1", default=default)
+    response = api.resume({"resume": [cancelled("q-1")]})
+    assert (response.status, response.json()["result"]) == (200, "won")
+    record = api.record("q-1")
+    assert (record.status, record.answer, record.answered_by) == (
+        QuestionStatus.ANSWERED,
+        default,
+        "alice@example.com",
+    )
+    assert len(api.queue.messages) == 1
+
+
+def test_a_cancelled_entry_for_a_question_without_a_default_is_422_and_the_question_stays_open(api: Api) -> None:
+    api.ask("q-1")
+    response = api.resume({"resume": [cancelled("q-1")]})
+    problem = response.json()
+    assert (response.status, problem["reason"]) == (422, "invalid_answer")
+    assert problem["detail"] == (
+        "question q-1 declares no default, so it cannot be cancelled; resolve it with a payload"
+    )
+    assert api.record("q-1").status is QuestionStatus.OPEN
+    assert api.queue.messages == []
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        ({"action": "delete"}, "action_not_allowed"),
+        ({"action": "approve", "args": {"nope": 1}}, "invalid_answer"),
+    ],
+)
+def test_a_payload_the_question_refuses_is_422_and_the_question_stays_open(
+    api: Api, payload: dict[str, Any], reason: str
+) -> None:
+    api.ask("q-1", source={"function": "refund"})
+    response = api.resume({"resume": [resolved("q-1", payload)]})
+    assert (response.status, response.json()["reason"]) == (422, reason)
+    assert api.record("q-1").status is QuestionStatus.OPEN
+    assert api.queue.messages == []
+
+
+def test_a_payload_that_breaks_the_response_schema_is_422_and_one_that_fits_wins(api: Api) -> None:
+    api.ask("q-1", {"question": "How much?"}, response_schema=SCHEMA)
+    refused = api.resume({"resume": [resolved("q-1", {"amount": -5})]})
+    assert (refused.status, refused.json()["reason"]) == (422, "invalid_answer")
+    won = api.resume({"resume": [resolved("q-1", {"amount": 5})]})
+    assert won.status == 200, won.body
+    assert api.record("q-1").answer == {"amount": 5}
+
+
+@pytest.mark.parametrize("entry", [resolved("q-404", {"action": "approve"}), cancelled("q-404")])
+def test_an_unknown_interrupt_is_404(api: Api, entry: dict[str, Any]) -> None:
+    response = api.resume({"resume": [entry]})
+    assert (response.status, response.json()["reason"]) == (404, "unknown_question")
+
+
+def test_a_whole_run_agent_input_is_accepted_for_its_resume_list(api: Api) -> None:
+    api.ask("q-1")
+    run_input = {
+        "threadId": "order-1",
+        "runId": "run-2",
+        "messages": [{"id": "m-1", "role": "user", "content": "approved"}],
+        "tools": [],
+        "context": [],
+        "state": {},
+        "forwardedProps": {},
+        "resume": [resolved("q-1", {"action": "approve"})],
+    }
+    response = api.resume(run_input)
+    assert (response.status, response.json()["result"]) == (200, "won")
+    assert api.record("q-1").answer == {"action": "approve"}
+
+
+def test_several_entries_are_applied_each_on_its_own_and_reported_one_by_one(api: Api) -> None:
+    # GIVEN three open questions, one of them without a default
+    for question_id in ("q-1", "q-2", "q-3"):
+        api.ask(question_id)
+    # WHEN one request resolves the first, sends a refused action for the second, cancels the third
+    body = {"resume": [resolved("q-1", {"action": "approve"}), resolved("q-2", {"action": "delete"}), cancelled("q-3")]}
+    response = api.resume(body, key="k-1")
+    # THEN the status is the first failure's, and each entry says what happened to it
+    assert response.status == 422
+    [first, second, third] = response.json()["results"]
+    assert first == {"interruptId": "q-1", "status": 200, "result": "won"}
+    assert (second["interruptId"], second["status"], second["reason"]) == ("q-2", 422, "action_not_allowed")
+    assert (third["interruptId"], third["status"], third["reason"]) == ("q-3", 422, "invalid_answer")
+    assert "detail" in second
+    assert "detail" in third
+    assert [api.record(q).status for q in ("q-1", "q-2", "q-3")] == [
+        QuestionStatus.ANSWERED,
+        QuestionStatus.OPEN,
+        QuestionStatus.OPEN,
+    ]
+    # AND the same key resent repeats the winner and fixes nothing else
+    again = api.resume(
+        {"resume": [resolved("q-1", {"action": "approve"}), resolved("q-2", {"action": "reject"})]}, key="k-1"
+    )
+    assert again.status == 200, again.body
+    assert [r["result"] for r in again.json()["results"]] == ["repeated", "won"]
+    assert len(api.queue.messages) == 2
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (f"not json {SECRET}", "not_json"),
+        ([SECRET], "bad_resume"),
+        ({"resume": []}, "bad_resume"),
+        ({"resume": SECRET}, "bad_resume"),
+        ({"resume": [{"interruptId": "q-1", "status": SECRET, "payload": SECRET}]}, "bad_resume"),
+        ({"resume": [{"status": "resolved", "payload": {"action": SECRET}}]}, "bad_resume"),
+        ({"resume": [resolved("q-1", {"action": "approve"})], "note": SECRET}, "bad_resume"),
+        ({"threadId": "t", "runId": "r", "messages": [{"id": "m", "role": SECRET}], "resume": []}, "bad_resume"),
+        ({"resume": [resolved("q-1", {"action": "approve"}), resolved("q-1", {"action": SECRET})]}, "bad_resume"),
+        ({"resume": [resolved("q-1", {"action": "approve", "note": SECRET * 4000})]}, "bad_answer"),
+        ({"resume": [resolved(f"q-{n}", {"action": SECRET}) for n in range(101)]}, "too_many_entries"),
+    ],
+    ids=[
+        "not-json",
+        "not-an-object",
+        "no-entries",
+        "resume-not-a-list",
+        "bad-status",
+        "no-interrupt-id",
+        "unknown-field",
+        "bad-run-input",
+        "same-interrupt-twice",
+        "payload-too-large",
+        "over-100-entries",
+    ],
+)
+def test_a_malformed_body_is_400_names_no_value_and_changes_nothing(api: Api, body: Any, reason: str) -> None:
+    api.ask("q-1")
+    response = api.resume(body, key="k-1")
+    problem = response.json()
+    assert (response.status, problem["reason"]) == (400, reason), response.body
+    assert SECRET not in response.body
+    assert api.record("q-1").status is QuestionStatus.OPEN
+    assert api.queue.messages == []
+
+
+def test_a_wrong_shape_names_the_fields_that_are_wrong(api: Api) -> None:
+    body = {"resume": [{"interruptId": "q-1", "status": SECRET}, {"status": "resolved"}]}
+    detail = api.resume(body).json()["detail"]
+    assert "resume.0.status (literal_error)" in detail
+    assert "resume.1.interruptId (missing)" in detail
+
+
+@pytest.mark.parametrize("entry", [resolved("q-1", {"action": "approve"}), cancelled("q-1")])
+def test_an_entry_after_the_deadline_is_410_even_a_cancel_without_a_default(api: Api, entry: dict[str, Any]) -> None:
+    api.ask("q-1", asked_at=T0 - timedelta(hours=5))
+    response = api.resume({"resume": [entry]})
+    assert (response.status, response.json()["reason"]) == (410, "expired")
+    assert json.loads(response.body)["question"]["status"] == "open"
