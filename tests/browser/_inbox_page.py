@@ -110,6 +110,13 @@ class Inbox:
 
         return question_view(record)
 
+    def state(self, thread: str) -> dict[str, Any]:
+        """The thread's graph state, through the router the local stack runs (its checkpoints on the emulator)."""
+        import agent_wait.host.router
+
+        graph = agent_wait.host.router._router().adapter.graph  # pyright: ignore[reportAttributeAccessIssue]
+        return graph.get_state({"configurable": {"thread_id": thread}}).values
+
     def refunds(self, order_id: str) -> list[int]:
         """The amounts refunded for `order_id`, one per execution of the refund's body."""
         from examples.refund_agent.settings import REFUND_TABLE_VARIABLE

@@ -8,6 +8,9 @@ The start message's `kind` picks the branch:
 - `editable`: the same refund, but its policy allows an approver to edit the arguments (the edit form).
 - `survey`: a bare question that carries a JSON schema for its answer (`response_schema`), so the page
   builds its form from the schema.
+- `limit`: LangGraph's own `interrupt(value, response_schema=RefundLimit)`: the answer is the form's values.
+- `agent_inbox`: the refund asked as an Agent Inbox `HumanInterrupt` (accept, edit, respond, ignore); an
+  accepted or edited request pays the refund.
 
 Refunds are written to the stack's refunds table, one row per execution, as the example's are.
 `AGENT_WAIT_GRAPH=tests.browser.inbox_graph:build_graph` names it.
@@ -20,6 +23,8 @@ from typing import Any, NotRequired
 from examples.refund_agent.graph import AUTO_APPROVE_LIMIT, FINANCE, RefundState, load_order, notify, refund
 from examples.refund_agent.graph import issue_refund as example_refund
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+from tests.host.schema_graphs import RefundLimit
 
 from agent_wait import WaitPolicy
 from agent_wait.langgraph import ask, wait
@@ -66,8 +71,35 @@ def survey(state: InboxState) -> dict[str, Any]:
     return {"decision": ask(question, EDITABLE)}
 
 
+def limit(state: InboxState) -> dict[str, Any]:
+    prompt = {"prompt": f"Set a refund limit for order {state['order_id']}", "order_id": state["order_id"]}
+    return {"decision": interrupt(prompt, response_schema=RefundLimit).model_dump()}
+
+
+def agent_inbox(state: InboxState) -> dict[str, Any]:
+    request = {
+        "action_request": {
+            "action": "issue_refund",
+            "args": {"order_id": state["order_id"], "amount": state["amount"]},
+        },
+        "config": {"allow_accept": True, "allow_edit": True, "allow_respond": True, "allow_ignore": True},
+        "description": f"Refund order {state['order_id']}?",
+    }
+    response = interrupt([request])[0]
+    if response["type"] == "accept":
+        return {"refund": example_refund.__wrapped__(state["order_id"], state["amount"])}
+    if response["type"] == "edit":
+        edited = response["args"]["args"]
+        return {"refund": example_refund.__wrapped__(edited["order_id"], edited["amount"])}
+    return {"decision": response}
+
+
+BRANCHES = ("refund", "refund_editable", "survey", "limit", "agent_inbox")
+
+
 def _branch(state: InboxState) -> str:
-    return {"editable": "refund_editable", "survey": "survey"}.get(state.get("kind") or "", "refund")
+    kind = {"editable": "refund_editable"}.get(state.get("kind") or "", state.get("kind") or "refund")
+    return kind if kind in BRANCHES else "refund"
 
 
 def build_graph(checkpointer: Any) -> Any:
@@ -77,10 +109,12 @@ def build_graph(checkpointer: Any) -> Any:
     builder.add_node("refund", refund)
     builder.add_node("refund_editable", refund_editable)
     builder.add_node("survey", survey)
+    builder.add_node("limit", limit)
+    builder.add_node("agent_inbox", agent_inbox)
     builder.add_node("notify", notify)
     builder.add_edge(START, "load_order")
-    builder.add_conditional_edges("load_order", _branch, ["refund", "refund_editable", "survey"])
-    for node in ("refund", "refund_editable", "survey"):
+    builder.add_conditional_edges("load_order", _branch, list(BRANCHES))
+    for node in BRANCHES:
         builder.add_edge(node, "notify")
     builder.add_edge("notify", END)
     return builder.compile(checkpointer=checkpointer)

@@ -229,3 +229,66 @@ def test_the_tag_filter_keeps_only_questions_with_that_tag(inbox: Inbox) -> None
         expect(page).to_have_url(re.compile(re.escape(urllib.parse.quote(tag, safe="")) + "$"))
         expect(page.get_by_role("row").filter(has_text=thread)).to_have_count(shown)
     expect(page.get_by_text("No questions here.")).to_be_visible()
+
+
+def test_a_langgraph_response_schema_is_answered_with_the_forms_values_alone(inbox: Inbox, tmp_path: Path) -> None:
+    # GIVEN a node parked on interrupt(value, response_schema=RefundLimit)
+    thread, question = inbox.ask(kind="limit")
+    page = inbox.page()
+    inbox.open(page, question)
+    # THEN the page offers the schema's form and one Submit, and no note (the schema has none)
+    expect(page.locator("#actions button")).to_have_text(["Submit"])
+    expect(page.locator("#note-field")).to_be_hidden()
+    # WHEN the form is filled in and submitted
+    page.get_by_label("Limit", exact=True).fill("300")
+    page.get_by_label("Channel", exact=True).select_option("phone")
+    page.screenshot(
+        path=str(Path(os.environ.get("AGENT_WAIT_SCREENSHOTS") or tmp_path) / "inbox-schema.png"), full_page=True
+    )
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_have_text("Done: your answer “submit” is recorded, and the agent carries on.")
+    # THEN the answer is exactly the schema's values, and interrupt() returned them as the model
+    assert inbox.status(question)["outcome"]["answer"] == {"limit": 300, "channel": "phone"}
+    assert [o.kind.value for o in inbox.local.pump().outcomes] == ["applied"]
+    assert inbox.state(thread)["decision"] == {"limit": 300, "channel": "phone"}
+    assert page.errors == []  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def test_an_agent_inbox_request_shows_its_call_and_an_edited_accept_pays_the_edited_amount(
+    inbox: Inbox, tmp_path: Path
+) -> None:
+    # GIVEN a refund asked as an Agent Inbox HumanInterrupt
+    thread, question = inbox.ask(1250, kind="agent_inbox")
+    page = inbox.page()
+    inbox.open(page, question)
+    # THEN the page shows the requested call and the config's four responses
+    expect(page.locator("#call-function")).to_have_text("issue_refund")
+    expect(page.locator("#call-description")).to_have_text(re.compile(r"^Refund order order-\w+\?$"))
+    expect(page.locator("#actions button")).to_have_text(["Accept", "Edit", "Response", "Ignore"])
+    # WHEN the approver lowers the amount and accepts
+    page.get_by_label("amount", exact=True).fill("650")
+    expect(page.get_by_role("button", name="Accept with edits")).to_be_visible()
+    shot = Path(os.environ.get("AGENT_WAIT_SCREENSHOTS") or tmp_path) / "inbox-agent-inbox.png"
+    page.get_by_label("amount", exact=True).blur()
+    page.screenshot(path=str(shot), full_page=True)
+    page.get_by_role("button", name="Accept with edits").click()
+    expect(status(page)).to_have_text("Done: your answer “accept” is recorded, and the agent carries on.")
+    # THEN the graph received an Agent Inbox edit with the request's other arguments kept, and paid 650 once
+    assert inbox.status(question)["outcome"]["answer"] == {"action": "accept", "args": {"amount": 650}}
+    assert [o.kind.value for o in inbox.local.pump().outcomes] == ["applied"]
+    assert inbox.refunds(thread) == [650]
+    assert page.errors == []  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def test_a_response_without_a_note_is_refused_by_the_api_and_the_question_stays_open(inbox: Inbox) -> None:
+    # GIVEN an Agent Inbox request, WHEN "Response" is pressed with no note
+    _, question = inbox.ask(1250, kind="agent_inbox")
+    page = inbox.page()
+    inbox.open(page, question)
+    page.get_by_role("button", name="Response").click()
+    # THEN the page shows the API's reason and the question is still open for a correct answer
+    expect(status(page)).to_contain_text("a response answer carries the reply as 'note'")
+    assert inbox.status(question)["status"] == "open"
+    page.get_by_label("Note (optional)").fill("Call the customer first.")
+    page.get_by_role("button", name="Response").click()
+    expect(status(page)).to_have_text("Done: your answer “response” is recorded, and the agent carries on.")

@@ -495,3 +495,36 @@ def test_cli_token_without_a_running_dev_says_how_to_get_one(
     monkeypatch.chdir(tmp_path)
     assert main(["token", "--user", "alice@example.com"]) == 1
     assert "no `agent-wait dev` is running from this directory" in capsys.readouterr().err
+
+
+def test_the_local_api_protects_exactly_the_routes_the_construct_puts_behind_its_authorizer() -> None:
+    from agent_wait.host._local_api import PROTECTED_ROUTES
+    from agent_wait_cdk.answer_api import SIGNED_IN_ROUTES
+
+    assert sorted(PROTECTED_ROUTES) == sorted(f"{method} {path}" for method, path in SIGNED_IN_ROUTES)
+
+
+def test_an_ag_ui_client_lists_the_refund_and_resumes_it_over_http(api: Api) -> None:
+    from ag_ui.core import Interrupt
+
+    # GIVEN a refund waiting on finance
+    thread, question = api.start()
+    token = api.token("alice@example.com")
+    # WHEN an AG-UI client lists the thread's interrupts, without a token and then with one
+    assert call(f"{api.url}/agui/interrupts?thread_id={thread}", token=None).status == 401
+    listed = call(f"{api.url}/agui/interrupts?thread_id={thread}", token=token)
+    assert listed.status == 200, listed
+    (interrupt,) = [Interrupt.model_validate(item) for item in listed.body["interrupts"]]
+    assert (interrupt.id, interrupt.reason) == (question, "tool_approval")
+    # AND resolves it with a payload its response schema accepts
+    reply = call(
+        f"{api.url}/agui/resume",
+        method="POST",
+        token=token,
+        body={"resume": [{"interruptId": interrupt.id, "status": "resolved", "payload": {"action": "approve"}}]},
+    )
+    # THEN the refund is decided as alice, and the router resumes the agent once
+    assert reply.status == 200, reply
+    assert reply.body["outcome"]["answered_by"] == "alice@example.com"
+    assert [o.kind.value for o in api.local.pump().outcomes] == ["applied"]
+    assert api.refunds(thread) == 1

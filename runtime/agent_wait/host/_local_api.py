@@ -60,8 +60,11 @@ PROTECTED_ROUTES: tuple[str, ...] = (
     "GET /questions",
     "GET /questions/{question_id}",
     "POST /questions/{question_id}/answer",
+    "GET /agui/interrupts",
+    "POST /agui/resume",
 )
-"""The routes the `AgentWait` construct puts behind the JWT authorizer."""
+"""The routes the `AgentWait` construct puts behind the JWT authorizer (`agent_wait_cdk.answer_api.SIGNED_IN_ROUTES`;
+the runtime never imports the constructs, so tests/demo/test_local_api.py keeps the two lists equal)."""
 PUBLIC_ROUTES: tuple[str, ...] = (
     "ANY /questions/{question_id}/confirm",
     "ANY /questions/{question_id}/link",

@@ -163,8 +163,18 @@
 
   // -- what a question says -----------------------------------------------------------------------------
 
+  // The call a question asks about, as {name, args}: a `@wait` call, a LangChain per-call approval, or an
+  // Agent Inbox request (alone or in a list of one). Null for anything else.
   function callOf(view) {
     var question = view.question;
+    if (Array.isArray(question) && question.length === 1) {
+      question = question[0];
+    }
+    var description = isObject(question) && typeof question.description === "string" ? question.description : "";
+    if (isObject(question) && isObject(question.action_request) && isObject(question.action_request.args)) {
+      var action = String(question.action_request.action || "(unnamed call)");
+      return { name: action, args: question.action_request.args, description: description };
+    }
     if (!isObject(question) || !isObject(question.args)) {
       return null;
     }
@@ -172,7 +182,23 @@
     if (!name && typeof question.function === "string") {
       name = question.function;
     }
-    return { name: name || "(unnamed call)", args: question.args };
+    if (!name && question.type === "tool_approval" && typeof question.name === "string") {
+      name = question.name;
+    }
+    return { name: name || "(unnamed call)", args: question.args, description: description };
+  }
+
+  // The action that runs the call as asked, and that carries edited arguments: `approve`, or Agent Inbox's `accept`.
+  function approving(allowed) {
+    return ["approve", "accept"].filter(function (action) {
+      return allowed.indexOf(action) >= 0;
+    })[0];
+  }
+
+  // A schema the question declares for its whole answer (`response_schema` on the view): the answer is the
+  // form's values, with the chosen action only when the schema has an `action` property.
+  function answerIsSchema(view) {
+    return isObject(view.response_schema) && schemaOf(view) === view.response_schema;
   }
 
   function summary(view) {
@@ -727,6 +753,8 @@
   function renderAsked(view) {
     var call = callOf(view);
     show("call-line", Boolean(call));
+    show("call-description", Boolean(call && call.description));
+    byId("call-description").textContent = call && call.description ? call.description : "";
     show("args", Boolean(call));
     show("question-json", !call);
     var rows = byId("args-rows");
@@ -900,11 +928,13 @@
     var allowed = (view.policy && view.policy.allowed_actions) || [];
     var schema = schemaOf(view);
     var call = callOf(view);
+    show("note-field", !answerIsSchema(view) || isObject(schema.properties.note));
     if (schema) {
       var required = Array.isArray(schema.required) ? schema.required : [];
+      var whole = answerIsSchema(view);
       Object.keys(schema.properties)
         .filter(function (name) {
-          return name !== "action";
+          return name !== "action" && !(whole && name === "note");
         })
         .forEach(function (name, index) {
           var property = isObject(schema.properties[name]) ? schema.properties[name] : {};
@@ -913,7 +943,7 @@
           current.schemaFields.push(field);
         });
       show("schema-form", current.schemaFields.length > 0);
-    } else if (call && view.policy.rules.edits !== false && allowed.indexOf("approve") >= 0) {
+    } else if (call && view.policy.rules.edits !== false && approving(allowed)) {
       Object.keys(call.args).forEach(function (name, index) {
         var value = call.args[name];
         current.editFields.push(addField(byId("edit-fields"), "edit-arg", index, name, describe(value), value, false));
@@ -951,7 +981,9 @@
   }
 
   function relabel() {
-    var button = document.querySelector('#actions button[data-action="approve"]');
+    var allowed = (current && current.view && current.view.policy && current.view.policy.allowed_actions) || [];
+    var action = approving(allowed);
+    var button = action ? document.querySelector('#actions button[data-action="' + action + '"]') : null;
     if (!button || !current.editFields.length) {
       return;
     }
@@ -961,7 +993,7 @@
     } catch (error) {
       changed = null;
     }
-    button.textContent = changed ? "Approve with edits" : "Approve";
+    button.textContent = changed ? title(action) + " with edits" : title(action);
   }
 
   function busy(on) {
@@ -976,7 +1008,10 @@
 
   function answer(action) {
     var watching = current;
-    var body = { action: action };
+    var wholeSchema = answerIsSchema(watching.view);
+    var properties = wholeSchema ? watching.view.response_schema.properties : {};
+    // A schema's own answer holds only what the schema names; any other answer carries our action.
+    var body = !wholeSchema || isObject(properties.action) ? { action: action } : {};
     try {
       current.schemaFields.forEach(function (field) {
         var value = readField(field);
@@ -984,7 +1019,9 @@
           body[field.name] = value;
         }
       });
-      if (action === "approve") {
+      // Edited arguments ride with the approving action, or with an action named `edit` (Agent Inbox, LangChain).
+      var allowed = (watching.view.policy && watching.view.policy.allowed_actions) || [];
+      if (action === approving(allowed) || action === "edit") {
         var changed = edits();
         if (changed) {
           body.args = changed;
@@ -995,7 +1032,7 @@
       return;
     }
     var note = String(byId("note").value || "").trim();
-    if (note) {
+    if (note && (!wholeSchema || isObject(properties.note))) {
       body.note = note;
     }
     // The same answer sent again (after a lost connection) carries the same key: it repeats, never decides twice.
