@@ -184,10 +184,26 @@ def test_a_langchain_hitl_question_is_a_tool_approval_prompted_by_its_first_requ
         ],
         "review_configs": [{"action_name": "refund", "allowed_decisions": ["approve", "reject"]}],
     }
-    api.ask("q-1", value, source={"dialect": "langchain_hitl", "tools": ["refund", "email"]})
+    # Two requests in one turn: our edit names one call, so the dialect turns edits off (as unpack_question does).
+    api.ask("q-1", value, source={"dialect": "langchain_hitl", "tools": ["refund", "email"]}, allow_edits=False)
     [interrupt] = api.interrupts().json()["interrupts"]
     assert (interrupt["reason"], interrupt["message"]) == ("tool_approval", "Refund 900 on A-1?")
-    assert "args" not in interrupt["responseSchema"]["properties"]  # not a @wait call: no args of ours to edit
+    assert "args" not in interrupt["responseSchema"]["properties"]
+
+
+def test_an_agent_inbox_request_is_prompted_by_its_description_and_offers_our_edit(api: Api) -> None:
+    request = {
+        "action_request": {"action": "refund", "args": {"amount": 900}},
+        "config": {"allow_accept": True, "allow_edit": True, "allow_respond": False, "allow_ignore": False},
+        "description": "Refund 900 on A-1?",
+    }
+    api.ask(
+        "q-1", [request], source={"dialect": "agent_inbox", "tools": ["refund"]}, allowed_actions=["accept", "edit"]
+    )
+    [interrupt] = api.interrupts().json()["interrupts"]
+    assert (interrupt["reason"], interrupt["message"]) == ("tool_approval", "Refund 900 on A-1?")
+    assert interrupt["responseSchema"]["properties"]["args"] == {"type": "object"}
+    assert interrupt["responseSchema"]["properties"]["action"]["enum"] == ["accept", "edit"]
 
 
 def test_only_open_questions_are_listed_soonest_deadline_first_a_page_at_a_time(api: Api) -> None:

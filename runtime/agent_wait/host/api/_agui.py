@@ -93,6 +93,8 @@ def _is_tool_call(source: Mapping[str, Any] | None) -> bool:
 
 def _prompt(question: Any) -> str | None:
     """The first human prompt the question holds, or None."""
+    if isinstance(question, list) and len(question) == 1:  # Agent Inbox's list of one request
+        question = question[0]
     if isinstance(question, str):
         return question or None
     if not isinstance(question, Mapping):
@@ -121,7 +123,8 @@ def _answer_schema(record: QuestionRecord) -> dict[str, Any]:
     }
     question, source = envelope.question, envelope.source
     function_call = source is not None and "function" in source and isinstance(question, Mapping)
-    if envelope.rules.get("edits", True) and function_call and isinstance(question.get("args"), Mapping):
+    editable = (function_call and isinstance(question.get("args"), Mapping)) or _is_tool_call(source)
+    if envelope.rules.get("edits", True) and editable:  # a dialect's rules.edits says whether ours can edit
         properties["args"] = {"type": "object"}
     return {"type": "object", "properties": properties, "required": ["action"], "additionalProperties": False}
 
