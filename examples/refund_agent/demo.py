@@ -22,7 +22,8 @@ from agent_wait.cli._progress import progress
 from agent_wait.host.local import LocalStack
 from agent_wait.host.outcomes import Outcome, OutcomeKind
 from agent_wait.schema import Settings
-from examples.refund_agent.graph import AUTO_APPROVE_LIMIT, FINANCE, REFUND_TABLE_VARIABLE
+
+from .graph import AUTO_APPROVE_LIMIT, FINANCE, REFUND_TABLE_VARIABLE
 
 __all__ = ("SCENARIOS", "World", "run")
 
@@ -257,7 +258,7 @@ def _router_runs(world: World, graph: str) -> Iterator[None]:
 
 def middleware(world: World, thread: str) -> None:
     try:
-        from examples.refund_agent.support_agent import SUPPORT_GRAPH, start_input
+        from .support_agent import SUPPORT_GRAPH, start_input
     except ImportError:  # langchain comes with the dev dependencies, not with agent-wait's extras
         world.say("skipped: this scenario needs langchain (pip install 'langchain>=1,<2')")
         return
@@ -322,7 +323,7 @@ def run(names: list[str], *, out: TextIO | None = None) -> int:
     if unknown:
         stream.write(f"unknown scenario(s) {unknown}; choose from: {', '.join(SCENARIOS)}\n")
         return 2
-    from examples.refund_agent.local import template
+    from .local import template
 
     with progress("Synthesizing RefundAgentStack"):
         body = template()

@@ -5,7 +5,8 @@
 `refund` calls `issue_refund`, which waits for finance (`@wait`, timeout P3D, default reject,
 actions approve/reject, tag `approver_group=finance`) only when the amount is over the auto-approve
 limit. Every refund is written to a table, one row per execution, so each scenario can show the
-refund ran exactly 0 or 1 times. The router names this module as `examples.refund_agent.graph:build_graph`.
+refund ran exactly 0 or 1 times. The router names this module as `examples.refund_agent.graph:build_graph`
+(in the wheel, `agent_wait.examples.refund_agent.graph:build_graph`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from langgraph.graph import END, START, StateGraph
 
 from agent_wait import WaitPolicy
 from agent_wait.langgraph import wait
-from examples.refund_agent.settings import REFUND_TABLE_VARIABLE
+
+from .settings import REFUND_TABLE_VARIABLE
 
 AUTO_APPROVE_LIMIT = 500
 """Refunds up to this amount (in the order's currency units) are approved by policy."""

@@ -1,6 +1,7 @@
 """The refund agent on a laptop: the stack's template for `agent-wait dev`, and the narrated demo.
 
-`agent-wait dev` and `agent-wait demo` import this module (`--app examples.refund_agent.local`).
+`agent-wait dev` and `agent-wait demo` import this module by default: `agent_wait.examples.refund_agent.local`
+from the wheel, `examples.refund_agent.local` in the repository.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ def template() -> dict[str, Any]:
     os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
     from aws_cdk import App
 
-    from examples.refund_agent.stack import RefundAgentStack
+    from .stack import RefundAgentStack
 
     # No bundling (nothing is uploaded) and no built-in template validation (~20 s; CI runs cfn-lint).
     app = App(context={"aws:cdk:bundling-stacks": []}, builtin_cloud_formation_validation=False)
@@ -29,6 +30,6 @@ def template() -> dict[str, Any]:
 
 def demo(scenarios: Sequence[str] = ()) -> int:
     """Run the narrated scenarios; the exit status is non-zero if any outcome is wrong."""
-    from examples.refund_agent.demo import run
+    from .demo import run
 
     return run(list(scenarios))

@@ -11,7 +11,8 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from agent_wait_cdk import AgentWait, AnswerApiProps
-from examples.refund_agent.settings import REFUND_TABLE_VARIABLE
+
+from .settings import REFUND_TABLE_VARIABLE
 
 __all__ = (
     "APPROVER_GROUP",
@@ -23,10 +24,14 @@ __all__ = (
     "RefundAgentStack",
 )
 
-REFUND_GRAPH = "examples.refund_agent.graph:build_graph"
-"""The refund agent's graph factory; the router imports it from the bundled `examples` package."""
+REFUND_GRAPH = f"{__package__}.graph:build_graph"
+"""The refund agent's graph factory: `examples.refund_agent.graph:build_graph` in the repository, and
+`agent_wait.examples.refund_agent.graph:build_graph` where the wheel installed it."""
 EXAMPLES_DIR = Path(__file__).resolve().parents[1]
-"""The `examples` package, copied whole into the Lambda bundle so `examples.refund_agent.graph` imports."""
+"""The package above this one. In the repository that is `examples`, copied whole into the Lambda bundle
+so `examples.refund_agent.graph` imports; from the wheel it is `agent_wait.examples`, which the bundle's
+copy of the runtime already holds."""
+GRAPH_SOURCE = [EXAMPLES_DIR] if (__package__ or "").startswith("examples.") else []
 APPROVER_GROUP = "finance"
 """The Cognito group whose members approve refunds (the graph tags its questions `approver_group=finance`)."""
 SIGN_IN_DOMAIN_CONTEXT = "agent-wait:sign-in-domain"
@@ -86,7 +91,7 @@ class RefundAgentStack(Stack):
             self,
             "AgentWait",
             graph=REFUND_GRAPH,
-            graph_source=[EXAMPLES_DIR],
+            graph_source=GRAPH_SOURCE,
             removal_policy=removal_policy,
             answer_api=True,
             # AnswerApi makes the inbox page's app client (PKCE, no secret, the page's URL as its callback).

@@ -22,11 +22,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
 
-from examples.refund_agent.graph import _record_refund
+from .graph import _record_refund
 
 __all__ = ("SUPPORT_GRAPH", "build_graph", "start_input")
 
-SUPPORT_GRAPH = "examples.refund_agent.support_agent:build_graph"
+SUPPORT_GRAPH = f"{__package__}.support_agent:build_graph"
 """What `AGENT_WAIT_GRAPH` names to run this agent behind the router."""
 
 

@@ -242,9 +242,9 @@ def test_a_langgraph_response_schema_is_answered_with_the_forms_values_alone(inb
     # WHEN the form is filled in and submitted
     page.get_by_label("Limit", exact=True).fill("300")
     page.get_by_label("Channel", exact=True).select_option("phone")
-    page.screenshot(
-        path=str(Path(os.environ.get("AGENT_WAIT_SCREENSHOTS") or tmp_path) / "inbox-schema.png"), full_page=True
-    )
+    # A full-page capture resizes the page and can swallow the next click: a tall viewport instead.
+    page.set_viewport_size({"width": 1200, "height": 1500})
+    page.screenshot(path=str(Path(os.environ.get("AGENT_WAIT_SCREENSHOTS") or tmp_path) / "inbox-schema.png"))
     page.get_by_role("button", name="Submit").click()
     expect(status(page)).to_have_text("Done: your answer “submit” is recorded, and the agent carries on.")
     # THEN the answer is exactly the schema's values, and interrupt() returned them as the model
@@ -269,8 +269,8 @@ def test_an_agent_inbox_request_shows_its_call_and_an_edited_accept_pays_the_edi
     page.get_by_label("amount", exact=True).fill("650")
     expect(page.get_by_role("button", name="Accept with edits")).to_be_visible()
     shot = Path(os.environ.get("AGENT_WAIT_SCREENSHOTS") or tmp_path) / "inbox-agent-inbox.png"
-    page.get_by_label("amount", exact=True).blur()
-    page.screenshot(path=str(shot), full_page=True)
+    page.set_viewport_size({"width": 1200, "height": 1600})  # not full_page: it can swallow the next click
+    page.screenshot(path=str(shot))
     page.get_by_role("button", name="Accept with edits").click()
     expect(status(page)).to_have_text("Done: your answer “accept” is recorded, and the agent carries on.")
     # THEN the graph received an Agent Inbox edit with the request's other arguments kept, and paid 650 once

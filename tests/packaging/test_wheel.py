@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import zipfile
 from pathlib import Path
 
@@ -13,13 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def wheel_files(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
-    uv = shutil.which("uv")
-    if uv is None:
-        pytest.skip("uv is not on PATH (scripts/dev installs it)")
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([uv, "build", "--wheel", "--out-dir", str(out), "-q"], cwd=ROOT, check=True, timeout=300)
-    (wheel,) = out.glob("agent_wait-*.whl")
+def wheel_files(wheel: Path) -> set[str]:
     with zipfile.ZipFile(wheel) as archive:
         return set(archive.namelist())
 
@@ -36,3 +28,10 @@ def test_every_page_file_the_api_serves_is_in_the_wheel(wheel_files: set[str]) -
 
 def test_the_lambda_requirements_ship_with_the_constructs(wheel_files: set[str]) -> None:
     assert "agent_wait_cdk/requirements-lambda.txt" in wheel_files
+
+
+def test_the_refund_example_ships_inside_the_runtime_package(wheel_files: set[str]) -> None:
+    example = {f"agent_wait/examples/refund_agent/{p.name}" for p in (ROOT / "examples/refund_agent").glob("*.py")}
+    assert "agent_wait/examples/refund_agent/local.py" in example
+    assert example | {"agent_wait/examples/__init__.py"} <= wheel_files
+    assert not any(name.startswith("examples/") for name in wheel_files), "no top-level examples package"

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import os
 import sys
@@ -38,14 +39,26 @@ from agent_wait.errors import MissingExtraError
 
 __all__ = ("main",)
 
-DEFAULT_APP = "examples.refund_agent.local"
-"""The module that provides `template()` (and `demo(argv)`) for `dev` and `demo`: the refund agent."""
+DEFAULT_APP = "agent_wait.examples.refund_agent.local"
+"""The module that provides `template()` (and `demo(argv)`) for `dev` and `demo`: the refund agent, as the wheel
+ships it. In a checkout of the repository (where the runtime is installed from source) it is `REPO_APP`."""
+REPO_APP = "examples.refund_agent.local"
 
 
-def _app(name: str, attribute: str) -> Callable[..., Any]:
+def _default_app() -> str:
+    """The shipped refund example when installed from the wheel; the repository's copy otherwise."""
+    try:
+        shipped = importlib.util.find_spec("agent_wait.examples") is not None
+    except ImportError:
+        shipped = False
+    return DEFAULT_APP if shipped else REPO_APP
+
+
+def _app(name: str | None, attribute: str) -> Callable[..., Any]:
     # A console script does not put the working directory on sys.path; `--app` names a module there.
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
+    name = name or _default_app()
     try:
         module = importlib.import_module(name)
     except ImportError as exc:
@@ -70,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
 
     dev = commands.add_parser("dev", help="run the local stack and print each envelope as it is announced")
     source = dev.add_mutually_exclusive_group()
-    source.add_argument("--app", default=DEFAULT_APP, help=f"module providing template() (default {DEFAULT_APP})")
+    source.add_argument("--app", help=f"module providing template() (default: the refund example, {DEFAULT_APP})")
     source.add_argument(
         "--graph", metavar="MODULE:ATTR", help="run this graph on the default AgentWait stack (no --app module needed)"
     )
@@ -85,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     token.add_argument("--expires-in", type=int, metavar="SECONDS", help="how long the token is valid (default 3600)")
 
     demo = commands.add_parser("demo", help="run the refund-agent scenarios, narrated")
-    demo.add_argument("--app", default=DEFAULT_APP, help=f"module providing demo(argv) (default {DEFAULT_APP})")
+    demo.add_argument("--app", help=f"module providing demo(argv) (default: the refund example, {DEFAULT_APP})")
     demo.add_argument("scenario", nargs="*", help="run only these scenarios (by name)")
 
     _add_stack_commands(commands)
