@@ -6,10 +6,17 @@ pip with `--platform`/`--implementation cp` when uv is not on PATH), the runtime
 and the user's graph source (each path copied under its own name, so `examples/` makes
 `examples.refund_agent.graph` importable).
 
+The requirements are `requirements_file` when given (a complete pinned closure, installed as it is with
+`--no-deps`). Without it they are found the way `PythonFunction` users expect (`find_dependencies`): in each
+graph source folder, then the working directory, the first of `requirements.txt`, `uv.lock` (exported with
+`uv export`) and `pyproject.toml` (its `[project] dependencies`). A found file is installed with its
+dependencies resolved, on top of the runtime's own pins for every package it does not name. When none is
+found, the runtime's own pins are installed as they are.
+
 The asset hash is computed before bundling from everything that decides the bundle's content: the
-pinned requirements text, the Python version, the platform, and every file of the runtime and the graph
-source. A dependency pin that changes therefore changes the hash, and a deploy really ships new code; an
-unchanged tree re-uses the bundle already in `cdk.out`.
+requirements text (a found file's, as read or exported), how it is installed, the Python version, the
+platform, and every file of the runtime and the graph source. A dependency that changes therefore changes
+the hash, and a deploy really ships new code; an unchanged tree re-uses the bundle already in `cdk.out`.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,11 +41,15 @@ from aws_cdk import aws_lambda as lambda_
 
 __all__ = (
     "BUNDLE_CONTEXT",
+    "DEPENDENCY_FILES",
     "LAMBDA_PYTHON_VERSION",
     "MAX_BUNDLE_BYTES",
     "REQUIREMENTS_FILE",
+    "UV_EXPORT",
     "BundleError",
+    "Dependencies",
     "LambdaBundle",
+    "find_dependencies",
     "find_runtime_source",
 )
 
@@ -46,6 +58,11 @@ LAMBDA_PYTHON_VERSION = "3.13"
 REQUIREMENTS_FILE = Path(__file__).with_name("requirements-lambda.txt")
 """The runtime's pinned `host` dependencies, exported from uv.lock:
 `uv export --frozen --no-dev --extra host --no-hashes --no-emit-project`. A test fails when they drift."""
+
+DEPENDENCY_FILES = ("requirements.txt", "uv.lock", "pyproject.toml")
+"""What is looked for, in this order in each folder, when no `requirements_file` is given."""
+UV_EXPORT = ("export", "--frozen", "--no-dev", "--no-hashes", "--no-emit-project")
+"""The `uv` arguments that turn a found `uv.lock` into requirements (run in the lock's folder)."""
 
 BUNDLE_CONTEXT = "agent-wait:bundle"
 """Context key: `cdk synth -c agent-wait:bundle=false` synthesizes without building the bundle, in any app."""
@@ -83,6 +100,56 @@ def find_runtime_source() -> Path:
 
 
 @dataclass(frozen=True)
+class Dependencies:
+    """The requirements a bundle installs, and where they came from.
+
+    Attributes:
+        requirements: the requirements text, without a line for agent-wait itself.
+        origin: where they came from, in words; `AgentWait` says it in the synth output.
+        resolve: True to install them with their dependencies resolved for the Lambda platform (a found
+            file, PythonFunction's way); False to install them as they are (`--no-deps`), a complete closure.
+    """
+
+    requirements: str
+    origin: str
+    resolve: bool = False
+
+
+def find_dependencies(folders: Sequence[str | os.PathLike[str]]) -> Dependencies | None:
+    """The first of `DEPENDENCY_FILES` found, folder by folder; None when no folder holds one.
+
+    In each folder, `requirements.txt` is read as it is; else `uv.lock` is exported with `uv export
+    --frozen --no-dev --no-hashes --no-emit-project` (uv must be on PATH); else `pyproject.toml`'s
+    `[project] dependencies` are read (a `pyproject.toml` without a `[project]` table declares none, and
+    the search goes on). A folder that is agent-wait's own project (a checkout of this repository) is
+    skipped: its dependencies are the runtime's pins already. A line for agent-wait itself is dropped from
+    every source. The result is `resolve=True`.
+
+    Example:
+        found = find_dependencies([Path("src/my_agent"), Path.cwd()])
+
+    Raises:
+        BundleError: the file found cannot be read: a malformed `pyproject.toml`, dynamic or malformed
+            `[project] dependencies`, a `uv.lock` with no uv on PATH, or `uv export` failing.
+    """
+    for folder in dict.fromkeys(Path(entry).resolve() for entry in folders):
+        if _is_agent_wait_project(folder):
+            continue
+        requirements = folder / "requirements.txt"
+        if requirements.is_file():
+            return Dependencies(_without_self(_read(requirements)), str(requirements), resolve=True)
+        lock = folder / "uv.lock"
+        if lock.is_file():
+            origin = f"{lock}, exported with: uv {' '.join(UV_EXPORT)}"
+            return Dependencies(_without_self(_uv_export(lock)), origin, resolve=True)
+        pyproject = folder / "pyproject.toml"
+        declared = _project_dependencies(pyproject) if pyproject.is_file() else None
+        if declared is not None:
+            return Dependencies(_without_self(declared), f"{pyproject} [project] dependencies", resolve=True)
+    return None
+
+
+@dataclass(frozen=True)
 class LambdaBundle:
     """What goes into the functions' code asset, and how to build it.
 
@@ -92,13 +159,17 @@ class LambdaBundle:
 
     Attributes:
         architecture: `x86_64` or `arm64` (the Lambda architecture name).
-        requirements: the pinned requirements text installed into the asset.
+        requirements: the requirements text installed into the asset.
         sources: (path on this machine, name in the asset) for the runtime package and each graph source.
+        origin: where the requirements came from, in words (`AgentWait` says it in the synth output).
+        resolve: install with dependency resolution (found requirements) rather than as they are (`--no-deps`).
     """
 
     architecture: str
     requirements: str
     sources: tuple[tuple[Path, str], ...]
+    origin: str = "the requirements given"
+    resolve: bool = False
 
     @classmethod
     def for_architecture(
@@ -109,7 +180,13 @@ class LambdaBundle:
         runtime_source: str | os.PathLike[str] | None = None,
         requirements_file: str | os.PathLike[str] | None = None,
     ) -> LambdaBundle:
-        """Plan a bundle; raises `BundleError` for a missing path, an unknown architecture or a name clash."""
+        """Plan a bundle; raises `BundleError` for a missing path, an unknown architecture, a name clash, or
+        requirements that cannot be read.
+
+        Without `requirements_file`, the requirements are found (`find_dependencies`) in each graph source
+        folder (a file's own folder), then the working directory; a found file is completed with the
+        runtime's pins for every package it does not name. None found: the runtime's pins.
+        """
         name = architecture.name
         if name not in _MACHINES:
             raise BundleError(f"architecture must be one of {sorted(_MACHINES)}; got {name!r}")
@@ -124,12 +201,23 @@ class LambdaBundle:
         clashes = sorted({dest for dest in names if names.count(dest) > 1})
         if clashes:
             raise BundleError(f"graph_source entries must have distinct names, other than agent_wait; clash: {clashes}")
-        req_path = Path(requirements_file) if requirements_file is not None else REQUIREMENTS_FILE
-        try:
-            text = req_path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise BundleError(f"requirements_file {str(req_path)!r} cannot be read ({exc.strerror})") from None
-        return cls(architecture=name, requirements=_without_self(text), sources=tuple(sources))
+        if requirements_file is not None:
+            path = Path(requirements_file)
+            given = _read(path, field="requirements_file")
+            origin = f"requirements_file {path}, installed as it is (--no-deps)"
+            return cls(name, _without_self(given), tuple(sources), origin=origin)
+        folders = [path if path.is_dir() else path.parent for path, _ in sources[1:]] + [Path.cwd()]
+        pins = _read(REQUIREMENTS_FILE, field="requirements_file")
+        found = find_dependencies(folders)
+        if found is None:
+            searched = ", ".join(str(folder) for folder in dict.fromkeys(f.resolve() for f in folders))
+            origin = (
+                f"the runtime's pins ({REQUIREMENTS_FILE.name}): none of {', '.join(DEPENDENCY_FILES)} in {searched}"
+            )
+            return cls(name, _without_self(pins), tuple(sources), origin=origin)
+        requirements = _completed(found.requirements, pins)
+        origin = f"{found.origin}, resolved on top of the runtime's pins for what it does not name"
+        return cls(name, requirements, tuple(sources), origin=origin, resolve=True)
 
     @property
     def platform(self) -> str:
@@ -137,9 +225,10 @@ class LambdaBundle:
         return f"{_MACHINES[self.architecture]}-manylinux_{_GLIBC}"
 
     def asset_hash(self) -> str:
-        """sha256 over the format, Python version, platform, requirements text and every source file."""
+        """sha256 over the format, Python version, platform, install mode, requirements and every source file."""
         digest = hashlib.sha256()
-        for part in (_FORMAT, LAMBDA_PYTHON_VERSION, self.platform, self.requirements):
+        mode = "resolve" if self.resolve else "no-deps"
+        for part in (_FORMAT, LAMBDA_PYTHON_VERSION, self.platform, mode, self.requirements):
             digest.update(part.encode())
             digest.update(b"\0")
         for source, dest in self.sources:
@@ -171,18 +260,23 @@ class LambdaBundle:
         )
 
     def install_command(self, target: Path, requirements: Path) -> list[str]:
-        """The installer command line: uv when it is on PATH, else pip from this interpreter."""
+        """The installer command line: uv when it is on PATH, else pip from this interpreter.
+
+        `--no-deps` unless `resolve`: a complete closure is installed as it is; found requirements are
+        resolved for the Lambda platform, as pip resolves a `requirements.txt`.
+        """
+        no_deps = [] if self.resolve else ["--no-deps"]
         uv = shutil.which("uv")
         if uv:
             return [
-                uv, "pip", "install", "--quiet", "--no-deps", "--only-binary", ":all:",
+                uv, "pip", "install", "--quiet", *no_deps, "--only-binary", ":all:",
                 "--python-platform", self.platform, "--python-version", LAMBDA_PYTHON_VERSION,
                 "--target", str(target), "-r", str(requirements),
             ]  # fmt: skip
         pip_platform = f"manylinux_{_GLIBC}_{_MACHINES[self.architecture]}"
         return [
             sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
-            "--no-deps", "--only-binary=:all:", "--platform", pip_platform, "--implementation", "cp",
+            *no_deps, "--only-binary=:all:", "--platform", pip_platform, "--implementation", "cp",
             "--python-version", LAMBDA_PYTHON_VERSION, "--target", str(target), "-r", str(requirements),
         ]  # fmt: skip
 
@@ -236,11 +330,92 @@ def _without_self(requirements: str) -> str:
     kept = []
     for line in requirements.splitlines():
         stripped = line.strip()
-        name = re.split(r"[\s\[=<>~!@;]", stripped, maxsplit=1)[0].lower().replace("_", "-")
-        if name == "agent-wait" or stripped in (".", "-e ."):
+        if _name(line) == "agent-wait" or stripped in (".", "-e ."):
             continue
         kept.append(line)
     return "\n".join(kept) + ("\n" if requirements.endswith("\n") else "")
+
+
+def _name(line: str) -> str | None:
+    """The normalized project name a requirement line installs (PEP 503); None for comments and options."""
+    stripped = line.strip()
+    if not stripped or stripped.startswith(("#", "-")):
+        return None
+    name = re.split(r"[\s\[=<>~!@;(]", stripped, maxsplit=1)[0]
+    return re.sub(r"[-_.]+", "-", name).lower() or None
+
+
+def _completed(found: str, pins: str) -> str:
+    """`found` followed by the runtime's pins for every project it does not name, so the router's own
+    dependencies are always there (a found file rarely names them: it names agent-wait, which is dropped)."""
+    named = {_name(line) for line in found.splitlines()}
+    missing = [line.strip() for line in pins.splitlines() if _name(line) is not None and _name(line) not in named]
+    if not missing:
+        return found
+    head = found if not found or found.endswith("\n") else found + "\n"
+    return head + "# the agent-wait runtime's pins for what the above does not name\n" + "\n".join(missing) + "\n"
+
+
+def _read(path: Path, *, field: str = "the requirements file") -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BundleError(f"{field} {str(path)!r} cannot be read ({exc.strerror})") from None
+
+
+def _is_agent_wait_project(folder: Path) -> bool:
+    """True for a folder whose `pyproject.toml` is agent-wait's own (this repository's checkout)."""
+    try:
+        project = tomllib.loads((folder / "pyproject.toml").read_text(encoding="utf-8")).get("project")
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+    return isinstance(project, dict) and _name(str(project.get("name", ""))) == "agent-wait"
+
+
+def _uv_export(lock: Path) -> str:
+    """`uv export` run in the lock's folder: the locked closure, without the project itself and dev groups."""
+    uv = shutil.which("uv")
+    if uv is None:
+        raise BundleError(
+            f"found {lock} for the Lambda dependencies, but uv is not on PATH to export it; install uv "
+            "(pip install uv), or export the requirements yourself (uv export --frozen --no-dev --no-hashes "
+            "--no-emit-project > requirements.txt) and pass requirements_file="
+        )
+    command = [uv, *UV_EXPORT]
+    result = subprocess.run(command, cwd=lock.parent, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        tail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-10:])
+        raise BundleError(
+            f"exporting {lock} failed (exit {result.returncode}): uv {' '.join(UV_EXPORT)} in {lock.parent}\n"
+            f"{tail}\nRun `uv lock` if pyproject.toml changed since the lock was written, or pass requirements_file="
+        )
+    return result.stdout
+
+
+def _project_dependencies(pyproject: Path) -> str | None:
+    """`[project] dependencies`, one per line; None when the file has no `[project]` table."""
+    try:
+        data = tomllib.loads(_read(pyproject))
+    except tomllib.TOMLDecodeError as exc:
+        raise BundleError(
+            f"{pyproject} is not valid TOML ({exc}); fix it, or pass requirements_file= to name the "
+            "Lambda dependencies yourself"
+        ) from None
+    project = data.get("project")
+    if not isinstance(project, dict):
+        return None
+    if "dependencies" in (project.get("dynamic") or ()):
+        raise BundleError(
+            f"{pyproject} declares its [project] dependencies dynamic, which cannot be read without building "
+            "the project; list them in a requirements.txt beside it, or pass requirements_file="
+        )
+    declared = project.get("dependencies", [])
+    if not isinstance(declared, list) or not all(isinstance(item, str) for item in declared):
+        raise BundleError(
+            f"{pyproject}: [project] dependencies must be a list of requirement strings (PEP 621), "
+            f'such as ["langchain-openai>=0.3"]; got {declared!r}'
+        )
+    return "".join(f"{item}\n" for item in declared)
 
 
 @jsii.implements(ILocalBundling)

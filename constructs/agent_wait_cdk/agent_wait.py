@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from aws_cdk import Annotations, CfnOutput, Duration, RemovalPolicy, Token
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -33,7 +34,14 @@ from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, _FifoSub
 from agent_wait_cdk.answer_api import AnswerApi, AnswerApiProps
 from agent_wait_cdk.checkpoint_table import CheckpointTable
 from agent_wait_cdk.entry_queue import EntryQueue
-from agent_wait_cdk.functions import RouterFunction, SweepFunction, check_log_level, powertools_environment
+from agent_wait_cdk.functions import (
+    RouterFunction,
+    SweepFunction,
+    check_extra_environment,
+    check_log_level,
+    check_network,
+    powertools_environment,
+)
 from agent_wait_cdk.question_table import QuestionTable
 
 __all__ = ("AgentWait",)
@@ -123,6 +131,18 @@ class AgentWait(Construct):
         router_memory_size: Default 1024 MB (see `RouterFunction`).
         router_batch_size: Default 10, the FIFO maximum.
         router_reserved_concurrent_executions: Default None (unreserved).
+        router_environment: extra variables for the router, where the graph runs (a model id, a secret's
+            ARN: never a secret's value, which anyone who may read the function's configuration could read).
+            Default None: only AgentWait's own. A key AgentWait or Lambda sets (`AGENT_WAIT_*`, `LOG_LEVEL`,
+            `POWERTOOLS_SERVICE_NAME`, `AWS_REGION`, ...) is refused, by name.
+        router_layers: Lambda layers for the router. Default (): the bundle holds everything.
+        vpc: run the router in this VPC, for a graph that calls private resources. Default None: no VPC. In
+            a VPC the router needs egress to DynamoDB, SQS, SNS and EventBridge (and the webhook, whatever the graph
+            calls): a NAT gateway or VPC endpoints, which AgentWait does not create. Router only: the graph
+            runs there; the sweep and the answer API stay outside the VPC.
+        vpc_subnets: the router's subnets in `vpc`. Default None: the VPC's private subnets. Needs `vpc`.
+        security_groups: the router's security groups. Default None: one CDK creates, all egress allowed.
+            Needs `vpc`.
         sweep_rate: Default 1 minute: questions expire at most a minute late.
         sweep_timeout: Default 1 minute.
         sweep_memory_size: Default 512 MB.
@@ -145,15 +165,20 @@ class AgentWait(Construct):
         outputs: add CfnOutputs for the queue URLs, topic ARN, bus name and table names. Default True.
         code: Lambda code to use instead of bundling (e.g. built by your CI). Default None: bundle
             `agent_wait`, `graph_source` and `requirements_file` on this machine, without Docker.
-        requirements_file: the complete pinned requirements installed into the bundle. Default None: the
-            runtime's own pins (`agent_wait_cdk/requirements-lambda.txt`, exported from uv.lock); add your
-            graph's dependencies by exporting your own lock the same way.
+        requirements_file: the complete pinned requirements installed into the bundle as they are
+            (`--no-deps`). Default None: found the way `PythonFunction` finds them, in each `graph_source`
+            folder and then the working directory: `requirements.txt`, else `uv.lock` (exported with
+            `uv export --frozen --no-dev --no-hashes --no-emit-project`), else `pyproject.toml`'s
+            `[project] dependencies`; the first found is installed with its dependencies resolved, on top of
+            the runtime's pins for whatever it does not name. None found: the runtime's own pins
+            (`agent_wait_cdk/requirements-lambda.txt`). The synth output says which was used.
         runtime_source: the `agent_wait` directory to bundle. Default None: found beside the constructs.
 
     Raises:
         AgentWaitPropsError: one error listing every prop that is out of range or contradicts another.
-        BundleError: a `graph_source` path does not exist or clashes with another (names must differ), or
-            the runtime cannot be found; when bundling runs, the installer failed.
+        BundleError: a `graph_source` path does not exist or clashes with another (names must differ), the
+            runtime cannot be found, or the dependencies cannot be read (a malformed `pyproject.toml`, a
+            `uv.lock` without uv to export it); when bundling runs, the installer failed.
     """
 
     def __init__(
@@ -183,6 +208,11 @@ class AgentWait(Construct):
         router_memory_size: int = 1024,
         router_batch_size: int = 10,
         router_reserved_concurrent_executions: int | None = None,
+        router_environment: Mapping[str, str] | None = None,
+        router_layers: Sequence[lambda_.ILayerVersion] = (),
+        vpc: ec2.IVpc | None = None,
+        vpc_subnets: ec2.SubnetSelection | None = None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
         sweep_rate: Duration = ONE_MINUTE,
         sweep_timeout: Duration = ONE_MINUTE,
         sweep_memory_size: int = 512,
@@ -226,6 +256,8 @@ class AgentWait(Construct):
             queue_visibility_timeout=queue_visibility_timeout,
             queue_retention_period=queue_retention_period,
         )
+        check_extra_environment(checks, "router_environment", router_environment)
+        check_network(checks, vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups)
         _check_answer_api(
             checks,
             answer_api=answer_api,
@@ -286,9 +318,10 @@ class AgentWait(Construct):
         environment = self._environment(
             graph=graph, webhook_url=webhook_url, webhook_secret=webhook_secret, log_level=log_level, tracing=tracing
         )
-        router_environment = _router_environment(
+        router_variables = _router_environment(
             environment, router_timeout=router_timeout, max_receive_count=max_receive_count
         )
+        router_variables = {**(router_environment or {}), **router_variables}
         self.bundle: LambdaBundle | None = None
         if code is None:
             self.bundle = LambdaBundle.for_architecture(
@@ -297,16 +330,13 @@ class AgentWait(Construct):
                 runtime_source=runtime_source,
                 requirements_file=requirements_file,
             )
-            # `-c agent-wait:bundle=false` skips building in any app (the same asset hash; never deploy it).
-            skip = str(self.node.try_get_context(BUNDLE_CONTEXT)).lower() == "false"
-            code = self.bundle.code(bundled=not skip)
-            _warn_if_graph_missing(self, graph, self.bundle)
+            code = self._bundle_code(self.bundle, graph)
         router = RouterFunction(
             self,
             "Router",
             code=code,
             entry_queue=self.entry_queue,
-            environment=router_environment,
+            environment=router_variables,
             timeout=router_timeout,
             memory_size=router_memory_size,
             architecture=architecture,
@@ -315,6 +345,10 @@ class AgentWait(Construct):
             log_retention=log_retention,
             removal_policy=removal_policy,
             tracing=tracing,
+            vpc=vpc,
+            vpc_subnets=vpc_subnets,
+            security_groups=security_groups,
+            layers=router_layers,
         )
         sweep_environment = dict(environment)
         if sweep_limit is not None:
@@ -448,6 +482,14 @@ class AgentWait(Construct):
         self.topic.add_subscription(subscriptions.SqsSubscription(queue, raw_message_delivery=raw_message_delivery))
 
     # Wiring.
+
+    def _bundle_code(self, bundle: LambdaBundle, graph: str) -> lambda_.Code:
+        """The bundle's asset, saying in the synth output where its dependencies came from."""
+        # `-c agent-wait:bundle=false` skips building in any app (the same asset hash; never deploy it).
+        skip = str(self.node.try_get_context(BUNDLE_CONTEXT)).lower() == "false"
+        _warn_if_graph_missing(self, graph, bundle)
+        Annotations.of(self).add_info(f"agent-wait: the Lambda bundle's dependencies: {bundle.origin}")
+        return bundle.code(bundled=not skip)
 
     def _topic(
         self, topic: bool, topic_fifo: bool, existing_topic: sns.ITopic | None, encryption_key: kms.IKey | None

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Validations
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -24,11 +25,20 @@ from agent_wait_cdk._shapes import (
 )
 from agent_wait_cdk._validate import PropChecks
 
-__all__ = ("LAMBDA_RUNTIME", "RouterFunction", "SweepFunction")
+__all__ = ("LAMBDA_RESERVED_VARIABLES", "LAMBDA_RUNTIME", "RouterFunction", "SweepFunction")
 
 LAMBDA_RUNTIME = lambda_.Runtime.PYTHON_3_13
 """The runtime the bundle is built for (`_bundling.LAMBDA_PYTHON_VERSION`)."""
 _MAX_TIMEOUT = Duration.minutes(15)
+_VPC_ACTIONS = (
+    "ec2:CreateNetworkInterface",
+    "ec2:DescribeNetworkInterfaces",
+    "ec2:DescribeSubnets",
+    "ec2:DeleteNetworkInterface",
+    "ec2:AssignPrivateIpAddresses",
+    "ec2:UnassignPrivateIpAddresses",
+)
+"""What Lambda's `AWSLambdaVPCAccessExecutionRole` allows: the function's network interfaces in the VPC."""
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -52,6 +62,72 @@ def powertools_environment(*, log_level: str, tracing: lambda_.Tracing | None) -
     }
 
 
+LAMBDA_RESERVED_VARIABLES = frozenset(
+    {
+        "_HANDLER",
+        "_X_AMZN_TRACE_ID",
+        "AWS_ACCESS_KEY",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_DEFAULT_REGION",
+        "AWS_EXECUTION_ENV",
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE",
+        "AWS_LAMBDA_FUNCTION_NAME",
+        "AWS_LAMBDA_FUNCTION_VERSION",
+        "AWS_LAMBDA_INITIALIZATION_TYPE",
+        "AWS_LAMBDA_LOG_GROUP_NAME",
+        "AWS_LAMBDA_LOG_STREAM_NAME",
+        "AWS_LAMBDA_RUNTIME_API",
+        "AWS_REGION",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "LAMBDA_RUNTIME_DIR",
+        "LAMBDA_TASK_ROOT",
+    }
+)
+"""The variables Lambda sets itself and refuses in a function's configuration (at deploy time)."""
+_OWN_PREFIX = "AGENT_WAIT_"
+_POWERTOOLS_PROPS = {
+    "LOG_LEVEL": "set by log_level",
+    TRACE_DISABLED_VARIABLE: "set by tracing",
+    "POWERTOOLS_SERVICE_NAME": "fixed: the metrics' service dimension the alarms watch",
+    "POWERTOOLS_METRICS_NAMESPACE": "fixed: the namespace the alarms watch",
+}
+
+
+def check_extra_environment(checks: PropChecks, field: str, environment: Mapping[str, str] | None) -> None:
+    """Extra variables must not collide with the ones the construct sets (`AGENT_WAIT_*`, Powertools') or Lambda's.
+
+    Every colliding key is named with the reason it is taken, in one problem.
+    """
+    if not environment:
+        return
+    taken = []
+    for key in environment:
+        if key.startswith(_OWN_PREFIX):
+            taken.append(f"{key} (every {_OWN_PREFIX}* variable is AgentWait's own; set it through its props)")
+        elif key in _POWERTOOLS_PROPS:
+            taken.append(f"{key} ({_POWERTOOLS_PROPS[key]})")
+        elif key in LAMBDA_RESERVED_VARIABLES:
+            taken.append(f"{key} (reserved by Lambda)")
+    if taken:
+        checks.fail(field, f"must not set a variable the construct or Lambda sets; got {', '.join(taken)}")
+
+
+def check_network(
+    checks: PropChecks,
+    *,
+    vpc: ec2.IVpc | None,
+    vpc_subnets: ec2.SubnetSelection | None,
+    security_groups: Sequence[ec2.ISecurityGroup] | None,
+) -> None:
+    """`vpc_subnets` and `security_groups` place a function in `vpc`: without one, they have nothing to shape."""
+    if vpc is not None:
+        return
+    for field, value in (("vpc_subnets", vpc_subnets), ("security_groups", security_groups)):
+        if value is not None:
+            checks.fail(field, "places the router in a VPC, but there is no vpc; pass vpc too, or drop it")
+
+
 def _check_function(checks: PropChecks, *, timeout: Duration | None, memory_size: int | None) -> None:
     checks.duration_between("timeout", timeout, minimum=Duration.seconds(1), maximum=_MAX_TIMEOUT)
     checks.int_between("memory_size", memory_size, minimum=128, maximum=10240, unit="MB")
@@ -71,13 +147,19 @@ def _function(
     removal_policy: RemovalPolicy,
     reserved_concurrent_executions: int | None = None,
     tracing: lambda_.Tracing | None = None,
+    vpc: ec2.IVpc | None = None,
+    vpc_subnets: ec2.SubnetSelection | None = None,
+    security_groups: Sequence[ec2.ISecurityGroup] | None = None,
+    layers: Sequence[lambda_.ILayerVersion] = (),
 ) -> tuple[lambda_.Function, iam.Role, logs.LogGroup]:
     """A function with its own log group and a role that may write only to that log group.
 
     No managed policy: `AWSLambdaBasicExecutionRole` allows `logs:CreateLogGroup` on `*`, and the log group
     already exists, so `logs:CreateLogStream` and `logs:PutLogEvents` on it are all the function needs.
     With `Tracing.ACTIVE`, Lambda adds `xray:PutTraceSegments` and `xray:PutTelemetryRecords`, which X-Ray
-    grants only on `*`; that one finding is acknowledged, with its reason.
+    grants only on `*`. In a VPC, the role gets the network interface actions of Lambda's
+    `AWSLambdaVPCAccessExecutionRole` (CDK adds them only to a role it creates itself), also only on `*`:
+    Lambda creates the interfaces, so their ids are not known. That `*` finding is acknowledged, with its reasons.
     """
     log_group = logs.LogGroup(scope, "LogGroup", retention=log_retention, removal_policy=removal_policy)
     role = iam.Role(
@@ -87,6 +169,10 @@ def _function(
         description=description,
     )
     log_group.grant_write(role)
+    if vpc is not None:
+        # Before the function: Lambda checks the role can create the interfaces when it creates the function,
+        # and the function depends on the role, its default policy included.
+        role.add_to_policy(iam.PolicyStatement(actions=list(_VPC_ACTIONS), resources=["*"]))
     function = lambda_.Function(
         scope,
         "Resource",
@@ -102,16 +188,28 @@ def _function(
         log_group=log_group,
         reserved_concurrent_executions=reserved_concurrent_executions,
         tracing=tracing,
+        vpc=vpc,
+        vpc_subnets=vpc_subnets,
+        security_groups=list(security_groups) if security_groups is not None else None,
+        layers=list(layers),
     )
+    reasons = []
     if tracing == lambda_.Tracing.ACTIVE:
+        reasons.append(
+            "X-Ray tracing (tracing=Tracing.ACTIVE): xray:PutTraceSegments and xray:PutTelemetryRecords "
+            "support no resource-level permissions, so Lambda grants them on '*'"
+        )
+    if vpc is not None:
+        reasons.append(
+            "in a VPC (vpc=...): Lambda creates and deletes the function's network interfaces itself, so "
+            f"{', '.join(_VPC_ACTIONS)} name no interface the role could know; the same as AWS's "
+            "AWSLambdaVPCAccessExecutionRole"
+        )
+    if reasons:
         Validations.of(role).acknowledge(
             Acknowledgment(
                 id="AwsSolutions-IAM5[Resource::*]",  # only the `*` resource, not other wildcards
-                reason=(
-                    "X-Ray tracing (tracing=Tracing.ACTIVE): xray:PutTraceSegments and xray:PutTelemetryRecords "
-                    "support no resource-level permissions, so Lambda grants them on '*'; every other statement "
-                    "of this role names its resources."
-                ),
+                reason="; ".join(reasons) + ". Every other statement of this role names its resources.",
             )
         )
     Validations.of(function).acknowledge(
@@ -157,6 +255,15 @@ class RouterFunction(Construct):
         removal_policy: the log group's. Default RETAIN.
         tracing: X-Ray tracing mode. Default None: not set (no X-Ray traces, no X-Ray permissions); set the
             environment's `POWERTOOLS_TRACE_DISABLED` to match (`AgentWait` does).
+        vpc: run the router in this VPC (to reach private resources: a database, an internal model endpoint).
+            Default None: no VPC, so it reaches AWS's public endpoints directly. In a VPC it needs egress
+            to DynamoDB, SQS, SNS, EventBridge (and Secrets Manager, X-Ray, whatever the graph calls):
+            a NAT gateway or VPC endpoints, which this construct does not create. The role gets Lambda's
+            network interface actions.
+        vpc_subnets: where in `vpc`. Default None: CDK's default, the private subnets. Needs `vpc`.
+        security_groups: Default None: CDK creates one that allows all outbound traffic. Needs `vpc`.
+        layers: Lambda layers added to the router (for example a dependency too big for the bundle).
+            Default (): none; the bundle holds everything.
     """
 
     def __init__(
@@ -175,6 +282,10 @@ class RouterFunction(Construct):
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
         tracing: lambda_.Tracing | None = None,
+        vpc: ec2.IVpc | None = None,
+        vpc_subnets: ec2.SubnetSelection | None = None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
+        layers: Sequence[lambda_.ILayerVersion] = (),
     ) -> None:
         super().__init__(scope, id)
         checks = PropChecks(self.node.path)
@@ -185,6 +296,7 @@ class RouterFunction(Construct):
             batch_size=batch_size,
             reserved_concurrent_executions=reserved_concurrent_executions,
         )
+        check_network(checks, vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups)
         checks.raise_if_any()
         self.function, self.role, self.log_group = _function(
             self,
@@ -199,6 +311,10 @@ class RouterFunction(Construct):
             removal_policy=removal_policy,
             reserved_concurrent_executions=reserved_concurrent_executions,
             tracing=tracing,
+            vpc=vpc,
+            vpc_subnets=vpc_subnets,
+            security_groups=security_groups,
+            layers=layers,
         )
         self.event_source = sources.SqsEventSource(entry_queue, batch_size=batch_size, report_batch_item_failures=True)
         self.function.add_event_source(self.event_source)

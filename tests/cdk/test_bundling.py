@@ -57,24 +57,35 @@ def test_one_asset_is_shared_by_the_router_and_the_sweep(refund: Synth) -> None:
     assert len(keys) == 1
 
 
+def _code_keys(requirements: Path | None) -> set[str]:
+    stack = Stack(new_app(), "S")
+    AgentWait(stack, "AgentWait", graph="m:g", requirements_file=requirements)
+    template = Template.from_stack(stack).to_json()
+    return {
+        r["Properties"]["Code"]["S3Key"] for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"
+    }
+
+
 def test_the_deployed_asset_changes_when_a_pin_changes(tmp_path: Path) -> None:
     """The CDK asset hash derives from the custom hash: a new pin means a new S3 key, so a deploy updates code."""
     bumped = tmp_path / "requirements.txt"
     bumped.write_text(REQUIREMENTS_FILE.read_text().replace("langgraph==", "langgraph==0.0.0+"))
-    keys = []
-    for requirements in (None, REQUIREMENTS_FILE, bumped):
-        stack = Stack(new_app(), "S")
-        AgentWait(stack, "AgentWait", graph="m:g", requirements_file=requirements)
-        template = Template.from_stack(stack).to_json()
-        keys.append(
-            {
-                r["Properties"]["Code"]["S3Key"]
-                for r in template["Resources"].values()
-                if r["Type"] == "AWS::Lambda::Function"
-            }
-        )
+    keys = [_code_keys(requirements) for requirements in (None, REQUIREMENTS_FILE, bumped)]
     assert keys[0] == keys[1]
     assert keys[0] != keys[2]
+
+
+def test_the_deployed_asset_changes_when_a_found_requirements_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without requirements_file, the file found in the working directory decides the S3 key the same way."""
+    monkeypatch.chdir(tmp_path)
+    nothing_found = _code_keys(None)
+    (tmp_path / "requirements.txt").write_text("httpx==0.28.1\n")
+    found = _code_keys(None)
+    (tmp_path / "requirements.txt").write_text("httpx==0.28.2\n")
+    bumped = _code_keys(None)
+    assert len({frozenset(nothing_found), frozenset(found), frozenset(bumped)}) == 3
 
 
 @pytest.mark.parametrize(("architecture", "platform"), [(X86, "x86_64"), (ARM, "aarch64")])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from aws_cdk.assertions import Template
-from tests.cdk.conftest import REPO, new_app, synth
+from tests.cdk.conftest import REPO, new_app, statements, synth
 
 from agent_wait_cdk import AgentWait, AnswerApi
 
@@ -56,6 +56,74 @@ def test_the_answer_api_snippet_synthesizes_with_nothing_for_cdk_nag() -> None:
     result.template.has_resource_properties("AWS::Cognito::UserPoolClient", {"AllowedOAuthFlows": ["code"]})
     result.template.has_resource_properties("AWS::ApiGatewayV2::Authorizer", {"AuthorizerType": "JWT"})
     result.template.has_resource_properties("AWS::Cognito::UserPoolGroup", {"GroupName": "finance"})
+
+
+MODEL_SECTION = "## Giving the graph its model and secrets"
+
+
+@pytest.mark.usefixtures("refunds_service")
+def test_the_model_and_secrets_snippet_grants_the_router_bedrock_and_the_secret() -> None:
+    # GIVEN the section's stack, synthesized with cdk-nag (a finding fails here)
+    namespace = _snippet(MODEL_SECTION)
+    app = new_app()
+    stack = namespace["ModelAccessStack"](app, "ModelAccess")  # type: ignore[operator]
+    result = synth(app, stack)  # type: ignore[arg-type]
+    (_, router) = result.one("AWS::Lambda::Function", Handler="agent_wait.host.router.handler")
+    role_id = router["Properties"]["Role"]["Fn::GetAtt"][0]
+    stmts = statements(result, role_id)
+    # THEN the router may invoke exactly that model ...
+    model_arn = {
+        "Fn::Join": [
+            "",
+            [
+                "arn:",
+                {"Ref": "AWS::Partition"},
+                ":bedrock:",
+                {"Ref": "AWS::Region"},
+                "::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0",
+            ],
+        ]
+    }
+    assert {
+        "Action": ["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"],
+        "Effect": "Allow",
+        "Resource": model_arn,
+    } in stmts
+    # ... and read the secret, whose ARN (not its value) is in its environment
+    reads = [s for s in stmts if s["Action"] == ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"]]
+    assert len(reads) == 1
+    variables = router["Properties"]["Environment"]["Variables"]
+    secret_arn = ["arn:", {"Ref": "AWS::Partition"}, ":secretsmanager:", {"Ref": "AWS::Region"}, ":"]
+    secret_arn += [{"Ref": "AWS::AccountId"}, ":secret:refunds/openai-api-key"]
+    assert variables["OPENAI_API_KEY_SECRET_ARN"] == {"Fn::Join": ["", secret_arn]}
+    assert reads[0]["Resource"] == {"Fn::Join": ["", [*secret_arn[:-1], secret_arn[-1] + "-??????"]]}
+    assert variables["MODEL_ID"] == "anthropic.claude-3-5-haiku-20241022-v1:0"
+    # AND the sweep got neither
+    (_, sweep) = result.one("AWS::Lambda::Function", Handler="agent_wait.host.sweep.handler")
+    assert "OPENAI_API_KEY_SECRET_ARN" not in sweep["Properties"]["Environment"]["Variables"]
+    sweep_stmts = statements(result, sweep["Properties"]["Role"]["Fn::GetAtt"][0])
+    assert not [s for s in sweep_stmts if "bedrock:InvokeModel" in s["Action"]]
+
+
+def test_the_graph_module_snippet_reads_the_key_once_from_secrets_manager(monkeypatch: pytest.MonkeyPatch) -> None:
+    import boto3
+    from moto import mock_aws
+
+    section = DOC.split(f"\n{MODEL_SECTION}\n", 1)[1].split("\n## ", 1)[0]
+    snippets = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    assert len(snippets) == 2, "expected the stack snippet and the graph module snippet"
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with mock_aws():
+        arn = boto3.client("secretsmanager").create_secret(Name="refunds/openai-api-key", SecretString="sk-test")["ARN"]
+        monkeypatch.setenv("OPENAI_API_KEY_SECRET_ARN", arn)
+        namespace: dict[str, object] = {}
+        exec(compile(snippets[1], "docs/constructs.md", "exec"), namespace)  # importing it calls nothing
+        key = namespace["openai_api_key"]
+        assert key() == "sk-test"  # type: ignore[operator]
+        boto3.client("secretsmanager").put_secret_value(SecretId=arn, SecretString="sk-rotated")
+        assert key() == "sk-test"  # type: ignore[operator]  # read once per cold start
 
 
 def test_every_agent_wait_prop_is_in_the_props_table() -> None:
