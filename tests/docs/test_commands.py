@@ -1,0 +1,137 @@
+"""Every shell command in README.md and docs/ is run by a test.
+
+`RUN_BY` names, for each command a page shows (matched by its start, after an optional `uv run `), the test
+that runs it and a piece of that test's file that shows it does. A new command in a page without a test
+fails here. The commands that need an AWS account (bootstrap, deploy, destroy) are run by no test on these
+machines; `NEEDS_AN_AWS_ACCOUNT` lists them, and nothing else may hide there. Commands that only need this
+checkout and run fast are run right here.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+SHELL_BLOCK = re.compile(r"```(?:bash|sh|shell)\n(.*?)```", re.DOTALL)
+
+RUN_BY: dict[str, tuple[str, str]] = {
+    # README: quick start, run as written from the built wheel
+    "pip install 'agent-wait[local]'": ("tests/packaging/test_journey.py", "agent-wait[local] @ "),
+    "agent-wait demo": ("tests/packaging/test_journey.py", "10 of 10 scenarios behaved as they should."),
+    "agent-wait init": ("tests/packaging/test_journey.py", 'split("## Quick start", 1)'),
+    "cd my-agent": ("tests/packaging/test_journey.py", 'command.startswith("cd ")'),
+    "python -m pytest": ("tests/packaging/test_journey.py", '"1 passed"'),
+    "agent-wait dev --graph": ("tests/packaging/test_journey.py", "agent-wait dev --graph "),
+    "agent-wait start svc-1": ("tests/packaging/test_journey.py", "start, listing, answer, resumed = SECOND"),
+    "agent-wait questions --status resumed": ("tests/packaging/test_journey.py", "resumed"),
+    "agent-wait questions": ("tests/demo/test_cli.py", '["questions", "--status", "open", "--json"]'),
+    "agent-wait answer QUESTION_ID approve --outputs": ("tests/demo/test_cli.py", "test_outputs_file_of_a_deployed"),
+    "agent-wait answer QUESTION_ID approve --note": ("tests/demo/test_cli.py", '"approve", "--note", "within budget"'),
+    "agent-wait answer QUESTION_ID approve": ("tests/demo/test_local_api.py", '"approve", "--token", token'),
+    "agent-wait answer Q-ID approve --note": ("tests/demo/test_local_api.py", '"--note", "within budget"'),
+    # the contributors' two commands and the repository's own tools
+    "scripts/dev test": ("tests/docs/test_readme.py", "test_ci_runs_the_readme_test_command"),
+    "scripts/dev demo": ("tests/docs/test_commands.py", "test_scripts_dev_demo_runs_the_demo_command"),
+    "scripts/dev setup": ("tests/docs/test_readme.py", 'command.split()[1]})" in script'),
+    "--frozen pytest tests/cdk": ("tests/docs/test_readme.py", "test_ci_runs_the_readme_test_command"),
+    "npx cdk synth": ("tests/docs/test_commands.py", "test_npx_cdk_synth_runs_offline"),
+    "uv export --frozen --no-dev --extra host --no-hashes": ("tests/cdk/test_schema_match.py", '"uv", "export"'),
+    "uv export --frozen --no-dev --extra host --extra pydantic-ai": (
+        "tests/docs/test_commands.py",
+        "test_the_pydantic_ai_router_requirements_export",
+    ),
+    "AGENT_WAIT_SCREENSHOTS=docs/images uv run pytest tests/browser -k screenshots": (
+        "tests/browser/test_inbox.py",
+        'os.environ.get("AGENT_WAIT_SCREENSHOTS")',
+    ),
+    # running it locally
+    "agent-wait dev": ("tests/demo/test_local_api.py", "test_dev_serves_the_api_and_prints_a_curl_line_that_works"),
+    "agent-wait init my-project": ("tests/demo/test_init.py", 'main(["init", str(folder)])'),
+    "agent-wait start order-7": ("tests/demo/test_cli.py", 'main(["start", thread, "--input"'),
+    "agent-wait start order-1": ("tests/demo/test_cli.py", "test_outputs_file_of_a_deployed_stack_is_read"),
+    "agent-wait questions --status open --stack": ("tests/demo/test_cli.py", "test_stack_finds_a_deployed_stack"),
+    "agent-wait questions --status open": ("tests/demo/test_cli.py", '["questions", "--status", "open", "--json"]'),
+    "agent-wait questions --status failed": ("tests/host/test_failed_threads.py", "QuestionStatus.FAILED"),
+    "agent-wait questions show": ("tests/demo/test_cli.py", '["questions", "show", question]'),
+    "export AGENT_WAIT_TOKEN=$(": ("tests/demo/test_local_api.py", 'main(["token", "--user", "carol@example.com"'),
+    "agent-wait failures": ("tests/host/test_failed_threads.py", 'main(["failures"])'),
+    "agent-wait retry": ("tests/host/test_failed_threads.py", 'main(["retry", thread_id, "--retry-id", "fix-1"])'),
+    "agent-wait dead-letters list": ("tests/demo/test_cli.py", '["dead-letters", "list", "--json"]'),
+    'curl -s -H "Authorization: Bearer $AGENT_WAIT_TOKEN"': (
+        "tests/demo/test_local_api.py",
+        "curl -s -H 'Authorization: Bearer",
+    ),
+}
+NEEDS_AN_AWS_ACCOUNT = ("npx cdk bootstrap", "npx cdk deploy", "npx cdk destroy")
+
+
+def _commands() -> list[tuple[str, str]]:
+    """(page, command) for every command line of every shell block, comments and blank lines left out."""
+    found = []
+    for page in PAGES:
+        for block in SHELL_BLOCK.findall(page.read_text(encoding="utf-8")):
+            for line in block.splitlines():
+                command = re.split(r"\s{2,}#|\s#\s", line, maxsplit=1)[0].strip()
+                if command and not command.startswith("#"):
+                    found.append((page.name, command.removeprefix("uv run ")))
+    return found
+
+
+def _test_for(command: str) -> tuple[str, str] | None:
+    """The longest `RUN_BY` entry the command starts with (so a specific entry wins over a general one)."""
+    matches = [prefix for prefix in RUN_BY if command.startswith(prefix)]
+    return RUN_BY[max(matches, key=len)] if matches else None
+
+
+def test_the_pages_show_commands() -> None:
+    assert len(_commands()) >= 30
+
+
+RUNNABLE = [(page, command) for page, command in _commands() if not command.startswith(NEEDS_AN_AWS_ACCOUNT)]
+
+
+def test_only_bootstrap_deploy_and_destroy_are_left_to_an_aws_account() -> None:
+    left = sorted({command.split()[2] for _, command in _commands() if command.startswith(NEEDS_AN_AWS_ACCOUNT)})
+    assert left == ["bootstrap", "deploy", "destroy"]
+
+
+@pytest.mark.parametrize(("page", "command"), RUNNABLE, ids=[f"{p}: {c[:60]}" for p, c in RUNNABLE])
+def test_every_command_a_page_shows_is_run_by_a_test(page: str, command: str) -> None:
+    found = _test_for(command)
+    assert found is not None, f"{page} shows `{command}` and no test runs it: run it in a test, then add it to RUN_BY"
+    path, evidence = found
+    assert evidence in (ROOT / path).read_text(encoding="utf-8"), f"{path} does not show that it runs `{command}`"
+
+
+def test_npx_cdk_synth_runs_offline(tmp_path: Path) -> None:
+    # `npx cdk synth` as the README gives it, without the Lambda bundle (tests/cdk builds a real one).
+    npx = shutil.which("npx")
+    if npx is None or not (ROOT / "node_modules" / ".bin" / "cdk").exists():
+        pytest.skip("the pinned CDK CLI is not installed (scripts/dev setup installs it)")
+    command = [npx, "cdk", "synth", "--quiet", "-c", "agent-wait:bundle=false", "-o", str(tmp_path / "out")]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (tmp_path / "out" / "RefundAgentStack.template.json").exists()
+
+
+def test_the_pydantic_ai_router_requirements_export(tmp_path: Path) -> None:
+    # docs/frameworks.md: the router's pins for a Pydantic AI agent.
+    command = "uv export --frozen --no-dev --extra host --extra pydantic-ai --no-hashes --no-emit-project"
+    assert any(command in c for _, c in _commands())
+    result = subprocess.run(command.split(), cwd=ROOT, capture_output=True, text=True, check=True, timeout=120)
+    pins = {line.split("==")[0] for line in result.stdout.splitlines() if "==" in line and not line.startswith(" ")}
+    assert {"pydantic-ai-slim", "langgraph", "aws-lambda-powertools"} <= pins
+
+
+def test_scripts_dev_demo_runs_the_demo_command() -> None:
+    # The demo itself is run as a test by tests/packaging/test_journey.py (`agent-wait demo`) and, scenario
+    # by scenario, by tests/demo; `scripts/dev demo` sets up and then runs that same command.
+    script = (ROOT / "scripts" / "dev").read_text(encoding="utf-8")
+    demo_branch = script.split("  demo)", 1)[1].split(";;", 1)[0]
+    assert "agent-wait demo" in demo_branch
