@@ -1,4 +1,4 @@
-"""Templates for running `AgentWait` on the local emulator (`agent_wait.host.local.LocalStack`).
+"""Templates for running `AgentWait` on the local emulator (`agent_wait.host.local.EmulatedStack`).
 
 `agent-wait dev --graph my_pkg.graph:build` and a project's own tests use `template_for_graph`: `AgentWait`
 with its defaults around one graph, synthesized in-process without building the Lambda bundle (the local
@@ -19,10 +19,10 @@ GRAPH_STACK_NAME = "AgentWaitDev"
 
 def template_for_graph(spec: str) -> dict[str, Any]:
     """The template of a stack holding only `AgentWait(graph=spec)` with its defaults, synthesized unbundled:
-    what `agent-wait dev --graph` and a project's own tests run on `LocalStack`.
+    what `agent-wait dev --graph` and a project's own tests run on `EmulatedStack`.
 
     Example:
-        with LocalStack(template_for_graph("my_agent.graph:build_graph")) as local:
+        with EmulatedStack(template_for_graph("my_agent.graph:build_graph")) as local:
             local.send({"thread_id": "t-1", "input": {...}})
             local.pump()
     """

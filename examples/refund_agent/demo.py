@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from agent_wait._time import utc_now
 from agent_wait.cli._dev import Observer
 from agent_wait.cli._progress import progress
-from agent_wait.host.local import LocalStack
+from agent_wait.host.local import EmulatedStack
 from agent_wait.host.outcomes import Outcome, OutcomeKind
 from agent_wait.schema import Settings
 
@@ -41,7 +41,7 @@ class MovableClock:
         return utc_now() + self.offset
 
 
-def count_refunds(local: LocalStack, order_id: str) -> int:
+def count_refunds(local: EmulatedStack, order_id: str) -> int:
     """How many times the refund ran for `order_id`: one row per execution in the stack's refunds table."""
     response = local.client("dynamodb").query(
         TableName=local.environment[REFUND_TABLE_VARIABLE],
@@ -56,7 +56,7 @@ def count_refunds(local: LocalStack, order_id: str) -> int:
 class World:
     """The running stack and what the scenarios need to see into it."""
 
-    local: LocalStack
+    local: EmulatedStack
     clock: MovableClock
     observer: Observer
     out: TextIO
@@ -329,7 +329,7 @@ def run(names: list[str], *, out: TextIO | None = None) -> int:
         body = template()
     clock = MovableClock()
     with progress("Starting the embedded AWS emulator and deploying the stack"):
-        local = LocalStack(body, clock=clock, extra_environment={"POWERTOOLS_LOG_LEVEL": "WARNING"})
+        local = EmulatedStack(body, clock=clock, extra_environment={"POWERTOOLS_LOG_LEVEL": "WARNING"})
         local.start()
     failed: list[str] = []
     try:

@@ -1,5 +1,5 @@
 """The approvals inbox in a real browser: Debian's Chromium driven by Playwright, against the refund stack on
-the emulator (`LocalStack`, as `agent-wait dev` runs it), one stack and one browser for the module.
+the emulator (`EmulatedStack`, as `agent-wait dev` runs it), one stack and one browser for the module.
 
 No Chromium: outside CI the tests skip and say how to install it; under `CI=true` that is a failure, since
 CI is where these tests must run (`scripts/dev setup` installs Chromium on Debian and Ubuntu).
@@ -57,10 +57,10 @@ def inbox(refund_template: dict[str, Any], browser: Any) -> Iterator[Inbox]:
     from examples.refund_agent.demo import MovableClock
 
     from agent_wait.cli._dev import Observer
-    from agent_wait.host.local import LocalStack
+    from agent_wait.host.local import EmulatedStack
 
     clock = MovableClock()
-    local = LocalStack(
+    local = EmulatedStack(
         refund_template,
         clock=clock,
         stack_name=f"inbox-{uuid.uuid4().hex[:8]}",

@@ -23,10 +23,10 @@ def world(refund_template: dict[str, Any]) -> Iterator[Any]:
     from examples.refund_agent.demo import MovableClock, World
 
     from agent_wait.cli._dev import Observer
-    from agent_wait.host.local import LocalStack
+    from agent_wait.host.local import EmulatedStack
 
     clock = MovableClock()
-    local = LocalStack(refund_template, clock=clock, stack_name=f"demo-{id(clock)}")
+    local = EmulatedStack(refund_template, clock=clock, stack_name=f"demo-{id(clock)}")
     local.start()
     try:
         yield World(local, clock, Observer(local), io.StringIO())

@@ -408,3 +408,12 @@ def test_output_takes_table_or_json_only(target: Target, capsys: pytest.CaptureF
         main(["questions", "--output", "yaml"])
     assert exited.value.code == 2
     assert "invalid choice: 'yaml'" in capsys.readouterr().err
+
+
+def test_a_cli_error_is_a_wait_error() -> None:
+    from agent_wait.cli._target import CliError
+    from agent_wait.errors import WaitError
+
+    error = CliError("say how to answer")
+    assert isinstance(error, WaitError)
+    assert error.message == "say how to answer"

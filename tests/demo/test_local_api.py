@@ -1,6 +1,6 @@
 """The answer API served locally over real HTTP: API Gateway's JWT authorizer, the real routes, the real router.
 
-A `LocalStack` of the refund stack serves the API on 127.0.0.1 beside the emulator. Its router runs
+A `EmulatedStack` of the refund stack serves the API on 127.0.0.1 beside the emulator. Its router runs
 `local_api_graph` (the refund agent, finance only), so one stack shows every outcome: 401 from the
 authorizer, 200 for finance then exactly one resume, 409 naming the winner, 410 after the deadline,
 422 for an action not allowed, 403 outside finance. Requests go through urllib, as curl would send them.
@@ -30,7 +30,7 @@ from examples.refund_agent.demo import MovableClock, count_refunds
 
 from agent_wait.cli import main
 from agent_wait.cli._target import LOCAL_STATE, Target
-from agent_wait.host.local import LocalStack
+from agent_wait.host.local import EmulatedStack
 
 LARGE = 900
 """Over the refund's auto-approve limit: finance is asked."""
@@ -40,7 +40,7 @@ LARGE = 900
 class Api:
     """The running stack, its clock, and shortcuts for what the tests do over and over."""
 
-    local: LocalStack
+    local: EmulatedStack
     clock: MovableClock
 
     @property
@@ -80,7 +80,7 @@ class Api:
         return count_refunds(self.local, order_id)
 
 
-# -- `agent-wait dev` (first: it runs its own LocalStack, and only one may run in a process at a time) ------------
+# -- `agent-wait dev` (first: it runs its own EmulatedStack, and only one may run in a process at a time) ------------
 
 
 def test_dev_serves_the_api_and_prints_a_curl_line_that_works(
@@ -136,7 +136,7 @@ def test_dev_serves_the_api_and_prints_a_curl_line_that_works(
 def api(refund_template: dict[str, Any]) -> Iterator[Api]:
     """The refund stack on the emulator with its answer API on 127.0.0.1; finance only may answer."""
     clock = MovableClock()
-    local = LocalStack(
+    local = EmulatedStack(
         refund_template,
         clock=clock,
         stack_name=f"api-{uuid.uuid4().hex[:8]}",

@@ -1,6 +1,6 @@
 """Signed answer links over real HTTP on the emulator, from the refund stack as it deploys.
 
-The refund stack turns the answer API on with links for its SNS topic. On `LocalStack` the router signs
+The refund stack turns the answer API on with links for its SNS topic. On `EmulatedStack` the router signs
 links with the keys of the stack's own Secrets Manager secret, the topic carries them, and the API
 serves the confirmation page and its POSTs on 127.0.0.1. Each test follows a link as a person (or a mail
 scanner) would: the URL as sent, the fragment never sent to the server, the token posted by the page.
@@ -20,7 +20,7 @@ from _http import Reply, call
 from examples.refund_agent.demo import MovableClock, count_refunds
 
 from agent_wait.cli._dev import Observer
-from agent_wait.host.local import LocalStack
+from agent_wait.host.local import EmulatedStack
 
 LARGE = 900
 """Over the refund's auto-approve limit: finance is asked."""
@@ -52,7 +52,7 @@ class Link:
 
 @dataclass
 class Links:
-    local: LocalStack
+    local: EmulatedStack
     clock: MovableClock
     observer: Observer
 
@@ -98,7 +98,7 @@ class Links:
 @pytest.fixture(scope="module")
 def links(refund_template: dict[str, Any]) -> Iterator[Links]:
     clock = MovableClock()
-    local = LocalStack(refund_template, clock=clock, stack_name=f"links-{uuid.uuid4().hex[:8]}")
+    local = EmulatedStack(refund_template, clock=clock, stack_name=f"links-{uuid.uuid4().hex[:8]}")
     local.start()
     try:
         yield Links(local, clock, Observer(local))

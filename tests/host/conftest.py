@@ -274,9 +274,8 @@ def reset_handlers() -> None:
     import agent_wait.host.router
     import agent_wait.host.sweep
 
-    agent_wait.host.router._router.cache_clear()
-    agent_wait.host.router._settings.cache_clear()
-    agent_wait.host.sweep._sweep.cache_clear()
+    agent_wait.host.router.reset()
+    agent_wait.host.sweep.reset()
 
 
 # The embedded moto server logs every HTTP request at INFO; keep test output about the router.

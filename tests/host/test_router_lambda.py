@@ -290,3 +290,24 @@ def test_a_graph_that_asks_twice_in_sequence_records_the_second_question_when_it
     _handle(sqs_record(answer_message(thread_id, second), group_id=thread_id), context=lambda_context)
     assert graphs.node_runs("finish", order_id) == 1
     assert graphs.refunds_paid(order_id) == 1
+
+
+def test_reset_makes_the_next_invocation_read_the_environment_again(
+    host: HostStack, lambda_context: FakeLambdaContext, unique: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_wait.errors import ConfigurationError
+    from agent_wait.host import router
+
+    # GIVEN a router that has handled a message (its settings, clients and graph are built)
+    _parked(host, f"order-{unique}", f"o-{unique}", lambda_context)
+    # WHEN a setting goes away, the warm router carries on with what it built
+    monkeypatch.delenv(Settings.TABLE.value)
+    _parked(host, f"order-{unique}-warm", f"o-{unique}-warm", lambda_context)
+    # THEN after reset() the next invocation is a cold start again, and reads (and refuses) the environment
+    router.reset()
+    with pytest.raises(ConfigurationError, match=Settings.TABLE.value):
+        _handle(
+            sqs_record(start_message(f"order-{unique}-cold", "o"), group_id=f"order-{unique}-cold"),
+            context=lambda_context,
+        )
+    reset_handlers()

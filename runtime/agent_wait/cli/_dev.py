@@ -93,13 +93,13 @@ def run_dev(
         stop: set it to stop (Ctrl-C sets it too).
         api_port: the answer API's port on 127.0.0.1; 0 picks a free one.
     """
-    from agent_wait.host.local import LocalStack
+    from agent_wait.host.local import EmulatedStack
 
     stop = stop or threading.Event()
     with progress("Synthesizing the stack template"):
         template = template_factory()
     with progress("Starting the embedded AWS emulator and deploying the template"):
-        local = LocalStack(template, api_port=api_port)
+        local = EmulatedStack(template, api_port=api_port)
         local.start()
     previous = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
     if previous is not None:

@@ -102,12 +102,12 @@ from __future__ import annotations
 
 import uuid
 
-from agent_wait.host.local import LocalStack
+from agent_wait.host.local import EmulatedStack
 from agent_wait_cdk.local_template import template_for_graph
 
 
 def test_a_person_approves_and_the_agent_acts() -> None:
-    with LocalStack(template_for_graph("{name}.graph:build_graph")) as local:
+    with EmulatedStack(template_for_graph("{name}.graph:build_graph")) as local:
         thread = f"svc-{{uuid.uuid4().hex[:8]}}"
         local.send({{"thread_id": thread, "input": {{"service": "billing"}}}}, deduplication_id=uuid.uuid4().hex)
         [question] = [q for outcome in local.pump().outcomes for q in outcome.asked]

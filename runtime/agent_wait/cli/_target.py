@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from agent_wait.errors import WaitError
 from agent_wait.schema import Settings
 
 __all__ = ("LOCAL_STATE", "CliError", "Target", "answer_value", "local_target", "resolve_target")
@@ -24,7 +25,7 @@ LOCAL_STATE = Path(".agent-wait") / "local.json"
 """Written by `agent-wait dev` while it runs, so other terminals can reach its emulator."""
 
 
-class CliError(Exception):
+class CliError(WaitError):
     """A one-line problem for the person at the terminal; the message says what to do."""
 
 

@@ -1,8 +1,9 @@
 """The whole product on a laptop: an embedded AWS emulator, the deployed template, the Lambda handlers.
 
-`LocalStack` starts moto in server mode on 127.0.0.1, deploys the synthesized CloudFormation template
+`EmulatedStack` starts moto in server mode on 127.0.0.1, deploys the synthesized CloudFormation template
 of an `AgentWait` stack into moto's CloudFormation (the same tables, queues, topic and bus the
-constructs deploy: there is no second definition to drift), and drives the same router and sweep
+constructs deploy: there is no second definition to drift; `_local_template` prunes what cannot run
+locally, `_local_deploy` deploys the rest), and drives the same router and sweep
 handlers as Lambda: a loop over the entry queue stands in for the SQS event source, and `sweep()`
 for the schedule. Beside them, the answer API's routes are served on 127.0.0.1 (`api_url`) behind a
 local JWT authorizer and issuer (`issuer`), as API Gateway would serve them (`agent_wait.host._local_api`).
@@ -11,7 +12,6 @@ Everything runs in this process; `stop()` (or leaving the `with` block) ends it.
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 import os
@@ -25,13 +25,15 @@ from typing import Any
 
 from agent_wait._time import clock_scope, utc_now
 from agent_wait.errors import require_extra
+from agent_wait.host._local_deploy import EmulatorDeployment
+from agent_wait.host._local_template import local_template
 from agent_wait.messages import group_id_for
 
 __all__ = (
     "API_HANDLER",
     "ROUTER_HANDLER",
     "SWEEP_HANDLER",
-    "LocalStack",
+    "EmulatedStack",
     "PumpResult",
     "local_template",
     "require_emulator",
@@ -43,107 +45,11 @@ API_HANDLER = "agent_wait.host.api.handler"
 
 logger = logging.getLogger("agent_wait.local")
 
-# What cannot run on the emulator: functions need Docker, IAM is not enforced, schedules never fire; moto's
-# CloudFormation skips Cognito and API Gateway v2 resources (the answer API is served locally instead).
-_DROPPED_TYPES = (
-    "AWS::CDK::Metadata",
-    "AWS::Lambda::",
-    "AWS::IAM::",
-    "AWS::Scheduler::",
-    "AWS::Events::Rule",
-    "AWS::Logs::",
-    "AWS::CloudWatch::",
-    "AWS::SQS::QueuePolicy",
-    "AWS::SNS::TopicPolicy",
-    "AWS::SNS::Subscription",
-    "AWS::Cognito::",
-    "AWS::ApiGatewayV2::",
-    "Custom::",
-)
-
-
-# What moto's CloudFormation skips but the local stack needs: created with boto3 after the stack (`_create_secrets`).
-_CREATED_AFTER = ("AWS::SecretsManager::Secret",)
-_GENERATED_LENGTH = 32
-"""Secrets Manager's default `PasswordLength` for a generated secret string."""
-
 
 def require_emulator() -> None:
     """Raise `MissingExtraError` naming the `local` extra unless the emulator and the local issuer import."""
     for package in ("moto", "flask", "jwt", "cryptography"):  # the emulator, its server, the local issuer
         require_extra("agent_wait.host.local (agent-wait dev)", package, "local")
-
-
-def _references(node: Any) -> set[str]:
-    """Logical ids a template fragment takes a value from (Ref, Fn::GetAtt)."""
-    found: set[str] = set()
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "Ref" and isinstance(value, str):
-                found.add(value)
-            elif key == "Fn::GetAtt":
-                target = value[0] if isinstance(value, list) else str(value).split(".")[0]
-                found.add(target)
-            elif key == "DependsOn":
-                continue  # ordering only; pruned below instead of dropping the dependant
-            else:
-                found |= _references(value)
-    elif isinstance(node, list):
-        for item in node:
-            found |= _references(item)
-    return found
-
-
-def local_template(template: Mapping[str, Any], *, name_prefix: str) -> dict[str, Any]:
-    """The part of a synthesized template that moto's CloudFormation can deploy.
-
-    Drops `Parameters`, `Rules`, CDK metadata and what cannot run locally (functions, IAM, schedules,
-    alarms, policies), then anything that references what was dropped; gives FIFO queues and topics
-    explicit `.fifo` names (moto does not generate them).
-    """
-    resources = copy.deepcopy(dict(template.get("Resources", {})))
-    skipped = _DROPPED_TYPES + _CREATED_AFTER
-    dropped = {lid for lid, r in resources.items() if str(r.get("Type", "")).startswith(skipped)}
-    changed = True
-    while changed:  # drop whatever depends on a dropped resource, to a fixed point
-        changed = False
-        for lid, resource in resources.items():
-            if lid not in dropped and _references(resource) & dropped:
-                dropped.add(lid)
-                changed = True
-    kept = {lid: r for lid, r in resources.items() if lid not in dropped}
-    for lid, resource in kept.items():
-        props = resource.setdefault("Properties", {})
-        depends = resource.get("DependsOn")
-        if depends is not None:
-            kept_depends = [d for d in ([depends] if isinstance(depends, str) else depends) if d not in dropped]
-            if kept_depends:
-                resource["DependsOn"] = kept_depends
-            else:
-                resource.pop("DependsOn")
-        if resource["Type"] == "AWS::SQS::Queue" and props.get("FifoQueue") and "QueueName" not in props:
-            props["QueueName"] = f"{name_prefix}-{lid}"[:75] + ".fifo"
-        if resource["Type"] == "AWS::SNS::Topic" and props.get("FifoTopic") and "TopicName" not in props:
-            props["TopicName"] = f"{name_prefix}-{lid}"[:251] + ".fifo"
-        # Names the template fixes are made unique per local stack: moto keeps one state per process.
-        if resource["Type"] == "AWS::Events::EventBus" and isinstance(props.get("Name"), str):
-            props["Name"] = f"{name_prefix}-{props['Name']}"[:256]
-    outputs = {
-        key: value
-        for key, value in dict(template.get("Outputs", {})).items()
-        if not _references(value) & dropped and "Export" not in value
-    }
-    return {"Resources": kept, "Outputs": outputs}
-
-
-def _functions(template: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """`{handler: environment variables}` for every Lambda function in the template."""
-    found: dict[str, dict[str, Any]] = {}
-    for resource in template.get("Resources", {}).values():
-        if resource.get("Type") == "AWS::Lambda::Function":
-            props = resource.get("Properties", {})
-            found[props.get("Handler", "")] = props.get("Environment", {}).get("Variables", {})
-    return found
 
 
 @dataclass
@@ -173,7 +79,7 @@ class _Context:
         return 300_000
 
 
-class LocalStack:
+class EmulatedStack:
     """Run an `AgentWait` stack's template on an embedded moto server and drive its handlers.
 
     Args:
@@ -184,14 +90,14 @@ class LocalStack:
         api_port: the answer API's port on 127.0.0.1; 0 picks a free one (see `api_url`).
 
     Example:
-        with LocalStack(template) as local:
+        with EmulatedStack(template) as local:
             local.send({"thread_id": "order-1", "input": {...}})
             local.pump()
             token = local.issuer.token("alice@example.com", ["finance"])
             # GET {local.api_url}/questions with "Authorization: Bearer {token}"
     """
 
-    _running: LocalStack | None = None
+    _running: EmulatedStack | None = None
 
     def __init__(
         self,
@@ -222,7 +128,7 @@ class LocalStack:
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
-    def __enter__(self) -> LocalStack:
+    def __enter__(self) -> EmulatedStack:
         self.start()
         return self
 
@@ -234,17 +140,17 @@ class LocalStack:
 
         Raises:
             MissingExtraError: the emulator is not installed (`pip install 'agent-wait[local]'`).
-            RuntimeError: another `LocalStack` is running in this process (they would share its clients).
+            RuntimeError: another `EmulatedStack` is running in this process (they would share its clients).
         """
         require_emulator()
         from moto.server import ThreadedMotoServer
 
-        if LocalStack._running is not None:
+        if EmulatedStack._running is not None:
             raise RuntimeError(
-                f"a LocalStack ({LocalStack._running.stack_name}) is already running in this process; stop it first: "
-                "it points this process's AWS clients at its emulator"
+                f"an EmulatedStack ({EmulatedStack._running.stack_name}) is already running in this process; stop it "
+                "first: it points this process's AWS clients at its emulator"
             )
-        LocalStack._running = self
+        EmulatedStack._running = self
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per AWS call is noise here
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
@@ -284,8 +190,8 @@ class LocalStack:
                 os.environ[name] = value
         self._saved_env = {}
         self._reset_handlers()
-        if LocalStack._running is self:
-            LocalStack._running = None
+        if EmulatedStack._running is self:
+            EmulatedStack._running = None
 
     def _set_env(self, values: Mapping[str, str]) -> None:
         for name, value in values.items():
@@ -302,67 +208,17 @@ class LocalStack:
     # -- deployment -----------------------------------------------------------------------------------
 
     def _deploy(self) -> None:
-        cloudformation = self.client("cloudformation")
-        body = local_template(self.template, name_prefix=self.stack_name)
-        self._deployed = body
-        cloudformation.create_stack(StackName=self.stack_name, TemplateBody=json.dumps(body))
-        stack = cloudformation.describe_stacks(StackName=self.stack_name)["Stacks"][0]
-        if stack["StackStatus"] != "CREATE_COMPLETE":
-            raise RuntimeError(
-                f"local stack {self.stack_name} is {stack['StackStatus']}: {stack.get('StackStatusReason')}"
-            )
-        self.outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
-        physical = {
-            r["LogicalResourceId"]: r["PhysicalResourceId"]
-            for r in cloudformation.describe_stack_resources(StackName=self.stack_name)["StackResources"]
-            if r.get("PhysicalResourceId")
-        }
-        physical.update(self._create_secrets())
-        functions = _functions(self.template)
-        environment: dict[str, str] = {}
-        for handler in (ROUTER_HANDLER, SWEEP_HANDLER, API_HANDLER):
-            for name, value in functions.get(handler, {}).items():
-                resolved = self._resolve(value, physical)
-                if resolved is not None:
-                    environment[name] = resolved
-        environment.update(self.extra_environment)
+        deployment = EmulatorDeployment(self.template, self.stack_name, self.client)
+        deployed = deployment.deploy((ROUTER_HANDLER, SWEEP_HANDLER, API_HANDLER))
+        self.outputs = deployed.outputs
+        environment = {**deployed.environment, **self.extra_environment}
         # Embedded-metric-format lines on stdout are for CloudWatch; locally they only bury the output.
         environment.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
         environment.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentWait")
         environment.setdefault("POWERTOOLS_SERVICE_NAME", "agent-wait")
         self.environment = environment
         self._set_env(environment)
-        self._subscribe_queues_to_topics(physical)
         self._reset_handlers()
-
-    def _create_secrets(self) -> dict[str, str]:
-        """Create the template's secrets (the answer API's link keys), which moto's CloudFormation skips.
-
-        A `SecretString` is stored as given; a `GenerateSecretString` is generated as Secrets Manager would:
-        its `SecretStringTemplate` with `GenerateStringKey` set to a random string of letters and digits.
-        Returns their ARNs by logical id.
-        """
-        import secrets
-        import string
-
-        created: dict[str, str] = {}
-        client = self.client("secretsmanager")
-        for logical, resource in self.template.get("Resources", {}).items():
-            if resource.get("Type") != "AWS::SecretsManager::Secret":
-                continue
-            props = resource.get("Properties", {})
-            value = props.get("SecretString")
-            generate = props.get("GenerateSecretString")
-            if not isinstance(value, str):
-                options = generate if isinstance(generate, dict) else {}
-                length = int(options.get("PasswordLength", _GENERATED_LENGTH))
-                alphabet = string.ascii_letters + string.digits
-                random = "".join(secrets.choice(alphabet) for _ in range(length))
-                key, shape = options.get("GenerateStringKey"), options.get("SecretStringTemplate")
-                value = json.dumps({**json.loads(shape), key: random}) if key and shape else random
-            name = f"{self.stack_name}-{logical}"
-            created[logical] = client.create_secret(Name=name, SecretString=value)["ARN"]
-        return created
 
     def _start_api(self) -> None:
         """Serve the answer API on 127.0.0.1 and name it to the router, so envelopes' `reply_to` carry it."""
@@ -391,78 +247,13 @@ class LocalStack:
         keys are read again (after rotating the link keys, say)."""
         self._reset_handlers()
 
-    def _resolve(self, value: Any, physical: Mapping[str, str]) -> str | None:
-        """Resolve the intrinsic functions CDK uses in environment variables against the local stack."""
-        if isinstance(value, str):
-            return value
-        if isinstance(value, dict) and "Ref" in value:
-            return physical.get(value["Ref"]) or self._declared_name(value["Ref"])
-        if isinstance(value, dict) and "Fn::GetAtt" in value:
-            logical, attribute = value["Fn::GetAtt"]
-            return self._attribute(logical, attribute, physical)
-        if isinstance(value, dict) and "Fn::Join" in value:
-            separator, parts = value["Fn::Join"]
-            resolved = [self._resolve(part, physical) for part in parts]
-            return None if any(part is None for part in resolved) else separator.join(str(p) for p in resolved)
-        return None
-
-    def _declared_name(self, logical: str) -> str | None:
-        """The name a template gives a resource (moto reports no physical id for some, e.g. event buses)."""
-        props = self._deployed.get("Resources", {}).get(logical, {}).get("Properties", {})
-        for key in ("Name", "TableName", "QueueName", "TopicName"):
-            if isinstance(props.get(key), str):
-                return props[key]
-        return None
-
-    def _attribute(self, logical: str, attribute: str, physical: Mapping[str, str]) -> str | None:
-        resource = self.template["Resources"].get(logical, {})
-        kind, identity = resource.get("Type"), physical.get(logical) or self._declared_name(logical)
-        if identity is None:
-            return None
-        if kind == "AWS::SQS::Queue":
-            names = {"Arn": "QueueArn", "QueueName": "QueueName", "QueueUrl": None}
-            if attribute == "QueueUrl":
-                return identity
-            attrs = self.client("sqs").get_queue_attributes(QueueUrl=identity, AttributeNames=["QueueArn"])
-            arn = attrs["Attributes"]["QueueArn"]
-            return arn if names.get(attribute) == "QueueArn" else arn.rsplit(":", 1)[-1]
-        if kind in ("AWS::DynamoDB::Table", "AWS::DynamoDB::GlobalTable"):
-            table = self.client("dynamodb").describe_table(TableName=identity)["Table"]
-            return {"Arn": table["TableArn"], "StreamArn": table.get("LatestStreamArn")}.get(attribute)
-        if kind == "AWS::SNS::Topic":
-            return identity if attribute in ("TopicArn", "Arn") else identity.rsplit(":", 1)[-1]
-        if kind == "AWS::Events::EventBus":
-            return f"arn:aws:events:us-east-1:123456789012:event-bus/{identity}" if attribute == "Arn" else identity
-        return None
-
-    def _subscribe_queues_to_topics(self, physical: Mapping[str, str]) -> None:
-        """moto's CloudFormation skips subscriptions: create the template's SQS subscriptions with boto3."""
-        sns = self.client("sns")
-        for resource in self.template.get("Resources", {}).values():
-            if resource.get("Type") != "AWS::SNS::Subscription":
-                continue
-            props = resource.get("Properties", {})
-            if props.get("Protocol") != "sqs":
-                continue
-            topic = self._resolve(props.get("TopicArn"), physical)
-            endpoint = self._resolve(props.get("Endpoint"), physical)
-            if topic and endpoint:
-                attributes = {"RawMessageDelivery": str(props.get("RawMessageDelivery", False)).lower()}
-                if props.get("FilterPolicy"):
-                    attributes["FilterPolicy"] = json.dumps(props["FilterPolicy"])
-                sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=endpoint, Attributes=attributes)
-
     @staticmethod
     def _reset_handlers() -> None:
-        import sys
+        """The handlers build their state again from the environment on their next call (each one's `reset()`)."""
+        from agent_wait.host import api, router, sweep
 
-        for module_name in ("agent_wait.host.router", "agent_wait.host.sweep", "agent_wait.host.api"):
-            module = sys.modules.get(module_name)
-            if module is not None:
-                for cached in ("_router", "_sweep", "_settings", "_context", "_app"):
-                    factory = getattr(module, cached, None)
-                    if factory is not None:
-                        factory.cache_clear()
+        for handler in (router, sweep, api):
+            handler.reset()
 
     # -- driving the handlers ------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from agent_wait.host.observe import PowertoolsMetrics
 from agent_wait.host.outcomes import Outcome
 from agent_wait.host.settings import HostSettings
 
-__all__ = ("OUTCOME_LISTENERS", "Router", "handler", "record_handler")
+__all__ = ("OUTCOME_LISTENERS", "Router", "handler", "record_handler", "reset")
 
 logger = _powertools.logger()
 metrics = _powertools.metrics()
@@ -42,6 +42,13 @@ def _settings() -> HostSettings:
 @functools.cache
 def _router() -> Router:
     return build_router(_settings(), metrics=PowertoolsMetrics(metrics), log=logger)
+
+
+def reset() -> None:
+    """Forget the cold-start state (settings, clients, the loaded graph): the next invocation builds it again
+    from the environment. For hosts that change the environment between invocations, as the local runner does."""
+    _router.cache_clear()
+    _settings.cache_clear()
 
 
 def record_handler(record: SQSRecord) -> None:

@@ -19,7 +19,7 @@ from agent_wait.host._wiring import build_sweep
 from agent_wait.host.observe import PowertoolsMetrics
 from agent_wait.host.settings import HostSettings
 
-__all__ = ("Sweep", "SweepReport", "handler")
+__all__ = ("Sweep", "SweepReport", "handler", "reset")
 
 logger = _powertools.logger()
 metrics = _powertools.metrics()
@@ -29,6 +29,11 @@ tracer = _powertools.tracer()
 @functools.cache
 def _sweep() -> Sweep:
     return build_sweep(HostSettings.from_env("sweep"), metrics=PowertoolsMetrics(metrics), log=logger)
+
+
+def reset() -> None:
+    """Forget the cold-start state: the next invocation builds the sweep again from the environment."""
+    _sweep.cache_clear()
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -40,6 +40,7 @@ __all__ = (
     "groups_from_claims",
     "handler",
     "question_view",
+    "reset",
 )
 
 logger = _powertools.logger()
@@ -67,6 +68,12 @@ def _context() -> ApiContext:
 @functools.cache
 def _app() -> APIGatewayHttpResolver:
     return create_app(_context)
+
+
+def reset() -> None:
+    """Forget the cold-start state (settings, clients, routes): the next invocation builds them again."""
+    _app.cache_clear()
+    _context.cache_clear()
 
 
 @logger.inject_lambda_context(clear_state=True)

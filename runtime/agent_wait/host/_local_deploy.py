@@ -1,0 +1,166 @@
+"""Deploy a pruned `AgentWait` template into the embedded emulator, and create what its CloudFormation skips.
+
+moto's CloudFormation deploys tables, queues, topics and buses, but skips secrets and SNS subscriptions,
+and reports no physical id for some resources: `EmulatorDeployment` creates those with boto3 and resolves
+the intrinsic functions CDK writes into the functions' environment variables against what was deployed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agent_wait.host._local_template import function_environments, local_template
+
+__all__ = ("Deployed", "EmulatorDeployment")
+
+_GENERATED_LENGTH = 32
+"""Secrets Manager's default `PasswordLength` for a generated secret string."""
+
+
+@dataclass(frozen=True)
+class Deployed:
+    """What a deployment made: the stack's outputs and the functions' environment, resolved."""
+
+    outputs: dict[str, str]
+    environment: dict[str, str]
+
+
+class EmulatorDeployment:
+    """One template deployed as one stack on the emulator the `client` factory reaches.
+
+    Args:
+        template: the synthesized CloudFormation template.
+        stack_name: the local stack's name (also the prefix of the names the template leaves to CloudFormation).
+        client: returns a boto3 client for a service, pointed at the emulator.
+    """
+
+    def __init__(self, template: Mapping[str, Any], stack_name: str, client: Callable[[str], Any]) -> None:
+        self.template = dict(template)
+        self.stack_name = stack_name
+        self.client = client
+        self._deployed: dict[str, Any] = {}
+
+    def deploy(self, handlers: Sequence[str]) -> Deployed:
+        """Create the stack and what moto skips; `handlers`' environment variables resolved against it.
+
+        Raises:
+            RuntimeError: moto's CloudFormation did not complete the stack (its reason is in the message).
+        """
+        cloudformation = self.client("cloudformation")
+        body = local_template(self.template, name_prefix=self.stack_name)
+        self._deployed = body
+        cloudformation.create_stack(StackName=self.stack_name, TemplateBody=json.dumps(body))
+        stack = cloudformation.describe_stacks(StackName=self.stack_name)["Stacks"][0]
+        if stack["StackStatus"] != "CREATE_COMPLETE":
+            raise RuntimeError(
+                f"local stack {self.stack_name} is {stack['StackStatus']}: {stack.get('StackStatusReason')}"
+            )
+        outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+        physical = {
+            r["LogicalResourceId"]: r["PhysicalResourceId"]
+            for r in cloudformation.describe_stack_resources(StackName=self.stack_name)["StackResources"]
+            if r.get("PhysicalResourceId")
+        }
+        physical.update(self._create_secrets())
+        functions = function_environments(self.template)
+        environment: dict[str, str] = {}
+        for handler in handlers:
+            for name, value in functions.get(handler, {}).items():
+                resolved = self._resolve(value, physical)
+                if resolved is not None:
+                    environment[name] = resolved
+        self._subscribe_queues_to_topics(physical)
+        return Deployed(outputs=outputs, environment=environment)
+
+    def _create_secrets(self) -> dict[str, str]:
+        """Create the template's secrets (the answer API's link keys), which moto's CloudFormation skips.
+
+        A `SecretString` is stored as given; a `GenerateSecretString` is generated as Secrets Manager would:
+        its `SecretStringTemplate` with `GenerateStringKey` set to a random string of letters and digits.
+        Returns their ARNs by logical id.
+        """
+        import secrets
+        import string
+
+        created: dict[str, str] = {}
+        client = self.client("secretsmanager")
+        for logical, resource in self.template.get("Resources", {}).items():
+            if resource.get("Type") != "AWS::SecretsManager::Secret":
+                continue
+            props = resource.get("Properties", {})
+            value = props.get("SecretString")
+            generate = props.get("GenerateSecretString")
+            if not isinstance(value, str):
+                options = generate if isinstance(generate, dict) else {}
+                length = int(options.get("PasswordLength", _GENERATED_LENGTH))
+                alphabet = string.ascii_letters + string.digits
+                random = "".join(secrets.choice(alphabet) for _ in range(length))
+                key, shape = options.get("GenerateStringKey"), options.get("SecretStringTemplate")
+                value = json.dumps({**json.loads(shape), key: random}) if key and shape else random
+            name = f"{self.stack_name}-{logical}"
+            created[logical] = client.create_secret(Name=name, SecretString=value)["ARN"]
+        return created
+
+    def _resolve(self, value: Any, physical: Mapping[str, str]) -> str | None:
+        """Resolve the intrinsic functions CDK uses in environment variables against the local stack."""
+        if isinstance(value, str):
+            return value
+        if isinstance(value, dict) and "Ref" in value:
+            return physical.get(value["Ref"]) or self._declared_name(value["Ref"])
+        if isinstance(value, dict) and "Fn::GetAtt" in value:
+            logical, attribute = value["Fn::GetAtt"]
+            return self._attribute(logical, attribute, physical)
+        if isinstance(value, dict) and "Fn::Join" in value:
+            separator, parts = value["Fn::Join"]
+            resolved = [self._resolve(part, physical) for part in parts]
+            return None if any(part is None for part in resolved) else separator.join(str(p) for p in resolved)
+        return None
+
+    def _declared_name(self, logical: str) -> str | None:
+        """The name a template gives a resource (moto reports no physical id for some, e.g. event buses)."""
+        props = self._deployed.get("Resources", {}).get(logical, {}).get("Properties", {})
+        for key in ("Name", "TableName", "QueueName", "TopicName"):
+            if isinstance(props.get(key), str):
+                return props[key]
+        return None
+
+    def _attribute(self, logical: str, attribute: str, physical: Mapping[str, str]) -> str | None:
+        resource = self.template["Resources"].get(logical, {})
+        kind, identity = resource.get("Type"), physical.get(logical) or self._declared_name(logical)
+        if identity is None:
+            return None
+        if kind == "AWS::SQS::Queue":
+            names = {"Arn": "QueueArn", "QueueName": "QueueName", "QueueUrl": None}
+            if attribute == "QueueUrl":
+                return identity
+            attrs = self.client("sqs").get_queue_attributes(QueueUrl=identity, AttributeNames=["QueueArn"])
+            arn = attrs["Attributes"]["QueueArn"]
+            return arn if names.get(attribute) == "QueueArn" else arn.rsplit(":", 1)[-1]
+        if kind in ("AWS::DynamoDB::Table", "AWS::DynamoDB::GlobalTable"):
+            table = self.client("dynamodb").describe_table(TableName=identity)["Table"]
+            return {"Arn": table["TableArn"], "StreamArn": table.get("LatestStreamArn")}.get(attribute)
+        if kind == "AWS::SNS::Topic":
+            return identity if attribute in ("TopicArn", "Arn") else identity.rsplit(":", 1)[-1]
+        if kind == "AWS::Events::EventBus":
+            return f"arn:aws:events:us-east-1:123456789012:event-bus/{identity}" if attribute == "Arn" else identity
+        return None
+
+    def _subscribe_queues_to_topics(self, physical: Mapping[str, str]) -> None:
+        """moto's CloudFormation skips subscriptions: create the template's SQS subscriptions with boto3."""
+        sns = self.client("sns")
+        for resource in self.template.get("Resources", {}).values():
+            if resource.get("Type") != "AWS::SNS::Subscription":
+                continue
+            props = resource.get("Properties", {})
+            if props.get("Protocol") != "sqs":
+                continue
+            topic = self._resolve(props.get("TopicArn"), physical)
+            endpoint = self._resolve(props.get("Endpoint"), physical)
+            if topic and endpoint:
+                attributes = {"RawMessageDelivery": str(props.get("RawMessageDelivery", False)).lower()}
+                if props.get("FilterPolicy"):
+                    attributes["FilterPolicy"] = json.dumps(props["FilterPolicy"])
+                sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=endpoint, Attributes=attributes)
