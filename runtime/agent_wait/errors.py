@@ -7,12 +7,16 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
            │    └─ MessageError                  an inbound start or answer message breaks its shape
            ├─ SignatureError(ValueError)         a webhook signature is missing, wrong, or outside the replay window
            ├─ ConfigurationError(ValueError)     a handler setting is missing or wrong (names every variable at fault)
+           ├─ ArgumentError(ValueError)          an argument to a constructor or call has a value it cannot take
            ├─ LedgerError                        the question ledger's store could not do what was asked
            │    ├─ LedgerUnavailableError        the store failed (throttling, network, permissions); SQS retries
            │    ├─ LedgerRejectedError(ValueError)  the store refused the request as invalid; retrying cannot help
            │    │    └─ LedgerIndexMissingError  the table lacks an index the call needs (deploy the current shape)
+           │    ├─ QuestionNotFoundError(KeyError)  the call names a question the ledger does not hold
+           │    ├─ LedgerCursorError(ValueError)  a page cursor this ledger did not make
            │    ├─ ThreadBusyError               another delivery holds the thread's lease; this one is retried later
            │    └─ NothingToRetryError(LookupError)  a retry was asked for a thread that is not failed
+           ├─ AwsDeliveryError                   an AWS call did not deliver an envelope (names the call and the code)
            ├─ ThreadStateError                   a hosted agent's stored thread (Pydantic AI history, Strands session)
            │    ├─ ThreadStateConflictError      another writer moved the thread first; this write lost, nothing saved
            │    ├─ ThreadStateTooLargeError(ValueError)  over the store's item limit, even compressed
@@ -29,8 +33,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = (
+    "ArgumentError",
+    "AwsDeliveryError",
     "ConfigurationError",
     "EnvelopeError",
+    "LedgerCursorError",
     "LedgerError",
     "LedgerIndexMissingError",
     "LedgerRejectedError",
@@ -39,6 +46,7 @@ __all__ = (
     "MissingExtraError",
     "NothingToRetryError",
     "PolicyError",
+    "QuestionNotFoundError",
     "QuestionTooLargeError",
     "SignatureError",
     "ThreadBusyError",
@@ -105,6 +113,15 @@ class ConfigurationError(WaitError, ValueError):
         self.variables = tuple(variables)
 
 
+class ArgumentError(WaitError, ValueError):
+    """Raised when a constructor or call is given a value it cannot take; the message names it and the fix."""
+
+    def __init__(self, message: str, *, argument: str | None = None) -> None:
+        super().__init__(message)
+        self.argument = argument
+        """The parameter at fault, when there is one."""
+
+
 class LedgerError(WaitError):
     """Raised when the question ledger's store could not do what was asked; `.table` names it when known."""
 
@@ -129,6 +146,22 @@ class LedgerIndexMissingError(LedgerRejectedError):
     def __init__(self, message: str, *, index: str, table: str | None = None, code: str | None = None) -> None:
         super().__init__(message, table=table, code=code)
         self.index = index
+
+
+class QuestionNotFoundError(LedgerError, KeyError):
+    """Raised when a ledger call names a question it does not hold (`decide`, `mark_failed`)."""
+
+    def __init__(self, thread_id: str, question_id: str, *, table: str | None = None) -> None:
+        super().__init__(f"question {question_id} on thread {thread_id} is not in the ledger", table=table)
+        self.thread_id = thread_id
+        self.question_id = question_id
+
+
+class LedgerCursorError(LedgerError, ValueError):
+    """Raised by `Ledger.page` when the cursor is not one this ledger made; start again without one."""
+
+    def __init__(self, message: str, *, table: str | None = None) -> None:
+        super().__init__(message, table=table)
 
 
 class ThreadBusyError(LedgerError):
@@ -176,6 +209,19 @@ class ThreadStateUnavailableError(ThreadStateError):
     """Raised when the store itself failed (throttling, network, permissions); the message is retried."""
 
 
+class AwsDeliveryError(WaitError):
+    """Raised inside an AWS announcer's `deliver()` when the call did not deliver the envelope.
+
+    The message names the call, the resource and the error code; `BaseAnnounce.announce` turns it into
+    one log line and a counted failure, never an exception in the agent's run.
+    """
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        """The AWS error code (`ThrottlingException`, `ResourceNotFoundException`, ...) when there is one."""
+
+
 class MissingExtraError(WaitError, ImportError):
     """Raised when a binding or provider is imported without the optional dependency it needs."""
 
@@ -187,10 +233,27 @@ class MissingExtraError(WaitError, ImportError):
         self.package = package
 
 
-def require_extra(module: str, package: str, extra: str) -> None:
-    """Raise `MissingExtraError` naming `extra` unless `package` can be imported."""
-    import importlib
+def require_extra(module: str, package: str, extra: str, *, load: bool = True) -> None:
+    """Raise `MissingExtraError` naming `extra` unless `package` can be imported.
 
+    Args:
+        module: the agent-wait module that needs it (named in the message).
+        package: the top-level package to look for.
+        extra: the extra that installs it.
+        load: import the package now (the default); False only checks that it is installed, so a
+            host that never uses it (a Pydantic AI deployment and LangGraph) does not pay for importing it.
+    """
+    import importlib
+    import importlib.util
+
+    if not load:
+        try:
+            installed = importlib.util.find_spec(package) is not None
+        except ValueError:  # already imported, without a __spec__ (a stand-in module): it is there
+            installed = True
+        if not installed:
+            raise MissingExtraError(module, package, extra)
+        return
     try:
         importlib.import_module(package)
     except ImportError as exc:

@@ -11,10 +11,11 @@ from typing import Any
 
 from boto3.session import Session
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, NoRegionError
+from botocore.exceptions import NoRegionError
 
+from agent_wait.aws._errors import AWS_ERRORS, error_code, error_message
 from agent_wait.envelope import WaitEnvelope
-from agent_wait.errors import ConfigurationError
+from agent_wait.errors import ArgumentError, AwsDeliveryError, ConfigurationError
 from agent_wait.messages import fifo_id
 
 __all__ = ("CLIENT_CONFIG", "AwsDeliveryError", "error_code", "fifo_id", "make_client", "translate_errors", "wire_json")
@@ -33,18 +34,6 @@ _NOT_WIRE_SAFE = re.compile("[\ud800-\udfff\ufffe\uffff]")
 """Characters SQS refuses in a body or attribute (and SNS cannot hand on to SQS). JSON can escape them."""
 
 
-class AwsDeliveryError(Exception):
-    """An AWS call did not deliver the envelope; the message names the call, the resource and the error code.
-
-    Raised inside `deliver()` only: `BaseAnnounce.announce` turns it into one log line and a counted failure.
-    """
-
-    def __init__(self, message: str, *, code: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        """The AWS error code (`ThrottlingException`, `ResourceNotFoundException`, ...) when there is one."""
-
-
 def make_client(service: str, *, client: Any = None, region_name: str | None = None, owner: str) -> Any:
     """Return `client` if one was injected, else a new boto3 client for `service` with `CLIENT_CONFIG`.
 
@@ -58,12 +47,12 @@ def make_client(service: str, *, client: Any = None, region_name: str | None = N
         owner: the announcer's class name, for error messages.
 
     Raises:
-        ValueError: both `client` and `region_name` were given.
+        ArgumentError: both `client` and `region_name` were given (a `ValueError`).
         ConfigurationError: no client was injected and no region can be found.
     """
     if client is not None:
         if region_name is not None:
-            raise ValueError(
+            raise ArgumentError(
                 f"{owner}: pass client= or region_name=, not both; an injected client already has its region"
             )
         return client
@@ -80,11 +69,6 @@ def make_client(service: str, *, client: Any = None, region_name: str | None = N
         ) from None
 
 
-def error_code(exc: ClientError) -> str:
-    """The AWS error code of a `ClientError`, such as `ThrottlingException`."""
-    return str(exc.response.get("Error", {}).get("Code") or "Unknown")
-
-
 @contextmanager
 def translate_errors(action: str) -> Iterator[None]:
     """Re-raise botocore errors from the block as `AwsDeliveryError` naming `action`, the code and AWS's reason.
@@ -93,12 +77,11 @@ def translate_errors(action: str) -> Iterator[None]:
     """
     try:
         yield
-    except ClientError as exc:
+    except AWS_ERRORS as exc:
+        if not hasattr(exc, "response"):  # AWS never answered: botocore's own text says why
+            raise AwsDeliveryError(f"{action} failed: {exc}") from exc
         code = error_code(exc)
-        reason = exc.response.get("Error", {}).get("Message") or "no message"
-        raise AwsDeliveryError(f"{action} failed: {code}: {reason}", code=code) from exc
-    except BotoCoreError as exc:
-        raise AwsDeliveryError(f"{action} failed: {exc}") from exc
+        raise AwsDeliveryError(f"{action} failed: {code}: {error_message(exc) or 'no message'}", code=code) from exc
 
 
 def wire_json(envelope: WaitEnvelope) -> str:

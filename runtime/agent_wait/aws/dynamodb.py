@@ -20,13 +20,14 @@ from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-from botocore.exceptions import ClientError
 
 from agent_wait._time import NEVER, format_rfc3339, require_aware, utc_now
 from agent_wait.announce.base import BaseAnnounce
-from agent_wait.aws._clients import AwsDeliveryError, error_code, make_client, translate_errors
+from agent_wait.aws._clients import AwsDeliveryError, make_client, translate_errors
+from agent_wait.aws._errors import CONDITION_FAILED, ServiceError, is_condition_failed
 from agent_wait.aws._items import decimal_json
 from agent_wait.envelope import ENVELOPE_FIELDS, Transition, WaitEnvelope
+from agent_wait.errors import ArgumentError
 from agent_wait.schema import QUESTION_TABLE, QuestionStatus, question_key, thread_key
 
 __all__ = ("DynamoDbAnnounce", "envelope_from_row", "row_from_envelope")
@@ -41,7 +42,7 @@ EXPIRES_AT = QUESTION_TABLE.indexes[0].sort_key
 CLOSED_AT = "closed_at"
 """RFC 3339 UTC time the row first left `open`; set once."""
 
-_CONDITION_FAILED = "ConditionalCheckFailedException"
+_CONDITION_FAILED = CONDITION_FAILED
 
 
 def row_from_envelope(envelope: WaitEnvelope) -> dict[str, Any]:
@@ -120,7 +121,7 @@ class DynamoDbAnnounce(BaseAnnounce):
         clock: the current time, for `closed_at` and `ttl`.
 
     Raises:
-        ValueError: `table` given with `client` or `region_name`, `table` is another table, or
+        ArgumentError (a ValueError): `table` given with `client` or `region_name`, `table` is another table, or
             `ttl_seconds` is not a positive whole number.
     """
 
@@ -139,21 +140,21 @@ class DynamoDbAnnounce(BaseAnnounce):
     ) -> None:
         super().__init__(delivers=delivers)
         if not isinstance(table_name, str) or not table_name:
-            raise ValueError(f"DynamoDbAnnounce table_name must be a table name; got {table_name!r}")
+            raise ArgumentError(f"DynamoDbAnnounce table_name must be a table name; got {table_name!r}")
         if table is not None:
             if client is not None or region_name is not None:
-                raise ValueError(
+                raise ArgumentError(
                     "DynamoDbAnnounce: pass one of table=, client= or region_name=; a table brings its own client"
                 )
             if getattr(table, "name", None) != table_name:
-                raise ValueError(
+                raise ArgumentError(
                     f"DynamoDbAnnounce: table= is {getattr(table, 'name', None)!r} but table_name is {table_name!r}"
                 )
             client = table.meta.client
         if ttl_seconds is not None and (
             isinstance(ttl_seconds, bool) or not isinstance(ttl_seconds, int) or ttl_seconds <= 0
         ):
-            raise ValueError(
+            raise ArgumentError(
                 f"DynamoDbAnnounce ttl_seconds must be a positive whole number of seconds such as 7 * 86400, "
                 f"or None for no TTL; got {ttl_seconds!r}"
             )
@@ -202,8 +203,8 @@ class DynamoDbAnnounce(BaseAnnounce):
                     ConditionExpression="attribute_not_exists(#pk)",
                     ExpressionAttributeNames={"#pk": PK},
                 )
-            except ClientError as exc:
-                if error_code(exc) != _CONDITION_FAILED:
+            except ServiceError as exc:
+                if not is_condition_failed(exc):
                     raise
                 logger.debug(
                     "dynamodb: row exists; the republish left it as it was: thread_id=%s question_id=%s",
@@ -254,8 +255,8 @@ class DynamoDbAnnounce(BaseAnnounce):
                     ExpressionAttributeValues=self._wire(values),
                 )
                 return
-            except ClientError as exc:
-                if error_code(exc) != _CONDITION_FAILED:
+            except ServiceError as exc:
+                if not is_condition_failed(exc):
                     raise
         # The condition failed: either there is no row, or the question was already decided otherwise.
         # One consistent read (only on this path) tells which.

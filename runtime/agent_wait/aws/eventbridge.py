@@ -8,6 +8,7 @@ from typing import Any
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.aws._clients import AwsDeliveryError, make_client, translate_errors, wire_json
 from agent_wait.envelope import Transition, WaitEnvelope
+from agent_wait.errors import ArgumentError
 
 __all__ = ("DEFAULT_SOURCE", "EventBridgeAnnounce")
 
@@ -37,7 +38,7 @@ class EventBridgeAnnounce(BaseAnnounce):
         delivers: the transitions to put on the bus; all by default.
 
     Raises:
-        ValueError: `bus_name` is empty, or `source` is empty, too long or starts with `aws.`.
+        ArgumentError (a ValueError): `bus_name` is empty, or `source` is empty, too long or starts with `aws.`.
     """
 
     name = "eventbridge"
@@ -53,11 +54,11 @@ class EventBridgeAnnounce(BaseAnnounce):
     ) -> None:
         super().__init__(delivers=delivers)
         if not isinstance(bus_name, str) or not bus_name:
-            raise ValueError(
+            raise ArgumentError(
                 f"EventBridgeAnnounce bus_name must be a bus name or ARN such as 'default'; got {bus_name!r}"
             )
         if not isinstance(source, str) or not 1 <= len(source) <= 256 or source.lower().startswith("aws."):
-            raise ValueError(
+            raise ArgumentError(
                 "EventBridgeAnnounce source must be 1-256 characters and must not start with 'aws.' "
                 f"(reserved for AWS services), e.g. 'agent-wait' or 'com.example.refunds'; got {source!r}"
             )

@@ -10,6 +10,7 @@ from typing import Any
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.aws._clients import fifo_id, make_client, translate_errors, wire_json
 from agent_wait.envelope import Transition, WaitEnvelope
+from agent_wait.errors import ArgumentError
 
 __all__ = ("MAX_MESSAGE_ATTRIBUTES", "SnsAnnounce")
 
@@ -104,7 +105,7 @@ class SnsAnnounce(BaseAnnounce):
     ) -> None:
         super().__init__(delivers=delivers)
         if not isinstance(topic_arn, str) or not topic_arn.startswith("arn:"):
-            raise ValueError(
+            raise ArgumentError(
                 f"SnsAnnounce topic_arn must be a topic ARN such as 'arn:aws:sns:us-east-1:123456789012:questions'; "
                 f"got {topic_arn!r}"
             )

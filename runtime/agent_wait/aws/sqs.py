@@ -8,6 +8,7 @@ from typing import Any
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.aws._clients import fifo_id, make_client, translate_errors, wire_json
 from agent_wait.envelope import Transition, WaitEnvelope
+from agent_wait.errors import ArgumentError
 
 __all__ = ("SqsAnnounce",)
 
@@ -36,7 +37,7 @@ class SqsAnnounce(BaseAnnounce):
         delivers: the transitions to send; all by default.
 
     Raises:
-        ValueError: `group_id` was given for a standard queue.
+        ArgumentError (a ValueError): `group_id` was given for a standard queue.
     """
 
     name = "sqs"
@@ -52,7 +53,7 @@ class SqsAnnounce(BaseAnnounce):
     ) -> None:
         super().__init__(delivers=delivers)
         if not isinstance(queue_url, str) or not queue_url.startswith(("https://", "http://")):
-            raise ValueError(
+            raise ArgumentError(
                 "SqsAnnounce queue_url must be a queue URL such as "
                 f"'https://sqs.us-east-1.amazonaws.com/123456789012/questions'; got {queue_url!r}"
             )
@@ -60,7 +61,7 @@ class SqsAnnounce(BaseAnnounce):
         self.fifo = queue_url.endswith(".fifo")
         """True for a FIFO queue: messages carry a group id and a deduplication id."""
         if group_id is not None and not self.fifo:
-            raise ValueError(
+            raise ArgumentError(
                 f"SqsAnnounce group_id applies only to FIFO queues (URL ending .fifo); {queue_url!r} is a standard "
                 "queue: drop group_id, or send to a FIFO queue"
             )
@@ -80,7 +81,7 @@ class SqsAnnounce(BaseAnnounce):
         if self.fifo:
             group = self.group_id(envelope) if self.group_id is not None else envelope.thread_id
             if not isinstance(group, str) or not group:
-                raise ValueError(f"SqsAnnounce group_id must return a non-empty string; got {group!r}")
+                raise ArgumentError(f"SqsAnnounce group_id must return a non-empty string; got {group!r}")
             params["MessageGroupId"] = fifo_id(group)
             params["MessageDeduplicationId"] = fifo_id(envelope.dedupe_key)
         return params

@@ -4,25 +4,24 @@ Lambda entry points: `agent_wait.host.router.handler` and `agent_wait.host.sweep
 lives in `Router` and `Sweep`, which any host can drive with one message or one run at a time.
 """
 
-import agent_wait.host._extra  # noqa: F401  (first: names the missing extra before anything else fails)
-from agent_wait.host._router import Router
-from agent_wait.host._sweep import DEADLINE_ANSWERED_BY, Sweep, SweepReport
-from agent_wait.host.dead_letter import DeadLetter, InMemoryDeadLetter, SqsDeadLetter
-from agent_wait.host.entry_queue import EntryQueue, InMemoryEntryQueue, SqsEntryQueue
-from agent_wait.host.ledger.base import (
-    Decision,
-    FailureKind,
-    Ledger,
-    LedgerUnavailableError,
-    QuestionRecord,
-    ThreadFailure,
-)
-from agent_wait.host.ledger.dynamodb import DynamoDbLedger
-from agent_wait.host.ledger.memory import InMemoryLedger
-from agent_wait.host.observe import HostMetrics, RecordingMetrics
-from agent_wait.host.operations import failed_threads, request_retry, retry_thread
-from agent_wait.host.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
-from agent_wait.host.settings import HostSettings
+from agent_wait.errors import LedgerUnavailableError, require_extra
+
+# First, so a missing extra is named before anything else fails. LangGraph's checkpoint saver is only
+# looked for, not imported: the host imports it (and LangGraph) only when the deployed agent is a graph.
+for _package in ("boto3", "aws_lambda_powertools"):
+    require_extra("agent_wait.host", _package, "host")
+require_extra("agent_wait.host", "langgraph_checkpoint_aws", "host", load=False)
+
+from agent_wait.host._router import Router  # noqa: E402
+from agent_wait.host._sweep import DEADLINE_ANSWERED_BY, Sweep, SweepReport  # noqa: E402
+from agent_wait.host.dead_letter import DeadLetter, InMemoryDeadLetter, SqsDeadLetter  # noqa: E402
+from agent_wait.host.entry_queue import EntryQueue, InMemoryEntryQueue, SqsEntryQueue  # noqa: E402
+from agent_wait.host.ledger.dynamodb import DynamoDbLedger  # noqa: E402
+from agent_wait.host.observe import HostMetrics, RecordingMetrics  # noqa: E402
+from agent_wait.host.operations import failed_threads, request_retry, retry_thread  # noqa: E402
+from agent_wait.host.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason  # noqa: E402
+from agent_wait.host.settings import HostSettings  # noqa: E402
+from agent_wait.ledger import Decision, FailureKind, InMemoryLedger, Ledger, QuestionRecord, ThreadFailure  # noqa: E402
 
 __all__ = (
     "DEADLINE_ANSWERED_BY",

@@ -33,13 +33,13 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from agent_wait._time import clock_scope, format_rfc3339, parse_rfc3339, seconds_between, utc_now
 from agent_wait.adapter import AgentAdapter, RunOutcome
+from agent_wait.aws._errors import AWS_ERRORS
 from agent_wait.dialects import resume_value
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import (
+    ArgumentError,
     LedgerRejectedError,
     LedgerUnavailableError,
     MessageError,
@@ -54,10 +54,10 @@ from agent_wait.host._questions import AskedQuestions
 from agent_wait.host._senders import SenderPolicy
 from agent_wait.host.answering import HANDED_OVER
 from agent_wait.host.dead_letter import DeadLetter
-from agent_wait.host.ledger.base import Decision, FailureKind, Ledger, QuestionRecord, ThreadFailure, ThreadLease
 from agent_wait.host.observe import METRIC_NAMES as M
 from agent_wait.host.observe import HostMetrics, RecordingMetrics
 from agent_wait.host.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
+from agent_wait.ledger import Decision, FailureKind, Ledger, QuestionRecord, ThreadFailure, ThreadLease
 from agent_wait.messages import (
     RESERVED_ID_PREFIX,
     AnswerMessage,
@@ -80,8 +80,7 @@ RETRYABLE: tuple[type[BaseException], ...] = (
     ThreadBusyError,
     ThreadStateConflictError,
     ThreadStateUnavailableError,
-    BotoCoreError,
-    ClientError,
+    *AWS_ERRORS,
     ConnectionError,
     TimeoutError,
 )
@@ -132,7 +131,7 @@ class Router:
         link_announcers: frozenset[str] = frozenset(),
     ) -> None:
         if lease_seconds <= 0 or lease_wait < 0:
-            raise ValueError(f"lease_seconds must be > 0 and lease_wait >= 0; got {lease_seconds}, {lease_wait}")
+            raise ArgumentError(f"lease_seconds must be > 0 and lease_wait >= 0; got {lease_seconds}, {lease_wait}")
         self.adapter = adapter
         self.ledger = ledger
         self.dead_letter = dead_letter

@@ -23,12 +23,12 @@ from typing import Any, TypeVar
 
 from agent_wait._time import parse_rfc3339, seconds_between, utc_now
 from agent_wait.envelope import Transition
-from agent_wait.errors import LedgerIndexMissingError
+from agent_wait.errors import ArgumentError, LedgerIndexMissingError
 from agent_wait.host.answering import HANDED_OVER, resume_message
 from agent_wait.host.entry_queue import EntryMessage, EntryQueue
-from agent_wait.host.ledger.base import Ledger, QuestionRecord
 from agent_wait.host.observe import METRIC_NAMES as M
 from agent_wait.host.observe import HostMetrics, RecordingMetrics
+from agent_wait.ledger import Ledger, QuestionRecord
 from agent_wait.messages import DEADLINE_ORIGIN, deadline_answer_id, group_id_for
 from agent_wait.publish import Announcers, as_announcers, publish
 from agent_wait.schema import QuestionStatus
@@ -123,7 +123,7 @@ class Sweep:
         logger: logging.Logger | Any = None,
     ) -> None:
         if limit < 1:
-            raise ValueError(f"Sweep limit must be at least 1; got {limit}")
+            raise ArgumentError(f"Sweep limit must be at least 1; got {limit}", argument="limit")
         self.ledger = ledger
         self.entry_queue = entry_queue
         self.announcers = as_announcers(announce)

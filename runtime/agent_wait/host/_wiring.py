@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from agent_wait.announce.base import BaseAnnounce
@@ -59,8 +60,10 @@ def _webhook_secret(secret_arn: str, session: Any) -> str | list[str]:
 
     try:
         response = _client(session, "secretsmanager").get_secret_value(SecretId=secret_arn)
-    except Exception as exc:  # botocore's ClientError, or BotoCoreError (no credentials, no endpoint)
-        code = getattr(exc, "response", {}).get("Error", {}).get("Code") or type(exc).__name__
+    except Exception as exc:  # AWS refused or never answered (no credentials, no endpoint), or a broken client
+        from agent_wait.aws._errors import error_code
+
+        code = error_code(exc)
         raise refuse(
             f"cannot read the webhook secret ({code}); check the ARN, and give the function "
             "secretsmanager:GetSecretValue on it (and kms:Decrypt on its key if it has its own)"
@@ -91,17 +94,26 @@ def _client(session: Any, service: str) -> Any:
     return (session or boto3.Session()).client(service)
 
 
-def adapter_for(target: Any, checkpointer: Any, *, checkpoint_table: str | None = None, client: Any = None) -> Any:
+def adapter_for(
+    target: Any,
+    checkpointer: Any,
+    *,
+    checkpoint_table: str | None = None,
+    client: Any = None,
+    make_checkpointer: Callable[[], Any] | None = None,
+) -> Any:
     """Wrap what `AGENT_WAIT_GRAPH` names in the adapter for its framework.
 
-    - a compiled LangGraph graph gets `checkpointer` (the DynamoDB saver); a callable that is none of
-      the below is a factory that takes the checkpointer and returns a compiled graph;
+    - a compiled LangGraph graph gets `checkpointer` (the DynamoDB saver), or, when that is None, what
+      `make_checkpointer()` builds; a callable that is none of the below is a factory that takes the
+      checkpointer and returns a compiled graph;
     - a Pydantic AI agent, or `agent_wait.pydantic_ai.hosted(agent, ...)`: its message histories are
       kept in `checkpoint_table` (`DynamoDbHistoryStore`);
     - `agent_wait.strands.hosted(factory)`: a fresh Strands agent per message over the thread's
       session in `checkpoint_table` (`DynamoDbSessionRepository`). A Strands `Agent` instance is refused.
 
-    Pydantic AI and Strands are separate extras: they are imported only when the target is theirs.
+    Each framework is imported only when the target is its own: a Pydantic AI or Strands agent never
+    imports LangGraph nor builds a checkpoint saver (`make_checkpointer` is called for a graph only).
     """
     if callable(getattr(target, "agent_wait_adapter", None)):  # what pydantic_ai.hosted / strands.hosted return
         return target.agent_wait_adapter(checkpoint_table=_needs_table(checkpoint_table), client=client)
@@ -118,6 +130,8 @@ def adapter_for(target: Any, checkpointer: Any, *, checkpoint_table: str | None 
             ],
             variables=[Settings.GRAPH.value],
         )
+    if checkpointer is None and make_checkpointer is not None:
+        checkpointer = make_checkpointer()
     return _langgraph_adapter(target, checkpointer)
 
 
@@ -168,7 +182,6 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
     """A `Router` on DynamoDB (ledger and checkpoints), the DLQ and the configured announcers."""
     import boto3
 
-    from agent_wait.host._checkpoints import TaskAtomicDynamoDBSaver
     from agent_wait.host._router import Router
     from agent_wait.host.dead_letter import SqsDeadLetter
     from agent_wait.host.ledger.dynamodb import DynamoDbLedger
@@ -177,18 +190,14 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
     assert settings.checkpoint_table
     assert settings.table
     assert settings.dlq_url
-    saver = TaskAtomicDynamoDBSaver(
-        settings.checkpoint_table,
-        session=session,
-        region_name=session.region_name,
-        endpoint_url=session.client("dynamodb").meta.endpoint_url if _custom_endpoint(session) else None,
-    )
+    checkpoint_table = settings.checkpoint_table
     return Router(
         adapter_for(
             load_target(settings),
-            saver,
-            checkpoint_table=settings.checkpoint_table,
+            None,
+            checkpoint_table=checkpoint_table,
             client=session.client("dynamodb"),
+            make_checkpointer=lambda: checkpoint_saver(checkpoint_table, session),
         ),
         DynamoDbLedger(settings.table, client=session.client("dynamodb")),
         dead_letter=SqsDeadLetter(settings.dlq_url, client=session.client("sqs")),
@@ -200,6 +209,18 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
         senders=sender_policy(settings, log=log),
         link_maker=link_maker_for(settings, session=session),
         link_announcers=settings.link_announcers,
+    )
+
+
+def checkpoint_saver(table: str, session: Any) -> Any:
+    """The LangGraph checkpoint saver on `table` (`TaskAtomicDynamoDBSaver`); imports LangGraph, so only for a graph."""
+    from agent_wait.host._checkpoints import TaskAtomicDynamoDBSaver
+
+    return TaskAtomicDynamoDBSaver(
+        table,
+        session=session,
+        region_name=session.region_name,
+        endpoint_url=session.client("dynamodb").meta.endpoint_url if _custom_endpoint(session) else None,
     )
 
 

@@ -131,7 +131,7 @@ class SqsEntryQueue:
         )
 
     def send_batch(self, messages: Sequence[EntryMessage]) -> list[SendFailure]:
-        from botocore.exceptions import BotoCoreError, ClientError
+        from agent_wait.aws._errors import AWS_ERRORS, error_code
 
         failures: list[SendFailure] = []
         bodies = [dumps(entry.message) for entry in messages]
@@ -147,12 +147,8 @@ class SqsEntryQueue:
             ]
             try:
                 response = self._client.send_message_batch(QueueUrl=self.queue_url, Entries=entries)
-            except ClientError as exc:
-                code = str(exc.response.get("Error", {}).get("Code") or "Unknown")
-                failures.extend(SendFailure(index, messages[index], code) for index in chunk)
-                continue
-            except BotoCoreError as exc:  # no answer at all (connection, timeout): every message of the call
-                failures.extend(SendFailure(index, messages[index], type(exc).__name__) for index in chunk)
+            except AWS_ERRORS as exc:  # refused, or no answer at all (connection, timeout): every message of the call
+                failures.extend(SendFailure(index, messages[index], error_code(exc)) for index in chunk)
                 continue
             for failed in response.get("Failed", []):
                 index = int(failed["Id"])

@@ -18,20 +18,19 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent_wait.envelope import Question, WaitEnvelope
+from agent_wait.ledger import Decision, FailureKind, Ledger, ThreadFailure
 from agent_wait.policy import WaitPolicy
 from agent_wait.schema import QuestionStatus
 
 __all__ = ("REQUIRED", "LedgerFactory", "sample_envelope")
 
-LedgerFactory = Callable[[], Any]
-"""Returns a `agent_wait.host.Ledger` (typed loosely so this module stays free of the host extra)."""
+LedgerFactory = Callable[[], Ledger]
+"""Returns the `agent_wait.ledger.Ledger` under test (a fresh one, or the same store every time)."""
 
 T0 = datetime(2026, 9, 11, 9, 0, tzinfo=UTC)
 
 
-def _decision(status: QuestionStatus, answer: Any, answer_id: str | None = None) -> Any:
-    from agent_wait.host.ledger.base import Decision
-
+def _decision(status: QuestionStatus, answer: Any, answer_id: str | None = None) -> Decision:
     return Decision(status, answer, answer_id or f"a-{uuid.uuid4().hex}", "tester")
 
 
@@ -91,6 +90,7 @@ def reopen_never_overwrites(make: LedgerFactory) -> None:
     again = ledger.open(later, now=T0 + timedelta(days=1))
     assert not again.created, "a republish must not create a second row"
     record = ledger.get(envelope.thread_id, envelope.question_id)
+    assert record is not None, "a republished question must still be readable"
     assert record.status is QuestionStatus.ANSWERED, f"status was clobbered: {record.status}"
     assert record.expires_at == envelope.expires_at, f"expires_at moved: {envelope.expires_at} -> {record.expires_at}"
 
@@ -114,8 +114,6 @@ def first_decision_wins(make: LedgerFactory) -> None:
 
 def a_decision_records_who_made_it_and_how(make: LedgerFactory) -> None:
     """The claimed answerer, the transport's identity, the way it came and an untrusted claim are all kept."""
-    from agent_wait.host.ledger.base import Decision
-
     ledger = make()
     envelope = sample_envelope()
     ledger.open(envelope, now=T0)
@@ -197,6 +195,7 @@ def resumed_only_after_a_decision(make: LedgerFactory) -> None:
     assert ledger.mark_resumed(envelope.thread_id, envelope.question_id, now=T0), "a decided question can be resumed"
     assert not ledger.mark_resumed(envelope.thread_id, envelope.question_id, now=T0), "resumed only once"
     record = ledger.get(envelope.thread_id, envelope.question_id)
+    assert record is not None, "a resumed question must still be readable"
     assert record.status is QuestionStatus.RESUMED, f"expected resumed, got {record.status}"
     assert record.outcome is QuestionStatus.EXPIRED, f"the outcome must survive resuming, got {record.outcome}"
 
@@ -238,7 +237,9 @@ def announced_questions_leave_the_announce_list(make: LedgerFactory) -> None:
     ledger.mark_announced(envelope.thread_id, envelope.question_id)
     due = {r.question_id for r in ledger.announce_due(limit=10_000)}
     assert envelope.question_id not in due, "an announced question must leave the list"
-    assert ledger.get(envelope.thread_id, envelope.question_id).announced
+    announced = ledger.get(envelope.thread_id, envelope.question_id)
+    assert announced is not None, "an announced question must still be readable"
+    assert announced.announced, "an announced question must say so"
 
 
 def questions_lists_a_thread_by_status(make: LedgerFactory) -> None:
@@ -295,9 +296,7 @@ def oldest_open_is_the_earliest_asked_open_question(make: LedgerFactory) -> None
     ledger.decide(newer.thread_id, newer.question_id, _decision(QuestionStatus.CANCELLED, None), now=first)
 
 
-def _failure(thread_id: str, kind: str, target_id: str, message_id: str) -> Any:
-    from agent_wait.host.ledger.base import FailureKind, ThreadFailure
-
+def _failure(thread_id: str, kind: str, target_id: str, message_id: str) -> ThreadFailure:
     return ThreadFailure(thread_id, FailureKind(kind), target_id, message_id, "ValueError", "2026-09-11T09:00:00Z")
 
 

@@ -8,13 +8,12 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from agent_wait._time import NEVER, format_rfc3339
-from agent_wait.aws._items import from_item, to_attribute, to_item
+from agent_wait.aws._errors import ServiceError, condition_failed_item, error_code, error_message, is_condition_failed
+from agent_wait.aws._items import from_item, paginate, to_attribute, to_item
 from agent_wait.envelope import WaitEnvelope
-from agent_wait.errors import LedgerIndexMissingError, LedgerRejectedError
-from agent_wait.host.ledger.base import (
+from agent_wait.errors import LedgerCursorError, LedgerIndexMissingError, LedgerRejectedError, QuestionNotFoundError
+from agent_wait.ledger.base import (
     DECIDED,
     DecideResult,
     Decision,
@@ -40,10 +39,6 @@ _THREAD_ITEM = "~THREAD"
 "does this thread have starts or questions" is one query for keys below it."""
 _DUE = "due"
 _OPEN = "open"
-
-
-def _error_code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", "Unknown"))
 
 
 class DynamoDbLedger(Ledger):
@@ -77,13 +72,13 @@ class DynamoDbLedger(Ledger):
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
         try:
             return getattr(self._client, operation)(TableName=self.table_name, **kwargs)
-        except ClientError as exc:
-            code = _error_code(exc)
-            if code == "ConditionalCheckFailedException":
+        except ServiceError as exc:
+            if is_condition_failed(exc):
                 raise
+            code = error_code(exc)
             where = f"question table {self.table_name}: {operation}"
             index = kwargs.get("IndexName")
-            text = str(exc.response.get("Error", {}).get("Message", ""))
+            text = error_message(exc)
             # DynamoDB answers a query on a missing index with ValidationException, moto with
             # ResourceNotFoundException; both name the index.
             if index and code in ("ValidationException", "ResourceNotFoundException") and "index" in text.lower():
@@ -108,8 +103,8 @@ class DynamoDbLedger(Ledger):
         """Run a conditional write; return (succeeded, the item: new on success, old on failure)."""
         try:
             response = self._call(operation, ReturnValuesOnConditionCheckFailure="ALL_OLD", **kwargs)
-        except ClientError as exc:
-            old = exc.response.get("Item")
+        except ServiceError as exc:  # only a failed condition gets here: `_call` translated the rest
+            old = condition_failed_item(exc)
             return False, from_item(old) if old else None
         attributes = response.get("Attributes")
         return True, from_item(attributes) if attributes else None
@@ -118,21 +113,8 @@ class DynamoDbLedger(Ledger):
         return {_PK: {"S": thread_key(thread_id)}, _SK: {"S": sort_key}}
 
     def _query(self, limit: int | None = None, **kwargs: Any) -> Iterator[dict[str, Any]]:
-        seen = 0
-        start: dict[str, Any] | None = None
-        while True:
-            page_kwargs = dict(kwargs)
-            if start:
-                page_kwargs["ExclusiveStartKey"] = start
-            if limit is not None:
-                page_kwargs["Limit"] = limit - seen
-            response = self._call("query", **page_kwargs)
-            for item in response.get("Items", []):
-                seen += 1
-                yield from_item(item)
-            start = response.get("LastEvaluatedKey")
-            if not start or (limit is not None and seen >= limit):
-                return
+        for item in paginate(lambda **page: self._call("query", **page), kwargs, limit=limit):
+            yield from_item(item)
 
     def _record(self, item: dict[str, Any]) -> QuestionRecord:
         return QuestionRecord.from_item(item)
@@ -285,7 +267,7 @@ class DynamoDbLedger(Ledger):
         if item is None:
             if won:  # pragma: no cover - ALL_NEW always returns attributes
                 raise LedgerUnavailableError("update returned no attributes; SQS will retry")
-            raise KeyError(f"question {question_id} on thread {thread_id} is not in the ledger")
+            raise QuestionNotFoundError(thread_id, question_id, table=self.table_name)
         return DecideResult(won=won, record=self._record(item))
 
     def mark_resumed(self, thread_id: str, question_id: str, *, now: datetime) -> bool:
@@ -411,7 +393,7 @@ class DynamoDbLedger(Ledger):
                 ExpressionAttributeValues=values,
             )
             if not won and item is None:
-                raise KeyError(f"question {failure.target_id} on thread {failure.thread_id} is not in the ledger")
+                raise QuestionNotFoundError(failure.thread_id, failure.target_id, table=self.table_name)
         else:
             # `status` and `expires_at` put a failed start in the by_status index beside failed questions.
             self._call(
@@ -508,9 +490,9 @@ def _decode_cursor(cursor: str) -> dict[str, Any]:
     try:
         key = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
     except (ValueError, UnicodeDecodeError):
-        raise ValueError("the cursor is not one this ledger made; start without one") from None
+        raise LedgerCursorError("the cursor is not one this ledger made; start without one") from None
     if not isinstance(key, dict) or not all(isinstance(v, dict) and set(v) == {"S"} for v in key.values()):
-        raise ValueError("the cursor is not one this ledger made; start without one")
+        raise LedgerCursorError("the cursor is not one this ledger made; start without one")
     return key
 
 

@@ -1,0 +1,245 @@
+"""`InMemoryLedger`: the reference ledger, for unit tests and the executable spec of the contract."""
+
+from __future__ import annotations
+
+import copy
+import threading
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from agent_wait._time import NEVER, format_rfc3339
+from agent_wait.envelope import WaitEnvelope
+from agent_wait.errors import LedgerCursorError, QuestionNotFoundError
+from agent_wait.ledger.base import (
+    DECIDED,
+    DecideResult,
+    Decision,
+    FailureKind,
+    Ledger,
+    OpenResult,
+    QuestionPage,
+    QuestionRecord,
+    StartRecord,
+    ThreadFailure,
+    ThreadLease,
+)
+from agent_wait.schema import QuestionStatus
+
+__all__ = ("InMemoryLedger",)
+
+
+class InMemoryLedger(Ledger):
+    """A ledger in a dict, with the same conditional semantics as `DynamoDbLedger` (one lock per ledger)."""
+
+    def __init__(self) -> None:
+        self._questions: dict[tuple[str, str], QuestionRecord] = {}
+        self._starts: dict[tuple[str, str], StartRecord] = {}
+        self._leases: dict[str, ThreadLease] = {}
+        self._failures: dict[str, ThreadFailure] = {}
+        self._lock = threading.Lock()
+
+    def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
+        key = (envelope.thread_id, envelope.question_id)
+        with self._lock:
+            existing = self._questions.get(key)
+            if existing is not None:
+                return OpenResult(existing, created=False)
+            record = QuestionRecord(
+                envelope=envelope,
+                status=QuestionStatus.OPEN,
+                asked_at=format_rfc3339(now),
+            )
+            self._questions[key] = record
+            return OpenResult(record, created=True)
+
+    def get(self, thread_id: str, question_id: str) -> QuestionRecord | None:
+        with self._lock:
+            return self._questions.get((thread_id, question_id))
+
+    def find(self, question_id: str) -> QuestionRecord | None:
+        with self._lock:
+            return next((r for (_, q), r in self._questions.items() if q == question_id), None)
+
+    def thread_exists(self, thread_id: str) -> bool:
+        # A lease alone does not make a thread exist: every message takes one before it is checked.
+        with self._lock:
+            return any(t == thread_id for t, _ in self._questions) or any(t == thread_id for t, _ in self._starts)
+
+    def questions(self, thread_id: str, *, status: QuestionStatus | None = None) -> list[QuestionRecord]:
+        with self._lock:
+            return [
+                record
+                for (t, _), record in sorted(self._questions.items())
+                if t == thread_id and (status is None or record.status is status)
+            ]
+
+    def page(
+        self,
+        status: QuestionStatus,
+        *,
+        limit: int,
+        cursor: str | None = None,
+        due_before: str | None = None,
+        tag: tuple[str, str] | None = None,
+    ) -> QuestionPage:
+        with self._lock:
+            rows = sorted(
+                (r for r in self._questions.values() if r.status is status),
+                key=lambda r: (r.expires_at or NEVER, r.question_id),
+            )
+        rows = [
+            r
+            for r in rows
+            if (due_before is None or (r.expires_at is not None and r.expires_at <= due_before))
+            and (tag is None or r.envelope.tags.get(tag[0]) == tag[1])
+        ]
+        start = 0
+        if cursor is not None:
+            if not cursor.isdigit():
+                raise LedgerCursorError(f"cursor {cursor!r} is not one this ledger made; start without one")
+            start = int(cursor)
+        chunk = rows[start : start + limit]
+        more = start + limit < len(rows)
+        return QuestionPage(chunk, str(start + limit) if more else None)
+
+    def decide(self, thread_id: str, question_id: str, decision: Decision, *, now: datetime) -> DecideResult:
+        with self._lock:
+            record = self._questions.get((thread_id, question_id))
+            if record is None:
+                raise QuestionNotFoundError(thread_id, question_id)
+            if record.status is not QuestionStatus.OPEN:
+                return DecideResult(won=False, record=record)
+            decided = record.with_decision(decision, now)
+            self._questions[(thread_id, question_id)] = decided
+            return DecideResult(won=True, record=decided)
+
+    def mark_resumed(self, thread_id: str, question_id: str, *, now: datetime) -> bool:
+        with self._lock:
+            record = self._questions.get((thread_id, question_id))
+            if record is None or record.status not in DECIDED:
+                return False
+            self._questions[(thread_id, question_id)] = replace(
+                record, status=QuestionStatus.RESUMED, resumed_at=format_rfc3339(now)
+            )
+            return True
+
+    def mark_announced(self, thread_id: str, question_id: str) -> None:
+        with self._lock:
+            record = self._questions.get((thread_id, question_id))
+            if record is not None:
+                self._questions[(thread_id, question_id)] = replace(record, announced=True)
+
+    def overdue(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
+        cutoff = format_rfc3339(now)
+        with self._lock:
+            due = [
+                r
+                for r in self._questions.values()
+                if r.status is QuestionStatus.OPEN and r.expires_at is not None and r.expires_at <= cutoff
+            ]
+        return sorted(due, key=lambda r: (r.expires_at or "", r.question_id))[:limit]
+
+    def oldest_open(self) -> QuestionRecord | None:
+        with self._lock:
+            waiting = [r for r in self._questions.values() if r.status is QuestionStatus.OPEN]
+        return min(waiting, key=lambda r: (r.asked_at, r.question_id), default=None)
+
+    def announce_due(self, *, limit: int) -> list[QuestionRecord]:
+        with self._lock:
+            due = [r for r in self._questions.values() if r.status is QuestionStatus.OPEN and not r.announced]
+        return sorted(due, key=lambda r: (r.asked_at, r.question_id))[:limit]
+
+    def begin_start(self, thread_id: str, start_id: str, *, marker: str | None, now: datetime) -> StartRecord:
+        with self._lock:
+            existing = self._starts.get((thread_id, start_id))
+            if existing is not None:
+                return replace(existing, created=False)
+            record = StartRecord(thread_id, start_id, "running", marker)
+            self._starts[(thread_id, start_id)] = record
+            return replace(record, created=True)
+
+    def finish_start(
+        self, thread_id: str, start_id: str, question_ids: tuple[str, ...], *, now: datetime, state: str = "done"
+    ) -> None:
+        with self._lock:
+            record = self._starts.get((thread_id, start_id))
+            if record is not None:
+                self._starts[(thread_id, start_id)] = replace(record, state=state, question_ids=question_ids)
+
+    def start_record(self, thread_id: str, start_id: str) -> StartRecord | None:
+        with self._lock:
+            return self._starts.get((thread_id, start_id))
+
+    # -- failures and retries --------------------------------------------------------------------------
+
+    def mark_failed(self, failure: ThreadFailure, *, start_input: Any = None) -> None:
+        key = (failure.thread_id, failure.target_id)
+        with self._lock:
+            if failure.kind is FailureKind.ANSWER:
+                record = self._questions.get(key)
+                if record is None:
+                    raise QuestionNotFoundError(failure.thread_id, failure.target_id)
+                if record.status in (QuestionStatus.ANSWERED, QuestionStatus.EXPIRED, QuestionStatus.FAILED):
+                    self._questions[key] = replace(record, status=QuestionStatus.FAILED, failure=failure)
+            else:
+                start = self._starts.get(key) or StartRecord(failure.thread_id, failure.target_id, "failed")
+                self._starts[key] = replace(start, state="failed", input=start_input)
+            self._failures[failure.thread_id] = failure
+
+    def thread_failure(self, thread_id: str) -> ThreadFailure | None:
+        with self._lock:
+            return self._failures.get(thread_id)
+
+    def begin_retry(self, failure: ThreadFailure, retry_id: str, *, now: datetime) -> bool:
+        key = (failure.thread_id, failure.target_id)
+        with self._lock:
+            if failure.kind is FailureKind.ANSWER:
+                record = self._questions.get(key)
+                if record is None:
+                    return False
+                if record.status is QuestionStatus.FAILED:
+                    assert record.outcome is not None
+                    self._questions[key] = replace(record, status=record.outcome, failure=None, retry_id=retry_id)
+                    return True
+                return record.retry_id == retry_id
+            start = self._starts.get(key)
+            if start is None:
+                return False
+            if start.state == "failed":
+                self._starts[key] = replace(start, state="running", retry_id=retry_id)
+                return True
+            return start.retry_id == retry_id
+
+    def clear_failure(self, thread_id: str) -> None:
+        with self._lock:
+            self._failures.pop(thread_id, None)
+
+    def failures(self, *, limit: int = 100) -> list[ThreadFailure]:
+        with self._lock:
+            found = [r.failure for r in self._questions.values() if r.status is QuestionStatus.FAILED and r.failure]
+            failed_starts = {(t, s) for (t, s), start in self._starts.items() if start.state == "failed"}
+            found += [f for f in self._failures.values() if (f.thread_id, f.target_id) in failed_starts]
+        return sorted(found, key=lambda f: (f.failed_at, f.thread_id))[:limit]
+
+    # -- one thread at a time ---------------------------------------------------------------------------
+
+    def acquire_lease(self, thread_id: str, holder: str, *, now: datetime, seconds: float) -> ThreadLease | None:
+        with self._lock:
+            held = self._leases.get(thread_id)
+            if held is not None and held.holder != holder and held.until > now.timestamp():
+                return None
+            lease = ThreadLease(thread_id, holder, now.timestamp() + seconds, self._failures.get(thread_id))
+            self._leases[thread_id] = lease
+            return lease
+
+    def release_lease(self, thread_id: str, holder: str) -> None:
+        with self._lock:
+            held = self._leases.get(thread_id)
+            if held is not None and held.holder == holder:
+                del self._leases[thread_id]
+
+    def snapshot(self) -> dict[tuple[str, str], QuestionRecord]:
+        """A copy of every question row (for tests and the local demo)."""
+        with self._lock:
+            return copy.copy(self._questions)
