@@ -161,6 +161,11 @@ def _text_id(data: Mapping[str, Any], name: str, *, required: bool, reserved_ok:
     value = data.get(name)
     if value is None and not required:
         return None
+    return _required_id(data, name, reserved_ok=reserved_ok)
+
+
+def _required_id(data: Mapping[str, Any], name: str, *, reserved_ok: bool = False) -> str:
+    value = data.get(name)
     if not isinstance(value, str) or not value.strip():
         raise MessageError(f"bad_{name}", f"{name} must be a non-empty string; got {type(value).__name__}")
     if len(value) > MAX_ID_LENGTH:
@@ -198,14 +203,11 @@ def parse_message(body: str | bytes | Mapping[str, Any]) -> StartMessage | Answe
     data = _load(body) if isinstance(body, (str, bytes)) else body
     if not isinstance(data, Mapping):
         raise MessageError("not_object", f"message must be a JSON object; got {type(data).__name__}")
-    thread_id = _text_id(data, "thread_id", required=True)
-    assert thread_id is not None
+    thread_id = _required_id(data, "thread_id")
     if "retry_id" in data and not is_answer(data):
         if "input" in data:
             raise MessageError("bad_retry_id", "a retry message carries thread_id and retry_id only, not 'input'")
-        retry_id = _text_id(data, "retry_id", required=True)
-        assert retry_id is not None
-        return RetryMessage(thread_id, retry_id)
+        return RetryMessage(thread_id, _required_id(data, "retry_id"))
     if not is_answer(data):
         if "input" not in data:
             raise MessageError(
@@ -217,8 +219,7 @@ def parse_message(body: str | bytes | Mapping[str, Any]) -> StartMessage | Answe
 
 def _answer(data: Mapping[str, Any], thread_id: str) -> AnswerMessage:
     key = "question_id" if "question_id" in data else "interrupt_id"
-    question_id = _text_id(data, key, required=True)
-    assert question_id is not None
+    question_id = _required_id(data, key)
     if "answer" not in data:
         raise MessageError("missing_answer", "an answer message needs 'answer' (any JSON, null allowed)")
     valid_until = None

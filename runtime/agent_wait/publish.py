@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from agent_wait.announce.base import BaseAnnounce, Delivery
+from agent_wait.announce.base import BaseAnnounce, Delivery, DeliveryStatus
 from agent_wait.envelope import Transition, WaitEnvelope
 
 __all__ = ("Announcers", "PublishReport", "apublish", "as_announcers", "publish")
@@ -28,11 +28,11 @@ class PublishReport:
     @property
     def delivered(self) -> tuple[str, ...]:
         """Names of the announcers that delivered."""
-        return tuple(d.announcer for d in self.deliveries if d.status == "delivered")
+        return tuple(d.announcer for d in self.deliveries if d.status is DeliveryStatus.DELIVERED)
 
     @property
     def failed(self) -> tuple[Delivery, ...]:
-        return tuple(d for d in self.deliveries if d.status == "failed")
+        return tuple(d for d in self.deliveries if d.status is DeliveryStatus.FAILED)
 
     @property
     def ok(self) -> bool:

@@ -201,3 +201,17 @@ def test_importing_the_host_without_its_extra_names_the_extra(monkeypatch: pytes
         import agent_wait.host  # noqa: F401
 
     assert raised.value.extra == "host"
+
+
+def test_an_unknown_role_is_a_configuration_error_naming_the_roles() -> None:
+    from agent_wait.errors import ConfigurationError
+    from agent_wait.host.settings import HostRole
+
+    with pytest.raises(ConfigurationError, match=r"role must be one of \['router', 'sweep', 'api'\]; got 'worker'"):
+        HostSettings.from_env("worker", {})
+    assert (
+        HostSettings.from_env(
+            HostRole.SWEEP, {"AGENT_WAIT_TABLE": "t", "AGENT_WAIT_QUEUE_URL": "https://sqs.example/q.fifo"}
+        ).table
+        == "t"
+    )

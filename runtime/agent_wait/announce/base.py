@@ -12,15 +12,25 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import ClassVar
 
 from agent_wait.envelope import Transition, WaitEnvelope
 
-__all__ = ("ALL_TRANSITIONS", "BaseAnnounce", "Delivery", "DeliveryStats")
+__all__ = ("ALL_TRANSITIONS", "BaseAnnounce", "Delivery", "DeliveryStats", "DeliveryStatus")
 
 logger = logging.getLogger("agent_wait.announce")
 
 ALL_TRANSITIONS: frozenset[Transition] = frozenset(Transition)
+
+
+class DeliveryStatus(StrEnum):
+    """What one announcer did with one envelope (a `str`, so it compares and serialises as its value)."""
+
+    DELIVERED = "delivered"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    """The announcer does not deliver this transition."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,8 +41,8 @@ class Delivery:
     """The announcer's `name`."""
     transition: Transition
     """Which lifecycle step was announced."""
-    status: str
-    """`delivered`, `failed`, or `skipped` (the announcer does not deliver this transition)."""
+    status: DeliveryStatus
+    """Delivered, failed, or skipped (the announcer does not deliver this transition)."""
     error: str | None = None
     """For a failure: the exception type and message (ids only, never question content)."""
     seconds: float = 0.0
@@ -40,7 +50,7 @@ class Delivery:
 
     @property
     def ok(self) -> bool:
-        return self.status != "failed"
+        return self.status is not DeliveryStatus.FAILED
 
 
 @dataclass(slots=True)
@@ -89,14 +99,14 @@ class BaseAnnounce(ABC):
         """Deliver `envelope` if this announcer delivers its transition. Never raises."""
         step = Transition.parse(transition) if transition is not None else envelope.transition
         if step not in self.delivers:
-            self._count("skipped")
-            return Delivery(self.name, step, "skipped")
+            self._count(DeliveryStatus.SKIPPED)
+            return Delivery(self.name, step, DeliveryStatus.SKIPPED)
         started = time.perf_counter()
         try:
             self.deliver(envelope, step)
         except Exception as exc:
             elapsed = time.perf_counter() - started
-            self._count("failed")
+            self._count(DeliveryStatus.FAILED)
             reason = f"{type(exc).__name__}: {exc}"
             logger.warning(
                 "announce failed: announcer=%s event=%s thread_id=%s question_id=%s error=%s",
@@ -106,11 +116,11 @@ class BaseAnnounce(ABC):
                 envelope.question_id,
                 reason,
             )
-            return Delivery(self.name, step, "failed", reason, elapsed)
-        self._count("delivered")
-        return Delivery(self.name, step, "delivered", None, time.perf_counter() - started)
+            return Delivery(self.name, step, DeliveryStatus.FAILED, reason, elapsed)
+        self._count(DeliveryStatus.DELIVERED)
+        return Delivery(self.name, step, DeliveryStatus.DELIVERED, None, time.perf_counter() - started)
 
-    def _count(self, status: str) -> None:
+    def _count(self, status: DeliveryStatus) -> None:
         with self._stats_lock:
             setattr(self.stats, status, getattr(self.stats, status) + 1)
 

@@ -100,7 +100,8 @@ def answer(
         CliError: the answer did not decide the question (already decided, expired, refused, unknown, not
             signed in), with what happened and by whom.
     """
-    assert target.api_url, "answer over HTTP needs the target's api_url"
+    if not target.api_url:
+        raise CliError("this stack has no answer API: answer on the entry queue (--queue), or deploy one")
     value = answer_value(action, note, args, value)
     url = f"{target.api_url}/questions/{urllib.parse.quote(question_id, safe='')}/answer"
     headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": idempotency_key or uuid.uuid4().hex}

@@ -244,9 +244,8 @@ class LinkKeys:
                 f'"active" names key {active!r}, which the secret does not hold; add that key, or set '
                 '"active" to one of the key ids the secret lists'
             )
-        if problems:
+        if problems or not isinstance(active, str):
             raise refuse(problems)
-        assert isinstance(active, str)
         return cls(active=active, keys=keys)
 
 

@@ -8,20 +8,30 @@ import re
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from agent_wait.errors import ConfigurationError
 from agent_wait.schema import Settings
 
-__all__ = ("DEFAULT_SIGN_IN_SCOPES", "HostSettings", "load_object")
+__all__ = ("DEFAULT_SIGN_IN_SCOPES", "HostRole", "HostSettings", "load_object")
 
 DEFAULT_SIGN_IN_SCOPES = "openid email"
 """What the inbox page asks the issuer for when `AGENT_WAIT_SIGN_IN_SCOPES` is unset: an ID token with the email."""
 
+
+class HostRole(StrEnum):
+    """Which function reads the settings: each needs its own."""
+
+    ROUTER = "router"
+    SWEEP = "sweep"
+    API = "api"
+
+
 _NEEDS = {
-    "router": (Settings.GRAPH, Settings.TABLE, Settings.CHECKPOINT_TABLE, Settings.DLQ_URL),
-    "sweep": (Settings.TABLE, Settings.QUEUE_URL),
-    "api": (Settings.TABLE, Settings.QUEUE_URL),
+    HostRole.ROUTER: (Settings.GRAPH, Settings.TABLE, Settings.CHECKPOINT_TABLE, Settings.DLQ_URL),
+    HostRole.SWEEP: (Settings.TABLE, Settings.QUEUE_URL),
+    HostRole.API: (Settings.TABLE, Settings.QUEUE_URL),
 }
 
 _PRINCIPAL_ID = re.compile(r"[A-Z0-9]{8,128}|\*")
@@ -77,12 +87,16 @@ class HostSettings:
     """The scopes the inbox page asks for (`AGENT_WAIT_SIGN_IN_SCOPES`)."""
 
     @classmethod
-    def from_env(cls, role: str, environ: Mapping[str, str] | None = None) -> HostSettings:
+    def from_env(cls, role: HostRole | str, environ: Mapping[str, str] | None = None) -> HostSettings:
         """Read and check the settings `role` (`router`, `sweep` or `api`) needs.
 
         Raises:
             ConfigurationError: every missing or malformed variable, named, in one message.
+            ConfigurationError: also when `role` is not a `HostRole`.
         """
+        if role not in set(HostRole):
+            raise ConfigurationError([f"role must be one of {[r.value for r in HostRole]}; got {role!r}"])
+        role = HostRole(role)
         env = os.environ if environ is None else environ
         value = {name: (env.get(name.value) or "").strip() or None for name in Settings}
         problems: list[str] = []
@@ -129,10 +143,8 @@ class HostSettings:
             wrong.append(Settings.MAX_RECEIVE_COUNT.value)
         identity = _identity_settings(value, problems, wrong)
         sign_in = _sign_in_settings(value, problems, wrong)
-        if problems:
+        if problems or lease_seconds is None or max_receive_count is None:
             raise ConfigurationError(problems, variables=wrong)
-        assert lease_seconds is not None
-        assert max_receive_count is not None
         return cls(
             graph=graph,
             table=value[Settings.TABLE],

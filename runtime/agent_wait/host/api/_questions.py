@@ -93,8 +93,8 @@ def answer_response(result: AnswerResult) -> Response:
     if result.status in (AnswerStatus.WON, AnswerStatus.REPEATED):
         return json_response(200, {"result": result.status.value, "handed_over": result.handed_over, **view})
     if result.status is AnswerStatus.REFUSED:
-        assert result.reason is not None
-        return problem(_STATUS_FOR_REFUSAL.get(result.reason, 422), result.reason.value, result.detail, question=view)
+        reason = result.reason or RefusalReason.INVALID_ANSWER
+        return problem(_STATUS_FOR_REFUSAL.get(reason, 422), reason.value, result.detail, question=view)
     outcome = result.record.outcome
     if outcome is QuestionStatus.EXPIRED:
         return problem(410, RefusalReason.EXPIRED.value, "the deadline passed and the default applied", question=view)
@@ -129,7 +129,8 @@ def checked_answer(question_id: str, fields: Mapping[str, Any]) -> AnswerMessage
         MessageError: the shape, the size or a value a store cannot hold; the text names the field, never its value.
     """
     parsed = parse_message({"thread_id": "api", "question_id": question_id, **fields})
-    assert isinstance(parsed, AnswerMessage)
+    if not isinstance(parsed, AnswerMessage):  # a question id makes it an answer; say so if that ever changes
+        raise MessageError("bad_answer", 'the body must be an answer: {"answer": ...}')
     return parsed
 
 
