@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 import typing
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import InjectedToolArg
@@ -14,16 +13,14 @@ from langgraph.config import get_config
 from langgraph.store.base import BaseStore
 from langgraph.types import interrupt
 
+from agent_wait._flow import WaitBinding, wait_decorator
 from agent_wait._json import to_jsonable
-from agent_wait._wait import MARKER, WaitSignature, check_mode, pack_question, pending_call, plain, should_ask
+from agent_wait._wait import MARKER, pack_question, plain
 from agent_wait.envelope import check_question_size
 from agent_wait.errors import EnvelopeError
 from agent_wait.policy import WaitPolicy
-from agent_wait.publish import Announcers, apublish, as_announcers, publish
 
 __all__ = ("MARKER", "ask", "wait")
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 # Parameters LangGraph fills in by name on nodes, and that tools receive outside the model's schema.
 _INJECTED_NAMES = frozenset({"config", "runtime", "store", "writer", "callbacks", "run_manager"})
@@ -83,93 +80,42 @@ def ask(question: Any, policy: WaitPolicy | None = None) -> Any:
     return interrupt(pack_question(value, policy, None), response_schema=schema)
 
 
-def _current_thread_id() -> str:
-    try:
-        thread_id = get_config().get("configurable", {}).get("thread_id")
-    except RuntimeError:
-        thread_id = None
-    if not isinstance(thread_id, str) or not thread_id:
-        raise EnvelopeError(
-            "@wait(mode='async') needs the run's thread id: call it inside a graph invoked with "
-            "{'configurable': {'thread_id': ...}}"
-        )
-    return thread_id
+class _LangGraphBinding(WaitBinding[None]):
+    """`@wait` on LangGraph: park with `interrupt()`; the thread id is in the run's config."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self._is_injected = _injected_rule(fn)
+
+    def is_injected(self, parameter: inspect.Parameter) -> bool:
+        return self._is_injected(parameter)
+
+    def thread_id(self, context: None) -> str:
+        try:
+            thread_id = get_config().get("configurable", {}).get("thread_id")
+        except RuntimeError:
+            thread_id = None
+        if not isinstance(thread_id, str) or not thread_id:
+            raise EnvelopeError(
+                "@wait(mode='async') needs the run's thread id: call it inside a graph invoked with "
+                "{'configurable': {'thread_id': ...}}"
+            )
+        return thread_id
+
+    def park(self, context: None, question: dict[str, Any]) -> Any:
+        return interrupt(question)
 
 
-def wait(
-    policy: WaitPolicy | None = None,
-    *,
-    mode: str = "interrupt",
-    announce: Announcers = None,
-    decision: str = "decision",
-    when: Callable[..., Any] | None = None,
-) -> Callable[[F], F]:
-    """Make a node or tool wait for an outside answer before its body runs.
+wait = wait_decorator(
+    lambda fn, _decision: _LangGraphBinding(fn),
+    module=__name__,
+    doc="""Make a node or tool wait for an outside answer before its body runs.
 
-    The call parks on `{"function": name, "args": {...}}` (visible arguments only: values LangGraph
-    injects — config, runtime, store, injected state or tool-call id — are never published).
-    `{"action": "approve"}` runs the body; `{"action": "approve", "args": {...}}` runs it with edited
-    arguments; any other answer is returned in place of the body. A function with a `decision`
-    parameter always runs and receives the answer there, verbatim.
-
-    Args:
-        policy: deadline, default, allowed actions and tags; `WaitPolicy()` by default.
-        mode: `"interrupt"` parks the run (publish afterwards with `publish_interrupts` or the router);
-            `"async"` publishes from the call and returns `{"status": "pending_approval", ...}` at once.
-        announce: where `mode="async"` publishes; refused in interrupt mode.
-        decision: the name of the parameter that receives the answer verbatim.
-        when: a predicate called with the function's arguments; ask only when it is true. A predicate
-            that raises asks anyway.
-
-    Raises:
-        ConfigurationError: an unknown mode, async mode without announcers, or announcers in interrupt mode.
-    """
-    policy = policy if policy is not None else WaitPolicy()
-    if not isinstance(policy, WaitPolicy):
-        raise EnvelopeError(f"@wait takes a WaitPolicy as its first argument; got a {type(policy).__name__}")
-    announcers = as_announcers(announce)
-    check_mode(mode, bool(announcers))
-
-    def decorate(fn: F) -> F:
-        sig = WaitSignature(fn, decision=decision, is_injected=_injected_rule(fn))
-        source = sig.source
-
-        if inspect.iscoroutinefunction(fn):
-
-            @functools.wraps(fn)
-            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-                bound = sig.bind(args, kwargs)
-                if not should_ask(when, sig.function, args, kwargs):
-                    return await fn(*bound.args, **bound.kwargs)
-                question = sig.question(bound)
-                if mode == "async":
-                    envelope, pending = pending_call(question, policy, _current_thread_id())
-                    await apublish(envelope, announcers)
-                    return pending
-                plan = sig.plan(bound, interrupt(pack_question(question, policy, source)))
-                if not plan.run or plan.arguments is None:
-                    return plan.value
-                return await fn(*plan.arguments.args, **plan.arguments.kwargs)
-
-            async_wrapper.__signature__ = sig.outward  # type: ignore[attr-defined]
-            return typing.cast(F, async_wrapper)
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            bound = sig.bind(args, kwargs)
-            if not should_ask(when, sig.function, args, kwargs):
-                return fn(*bound.args, **bound.kwargs)
-            question = sig.question(bound)
-            if mode == "async":
-                envelope, pending = pending_call(question, policy, _current_thread_id())
-                publish(envelope, announcers)
-                return pending
-            plan = sig.plan(bound, interrupt(pack_question(question, policy, source)))
-            if not plan.run or plan.arguments is None:
-                return plan.value
-            return fn(*plan.arguments.args, **plan.arguments.kwargs)
-
-        wrapper.__signature__ = sig.outward  # type: ignore[attr-defined]
-        return typing.cast(F, wrapper)
-
-    return decorate
+The call parks on `{"function": name, "args": {...}}` (visible arguments only: values LangGraph
+injects — config, runtime, store, injected state or tool-call id — are never published).
+`{"action": "approve"}` runs the body; `{"action": "approve", "args": {...}}` runs it with edited
+arguments; any other answer is returned in place of the body. A function with a `decision`
+parameter always runs and receives the answer there, verbatim.
+""",
+    mode_doc="""`"interrupt"` parks the run (publish afterwards with `publish_interrupts` or the router);
+        `"async"` publishes from the call and returns `{"status": "pending_approval", ...}` at once.""",
+)

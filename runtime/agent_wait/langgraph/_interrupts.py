@@ -9,11 +9,12 @@ from typing import Any
 
 from langgraph.types import Command, Interrupt
 
+from agent_wait._flow import publish_questions, require_thread_id
 from agent_wait._wait import unpack_question
-from agent_wait.envelope import Question, WaitEnvelope
+from agent_wait.envelope import Question
 from agent_wait.errors import EnvelopeError
 from agent_wait.messages import is_answer, question_id_of
-from agent_wait.publish import Announcers, PublishReport, publish
+from agent_wait.publish import Announcers, PublishReport
 
 __all__ = (
     "is_answer",
@@ -56,18 +57,12 @@ def questions_from_result(result: Any, thread_id: str) -> list[Question]:
         raise EnvelopeError(
             "result['__interrupt__'] must be the list of langgraph.types.Interrupt that graph.invoke returns"
         )
-    if not isinstance(thread_id, str) or not thread_id:
-        raise EnvelopeError(f"thread_id must be a non-empty string; got {thread_id!r}")
+    require_thread_id(thread_id)
     return [question_from_interrupt(item, thread_id) for item in pending]
 
 
 def publish_interrupts(
-    result: Any,
-    thread_id: str,
-    announce: Announcers,
-    *,
-    reply_to: Any = None,
-    now: datetime | None = None,
+    result: Any, thread_id: str, announce: Announcers, *, reply_to: Any = None, now: datetime | None = None
 ) -> list[PublishReport]:
     """Publish one `wait.created` envelope per question the run is parked on; nothing when none.
 
@@ -76,8 +71,7 @@ def publish_interrupts(
     Raises:
         EnvelopeError: `result` is not a `graph.invoke` result, or a question is not JSON or too large.
     """
-    questions = questions_from_result(result, thread_id)
-    return [publish(WaitEnvelope.create(q, reply_to=reply_to, now=now), announce) for q in questions]
+    return publish_questions(questions_from_result(result, thread_id), announce, reply_to=reply_to, now=now)
 
 
 def resume_command(message: Mapping[str, Any]) -> Command[Any]:

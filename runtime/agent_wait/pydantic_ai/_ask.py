@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic_ai.exceptions import ApprovalRequired
 
-from agent_wait._wait import APPROVE, MARKER, WaitSignature, check_mode, pack_question, pending_call, should_ask
+from agent_wait._flow import WaitBinding, wait_decorator
+from agent_wait._wait import APPROVE, MARKER
 from agent_wait._wait import type_hints as _type_hints
 from agent_wait.errors import ConfigurationError, EnvelopeError
-from agent_wait.policy import WaitPolicy
-from agent_wait.publish import Announcers, apublish, as_announcers, publish
 from pydantic_ai import RunContext
 
 __all__ = ("MARKER", "thread_id_from_deps", "wait")
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 _CTX_NAMES = ("ctx", "agent_wait_ctx")
 
@@ -93,112 +89,59 @@ class _Shape:
         return ctx, args
 
 
-def _finish(wrapper: Callable[..., Any], shape: _Shape) -> None:
-    # Pydantic AI builds the tool schema from the signature and type hints: show it the function's own
-    # parameters minus the decision (never filled by the model) plus the RunContext the wrapper needs.
-    wrapper.__signature__ = shape.signature  # type: ignore[attr-defined]
-    wrapper.__annotations__ = shape.annotations
+class _PydanticAiBinding(WaitBinding[RunContext[Any]]):
+    """`@wait` on Pydantic AI: park by raising `ApprovalRequired`; the answer is the approval's metadata."""
+
+    def __init__(self, fn: Callable[..., Any], decision: str) -> None:
+        self.shape = _Shape(fn, decision)
+        # Pydantic AI builds the tool schema from the signature and type hints: show it the function's own parameters
+        # minus the decision (never filled by the model) plus the RunContext the wrapper needs.
+        self.shown, self.shown_annotations = self.shape.signature, self.shape.annotations
+
+    def is_injected(self, parameter: inspect.Parameter) -> bool:
+        return _is_run_context(self.shape.hints.get(parameter.name, parameter.annotation))
+
+    def split(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[RunContext[Any], tuple[Any, ...], dict[str, Any]]:
+        ctx, own_args = self.shape.split(args, kwargs)
+        return ctx, own_args, kwargs
+
+    def thread_id(self, context: RunContext[Any]) -> str:
+        return thread_id_from_deps(context.deps)
+
+    def park(self, context: RunContext[Any], question: dict[str, Any]) -> Any:
+        if not context.tool_call_approved:
+            raise ApprovalRequired(metadata=question)
+        return _answer(context)
 
 
-def wait(
-    policy: WaitPolicy | None = None,
-    *,
-    mode: str = "interrupt",
-    announce: Announcers = None,
-    decision: str = "decision",
-    when: Callable[..., Any] | None = None,
-) -> Callable[[F], F]:
-    """Make a Pydantic AI tool wait for an outside answer before its body runs.
+wait = wait_decorator(
+    _PydanticAiBinding,
+    module=__name__,
+    doc="""Make a Pydantic AI tool wait for an outside answer before its body runs.
 
-    Decorate the function, then register it with `agent.tool` (the wrapper takes the `RunContext` it
-    needs even when the function does not; `agent.tool_plain` refuses it). The call parks on
-    `{"function": name, "args": {...}}`: the function's own parameters, never the `RunContext` and
-    never the decision parameter. In interrupt mode the tool raises `ApprovalRequired` carrying the
-    question and its policy, the run ends with `DeferredToolRequests` output (give the agent
-    `output_type=[str, DeferredToolRequests]`), and the question id is the `tool_call_id`. The host
-    resumes with `deferred_tool_results({tool_call_id: answer})`: an approval carries the answer in
-    `DeferredToolResults.metadata`, so `{"action": "approve"}` runs the body,
-    `{"action": "approve", "args": {...}}` runs it with edited arguments, and a `decision` parameter
-    receives the answer verbatim. Any other answer is a `ToolDenied`: the body never runs and the
-    model receives the answer as the denial message (so a decision function sees approvals only).
+Decorate the function, then register it with `agent.tool` (the wrapper takes the `RunContext` it
+needs even when the function does not; `agent.tool_plain` refuses it). The call parks on
+`{"function": name, "args": {...}}`: the function's own parameters, never the `RunContext` and
+never the decision parameter. In interrupt mode the tool raises `ApprovalRequired` carrying the
+question and its policy, the run ends with `DeferredToolRequests` output (give the agent
+`output_type=[str, DeferredToolRequests]`), and the question id is the `tool_call_id`. The host
+resumes with `deferred_tool_results({tool_call_id: answer})`: an approval carries the answer in
+`DeferredToolResults.metadata`, so `{"action": "approve"}` runs the body,
+`{"action": "approve", "args": {...}}` runs it with edited arguments, and a `decision` parameter
+receives the answer verbatim. Any other answer is a `ToolDenied`: the body never runs and the
+model receives the answer as the denial message (so a decision function sees approvals only).
 
-    Example:
-        >>> from pydantic_ai import Agent, DeferredToolRequests
-        >>> agent = Agent("test", output_type=[str, DeferredToolRequests])
-        >>> @agent.tool
-        ... @wait(WaitPolicy(timeout="P3D", default={"action": "reject"}))
-        ... def issue_refund(order_id: str, amount: int) -> str:
-        ...     return f"refunded {amount} on {order_id}"
-
-    Args:
-        policy: deadline, default, allowed actions and tags; `WaitPolicy()` by default.
-        mode: `"interrupt"` defers the call (publish afterwards with `publish_interrupts`);
-            `"async"` publishes from the call and returns `{"status": "pending_approval", ...}` to the
-            model at once, under the thread id `thread_id_from_deps(ctx.deps)`.
-        announce: where `mode="async"` publishes; refused in interrupt mode.
-        decision: the name of the parameter that receives the answer verbatim.
-        when: a predicate called with the arguments the function itself takes; ask only when it is
-            true. A predicate that raises asks anyway.
-
-    Raises:
-        ConfigurationError: an unknown mode, async mode without announcers, or announcers in interrupt mode.
-        EnvelopeError: `policy` is not a `WaitPolicy`.
-    """
-    policy = policy if policy is not None else WaitPolicy()
-    if not isinstance(policy, WaitPolicy):
-        raise EnvelopeError(f"@wait takes a WaitPolicy as its first argument; got a {type(policy).__name__}")
-    announcers = as_announcers(announce)
-    check_mode(mode, bool(announcers))
-
-    def decorate(fn: F) -> F:
-        shape = _Shape(fn, decision)
-        sig = WaitSignature(
-            fn, decision=decision, is_injected=lambda p: _is_run_context(shape.hints.get(p.name, p.annotation))
-        )
-        source = sig.source
-
-        if inspect.iscoroutinefunction(fn):
-
-            @functools.wraps(fn)
-            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-                ctx, own_args = shape.split(args, kwargs)
-                bound = sig.bind(own_args, kwargs)
-                if not should_ask(when, sig.function, own_args, kwargs):
-                    return await fn(*bound.args, **bound.kwargs)
-                question = sig.question(bound)
-                if mode == "async":
-                    envelope, pending = pending_call(question, policy, thread_id_from_deps(ctx.deps))
-                    await apublish(envelope, announcers)
-                    return pending
-                if not ctx.tool_call_approved:
-                    raise ApprovalRequired(metadata=pack_question(question, policy, source))
-                plan = sig.plan(bound, _answer(ctx))
-                if not plan.run or plan.arguments is None:
-                    return plan.value
-                return await fn(*plan.arguments.args, **plan.arguments.kwargs)
-
-            _finish(async_wrapper, shape)
-            return typing.cast(F, async_wrapper)
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            ctx, own_args = shape.split(args, kwargs)
-            bound = sig.bind(own_args, kwargs)
-            if not should_ask(when, sig.function, own_args, kwargs):
-                return fn(*bound.args, **bound.kwargs)
-            question = sig.question(bound)
-            if mode == "async":
-                envelope, pending = pending_call(question, policy, thread_id_from_deps(ctx.deps))
-                publish(envelope, announcers)
-                return pending
-            if not ctx.tool_call_approved:
-                raise ApprovalRequired(metadata=pack_question(question, policy, source))
-            plan = sig.plan(bound, _answer(ctx))
-            if not plan.run or plan.arguments is None:
-                return plan.value
-            return fn(*plan.arguments.args, **plan.arguments.kwargs)
-
-        _finish(wrapper, shape)
-        return typing.cast(F, wrapper)
-
-    return decorate
+Example:
+    >>> from pydantic_ai import Agent, DeferredToolRequests
+    >>> agent = Agent("test", output_type=[str, DeferredToolRequests])
+    >>> @agent.tool
+    ... @wait(WaitPolicy(timeout="P3D", default={"action": "reject"}))
+    ... def issue_refund(order_id: str, amount: int) -> str:
+    ...     return f"refunded {amount} on {order_id}"
+""",
+    mode_doc="""`"interrupt"` defers the call (publish afterwards with `publish_interrupts`);
+        `"async"` publishes from the call and returns `{"status": "pending_approval", ...}` to the
+        model at once, under the thread id `thread_id_from_deps(ctx.deps)`.""",
+)

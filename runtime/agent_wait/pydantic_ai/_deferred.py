@@ -9,12 +9,13 @@ from typing import Any
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 
+from agent_wait._flow import publish_questions, require_thread_id
 from agent_wait._json import dumps, to_jsonable
 from agent_wait._wait import APPROVE, is_packed, plain, unpack_question
-from agent_wait.envelope import Question, WaitEnvelope
+from agent_wait.envelope import Question
 from agent_wait.errors import EnvelopeError
 from agent_wait.policy import WaitPolicy
-from agent_wait.publish import Announcers, PublishReport, publish
+from agent_wait.publish import Announcers, PublishReport
 
 __all__ = (
     "deferred_requests_of",
@@ -78,8 +79,7 @@ def questions_from_result(result: Any, thread_id: str) -> list[Question]:
     requests = deferred_requests_of(result)
     if requests is None:
         return []
-    if not isinstance(thread_id, str) or not thread_id:
-        raise EnvelopeError(f"thread_id must be a non-empty string; got {thread_id!r}")
+    require_thread_id(thread_id)
     return [
         question_from_call(call, requests.metadata.get(call.tool_call_id), thread_id)
         for call in (*requests.approvals, *requests.calls)
@@ -87,12 +87,7 @@ def questions_from_result(result: Any, thread_id: str) -> list[Question]:
 
 
 def publish_interrupts(
-    result: Any,
-    thread_id: str,
-    announce: Announcers,
-    *,
-    reply_to: Any = None,
-    now: datetime | None = None,
+    result: Any, thread_id: str, announce: Announcers, *, reply_to: Any = None, now: datetime | None = None
 ) -> list[PublishReport]:
     """Publish one `wait.created` envelope per deferred tool call the run ended on; nothing when none.
 
@@ -102,8 +97,7 @@ def publish_interrupts(
     Raises:
         EnvelopeError: `result` is not a run result, or a question is not JSON or too large.
     """
-    questions = questions_from_result(result, thread_id)
-    return [publish(WaitEnvelope.create(q, reply_to=reply_to, now=now), announce) for q in questions]
+    return publish_questions(questions_from_result(result, thread_id), announce, reply_to=reply_to, now=now)
 
 
 def is_approval(answer: Any) -> bool:

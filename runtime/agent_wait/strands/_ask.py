@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 import typing
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from strands.types.tools import ToolContext
 
-from agent_wait._wait import MARKER, WaitSignature, check_mode, pack_question, pending_call, should_ask
+from agent_wait._flow import WaitBinding, wait_decorator
+from agent_wait._wait import MARKER
 from agent_wait._wait import type_hints as _type_hints
 from agent_wait.errors import ConfigurationError, EnvelopeError
-from agent_wait.policy import WaitPolicy
-from agent_wait.publish import Announcers, apublish, as_announcers, publish
 
 __all__ = ("INTERRUPT_NAME", "MARKER", "thread_id_from_context", "wait")
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 INTERRUPT_NAME = "agent_wait"
 """The name `@wait` gives its interrupt; Strands derives the interrupt id from the tool-use id and this name."""
@@ -110,106 +106,54 @@ class _Shape:
         return context, own
 
 
-def _finish(wrapper: Callable[..., Any], shape: _Shape) -> None:
-    # Strands builds the tool spec from the signature and type hints: show it the function's own
-    # parameters minus the decision (never filled by the model) plus the ToolContext the wrapper needs.
-    wrapper.__signature__ = shape.signature  # type: ignore[attr-defined]
-    wrapper.__annotations__ = shape.annotations
+class _StrandsBinding(WaitBinding[ToolContext]):
+    """`@wait` on Strands: park on `tool_context.interrupt`; the answer comes back verbatim."""
+
+    def __init__(self, fn: Callable[..., Any], decision: str) -> None:
+        self.shape = _Shape(fn, decision)
+        # Strands builds the tool spec from the signature and type hints: show it the function's own parameters
+        # minus the decision (never filled by the model) plus the ToolContext the wrapper needs.
+        self.shown, self.shown_annotations = self.shape.signature, self.shape.annotations
+
+    def is_injected(self, parameter: inspect.Parameter) -> bool:
+        return self.shape.is_injected(parameter)
+
+    def split(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[ToolContext, tuple[Any, ...], dict[str, Any]]:
+        context, own = self.shape.split(args, kwargs)
+        return context, args, own
+
+    def thread_id(self, context: ToolContext) -> str:
+        return thread_id_from_context(context)
+
+    def park(self, context: ToolContext, question: dict[str, Any]) -> Any:
+        return context.interrupt(INTERRUPT_NAME, reason=question)
 
 
-def wait(
-    policy: WaitPolicy | None = None,
-    *,
-    mode: str = "interrupt",
-    announce: Announcers = None,
-    decision: str = "decision",
-    when: Callable[..., Any] | None = None,
-) -> Callable[[F], F]:
-    """Make a Strands tool wait for an outside answer before its body runs.
+wait = wait_decorator(
+    _StrandsBinding,
+    module=__name__,
+    doc="""Make a Strands tool wait for an outside answer before its body runs.
 
-    Put it under `@tool(context=True)`: the wrapper takes the `ToolContext` as `tool_context` when
-    the function does not take it itself. The call parks on `{"function": name, "args": {...}}`: the
-    function's own parameters, never the `ToolContext`, an injected `agent`, or the decision
-    parameter. In interrupt mode the tool calls `tool_context.interrupt("agent_wait", reason=...)`
-    with the question and its policy, the run stops with `stop_reason == "interrupt"`, and the
-    question id is the interrupt's id. The host resumes with `interrupt_responses({id: answer})`; the
-    answer arrives verbatim, so `{"action": "approve"}` runs the body,
-    `{"action": "approve", "args": {...}}` runs it with edited arguments, any other answer is returned
-    in its place, and a `decision` parameter receives the answer whatever it is.
+Put it under `@tool(context=True)`: the wrapper takes the `ToolContext` as `tool_context` when
+the function does not take it itself. The call parks on `{"function": name, "args": {...}}`: the
+function's own parameters, never the `ToolContext`, an injected `agent`, or the decision
+parameter. In interrupt mode the tool calls `tool_context.interrupt("agent_wait", reason=...)`
+with the question and its policy, the run stops with `stop_reason == "interrupt"`, and the
+question id is the interrupt's id. The host resumes with `interrupt_responses({id: answer})`; the
+answer arrives verbatim, so `{"action": "approve"}` runs the body,
+`{"action": "approve", "args": {...}}` runs it with edited arguments, any other answer is returned
+in its place, and a `decision` parameter receives the answer whatever it is.
 
-    Example:
-        >>> from strands import tool
-        >>> @tool(context=True)
-        ... @wait(WaitPolicy(timeout="P3D", default={"action": "reject"}))
-        ... def issue_refund(order_id: str, amount: int) -> str:
-        ...     return f"refunded {amount} on {order_id}"
-
-    Args:
-        policy: deadline, default, allowed actions and tags; `WaitPolicy()` by default.
-        mode: `"interrupt"` parks the run (publish afterwards with `publish_interrupts`);
-            `"async"` publishes from the call and returns `{"status": "pending_approval", ...}` to the
-            model at once, under the thread id `thread_id_from_context(tool_context)`.
-        announce: where `mode="async"` publishes; refused in interrupt mode.
-        decision: the name of the parameter that receives the answer verbatim.
-        when: a predicate called with the arguments the function itself takes; ask only when it is
-            true. A predicate that raises asks anyway.
-
-    Raises:
-        ConfigurationError: an unknown mode, async mode without announcers, or announcers in interrupt mode.
-        EnvelopeError: `policy` is not a `WaitPolicy`.
-    """
-    policy = policy if policy is not None else WaitPolicy()
-    if not isinstance(policy, WaitPolicy):
-        raise EnvelopeError(f"@wait takes a WaitPolicy as its first argument; got a {type(policy).__name__}")
-    announcers = as_announcers(announce)
-    check_mode(mode, bool(announcers))
-
-    def decorate(fn: F) -> F:
-        shape = _Shape(fn, decision)
-        sig = WaitSignature(fn, decision=decision, is_injected=shape.is_injected)
-        source = sig.source
-
-        if inspect.iscoroutinefunction(fn):
-
-            @functools.wraps(fn)
-            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-                context, own = shape.split(args, kwargs)
-                bound = sig.bind(args, own)
-                if not should_ask(when, sig.function, args, own):
-                    return await fn(*bound.args, **bound.kwargs)
-                question = sig.question(bound)
-                if mode == "async":
-                    envelope, pending = pending_call(question, policy, thread_id_from_context(context))
-                    await apublish(envelope, announcers)
-                    return pending
-                plan = sig.plan(
-                    bound, context.interrupt(INTERRUPT_NAME, reason=pack_question(question, policy, source))
-                )
-                if not plan.run or plan.arguments is None:
-                    return plan.value
-                return await fn(*plan.arguments.args, **plan.arguments.kwargs)
-
-            _finish(async_wrapper, shape)
-            return typing.cast(F, async_wrapper)
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            context, own = shape.split(args, kwargs)
-            bound = sig.bind(args, own)
-            if not should_ask(when, sig.function, args, own):
-                return fn(*bound.args, **bound.kwargs)
-            question = sig.question(bound)
-            if mode == "async":
-                envelope, pending = pending_call(question, policy, thread_id_from_context(context))
-                publish(envelope, announcers)
-                return pending
-            answer = context.interrupt(INTERRUPT_NAME, reason=pack_question(question, policy, source))
-            plan = sig.plan(bound, answer)
-            if not plan.run or plan.arguments is None:
-                return plan.value
-            return fn(*plan.arguments.args, **plan.arguments.kwargs)
-
-        _finish(wrapper, shape)
-        return typing.cast(F, wrapper)
-
-    return decorate
+Example:
+    >>> from strands import tool
+    >>> @tool(context=True)
+    ... @wait(WaitPolicy(timeout="P3D", default={"action": "reject"}))
+    ... def issue_refund(order_id: str, amount: int) -> str:
+    ...     return f"refunded {amount} on {order_id}"
+""",
+    mode_doc="""`"interrupt"` parks the run (publish afterwards with `publish_interrupts`);
+        `"async"` publishes from the call and returns `{"status": "pending_approval", ...}` to the
+        model at once, under the thread id `thread_id_from_context(tool_context)`.""",
+)

@@ -9,10 +9,11 @@ from typing import Any
 from strands.interrupt import Interrupt
 from strands.types.interrupt import InterruptResponseContent
 
+from agent_wait._flow import publish_questions, require_thread_id
 from agent_wait._wait import unpack_question
-from agent_wait.envelope import Question, WaitEnvelope
+from agent_wait.envelope import Question
 from agent_wait.errors import EnvelopeError
-from agent_wait.publish import Announcers, PublishReport, publish
+from agent_wait.publish import Announcers, PublishReport
 
 __all__ = (
     "interrupt_responses",
@@ -66,18 +67,12 @@ def questions_from_result(result: Any, thread_id: str) -> list[Question]:
     pending = interrupts_of(result)
     if not pending:
         return []
-    if not isinstance(thread_id, str) or not thread_id:
-        raise EnvelopeError(f"thread_id must be a non-empty string; got {thread_id!r}")
+    require_thread_id(thread_id)
     return [question_from_interrupt(item, thread_id) for item in pending]
 
 
 def publish_interrupts(
-    result: Any,
-    thread_id: str,
-    announce: Announcers,
-    *,
-    reply_to: Any = None,
-    now: datetime | None = None,
+    result: Any, thread_id: str, announce: Announcers, *, reply_to: Any = None, now: datetime | None = None
 ) -> list[PublishReport]:
     """Publish one `wait.created` envelope per interrupt the run stopped on; nothing when none.
 
@@ -87,8 +82,7 @@ def publish_interrupts(
     Raises:
         EnvelopeError: `result` is not an `AgentResult`, or a question is not JSON or too large.
     """
-    questions = questions_from_result(result, thread_id)
-    return [publish(WaitEnvelope.create(q, reply_to=reply_to, now=now), announce) for q in questions]
+    return publish_questions(questions_from_result(result, thread_id), announce, reply_to=reply_to, now=now)
 
 
 def interrupt_responses(answers: Mapping[str, Any]) -> list[InterruptResponseContent]:
