@@ -1,7 +1,13 @@
 """Import hygiene: the core is standard library only, and imports point inward.
 
 Direction (DESIGN.md): core ← framework bindings / providers ← host ← CLI. The constructs never
-import the runtime, and the runtime never imports the constructs or CDK.
+import the runtime, and the runtime never imports the constructs or CDK. Two more walls:
+
+- the host imports no agent framework when it is imported: a framework (and the LangGraph checkpoint
+  saver) is imported inside the function that builds that framework's adapter, so a Pydantic AI or
+  Strands deployment never loads LangGraph;
+- only the `aws` provider imports botocore; the rest asks it (`agent_wait.aws._errors`) what an AWS
+  failure is. `BOTOCORE_ELSEWHERE` names the few exceptions, each with its reason.
 """
 
 from __future__ import annotations
@@ -48,6 +54,9 @@ CORE_MODULES = (
     "agent_wait.announce._signing",
     "agent_wait.testing",
     "agent_wait.testing.announce_contract",
+    "agent_wait.ledger",
+    "agent_wait.ledger.base",
+    "agent_wait.ledger.memory",
 )
 
 
@@ -79,11 +88,27 @@ RULES: dict[str, Layer] = {
         None,
     ),
     "agent_wait.cli": Layer("cli", ("agent_wait",), None),
-    # The ledger suite checks the host's ledger interface; still no third-party package.
-    "agent_wait.testing.ledger_contract": Layer(
-        "testing", ("agent_wait.host.ledger", "agent_wait.host.outcomes"), frozenset()
-    ),
+    # The ledger suite checks the core's ledger interface: the core and the standard library only.
+    "agent_wait.testing.ledger_contract": Layer("testing", (), frozenset()),
 }
+
+FRAMEWORKS = frozenset(
+    {"langgraph", "langgraph_checkpoint_aws", "langchain_core", "langchain", "pydantic_ai", "strands"}
+)
+"""Top-level packages of the agent frameworks (and LangGraph's DynamoDB saver)."""
+FRAMEWORK_MODULES = (
+    "agent_wait.langgraph",
+    "agent_wait.pydantic_ai",
+    "agent_wait.strands",
+    "agent_wait.host._checkpoints",
+)
+"""Our modules that import a framework when imported: the bindings, and the host's LangGraph checkpoint saver."""
+UNUSED_HOST_MODULES = ("agent_wait.host._extra",)
+"""Host modules nothing imports any more (the host's extra check moved into `agent_wait.host`)."""
+BOTOCORE_ELSEWHERE = {
+    "agent_wait.cli._target": "reads a named AWS profile: botocore's ProfileNotFound, inside that one function",
+}
+"""Modules outside `agent_wait.aws` that may import botocore, and why. Keep it short."""
 
 
 def layer_of(module: str) -> Layer:
@@ -139,6 +164,51 @@ def violations(source: str, module: str, *, is_package: bool = False) -> list[st
             allowed = sorted(layer.third_party) or "the standard library only"
             problems.append(f"{module}:{line} ({layer.name}) imports third-party {target}; allowed: {allowed}")
     return problems
+
+
+def _executed_on_import(tree: ast.AST) -> list[ast.stmt]:
+    """The import statements that run when the module is imported: not inside a function, not TYPE_CHECKING."""
+    found: list[ast.stmt] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                continue
+            if isinstance(child, ast.If) and ast.unparse(child.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+                visit(ast.Module(body=child.orelse, type_ignores=[]))
+                continue
+            if isinstance(child, ast.Import | ast.ImportFrom):
+                found.append(child)
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def framework_violations(source: str, module: str, *, is_package: bool = False) -> list[str]:
+    """Frameworks a host module imports as soon as it is imported (it must wait until its adapter is built)."""
+    if not (module == "agent_wait.host" or module.startswith("agent_wait.host.")) or module in FRAMEWORK_MODULES:
+        return []
+    on_import = {node.lineno for node in _executed_on_import(ast.parse(source))}
+    problems = []
+    for line, target in imported_modules(source, module, is_package=is_package):
+        framework = target.split(".")[0] in FRAMEWORKS or any(
+            target == prefix or target.startswith(prefix + ".") for prefix in FRAMEWORK_MODULES
+        )
+        if framework and line in on_import:
+            problems.append(f"{module}:{line} (host) imports {target} when imported; import it where it is used")
+    return problems
+
+
+def botocore_violations(source: str, module: str, *, is_package: bool = False) -> list[str]:
+    """botocore imported outside the `aws` provider (anywhere in the module, lazily or not)."""
+    if module == "agent_wait.aws" or module.startswith("agent_wait.aws.") or module in BOTOCORE_ELSEWHERE:
+        return []
+    return [
+        f"{module}:{line} imports {target}; only agent_wait.aws imports botocore (use agent_wait.aws._errors)"
+        for line, target in imported_modules(source, module, is_package=is_package)
+        if target.split(".")[0] == "botocore"
+    ]
 
 
 def runtime_files() -> list[Path]:
@@ -211,6 +281,47 @@ def test_checker_allows_inward_imports(module: str, source: str):
     assert violations(source, module) == []
 
 
+@pytest.mark.parametrize(
+    ("module", "source", "fragment"),
+    [
+        ("agent_wait.host._wiring", "import langgraph", "(host) imports langgraph when imported"),
+        ("agent_wait.host", "from agent_wait.pydantic_ai import hosted", "imports agent_wait.pydantic_ai when"),
+        ("agent_wait.host._router", "try:\n    from strands import Agent\nexcept ImportError:\n    pass", "strands"),
+        ("agent_wait.host.api", "from agent_wait.host._checkpoints import S", "imports agent_wait.host._checkpoints"),
+    ],
+)
+def test_checker_flags_a_framework_the_host_imports_when_imported(module: str, source: str, fragment: str):
+    found = framework_violations(source, module)
+    assert any(fragment in problem for problem in found), found
+
+
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("agent_wait.host._wiring", "def adapter():\n    from agent_wait.langgraph import LangGraphAdapter"),
+        ("agent_wait.host._wiring", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import langgraph"),
+        ("agent_wait.host._checkpoints", "from langgraph_checkpoint_aws import DynamoDBSaver"),
+        ("agent_wait.langgraph._ask", "from langgraph.types import interrupt"),
+    ],
+)
+def test_checker_allows_a_framework_imported_where_it_is_used(module: str, source: str):
+    assert framework_violations(source, module) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "allowed"),
+    [
+        ("agent_wait.host._router", "from botocore.exceptions import ClientError", False),
+        ("agent_wait.host.entry_queue", "def send():\n    import botocore.exceptions", False),
+        ("agent_wait.host.ledger.dynamodb", "from botocore.exceptions import ClientError", False),
+        ("agent_wait.aws._errors", "from botocore.exceptions import ClientError", True),
+        ("agent_wait.cli._target", "def profile():\n    import botocore.exceptions", True),
+    ],
+)
+def test_checker_allows_botocore_only_in_the_aws_provider(module: str, source: str, allowed: bool):
+    assert (botocore_violations(source, module) == []) is allowed
+
+
 def test_relative_imports_in_a_package_init_resolve_from_the_package():
     found = imported_modules("from .base import BaseAnnounce", "agent_wait.announce", is_package=True)
     assert found == [(1, "agent_wait.announce.base")]
@@ -227,6 +338,30 @@ def test_every_runtime_module_imports_inward_only():
         problems += violations(path.read_text(encoding="utf-8"), module, is_package=path.name == "__init__.py")
     # THEN none imports outward, none imports a third-party package its layer may not, none imports CDK
     assert problems == [], "\n".join(problems)
+
+
+def test_the_host_imports_no_framework_when_imported():
+    # GIVEN every host module / THEN none imports a framework (or the LangGraph saver) until it builds an adapter
+    problems = []
+    for path in runtime_files():
+        module = module_name(path)
+        problems += framework_violations(
+            path.read_text(encoding="utf-8"), module, is_package=path.name == "__init__.py"
+        )
+    assert problems == [], "\n".join(problems)
+
+
+def test_only_the_aws_provider_imports_botocore():
+    problems = []
+    for path in runtime_files():
+        module = module_name(path)
+        problems += botocore_violations(path.read_text(encoding="utf-8"), module, is_package=path.name == "__init__.py")
+    assert problems == [], "\n".join(problems)
+
+
+def test_the_modules_allowed_botocore_exist():
+    present = {module_name(path) for path in runtime_files()}
+    assert set(BOTOCORE_ELSEWHERE) <= present
 
 
 def test_the_core_modules_exist_where_the_rule_table_expects_them():
@@ -281,6 +416,25 @@ def test_importing_the_core_does_not_load_bindings_providers_or_host():
     loaded = loaded_by("agent_wait")
     outer = [m for m in loaded if m.startswith("agent_wait.") and not is_core(m)]
     assert outer == []
+
+
+def test_importing_the_host_loads_no_framework():
+    # GIVEN a fresh interpreter / WHEN it imports every host module but the LangGraph saver
+    host = sorted(
+        m
+        for m in map(module_name, runtime_files())
+        if (m == "agent_wait.host" or m.startswith("agent_wait.host."))
+        and m not in FRAMEWORK_MODULES
+        and m not in UNUSED_HOST_MODULES
+    )
+    loaded = loaded_by(*host)
+    # THEN no framework, and no binding, was loaded
+    frameworks = sorted(
+        m
+        for m in loaded
+        if m.split(".")[0] in FRAMEWORKS or any(m == p or m.startswith(p + ".") for p in FRAMEWORK_MODULES)
+    )
+    assert frameworks == []
 
 
 def test_schema_create_table_request_matches_the_table_shape():
