@@ -23,7 +23,7 @@ from agent_wait_cdk._shapes import (
     SWEEP_HANDLER,
 )
 from agent_wait_cdk._validate import AgentWaitPropsError
-from agent_wait_cdk.agent_wait import LINK_ANNOUNCERS, AgentWait
+from agent_wait_cdk.agent_wait import AgentWait
 from agent_wait_cdk.alarms import (
     AgentWaitAlarms,
     oldest_open_question_metric,
@@ -31,7 +31,7 @@ from agent_wait_cdk.alarms import (
     sweep_errors_metric,
 )
 from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, FifoSubscriptionError, check_queue_subscription
-from agent_wait_cdk.answer_api import AnswerApi, AnswerApiProps
+from agent_wait_cdk.answer_api import LINK_ANNOUNCERS, AnswerApi, AnswerApiProps
 from agent_wait_cdk.checkpoint_table import CheckpointTable
 from agent_wait_cdk.entry_queue import EntryQueue
 from agent_wait_cdk.functions import LAMBDA_RUNTIME, RouterFunction, SweepFunction

@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Any
 
 import jsii
-from aws_cdk import BundlingOptions, DockerImage, ILocalBundling
+from aws_cdk import Annotations, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
 
 __all__ = (
     "BUNDLE_CONTEXT",
@@ -440,3 +441,24 @@ def _files(source: Path) -> Iterator[Path]:
         for name in sorted(files):
             if not name.endswith(".pyc"):
                 yield Path(root) / name
+
+
+def warn_if_graph_missing(scope: Construct, graph: str, bundle: LambdaBundle) -> None:
+    """Warn at synth time when no graph source holds the graph's module (the router could not import it)."""
+    if len(bundle.sources) == 1:
+        return  # no graph_source: the module may come from requirements_file
+    module = graph.split(":", 1)[0].split(".")
+    for source, dest in bundle.sources[1:]:
+        if source.is_file():
+            if [dest.removesuffix(".py")] == module:
+                return
+            continue
+        if module[0] != dest:
+            continue
+        base = Path(source, *module[1:])
+        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+            return
+    Annotations.of(scope).add_warning_v2(
+        "agent-wait:graph-not-found",
+        f"graph module {'.'.join(module)!r} is not in graph_source; the router will fail to import it",
+    )

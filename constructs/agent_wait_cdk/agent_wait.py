@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import os
-import re
 import warnings
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
-from aws_cdk import Annotations, CfnOutput, Duration, RemovalPolicy, Token
+from aws_cdk import Annotations, CfnOutput, Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_events as events
@@ -25,32 +23,32 @@ from constructs import Construct
 from agent_wait_cdk import _grants, _perms
 from agent_wait_cdk import _shapes as shapes
 from agent_wait_cdk import question_table as questions
-from agent_wait_cdk._bundling import BUNDLE_CONTEXT, LambdaBundle
+from agent_wait_cdk._agent_wait_checks import (
+    VISIBILITY_FACTOR,
+    check_agent_wait_props,
+    check_existing_resources,
+    times,
+)
+from agent_wait_cdk._bundling import BUNDLE_CONTEXT, LambdaBundle, warn_if_graph_missing
 from agent_wait_cdk._defaults import ONE_DAY, ONE_MINUTE
 from agent_wait_cdk._senders import SenderLists, role_id, sender_id
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.alarms import AgentWaitAlarms
 from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, _FifoSubscriptionCheck, check_queue_subscription
-from agent_wait_cdk.answer_api import AnswerApi, AnswerApiProps
+from agent_wait_cdk.answer_api import AnswerApi, AnswerApiProps, check_answer_api_switch
 from agent_wait_cdk.checkpoint_table import CheckpointTable
-from agent_wait_cdk.entry_queue import EntryQueue
+from agent_wait_cdk.entry_queue import EntryQueue, redrive_count
 from agent_wait_cdk.functions import (
     RouterFunction,
     SweepFunction,
     check_extra_environment,
-    check_log_level,
     check_network,
     powertools_environment,
+    router_variables,
 )
 from agent_wait_cdk.question_table import QuestionTable
 
 __all__ = ("AgentWait",)
-
-_GRAPH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
-_VISIBILITY_FACTOR = 6
-LINK_ANNOUNCERS = ("eventbridge", "sns", "webhook")
-"""The announcers `AgentWait` configures, by the name `link_announcers` takes: the bus, the topic, the webhook.
-Never the log announcer: a link is a capability, and logs are read by more people than approvers are."""
 
 
 class AgentWait(Construct):
@@ -232,11 +230,11 @@ class AgentWait(Construct):
         runtime_source: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__(scope, id)
-        visibility = queue_visibility_timeout or _times(router_timeout, _VISIBILITY_FACTOR)
+        visibility = queue_visibility_timeout or times(router_timeout, VISIBILITY_FACTOR)
 
         # Every prop is checked before anything is created, so one error lists every problem.
         checks = PropChecks(self.node.path)
-        _check_props(
+        check_agent_wait_props(
             checks,
             graph=graph,
             log_level=log_level,
@@ -258,15 +256,15 @@ class AgentWait(Construct):
         )
         check_extra_environment(checks, "router_environment", router_environment)
         check_network(checks, vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups)
-        _check_answer_api(
+        check_answer_api_switch(
             checks,
             answer_api=answer_api,
             answer_api_props=answer_api_props,
             link_announcers=link_announcers,
-            # An existing topic or bus needs its switch on too (`_check_existing`), so the switches say it all.
+            # An existing topic or bus needs its switch on too (`check_existing_resources`), so the switches say it all.
             announcers={"sns": topic, "eventbridge": bus, "webhook": bool(webhook_url)},
         )
-        _check_existing(
+        check_existing_resources(
             checks,
             topic=topic,
             topic_fifo=topic_fifo,
@@ -297,7 +295,7 @@ class AgentWait(Construct):
             self.entry_queue: sqs.IQueue = existing_entry_queue
             self.dead_letter_queue: sqs.IQueue = existing_dead_letter_queue
             max_receive_count = (
-                existing_queue_max_receive_count or _redrive_count(existing_entry_queue) or max_receive_count
+                existing_queue_max_receive_count or redrive_count(existing_entry_queue) or max_receive_count
             )
         else:
             entry = EntryQueue(
@@ -318,10 +316,8 @@ class AgentWait(Construct):
         environment = self._environment(
             graph=graph, webhook_url=webhook_url, webhook_secret=webhook_secret, log_level=log_level, tracing=tracing
         )
-        router_variables = _router_environment(
-            environment, router_timeout=router_timeout, max_receive_count=max_receive_count
-        )
-        router_variables = {**(router_environment or {}), **router_variables}
+        ours = router_variables(environment, router_timeout=router_timeout, max_receive_count=max_receive_count)
+        router_env = {**(router_environment or {}), **ours}
         self.bundle: LambdaBundle | None = None
         if code is None:
             self.bundle = LambdaBundle.for_architecture(
@@ -336,7 +332,7 @@ class AgentWait(Construct):
             "Router",
             code=code,
             entry_queue=self.entry_queue,
-            environment=router_variables,
+            environment=router_env,
             timeout=router_timeout,
             memory_size=router_memory_size,
             architecture=architecture,
@@ -487,7 +483,7 @@ class AgentWait(Construct):
         """The bundle's asset, saying in the synth output where its dependencies came from."""
         # `-c agent-wait:bundle=false` skips building in any app (the same asset hash; never deploy it).
         skip = str(self.node.try_get_context(BUNDLE_CONTEXT)).lower() == "false"
-        _warn_if_graph_missing(self, graph, bundle)
+        warn_if_graph_missing(self, graph, bundle)
         Annotations.of(self).add_info(f"agent-wait: the Lambda bundle's dependencies: {bundle.origin}")
         return bundle.code(bundled=not skip)
 
@@ -583,244 +579,5 @@ class AgentWait(Construct):
             CfnOutput(self, output_id, value=value, description=f"agent-wait: {description}")
 
 
-def _router_environment(
-    environment: dict[str, str], *, router_timeout: Duration, max_receive_count: int
-) -> dict[str, str]:
-    """The router's variables: the shared ones, its thread lease and the entry queue's receive count."""
-    router = {**environment, shapes.ENV_MAX_RECEIVE_COUNT: str(max_receive_count)}
-    if not router_timeout.is_unresolved():  # a token: the runtime's default lease (900 s) outlasts any timeout
-        lease = int(router_timeout.to_seconds(integral=False)) + shapes.LEASE_MARGIN_SECONDS
-        router[shapes.ENV_LEASE_SECONDS] = str(lease)
-    return router
-
-
-def _times(duration: Duration, factor: int) -> Duration:
-    if duration.is_unresolved():
-        return duration
-    return Duration.seconds(duration.to_seconds(integral=False) * factor)
-
-
-def _check_props(
-    checks: PropChecks,
-    *,
-    graph: str,
-    log_level: str,
-    webhook_url: str | None,
-    webhook_secret: secretsmanager.ISecret | None,
-    alarms: bool,
-    alarm_topic: sns.ITopic | None,
-    router_timeout: Duration,
-    router_memory_size: int,
-    router_batch_size: int,
-    router_reserved_concurrent_executions: int | None,
-    sweep_rate: Duration,
-    sweep_timeout: Duration,
-    sweep_memory_size: int,
-    sweep_limit: int | None,
-    oldest_open_question_threshold: Duration,
-    queue_visibility_timeout: Duration | None,
-    queue_retention_period: Duration | None,
-) -> None:
-    """Every range and format rule, with the parts' own rules under AgentWait's field names."""
-    if not _GRAPH.match(graph):
-        checks.fail("graph", f"must be 'module:attribute', e.g. 'my_app.graph:build_graph'; got {graph!r}")
-    check_log_level(checks, log_level)
-    if (
-        webhook_url is not None
-        and not Token.is_unresolved(webhook_url)
-        and not webhook_url.startswith(("https://", "http://"))
-    ):
-        checks.fail("webhook_url", f"must start with https:// or http://; got {webhook_url!r}")
-    if webhook_secret is not None and webhook_url is None:
-        checks.fail(
-            "webhook_secret",
-            "signs webhook deliveries, but there is no webhook_url to deliver to; pass webhook_url too, or drop it",
-        )
-    if alarm_topic is not None and not alarms:
-        checks.fail("alarm_topic", "cannot go with alarms=False: there would be no alarm to notify it; drop one")
-    RouterFunction.check_props(
-        checks.prefixed("router_"),
-        timeout=router_timeout,
-        memory_size=router_memory_size,
-        batch_size=router_batch_size,
-        reserved_concurrent_executions=router_reserved_concurrent_executions,
-    )
-    SweepFunction.check_props(
-        checks.prefixed("sweep_"), rate=sweep_rate, timeout=sweep_timeout, memory_size=sweep_memory_size
-    )
-    checks.int_between("sweep_limit", sweep_limit, minimum=1, maximum=10000, unit="questions")
-    AgentWaitAlarms.check_props(checks, oldest_open_question_threshold=oldest_open_question_threshold)
-    EntryQueue.check_props(
-        checks.prefixed("queue_"), visibility_timeout=queue_visibility_timeout, retention_period=queue_retention_period
-    )
-    checks.duration_at_least(
-        "queue_visibility_timeout",
-        queue_visibility_timeout,
-        minimum=_times(router_timeout, _VISIBILITY_FACTOR),
-        why="six times router_timeout, so a retried batch is not seen twice while the first attempt runs",
-    )
-
-
 def _deprecated(old: str, new: str) -> None:
     warnings.warn(f"AgentWait.{old} is deprecated; use AgentWait.{new}", DeprecationWarning, stacklevel=3)
-
-
-def _check_answer_api(
-    checks: PropChecks,
-    *,
-    answer_api: bool,
-    answer_api_props: AnswerApiProps | None,
-    link_announcers: Sequence[str],
-    announcers: dict[str, bool],
-) -> None:
-    """The answer API's switch and props go together; link announcers need links and their announcer."""
-    if answer_api and answer_api_props is None:
-        checks.fail(
-            "answer_api_props",
-            "must say how people sign in when answer_api=True: AnswerApiProps(jwt_issuer=..., jwt_audience=[...]) "
-            "for any OIDC issuer, or AnswerApiProps(user_pool=..., user_pool_clients=[...]) for Cognito; got None",
-        )
-    if answer_api_props is not None and not answer_api:
-        checks.fail("answer_api_props", "configures the answer API, which is off; pass answer_api=True too, or drop it")
-    if answer_api_props is not None:
-        AnswerApi.check_props(checks.prefixed("answer_api_props."), **answer_api_props.as_kwargs())
-    if not link_announcers:
-        return
-    unknown = [name for name in link_announcers if name not in LINK_ANNOUNCERS]
-    if unknown:
-        checks.fail("link_announcers", f"must name announcers among {', '.join(LINK_ANNOUNCERS)}; got {unknown}")
-    if not answer_api or answer_api_props is None or not answer_api_props.links:
-        checks.fail(
-            "link_announcers",
-            "needs answer_api=True with links on (AnswerApiProps.links, the default): links point at the answer "
-            f"API and are signed with its keys; got {list(link_announcers)}",
-        )
-    for name, prop in (("sns", "a topic"), ("eventbridge", "a bus"), ("webhook", "webhook_url")):
-        if name in link_announcers and not announcers[name]:
-            checks.fail("link_announcers", f"names {name!r}, which needs {prop}; there is none")
-
-
-def _check_existing(
-    checks: PropChecks,
-    *,
-    topic: bool,
-    topic_fifo: bool,
-    existing_topic: sns.ITopic | None,
-    bus: bool,
-    existing_bus: events.IEventBus | None,
-    existing_question_table: dynamodb.ITable | None,
-    existing_entry_queue: sqs.IQueue | None,
-    existing_dead_letter_queue: sqs.IQueue | None,
-    existing_queue_max_receive_count: int | None,
-    queue_visibility_timeout: Duration | None,
-    queue_retention_period: Duration | None,
-) -> None:
-    """`existing_X` or the props that shape a created X, never both; brought resources must fit."""
-    if existing_topic is not None and not topic:
-        checks.fail("existing_topic", "cannot go with topic=False; pass existing_topic to announce on it, or neither")
-    if existing_topic is not None and topic_fifo:
-        checks.fail("topic_fifo", "shapes a topic AgentWait creates; with existing_topic, the topic's own kind is used")
-    if existing_bus is not None and not bus:
-        checks.fail("existing_bus", "cannot go with bus=False; pass existing_bus to announce on it, or neither")
-    if (existing_entry_queue is None) != (existing_dead_letter_queue is None):
-        checks.fail(
-            "existing_entry_queue",
-            "and existing_dead_letter_queue go together: the router dead-letters malformed messages itself, "
-            "so it needs the queue the entry queue's redrive policy sends to",
-        )
-    if existing_entry_queue is not None:
-        for field, value in (
-            ("queue_visibility_timeout", queue_visibility_timeout),
-            ("queue_retention_period", queue_retention_period),
-        ):
-            if value is not None:
-                checks.fail(field, "shapes an entry queue AgentWait creates; it cannot go with existing_entry_queue")
-    for field, queue in (
-        ("existing_entry_queue", existing_entry_queue),
-        ("existing_dead_letter_queue", existing_dead_letter_queue),
-    ):
-        if queue is not None and not queue.fifo:
-            checks.fail(
-                field,
-                "must be a FIFO queue (starts and answers are ordered per thread); if it is, import it with "
-                "sqs.Queue.from_queue_attributes(..., fifo=True)",
-            )
-    if isinstance(existing_question_table, dynamodb.Table):
-        _check_table_shape(checks, existing_question_table)
-    _check_max_receive_count(checks, existing_entry_queue, existing_queue_max_receive_count)
-
-
-def _check_max_receive_count(checks: PropChecks, queue: sqs.IQueue | None, count: int | None) -> None:
-    """A receive count describes a brought queue, and must be the one its redrive policy says, when known."""
-    if count is None:
-        return
-    if queue is None:
-        checks.fail(
-            "existing_queue_max_receive_count",
-            f"describes existing_entry_queue, which is not given; the queue AgentWait creates uses "
-            f"{shapes.ENTRY_QUEUE_MAX_RECEIVE_COUNT}",
-        )
-        return
-    checks.int_between("existing_queue_max_receive_count", count, minimum=1, maximum=1000, unit="receives")
-    known = _redrive_count(queue)
-    if known is not None and not Token.is_unresolved(count) and count != known:
-        checks.fail(
-            "existing_queue_max_receive_count",
-            f"must match existing_entry_queue's redrive policy, whose maxReceiveCount is {known}; got {count}",
-        )
-
-
-def _redrive_count(queue: sqs.IQueue) -> int | None:
-    """The `maxReceiveCount` of a queue defined in this app with a dead-letter queue; None when unknown."""
-    redrive = queue.dead_letter_queue if isinstance(queue, sqs.Queue) else None
-    if redrive is None or Token.is_unresolved(redrive.max_receive_count):
-        return None
-    return int(redrive.max_receive_count)
-
-
-def _check_table_shape(checks: PropChecks, table: dynamodb.Table) -> None:
-    """A table defined in this app can be checked against the question table's shape; an imported one cannot."""
-    want = "the shape of agent_wait.schema.QUESTION_TABLE"
-    keys = _key_names(table.schema())
-    if keys != (shapes.QUESTION_PARTITION_KEY, shapes.QUESTION_SORT_KEY):
-        checks.fail("existing_question_table", f"must have {want}: keys ('pk', 'sk'); its keys are {keys}")
-        return
-    for name, wanted in (
-        (shapes.STATUS_INDEX_NAME, (shapes.STATUS_INDEX_PARTITION_KEY, shapes.STATUS_INDEX_SORT_KEY)),
-        (shapes.ANNOUNCE_INDEX_NAME, (shapes.ANNOUNCE_INDEX_PARTITION_KEY, shapes.ANNOUNCE_INDEX_SORT_KEY)),
-        (shapes.OPEN_AGE_INDEX_NAME, (shapes.OPEN_AGE_INDEX_PARTITION_KEY, shapes.OPEN_AGE_INDEX_SORT_KEY)),
-        (shapes.QUESTION_INDEX_NAME, (shapes.QUESTION_INDEX_PARTITION_KEY, shapes.QUESTION_INDEX_SORT_KEY)),
-    ):
-        try:
-            index_keys = _key_names(table.schema(name))
-        except RuntimeError:
-            checks.fail("existing_question_table", f"must have {want}: it has no index {name!r} on {wanted}")
-            continue
-        if index_keys != wanted:
-            checks.fail("existing_question_table", f"must have {want}: index {name!r} is on {index_keys}, not {wanted}")
-
-
-def _key_names(schema: dynamodb.SchemaOptions) -> tuple[str | None, str | None]:
-    partition, sort = schema.partition_key, schema.sort_key
-    return (partition.name if partition else None, sort.name if sort else None)
-
-
-def _warn_if_graph_missing(scope: Construct, graph: str, bundle: LambdaBundle) -> None:
-    """Warn at synth time when no graph source holds the graph's module (the router could not import it)."""
-    if len(bundle.sources) == 1:
-        return  # no graph_source: the module may come from requirements_file
-    module = graph.split(":", 1)[0].split(".")
-    for source, dest in bundle.sources[1:]:
-        if source.is_file():
-            if [dest.removesuffix(".py")] == module:
-                return
-            continue
-        if module[0] != dest:
-            continue
-        base = Path(source, *module[1:])
-        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
-            return
-    Annotations.of(scope).add_warning_v2(
-        "agent-wait:graph-not-found",
-        f"graph module {'.'.join(module)!r} is not in graph_source; the router will fail to import it",
-    )

@@ -49,6 +49,10 @@ from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.functions import _check_function, _function, check_log_level, powertools_environment
 from agent_wait_cdk.question_table import grant_answer_api
 
+LINK_ANNOUNCERS = ("eventbridge", "sns", "webhook")
+"""The announcers `AgentWait` configures, by the name `link_announcers` takes: the bus, the topic, the webhook.
+Never the log announcer: a link is a capability, and logs are read by more people than approvers are."""
+
 __all__ = ("LINK_ROUTES", "SIGNED_IN_ROUTES", "AnswerApi", "AnswerApiProps")
 
 SIGNED_IN_ROUTES = (
@@ -550,3 +554,38 @@ def _cors(origins: Sequence[str]) -> apigwv2.CorsPreflightOptions | None:
         allow_headers=list(_CORS_HEADERS),
         max_age=Duration.hours(1),
     )
+
+
+def check_answer_api_switch(
+    checks: PropChecks,
+    *,
+    answer_api: bool,
+    answer_api_props: AnswerApiProps | None,
+    link_announcers: Sequence[str],
+    announcers: dict[str, bool],
+) -> None:
+    """The answer API's switch and props go together; link announcers need links and their announcer."""
+    if answer_api and answer_api_props is None:
+        checks.fail(
+            "answer_api_props",
+            "must say how people sign in when answer_api=True: AnswerApiProps(jwt_issuer=..., jwt_audience=[...]) "
+            "for any OIDC issuer, or AnswerApiProps(user_pool=..., user_pool_clients=[...]) for Cognito; got None",
+        )
+    if answer_api_props is not None and not answer_api:
+        checks.fail("answer_api_props", "configures the answer API, which is off; pass answer_api=True too, or drop it")
+    if answer_api_props is not None:
+        AnswerApi.check_props(checks.prefixed("answer_api_props."), **answer_api_props.as_kwargs())
+    if not link_announcers:
+        return
+    unknown = [name for name in link_announcers if name not in LINK_ANNOUNCERS]
+    if unknown:
+        checks.fail("link_announcers", f"must name announcers among {', '.join(LINK_ANNOUNCERS)}; got {unknown}")
+    if not answer_api or answer_api_props is None or not answer_api_props.links:
+        checks.fail(
+            "link_announcers",
+            "needs answer_api=True with links on (AnswerApiProps.links, the default): links point at the answer "
+            f"API and are signed with its keys; got {list(link_announcers)}",
+        )
+    for name, prop in (("sns", "a topic"), ("eventbridge", "a bus"), ("webhook", "webhook_url")):
+        if name in link_announcers and not announcers[name]:
+            checks.fail("link_announcers", f"names {name!r}, which needs {prop}; there is none")

@@ -136,3 +136,31 @@ class EntryQueue(Construct):
     def grant_send_dead_letters(self, grantee: iam.IGrantable) -> iam.Grant:
         """The same send actions on the dead-letter queue: the router parks malformed messages there."""
         return _grants.grant_send(grantee, self.dead_letter_queue)
+
+
+def check_max_receive_count(checks: PropChecks, queue: sqs.IQueue | None, count: int | None) -> None:
+    """A receive count describes a brought queue, and must be the one its redrive policy says, when known."""
+    if count is None:
+        return
+    if queue is None:
+        checks.fail(
+            "existing_queue_max_receive_count",
+            f"describes existing_entry_queue, which is not given; the queue AgentWait creates uses "
+            f"{ENTRY_QUEUE_MAX_RECEIVE_COUNT}",
+        )
+        return
+    checks.int_between("existing_queue_max_receive_count", count, minimum=1, maximum=1000, unit="receives")
+    known = redrive_count(queue)
+    if known is not None and not Token.is_unresolved(count) and count != known:
+        checks.fail(
+            "existing_queue_max_receive_count",
+            f"must match existing_entry_queue's redrive policy, whose maxReceiveCount is {known}; got {count}",
+        )
+
+
+def redrive_count(queue: sqs.IQueue) -> int | None:
+    """The `maxReceiveCount` of a queue defined in this app with a dead-letter queue; None when unknown."""
+    redrive = queue.dead_letter_queue if isinstance(queue, sqs.Queue) else None
+    if redrive is None or Token.is_unresolved(redrive.max_receive_count):
+        return None
+    return int(redrive.max_receive_count)

@@ -15,6 +15,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from agent_wait_cdk import _shapes as shapes
 from agent_wait_cdk._defaults import ONE_MINUTE
 from agent_wait_cdk._shapes import (
     METRICS_NAMESPACE,
@@ -419,3 +420,14 @@ class SweepFunction(Construct):
         checks.duration_between("rate", rate, minimum=Duration.minutes(1), maximum=Duration.days(1), unit="minutes")
         if rate is not None and not rate.is_unresolved() and rate.to_seconds(integral=False) % 60:
             checks.fail("rate", f"must be a whole number of minutes; got {rate.to_seconds(integral=False):g} seconds")
+
+
+def router_variables(
+    environment: dict[str, str], *, router_timeout: Duration, max_receive_count: int
+) -> dict[str, str]:
+    """The router's variables: the shared ones, its thread lease and the entry queue's receive count."""
+    router = {**environment, shapes.ENV_MAX_RECEIVE_COUNT: str(max_receive_count)}
+    if not router_timeout.is_unresolved():  # a token: the runtime's default lease (900 s) outlasts any timeout
+        lease = int(router_timeout.to_seconds(integral=False)) + shapes.LEASE_MARGIN_SECONDS
+        router[shapes.ENV_LEASE_SECONDS] = str(lease)
+    return router

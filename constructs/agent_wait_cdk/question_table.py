@@ -27,6 +27,7 @@ from agent_wait_cdk._shapes import (
     STATUS_INDEX_SORT_KEY,
 )
 from agent_wait_cdk._tables import on_demand_table
+from agent_wait_cdk._validate import PropChecks
 
 __all__ = ("QuestionTable", "grant_answer_api", "grant_read_questions", "grant_router", "grant_sweep")
 
@@ -167,3 +168,30 @@ def grant_answer_api(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Gra
     return read.combine(
         _grants.grant_table(grantee, table, _perms.QUESTION_API_DECIDE, kms_actions=_perms.KMS_READ_WRITE)
     )
+
+
+def check_question_table_shape(checks: PropChecks, table: dynamodb.Table) -> None:
+    """A table defined in this app can be checked against the question table's shape; an imported one cannot."""
+    want = "the shape of agent_wait.schema.QUESTION_TABLE"
+    keys = _key_names(table.schema())
+    if keys != (QUESTION_PARTITION_KEY, QUESTION_SORT_KEY):
+        checks.fail("existing_question_table", f"must have {want}: keys ('pk', 'sk'); its keys are {keys}")
+        return
+    for name, wanted in (
+        (STATUS_INDEX_NAME, (STATUS_INDEX_PARTITION_KEY, STATUS_INDEX_SORT_KEY)),
+        (ANNOUNCE_INDEX_NAME, (ANNOUNCE_INDEX_PARTITION_KEY, ANNOUNCE_INDEX_SORT_KEY)),
+        (OPEN_AGE_INDEX_NAME, (OPEN_AGE_INDEX_PARTITION_KEY, OPEN_AGE_INDEX_SORT_KEY)),
+        (QUESTION_INDEX_NAME, (QUESTION_INDEX_PARTITION_KEY, QUESTION_INDEX_SORT_KEY)),
+    ):
+        try:
+            index_keys = _key_names(table.schema(name))
+        except RuntimeError:
+            checks.fail("existing_question_table", f"must have {want}: it has no index {name!r} on {wanted}")
+            continue
+        if index_keys != wanted:
+            checks.fail("existing_question_table", f"must have {want}: index {name!r} is on {index_keys}, not {wanted}")
+
+
+def _key_names(schema: dynamodb.SchemaOptions) -> tuple[str | None, str | None]:
+    partition, sort = schema.partition_key, schema.sort_key
+    return (partition.name if partition else None, sort.name if sort else None)

@@ -1,0 +1,146 @@
+"""The rules between `AgentWait`'s props: each range under AgentWait's own field names, and what may go together.
+
+The parts check their own props (`RouterFunction.check_props`, `EntryQueue.check_props`, ...) and brought
+resources against their shapes (`check_question_table_shape`, `check_max_receive_count`); this module
+combines them for `AgentWait`, whose fields name them differently and add rules across parts.
+"""
+
+from __future__ import annotations
+
+import re
+
+from aws_cdk import Duration, Token
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
+
+from agent_wait_cdk._validate import PropChecks
+from agent_wait_cdk.alarms import AgentWaitAlarms
+from agent_wait_cdk.entry_queue import EntryQueue, check_max_receive_count
+from agent_wait_cdk.functions import RouterFunction, SweepFunction, check_log_level
+from agent_wait_cdk.question_table import check_question_table_shape
+
+__all__ = ("VISIBILITY_FACTOR", "check_agent_wait_props", "check_existing_resources", "times")
+
+_GRAPH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+VISIBILITY_FACTOR = 6
+"""The entry queue's visibility timeout is at least this many router timeouts (AWS's advice for SQS sources)."""
+
+
+def check_agent_wait_props(
+    checks: PropChecks,
+    *,
+    graph: str,
+    log_level: str,
+    webhook_url: str | None,
+    webhook_secret: secretsmanager.ISecret | None,
+    alarms: bool,
+    alarm_topic: sns.ITopic | None,
+    router_timeout: Duration,
+    router_memory_size: int,
+    router_batch_size: int,
+    router_reserved_concurrent_executions: int | None,
+    sweep_rate: Duration,
+    sweep_timeout: Duration,
+    sweep_memory_size: int,
+    sweep_limit: int | None,
+    oldest_open_question_threshold: Duration,
+    queue_visibility_timeout: Duration | None,
+    queue_retention_period: Duration | None,
+) -> None:
+    """Every range and format rule, with the parts' own rules under AgentWait's field names."""
+    if not _GRAPH.match(graph):
+        checks.fail("graph", f"must be 'module:attribute', e.g. 'my_app.graph:build_graph'; got {graph!r}")
+    check_log_level(checks, log_level)
+    if (
+        webhook_url is not None
+        and not Token.is_unresolved(webhook_url)
+        and not webhook_url.startswith(("https://", "http://"))
+    ):
+        checks.fail("webhook_url", f"must start with https:// or http://; got {webhook_url!r}")
+    if webhook_secret is not None and webhook_url is None:
+        checks.fail(
+            "webhook_secret",
+            "signs webhook deliveries, but there is no webhook_url to deliver to; pass webhook_url too, or drop it",
+        )
+    if alarm_topic is not None and not alarms:
+        checks.fail("alarm_topic", "cannot go with alarms=False: there would be no alarm to notify it; drop one")
+    RouterFunction.check_props(
+        checks.prefixed("router_"),
+        timeout=router_timeout,
+        memory_size=router_memory_size,
+        batch_size=router_batch_size,
+        reserved_concurrent_executions=router_reserved_concurrent_executions,
+    )
+    SweepFunction.check_props(
+        checks.prefixed("sweep_"), rate=sweep_rate, timeout=sweep_timeout, memory_size=sweep_memory_size
+    )
+    checks.int_between("sweep_limit", sweep_limit, minimum=1, maximum=10000, unit="questions")
+    AgentWaitAlarms.check_props(checks, oldest_open_question_threshold=oldest_open_question_threshold)
+    EntryQueue.check_props(
+        checks.prefixed("queue_"), visibility_timeout=queue_visibility_timeout, retention_period=queue_retention_period
+    )
+    checks.duration_at_least(
+        "queue_visibility_timeout",
+        queue_visibility_timeout,
+        minimum=times(router_timeout, VISIBILITY_FACTOR),
+        why="six times router_timeout, so a retried batch is not seen twice while the first attempt runs",
+    )
+
+
+def times(duration: Duration, factor: int) -> Duration:
+    if duration.is_unresolved():
+        return duration
+    return Duration.seconds(duration.to_seconds(integral=False) * factor)
+
+
+def check_existing_resources(
+    checks: PropChecks,
+    *,
+    topic: bool,
+    topic_fifo: bool,
+    existing_topic: sns.ITopic | None,
+    bus: bool,
+    existing_bus: events.IEventBus | None,
+    existing_question_table: dynamodb.ITable | None,
+    existing_entry_queue: sqs.IQueue | None,
+    existing_dead_letter_queue: sqs.IQueue | None,
+    existing_queue_max_receive_count: int | None,
+    queue_visibility_timeout: Duration | None,
+    queue_retention_period: Duration | None,
+) -> None:
+    """`existing_X` or the props that shape a created X, never both; brought resources must fit."""
+    if existing_topic is not None and not topic:
+        checks.fail("existing_topic", "cannot go with topic=False; pass existing_topic to announce on it, or neither")
+    if existing_topic is not None and topic_fifo:
+        checks.fail("topic_fifo", "shapes a topic AgentWait creates; with existing_topic, the topic's own kind is used")
+    if existing_bus is not None and not bus:
+        checks.fail("existing_bus", "cannot go with bus=False; pass existing_bus to announce on it, or neither")
+    if (existing_entry_queue is None) != (existing_dead_letter_queue is None):
+        checks.fail(
+            "existing_entry_queue",
+            "and existing_dead_letter_queue go together: the router dead-letters malformed messages itself, "
+            "so it needs the queue the entry queue's redrive policy sends to",
+        )
+    if existing_entry_queue is not None:
+        for field, value in (
+            ("queue_visibility_timeout", queue_visibility_timeout),
+            ("queue_retention_period", queue_retention_period),
+        ):
+            if value is not None:
+                checks.fail(field, "shapes an entry queue AgentWait creates; it cannot go with existing_entry_queue")
+    for field, queue in (
+        ("existing_entry_queue", existing_entry_queue),
+        ("existing_dead_letter_queue", existing_dead_letter_queue),
+    ):
+        if queue is not None and not queue.fifo:
+            checks.fail(
+                field,
+                "must be a FIFO queue (starts and answers are ordered per thread); if it is, import it with "
+                "sqs.Queue.from_queue_attributes(..., fifo=True)",
+            )
+    if isinstance(existing_question_table, dynamodb.Table):
+        check_question_table_shape(checks, existing_question_table)
+    check_max_receive_count(checks, existing_entry_queue, existing_queue_max_receive_count)
