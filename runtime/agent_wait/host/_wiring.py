@@ -6,13 +6,18 @@ import json
 import logging
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.announce.webhook import WebhookAnnounce
 from agent_wait.errors import ConfigurationError
 from agent_wait.host.settings import HostSettings, load_object
 from agent_wait.schema import Settings
+
+if TYPE_CHECKING:
+    from agent_wait.host._router import Router
+    from agent_wait.host._sweep import Sweep
+    from agent_wait.host.api._context import ApiContext
 
 __all__ = ("adapter_for", "announcers_for")
 
@@ -174,11 +179,19 @@ def _langgraph_adapter(target: Any, checkpointer: Any) -> Any:
 
 
 def load_target(settings: HostSettings) -> Any:
-    assert settings.graph is not None
-    return load_object(settings.graph)
+    return load_object(_setting(settings.graph, Settings.GRAPH))
 
 
-def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = None, log: Any = None) -> Any:
+def _setting(value: str | None, setting: Settings) -> str:
+    """`value`, or a `ConfigurationError` naming the variable (`HostSettings.from_env` checks it first)."""
+    if not value:
+        raise ConfigurationError(
+            [f"{setting.value} is not set; AgentWait sets it, or export it"], variables=[setting.value]
+        )
+    return value
+
+
+def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = None, log: Any = None) -> Router:
     """A `Router` on DynamoDB (ledger and checkpoints), the DLQ and the configured announcers."""
     import boto3
 
@@ -186,11 +199,10 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
     from agent_wait.host.dead_letter import SqsDeadLetter
     from agent_wait.host.ledger.dynamodb import DynamoDbLedger
 
+    checkpoint_table = _setting(settings.checkpoint_table, Settings.CHECKPOINT_TABLE)
+    table = _setting(settings.table, Settings.TABLE)
+    dlq_url = _setting(settings.dlq_url, Settings.DLQ_URL)
     session = session or boto3.Session()
-    assert settings.checkpoint_table
-    assert settings.table
-    assert settings.dlq_url
-    checkpoint_table = settings.checkpoint_table
     return Router(
         adapter_for(
             load_target(settings),
@@ -199,8 +211,8 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
             client=session.client("dynamodb"),
             make_checkpointer=lambda: checkpoint_saver(checkpoint_table, session),
         ),
-        DynamoDbLedger(settings.table, client=session.client("dynamodb")),
-        dead_letter=SqsDeadLetter(settings.dlq_url, client=session.client("sqs")),
+        DynamoDbLedger(table, client=session.client("dynamodb")),
+        dead_letter=SqsDeadLetter(dlq_url, client=session.client("sqs")),
         announce=announcers_for(settings, session=session),
         metrics=metrics,
         reply_to=reply_to_for(settings),
@@ -265,7 +277,7 @@ def sender_policy(settings: HostSettings, *, log: Any = None) -> Any:
     return SenderPolicy(settings.trusted_senders, settings.start_senders, settings.answer_senders)
 
 
-def build_sweep(settings: HostSettings, *, session: Any = None, metrics: Any = None, log: Any = None) -> Any:
+def build_sweep(settings: HostSettings, *, session: Any = None, metrics: Any = None, log: Any = None) -> Sweep:
     """A `Sweep` on the DynamoDB ledger and the SQS entry queue."""
     import boto3
 
@@ -273,12 +285,12 @@ def build_sweep(settings: HostSettings, *, session: Any = None, metrics: Any = N
     from agent_wait.host.entry_queue import SqsEntryQueue
     from agent_wait.host.ledger.dynamodb import DynamoDbLedger
 
+    table = _setting(settings.table, Settings.TABLE)
+    queue_url = _setting(settings.queue_url, Settings.QUEUE_URL)
     session = session or boto3.Session()
-    assert settings.table
-    assert settings.queue_url
     return Sweep(
-        DynamoDbLedger(settings.table, client=session.client("dynamodb")),
-        SqsEntryQueue(settings.queue_url, client=session.client("sqs")),
+        DynamoDbLedger(table, client=session.client("dynamodb")),
+        SqsEntryQueue(queue_url, client=session.client("sqs")),
         announce=announcers_for(settings, session=session),
         metrics=metrics,
         limit=settings.sweep_limit,
@@ -293,7 +305,7 @@ def _custom_endpoint(session: Any) -> bool:
     return bool(os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"))
 
 
-def build_api_context(settings: HostSettings, *, session: Any = None) -> Any:
+def build_api_context(settings: HostSettings, *, session: Any = None) -> ApiContext:
     """The answer API's `ApiContext`: the DynamoDB ledger, the SQS entry queue, the groups claims and, when
     `AGENT_WAIT_LINK_KEYS_ARN` is set, the keys that verify signed answer links.
 
@@ -307,11 +319,11 @@ def build_api_context(settings: HostSettings, *, session: Any = None) -> Any:
     from agent_wait.host.entry_queue import SqsEntryQueue
     from agent_wait.host.ledger.dynamodb import DynamoDbLedger
 
+    table = _setting(settings.table, Settings.TABLE)
+    queue_url = _setting(settings.queue_url, Settings.QUEUE_URL)
     session = session or boto3.Session()
-    assert settings.table
-    assert settings.queue_url
-    ledger = DynamoDbLedger(settings.table, client=session.client("dynamodb"))
-    service = AnswerService(ledger, SqsEntryQueue(settings.queue_url, client=session.client("sqs")))
+    ledger = DynamoDbLedger(table, client=session.client("dynamodb"))
+    service = AnswerService(ledger, SqsEntryQueue(queue_url, client=session.client("sqs")))
     claims = (settings.groups_claim,) if settings.groups_claim else DEFAULT_GROUPS_CLAIMS
     link_keys = None
     if settings.link_keys_arn:  # signed answer links: read at cold start, again when they may have rotated
