@@ -1,4 +1,6 @@
-"""The wheel, built once per session from this checkout, for the packaging tests."""
+"""The wheel, built from this checkout, for the packaging tests (imported by each test module, not a conftest:
+a conftest here would be the top-level module `conftest`, and other directories' conftests resolve their
+type hints through that name)."""
 
 from __future__ import annotations
 
@@ -11,16 +13,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="session")
-def uv() -> str:
+@pytest.fixture(scope="module", name="uv")
+def uv_fixture() -> str:
     found = shutil.which("uv")
     if found is None:
         pytest.skip("uv is not on PATH (scripts/dev installs it)")
     return found
 
 
-@pytest.fixture(scope="session")
-def wheel(uv: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture(scope="module", name="wheel")
+def wheel_fixture(uv: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run([uv, "build", "--wheel", "--out-dir", str(out), "-q"], cwd=ROOT, check=True, timeout=300)
     (built,) = out.glob("agent_wait-*.whl")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.packaging.conftest import ROOT
+from _wheel import ROOT, uv_fixture, wheel_fixture  # noqa: F401  (the uv and wheel fixtures)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 

@@ -6,8 +6,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from _wheel import ROOT, uv_fixture, wheel_fixture  # noqa: F401  (the uv and wheel fixtures)
 
 
 @pytest.fixture(scope="module")
