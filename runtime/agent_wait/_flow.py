@@ -20,16 +20,18 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import typing
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
-from agent_wait._wait import WaitSignature, check_mode, pack_question, pending_call, should_ask
+from agent_wait._wait import WaitSignature, pack_question
 from agent_wait.envelope import Question, WaitEnvelope
-from agent_wait.errors import EnvelopeError
+from agent_wait.errors import ConfigurationError, EnvelopeError
+from agent_wait.ids import question_id_for
 from agent_wait.policy import WaitPolicy
 from agent_wait.publish import Announcers, PublishReport, apublish, as_announcers, publish
 
@@ -47,6 +49,10 @@ C = TypeVar("C")
 """The framework's per-call context (a RunContext, a ToolContext; None where the framework keeps it elsewhere)."""
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+logger = logging.getLogger("agent_wait.wait")
+
+MODES = ("interrupt", "async")
 
 
 class WaitBinding(ABC, Generic[C]):
@@ -246,6 +252,54 @@ def wait_decorator(
     wait.__module__, wait.__qualname__ = module, "wait"
     wait.__doc__ = doc.rstrip() + "\n" + _WAIT_ARGS.format(mode=mode_doc)
     return wait
+
+
+def pending_call(question: dict[str, Any], policy: WaitPolicy, thread_id: str) -> tuple[WaitEnvelope, dict[str, Any]]:
+    """An async-mode `@wait` call: the envelope to publish and what the call returns in place of its body.
+
+    The question id is `question_id_for(thread_id, function, args)`, so a repeated call publishes the
+    same id. The call returns `{"status": "pending_approval", "question_id": ..., "function": ...}`.
+    """
+    question_id = question_id_for(thread_id, question["function"], question["args"])
+    source = {"function": question["function"]}
+    envelope = WaitEnvelope.create(Question(thread_id, question_id, question, policy, source))
+    result = {"status": "pending_approval", "question_id": question_id, "function": question["function"]}
+    return envelope, result
+
+
+def should_ask(
+    when: Callable[..., Any] | None, function: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> bool:
+    """Run the `when=` predicate with the call's arguments; a failing predicate asks anyway (safe side)."""
+    if when is None:
+        return True
+    try:
+        return bool(when(*args, **kwargs))
+    except Exception as exc:
+        # The error's text may quote the call's arguments (personal data): its type only above DEBUG.
+        logger.warning("when= predicate failed for %s (%s); asking anyway", function, type(exc).__name__)
+        logger.debug("when= predicate failure detail for %s: %s", function, exc)
+        return True
+
+
+def check_mode(mode: str, announce_given: bool, needs_announce_modes: Collection[str] = ("async",)) -> None:
+    """Refuse a mode that does not exist, and an async mode with nowhere to publish."""
+    if mode not in MODES:
+        raise ConfigurationError([f"@wait mode must be one of {list(MODES)}; got {mode!r}"])
+    if mode in needs_announce_modes and not announce_given:
+        raise ConfigurationError(
+            [
+                "@wait(mode='async') publishes from inside the call, so it needs announce=[...]; "
+                "without it nothing would see the question"
+            ]
+        )
+    if mode == "interrupt" and announce_given:
+        raise ConfigurationError(
+            [
+                "@wait(mode='interrupt') does not publish from inside the run (code before an interrupt re-runs on "
+                "resume); drop announce= and publish after the run with publish_interrupts(), or use the router"
+            ]
+        )
 
 
 def require_thread_id(thread_id: Any) -> str:

@@ -1,8 +1,8 @@
 """What `@wait` means, independent of any framework: which arguments are published, how an answer applies.
 
 Bindings (`agent_wait.langgraph`, `agent_wait.pydantic_ai`, `agent_wait.strands`) decide how to park
-and where the answer comes from; this module decides everything else, so the rules are the same on
-every framework:
+and where the answer comes from; `agent_wait._flow` runs a call in the same order on every framework;
+this module decides what is asked and what an answer does, so the rules are the same everywhere:
 
 - the question is `{"function": name, "args": {...}}` with only the function's own visible
   parameters; values the framework injects (config, runtime, store, tool-call ids, ...) and the
@@ -19,7 +19,7 @@ import dataclasses
 import inspect
 import logging
 import typing
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,8 +27,7 @@ from typing import Any
 from agent_wait._json import to_jsonable
 from agent_wait._time import parse_rfc3339, utc_now
 from agent_wait.dialects import recognize
-from agent_wait.envelope import Question, WaitEnvelope, check_question_size
-from agent_wait.ids import question_id_for
+from agent_wait.envelope import Question, check_question_size
 from agent_wait.policy import WaitPolicy
 
 __all__ = (
@@ -40,7 +39,6 @@ __all__ = (
     "edit_refused",
     "is_packed",
     "pack_question",
-    "pending_call",
     "plain",
     "type_hints",
     "unpack_question",
@@ -50,8 +48,6 @@ logger = logging.getLogger("agent_wait.wait")
 
 APPROVE = "approve"
 """The action that runs a `@wait` function's body."""
-
-MODES = ("interrupt", "async")
 
 EXPIRED_WITHOUT_DEFAULT: dict[str, Any] = {"action": "expired", "answer": None}
 """What a hosted Pydantic AI or Strands agent receives in place of a null answer.
@@ -278,53 +274,3 @@ def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
         return typing.get_type_hints(fn, include_extras=True)
     except Exception:  # unresolvable forward references: fall back to raw annotations
         return dict(getattr(fn, "__annotations__", {}))
-
-
-def pending_call(question: dict[str, Any], policy: WaitPolicy, thread_id: str) -> tuple[WaitEnvelope, dict[str, Any]]:
-    """An async-mode `@wait` call: the envelope to publish and what the call returns in place of its body.
-
-    The question id is `question_id_for(thread_id, function, args)`, so a repeated call publishes the
-    same id. The call returns `{"status": "pending_approval", "question_id": ..., "function": ...}`.
-    """
-    question_id = question_id_for(thread_id, question["function"], question["args"])
-    source = {"function": question["function"]}
-    envelope = WaitEnvelope.create(Question(thread_id, question_id, question, policy, source))
-    result = {"status": "pending_approval", "question_id": question_id, "function": question["function"]}
-    return envelope, result
-
-
-def should_ask(
-    when: Callable[..., Any] | None, function: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]
-) -> bool:
-    """Run the `when=` predicate with the call's arguments; a failing predicate asks anyway (safe side)."""
-    if when is None:
-        return True
-    try:
-        return bool(when(*args, **kwargs))
-    except Exception as exc:
-        # The error's text may quote the call's arguments (personal data): its type only above DEBUG.
-        logger.warning("when= predicate failed for %s (%s); asking anyway", function, type(exc).__name__)
-        logger.debug("when= predicate failure detail for %s: %s", function, exc)
-        return True
-
-
-def check_mode(mode: str, announce_given: bool, needs_announce_modes: Collection[str] = ("async",)) -> None:
-    """Refuse a mode that does not exist, and an async mode with nowhere to publish."""
-    from agent_wait.errors import ConfigurationError
-
-    if mode not in MODES:
-        raise ConfigurationError([f"@wait mode must be one of {list(MODES)}; got {mode!r}"])
-    if mode in needs_announce_modes and not announce_given:
-        raise ConfigurationError(
-            [
-                "@wait(mode='async') publishes from inside the call, so it needs announce=[...]; "
-                "without it nothing would see the question"
-            ]
-        )
-    if mode == "interrupt" and announce_given:
-        raise ConfigurationError(
-            [
-                "@wait(mode='interrupt') does not publish from inside the run (code before an interrupt re-runs on "
-                "resume); drop announce= and publish after the run with publish_interrupts(), or use the router"
-            ]
-        )
