@@ -1,4 +1,4 @@
-"""A Pydantic AI deployment never imports LangGraph: the router builds a checkpoint saver only for a graph.
+"""A Pydantic AI or Strands deployment never imports LangGraph: the router builds a checkpoint saver only for a graph.
 
 The child interpreter has `langgraph` and `langgraph_checkpoint_aws` installed but poisoned: they can be
 found (the host extra's check looks for them) and every attempt to import them is recorded and fails.
@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 import boto3
+import pytest
 from tests.host.conftest import create_checkpoint_table, create_question_table
 
 from agent_wait.schema import Settings
@@ -65,8 +66,22 @@ ROUTE_A_START = textwrap.dedent(
 )
 
 
-def test_a_pydantic_ai_router_handles_a_start_without_importing_langgraph(moto_server: str, unique: str) -> None:
-    # GIVEN a question table, a checkpoint table and a DLQ on moto, and AGENT_WAIT_GRAPH naming a Pydantic AI agent
+STRANDS_QUESTION = "v1:tool_call:tu-1:ad341030-33e7-5831-9159-93573281a0b9"
+"""The interrupt id Strands gives `@wait`'s interrupt on tool use `tu-1` (see tests/strands)."""
+
+
+@pytest.mark.parametrize(
+    ("folder", "graph", "adapter", "asked"),
+    [
+        ("pydantic_ai", "pydantic_ai_host_agents:hosted_refund", "PydanticAiAdapter", ["call-1"]),
+        ("strands", "strands_host_agents:hosted_refund", "StrandsAdapter", [STRANDS_QUESTION]),
+    ],
+    ids=["pydantic_ai", "strands"],
+)
+def test_a_router_for_another_framework_handles_a_start_without_importing_langgraph(
+    moto_server: str, unique: str, folder: str, graph: str, adapter: str, asked: list[str]
+) -> None:
+    # GIVEN a question table, a checkpoint table and a DLQ on moto, and AGENT_WAIT_GRAPH naming a non-LangGraph agent
     session = boto3.Session(region_name="us-east-1")
     dynamodb = session.client("dynamodb", endpoint_url=moto_server)
     sqs = session.client("sqs", endpoint_url=moto_server)
@@ -75,10 +90,10 @@ def test_a_pydantic_ai_router_handles_a_start_without_importing_langgraph(moto_s
     dlq = sqs.create_queue(QueueName=f"dlq-{unique}.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_WAIT_")}
     env |= {
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "runtime"), str(ROOT / "tests" / "pydantic_ai")]),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "runtime"), str(ROOT / "tests" / folder)]),
         "AWS_ENDPOINT_URL": moto_server,
         "AWS_DEFAULT_REGION": "us-east-1",
-        Settings.GRAPH.value: "pydantic_ai_host_agents:hosted_refund",
+        Settings.GRAPH.value: graph,
         Settings.TABLE.value: f"questions-{unique}",
         Settings.CHECKPOINT_TABLE.value: f"checkpoints-{unique}",
         Settings.DLQ_URL.value: dlq,
@@ -100,9 +115,9 @@ def test_a_pydantic_ai_router_handles_a_start_without_importing_langgraph(moto_s
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result == {
-        "adapter": "PydanticAiAdapter",
+        "adapter": adapter,
         "kind": "started",
-        "asked": ["call-1"],
+        "asked": asked,
         "attempts": [],
         "loaded": [],
     }
