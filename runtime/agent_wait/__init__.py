@@ -6,6 +6,7 @@ and the stdlib announcers. Framework bindings (`agent_wait.langgraph`, `agent_wa
 need their extra.
 """
 
+from agent_wait._publish import PublishReport, apublish, publish
 from agent_wait.announce import (
     BaseAnnounce,
     Delivery,
@@ -27,7 +28,6 @@ from agent_wait.errors import (
 )
 from agent_wait.ids import new_ulid, question_id_for
 from agent_wait.policy import WaitPolicy
-from agent_wait.publish import PublishReport, apublish, publish
 
 __version__ = "0.1.0"
 

@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
+from agent_wait._publish import Announcers, PublishReport, apublish, as_announcers, publish
 from agent_wait._wait import WaitSignature, pack_question
 from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.errors import ConfigurationError, EnvelopeError
 from agent_wait.ids import question_id_for
 from agent_wait.policy import WaitPolicy
-from agent_wait.publish import Announcers, PublishReport, apublish, as_announcers, publish
 
 __all__ = (
     "Step",

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
+from agent_wait._publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait.dialects import translate
 from agent_wait.envelope import Question, Transition, WaitEnvelope
 from agent_wait.messages import answer_parts
-from agent_wait.publish import Announcers, PublishReport, as_announcers, publish
 
 __all__ = ("AgentAdapter", "RunOutcome", "WaitPublisher")
 

@@ -279,3 +279,14 @@ def test_apublish_does_not_block_the_event_loop():
 def test_apublish_contains_failures_like_publish():
     report = asyncio.run(apublish(make_envelope(), [BrokenAnnounce(), InMemoryAnnounce()]))
     assert [d.status for d in report.deliveries] == ["failed", "delivered"]
+
+
+def test_the_publish_function_shadows_no_module_of_its_name() -> None:
+    import importlib
+    import inspect
+
+    import agent_wait
+
+    assert inspect.isfunction(agent_wait.publish)
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("agent_wait.publish")

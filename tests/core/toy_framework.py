@@ -10,8 +10,8 @@ from datetime import datetime
 from typing import Any
 
 from agent_wait._flow import WaitBinding, publish_questions, require_thread_id, wait_decorator
+from agent_wait._publish import Announcers, PublishReport
 from agent_wait._wait import unpack_question
-from agent_wait.publish import Announcers, PublishReport
 
 NO_ANSWER = object()
 

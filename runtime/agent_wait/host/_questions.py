@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from agent_wait._publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait.adapter import RunOutcome
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.envelope import Question, Transition, WaitEnvelope
@@ -15,7 +16,6 @@ from agent_wait.host.ledger.base import Decision, Ledger, QuestionRecord
 from agent_wait.host.observe import METRIC_NAMES as M
 from agent_wait.host.observe import HostMetrics
 from agent_wait.messages import internal_id
-from agent_wait.publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait.schema import QuestionStatus
 
 __all__ = ("AskedQuestions",)

@@ -33,6 +33,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
+from agent_wait._publish import Announcers, as_announcers
 from agent_wait._time import clock_scope, format_rfc3339, parse_rfc3339, seconds_between, utc_now
 from agent_wait.adapter import AgentAdapter, RunOutcome
 from agent_wait.aws._errors import AWS_ERRORS
@@ -66,7 +67,6 @@ from agent_wait.messages import (
     group_id_for,
     parse_message,
 )
-from agent_wait.publish import Announcers, as_announcers
 from agent_wait.schema import QuestionStatus
 
 __all__ = ("AGENT_FAILED", "DEFAULT_LEASE_SECONDS", "Router")

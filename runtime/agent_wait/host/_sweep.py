@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from agent_wait._publish import Announcers, as_announcers, publish
 from agent_wait._time import parse_rfc3339, seconds_between, utc_now
 from agent_wait.envelope import Transition
 from agent_wait.errors import ArgumentError, LedgerIndexMissingError
@@ -30,7 +31,6 @@ from agent_wait.host.observe import METRIC_NAMES as M
 from agent_wait.host.observe import HostMetrics, RecordingMetrics
 from agent_wait.ledger import Ledger, QuestionRecord
 from agent_wait.messages import DEADLINE_ORIGIN, deadline_answer_id, group_id_for
-from agent_wait.publish import Announcers, as_announcers, publish
 from agent_wait.schema import QuestionStatus
 
 __all__ = ("DEADLINE_ANSWERED_BY", "SEND_FAILED_REASON", "Sweep", "SweepReport", "SweepStep")

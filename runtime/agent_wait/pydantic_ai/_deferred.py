@@ -11,11 +11,11 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApp
 
 from agent_wait._flow import publish_questions, require_thread_id
 from agent_wait._json import dumps, to_jsonable
+from agent_wait._publish import Announcers, PublishReport
 from agent_wait._wait import APPROVE, is_packed, plain, unpack_question
 from agent_wait.envelope import Question
 from agent_wait.errors import EnvelopeError
 from agent_wait.policy import WaitPolicy
-from agent_wait.publish import Announcers, PublishReport
 
 __all__ = (
     "deferred_requests_of",

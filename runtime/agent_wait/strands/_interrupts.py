@@ -10,10 +10,10 @@ from strands.interrupt import Interrupt
 from strands.types.interrupt import InterruptResponseContent
 
 from agent_wait._flow import publish_questions, require_thread_id
+from agent_wait._publish import Announcers, PublishReport
 from agent_wait._wait import unpack_question
 from agent_wait.envelope import Question
 from agent_wait.errors import EnvelopeError
-from agent_wait.publish import Announcers, PublishReport
 
 __all__ = (
     "interrupt_responses",

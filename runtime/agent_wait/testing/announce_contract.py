@@ -24,10 +24,10 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from agent_wait._publish import publish
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.envelope import ENVELOPE_FIELDS, Question, Transition, WaitEnvelope
 from agent_wait.policy import WaitPolicy
-from agent_wait.publish import publish
 from agent_wait.schema import QuestionStatus
 
 __all__ = ("OPTIONAL", "REQUIRED", "AnnounceHarness", "AnnouncerFactory", "sample_envelope")
