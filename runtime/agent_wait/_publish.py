@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from agent_wait.announce.base import BaseAnnounce, Delivery, DeliveryStatus
 from agent_wait.envelope import Transition, WaitEnvelope
+from agent_wait.errors import ArgumentTypeError
 
 __all__ = ("Announcers", "PublishReport", "apublish", "as_announcers", "publish")
 
@@ -47,7 +48,7 @@ def as_announcers(announce: Announcers) -> tuple[BaseAnnounce, ...]:
     items = (announce,) if isinstance(announce, BaseAnnounce) else tuple(announce)
     for item in items:
         if not isinstance(item, BaseAnnounce):
-            raise TypeError(f"announce must hold BaseAnnounce instances; got a {type(item).__name__}")
+            raise ArgumentTypeError(f"announce must hold BaseAnnounce instances; got a {type(item).__name__}")
     return items
 
 

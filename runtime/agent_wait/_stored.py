@@ -18,7 +18,12 @@ import zlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from agent_wait.errors import ThreadStateConflictError, ThreadStateTooLargeError, ThreadStateUnavailableError
+from agent_wait.errors import (
+    ArgumentError,
+    ThreadStateConflictError,
+    ThreadStateTooLargeError,
+    ThreadStateUnavailableError,
+)
 from agent_wait.schema import CHECKPOINT_TABLE
 
 __all__ = ("ITEM_LIMIT", "PK", "SK", "StateTable", "decode_body", "encode_body")
@@ -77,9 +82,9 @@ class StateTable:
 
     def __init__(self, table_name: str, *, client: Any, prefix: str) -> None:
         if not table_name:
-            raise ValueError("table_name must name the checkpoint table")
+            raise ArgumentError("table_name must name the checkpoint table")
         if client is None:
-            raise ValueError("client must be a boto3 DynamoDB client, e.g. boto3.client('dynamodb')")
+            raise ArgumentError("client must be a boto3 DynamoDB client, e.g. boto3.client('dynamodb')")
         self.table_name = table_name
         self.prefix = prefix
         self._client = client

@@ -8,6 +8,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 
+from agent_wait.errors import ArgumentError
+
 NEVER = "never"
 """What the ledger stores as `expires_at` for a question with no deadline; sorts after every timestamp."""
 
@@ -44,7 +46,7 @@ def clock_scope(clock: Callable[[], datetime]) -> Iterator[None]:
 
 def require_aware(value: datetime, name: str) -> datetime:
     if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError(f"{name} must be timezone-aware (e.g. datetime.now(UTC)); got naive {value.isoformat()}")
+        raise ArgumentError(f"{name} must be timezone-aware (e.g. datetime.now(UTC)); got naive {value.isoformat()}")
     return value.astimezone(UTC)
 
 
@@ -63,7 +65,7 @@ def parse_rfc3339(text: str) -> datetime:
         ValueError: not a timestamp, or one without an offset.
     """
     if not isinstance(text, str):
-        raise ValueError(f"expected an RFC 3339 timestamp string, got a {type(text).__name__}")
+        raise ArgumentError(f"expected an RFC 3339 timestamp string, got a {type(text).__name__}")
     parsed = datetime.fromisoformat(text.replace("z", "Z"))
     return require_aware(parsed, "timestamp")
 

@@ -122,6 +122,14 @@ class ArgumentError(WaitError, ValueError):
         """The parameter at fault, when there is one."""
 
 
+class ArgumentTypeError(WaitError, TypeError):
+    """Raised when a call is given a value of a type it cannot take; the message names it and what to pass."""
+
+
+class EmulatorError(WaitError, RuntimeError):
+    """Raised by the local runner when the embedded emulator cannot run the stack (`agent_wait.host.local`)."""
+
+
 class LedgerError(WaitError):
     """Raised when the question ledger's store could not do what was asked; `.table` names it when known."""
 

@@ -20,7 +20,7 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 
-from agent_wait.errors import SignatureError
+from agent_wait.errors import ArgumentError, SignatureError
 
 __all__ = (
     "STANDARD_SECRET_PREFIX",
@@ -119,16 +119,20 @@ def secret_list(secrets: WebhookSecrets, *, what: str = "secret") -> tuple[str |
     elif isinstance(secrets, Sequence):
         items = tuple(secrets)
     else:  # a set has no order, and the first secret is the one that signs the legacy headers
-        raise ValueError(f"{what} must be a str, bytes, or a list of them, newest first; got {type(secrets).__name__}")
+        raise ArgumentError(
+            f"{what} must be a str, bytes, or a list of them, newest first; got {type(secrets).__name__}"
+        )
     if not items:
-        raise ValueError(
+        raise ArgumentError(
             f"{what} must be a str, bytes, or a non-empty list of them; got an empty {type(secrets).__name__}"
         )
     for index, item in enumerate(items):
         if not isinstance(item, (str, bytes)):
-            raise ValueError(f"{what} #{index + 1} must be a str or bytes; got {type(item).__name__}")
+            raise ArgumentError(f"{what} #{index + 1} must be a str or bytes; got {type(item).__name__}")
         if not item or not standard_webhook_key(item):
-            raise ValueError(f"{what} #{index + 1} is empty; pass a real secret, or no secret for unsigned deliveries")
+            raise ArgumentError(
+                f"{what} #{index + 1} is empty; pass a real secret, or no secret for unsigned deliveries"
+            )
     return items  # type: ignore[return-value]  # every item was checked above
 
 
@@ -183,9 +187,9 @@ def sign_standard_webhook(secrets: WebhookSecrets, webhook_id: str, timestamp: i
         ValueError: an empty or dotted id, a negative timestamp, or no usable secret.
     """
     if not webhook_id or "." in webhook_id:
-        raise ValueError("webhook-id must be non-empty and contain no '.'; use the envelope's event_id")
+        raise ArgumentError("webhook-id must be non-empty and contain no '.'; use the envelope's event_id")
     if isinstance(timestamp, bool) or not isinstance(timestamp, int) or timestamp < 0:
-        raise ValueError(f"webhook-timestamp must be whole unix seconds; got {timestamp!r}")
+        raise ArgumentError(f"webhook-timestamp must be whole unix seconds; got {timestamp!r}")
     content = f"{webhook_id}.{timestamp}.".encode() + body
     keys = [standard_webhook_key(secret) for secret in secret_list(secrets)]
     return " ".join(f"v1,{_standard_digest(key, content)}" for key in keys)

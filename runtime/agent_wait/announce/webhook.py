@@ -22,6 +22,7 @@ from agent_wait.announce._signing import (
 )
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.envelope import Transition, WaitEnvelope
+from agent_wait.errors import ArgumentError
 
 __all__ = ("WebhookAnnounce", "WebhookDeliveryError", "origin_of")
 
@@ -169,18 +170,18 @@ class WebhookAnnounce(BaseAnnounce):
         parts = urllib.parse.urlsplit(url) if isinstance(url, str) else None
         if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
             given = f"scheme {parts.scheme!r} and host {parts.hostname!r}" if parts is not None else type(url).__name__
-            raise ValueError(
+            raise ArgumentError(
                 f"WebhookAnnounce url must start with http:// or https:// and name a host; got {given} "
                 "(the rest of the URL is not shown: it may carry a token)"
             )
         try:
             parts.port  # noqa: B018  # urlsplit checks the port only when asked
         except ValueError:
-            raise ValueError(
+            raise ArgumentError(
                 f"WebhookAnnounce url has a port that is not a number from 0 to 65535 (host {parts.hostname!r})"
             ) from None
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
-            raise ValueError(f"WebhookAnnounce timeout must be more than 0 seconds; got {timeout!r}")
+            raise ArgumentError(f"WebhookAnnounce timeout must be more than 0 seconds; got {timeout!r}")
         self._secrets = () if secret is None else secret_list(secret, what="WebhookAnnounce secret")
         for index, item in enumerate(self._secrets):
             if isinstance(item, str) and item.startswith(STANDARD_SECRET_PREFIX) and not is_standard_secret(item):

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agent_wait.errors import EmulatorError
 from agent_wait.host._local_template import function_environments, local_template
 
 __all__ = ("Deployed", "EmulatorDeployment")
@@ -55,7 +56,7 @@ class EmulatorDeployment:
         cloudformation.create_stack(StackName=self.stack_name, TemplateBody=json.dumps(body))
         stack = cloudformation.describe_stacks(StackName=self.stack_name)["Stacks"][0]
         if stack["StackStatus"] != "CREATE_COMPLETE":
-            raise RuntimeError(
+            raise EmulatorError(
                 f"local stack {self.stack_name} is {stack['StackStatus']}: {stack.get('StackStatusReason')}"
             )
         outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}

@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agent_wait.errors import require_extra
+from agent_wait.errors import ArgumentError, require_extra
 
 require_extra("the local answer API (agent-wait dev)", "jwt", "local")
 require_extra("the local answer API (agent-wait dev)", "cryptography", "local")
@@ -70,7 +70,9 @@ def check_user(user: Any) -> str:
         ValueError: not a non-empty string of at most 256 printable characters.
     """
     if not isinstance(user, str) or not user.strip() or len(user) > 256 or not user.isprintable():
-        raise ValueError('user must be a non-empty string of up to 256 printable characters, e.g. "alice@example.com"')
+        raise ArgumentError(
+            'user must be a non-empty string of up to 256 printable characters, e.g. "alice@example.com"'
+        )
     return user.strip()
 
 
@@ -84,7 +86,7 @@ def check_groups(groups: Any) -> tuple[str, ...]:
     if groups is None:
         return ()
     if not isinstance(groups, list | tuple) or not all(isinstance(g, str) and _GROUP.fullmatch(g) for g in groups):
-        raise ValueError(
+        raise ArgumentError(
             'groups must be a list of names without spaces, brackets or commas, e.g. ["finance", "ops"] '
             "(API Gateway passes a list claim on as one space-separated string)"
         )

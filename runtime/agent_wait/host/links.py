@@ -50,7 +50,7 @@ from typing import Any
 
 from agent_wait._time import parse_rfc3339, require_aware
 from agent_wait.envelope import WaitEnvelope
-from agent_wait.errors import ConfigurationError, WaitError
+from agent_wait.errors import ArgumentError, ConfigurationError, WaitError
 from agent_wait.schema import Settings
 
 __all__ = (
@@ -299,12 +299,12 @@ def mint_token(
     deadline = min(require_aware(expires_at, "expires_at"), now + MAX_LINK_LIFETIME)
     for name, value in (("question_id", question_id), ("thread_id", thread_id), ("action", action)):
         if not isinstance(value, str) or not value:
-            raise ValueError(f"{name} must be a non-empty string; got {value!r}")
+            raise ArgumentError(f"{name} must be a non-empty string; got {value!r}")
     if approver is not None and (not isinstance(approver, str) or not approver):
-        raise ValueError("approver must be a non-empty string or None")
+        raise ArgumentError("approver must be a non-empty string or None")
     exp = math.floor(deadline.timestamp())  # whole seconds, never after the deadline
     if exp <= now.timestamp():
-        raise ValueError(
+        raise ArgumentError(
             f"expires_at {deadline.isoformat()} is not after now {now.isoformat()}: the link would be expired "
             "already; send no link for a question whose deadline has passed"
         )

@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent_wait._time import clock_scope, utc_now
-from agent_wait.errors import require_extra
+from agent_wait.errors import EmulatorError, require_extra
 from agent_wait.host._local_deploy import EmulatorDeployment
 from agent_wait.host._local_template import local_template
 from agent_wait.messages import group_id_for
@@ -146,7 +146,7 @@ class EmulatedStack:
         from moto.server import ThreadedMotoServer
 
         if EmulatedStack._running is not None:
-            raise RuntimeError(
+            raise EmulatorError(
                 f"an EmulatedStack ({EmulatedStack._running.stack_name}) is already running in this process; stop it "
                 "first: it points this process's AWS clients at its emulator"
             )

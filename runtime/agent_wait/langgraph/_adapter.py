@@ -9,6 +9,7 @@ from langgraph.types import Command
 
 from agent_wait.adapter import RunOutcome
 from agent_wait.envelope import Question
+from agent_wait.errors import ArgumentError
 from agent_wait.langgraph._interrupts import question_from_interrupt, questions_from_result
 
 __all__ = ("LangGraphAdapter",)
@@ -30,7 +31,7 @@ class LangGraphAdapter:
 
     def __init__(self, graph: Any, *, use_async: bool = False, durability: str = "sync") -> None:
         if getattr(graph, "checkpointer", None) in (None, False):
-            raise ValueError(
+            raise ArgumentError(
                 "LangGraphAdapter needs a graph compiled with a checkpointer (builder.compile(checkpointer=...)); "
                 "without one a parked run cannot be resumed"
             )

@@ -31,7 +31,7 @@ from strands.types.exceptions import SessionException
 from strands.types.session import Session, SessionAgent, SessionMessage
 
 from agent_wait._stored import PK, StateTable, decode_body, encode_body
-from agent_wait.errors import ThreadStateConflictError
+from agent_wait.errors import ArgumentError, ThreadStateConflictError
 
 if TYPE_CHECKING:
     from strands.multiagent.base import MultiAgentBase
@@ -54,7 +54,7 @@ def _message_prefix(agent_id: str) -> str:
 
 def _message_key(agent_id: str, message_id: int) -> str:
     if not isinstance(message_id, int) or message_id < 0:
-        raise ValueError(f"message_id=<{message_id}> | message id must be a non-negative integer")
+        raise ArgumentError(f"message_id=<{message_id}> | message id must be a non-negative integer")
     return f"{_message_prefix(agent_id)}{message_id:012d}"
 
 

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent_wait._time import NEVER
 from agent_wait.dialects import agent_inbox, langchain_hitl
-from agent_wait.errors import MessageError
+from agent_wait.errors import LedgerCursorError, MessageError
 from agent_wait.host._checks import Answerer
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
 from agent_wait.host.api._problems import json_response, problem
@@ -188,7 +188,7 @@ def _thread_page(ctx: ApiContext, thread_id: str, query: PageQuery) -> QuestionP
         ValueError: the cursor is not one this listing made.
     """
     if query.cursor is not None and not query.cursor.isdigit():
-        raise ValueError("cursor is not one this listing made; start again without it")
+        raise LedgerCursorError("cursor is not one this listing made; start again without it")
     rows = sorted(
         (
             record
