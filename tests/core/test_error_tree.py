@@ -15,7 +15,7 @@ def test_no_module_raises_a_bare_builtin_error() -> None:
         if "testing" in path.parts:
             continue  # the conformance suites fail with AssertionError, as pytest expects
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and isinstance(node.exc.func, ast.Name):
-                if node.exc.func.id in BUILTINS:
-                    bare.append(f"{path.relative_to(RUNTIME)}:{node.lineno} raises {node.exc.func.id}")
+            call = node.exc if isinstance(node, ast.Raise) else None
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in BUILTINS:
+                bare.append(f"{path.relative_to(RUNTIME)}:{node.lineno} raises {call.func.id}")
     assert bare == [], "raise a WaitError subclass (agent_wait.errors) that is also the builtin callers catch"

@@ -135,7 +135,9 @@ def _from_stack(name: str, *, region: str | None, profile: str | None, endpoint_
     except CliError:
         raise
     except Exception as exc:
-        code = (getattr(exc, "response", None) or {}).get("Error", {}).get("Code") or type(exc).__name__
+        from agent_wait.aws._errors import error_code  # the CLI loads the AWS provider only when it talks to AWS
+
+        code = error_code(exc)
         raise CliError(
             f"cannot read stack {name!r} ({code}); check its name, --region and your credentials (--profile)"
         ) from None

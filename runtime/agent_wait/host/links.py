@@ -49,6 +49,7 @@ from types import MappingProxyType
 from typing import Any
 
 from agent_wait._time import parse_rfc3339, require_aware
+from agent_wait.aws._errors import error_code
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import ArgumentError, ConfigurationError, WaitError
 from agent_wait.schema import Settings
@@ -194,7 +195,7 @@ class LinkKeys:
         try:
             response = client.get_secret_value(SecretId=secret_arn)
         except Exception as exc:  # botocore's ClientError, or BotoCoreError (no credentials, no endpoint)
-            code = (getattr(exc, "response", None) or {}).get("Error", {}).get("Code") or type(exc).__name__
+            code = error_code(exc)
             raise ConfigurationError(
                 [
                     f"{where}: cannot read the link keys ({code}); check the ARN, and give the answer API's function "
