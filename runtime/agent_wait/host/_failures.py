@@ -9,8 +9,7 @@ from agent_wait.errors import ThreadBusyError
 from agent_wait.host._lease import error_name
 from agent_wait.host.dead_letter import DeadLetter
 from agent_wait.host.ledger.base import FailureKind, Ledger, ThreadFailure
-from agent_wait.host.observe import METRIC_NAMES as M
-from agent_wait.host.observe import HostMetrics
+from agent_wait.host.observe import HostMetrics, Metric
 from agent_wait.host.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
 
 __all__ = ("AGENT_FAILED", "Failures")
@@ -37,7 +36,7 @@ class Failures:
     ) -> Outcome:
         """Send `body` to the dead-letter queue with `reason`; count and log it (ids only)."""
         self.dead_letter.send(body, reason=str(reason), detail=detail, message_id=message_id, thread_id=thread_id)
-        self.metrics.count(M["dead_lettered"], reason=str(reason))
+        self.metrics.count(Metric.DEAD_LETTERED, reason=str(reason))
         self.log.warning(
             "message dead-lettered: %s",
             detail,
@@ -48,7 +47,7 @@ class Failures:
     def not_applied(self, exc: Exception, body: str, *, message_id: str | None, thread_id: str, final: bool) -> Outcome:
         """A store, the network or a bug stopped this delivery: raise it back to SQS, or dead-letter it on the last."""
         error = error_name(exc)
-        self.metrics.count(M["router_errors"], reason=type(exc).__name__)
+        self.metrics.count(Metric.ROUTER_ERRORS, reason=type(exc).__name__)
         if not final:
             self.log.error(
                 "message not applied; SQS will deliver it again",
@@ -73,8 +72,8 @@ class Failures:
             body, reason=AGENT_FAILED, detail=detail, message_id=failure.message_id, thread_id=thread_id
         )
         self.ledger.mark_failed(failure, start_input=start_input)
-        self.metrics.count(M["agent_failed"], reason="retry" if failure.retries else failure.kind.value)
-        self.metrics.count(M["dead_lettered"], reason=AGENT_FAILED)
+        self.metrics.count(Metric.AGENT_FAILED, reason="retry" if failure.retries else failure.kind.value)
+        self.metrics.count(Metric.DEAD_LETTERED, reason=AGENT_FAILED)
         # The exception's text may quote the agent's input or the answer: only its type above DEBUG.
         self.log.warning(
             "agent failed; the thread is held until retried",
@@ -94,10 +93,10 @@ class Failures:
         """The message that failed arrived again: finish recording its failure (idempotent); run nothing."""
         self.ledger.mark_failed(failure, start_input=start_input)
         if failure.kind is FailureKind.START:
-            self.metrics.count(M["starts_replayed"])
+            self.metrics.count(Metric.STARTS_REPLAYED)
             kind, reason = OutcomeKind.START_REPLAYED, AGENT_FAILED
         else:
-            self.metrics.count(M["refused"], reason=RefusalReason.THREAD_FAILED.value)
+            self.metrics.count(Metric.REFUSED, reason=RefusalReason.THREAD_FAILED.value)
             kind, reason = OutcomeKind.REFUSED, RefusalReason.THREAD_FAILED
         return Outcome(
             kind,

@@ -13,8 +13,7 @@ from agent_wait.adapter import RunOutcome
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.envelope import Question, Transition, WaitEnvelope
 from agent_wait.host.ledger.base import Decision, Ledger, QuestionRecord
-from agent_wait.host.observe import METRIC_NAMES as M
-from agent_wait.host.observe import HostMetrics
+from agent_wait.host.observe import HostMetrics, Metric
 from agent_wait.messages import internal_id
 from agent_wait.schema import QuestionStatus
 
@@ -74,7 +73,7 @@ class AskedQuestions:
         now = self.clock()
         opened = self.ledger.open(WaitEnvelope.create(question, reply_to=self.reply_to, now=now), now=now)
         if opened.created:
-            self.metrics.count(M["asked"])
+            self.metrics.count(Metric.ASKED)
             self.log.info(
                 "question asked", extra={"thread_id": question.thread_id, "question_id": question.question_id}
             )
@@ -93,7 +92,7 @@ class AskedQuestions:
     def cancel(self, record: QuestionRecord) -> None:
         decision = Decision(QuestionStatus.CANCELLED, None, internal_id("cancelled", record.question_id), MOVED_ON)
         if self.ledger.decide(record.thread_id, record.question_id, decision, now=self.clock()).won:
-            self.metrics.count(M["cancelled"])
+            self.metrics.count(Metric.CANCELLED)
             self.announce(record.envelope, Transition.CANCELLED)
 
     def _announce_with_links(
@@ -106,7 +105,7 @@ class AskedQuestions:
         linked = replace(record.envelope, reply_to={**reply_to, "links": links}) if links else record.envelope
         report = publish(linked.for_transition(Transition.CREATED), carriers)
         for failure in report.failed:
-            self.metrics.count(M["announce_failed"], reason=failure.announcer)
+            self.metrics.count(Metric.ANNOUNCE_FAILED, reason=failure.announcer)
         return PublishReport(plain.envelope, plain.deliveries + report.deliveries)
 
     def announce(self, envelope: WaitEnvelope, transition: Transition) -> PublishReport:
@@ -115,7 +114,7 @@ class AskedQuestions:
             announcers = tuple(a for a in announcers if a.name not in self.link_announcers)
         report = publish(envelope.for_transition(transition), announcers)
         for failure in report.failed:
-            self.metrics.count(M["announce_failed"], reason=failure.announcer)
+            self.metrics.count(Metric.ANNOUNCE_FAILED, reason=failure.announcer)
         return report
 
     def republish_open(self, thread_id: str) -> Sequence[PublishReport]:

@@ -55,8 +55,7 @@ from agent_wait.host._questions import AskedQuestions
 from agent_wait.host._senders import SenderPolicy
 from agent_wait.host.answering import HANDED_OVER
 from agent_wait.host.dead_letter import DeadLetter
-from agent_wait.host.observe import METRIC_NAMES as M
-from agent_wait.host.observe import HostMetrics, RecordingMetrics
+from agent_wait.host.observe import HostMetrics, Metric, RecordingMetrics
 from agent_wait.host.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
 from agent_wait.ledger import Decision, FailureKind, Ledger, QuestionRecord, ThreadFailure, ThreadLease
 from agent_wait.messages import (
@@ -260,7 +259,7 @@ class Router:
             clock=self.clock,
             seconds=self.lease_seconds,
             wait=self.lease_wait,
-            on_busy=lambda: self.metrics.count(M["thread_busy"]),
+            on_busy=lambda: self.metrics.count(Metric.THREAD_BUSY),
             log=self.log,
         )
 
@@ -276,7 +275,7 @@ class Router:
         start = self.ledger.begin_start(thread_id, start_id, marker=progress, now=now)
         if not start.created and start.state == "failed":
             # Failed before, and since retried or recorded by another path: never run it again from here.
-            self.metrics.count(M["starts_replayed"])
+            self.metrics.count(Metric.STARTS_REPLAYED)
             return Outcome(
                 OutcomeKind.START_REPLAYED,
                 thread_id,
@@ -285,7 +284,7 @@ class Router:
             )
         if not start.created and start.state == "done":
             reports = self.questions.republish_open(thread_id)
-            self.metrics.count(M["starts_replayed"])
+            self.metrics.count(Metric.STARTS_REPLAYED)
             self.log.info("start replayed; agent not run", extra={"thread_id": thread_id, "start_id": start_id})
             return Outcome(
                 OutcomeKind.START_REPLAYED,
@@ -306,7 +305,7 @@ class Router:
             failure = ThreadFailure(thread_id, FailureKind.START, start_id, start_id, type(exc).__name__, self._stamp())
             return self.failures.agent_failed(failure, body, exc, start_input=message.input)
         self.ledger.finish_start(thread_id, start_id, asked, now=self.clock())
-        self.metrics.count(M["starts"])
+        self.metrics.count(Metric.STARTS)
         self.log.info("start applied", extra={"thread_id": thread_id, "start_id": start_id, "asked": list(asked)})
         return Outcome(OutcomeKind.STARTED, thread_id, asked=asked)
 
@@ -448,7 +447,7 @@ class Router:
 
     def _refuse(self, reason: RefusalReason, message: AnswerMessage | RetryMessage, detail: str) -> Outcome:
         question_id = message.question_id if isinstance(message, AnswerMessage) else None
-        self.metrics.count(M["refused"], reason=reason.value)
+        self.metrics.count(Metric.REFUSED, reason=reason.value)
         self.log.info(
             "message refused: %s",
             reason.value,
@@ -458,10 +457,10 @@ class Router:
 
     def _count_decision(self, record: QuestionRecord, now: datetime) -> None:
         if record.status is QuestionStatus.EXPIRED:
-            self.metrics.count(M["expired"])
+            self.metrics.count(Metric.EXPIRED)
             return
-        self.metrics.count(M["accepted"])
-        self.metrics.seconds(M["time_to_answer"], seconds_between(parse_rfc3339(record.asked_at), now))
+        self.metrics.count(Metric.ACCEPTED)
+        self.metrics.seconds(Metric.TIME_TO_ANSWER, seconds_between(parse_rfc3339(record.asked_at), now))
 
     # -- failed threads and their retry -----------------------------------------------------------------
 
@@ -487,7 +486,7 @@ class Router:
         if outcome.kind is OutcomeKind.DEAD_LETTERED:
             return outcome
         self.ledger.clear_failure(thread_id)
-        self.metrics.count(M["retried"])
+        self.metrics.count(Metric.RETRIED)
         self.log.info("failed thread retried; it runs again", extra={"thread_id": thread_id, "retry_id": retry_id})
         return Outcome(OutcomeKind.RETRIED, thread_id, failure.question_id, asked=outcome.asked)
 

@@ -27,8 +27,7 @@ from agent_wait.envelope import Transition
 from agent_wait.errors import ArgumentError, LedgerIndexMissingError
 from agent_wait.host.answering import HANDED_OVER, resume_message
 from agent_wait.host.entry_queue import EntryMessage, EntryQueue
-from agent_wait.host.observe import METRIC_NAMES as M
-from agent_wait.host.observe import HostMetrics, RecordingMetrics
+from agent_wait.host.observe import HostMetrics, Metric, RecordingMetrics
 from agent_wait.ledger import Ledger, QuestionRecord
 from agent_wait.messages import DEADLINE_ORIGIN, deadline_answer_id, group_id_for
 from agent_wait.schema import QuestionStatus
@@ -167,15 +166,15 @@ class Sweep:
                 extra={"thread_id": record.thread_id, "question_id": record.question_id, "error_code": failure.code},
             )
         if failures:
-            self.metrics.count(M["sweep_errors"], len(failures), reason=SEND_FAILED_REASON)
+            self.metrics.count(Metric.SWEEP_ERRORS, len(failures), reason=SEND_FAILED_REASON)
         sent = [record for index, record in enumerate(overdue) if index not in refused]
         for record in sent:
             self.log.info(
                 "deadline answer sent", extra={"thread_id": record.thread_id, "question_id": record.question_id}
             )
         age = seconds_between(parse_rfc3339(overdue[0].expires_at), now) if overdue and overdue[0].expires_at else 0.0
-        self.metrics.count(M["overdue"], len(overdue))
-        self.metrics.seconds(M["overdue_age"], max(age, 0.0))
+        self.metrics.count(Metric.OVERDUE, len(overdue))
+        self.metrics.seconds(Metric.OVERDUE_AGE, max(age, 0.0))
         return _Expired(
             sent=tuple(record.question_id for record in sent),
             refused=tuple(overdue[index].question_id for index in sorted(refused)),
@@ -185,7 +184,7 @@ class Sweep:
     def _oldest_open(self, now: datetime) -> float:
         oldest = self.ledger.oldest_open()
         age = max(seconds_between(parse_rfc3339(oldest.asked_at), now), 0.0) if oldest else 0.0
-        self.metrics.seconds(M["oldest_open_age"], age)
+        self.metrics.seconds(Metric.OLDEST_OPEN_AGE, age)
         return age
 
     def _reannounce(self, now: datetime) -> tuple[str, ...]:
@@ -197,10 +196,10 @@ class Sweep:
             if report.ok:
                 self.ledger.mark_announced(record.thread_id, record.question_id)
                 reannounced.append(record.question_id)
-                self.metrics.count(M["reannounced"])
+                self.metrics.count(Metric.REANNOUNCED)
             else:
                 for failure in report.failed:
-                    self.metrics.count(M["announce_failed"], reason=failure.announcer)
+                    self.metrics.count(Metric.ANNOUNCE_FAILED, reason=failure.announcer)
         return tuple(reannounced)
 
     def _hand_over(self, now: datetime) -> tuple[str, ...]:
@@ -226,7 +225,7 @@ class Sweep:
         ]
         failures = self.entry_queue.send_batch(entries) if entries else []
         if failures:
-            self.metrics.count(M["sweep_errors"], len(failures), reason=SEND_FAILED_REASON)
+            self.metrics.count(Metric.SWEEP_ERRORS, len(failures), reason=SEND_FAILED_REASON)
         refused = {failure.index for failure in failures}
         sent = tuple(r.question_id for index, r in enumerate(waiting) if index not in refused)
         for record in (r for index, r in enumerate(waiting) if index not in refused):
@@ -263,7 +262,7 @@ class Sweep:
             # The exception's text may quote what was asked: only at DEBUG, with the traceback.
             self.log.debug(f"sweep step {step.value} failed", exc_info=True)
         failed.append(step.value)
-        self.metrics.count(M["sweep_errors"], reason=step.value)
+        self.metrics.count(Metric.SWEEP_ERRORS, reason=step.value)
         return None
 
 

@@ -4,32 +4,39 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
+from enum import StrEnum
 from typing import Any, Protocol
 
-__all__ = ("METRIC_NAMES", "HostMetrics", "PowertoolsMetrics", "RecordingMetrics")
+__all__ = ("METRIC_NAMES", "HostMetrics", "Metric", "PowertoolsMetrics", "RecordingMetrics")
 
-METRIC_NAMES = {
-    "asked": "QuestionsAsked",
-    "accepted": "AnswersAccepted",
-    "refused": "AnswersRefused",
-    "expired": "QuestionsExpired",
-    "cancelled": "QuestionsCancelled",
-    "time_to_answer": "TimeToAnswerSeconds",
-    "announce_failed": "AnnounceFailures",
-    "dead_lettered": "MessagesDeadLettered",
-    "starts": "StartsApplied",
-    "starts_replayed": "StartsReplayed",
-    "overdue": "OverdueQuestions",
-    "overdue_age": "OverdueQuestionAgeSeconds",
-    "oldest_open_age": "OldestOpenQuestionAgeSeconds",
-    "reannounced": "QuestionsReannounced",
-    "agent_failed": "AgentFailures",
-    "retried": "ThreadsRetried",
-    "router_errors": "RouterErrors",
-    "thread_busy": "ThreadBusy",
-    "sweep_errors": "SweepErrors",
-}
-"""Every metric name, in the `AgentWait` namespace; refusals and dead letters carry a `reason` dimension.
+
+class Metric(StrEnum):
+    """Every metric name, in the `AgentWait` namespace (a `str`: Powertools and CloudWatch take it as its value)."""
+
+    ASKED = "QuestionsAsked"
+    ACCEPTED = "AnswersAccepted"
+    REFUSED = "AnswersRefused"
+    EXPIRED = "QuestionsExpired"
+    CANCELLED = "QuestionsCancelled"
+    TIME_TO_ANSWER = "TimeToAnswerSeconds"
+    ANNOUNCE_FAILED = "AnnounceFailures"
+    DEAD_LETTERED = "MessagesDeadLettered"
+    STARTS = "StartsApplied"
+    STARTS_REPLAYED = "StartsReplayed"
+    OVERDUE = "OverdueQuestions"
+    OVERDUE_AGE = "OverdueQuestionAgeSeconds"
+    OLDEST_OPEN_AGE = "OldestOpenQuestionAgeSeconds"
+    REANNOUNCED = "QuestionsReannounced"
+    AGENT_FAILED = "AgentFailures"
+    RETRIED = "ThreadsRetried"
+    ROUTER_ERRORS = "RouterErrors"
+    THREAD_BUSY = "ThreadBusy"
+    SWEEP_ERRORS = "SweepErrors"
+
+
+METRIC_NAMES = {metric.name.lower(): metric.value for metric in Metric}
+"""Every metric name by its short key (`METRIC_NAMES["asked"]`, as before `Metric`); refusals and dead letters
+carry a `reason` dimension.
 
 `AgentFailures` (reason `start`, `resume` or `retry`) counts runs whose agent raised: the thread is failed
 until `agent-wait retry`. `RouterErrors` (reason: the error type) counts records the router could not
