@@ -84,7 +84,7 @@ class AskedQuestions:
         report = self.announce(record.envelope, Transition.CREATED)
         carriers = tuple(a for a in self.announcers if a.name in self.link_announcers)
         if self.link_maker is not None and carriers:
-            report = self._announce_with_links(record, report, carriers)
+            report = self._announce_with_links(record, report, carriers, self.link_maker)
         if report.ok:
             self.ledger.mark_announced(record.thread_id, record.question_id)
         return report
@@ -96,11 +96,14 @@ class AskedQuestions:
             self.announce(record.envelope, Transition.CANCELLED)
 
     def _announce_with_links(
-        self, record: QuestionRecord, plain: PublishReport, carriers: tuple[BaseAnnounce, ...]
+        self,
+        record: QuestionRecord,
+        plain: PublishReport,
+        carriers: tuple[BaseAnnounce, ...],
+        link_maker: Callable[[WaitEnvelope], Any],
     ) -> PublishReport:
         """Give the link-carrying announcers the envelope with `reply_to.links`; the report covers all of them."""
-        assert self.link_maker is not None
-        links = self.link_maker(record.envelope)
+        links = link_maker(record.envelope)
         reply_to = dict(record.envelope.reply_to) if isinstance(record.envelope.reply_to, Mapping) else {}
         linked = replace(record.envelope, reply_to={**reply_to, "links": links}) if links else record.envelope
         report = publish(linked.for_transition(Transition.CREATED), carriers)

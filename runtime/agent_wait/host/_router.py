@@ -44,6 +44,7 @@ from agent_wait.errors import (
     LedgerRejectedError,
     LedgerUnavailableError,
     MessageError,
+    QuestionNotFoundError,
     ThreadBusyError,
     ThreadStateConflictError,
     ThreadStateUnavailableError,
@@ -57,7 +58,15 @@ from agent_wait.host.answering import HANDED_OVER
 from agent_wait.host.dead_letter import DeadLetter
 from agent_wait.host.observe import HostMetrics, Metric, RecordingMetrics
 from agent_wait.host.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
-from agent_wait.ledger import Decision, FailureKind, Ledger, QuestionRecord, ThreadFailure, ThreadLease
+from agent_wait.ledger import (
+    Decision,
+    FailureKind,
+    Ledger,
+    QuestionRecord,
+    StartState,
+    ThreadFailure,
+    ThreadLease,
+)
 from agent_wait.messages import (
     RESERVED_ID_PREFIX,
     AnswerMessage,
@@ -273,7 +282,7 @@ class Router:
             return self.failures.hold(body, thread_id, start_id, failure)
         progress = self.adapter.progress(thread_id)
         start = self.ledger.begin_start(thread_id, start_id, marker=progress, now=now)
-        if not start.created and start.state == "failed":
+        if not start.created and start.state is StartState.FAILED:
             # Failed before, and since retried or recorded by another path: never run it again from here.
             self.metrics.count(Metric.STARTS_REPLAYED)
             return Outcome(
@@ -282,7 +291,7 @@ class Router:
                 reason=AGENT_FAILED,
                 detail="this start failed earlier and was dead-lettered; the agent did not run again",
             )
-        if not start.created and start.state == "done":
+        if not start.created and start.state is StartState.DONE:
             reports = self.questions.republish_open(thread_id)
             self.metrics.count(Metric.STARTS_REPLAYED)
             self.log.info("start replayed; agent not run", extra={"thread_id": thread_id, "start_id": start_id})
@@ -479,7 +488,8 @@ class Router:
         )
         if failure.kind is FailureKind.ANSWER:
             record = self.ledger.get(thread_id, failure.target_id)
-            assert record is not None, "a failed answer's question is in the ledger"
+            if record is None:  # a failed answer's question is in the ledger, unless someone deleted the row
+                raise QuestionNotFoundError(thread_id, failure.target_id)
             outcome = self._resume(record, body=body, message_id=retry_id, retries=failure.retries + 1)
         else:
             outcome = self._retry_start(failure, retry_id, body)

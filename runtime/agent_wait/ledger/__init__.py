@@ -21,6 +21,7 @@ from agent_wait.ledger.base import (
     QuestionPage,
     QuestionRecord,
     StartRecord,
+    StartState,
     ThreadFailure,
     ThreadLease,
 )
@@ -37,6 +38,7 @@ __all__ = (
     "QuestionPage",
     "QuestionRecord",
     "StartRecord",
+    "StartState",
     "ThreadFailure",
     "ThreadLease",
 )

@@ -25,6 +25,7 @@ __all__ = (
     "QuestionPage",
     "QuestionRecord",
     "StartRecord",
+    "StartState",
     "ThreadFailure",
     "ThreadLease",
 )
@@ -244,13 +245,24 @@ class DecideResult:
     """The row after the call: the winner's outcome either way."""
 
 
+class StartState(StrEnum):
+    """Where applying one start message stands."""
+
+    RUNNING = "running"
+    """The run began; its questions are not recorded yet."""
+    DONE = "done"
+    """The run's questions are recorded (or it finished without asking)."""
+    FAILED = "failed"
+    """The agent raised; the start waits for an operator's retry."""
+
+
 @dataclass(frozen=True, slots=True)
 class StartRecord:
     """A start message the router has begun or finished applying."""
 
     thread_id: str
     start_id: str
-    state: str
+    state: StartState
     """`running` until the run's questions are recorded, then `done`; `failed` when the agent raised."""
     marker: str | None = None
     """The agent's progress marker (checkpoint id) before the run; tells whether the run happened."""
@@ -350,7 +362,13 @@ class Ledger(ABC):
 
     @abstractmethod
     def finish_start(
-        self, thread_id: str, start_id: str, question_ids: tuple[str, ...], *, now: datetime, state: str = "done"
+        self,
+        thread_id: str,
+        start_id: str,
+        question_ids: tuple[str, ...],
+        *,
+        now: datetime,
+        state: StartState = StartState.DONE,
     ) -> None:
         """Mark a start `done` (with the questions its run left open) or `failed` (the agent raised)."""
 

@@ -21,6 +21,7 @@ from agent_wait.ledger.base import (
     QuestionPage,
     QuestionRecord,
     StartRecord,
+    StartState,
     ThreadFailure,
     ThreadLease,
 )
@@ -155,12 +156,18 @@ class InMemoryLedger(Ledger):
             existing = self._starts.get((thread_id, start_id))
             if existing is not None:
                 return replace(existing, created=False)
-            record = StartRecord(thread_id, start_id, "running", marker)
+            record = StartRecord(thread_id, start_id, StartState.RUNNING, marker)
             self._starts[(thread_id, start_id)] = record
             return replace(record, created=True)
 
     def finish_start(
-        self, thread_id: str, start_id: str, question_ids: tuple[str, ...], *, now: datetime, state: str = "done"
+        self,
+        thread_id: str,
+        start_id: str,
+        question_ids: tuple[str, ...],
+        *,
+        now: datetime,
+        state: StartState = StartState.DONE,
     ) -> None:
         with self._lock:
             record = self._starts.get((thread_id, start_id))
@@ -183,8 +190,8 @@ class InMemoryLedger(Ledger):
                 if record.status in (QuestionStatus.ANSWERED, QuestionStatus.EXPIRED, QuestionStatus.FAILED):
                     self._questions[key] = replace(record, status=QuestionStatus.FAILED, failure=failure)
             else:
-                start = self._starts.get(key) or StartRecord(failure.thread_id, failure.target_id, "failed")
-                self._starts[key] = replace(start, state="failed", input=start_input)
+                start = self._starts.get(key) or StartRecord(failure.thread_id, failure.target_id, StartState.FAILED)
+                self._starts[key] = replace(start, state=StartState.FAILED, input=start_input)
             self._failures[failure.thread_id] = failure
 
     def thread_failure(self, thread_id: str) -> ThreadFailure | None:
@@ -198,16 +205,15 @@ class InMemoryLedger(Ledger):
                 record = self._questions.get(key)
                 if record is None:
                     return False
-                if record.status is QuestionStatus.FAILED:
-                    assert record.outcome is not None
+                if record.status is QuestionStatus.FAILED and record.outcome is not None:
                     self._questions[key] = replace(record, status=record.outcome, failure=None, retry_id=retry_id)
                     return True
                 return record.retry_id == retry_id
             start = self._starts.get(key)
             if start is None:
                 return False
-            if start.state == "failed":
-                self._starts[key] = replace(start, state="running", retry_id=retry_id)
+            if start.state is StartState.FAILED:
+                self._starts[key] = replace(start, state=StartState.RUNNING, retry_id=retry_id)
                 return True
             return start.retry_id == retry_id
 
@@ -218,7 +224,7 @@ class InMemoryLedger(Ledger):
     def failures(self, *, limit: int = 100) -> list[ThreadFailure]:
         with self._lock:
             found = [r.failure for r in self._questions.values() if r.status is QuestionStatus.FAILED and r.failure]
-            failed_starts = {(t, s) for (t, s), start in self._starts.items() if start.state == "failed"}
+            failed_starts = {(t, s) for (t, s), start in self._starts.items() if start.state is StartState.FAILED}
             found += [f for f in self._failures.values() if (f.thread_id, f.target_id) in failed_starts]
         return sorted(found, key=lambda f: (f.failed_at, f.thread_id))[:limit]
 

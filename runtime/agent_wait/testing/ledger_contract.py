@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent_wait.envelope import Question, WaitEnvelope
-from agent_wait.ledger import Decision, FailureKind, Ledger, ThreadFailure
+from agent_wait.ledger import Decision, FailureKind, Ledger, StartState, ThreadFailure
 from agent_wait.policy import WaitPolicy
 from agent_wait.schema import QuestionStatus
 
@@ -272,7 +272,7 @@ def a_start_is_recorded_once(make: LedgerFactory) -> None:
     assert (done.state, done.question_ids) == ("done", ("q-1",)), f"expected a done start, got {done!r}"
     failed_id = uuid.uuid4().hex
     ledger.begin_start(thread, failed_id, marker=None, now=T0)
-    ledger.finish_start(thread, failed_id, (), now=T0, state="failed")
+    ledger.finish_start(thread, failed_id, (), now=T0, state=StartState.FAILED)
     failed = ledger.begin_start(thread, failed_id, marker=None, now=T0)
     assert failed.state == "failed", f"a failed start must stay failed, got {failed!r}"
     assert ledger.questions(thread) == [], "a start is not a question"

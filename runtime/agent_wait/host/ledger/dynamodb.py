@@ -24,6 +24,7 @@ from agent_wait.ledger.base import (
     QuestionPage,
     QuestionRecord,
     StartRecord,
+    StartState,
     ThreadFailure,
     ThreadLease,
 )
@@ -341,7 +342,7 @@ class DynamoDbLedger(Ledger):
             ExpressionAttributeNames={"#pk": _PK},
         )
         if created:
-            return StartRecord(thread_id, start_id, "running", marker, created=True)
+            return StartRecord(thread_id, start_id, StartState.RUNNING, marker, created=True)
         if old is None:  # pragma: no cover
             raise LedgerUnavailableError(f"start {start_id} vanished while being recorded; SQS will retry")
         return _start_record(thread_id, start_id, old)
@@ -352,7 +353,13 @@ class DynamoDbLedger(Ledger):
         return _start_record(thread_id, start_id, from_item(item)) if item else None
 
     def finish_start(
-        self, thread_id: str, start_id: str, question_ids: tuple[str, ...], *, now: datetime, state: str = "done"
+        self,
+        thread_id: str,
+        start_id: str,
+        question_ids: tuple[str, ...],
+        *,
+        now: datetime,
+        state: StartState = StartState.DONE,
     ) -> None:
         self._call(
             "update_item",
@@ -500,7 +507,7 @@ def _start_record(thread_id: str, start_id: str, item: dict[str, Any]) -> StartR
     return StartRecord(
         thread_id,
         start_id,
-        str(item.get("state")),
+        StartState(str(item.get("state"))),
         item.get("marker"),
         created=False,
         question_ids=tuple(item.get("question_ids") or ()),
