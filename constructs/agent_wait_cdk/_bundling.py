@@ -58,7 +58,7 @@ LAMBDA_PYTHON_VERSION = "3.13"
 """The Lambda runtime the bundle targets (`python3.13`)."""
 REQUIREMENTS_FILE = Path(__file__).with_name("requirements-lambda.txt")
 """The runtime's pinned `host` dependencies, exported from uv.lock:
-`uv export --frozen --no-dev --extra host --no-hashes --no-emit-project`. A test fails when they drift."""
+`uv export --frozen --no-dev --extra langgraph-host --no-hashes --no-emit-project`. A test fails when they drift."""
 
 DEPENDENCY_FILES = ("requirements.txt", "uv.lock", "pyproject.toml")
 """What is looked for, in this order in each folder, when no `requirements_file` is given."""

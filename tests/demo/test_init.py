@@ -46,7 +46,7 @@ def test_init_writes_the_project_and_the_next_steps(project: Path) -> None:
     for command in ("pip install -r requirements.txt", "agent-wait dev --graph my_agent.graph:build_graph", "pytest"):
         assert command in readme
     assert json.loads((project / "cdk.json").read_text())["app"] == "python app.py"
-    assert (project / "requirements.txt").read_text().startswith("agent-wait[host,cdk,local]==")
+    assert (project / "requirements.txt").read_text().startswith("agent-wait[local]==")
 
 
 def test_the_projects_own_test_drives_a_start_and_an_answer_on_the_emulator(project: Path) -> None:

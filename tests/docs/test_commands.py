@@ -41,7 +41,10 @@ RUN_BY: dict[str, tuple[str, str]] = {
     "scripts/dev setup": ("tests/docs/test_readme.py", 'command.split()[1]})" in script'),
     "--frozen pytest tests/cdk": ("tests/docs/test_readme.py", "test_ci_runs_the_readme_test_command"),
     "npx cdk synth": ("tests/docs/test_commands.py", "test_npx_cdk_synth_runs_offline"),
-    "uv export --frozen --no-dev --extra host --no-hashes": ("tests/cdk/test_schema_match.py", '"uv", "export"'),
+    "uv export --frozen --no-dev --extra langgraph-host --no-hashes": (
+        "tests/cdk/test_schema_match.py",
+        '"uv", "export"',
+    ),
     "uv export --frozen --no-dev --extra host --extra pydantic-ai": (
         "tests/docs/test_commands.py",
         "test_the_pydantic_ai_router_requirements_export",
@@ -126,7 +129,8 @@ def test_the_pydantic_ai_router_requirements_export(tmp_path: Path) -> None:
     assert any(command in c for _, c in _commands())
     result = subprocess.run(command.split(), cwd=ROOT, capture_output=True, text=True, check=True, timeout=120)
     pins = {line.split("==")[0] for line in result.stdout.splitlines() if "==" in line and not line.startswith(" ")}
-    assert {"pydantic-ai-slim", "langgraph", "aws-lambda-powertools"} <= pins
+    assert {"pydantic-ai-slim", "aws-lambda-powertools"} <= pins
+    assert "langgraph" not in pins, "a Pydantic AI router installs no LangGraph"
 
 
 def test_scripts_dev_demo_runs_the_demo_command() -> None:

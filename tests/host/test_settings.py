@@ -185,7 +185,7 @@ def test_importing_the_handlers_makes_no_network_call_and_reads_no_setting() -> 
     assert done.stdout.strip() == "imported"
 
 
-@pytest.mark.parametrize("package", ["aws_lambda_powertools", "boto3", "langgraph_checkpoint_aws"])
+@pytest.mark.parametrize("package", ["aws_lambda_powertools", "boto3"])
 def test_importing_the_host_without_its_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch, package: str) -> None:
     # GIVEN the host extra's package is not installed
     monkeypatch.setitem(sys.modules, package, None)  # type: ignore[arg-type]

@@ -154,7 +154,7 @@ def init_project(folder: Path, name: str) -> list[Path]:
         Path("app.py"): _APP.format(name=name, stack=stack),
         Path("cdk.json"): _CDK_JSON.format(),
         Path("requirements-lambda.txt"): _lambda_requirements(),
-        Path("requirements.txt"): f"agent-wait[host,cdk,local]=={version}\npytest>=8\n",
+        Path("requirements.txt"): f"agent-wait[local]=={version}\npytest>=8\n",
         Path("tests") / f"test_{name}.py": _TEST.format(name=name),
         Path("README.md"): _README.format(name=name),
     }

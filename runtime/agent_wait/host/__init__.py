@@ -6,11 +6,10 @@ lives in `Router` and `Sweep`, which any host can drive with one message or one 
 
 from agent_wait.errors import LedgerUnavailableError, require_extra
 
-# First, so a missing extra is named before anything else fails. LangGraph's checkpoint saver is only
-# looked for, not imported: the host imports it (and LangGraph) only when the deployed agent is a graph.
+# First, so a missing extra is named before anything else fails. The host needs no agent framework: LangGraph
+# and its checkpoint saver (extra `langgraph-host`) are imported only when the deployed agent is a graph.
 for _package in ("boto3", "aws_lambda_powertools"):
     require_extra("agent_wait.host", _package, "host")
-require_extra("agent_wait.host", "langgraph_checkpoint_aws", "host", load=False)
 
 from agent_wait.host._router import Router  # noqa: E402
 from agent_wait.host._sweep import DEADLINE_ANSWERED_BY, Sweep, SweepReport  # noqa: E402

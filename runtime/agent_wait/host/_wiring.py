@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.announce.webhook import WebhookAnnounce
-from agent_wait.errors import ConfigurationError
+from agent_wait.errors import ConfigurationError, require_extra
 from agent_wait.host.settings import HostSettings, load_object
 from agent_wait.schema import Settings
 
@@ -225,7 +225,12 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
 
 
 def checkpoint_saver(table: str, session: Any) -> Any:
-    """The LangGraph checkpoint saver on `table` (`TaskAtomicDynamoDBSaver`); imports LangGraph, so only for a graph."""
+    """The LangGraph checkpoint saver on `table` (`TaskAtomicDynamoDBSaver`); imports LangGraph, so only for a graph.
+
+    Raises:
+        MissingExtraError: the `langgraph-host` extra (LangGraph's checkpoint saver on DynamoDB) is not installed.
+    """
+    require_extra("agent_wait.host (for a LangGraph agent)", "langgraph_checkpoint_aws", "langgraph-host")
     from agent_wait.host._checkpoints import TaskAtomicDynamoDBSaver
 
     return TaskAtomicDynamoDBSaver(
