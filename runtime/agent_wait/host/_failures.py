@@ -8,9 +8,9 @@ from typing import Any
 from agent_wait.errors import ThreadBusyError
 from agent_wait.host._lease import error_name
 from agent_wait.host.dead_letter import DeadLetter
-from agent_wait.host.ledger.base import FailureKind, Ledger, ThreadFailure
 from agent_wait.host.observe import HostMetrics, Metric
 from agent_wait.host.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
+from agent_wait.ledger import FailureKind, Ledger, ThreadFailure
 
 __all__ = ("AGENT_FAILED", "Failures")
 

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from agent_wait.errors import ThreadBusyError
-from agent_wait.host.ledger.base import Ledger, ThreadLease
+from agent_wait.ledger import Ledger, ThreadLease
 
 __all__ = ("error_name", "hold_thread")
 

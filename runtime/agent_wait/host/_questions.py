@@ -12,8 +12,8 @@ from agent_wait._publish import Announcers, PublishReport, as_announcers, publis
 from agent_wait.adapter import RunOutcome
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.envelope import Question, Transition, WaitEnvelope
-from agent_wait.host.ledger.base import Decision, Ledger, QuestionRecord
 from agent_wait.host.observe import HostMetrics, Metric
+from agent_wait.ledger import Decision, Ledger, QuestionRecord
 from agent_wait.messages import internal_id
 from agent_wait.schema import QuestionStatus
 

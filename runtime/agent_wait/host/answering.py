@@ -19,8 +19,8 @@ from typing import Any
 from agent_wait._time import utc_now
 from agent_wait.host._checks import Answerer, check_answer
 from agent_wait.host.entry_queue import EntryQueue
-from agent_wait.host.ledger.base import Decision, Ledger, QuestionRecord
 from agent_wait.host.outcomes import RefusalReason
+from agent_wait.ledger import Decision, Ledger, QuestionRecord
 from agent_wait.messages import group_id_for
 from agent_wait.schema import QuestionStatus
 

@@ -18,7 +18,7 @@ import uuid
 
 from agent_wait.errors import NothingToRetryError
 from agent_wait.host.entry_queue import EntryQueue
-from agent_wait.host.ledger.base import Ledger, ThreadFailure
+from agent_wait.ledger import Ledger, ThreadFailure
 from agent_wait.messages import group_id_for
 
 __all__ = ("failed_threads", "request_retry", "retry_thread")

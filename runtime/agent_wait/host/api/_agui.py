@@ -36,8 +36,8 @@ from agent_wait.host.api._questions import (
     page_query,
     question_view,
 )
-from agent_wait.host.ledger.base import QuestionPage, QuestionRecord
 from agent_wait.host.outcomes import RefusalReason
+from agent_wait.ledger import QuestionPage, QuestionRecord
 from agent_wait.schema import QuestionStatus
 
 __all__ = ("MAX_RESUME_ENTRIES", "agui_routes", "interrupt_for")

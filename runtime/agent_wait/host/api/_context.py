@@ -11,8 +11,8 @@ from typing import Any
 from agent_wait._time import utc_now
 from agent_wait.host._checks import Answerer
 from agent_wait.host.answering import AnswerService
-from agent_wait.host.ledger.base import Ledger
 from agent_wait.host.settings import DEFAULT_SIGN_IN_SCOPES, HostSettings
+from agent_wait.ledger import Ledger
 
 __all__ = ("DEFAULT_GROUPS_CLAIMS", "ApiContext", "SignIn", "answerer_from_claims", "groups_from_claims")
 

@@ -35,9 +35,9 @@ from agent_wait.host.api._pages import page_file
 from agent_wait.host.api._pages import secured as _secured
 from agent_wait.host.api._problems import json_response, problem
 from agent_wait.host.api._questions import answer_response, question_view
-from agent_wait.host.ledger.base import QuestionRecord
 from agent_wait.host.links import LinkClaims, LinkError, LinkKeyring, LinkKeys
 from agent_wait.host.outcomes import RefusalReason
+from agent_wait.ledger import QuestionRecord
 
 __all__ = ("LINK_ANSWERED_BY", "MAX_NOTE_CHARS", "PAGE_CONTENT_SECURITY_POLICY", "link_routes")
 

@@ -17,8 +17,8 @@ from agent_wait.host._checks import Answerer
 from agent_wait.host.answering import AnswerResult, AnswerStatus
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
 from agent_wait.host.api._problems import json_response, problem
-from agent_wait.host.ledger.base import QuestionRecord
 from agent_wait.host.outcomes import RefusalReason
+from agent_wait.ledger import QuestionRecord
 from agent_wait.messages import AnswerMessage, parse_message
 from agent_wait.schema import QuestionStatus
 
