@@ -5,7 +5,9 @@ question goes through LangGraph's own `interrupt()`, and every answer comes back
 `Command(resume={question_id: answer})`, exactly as the router sends it.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: `State`'s hints must be real objects. Its module is named
+# plain `conftest`, and LangGraph resolves string hints through sys.modules["conftest"], which may be
+# another folder's conftest.
 
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterator
