@@ -106,18 +106,14 @@ class WaitPolicy:
         actions = _check_actions(allowed_actions)
         checked_tags = _check_tags(tags)
         checked_correlation = _check_correlation(correlation)
-        try:
-            checked_default = to_jsonable(default, where="default")
-        except EnvelopeError as exc:
-            raise PolicyError("default", default, f"default must be JSON; {exc.message}") from None
-        size = len(canonical_json(checked_default, where="default").encode("utf-8"))
-        if size > MAX_DEFAULT_BYTES:
-            raise PolicyError(
-                "default",
-                f"<{size} bytes>",
-                f"default is {size:,} bytes as JSON; the limit is {MAX_DEFAULT_BYTES:,} (MAX_DEFAULT_BYTES), because "
-                "it travels in every envelope and ledger row: default to a small answer that refers to large content",
-            )
+        checked_default = _small_json(
+            "default",
+            default,
+            shown=default,
+            limit=MAX_DEFAULT_BYTES,
+            limit_name="MAX_DEFAULT_BYTES",
+            advice=": default to a small answer that refers to large content",
+        )
         object.__setattr__(self, "timeout", timeout_delta)
         object.__setattr__(self, "timeout_iso", timeout_text)
         object.__setattr__(self, "default", checked_default)
@@ -288,16 +284,28 @@ def _check_response_schema(schema: Mapping[str, Any] | None) -> Mapping[str, Any
             "response_schema must be a JSON Schema object (a dict), e.g. {'type': 'object', 'properties': {...}}; "
             f"got a {type(schema).__name__}. For a pydantic model pass Model.model_json_schema()",
         )
-    try:
-        checked = to_jsonable(schema, where="response_schema")
-    except EnvelopeError as exc:
-        raise PolicyError("response_schema", "<schema>", f"response_schema must be JSON; {exc.message}") from None
-    size = len(canonical_json(checked, where="response_schema").encode("utf-8"))
-    if size > MAX_RESPONSE_SCHEMA_BYTES:
-        raise PolicyError(
-            "response_schema",
-            f"<{size} bytes>",
-            f"response_schema is {size:,} bytes as JSON; the limit is {MAX_RESPONSE_SCHEMA_BYTES:,} "
-            "(MAX_RESPONSE_SCHEMA_BYTES), because it travels in every envelope and ledger row",
-        )
+    checked = _small_json(
+        "response_schema",
+        schema,
+        shown="<schema>",
+        limit=MAX_RESPONSE_SCHEMA_BYTES,
+        limit_name="MAX_RESPONSE_SCHEMA_BYTES",
+    )
     return MappingProxyType(checked)
+
+
+def _small_json(field: str, value: Any, *, shown: object, limit: int, limit_name: str, advice: str = "") -> Any:
+    """`value` as plain JSON of at most `limit` bytes: it rides in every envelope and ledger row."""
+    try:
+        checked = to_jsonable(value, where=field)
+    except EnvelopeError as exc:
+        raise PolicyError(field, shown, f"{field} must be JSON; {exc.message}") from None
+    size = len(canonical_json(checked, where=field).encode("utf-8"))
+    if size > limit:
+        raise PolicyError(
+            field,
+            f"<{size} bytes>",
+            f"{field} is {size:,} bytes as JSON; the limit is {limit:,} ({limit_name}), because it travels in "
+            f"every envelope and ledger row{advice}",
+        )
+    return checked
