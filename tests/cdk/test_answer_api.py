@@ -94,18 +94,8 @@ def test_a_cognito_user_pool_signs_people_in_for_its_app_clients(cognito_api: Sy
 
 
 def test_without_links_there_is_no_link_route_and_no_link_keys() -> None:
-    stack = Stack(new_app(), "S")
-    AgentWait(
-        stack,
-        "AgentWait",
-        graph="m:g",
-        code=inline_code(),
-        answer_api=True,
-        answer_api_props=AnswerApiProps(jwt_issuer=ISSUER, jwt_audience=["approvals"], links=False),
-    )
-    template = Template.from_stack(stack).to_json()
-    keys = {r["Properties"]["RouteKey"] for r in template["Resources"].values() if r["Type"].endswith("::Route")}
-    assert keys == SIGNED_IN | PAGES
+    template = _api_template(_oidc(links=False))
+    assert _route_keys(template) == SIGNED_IN | PAGES
     assert not [r for r in template["Resources"].values() if r["Type"] == "AWS::SecretsManager::Secret"]
     for resource in template["Resources"].values():
         if resource["Type"] == "AWS::Lambda::Function":
@@ -255,18 +245,8 @@ def test_with_another_issuer_the_inbox_signs_in_where_inbox_sign_in_says(answeri
 def test_without_a_way_to_sign_in_the_page_asks_for_a_token_and_inbox_false_removes_its_routes(
     refund: Synth,
 ) -> None:
-    stack = Stack(new_app(), "S")
-    AgentWait(
-        stack,
-        "AgentWait",
-        graph="m:g",
-        code=inline_code(),
-        answer_api=True,
-        answer_api_props=AnswerApiProps(jwt_issuer=ISSUER, jwt_audience=["approvals"], inbox=False),
-    )
-    template = Template.from_stack(stack).to_json()
-    keys = {r["Properties"]["RouteKey"] for r in template["Resources"].values() if r["Type"].endswith("::Route")}
-    assert keys == SIGNED_IN | LINKS
+    template = _api_template(_oidc(inbox=False))
+    assert _route_keys(template) == SIGNED_IN | LINKS
     for resource in template["Resources"].values():
         if resource["Type"] == "AWS::Lambda::Function":
             assert not [k for k in resource["Properties"]["Environment"]["Variables"] if "SIGN_IN" in k]
@@ -282,6 +262,17 @@ def test_the_refund_stack_outputs_where_its_inbox_is(refund: Synth) -> None:
 
 def _oidc(**props: Any) -> AnswerApiProps:
     return AnswerApiProps(jwt_issuer=ISSUER, jwt_audience=["approvals"], **props)
+
+
+def _api_template(props: AnswerApiProps) -> dict[str, Any]:
+    """The template of a stack holding one `AgentWait` with its answer API on these props."""
+    stack = Stack(new_app(), "S")
+    AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), answer_api=True, answer_api_props=props)
+    return Template.from_stack(stack).to_json()
+
+
+def _route_keys(template: dict[str, Any]) -> set[str]:
+    return {r["Properties"]["RouteKey"] for r in template["Resources"].values() if r["Type"].endswith("::Route")}
 
 
 def _pool(stack: Stack) -> cognito.IUserPool:
