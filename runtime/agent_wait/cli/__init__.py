@@ -47,11 +47,7 @@ REPO_APP = "examples.refund_agent.local"
 
 def _default_app() -> str:
     """The shipped refund example when installed from the wheel; the repository's copy otherwise."""
-    try:
-        shipped = importlib.util.find_spec("agent_wait.examples") is not None
-    except ImportError:
-        shipped = False
-    return DEFAULT_APP if shipped else REPO_APP
+    return DEFAULT_APP if importlib.util.find_spec("agent_wait.examples") is not None else REPO_APP
 
 
 def _app(name: str | None, attribute: str) -> Callable[..., Any]:
