@@ -67,6 +67,17 @@ class Transition(StrEnum):
     """The agent has moved past the question; a UI can retract its buttons."""
     FAILED = "failed"
     """The question was decided, but the agent raised applying the decision; the thread waits for a retry."""
+    REMINDER = "reminder"
+    """The question is still open and a reminder of the policy fell due; `progress.reminder` counts them."""
+    ESCALATED = "escalated"
+    """An escalation step fell due: the envelope's `tags` and `rules.answerers` are the widened audience."""
+    VOTED = "voted"
+    """A quorum question took a vote that did not decide it (or did, just before `wait.answered`)."""
+
+    @property
+    def repeats(self) -> bool:
+        """True for steps that happen more than once per question; their `dedupe_key` carries a count."""
+        return self in _REPEATING
 
     @property
     def event_type(self) -> str:
@@ -83,6 +94,9 @@ class Transition(StrEnum):
         except ValueError:
             known = ", ".join(t.value for t in cls)
             raise EnvelopeError(f"unknown transition {value!r}; expected one of: {known}") from None
+
+
+_REPEATING = frozenset({Transition.REMINDER, Transition.ESCALATED, Transition.VOTED})
 
 
 def check_question_size(question: Any, *, limit: int = MAX_QUESTION_BYTES) -> int:
@@ -184,6 +198,10 @@ class WaitEnvelope:
     rules: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({"answerers": None, "edits": True}))
     """How an answer is checked: `{"answerers": {"groups", "principals"} | None, "edits": bool}`. A UI shows the
     edit form only when `edits` is true; the host refuses answers that break a rule."""
+    progress: Mapping[str, Any] | None = None
+    """Only on `wait.reminder`, `wait.escalated`, `wait.voted` (and `wait.answered` of a quorum question): what
+    happened, e.g. `{"reminder": 1, "of": 2}`, `{"escalation": 1, "of": 1}` or `{"votes": [...], "approvals": 1,
+    "needed": 2}`. Absent from every other envelope, so the contract's fields are unchanged."""
 
     @classmethod
     def create(
@@ -232,12 +250,29 @@ class WaitEnvelope:
 
     @property
     def dedupe_key(self) -> str:
-        """`"<type>:<question_id>"`: the key every backend with a natural key deduplicates on."""
+        """`"<type>:<question_id>"`: the key every backend with a natural key deduplicates on.
+
+        A step that repeats (`wait.reminder`, `wait.escalated`, `wait.voted`) adds its count,
+        `"<type>:<question_id>:<n>"`, so the second reminder is not taken for a copy of the first.
+        """
+        if self.transition.repeats:
+            return f"{self.type}:{self.question_id}:{_ordinal(self.progress)}"
         return f"{self.type}:{self.question_id}"
 
-    def for_transition(self, transition: Transition | str) -> WaitEnvelope:
-        """The same question announced as another lifecycle step, with a fresh `event_id`."""
-        return replace(self, type=Transition.parse(transition).event_type, event_id=new_ulid())
+    def for_transition(
+        self, transition: Transition | str, *, progress: Mapping[str, Any] | None = None
+    ) -> WaitEnvelope:
+        """The same question announced as another lifecycle step, with a fresh `event_id`.
+
+        Args:
+            transition: the step.
+            progress: what happened, for the steps that carry it (see `progress`); None drops it.
+        """
+        step = Transition.parse(transition)
+        if step.repeats and progress is None:
+            raise EnvelopeError(f"a {step.event_type} envelope needs its progress (which reminder, step or vote)")
+        facts = MappingProxyType(to_jsonable(dict(progress), where="progress")) if progress is not None else None
+        return replace(self, type=step.event_type, event_id=new_ulid(), progress=facts)
 
     def republished(self) -> WaitEnvelope:
         """The same envelope with a fresh `event_id`; `expires_at` and every other field stay put."""
@@ -261,7 +296,7 @@ class WaitEnvelope:
             "correlation": dict(self.correlation) if self.correlation is not None else None,
             "tags": dict(self.tags),
             "rules": dict(self.rules),
-        }
+        } | ({"progress": dict(self.progress)} if self.progress is not None else {})
 
     def to_json(self) -> str:
         return dumps(self.to_dict())
@@ -291,6 +326,9 @@ class WaitEnvelope:
             raise EnvelopeError("envelope field allowed_actions must be a list of strings")
         if not all(isinstance(plain[name], dict) for name in ("reply_with", "tags", "rules")):
             raise EnvelopeError("envelope fields reply_with, tags and rules must be objects")
+        progress = to_jsonable(data.get("progress"), where="envelope")
+        if progress is not None and not isinstance(progress, dict):
+            raise EnvelopeError("envelope field progress must be an object when present")
         return cls(
             type=plain["type"],
             event_id=plain["event_id"],
@@ -307,6 +345,7 @@ class WaitEnvelope:
             correlation=plain["correlation"],
             tags=MappingProxyType(plain["tags"]),
             rules=MappingProxyType(plain["rules"]),
+            progress=MappingProxyType(progress) if progress is not None else None,
         )
 
     @classmethod
@@ -318,3 +357,13 @@ class WaitEnvelope:
 
     def __repr__(self) -> str:  # ids only: the question may hold personal data
         return f"WaitEnvelope(type={self.type!r}, thread_id={self.thread_id!r}, question_id={self.question_id!r})"
+
+
+def _ordinal(progress: Mapping[str, Any] | None) -> int:
+    """The count a repeating step's `dedupe_key` carries: which reminder, which step, how many votes."""
+    facts = progress or {}
+    for name in ("reminder", "escalation"):
+        if isinstance(facts.get(name), int):
+            return int(facts[name])
+    votes = facts.get("votes")
+    return len(votes) if isinstance(votes, list) else 0

@@ -11,6 +11,7 @@ from typing import Any
 from agent_wait._duration import ACCEPTED_FORMS, DurationSyntaxError, format_duration, parse_duration
 from agent_wait._json import canonical_json, to_jsonable
 from agent_wait.errors import EnvelopeError, PolicyError
+from agent_wait.followup import Escalation, FollowUps, Quorum, Reminder
 
 __all__ = ("DEFAULT_ACTIONS", "MAX_DEFAULT_BYTES", "MAX_RESPONSE_SCHEMA_BYTES", "MAX_TIMEOUT", "WaitPolicy")
 
@@ -79,11 +80,18 @@ class WaitPolicy:
     answerer_principals: tuple[str, ...] = ()
     """When set, only these queue senders (IAM role or user unique ids, e.g. `AROA...`) may answer directly."""
     allow_edits: bool = True
-    """Whether an approval may carry edited arguments (`{"action": "approve", "args": {...}}`)."""
+    """Whether an approval may carry edited arguments (`{"action": "approve", "args": {...}}`). Default True,
+    except with a `quorum`, where it must be False."""
     response_schema: Mapping[str, Any] | None = None
     """A JSON Schema the answer must fit. When set, the answer is the value itself (no `action` of ours is
     required); the host refuses one that does not fit before the decision. LangGraph's
     `interrupt(value, response_schema=...)` sets it."""
+    reminders: tuple[Reminder, ...] = ()
+    """When to announce the question again (`wait.reminder`), in due order; see `agent_wait.followup.Reminder`."""
+    escalation: tuple[Escalation, ...] = ()
+    """Steps that widen who is told and who may answer as time passes (`wait.escalated`), in order."""
+    quorum: Quorum | None = None
+    """How many distinct answerers must approve, and which answers veto; None: the first valid answer decides."""
 
     def __init__(
         self,
@@ -96,8 +104,11 @@ class WaitPolicy:
         answer_ttl: str | float | None = None,
         answerer_groups: Iterable[str] = (),
         answerer_principals: Iterable[str] = (),
-        allow_edits: bool = True,
+        allow_edits: bool | None = None,
         response_schema: Mapping[str, Any] | None = None,
+        reminders: Iterable[Reminder | str | float | Mapping[str, Any]] | None = None,
+        escalation: Iterable[Escalation | Mapping[str, Any]] | None = None,
+        quorum: Quorum | int | Mapping[str, Any] | None = None,
     ) -> None:
         timeout_delta, timeout_text = _duration_field("timeout", timeout)
         ttl_delta, ttl_text = _duration_field("answer_ttl", answer_ttl)
@@ -124,10 +135,41 @@ class WaitPolicy:
         object.__setattr__(self, "answer_ttl_iso", ttl_text)
         object.__setattr__(self, "answerer_groups", _check_names("answerer_groups", answerer_groups))
         object.__setattr__(self, "answerer_principals", _check_names("answerer_principals", answerer_principals))
+        followups = FollowUps.build(
+            reminders=reminders,
+            escalation=escalation,
+            quorum=quorum,
+            timeout=timeout_delta,
+            allowed_actions=actions,
+        )
+        if allow_edits is None:
+            allow_edits = followups.quorum is None  # votes with different edits could not make one answer
         if not isinstance(allow_edits, bool):
             raise PolicyError("allow_edits", allow_edits, f"allow_edits must be True or False; got {allow_edits!r}")
+        if allow_edits and followups.quorum is not None:
+            raise PolicyError(
+                "allow_edits",
+                allow_edits,
+                "a quorum question cannot allow edited arguments: each voter could approve different ones, and the "
+                "agent receives one answer. Leave allow_edits unset (False with a quorum)",
+            )
+        if followups.quorum is not None and response_schema is not None:
+            raise PolicyError(
+                "quorum",
+                followups.quorum.to_dict(),
+                "a quorum counts votes by their action; a question with a response_schema takes free-form answers. "
+                "Use one or the other",
+            )
         object.__setattr__(self, "allow_edits", allow_edits)
         object.__setattr__(self, "response_schema", _check_response_schema(response_schema))
+        object.__setattr__(self, "reminders", followups.reminders)
+        object.__setattr__(self, "escalation", followups.escalation)
+        object.__setattr__(self, "quorum", followups.quorum)
+
+    @property
+    def followups(self) -> FollowUps:
+        """The reminders, escalation steps and quorum, as the host reads them from `rules`."""
+        return FollowUps(self.reminders, self.escalation, self.quorum, self.timeout)
 
     @property
     def restricts_answerers(self) -> bool:
@@ -144,6 +186,7 @@ class WaitPolicy:
         rules: dict[str, Any] = {"answerers": answerers, "edits": self.allow_edits}
         if self.response_schema is not None:
             rules["response_schema"] = dict(self.response_schema)
+        rules.update(self.followups.rules())
         return rules
 
     def to_dict(self) -> dict[str, Any]:
@@ -161,6 +204,7 @@ class WaitPolicy:
         }
         if self.response_schema is not None:
             data["response_schema"] = dict(self.response_schema)
+        data.update(self.followups.rules())
         return data
 
     @classmethod
@@ -177,6 +221,9 @@ class WaitPolicy:
             "answerer_principals",
             "allow_edits",
             "response_schema",
+            "reminders",
+            "escalation",
+            "quorum",
         }
         unknown = sorted(set(data) - known)
         if unknown:
@@ -192,15 +239,22 @@ class WaitPolicy:
             answer_ttl=data.get("answer_ttl"),
             answerer_groups=data.get("answerer_groups") or (),
             answerer_principals=data.get("answerer_principals") or (),
-            allow_edits=data.get("allow_edits", True),
+            allow_edits=data.get("allow_edits"),
             response_schema=data.get("response_schema"),
+            reminders=data.get("reminders"),
+            escalation=data.get("escalation"),
+            quorum=data.get("quorum"),
         )
 
     def __repr__(self) -> str:
         return (
             f"WaitPolicy(timeout={self.timeout_iso!r}, allowed_actions={self.allowed_actions!r}, "
             f"tags={dict(self.tags)!r}, answer_ttl={self.answer_ttl_iso!r}, "
-            f"answerer_groups={self.answerer_groups!r}, allow_edits={self.allow_edits!r})"
+            f"answerer_groups={self.answerer_groups!r}, allow_edits={self.allow_edits!r}"
+            + (f", reminders={[r.to_dict() for r in self.reminders]!r}" if self.reminders else "")
+            + (f", escalation={[s.to_dict() for s in self.escalation]!r}" if self.escalation else "")
+            + (f", quorum={self.quorum.to_dict()!r}" if self.quorum else "")
+            + ")"
         )
 
 

@@ -97,7 +97,10 @@ def test_delivers_filter_skips_other_transitions_and_counts_them():
     recording = Recording(delivers=["created", "wait.answered"])
     envelope = make_envelope()
     # WHEN every transition is announced
-    statuses = {t.value: recording.announce(envelope.for_transition(t)).status for t in Transition}
+    statuses = {
+        t.value: recording.announce(envelope.for_transition(t, progress={"reminder": 1} if t.repeats else None)).status
+        for t in Transition
+    }
     # THEN only the declared ones reached deliver(); the rest are skipped, not failed
     assert statuses == {
         "created": "delivered",
@@ -106,9 +109,12 @@ def test_delivers_filter_skips_other_transitions_and_counts_them():
         "cancelled": "skipped",
         "resumed": "skipped",
         "failed": "skipped",
+        "reminder": "skipped",
+        "escalated": "skipped",
+        "voted": "skipped",
     }
     assert [t for _, t in recording.calls] == [Transition.CREATED, Transition.ANSWERED]
-    assert (recording.stats.delivered, recording.stats.skipped) == (2, 4)
+    assert (recording.stats.delivered, recording.stats.skipped) == (2, 7)
 
 
 def test_a_skipped_delivery_is_ok():

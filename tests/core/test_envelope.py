@@ -338,7 +338,7 @@ def test_lifecycle_types(given: str | Transition, event_type: str):
     assert WaitEnvelope.create(contract_question()).for_transition(given).type == event_type
 
 
-def test_the_lifecycle_is_exactly_six_transitions():
+def test_the_lifecycle_is_exactly_nine_transitions():
     assert [t.event_type for t in Transition] == [
         "wait.created",
         "wait.answered",
@@ -346,7 +346,49 @@ def test_the_lifecycle_is_exactly_six_transitions():
         "wait.cancelled",
         "wait.resumed",
         "wait.failed",
+        "wait.reminder",
+        "wait.escalated",
+        "wait.voted",
     ]
+    assert [t.value for t in Transition if t.repeats] == ["reminder", "escalated", "voted"]
+
+
+def test_progress_travels_only_on_the_steps_that_carry_it_and_the_contract_fields_stay_as_they_are():
+    created = WaitEnvelope.create(contract_question())
+    assert "progress" not in created.to_dict()
+    assert list(created.to_dict()) == list(ENVELOPE_FIELDS)
+
+    reminder = created.for_transition("reminder", progress={"reminder": 2, "of": 3})
+    assert list(reminder.to_dict())[:-1] == list(ENVELOPE_FIELDS)
+    assert reminder.to_dict()["progress"] == {"reminder": 2, "of": 3}
+    assert WaitEnvelope.from_json(reminder.to_json()) == reminder
+    assert reminder.for_transition("resumed").progress is None
+
+
+@pytest.mark.parametrize(
+    ("transition", "progress", "key"),
+    [
+        ("reminder", {"reminder": 2, "of": 2}, "wait.reminder:{q}:2"),
+        ("escalated", {"escalation": 1, "of": 1, "after": "P2D"}, "wait.escalated:{q}:1"),
+        ("voted", {"votes": [{"action": "approve"}, {"action": "approve"}], "approvals": 2}, "wait.voted:{q}:2"),
+        ("answered", None, "wait.answered:{q}"),
+    ],
+)
+def test_a_repeating_step_carries_its_count_in_the_dedupe_key(transition: str, progress: Any, key: str):
+    # A subscriber deduplicating on the key must not take the second reminder for a copy of the first.
+    envelope = WaitEnvelope.create(contract_question()).for_transition(transition, progress=progress)
+    assert envelope.dedupe_key == key.format(q=envelope.question_id)
+
+
+def test_a_repeating_step_without_its_progress_is_refused():
+    with pytest.raises(EnvelopeError, match="needs its progress"):
+        WaitEnvelope.create(contract_question()).for_transition("voted")
+
+
+def test_progress_that_is_not_an_object_is_refused_when_read_back():
+    data = WaitEnvelope.create(contract_question()).to_dict() | {"type": "wait.reminder", "progress": [1]}
+    with pytest.raises(EnvelopeError, match="progress must be an object"):
+        WaitEnvelope.from_dict(data)
 
 
 def test_unknown_transition_is_refused():

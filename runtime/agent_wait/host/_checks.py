@@ -40,6 +40,14 @@ class Answerer:
     claimed_by: str | None = None
     """An untrusted sender's claimed `answered_by`, recorded for audit only."""
 
+    @property
+    def identity(self) -> str:
+        """Tells answerers apart (a quorum counts distinct ones): an API user's issuer and subject, else who
+        answered, else the sender. Unnamed signed links all share one identity."""
+        if self.via == "api" and self.sender:
+            return self.sender
+        return self.answered_by or self.sender or "anonymous"
+
 
 def principal_of(sender: str | None) -> str | None:
     """The IAM unique id in an SQS `SenderId` (`AROAEXAMPLE:session` -> `AROAEXAMPLE`)."""
@@ -84,8 +92,8 @@ def check_answer(
         return RefusalReason.INVALID_ANSWER, problem
     if not native and isinstance(answer, Mapping) and "args" in answer and not envelope.rules.get("edits", True):
         return RefusalReason.EDIT_NOT_ALLOWED, "this question's policy does not allow edited arguments"
-    answerers = envelope.rules.get("answerers")
-    if isinstance(answerers, Mapping) and not _may_answer(answerer, answerers):
+    answerers = record.answerers_at(received_at)  # escalation steps widen or hand over the audience
+    if answerers is not None and not _may_answer(answerer, answerers):
         return (
             RefusalReason.ANSWERER_NOT_ALLOWED,
             f"only {_who(answerers)} may answer this question; {answerer.answered_by or 'the sender'} is not one",

@@ -86,7 +86,7 @@ class AskedQuestions:
         if self.link_maker is not None and carriers:
             report = self._announce_with_links(record, report, carriers, self.link_maker)
         if report.ok:
-            self.ledger.mark_announced(record.thread_id, record.question_id)
+            self.ledger.mark_announced(record.thread_id, record.question_id, due_at=record.next_due(announced=True))
         return report
 
     def cancel(self, record: QuestionRecord) -> None:
@@ -111,11 +111,13 @@ class AskedQuestions:
             self.metrics.count(Metric.ANNOUNCE_FAILED, reason=failure.announcer)
         return PublishReport(plain.envelope, plain.deliveries + report.deliveries)
 
-    def announce(self, envelope: WaitEnvelope, transition: Transition) -> PublishReport:
+    def announce(
+        self, envelope: WaitEnvelope, transition: Transition, *, progress: Mapping[str, Any] | None = None
+    ) -> PublishReport:
         announcers = self.announcers
         if transition is Transition.CREATED and self.link_maker is not None:
             announcers = tuple(a for a in announcers if a.name not in self.link_announcers)
-        report = publish(envelope.for_transition(transition), announcers)
+        report = publish(envelope.for_transition(transition, progress=progress), announcers)
         for failure in report.failed:
             self.metrics.count(Metric.ANNOUNCE_FAILED, reason=failure.announcer)
         return report

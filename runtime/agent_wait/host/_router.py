@@ -54,6 +54,7 @@ from agent_wait.host._failures import AGENT_FAILED, Failures
 from agent_wait.host._lease import hold_thread
 from agent_wait.host._questions import AskedQuestions
 from agent_wait.host._senders import SenderPolicy
+from agent_wait.host._votes import VoteStatus, cast_vote, vote_progress
 from agent_wait.host.answering import HANDED_OVER
 from agent_wait.host.dead_letter import DeadLetter
 from agent_wait.host.observe import HostMetrics, Metric, RecordingMetrics
@@ -92,6 +93,12 @@ RETRYABLE: tuple[type[BaseException], ...] = (
     ConnectionError,
     TimeoutError,
 )
+
+
+def _decided_progress(record: QuestionRecord) -> dict[str, Any] | None:
+    """The votes of a decided quorum question, for its `wait.answered` envelope; None for any other."""
+    return vote_progress(record) if record.followups.voting else None
+
 
 _REFUSAL_FOR_STATUS = {
     QuestionStatus.EXPIRED: RefusalReason.EXPIRED,
@@ -349,6 +356,9 @@ class Router:
                 return self._refuse(RefusalReason.UNKNOWN_QUESTION, message, "no such question on this thread")
             return self._refuse(RefusalReason.UNKNOWN_THREAD, message, "no question was ever asked on this thread")
         parked: bool | None = None
+        if record.status is QuestionStatus.OPEN and record.progress.vote_with(answer_id) is not None:
+            # A vote already on the row (the answer API's hand-over, or a redelivery): tell it, change nothing.
+            return self._tell_vote(record)
         if record.status is QuestionStatus.OPEN:
             refusal = self._check(record, message, now, sent_at, answerer)
             if refusal is not None:
@@ -360,29 +370,20 @@ class Router:
                 # question, and deciding it would continue that other run under this answer's name.
                 self.questions.cancel(record)
                 return self._refuse(RefusalReason.NOT_PARKED, message, "the agent is part-way through another run")
-            status = QuestionStatus.EXPIRED if message.from_deadline else QuestionStatus.ANSWERED
-            # A deadline always applies the question's own default, whatever the message carries.
-            answer = record.envelope.default if message.from_deadline else message.answer
-            decision = Decision(
-                status,
-                answer,
-                answer_id,
-                answerer.answered_by,
-                sender=answerer.sender,
-                via=answerer.via,
-                claimed_by=answerer.claimed_by,
-            )
-            decided = self.ledger.decide(thread_id, question_id, decision, now=now)
-            record = decided.record
-            if not decided.won:
-                parked = None  # another attempt won: it may have resumed since, so look again
+            if record.followups.voting and not message.from_deadline:
+                voted = self._vote(record, message, answer_id, answerer, now)
+                if isinstance(voted, Outcome):
+                    return voted
+                record, parked = voted, (parked if voted.answer_id == answer_id else None)
             else:
-                self._count_decision(record, now)
-                self.questions.announce(record.envelope, Transition(status.value))
+                record, parked = self._decide(record, message, answer_id, answerer, now=now, parked=parked)
         elif record.status is QuestionStatus.ANSWERED and record.answer_id == answer_id and record.via in HANDED_OVER:
             # Decided by the answer API or a link, which hand the resume here: announce the decision now.
             self._count_decision(record, now)
-            self.questions.announce(record.envelope, Transition.ANSWERED)
+            progress = _decided_progress(record)
+            if progress is not None:  # the deciding vote of a quorum
+                self.questions.announce(record.envelope, Transition.VOTED, progress=progress)
+            self.questions.announce(record.envelope, Transition.ANSWERED, progress=progress)
         if record.answer_id != answer_id:
             decided_as = record.outcome or record.status
             reason = _REFUSAL_FOR_STATUS.get(decided_as, RefusalReason.ALREADY_DECIDED)
@@ -396,6 +397,83 @@ class Router:
                 RefusalReason.THREAD_FAILED, message, "applying this answer failed; run agent-wait retry"
             )
         return self._resume(record, body=body, message_id=answer_id, parked=parked)
+
+    def _decide(
+        self,
+        record: QuestionRecord,
+        message: AnswerMessage,
+        answer_id: str,
+        answerer: Answerer,
+        *,
+        now: datetime,
+        parked: bool | None,
+    ) -> tuple[QuestionRecord, bool | None]:
+        """Try to decide the open question with this answer; the row after, and whether the agent is parked on it."""
+        thread_id, question_id = record.thread_id, record.question_id
+        status = QuestionStatus.EXPIRED if message.from_deadline else QuestionStatus.ANSWERED
+        # A deadline always applies the question's own default, whatever the message carries.
+        answer = record.envelope.default if message.from_deadline else message.answer
+        decision = Decision(
+            status,
+            answer,
+            answer_id,
+            answerer.answered_by,
+            sender=answerer.sender,
+            via=answerer.via,
+            claimed_by=answerer.claimed_by,
+        )
+        decided = self.ledger.decide(thread_id, question_id, decision, now=now)
+        if not decided.won:
+            return decided.record, None  # another attempt won: it may have resumed since, so look again
+        self._count_decision(decided.record, now)
+        self.questions.announce(decided.record.envelope, Transition(status.value))
+        return decided.record, parked
+
+    def _vote(
+        self, record: QuestionRecord, message: AnswerMessage, answer_id: str, answerer: Answerer, now: datetime
+    ) -> QuestionRecord | Outcome:
+        """Cast the answer as a vote on a quorum question: an outcome when it did not decide, else the decided row."""
+        voted = cast_vote(self.ledger, record, message.answer, answerer, answer_id=answer_id, now=now)
+        if voted.status is VoteStatus.ALREADY_VOTED:
+            return self._refuse(
+                RefusalReason.ALREADY_VOTED,
+                message,
+                f"{answerer.answered_by or 'this answerer'} voted already; a second vote changes nothing",
+            )
+        if voted.status is VoteStatus.CLOSED:
+            return voted.record
+        if voted.status is VoteStatus.REPEATED:
+            return self._tell_vote(voted.record)
+        self.metrics.count(Metric.VOTES)
+        if voted.status is VoteStatus.DECIDED:
+            progress = vote_progress(voted.record)
+            self.questions.announce(voted.record.envelope, Transition.VOTED, progress=progress)
+            self._count_decision(voted.record, now)
+            self.questions.announce(voted.record.envelope, Transition.ANSWERED, progress=progress)
+            return voted.record
+        return self._tell_vote(voted.record)
+
+    def _tell_vote(self, record: QuestionRecord) -> Outcome:
+        """Announce the votes so far (`wait.voted`); a redelivery announces again under the same dedupe key, so a
+        crash between a vote and its announcement never leaves the vote untold."""
+        progress = vote_progress(record)
+        self.questions.announce(record.envelope, Transition.VOTED, progress=progress)
+        self.log.info(
+            "vote recorded",
+            extra={
+                "thread_id": record.thread_id,
+                "question_id": record.question_id,
+                "approvals": progress["approvals"],
+                "needed": progress["needed"],
+            },
+        )
+        return Outcome(
+            OutcomeKind.VOTED,
+            record.thread_id,
+            record.question_id,
+            detail=f"vote recorded: {progress['approvals']} of {progress['needed']} approvals",
+            asked=(record.question_id,),
+        )
 
     def _parked_on(self, thread_id: str, question_id: str) -> bool:
         return question_id in {q.question_id for q in self.adapter.pending(thread_id)}

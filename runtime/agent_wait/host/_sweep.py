@@ -1,38 +1,45 @@
-"""`Sweep`: send overdue questions their default, and announce again what never got announced.
+"""`Sweep`: act on every open question whose next due time has come, and hand over what the API decided.
 
-The sweep never decides anything itself. An overdue question's default goes through the entry queue
-as an ordinary answer marked `origin: deadline`, so the router applies it with the same code path and
-the same one-outcome rule as a person's answer, and records it as `expired`.
+Every "something must happen to this question at time T" is one entry in the ledger's due index
+(`Ledger.due`): an announcement to retry, a reminder, an escalation step, a deadline. A run reads only
+what is due (never every open question) and dispatches each row by what it needs:
 
-A run has four steps (`SweepStep`): expire the overdue, measure the oldest open question, announce again
-what never got announced, and hand over again a decision the answer API made whose resume never reached
-the queue. Each is isolated: one that raises is logged (its type, never a message that
-could hold content), counted as `SweepErrors` with the step as its reason, and the others still run. A
-deadline answer the queue refuses is logged with its ids and error code, counted as `SweepErrors` with
-reason `send`, and sent again by the next run: one bad question never holds back the rest.
+- not yet announced (older than `announce_grace`): announce `wait.created` again;
+- past its deadline: send its default through the entry queue as an ordinary answer marked
+  `origin: deadline` (in batches of ten), which the router applies with the same one-outcome rule as a
+  person's answer and records as `expired`. The sweep never decides anything itself;
+- an escalation step or a reminder fell due: claim it on the row (a compare-and-set that only an open,
+  unchanged question accepts, so a question decided meanwhile is never reopened or re-announced), then
+  announce `wait.escalated` / `wait.reminder`, then clear the claim. An announcement that fails keeps the
+  claim, and the next run announces it again.
+
+Each question is isolated: one that raises is logged (its type and ids, never content), counted as
+`SweepErrors` with its work as the reason, and the others still run. The run's steps are isolated the same
+way (`SweepStep`); a deadline answer the queue refuses is counted with reason `send` and sent again next run.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any, TypeVar
 
-from agent_wait._publish import Announcers, as_announcers, publish
+from agent_wait._publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait._time import parse_rfc3339, seconds_between, utc_now
-from agent_wait.envelope import Transition
+from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError, LedgerIndexMissingError
 from agent_wait.host.answering import HANDED_OVER, resume_message
 from agent_wait.host.entry_queue import EntryMessage, EntryQueue
 from agent_wait.host.observe import HostMetrics, Metric, RecordingMetrics
-from agent_wait.ledger import Ledger, QuestionRecord
+from agent_wait.ledger import Ledger, Notice, Progress, QuestionRecord
 from agent_wait.messages import DEADLINE_ORIGIN, deadline_answer_id, group_id_for
 from agent_wait.schema import QuestionStatus
 
-__all__ = ("DEADLINE_ANSWERED_BY", "SEND_FAILED_REASON", "Sweep", "SweepReport", "SweepStep")
+__all__ = ("DEADLINE_ANSWERED_BY", "SEND_FAILED_REASON", "DueWork", "Sweep", "SweepReport", "SweepStep")
 
 DEADLINE_ANSWERED_BY = "agent-wait:deadline"
 """`answered_by` on every expiry, so a row never looks as if a person decided."""
@@ -46,14 +53,27 @@ _FIX_INDEX = "deploy the table shape in agent_wait.schema.QUESTION_TABLE (the Ag
 class SweepStep(StrEnum):
     """The steps of one run; each is the `SweepErrors` reason when it fails."""
 
-    EXPIRE = "expire"
-    """Query the overdue open questions (`by_status`) and send each its default answer."""
+    DUE = "due"
+    """Query what is due (`by_due`) and act on each question; needed, or nothing is expired, reminded or retried."""
     OLDEST_OPEN = "oldest_open"
     """Emit `OldestOpenQuestionAgeSeconds` (`open_by_age`); optional: without its index only the metric is lost."""
-    REANNOUNCE = "reannounce"
-    """Announce again the questions whose announcement failed (`by_announce_due`); needed so none is lost."""
     HANDOVER = "handover"
     """Send again the resume of a decision the answer API or a link made but could not queue (`by_status`)."""
+
+
+class DueWork(StrEnum):
+    """What a due question needed; the `SweepErrors` reason when acting on one question raised."""
+
+    ANNOUNCE = "announce"
+    """Its `wait.created` announcement never succeeded."""
+    EXPIRE = "expire"
+    """Its deadline passed: its default goes to the entry queue."""
+    ESCALATE = "escalate"
+    """An escalation step fell due."""
+    REMIND = "remind"
+    """A reminder fell due."""
+    REPAIR = "repair"
+    """Nothing was due after all (its due time was stale): the next due time is written again."""
 
 
 _OPTIONAL_STEPS = frozenset({SweepStep.OLDEST_OPEN})
@@ -80,11 +100,29 @@ class SweepReport:
     """`SweepStep` values of optional steps skipped because the table lacks their index (logged as a warning)."""
     handed_over: tuple[str, ...] = ()
     """Question ids decided through the API or a link whose resume was sent to the router again."""
+    reminded: tuple[str, ...] = ()
+    """Question ids a reminder was announced for."""
+    escalated: tuple[str, ...] = ()
+    """Question ids an escalation step was applied to and announced for."""
+    failed_questions: tuple[str, ...] = ()
+    """Question ids whose follow-up raised or whose announcement failed this run; the next run tries again."""
+    due_read: int = 0
+    """How many due questions the run read (what its index query returned)."""
 
     @property
     def ok(self) -> bool:
-        """True when every step ran and every deadline answer was sent."""
-        return not self.failed_steps and not self.send_failed
+        """True when every step ran, every deadline answer was sent and every follow-up announced."""
+        return not self.failed_steps and not self.send_failed and not self.failed_questions
+
+
+@dataclass(slots=True)
+class _Run:
+    """What one run did so far."""
+
+    reannounced: list[str] = field(default_factory=list)
+    reminded: list[str] = field(default_factory=list)
+    escalated: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,14 +133,14 @@ class _Expired:
 
 
 class Sweep:
-    """One sweep run: bounded, and costing in proportion to what is overdue or unannounced, not to what is open.
+    """One sweep run: bounded, and costing in proportion to what is due, never to what is open.
 
     Args:
-        ledger: the question ledger (queried through its `by_status`, `open_by_age` and `by_announce_due` indexes).
+        ledger: the question ledger (queried through its `by_due`, `open_by_age` and `by_status` indexes).
         entry_queue: where deadline answers go, in batches (`EntryQueue.send_batch`).
-        announce: announcers for re-announcing.
+        announce: announcers for re-announcements, reminders and escalation steps.
         metrics: where counts go. Default None: kept in memory (`RecordingMetrics`).
-        limit: the most questions one run handles for each job; the next run picks up the rest.
+        limit: the most due questions one run handles; the next run picks up the rest.
         announce_grace: questions younger than this are left to the router that is announcing them now; and
             decisions younger than this to the answer API that is queueing their resume now.
         clock: the time of a run. Default `utc_now`.
@@ -133,29 +171,37 @@ class Sweep:
         self.log = logger or logging.getLogger("agent_wait.host")
 
     def run(self) -> SweepReport:
-        """Run every step once; never raises for a step that fails (see the module docstring)."""
+        """Run every step once; never raises for a step or a question that fails (see the module docstring)."""
         now = self.clock()
         failed: list[str] = []
         skipped: list[str] = []
-        expired = self._isolated(SweepStep.EXPIRE, lambda: self._expire(now), failed, skipped)
+        due = self._isolated(SweepStep.DUE, lambda: self.ledger.due(now, limit=self.limit), failed, skipped)
+        overdue = [record for record in due or () if record.is_overdue(now)]
+        expired = self._isolated(SweepStep.DUE, lambda: self._expire(overdue, now), failed, skipped)
+        run = _Run()
+        for record in due or ():
+            if not record.is_overdue(now):
+                self._follow_up(record, now, run)
         oldest_age = self._isolated(SweepStep.OLDEST_OPEN, lambda: self._oldest_open(now), failed, skipped)
-        reannounced = self._isolated(SweepStep.REANNOUNCE, lambda: self._reannounce(now), failed, skipped)
         handed_over = self._isolated(SweepStep.HANDOVER, lambda: self._hand_over(now), failed, skipped)
         return SweepReport(
             expired_sent=expired.sent if expired else (),
-            reannounced=reannounced or (),
+            reannounced=tuple(run.reannounced),
             overdue_age_seconds=expired.age if expired else 0.0,
             oldest_open_age_seconds=oldest_age or 0.0,
             send_failed=expired.refused if expired else (),
-            failed_steps=tuple(failed),
+            failed_steps=tuple(dict.fromkeys(failed)),
             skipped_steps=tuple(skipped),
             handed_over=handed_over or (),
+            reminded=tuple(run.reminded),
+            escalated=tuple(run.escalated),
+            failed_questions=tuple(run.failed),
+            due_read=len(due or ()),
         )
 
-    # -- the steps -----------------------------------------------------------------------------------
+    # -- deadlines -----------------------------------------------------------------------------------
 
-    def _expire(self, now: datetime) -> _Expired:
-        overdue = self.ledger.overdue(now, limit=self.limit)
+    def _expire(self, overdue: list[QuestionRecord], now: datetime) -> _Expired:
         entries = [_deadline_answer(record) for record in overdue]
         failures = self.entry_queue.send_batch(entries) if entries else []
         refused = {failure.index for failure in failures}
@@ -172,35 +218,110 @@ class Sweep:
             self.log.info(
                 "deadline answer sent", extra={"thread_id": record.thread_id, "question_id": record.question_id}
             )
-        age = seconds_between(parse_rfc3339(overdue[0].expires_at), now) if overdue and overdue[0].expires_at else 0.0
+        deadlines = [parse_rfc3339(record.expires_at) for record in overdue if record.expires_at]
+        age = max((seconds_between(min(deadlines), now), 0.0)) if deadlines else 0.0
         self.metrics.count(Metric.OVERDUE, len(overdue))
-        self.metrics.seconds(Metric.OVERDUE_AGE, max(age, 0.0))
+        self.metrics.seconds(Metric.OVERDUE_AGE, age)
         return _Expired(
             sent=tuple(record.question_id for record in sent),
             refused=tuple(overdue[index].question_id for index in sorted(refused)),
-            age=max(age, 0.0),
+            age=age,
         )
+
+    # -- follow-ups: announcement retries, escalation steps, reminders ---------------------------------
+
+    def _follow_up(self, record: QuestionRecord, now: datetime, run: _Run) -> None:
+        """Do what one due question needs, step after step; isolated, so one that raises never holds back others."""
+        work = _work_for(record, now)
+        current: QuestionRecord | None = record
+        try:
+            # Bounded: each pass claims one escalation step or the due reminders, so a question owes few.
+            for _ in range(len(record.followups.escalation) + 2):
+                work = _work_for(current, now) if current is not None else None
+                if work is None:
+                    return
+                current = self._act(current, work, now, run)  # type: ignore[arg-type]
+        except Exception as exc:
+            run.failed.append(record.question_id)
+            reason = work.value if work is not None else DueWork.REPAIR.value
+            self.metrics.count(Metric.SWEEP_ERRORS, reason=reason)
+            self.log.error(
+                f"sweep could not {reason} a question ({type(exc).__name__}); the others went on, the next "
+                "run tries again",
+                extra={
+                    "thread_id": record.thread_id,
+                    "question_id": record.question_id,
+                    "error_type": type(exc).__name__,
+                },
+            )
+            self.log.debug(f"sweep {reason} failed", exc_info=True)  # the text may quote what was asked
+
+    def _act(self, record: QuestionRecord, work: DueWork, now: datetime, run: _Run) -> QuestionRecord | None:
+        """Do one piece of `work`; the row to carry on from, or None to leave the question until the next run."""
+        if work is DueWork.ANNOUNCE:
+            if parse_rfc3339(record.asked_at) > now - self.announce_grace:
+                return None  # the router that asked it is announcing it now
+            (run.reannounced if self._reannounce(record) else run.failed).append(record.question_id)
+            return None
+        if work is DueWork.REPAIR:
+            self._advance(record, record.progress, now)
+            return None
+        claimed = record
+        if record.progress.notice is None:
+            claimed = self._advance(record, _claimed(record, work, now), now)
+            if claimed is None:
+                return None  # decided or changed since it was read: never reopened nor announced
+        if not self._announce_claim(claimed):
+            run.failed.append(record.question_id)  # the claim stays; the next run announces it again
+            return None
+        (run.escalated if work is DueWork.ESCALATE else run.reminded).append(record.question_id)
+        return self._advance(claimed, replace(claimed.progress, notice=None), now)
+
+    def _reannounce(self, record: QuestionRecord) -> bool:
+        report = self._publish(record.envelope.for_transition(Transition.CREATED))
+        if report.ok:
+            self.ledger.mark_announced(record.thread_id, record.question_id, due_at=record.next_due(announced=True))
+            self.metrics.count(Metric.REANNOUNCED)
+        return report.ok
+
+    def _announce_claim(self, claimed: QuestionRecord) -> bool:
+        """Announce the claimed reminder or escalation step to the audience the question has now."""
+        envelope = _follow_up_envelope(claimed)
+        if not self._publish(envelope).ok:
+            return False
+        self.metrics.count(Metric.ESCALATIONS if claimed.progress.notice is Notice.ESCALATED else Metric.REMINDERS)
+        self.log.info(
+            f"question {envelope.transition.value}",
+            extra={"thread_id": claimed.thread_id, "question_id": claimed.question_id, **dict(envelope.progress or {})},
+        )
+        return True
+
+    def _advance(self, record: QuestionRecord, progress: Progress, now: datetime) -> QuestionRecord | None:
+        """Write `progress` and the due time it implies, if the row is unchanged; the new row, or None."""
+        progress = replace(progress, version=record.progress.version + 1)
+        result = self.ledger.advance(
+            record.thread_id,
+            record.question_id,
+            progress,
+            expected_version=record.progress.version,
+            due_at=record.next_due(progress),
+            now=now,
+        )
+        return result.record if result.won else None
+
+    def _publish(self, envelope: WaitEnvelope) -> PublishReport:
+        report = publish(envelope, self.announcers)
+        for failure in report.failed:
+            self.metrics.count(Metric.ANNOUNCE_FAILED, reason=failure.announcer)
+        return report
+
+    # -- the oldest open question, and decisions to hand over ------------------------------------------
 
     def _oldest_open(self, now: datetime) -> float:
         oldest = self.ledger.oldest_open()
         age = max(seconds_between(parse_rfc3339(oldest.asked_at), now), 0.0) if oldest else 0.0
         self.metrics.seconds(Metric.OLDEST_OPEN_AGE, age)
         return age
-
-    def _reannounce(self, now: datetime) -> tuple[str, ...]:
-        reannounced: list[str] = []
-        for record in self.ledger.announce_due(limit=self.limit):
-            if parse_rfc3339(record.asked_at) > now - self.announce_grace:
-                continue
-            report = publish(record.envelope.for_transition(Transition.CREATED), self.announcers)
-            if report.ok:
-                self.ledger.mark_announced(record.thread_id, record.question_id)
-                reannounced.append(record.question_id)
-                self.metrics.count(Metric.REANNOUNCED)
-            else:
-                for failure in report.failed:
-                    self.metrics.count(Metric.ANNOUNCE_FAILED, reason=failure.announcer)
-        return tuple(reannounced)
 
     def _hand_over(self, now: datetime) -> tuple[str, ...]:
         # Decided but not yet resumed: the `answered` status holds only these, so the query stays small.
@@ -264,6 +385,60 @@ class Sweep:
         failed.append(step.value)
         self.metrics.count(Metric.SWEEP_ERRORS, reason=step.value)
         return None
+
+
+def _work_for(record: QuestionRecord, now: datetime) -> DueWork | None:
+    """What a due, not overdue, question needs now; None when a claim it holds is someone else's to finish."""
+    if not record.announced:
+        return DueWork.ANNOUNCE
+    if record.progress.notice is Notice.ESCALATED:
+        return DueWork.ESCALATE
+    if record.progress.notice is Notice.REMINDER:
+        return DueWork.REMIND
+    asked = parse_rfc3339(record.asked_at)
+    followups = record.followups
+    if record.progress.escalations < sum(1 for t in followups.escalation_times(asked) if t <= now):
+        return DueWork.ESCALATE
+    expires = parse_rfc3339(record.expires_at) if record.expires_at else None
+    if record.progress.reminders < sum(1 for t in followups.reminder_times(asked, expires) if t <= now):
+        return DueWork.REMIND
+    return DueWork.REPAIR if record.due_at != record.next_due() else None
+
+
+def _claimed(record: QuestionRecord, work: DueWork, now: datetime) -> Progress:
+    """The progress once this run claims `work`: the next escalation step, or every reminder due by now.
+
+    Reminders missed while the sweep was down are taken together and announced once, as the latest.
+    """
+    if work is DueWork.ESCALATE:
+        return replace(record.progress, escalations=record.progress.escalations + 1, notice=Notice.ESCALATED)
+    asked = parse_rfc3339(record.asked_at)
+    expires = parse_rfc3339(record.expires_at) if record.expires_at else None
+    due = sum(1 for t in record.followups.reminder_times(asked, expires) if t <= now)
+    return replace(record.progress, reminders=due, notice=Notice.REMINDER)
+
+
+def _follow_up_envelope(record: QuestionRecord) -> WaitEnvelope:
+    """The claimed reminder or escalation step as its envelope, addressed to the audience the question has now.
+
+    After escalation steps the envelope's `tags` carry each step's tags over the question's own (so an SNS
+    filter policy or an EventBridge rule routes it to the new audience) and `rules.answerers` who may answer.
+    """
+    followups, level = record.followups, record.progress.escalations
+    envelope = record.envelope
+    answerers = envelope.rules.get("answerers")
+    audience = followups.answerers_at(answerers if isinstance(answerers, Mapping) else None, level)
+    envelope = replace(
+        envelope,
+        tags=MappingProxyType(followups.tags_at(envelope.tags, level)),
+        rules=MappingProxyType({**envelope.rules, "answerers": audience}),
+    )
+    if record.progress.notice is Notice.ESCALATED:
+        step = followups.escalation[level - 1]
+        progress = {"escalation": level, "of": len(followups.escalation), "after": step.after_iso}
+        return envelope.for_transition(Transition.ESCALATED, progress=progress)
+    progress = {"reminder": record.progress.reminders, "of": len(followups.reminders)}
+    return envelope.for_transition(Transition.REMINDER, progress=progress)
 
 
 def _deadline_answer(record: QuestionRecord) -> EntryMessage:

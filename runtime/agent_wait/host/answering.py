@@ -18,13 +18,14 @@ from typing import Any
 
 from agent_wait._time import utc_now
 from agent_wait.host._checks import Answerer, check_answer
+from agent_wait.host._votes import VoteStatus, cast_vote
 from agent_wait.host.entry_queue import EntryQueue
 from agent_wait.host.outcomes import RefusalReason
 from agent_wait.ledger import Decision, Ledger, QuestionRecord
 from agent_wait.messages import group_id_for
 from agent_wait.schema import QuestionStatus
 
-__all__ = ("HANDED_OVER", "AnswerResult", "AnswerService", "AnswerStatus", "resume_message")
+__all__ = ("HANDED_OVER", "AnswerResult", "AnswerService", "AnswerStatus", "resume_message", "vote_message")
 
 logger = logging.getLogger("agent_wait.host")
 
@@ -41,6 +42,8 @@ class AnswerStatus(StrEnum):
     """This same answer (the same idempotency key) decided it earlier; nothing changed."""
     DECIDED = "decided"
     """Another outcome won first; `record` says which, by whom, when and how."""
+    VOTED = "voted"
+    """This vote on a quorum question was recorded; the question waits for more (`record.progress.votes`)."""
     REFUSED = "refused"
     """The answer broke a rule (`reason`); the question stays open."""
     NOT_FOUND = "not_found"
@@ -69,6 +72,21 @@ def resume_message(record: QuestionRecord) -> dict[str, Any]:
     }
     if record.answered_by:
         message["answered_by"] = record.answered_by
+    return message
+
+
+def vote_message(record: QuestionRecord, answer_id: str) -> dict[str, Any]:
+    """The entry-queue message that tells the router a vote was recorded, so it announces `wait.voted`."""
+    vote = record.progress.vote_with(answer_id)
+    message: dict[str, Any] = {
+        "thread_id": record.thread_id,
+        "question_id": record.question_id,
+        "answer": vote.answer if vote else None,
+        "answer_id": answer_id,
+        "via": (vote.via if vote else None) or "api",
+    }
+    if vote is not None and vote.by:
+        message["answered_by"] = vote.by
     return message
 
 
@@ -113,6 +131,8 @@ class AnswerService:
             refusal = check_answer(record, answer, answerer, received_at=now, valid_until=valid_until)
             if refusal is not None:
                 return AnswerResult(AnswerStatus.REFUSED, record, refusal[0], refusal[1])
+            if record.followups.voting:
+                return self._vote(record, answer, answerer, answer_id=answer_id, now=now)
             decision = Decision(
                 QuestionStatus.ANSWERED,
                 answer,
@@ -129,10 +149,33 @@ class AnswerService:
             return AnswerResult(AnswerStatus.REPEATED, record)
         return AnswerResult(AnswerStatus.DECIDED, record, detail=f"the question was already {record.outcome}")
 
-    def _hand_over(self, record: QuestionRecord) -> bool:
+    def _vote(
+        self, record: QuestionRecord, answer: Any, answerer: Answerer, *, answer_id: str, now: datetime
+    ) -> AnswerResult:
+        voted = cast_vote(self.ledger, record, answer, answerer, answer_id=answer_id, now=now)
+        if voted.status is VoteStatus.DECIDED:
+            return AnswerResult(AnswerStatus.WON, voted.record, handed_over=self._hand_over(voted.record))
+        if voted.status is VoteStatus.RECORDED:
+            # The router announces the vote (`wait.voted`); the vote itself is already recorded either way.
+            message = vote_message(voted.record, answer_id)
+            return AnswerResult(AnswerStatus.VOTED, voted.record, handed_over=self._hand_over(voted.record, message))
+        if voted.status is VoteStatus.REPEATED:
+            return AnswerResult(AnswerStatus.REPEATED, voted.record)
+        if voted.status is VoteStatus.ALREADY_VOTED:
+            who = answerer.answered_by or "this answerer"
+            detail = (
+                f"{who} voted already ({voted.vote.action if voted.vote else 'a vote'}); a second vote changes nothing"
+            )
+            return AnswerResult(AnswerStatus.REFUSED, voted.record, RefusalReason.ALREADY_VOTED, detail)
+        return AnswerResult(
+            AnswerStatus.DECIDED, voted.record, detail=f"the question was already {voted.record.outcome}"
+        )
+
+    def _hand_over(self, record: QuestionRecord, message: dict[str, Any] | None = None) -> bool:
+        message = message if message is not None else resume_message(record)
         try:
             self.entry_queue.send(
-                resume_message(record), group_id=group_id_for(record.thread_id), deduplication_id=str(record.answer_id)
+                message, group_id=group_id_for(record.thread_id), deduplication_id=str(message["answer_id"])
             )
         except Exception as exc:  # the decision stands; the sweep hands it over again
             logger.warning(

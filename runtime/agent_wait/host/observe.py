@@ -32,6 +32,9 @@ class Metric(StrEnum):
     ROUTER_ERRORS = "RouterErrors"
     THREAD_BUSY = "ThreadBusy"
     SWEEP_ERRORS = "SweepErrors"
+    VOTES = "VotesRecorded"
+    REMINDERS = "RemindersSent"
+    ESCALATIONS = "QuestionsEscalated"
 
 
 METRIC_NAMES = {metric.name.lower(): metric.value for metric in Metric}
@@ -42,6 +45,7 @@ carry a `reason` dimension.
 until `agent-wait retry`. `RouterErrors` (reason: the error type) counts records the router could not
 apply this time and handed back to SQS. `SweepErrors` (reason: the step) counts what one sweep run had
 to skip. `ThreadBusy` counts deliveries that waited out another delivery's lease on their thread.
+`VotesRecorded`, `RemindersSent` and `QuestionsEscalated` count the policy's follow-ups (`docs/policies.md`).
 """
 
 

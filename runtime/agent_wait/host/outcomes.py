@@ -22,6 +22,8 @@ class OutcomeKind(StrEnum):
     """The message was moved to the dead-letter queue with its reason (`DeadLetterReason` or a shape slug)."""
     RETRIED = "retried"
     """An operator's retry applied a failed thread's recorded start or decision, and the thread went on."""
+    VOTED = "voted"
+    """A vote on a quorum question was recorded (or had been: a redelivery); the question waits for more."""
 
 
 class RefusalReason(StrEnum):
@@ -57,6 +59,8 @@ class RefusalReason(StrEnum):
     """The answer edits the call's arguments, and the policy does not allow edits."""
     NOT_TRUSTED = "not_trusted"
     """A deadline answer from a sender the deployment does not trust to send one."""
+    ALREADY_VOTED = "already_voted"
+    """On a quorum question, this answerer voted before; a second vote changes nothing."""
     INVALID_ANSWER = "invalid_answer"
     """The answer cannot be applied: an edit names an unknown parameter, or a dialect's answer has the wrong shape
     (`agent_wait.dialects`). Refused before the decision, so the question stays open for a correct answer."""
@@ -105,4 +109,4 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        return self.kind in (OutcomeKind.STARTED, OutcomeKind.START_REPLAYED, OutcomeKind.APPLIED)
+        return self.kind in (OutcomeKind.STARTED, OutcomeKind.START_REPLAYED, OutcomeKind.APPLIED, OutcomeKind.VOTED)

@@ -1,4 +1,4 @@
-"""The sweep Lambda, on a schedule: overdue questions get their default; unannounced ones are announced again.
+"""The sweep Lambda, on a schedule: what is due happens (deadlines, reminders, escalation steps, announcement retries).
 
 Handler: `agent_wait.host.sweep.handler`. The logic is `Sweep`, usable from any host.
 
@@ -51,6 +51,10 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         extra={
             "expired_sent": len(report.expired_sent),
             "reannounced": len(report.reannounced),
+            "reminded": len(report.reminded),
+            "escalated": len(report.escalated),
+            "due_read": report.due_read,
+            "failed_questions": len(report.failed_questions),
             "handed_over": len(report.handed_over),
             "overdue_age_seconds": report.overdue_age_seconds,
             "send_failed": len(report.send_failed),
@@ -61,6 +65,10 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return {
         "expired_sent": list(report.expired_sent),
         "reannounced": list(report.reannounced),
+        "reminded": list(report.reminded),
+        "escalated": list(report.escalated),
+        "failed_questions": list(report.failed_questions),
+        "due_read": report.due_read,
         "handed_over": list(report.handed_over),
         "overdue_age_seconds": report.overdue_age_seconds,
         "oldest_open_age_seconds": report.oldest_open_age_seconds,

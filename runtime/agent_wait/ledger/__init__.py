@@ -13,32 +13,40 @@ Example:
 
 from agent_wait.ledger.base import (
     DECIDED,
+    AdvanceResult,
     DecideResult,
     Decision,
     FailureKind,
     Ledger,
+    Notice,
     OpenResult,
+    Progress,
     QuestionPage,
     QuestionRecord,
     StartRecord,
     StartState,
     ThreadFailure,
     ThreadLease,
+    Vote,
 )
 from agent_wait.ledger.memory import InMemoryLedger
 
 __all__ = (
     "DECIDED",
+    "AdvanceResult",
     "DecideResult",
     "Decision",
     "FailureKind",
     "InMemoryLedger",
     "Ledger",
+    "Notice",
     "OpenResult",
+    "Progress",
     "QuestionPage",
     "QuestionRecord",
     "StartRecord",
     "StartState",
     "ThreadFailure",
     "ThreadLease",
+    "Vote",
 )

@@ -9,25 +9,32 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from agent_wait._time import NEVER, format_rfc3339
+from agent_wait._time import NEVER, format_rfc3339, parse_rfc3339
 from agent_wait.envelope import WaitEnvelope
-from agent_wait.errors import LedgerUnavailableError
+from agent_wait.errors import ArgumentError, LedgerUnavailableError
+from agent_wait.followup import FollowUps
 from agent_wait.schema import QuestionStatus
 
 __all__ = (
     "DECIDED",
+    "PROGRESS_ATTRIBUTES",
+    "AdvanceResult",
     "DecideResult",
     "Decision",
     "FailureKind",
     "Ledger",
     "LedgerUnavailableError",
+    "Notice",
     "OpenResult",
+    "Progress",
     "QuestionPage",
     "QuestionRecord",
     "StartRecord",
     "StartState",
     "ThreadFailure",
     "ThreadLease",
+    "Vote",
+    "check_advance",
 )
 
 DECIDED = frozenset({QuestionStatus.ANSWERED, QuestionStatus.EXPIRED, QuestionStatus.CANCELLED})
@@ -123,6 +130,126 @@ class Decision:
     """What an untrusted sender claimed as `answered_by`; kept for audit, never used as the answerer."""
 
 
+class Notice(StrEnum):
+    """A follow-up the sweep has claimed on a question but not yet announced (it announces it until one succeeds)."""
+
+    REMINDER = "reminder"
+    ESCALATED = "escalated"
+
+
+@dataclass(frozen=True, slots=True)
+class Vote:
+    """One answerer's vote on a quorum question."""
+
+    voter: str
+    """Tells answerers apart: the API user's issuer and subject, else who answered (`Answerer.identity`)."""
+    by: str | None
+    """Who voted, as recorded (`answered_by`)."""
+    answer: Any
+    """The vote as given (`{"action": ...}`)."""
+    answer_id: str
+    """The message's identity; a redelivered vote has the same one."""
+    at: str
+    """RFC 3339 time the vote was recorded."""
+    via: str | None = None
+    sender: str | None = None
+
+    @property
+    def action(self) -> str | None:
+        action = self.answer.get("action") if isinstance(self.answer, Mapping) else None
+        return action if isinstance(action, str) else None
+
+    def summary(self) -> dict[str, Any]:
+        """What an envelope and the agent see: who, when, and their answer's fields (`action` first)."""
+        answer = dict(self.answer) if isinstance(self.answer, Mapping) else {"answer": self.answer}
+        return {"action": answer.pop("action", None), **answer, "by": self.by, "at": self.at}
+
+    def to_item(self) -> dict[str, Any]:
+        return {
+            "voter": self.voter,
+            "by": self.by,
+            "answer": self.answer,
+            "answer_id": self.answer_id,
+            "at": self.at,
+            "via": self.via,
+            "sender": self.sender,
+        }
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> Vote:
+        return cls(
+            voter=str(item["voter"]),
+            by=item.get("by"),
+            answer=item.get("answer"),
+            answer_id=str(item["answer_id"]),
+            at=str(item["at"]),
+            via=item.get("via"),
+            sender=item.get("sender"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Where an open question's follow-ups stand: reminders sent, escalation steps in effect, votes cast.
+
+    `version` grows by one with every change, so each change is a compare-and-set (`Ledger.advance`): the
+    sweep and an answer racing on one question never both win, and a decided question never changes.
+    """
+
+    reminders: int = 0
+    """Reminders claimed so far (announced, or `notice` while the announcement is pending)."""
+    escalations: int = 0
+    """Escalation steps in effect."""
+    notice: Notice | None = None
+    """A claimed reminder or escalation whose announcement has not succeeded yet."""
+    votes: tuple[Vote, ...] = ()
+    """Votes cast on a quorum question, in order."""
+    version: int = 0
+
+    def to_item(self) -> dict[str, Any]:
+        """Row attributes (flat: `progress` is an envelope field name)."""
+        return {
+            "reminders_sent": self.reminders,
+            "escalations": self.escalations,
+            "notice": self.notice.value if self.notice else None,
+            "votes": [vote.to_item() for vote in self.votes],
+            "version": self.version,
+        }
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> Progress:
+        notice = item.get("notice")
+        return cls(
+            reminders=int(item.get("reminders_sent") or 0),
+            escalations=int(item.get("escalations") or 0),
+            notice=Notice(notice) if notice else None,
+            votes=tuple(Vote.from_item(vote) for vote in item.get("votes") or ()),
+            version=int(item.get("version") or 0),
+        )
+
+    def voted(self, voter: str) -> Vote | None:
+        """The vote `voter` cast, or None."""
+        return next((vote for vote in self.votes if vote.voter == voter), None)
+
+    def vote_with(self, answer_id: str) -> Vote | None:
+        """The vote that message `answer_id` cast, or None (a redelivery or a hand-over finds its own vote)."""
+        return next((vote for vote in self.votes if vote.answer_id == answer_id), None)
+
+
+def check_advance(progress: Progress, expected_version: int) -> None:
+    """Refuse an `advance` whose new version does not follow the expected one (a caller's bug, not a race)."""
+    if progress.version != expected_version + 1:
+        raise ArgumentError(
+            f"advance writes version {progress.version} over expected version {expected_version}; "
+            "the new progress must be version expected_version + 1",
+            argument="progress",
+        )
+
+
+PROGRESS_ATTRIBUTES = ("reminders_sent", "escalations", "notice", "votes", "version")
+"""The row attributes `Progress` is stored in."""
+
+
 @dataclass(frozen=True, slots=True)
 class QuestionRecord:
     """One question as the ledger holds it: the envelope fields plus status and outcome."""
@@ -147,6 +274,10 @@ class QuestionRecord:
     """Set while the agent's resume with this question's decision has failed (`status` is `failed`)."""
     retry_id: str | None = None
     """The retry that last re-applied the decision, if any."""
+    progress: Progress = field(default_factory=Progress)
+    """Reminders, escalation steps and votes so far (see `Progress`)."""
+    due_at: str | None = None
+    """When the sweep must next act on this open question (RFC 3339), or None; kept by every transition."""
 
     @property
     def thread_id(self) -> str:
@@ -163,6 +294,44 @@ class QuestionRecord:
     def is_overdue(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= format_rfc3339(now)
 
+    @property
+    def followups(self) -> FollowUps:
+        return FollowUps.of(self.envelope.rules)
+
+    def escalation_level(self, at: datetime) -> int:
+        """How many escalation steps are in effect at `at`: those the sweep applied, and those whose time has come."""
+        due = sum(1 for t in self.followups.escalation_times(parse_rfc3339(self.asked_at)) if t <= at)
+        return max(self.progress.escalations, due)
+
+    def answerers_at(self, at: datetime) -> dict[str, list[str]] | None:
+        """Who may answer at `at` (`{"groups", "principals"}`), escalation steps included; None: anyone."""
+        answerers = self.envelope.rules.get("answerers")
+        return self.followups.answerers_at(
+            answerers if isinstance(answerers, Mapping) else None, self.escalation_level(at)
+        )
+
+    def next_due(self, progress: Progress | None = None, *, announced: bool | None = None) -> str | None:
+        """When the sweep must next act on this question, given `progress` (default: its own), or None.
+
+        Due at once (`asked_at`) while the announcement or a claimed follow-up's notice is pending; else at the
+        next reminder, the next escalation step or the deadline, whichever comes first. A decided question is
+        never due.
+        """
+        progress = progress if progress is not None else self.progress
+        announced = self.announced if announced is None else announced
+        if self.status is not QuestionStatus.OPEN:
+            return None
+        if not announced or progress.notice is not None:
+            return self.asked_at
+        asked = parse_rfc3339(self.asked_at)
+        expires = parse_rfc3339(self.expires_at) if self.expires_at else None
+        followups = self.followups
+        times = [format_rfc3339(t) for t in followups.reminder_times(asked, expires)[progress.reminders :][:1]]
+        times += [format_rfc3339(t) for t in followups.escalation_times(asked)[progress.escalations :][:1]]
+        if self.expires_at is not None:
+            times.append(self.expires_at)
+        return min(times, default=None)
+
     def with_decision(self, decision: Decision, now: datetime) -> QuestionRecord:
         return replace(
             self,
@@ -175,6 +344,7 @@ class QuestionRecord:
             via=decision.via,
             claimed_by=decision.claimed_by,
             decided_at=format_rfc3339(now),
+            due_at=None,
         )
 
     def to_item(self) -> dict[str, Any]:
@@ -195,6 +365,7 @@ class QuestionRecord:
             "resumed_at": self.resumed_at,
             "failure": self.failure.to_item() if self.failure else None,
             "retry_id": self.retry_id,
+            **self.progress.to_item(),
         }
         return item
 
@@ -218,6 +389,8 @@ class QuestionRecord:
             resumed_at=item.get("resumed_at"),
             failure=ThreadFailure.from_item(fields["thread_id"], item["failure"]) if item.get("failure") else None,
             retry_id=item.get("retry_id"),
+            progress=Progress.from_item(item),
+            due_at=item.get("due_at"),
         )
 
 
@@ -235,6 +408,14 @@ class QuestionPage:
     records: list[QuestionRecord]
     cursor: str | None
     """Pass it back for the next page; None on the last one. Opaque."""
+
+
+@dataclass(frozen=True, slots=True)
+class AdvanceResult:
+    won: bool
+    """True when this call's change was written: the question was open at the `version` it expected."""
+    record: QuestionRecord | None
+    """The row after the call (None only when there is no such question)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,20 +522,42 @@ class Ledger(ABC):
         """Move a decided question to `resumed`; False when it was not in a decided status."""
 
     @abstractmethod
-    def mark_announced(self, thread_id: str, question_id: str) -> None:
-        """Record that the question's announcement succeeded (it leaves the sweep's re-announce list)."""
+    def mark_announced(self, thread_id: str, question_id: str, *, due_at: str | None) -> None:
+        """Record that the question's announcement succeeded; its next due time becomes `due_at`.
+
+        Changes nothing unless the question is open and not yet announced.
+        """
 
     @abstractmethod
-    def overdue(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
-        """Open questions whose `expires_at` is at or before `now`, oldest deadline first, at most `limit`."""
+    def advance(
+        self,
+        thread_id: str,
+        question_id: str,
+        progress: Progress,
+        *,
+        expected_version: int,
+        due_at: str | None,
+        decision: Decision | None = None,
+        now: datetime,
+    ) -> AdvanceResult:
+        """Write `progress` (and `due_at`) if the question is still open at `expected_version`, in one write.
+
+        With `decision`, the same write decides the question (a vote that completes a quorum): the
+        outcome and the votes that made it can never part. `progress.version` must be `expected_version + 1`.
+        A loser gets the row as it is now and may read it and try again.
+        """
+
+    @abstractmethod
+    def due(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
+        """Open questions whose `due_at` is at or before `now`, soonest first, at most `limit`.
+
+        One index serves every kind of work the sweep does (announcement retries, reminders, escalation
+        steps, deadlines), so a run reads only what is due, never every open question.
+        """
 
     @abstractmethod
     def oldest_open(self) -> QuestionRecord | None:
         """The open question asked longest ago, or None when none is open."""
-
-    @abstractmethod
-    def announce_due(self, *, limit: int) -> list[QuestionRecord]:
-        """Open questions whose announcement has not succeeded yet, oldest first, at most `limit`."""
 
     @abstractmethod
     def begin_start(self, thread_id: str, start_id: str, *, marker: str | None, now: datetime) -> StartRecord:

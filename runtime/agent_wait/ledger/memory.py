@@ -13,17 +13,20 @@ from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import LedgerCursorError, QuestionNotFoundError
 from agent_wait.ledger.base import (
     DECIDED,
+    AdvanceResult,
     DecideResult,
     Decision,
     FailureKind,
     Ledger,
     OpenResult,
+    Progress,
     QuestionPage,
     QuestionRecord,
     StartRecord,
     StartState,
     ThreadFailure,
     ThreadLease,
+    check_advance,
 )
 from agent_wait.schema import QuestionStatus
 
@@ -46,11 +49,9 @@ class InMemoryLedger(Ledger):
             existing = self._questions.get(key)
             if existing is not None:
                 return OpenResult(existing, created=False)
-            record = QuestionRecord(
-                envelope=envelope,
-                status=QuestionStatus.OPEN,
-                asked_at=format_rfc3339(now),
-            )
+            asked_at = format_rfc3339(now)
+            # Due at once: until its announcement succeeds, the sweep retries it.
+            record = QuestionRecord(envelope=envelope, status=QuestionStatus.OPEN, asked_at=asked_at, due_at=asked_at)
             self._questions[key] = record
             return OpenResult(record, created=True)
 
@@ -125,31 +126,50 @@ class InMemoryLedger(Ledger):
             )
             return True
 
-    def mark_announced(self, thread_id: str, question_id: str) -> None:
+    def mark_announced(self, thread_id: str, question_id: str, *, due_at: str | None) -> None:
         with self._lock:
             record = self._questions.get((thread_id, question_id))
-            if record is not None:
-                self._questions[(thread_id, question_id)] = replace(record, announced=True)
+            if record is not None and record.status is QuestionStatus.OPEN and not record.announced:
+                self._questions[(thread_id, question_id)] = replace(record, announced=True, due_at=due_at)
 
-    def overdue(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
+    def advance(
+        self,
+        thread_id: str,
+        question_id: str,
+        progress: Progress,
+        *,
+        expected_version: int,
+        due_at: str | None,
+        decision: Decision | None = None,
+        now: datetime,
+    ) -> AdvanceResult:
+        check_advance(progress, expected_version)
+        with self._lock:
+            record = self._questions.get((thread_id, question_id))
+            if record is None:
+                return AdvanceResult(False, None)
+            if record.status is not QuestionStatus.OPEN or record.progress.version != expected_version:
+                return AdvanceResult(False, record)
+            advanced = replace(record, progress=progress, due_at=due_at)
+            if decision is not None:
+                advanced = advanced.with_decision(decision, now)
+            self._questions[(thread_id, question_id)] = advanced
+            return AdvanceResult(True, advanced)
+
+    def due(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
         cutoff = format_rfc3339(now)
         with self._lock:
             due = [
                 r
                 for r in self._questions.values()
-                if r.status is QuestionStatus.OPEN and r.expires_at is not None and r.expires_at <= cutoff
+                if r.status is QuestionStatus.OPEN and r.due_at is not None and r.due_at <= cutoff
             ]
-        return sorted(due, key=lambda r: (r.expires_at or "", r.question_id))[:limit]
+        return sorted(due, key=lambda r: (r.due_at or "", r.question_id))[:limit]
 
     def oldest_open(self) -> QuestionRecord | None:
         with self._lock:
             waiting = [r for r in self._questions.values() if r.status is QuestionStatus.OPEN]
         return min(waiting, key=lambda r: (r.asked_at, r.question_id), default=None)
-
-    def announce_due(self, *, limit: int) -> list[QuestionRecord]:
-        with self._lock:
-            due = [r for r in self._questions.values() if r.status is QuestionStatus.OPEN and not r.announced]
-        return sorted(due, key=lambda r: (r.asked_at, r.question_id))[:limit]
 
     def begin_start(self, thread_id: str, start_id: str, *, marker: str | None, now: datetime) -> StartRecord:
         with self._lock:

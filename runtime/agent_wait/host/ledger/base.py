@@ -3,29 +3,35 @@
 from agent_wait.errors import LedgerUnavailableError
 from agent_wait.ledger.base import (
     DECIDED,
+    AdvanceResult,
     DecideResult,
     Decision,
     FailureKind,
     Ledger,
     OpenResult,
+    Progress,
     QuestionPage,
     QuestionRecord,
     StartRecord,
     ThreadFailure,
     ThreadLease,
+    Vote,
 )
 
 __all__ = (
     "DECIDED",
+    "AdvanceResult",
     "DecideResult",
     "Decision",
     "FailureKind",
     "Ledger",
     "LedgerUnavailableError",
     "OpenResult",
+    "Progress",
     "QuestionPage",
     "QuestionRecord",
     "StartRecord",
     "ThreadFailure",
     "ThreadLease",
+    "Vote",
 )

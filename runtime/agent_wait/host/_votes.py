@@ -1,0 +1,140 @@
+"""Votes on a quorum question: each answer is recorded once per answerer; the one that completes it decides.
+
+The router and the answer API both cast votes here, so a question counts the same votes however they
+reach it. A vote is one compare-and-set on the row (`Ledger.advance`): it is recorded only while the
+question is open and unchanged since it was read, and the vote that reaches the quorum (or vetoes)
+decides the question in that same write, so the votes and the outcome can never part. A lost race reads
+the row again and tries once more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from agent_wait._time import format_rfc3339
+from agent_wait.errors import ArgumentError, LedgerUnavailableError, QuestionNotFoundError
+from agent_wait.followup import Quorum
+from agent_wait.host._checks import Answerer
+from agent_wait.ledger import Decision, Ledger, QuestionRecord, Vote
+from agent_wait.schema import QuestionStatus
+
+__all__ = ("VoteResult", "VoteStatus", "cast_vote", "vote_progress")
+
+_ATTEMPTS = 8
+"""Compare-and-set attempts before giving up (each loss means another vote or follow-up landed first)."""
+
+
+class VoteStatus(StrEnum):
+    """What casting one vote did."""
+
+    RECORDED = "recorded"
+    """Counted; the question stays open for more votes."""
+    DECIDED = "decided"
+    """This vote reached the quorum or vetoed: the question is decided with it (in the same write)."""
+    REPEATED = "repeated"
+    """This same vote (the same answer id) was recorded earlier; nothing changed."""
+    ALREADY_VOTED = "already_voted"
+    """The answerer voted earlier with another answer; a second vote changes nothing."""
+    CLOSED = "closed"
+    """The question is no longer open; `record` says how it was decided."""
+
+
+@dataclass(frozen=True, slots=True)
+class VoteResult:
+    status: VoteStatus
+    record: QuestionRecord
+    """The row after the attempt."""
+    vote: Vote | None = None
+    """The answerer's vote on the row (this one, or their earlier one)."""
+
+
+def cast_vote(
+    ledger: Ledger,
+    record: QuestionRecord,
+    answer: Any,
+    answerer: Answerer,
+    *,
+    answer_id: str,
+    now: datetime,
+) -> VoteResult:
+    """Record `answerer`'s vote on the open quorum question `record`, deciding it when the vote completes it.
+
+    The answer must already have passed `check_answer`.
+
+    Raises:
+        LedgerUnavailableError: the row kept changing under every attempt (retry later).
+        QuestionNotFoundError: the row is gone.
+    """
+    quorum = record.followups.quorum
+    if quorum is None:
+        raise ArgumentError(f"question {record.question_id} has no quorum; decide it instead", argument="record")
+    for _ in range(_ATTEMPTS):
+        if record.status is not QuestionStatus.OPEN:
+            return VoteResult(VoteStatus.CLOSED, record)
+        earlier = record.progress.vote_with(answer_id) or record.progress.voted(answerer.identity)
+        if earlier is not None:
+            status = VoteStatus.REPEATED if earlier.answer_id == answer_id else VoteStatus.ALREADY_VOTED
+            return VoteResult(status, record, earlier)
+        vote = Vote(
+            voter=answerer.identity,
+            by=answerer.answered_by,
+            answer=answer,
+            answer_id=answer_id,
+            at=format_rfc3339(now),
+            via=answerer.via,
+            sender=answerer.sender,
+        )
+        progress = replace(record.progress, votes=(*record.progress.votes, vote), version=record.progress.version + 1)
+        deciding = quorum.decides(v.action for v in progress.votes)
+        decision = _decision(vote, progress.votes, answerer) if deciding else None
+        result = ledger.advance(
+            record.thread_id,
+            record.question_id,
+            progress,
+            expected_version=record.progress.version,
+            due_at=None if deciding else record.next_due(progress),
+            decision=decision,
+            now=now,
+        )
+        if result.record is None:
+            raise QuestionNotFoundError(record.thread_id, record.question_id)
+        if result.won:
+            return VoteResult(VoteStatus.DECIDED if deciding else VoteStatus.RECORDED, result.record, vote)
+        record = result.record
+    raise LedgerUnavailableError(
+        f"question {record.question_id} changed under {_ATTEMPTS} vote attempts in a row; try again shortly"
+    )
+
+
+def _decision(vote: Vote, votes: tuple[Vote, ...], answerer: Answerer) -> Decision:
+    """The deciding vote's answer with every vote listed, as the agent receives it."""
+    answer = dict(vote.answer) if isinstance(vote.answer, Mapping) else {"answer": vote.answer}
+    answer["votes"] = [v.summary() for v in votes]
+    return Decision(
+        QuestionStatus.ANSWERED,
+        answer,
+        vote.answer_id,
+        vote.by,
+        sender=vote.sender,
+        via=vote.via,
+        claimed_by=answerer.claimed_by,
+    )
+
+
+def vote_progress(record: QuestionRecord, quorum: Quorum | None = None) -> dict[str, Any]:
+    """The `progress` of a `wait.voted` envelope (and of the inbox's view): the votes, the count, who is needed."""
+    quorum = quorum or record.followups.quorum
+    votes = record.progress.votes
+    approvals = quorum.count(v.action for v in votes) if quorum else 0
+    needed = quorum.approvals if quorum else 1
+    return {
+        "votes": [v.summary() for v in votes],
+        "approvals": approvals,
+        "needed": needed,
+        "remaining": max(needed - approvals, 0) if record.status is QuestionStatus.OPEN else 0,
+        "veto": list(quorum.veto) if quorum else [],
+    }
