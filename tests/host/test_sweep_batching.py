@@ -43,8 +43,8 @@ def open_overdue(ledger: DynamoDbLedger, prefix: str, count: int) -> list[tuple[
             source={"function": "issue_refund"},
             asked_at=T0,
         )
-        ledger.open(WaitEnvelope.create(question, now=T0), now=T0)
-        ledger.mark_announced(thread_id, question_id)
+        opened_row = ledger.open(WaitEnvelope.create(question, now=T0), now=T0).record
+        ledger.mark_announced(thread_id, question_id, due_at=opened_row.next_due(announced=True))
         opened.append((thread_id, question_id))
     return opened
 

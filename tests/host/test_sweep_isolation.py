@@ -1,8 +1,9 @@
-"""Each step of a sweep run is isolated: one that raises is logged and counted, and the others still run.
+"""Each step of a sweep run, and each due question, is isolated: one that raises is logged and counted,
+and the others still run.
 
 A missing optional index (`open_by_age`) only degrades the run (a warning, no error count); a missing
-`by_announce_due`, without which failed announcements would be lost, is an error. The sweep handler
-returns its report for step failures, and still raises for a setting missing at cold start.
+`by_due`, without which nothing would be expired, reminded or announced again, is an error. The sweep
+handler returns its report for step failures, and still raises for a setting missing at cold start.
 """
 
 from __future__ import annotations
@@ -31,38 +32,42 @@ LATER = T0 + timedelta(hours=2)
 SWEEP_ERRORS = METRIC_NAMES["sweep_errors"]
 
 
-def ask(ledger: Ledger, thread_id: str, question_id: str, *, announced: bool = True) -> None:
+def ask(
+    ledger: Ledger, thread_id: str, question_id: str, *, announced: bool = True, policy: WaitPolicy | None = None
+) -> None:
     question = Question(
         thread_id,
         question_id,
         {"function": "issue_refund", "args": {"order_id": "o-1", "amount": 900}},
-        WaitPolicy(timeout="PT1H", default={"action": "reject"}),
+        policy or WaitPolicy(timeout="PT1H", default={"action": "reject"}),
         source={"function": "issue_refund"},
         asked_at=T0,
     )
-    ledger.open(WaitEnvelope.create(question, now=T0), now=T0)
+    opened = ledger.open(WaitEnvelope.create(question, now=T0), now=T0)
     if announced:
-        ledger.mark_announced(thread_id, question_id)
+        ledger.mark_announced(thread_id, question_id, due_at=opened.record.next_due(announced=True))
 
 
 class FailingLedger(InMemoryLedger):
-    """An in-memory ledger whose named queries raise the given errors."""
+    """An in-memory ledger whose named calls raise the given errors (`advance` only for question ids in `bad`)."""
 
-    def __init__(self, **failures: Exception) -> None:
+    def __init__(self, *, bad: frozenset[str] = frozenset(), **failures: Exception) -> None:
         super().__init__()
         self._broken = failures
+        self._bad = bad
 
-    def overdue(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
-        self._maybe_fail("overdue")
-        return super().overdue(now, limit=limit)
+    def due(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
+        self._maybe_fail("due")
+        return super().due(now, limit=limit)
 
     def oldest_open(self) -> QuestionRecord | None:
         self._maybe_fail("oldest_open")
         return super().oldest_open()
 
-    def announce_due(self, *, limit: int) -> list[QuestionRecord]:
-        self._maybe_fail("announce_due")
-        return super().announce_due(limit=limit)
+    def advance(self, thread_id: str, question_id: str, progress: Any, **kwargs: Any) -> Any:
+        if question_id in self._bad:
+            self._maybe_fail("advance")
+        return super().advance(thread_id, question_id, progress, **kwargs)
 
     def _maybe_fail(self, query: str) -> None:
         if query in self._broken:
@@ -79,39 +84,52 @@ def sweep_on(ledger: Ledger, metrics: RecordingMetrics, announce: InMemoryAnnoun
     )
 
 
-def test_a_failing_overdue_query_is_counted_and_the_other_steps_still_run(caplog: pytest.LogCaptureFixture) -> None:
-    # GIVEN a ledger whose overdue query fails, with one question never announced
-    ledger = FailingLedger(overdue=LedgerUnavailableError("question table t: query failed (Throttling)"))
+def test_a_failing_due_query_is_counted_and_the_other_steps_still_run(caplog: pytest.LogCaptureFixture) -> None:
+    # GIVEN a ledger whose due query fails, with one question open
+    ledger = FailingLedger(due=LedgerUnavailableError("question table t: query failed (Throttling)"))
     ask(ledger, "t-1", "q-1", announced=False)
     metrics, announce = RecordingMetrics(), InMemoryAnnounce()
 
     # WHEN the sweep runs
     report = sweep_on(ledger, metrics, announce).run()
 
-    # THEN the expire step is reported and counted, and the oldest-open metric and the re-announce still ran
-    assert report.failed_steps == ("expire",)
-    assert metrics.counts[(SWEEP_ERRORS, "expire")] == 1
-    assert report.reannounced == ("q-1",)
+    # THEN the due step is reported and counted once, and the oldest-open metric still ran
+    assert report.failed_steps == ("due",)
+    assert metrics.counts[(SWEEP_ERRORS, "due")] == 1
+    assert report.expired_sent == ()
     assert metrics.timings[METRIC_NAMES["oldest_open_age"]] == [7200.0]
     # ... and the log line names the step and the error type, nothing else
     (line,) = [r for r in caplog.records if r.levelno == logging.ERROR]
-    assert (line.step, line.error_type) == ("expire", "LedgerUnavailableError")  # type: ignore[attr-defined]
+    assert (line.step, line.error_type) == ("due", "LedgerUnavailableError")  # type: ignore[attr-defined]
     assert "Throttling" not in line.getMessage()
 
 
-def test_a_failing_reannounce_step_does_not_stop_the_expiry() -> None:
-    # GIVEN an overdue question and a ledger whose announce-due query fails
-    ledger = FailingLedger(announce_due=RuntimeError("boom"))
-    ask(ledger, "t-1", "q-1")
-    metrics = RecordingMetrics()
+def test_one_question_whose_follow_up_fails_never_holds_back_the_others(caplog: pytest.LogCaptureFixture) -> None:
+    # GIVEN two questions due for a reminder, one of whose rows cannot be written, and one overdue question
+    reminded = WaitPolicy(timeout="PT3H", default={"action": "reject"}, reminders=["PT1H"])
+    ledger = FailingLedger(bad=frozenset({"q-bad"}), advance=RuntimeError("boom"))
+    ask(ledger, "t-1", "q-bad", policy=reminded)
+    ask(ledger, "t-2", "q-good", policy=reminded)
+    ask(ledger, "t-3", "q-late")
+    metrics, announce = RecordingMetrics(), InMemoryAnnounce()
 
-    # WHEN the sweep runs
-    report = sweep_on(ledger, metrics).run()
+    # WHEN the sweep runs after the reminders' time and the third question's deadline
+    report = sweep_on(ledger, metrics, announce).run()
 
-    # THEN the default was still sent, and the failed step is reported and counted
-    assert report.expired_sent == ("q-1",)
-    assert report.failed_steps == ("reannounce",)
-    assert metrics.counts[(SWEEP_ERRORS, "reannounce")] == 1
+    # THEN the good question was reminded and the late one expired; the bad one is reported and counted
+    assert report.reminded == ("q-good",)
+    assert report.expired_sent == ("q-late",)
+    assert report.failed_questions == ("q-bad",)
+    assert report.failed_steps == ()
+    assert metrics.counts[(SWEEP_ERRORS, "remind")] == 1
+    assert [e.question_id for e in announce.of("reminder")] == ["q-good"]
+    (line,) = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert (line.question_id, line.error_type) == ("q-bad", "RuntimeError")  # type: ignore[attr-defined]
+    assert "boom" not in line.getMessage()
+
+    # AND the next run, with the row writable again, reminds it
+    ledger._bad = frozenset()
+    assert sweep_on(ledger, RecordingMetrics(), announce).run().reminded == ("q-bad",)
 
 
 def test_a_missing_open_by_age_index_is_a_warning_not_an_error(caplog: pytest.LogCaptureFixture) -> None:
@@ -134,21 +152,21 @@ def test_a_missing_open_by_age_index_is_a_warning_not_an_error(caplog: pytest.Lo
     assert "agent_wait.schema.QUESTION_TABLE" in warning.getMessage()
 
 
-def test_a_missing_by_announce_due_index_is_an_error_because_announcements_would_be_lost(
+def test_a_missing_by_due_index_is_an_error_because_nothing_would_expire(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    # GIVEN a ledger without by_announce_due
-    ledger = FailingLedger(announce_due=missing("by_announce_due"))
+    # GIVEN a ledger without by_due
+    ledger = FailingLedger(due=missing("by_due"))
     metrics = RecordingMetrics()
 
     # WHEN the sweep runs
     report = sweep_on(ledger, metrics).run()
 
     # THEN it is reported, counted and logged as an error naming the index to deploy
-    assert report.failed_steps == ("reannounce",)
-    assert metrics.counts[(SWEEP_ERRORS, "reannounce")] == 1
+    assert report.failed_steps == ("due",)
+    assert metrics.counts[(SWEEP_ERRORS, "due")] == 1
     (line,) = [r for r in caplog.records if r.levelno == logging.ERROR]
-    assert "by_announce_due" in line.getMessage()
+    assert "by_due" in line.getMessage()
 
 
 def test_a_ledger_table_without_open_by_age_on_dynamodb_still_expires(
@@ -197,10 +215,10 @@ def test_the_sweep_handler_returns_its_report_when_steps_fail(
     result = sweep.handler(load_event("scheduled_event.json"), lambda_context)
 
     # THEN it returns, naming each failed step, and the metrics carry SweepErrors for each (the alarm's signal)
-    assert result["failed_steps"] == ["expire", "oldest_open", "reannounce", "handover"]
+    assert result["failed_steps"] == ["due", "oldest_open", "handover"]
     emitted = _emf_lines(capsys.readouterr().out)
     reasons = {line.get("reason") for line in emitted if "SweepErrors" in line}
-    assert {"expire", "oldest_open", "reannounce"} <= reasons
+    assert {"due", "oldest_open", "handover"} <= reasons
 
 
 def test_the_sweep_handler_still_raises_for_a_setting_missing_at_cold_start(
