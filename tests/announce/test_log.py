@@ -115,3 +115,16 @@ def test_delivers_filter_skips_other_transitions(logger: logging.Logger, caplog:
     announcer = LogAnnounce(logger, delivers={"created"})
     assert announcer.announce(make_envelope().for_transition("resumed")).status == "skipped"
     assert lines(caplog, logger) == []
+
+
+def test_a_vote_line_carries_its_counts_but_never_who_voted_or_what_they_wrote(
+    logger: logging.Logger, caplog: pytest.LogCaptureFixture
+):
+    votes = [{"action": "approve", "note": "fine by me", "by": "alice@example.com", "at": "2026-09-11T09:00:00Z"}]
+    progress = {"votes": votes, "approvals": 1, "needed": 2, "remaining": 1, "veto": ["reject"]}
+    publish(make_envelope().for_transition("voted", progress=progress), LogAnnounce(logger))
+    (record,) = caplog.records
+    line = json.loads(record.getMessage())
+    assert line["progress"] == {"approvals": 1, "needed": 2, "remaining": 1}
+    assert "alice" not in record.getMessage()
+    assert "fine by me" not in record.getMessage()

@@ -11,6 +11,9 @@ from agent_wait.envelope import Transition, WaitEnvelope
 
 __all__ = ("LogAnnounce",)
 
+_COUNTS = frozenset({"reminder", "escalation", "of", "after", "approvals", "needed", "remaining"})
+"""The `progress` entries a log line carries (numbers and durations, never who voted or what they wrote)."""
+
 
 class LogAnnounce(BaseAnnounce):
     """Write one JSON line per envelope: event, ids, allowed actions, expiry and tags.
@@ -49,6 +52,9 @@ class LogAnnounce(BaseAnnounce):
             "expires_at": envelope.expires_at,
             "tags": dict(envelope.tags),
         }
+        if envelope.progress is not None:
+            # Counts only: the votes name people and may carry their notes.
+            line["progress"] = {k: v for k, v in envelope.progress.items() if k in _COUNTS}
         if self.level <= logging.DEBUG:
             line["question"] = envelope.question
         self.logger.log(self.level, dumps(line))
