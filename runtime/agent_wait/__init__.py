@@ -26,6 +26,7 @@ from agent_wait.errors import (
     SignatureError,
     WaitError,
 )
+from agent_wait.followup import Escalation, Quorum, Reminder
 from agent_wait.ids import new_ulid, question_id_for
 from agent_wait.policy import WaitPolicy
 
@@ -37,6 +38,7 @@ __all__ = (
     "ConfigurationError",
     "Delivery",
     "EnvelopeError",
+    "Escalation",
     "InMemoryAnnounce",
     "LogAnnounce",
     "MissingExtraError",
@@ -44,6 +46,8 @@ __all__ = (
     "PublishReport",
     "Question",
     "QuestionTooLargeError",
+    "Quorum",
+    "Reminder",
     "SignatureError",
     "Transition",
     "WaitEnvelope",

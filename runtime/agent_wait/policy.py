@@ -135,6 +135,13 @@ class WaitPolicy:
         object.__setattr__(self, "answer_ttl_iso", ttl_text)
         object.__setattr__(self, "answerer_groups", _check_names("answerer_groups", answerer_groups))
         object.__setattr__(self, "answerer_principals", _check_names("answerer_principals", answerer_principals))
+        if quorum is not None and response_schema is not None and Quorum.parse(quorum).approvals > 1:
+            raise PolicyError(
+                "quorum",
+                Quorum.parse(quorum).to_dict(),
+                "a quorum counts votes by their action; a question with a response_schema takes free-form answers. "
+                "Use one or the other",
+            )
         followups = FollowUps.build(
             reminders=reminders,
             escalation=escalation,
@@ -152,13 +159,6 @@ class WaitPolicy:
                 allow_edits,
                 "a quorum question cannot allow edited arguments: each voter could approve different ones, and the "
                 "agent receives one answer. Leave allow_edits unset (False with a quorum)",
-            )
-        if followups.quorum is not None and response_schema is not None:
-            raise PolicyError(
-                "quorum",
-                followups.quorum.to_dict(),
-                "a quorum counts votes by their action; a question with a response_schema takes free-form answers. "
-                "Use one or the other",
             )
         object.__setattr__(self, "allow_edits", allow_edits)
         object.__setattr__(self, "response_schema", _check_response_schema(response_schema))
