@@ -117,7 +117,7 @@ def test_a_bad_follow_up_is_refused_where_the_policy_is_written(kwargs: dict[str
         (lambda: Reminder(after="PT1H", before_deadline="PT1H"), "exactly one of"),
         (lambda: Escalation(after="P1D"), "neither"),
         (lambda: Escalation(after="P1D", tags={"a": "b"}, replace_answerers=True), "must name answerer_groups"),
-        (lambda: Escalation(after="P1D", tags={"a": 1}), "must map non-empty str keys"),
+        (lambda: Escalation(after="P1D", tags={"a": 1}), "must map non-empty str keys"),  # type: ignore[dict-item]
         (lambda: Escalation(after="P1D", answerer_groups="finance"), "must be a list of strings"),
         (lambda: Quorum(2, approve=[]), "at least one action"),
         (lambda: Quorum(2, approve=["approve"], veto=["approve"]), "both approve and veto"),
