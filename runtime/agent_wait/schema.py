@@ -46,7 +46,7 @@ class TableShape:
         Example:
             >>> request = QUESTION_TABLE.create_table_request("questions")
             >>> [index["IndexName"] for index in request["GlobalSecondaryIndexes"]]
-            ['by_status', 'by_announce_due', 'open_by_age', 'by_question']
+            ['by_status', 'by_due', 'open_by_age', 'by_question']
         """
         keys = {self.partition_key, self.sort_key}
         for index in self.indexes:
@@ -87,20 +87,23 @@ QUESTION_TABLE = TableShape(
     ttl_attribute="ttl",
     indexes=(
         IndexShape("by_status", "status", "expires_at"),
-        IndexShape("by_announce_due", "announce_due", "asked_at"),
+        IndexShape("by_due", "due", "due_at"),
         IndexShape("open_by_age", "open_since", "asked_at"),
         IndexShape("by_question", "question_id", "pk", keys_only=True),
     ),
 )
 """One item per question: `pk = THREAD#<thread_id>`, `sk = WAIT#<question_id>`.
 
-GSI `by_status` (status, expires_at) serves "open questions" and "overdue questions". GSI
-`by_announce_due` is sparse: only a question whose announcement has not yet succeeded carries
-`announce_due`, so the sweep finds those at a cost proportional to them, not to every open question.
-GSI `open_by_age` is sparse too: only an open question carries `open_since`, so the oldest open
-question is one query of one item. These three project all attributes. GSI `by_question`
-(question_id, pk) projects keys only: it finds a question's thread from its id alone (the answer API's
-`/questions/{id}`, a signed link), and the item is then read by its key.
+GSI `by_status` (status, expires_at) serves "open questions" and a status's questions by deadline.
+GSI `by_due` (due, due_at) is sparse: an open question carries `due = "due"` exactly while it has a
+next due time `due_at` (its announcement retry, a claimed reminder or escalation notice, its next
+reminder, its next escalation step, or its deadline, whichever comes first), so the sweep reads only
+what is due, at a cost proportional to it, not to every open question. `announce_due` (not indexed)
+marks a question whose announcement has not yet succeeded. GSI `open_by_age` is sparse too: only an
+open question carries `open_since`, so the oldest open question is one query of one item. These three
+project all attributes. GSI `by_question` (question_id, pk) projects keys only: it finds a question's
+thread from its id alone (the answer API's `/questions/{id}`, a signed link), and the item is then
+read by its key.
 """
 
 CHECKPOINT_TABLE = TableShape(partition_key="PK", sort_key="SK", ttl_attribute="ttl")

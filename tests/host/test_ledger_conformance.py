@@ -1,12 +1,17 @@
-"""Both ledgers pass the one conformance suite (agent_wait.testing.ledger_contract)."""
+"""Both ledgers pass the one conformance suite (agent_wait.testing.ledger_contract); the DynamoDB row's own shape."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
 
+from agent_wait.errors import LedgerIndexMissingError
 from agent_wait.host import DynamoDbLedger, InMemoryLedger
+from agent_wait.ledger import Decision, Notice, Progress
+from agent_wait.ledger.base import PROGRESS_ATTRIBUTES
+from agent_wait.schema import QUESTION_TABLE, QuestionStatus
 from agent_wait.testing import ledger_contract
 
 
@@ -20,3 +25,79 @@ def test_in_memory_ledger_conforms(rule: Any) -> None:
 def test_dynamodb_ledger_conforms(rule: Any, question_table: tuple[str, Any]) -> None:
     name, client = question_table
     rule(lambda: DynamoDbLedger(name, client=client))
+
+
+# -- what the DynamoDB row holds, beyond the contract --------------------------------------------------------
+
+T0 = ledger_contract.T0
+
+
+def _raw(client: Any, table: str, envelope: Any) -> dict[str, Any]:
+    key = {"pk": {"S": f"THREAD#{envelope.thread_id}"}, "sk": {"S": f"WAIT#{envelope.question_id}"}}
+    return client.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]
+
+
+def test_a_new_row_is_lean_and_in_the_due_index_until_it_is_decided(question_table: tuple[str, Any]) -> None:
+    # GIVEN a question opened on the DynamoDB ledger
+    name, client = question_table
+    ledger = DynamoDbLedger(name, client=client)
+    envelope = ledger_contract.sample_envelope(reminders=("PT10M",))
+    ledger.open(envelope, now=T0)
+
+    # THEN the row carries the sparse keys (unannounced, open, due when asked) and no progress attributes
+    row = _raw(client, name, envelope)
+    assert (row["announce_due"], row["open_since"], row["due"]) == ({"S": "due"}, {"S": "open"}, {"S": "due"})
+    assert row["due_at"] == row["asked_at"] == {"S": "2026-09-11T09:00:00Z"}
+    assert not set(PROGRESS_ATTRIBUTES) & set(row)
+    assert not {"outcome", "answer", "decided_at"} & set(row)
+
+    # WHEN it is announced (due at its reminder), then decided
+    ledger.mark_announced(envelope.thread_id, envelope.question_id, due_at="2026-09-11T09:10:00Z")
+    announced = _raw(client, name, envelope)
+    ledger.decide(envelope.thread_id, envelope.question_id, Decision(QuestionStatus.ANSWERED, None, "a-1"), now=T0)
+    decided = _raw(client, name, envelope)
+
+    # THEN announcing moved it in the index and decided rows leave every sparse index
+    assert "announce_due" not in announced
+    assert (announced["due"], announced["due_at"]) == ({"S": "due"}, {"S": "2026-09-11T09:10:00Z"})
+    assert not {"announce_due", "open_since", "due", "due_at"} & set(decided)
+
+
+def test_an_advance_that_removes_the_notice_and_the_due_time_removes_the_attributes(
+    question_table: tuple[str, Any],
+) -> None:
+    # GIVEN a question with a claimed reminder's notice pending
+    name, client = question_table
+    ledger = DynamoDbLedger(name, client=client)
+    envelope = ledger_contract.sample_envelope(reminders=("PT10M",))
+    thread, question = envelope.thread_id, envelope.question_id
+    ledger.open(envelope, now=T0)
+    claimed = Progress(reminders=1, notice=Notice.REMINDER, version=1)
+    ledger.advance(thread, question, claimed, expected_version=0, due_at="2026-09-11T09:00:00Z", now=T0)
+    assert _raw(client, name, envelope)["notice"] == {"S": "reminder"}
+
+    # WHEN its announcement succeeded and nothing else is due
+    ledger.advance(thread, question, Progress(reminders=1, version=2), expected_version=1, due_at=None, now=T0)
+
+    # THEN the row holds no notice and is out of the due index (absent, never null: a sparse key must be absent)
+    row = _raw(client, name, envelope)
+    assert not {"notice", "due", "due_at"} & set(row)
+    assert row["version"] == {"N": "2"}
+
+
+def test_a_table_without_the_due_index_raises_index_missing(moto_server: str) -> None:
+    # GIVEN a question table deployed from an old shape, without by_due
+    import boto3
+
+    client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=moto_server)
+    name = f"questions-old-{uuid.uuid4().hex[:8]}"
+    request = QUESTION_TABLE.create_table_request(name)
+    request["GlobalSecondaryIndexes"] = [i for i in request["GlobalSecondaryIndexes"] if i["IndexName"] != "by_due"]
+    keys = request["AttributeDefinitions"]
+    request["AttributeDefinitions"] = [key for key in keys if key["AttributeName"] not in ("due", "due_at")]
+    client.create_table(**request)
+
+    # WHEN the sweep asks what is due / THEN the error names the index to deploy
+    with pytest.raises(LedgerIndexMissingError) as raised:
+        DynamoDbLedger(name, client=client).due(T0, limit=10)
+    assert raised.value.index == "by_due"

@@ -20,6 +20,7 @@ from tests.host.conftest import (
 )
 
 from agent_wait import BaseAnnounce, InMemoryAnnounce
+from agent_wait._time import format_rfc3339
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.host import (
     HostSettings,
@@ -65,8 +66,11 @@ def test_a_question_whose_announcement_failed_stays_in_the_ledger_and_the_sweep_
     (question_id,) = outcome.asked
     assert metrics.counts[(METRIC_NAMES["announce_failed"], "broken")] == 1
     ledger = host.ledger()
-    assert [r.question_id for r in ledger.announce_due(limit=10)] == [question_id]
-    assert ledger.get(thread_id, question_id).announced is False  # type: ignore[union-attr]
+    assert [r.question_id for r in ledger.due(T0, limit=10)] == [question_id]
+    waiting = ledger.get(thread_id, question_id)
+    assert waiting is not None
+    assert waiting.announced is False
+    assert waiting.due_at == format_rfc3339(T0)  # due at once: the sweep retries it
 
     # WHEN the sweep runs inside the announce grace (the router may still be announcing)
     sweep = build_sweep(HostSettings.from_env("sweep"))
@@ -77,11 +81,15 @@ def test_a_question_whose_announcement_failed_stays_in_the_ledger_and_the_sweep_
     sweep.clock = lambda: T0 + sweep.announce_grace + timedelta(seconds=1)
     report = sweep.run()
 
-    # THEN it announced the question (on SNS) and the question left the re-announce list
+    # THEN it announced the question (on SNS) and the question is due next only at what its policy sets
     assert report.reannounced == (question_id,)
     assert host.types_for(question_id) == ["wait.created"]
-    assert ledger.announce_due(limit=10) == []
-    assert ledger.get(thread_id, question_id).announced is True  # type: ignore[union-attr]
+    assert ledger.due(T0 + sweep.announce_grace + timedelta(seconds=1), limit=10) == []
+    announced = ledger.get(thread_id, question_id)
+    assert announced is not None
+    assert announced.announced is True
+    assert announced.due_at is not None
+    assert announced.due_at == announced.next_due() == announced.expires_at
     assert sweep.run().reannounced == ()
 
 

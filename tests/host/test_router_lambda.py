@@ -63,7 +63,11 @@ def test_a_start_records_and_announces_its_question_and_an_approve_resumes_once(
         TableName=host.table, Key={"pk": {"S": thread_key(thread_id)}, "sk": {"S": question_key(question_id)}}
     )["Item"]
     assert item["status"] == {"S": "open"}
+    # Announced, so the sweep has nothing to retry: it is due next at its deadline (its policy has no follow-ups)
     assert "announce_due" not in item
+    assert record.expires_at is not None
+    assert (item["due"], item["due_at"]) == ({"S": "due"}, {"S": record.expires_at})
+    assert record.due_at == record.expires_at
     assert set(ENVELOPE_FIELDS) - {"type", "event_id"} <= set(item)
     # ... and announced on SNS with the same fields
     (created,) = [e for e in host.announcements() if e["type"] == "wait.created"]

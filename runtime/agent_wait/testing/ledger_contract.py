@@ -17,8 +17,21 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from agent_wait._time import format_rfc3339
 from agent_wait.envelope import Question, WaitEnvelope
-from agent_wait.ledger import Decision, FailureKind, Ledger, StartState, ThreadFailure
+from agent_wait.errors import ArgumentError
+from agent_wait.ledger import (
+    AdvanceResult,
+    Decision,
+    FailureKind,
+    Ledger,
+    Notice,
+    Progress,
+    QuestionRecord,
+    StartState,
+    ThreadFailure,
+    Vote,
+)
 from agent_wait.policy import WaitPolicy
 from agent_wait.schema import QuestionStatus
 
@@ -41,14 +54,23 @@ def sample_envelope(
     asked_at: datetime = T0,
     question: Any = None,
     tags: dict[str, str] | None = None,
+    reminders: tuple[str, ...] = (),
+    quorum: int | None = None,
 ) -> WaitEnvelope:
-    """A fresh question with unique ids, asked at `asked_at`."""
+    """A fresh question with unique ids, asked at `asked_at` (with `reminders` and a `quorum` when given)."""
+    policy = WaitPolicy(
+        timeout=timeout,
+        default={"action": "reject", "flag": False, "n": 0},
+        tags=tags,
+        reminders=reminders,
+        quorum=quorum,
+    )
     return WaitEnvelope.create(
         Question(
             thread_id or f"thread-{uuid.uuid4().hex[:12]}",
             f"q-{uuid.uuid4().hex}",
             question if question is not None else {"function": "issue_refund", "args": {"amount": 410.25}},
-            WaitPolicy(timeout=timeout, default={"action": "reject", "flag": False, "n": 0}, tags=tags),
+            policy,
             source={"function": "issue_refund"},
             asked_at=asked_at,
         )
@@ -133,39 +155,46 @@ def a_decision_records_who_made_it_and_how(make: LedgerFactory) -> None:
     assert got == ("sqs:AROAOTHER", "AROAOTHER:lambda", "queue", "cfo@example.com"), f"got {got}"
 
 
-def racing_decisions_have_one_winner(make: LedgerFactory) -> None:
-    """Eight threads deciding the same question at once: exactly one wins."""
-    ledger = make()
-    envelope = sample_envelope()
-    ledger.open(envelope, now=T0)
-    barrier = threading.Barrier(8)
-    wins: list[bool] = []
+def _race(racers: int, run: Callable[[int], bool]) -> list[int]:
+    """Run `run(index)` in `racers` threads released at once; the indexes whose call returned True."""
+    barrier = threading.Barrier(racers)
+    winners: list[int] = []
     errors: list[BaseException] = []
     lock = threading.Lock()
 
     def race(index: int) -> None:
         try:
             barrier.wait(timeout=60)
-            result = ledger.decide(
-                envelope.thread_id,
-                envelope.question_id,
-                _decision(QuestionStatus.ANSWERED, {"action": "approve", "i": index}),
-                now=T0,
-            )
+            won = run(index)
         except BaseException as exc:  # reported below: a thread's failure must not look like a lost race
             with lock:
                 errors.append(exc)
             return
-        with lock:
-            wins.append(result.won)
+        if won:
+            with lock:
+                winners.append(index)
 
-    threads = [threading.Thread(target=race, args=(i,)) for i in range(8)]
+    threads = [threading.Thread(target=race, args=(i,)) for i in range(racers)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=120)
-    assert not errors, f"racing deciders raised: {errors!r}"
-    assert wins.count(True) == 1, f"expected exactly one winner, got {wins.count(True)} of {len(wins)}"
+    assert not errors, f"racers raised: {errors!r}"
+    return winners
+
+
+def racing_decisions_have_one_winner(make: LedgerFactory) -> None:
+    """Eight threads deciding the same question at once: exactly one wins."""
+    ledger = make()
+    envelope = sample_envelope()
+    ledger.open(envelope, now=T0)
+
+    def decide(index: int) -> bool:
+        decision = _decision(QuestionStatus.ANSWERED, {"action": "approve", "i": index})
+        return ledger.decide(envelope.thread_id, envelope.question_id, decision, now=T0).won
+
+    winners = _race(8, decide)
+    assert len(winners) == 1, f"expected exactly one winner, got {len(winners)} of 8"
 
 
 def decide_unknown_question_raises_key_error(make: LedgerFactory) -> None:
@@ -200,46 +229,218 @@ def resumed_only_after_a_decision(make: LedgerFactory) -> None:
     assert record.outcome is QuestionStatus.EXPIRED, f"the outcome must survive resuming, got {record.outcome}"
 
 
-def overdue_returns_exactly_the_overdue_open_questions(make: LedgerFactory) -> None:
-    """`overdue(now)` returns open questions past their deadline, earliest first; never those without a
-    deadline, nor decided ones."""
+def due_returns_exactly_the_due_open_questions_soonest_first(make: LedgerFactory) -> None:
+    """`due(now)` returns the open questions whose `due_at` is at or before `now`, soonest first, at most `limit`.
+
+    A new question is due at once (when it was asked: its announcement must succeed); once announced it is
+    due when `mark_announced` says (or never); a decided question is never due.
+    """
     ledger = make()
     thread = f"thread-{uuid.uuid4().hex[:12]}"
-    # Asked far in the past so these are the most overdue rows of a shared store.
+    # Asked far in the past so these are the soonest due rows of a shared store.
     base = T0 - timedelta(days=3650)
-    late = sample_envelope(thread_id=thread, timeout="PT1H", asked_at=base)
-    later = sample_envelope(thread_id=thread, timeout="PT2H", asked_at=base)
-    future = sample_envelope(thread_id=thread, timeout="P400D", asked_at=base + timedelta(days=3640))
-    never = sample_envelope(thread_id=thread, timeout=None, asked_at=base)
-    decided = sample_envelope(thread_id=thread, timeout="PT1H", asked_at=base)
-    for envelope in (late, later, future, never, decided):
+    first, second, announced, later, quiet, decided = (sample_envelope(thread_id=thread) for _ in range(6))
+    opened = ledger.open(first, now=base)
+    assert opened.record.due_at == format_rfc3339(base), f"a new question is due when asked, got {opened.record!r}"
+    ledger.open(second, now=base + timedelta(minutes=1))
+    for envelope in (announced, later, quiet, decided):
         ledger.open(envelope, now=base)
+    ledger.mark_announced(thread, announced.question_id, due_at=format_rfc3339(base + timedelta(hours=2)))
+    ledger.mark_announced(thread, later.question_id, due_at=format_rfc3339(base + timedelta(hours=5)))
+    ledger.mark_announced(thread, quiet.question_id, due_at=None)
     ledger.decide(thread, decided.question_id, _decision(QuestionStatus.ANSWERED, {"action": "approve"}), now=base)
-    due = [r.question_id for r in ledger.overdue(base + timedelta(hours=3), limit=1000) if r.thread_id == thread]
-    assert due == [late.question_id, later.question_id], (
-        f"expected the two overdue questions in deadline order, got {due}"
+    # A second announcement changes nothing: the first one set the question's next due time.
+    ledger.mark_announced(thread, later.question_id, due_at=format_rfc3339(base))
+    ledger.mark_announced(thread, decided.question_id, due_at=format_rfc3339(base))
+
+    now = base + timedelta(hours=3)
+    every = ledger.due(now, limit=1000)
+    due = [r.question_id for r in every if r.thread_id == thread]
+    expected = [first.question_id, second.question_id, announced.question_id]
+    assert due == expected, f"expected {expected} (soonest first), got {due}"
+    times = [r.due_at or "" for r in every]
+    assert times == sorted(times), f"due must list the soonest first, got {times}"
+    assert all(r.status is QuestionStatus.OPEN for r in every), "due must list open questions only"
+    bounded = [r.question_id for r in ledger.due(now, limit=2)]
+    assert bounded == [r.question_id for r in every[:2]], f"limit must keep the soonest two, got {bounded}"
+
+    rows = {e.question_id: ledger.get(thread, e.question_id) for e in (announced, later, quiet, decided)}
+    got = {question_id: (r.announced, r.due_at) if r else None for question_id, r in rows.items()}
+    assert got[announced.question_id] == (True, format_rfc3339(base + timedelta(hours=2))), f"got {got}"
+    assert got[later.question_id] == (True, format_rfc3339(base + timedelta(hours=5))), f"got {got}"
+    assert got[quiet.question_id] == (True, None), f"announced with nothing due: never due, got {got}"
+    decided_row = _row(ledger, thread, decided.question_id)
+    assert decided_row.due_at is None, f"a decided question is not due: {decided_row!r}"
+    assert decided_row.status is QuestionStatus.ANSWERED, f"mark_announced must not reopen: {decided_row!r}"
+
+    # Deciding a due question takes it off the list (and leaves the shared store with nothing of ours due).
+    for envelope in (first, second, announced, later, quiet):
+        ledger.decide(thread, envelope.question_id, _decision(QuestionStatus.CANCELLED, None), now=base)
+    left = [r.question_id for r in ledger.due(base + timedelta(days=1), limit=1000) if r.thread_id == thread]
+    assert left == [], f"decided questions must leave the due list, got {left}"
+
+
+def _row(ledger: Ledger, thread_id: str, question_id: str) -> QuestionRecord:
+    record = ledger.get(thread_id, question_id)
+    assert record is not None, f"question {question_id} must be readable"
+    return record
+
+
+def _after(result: AdvanceResult) -> QuestionRecord:
+    assert result.record is not None, f"advance must return the question's row, got {result!r}"
+    return result.record
+
+
+def _vote(voter: str, action: str, answer_id: str | None = None, **extra: Any) -> Vote:
+    return Vote(
+        voter=f"issuer|{voter}",
+        by=voter,
+        answer={"action": action, **extra},
+        answer_id=answer_id or f"a-{uuid.uuid4().hex}",
+        at=format_rfc3339(T0),
+        via="api",
+        sender=f"sub-{voter}",
     )
-    first = ledger.overdue(base + timedelta(hours=3), limit=1)
-    assert len(first) == 1, f"limit must bound the result, got {len(first)}"
 
 
-def announced_questions_leave_the_announce_list(make: LedgerFactory) -> None:
-    """A new question is due for announcement until `mark_announced`; a decided one is never due."""
+def advance_is_a_compare_and_set(make: LedgerFactory) -> None:
+    """`advance` writes only over the version it expects: a stale writer loses and reads the current row; a decided
+    or unknown question never advances; the new due time is what `due` then sees."""
     ledger = make()
-    envelope = sample_envelope()
-    decided = sample_envelope()
+    envelope = sample_envelope(reminders=("PT10M", "PT20M"), asked_at=T0)
+    thread, question = envelope.thread_id, envelope.question_id
     ledger.open(envelope, now=T0)
-    ledger.open(decided, now=T0)
-    ledger.decide(decided.thread_id, decided.question_id, _decision(QuestionStatus.ANSWERED, None), now=T0)
-    due = {r.question_id for r in ledger.announce_due(limit=10_000)}
-    assert envelope.question_id in due, "an unannounced open question must be due"
-    assert decided.question_id not in due, "a decided question is not due for announcement"
-    ledger.mark_announced(envelope.thread_id, envelope.question_id)
-    due = {r.question_id for r in ledger.announce_due(limit=10_000)}
-    assert envelope.question_id not in due, "an announced question must leave the list"
-    announced = ledger.get(envelope.thread_id, envelope.question_id)
-    assert announced is not None, "an announced question must still be readable"
-    assert announced.announced, "an announced question must say so"
+    ledger.mark_announced(thread, question, due_at=format_rfc3339(T0 + timedelta(minutes=10)))
+    reminded = Progress(reminders=1, notice=Notice.REMINDER, version=1)
+    soon = format_rfc3339(T0 + timedelta(minutes=10))
+    first = ledger.advance(thread, question, reminded, expected_version=0, due_at=soon, now=T0)
+    assert first.won, f"advancing from version 0 must win, got {first!r}"
+    assert _after(first).progress == reminded, f"got {first.record!r}"
+    assert _after(first).due_at == soon, f"the new due time must be written, got {first.record!r}"
+
+    stale = ledger.advance(thread, question, Progress(reminders=2, version=1), expected_version=0, due_at=None, now=T0)
+    assert not stale.won, "a writer that expected an old version must lose"
+    assert _after(stale).progress == reminded, f"the loser must get the current row, got {stale.record!r}"
+    assert _row(ledger, thread, question).progress == reminded, "a losing advance must change nothing"
+
+    try:
+        ledger.advance(thread, question, Progress(version=5), expected_version=1, due_at=None, now=T0)
+    except ArgumentError:
+        pass
+    else:
+        raise AssertionError("a new version other than expected + 1 is a caller's bug and must raise ArgumentError")
+
+    quiet = Progress(reminders=2, version=2)
+    second = ledger.advance(thread, question, quiet, expected_version=1, due_at=None, now=T0)
+    assert second.won, f"advancing from the current version must win, got {second!r}"
+    assert _after(second).due_at is None, f"nothing due any more: {second.record!r}"
+    assert _after(second).progress.notice is None, f"the notice must be cleared, got {second.record!r}"
+    due = [r.question_id for r in ledger.due(T0 + timedelta(days=1), limit=1000)]
+    assert question not in due, "a question advanced to nothing due must leave the due list"
+
+    later = format_rfc3339(T0 + timedelta(minutes=20))
+    third = ledger.advance(thread, question, Progress(reminders=2, version=3), expected_version=2, due_at=later, now=T0)
+    assert third.won, f"got {third!r}"
+    due = [r.question_id for r in ledger.due(T0 + timedelta(minutes=20), limit=1000)]
+    assert question in due, "a question advanced to a due time is due from then"
+
+    ledger.decide(thread, question, _decision(QuestionStatus.ANSWERED, {"action": "approve"}, "A"), now=T0)
+    after = ledger.advance(thread, question, Progress(reminders=3, version=4), expected_version=3, due_at=later, now=T0)
+    assert not after.won, "a decided question never advances"
+    assert _after(after).status is QuestionStatus.ANSWERED, f"got {after.record!r}"
+    assert _after(after).progress.version == 3, f"a decided question's progress must not change, got {after.record!r}"
+    assert question not in [r.question_id for r in ledger.due(T0 + timedelta(days=1), limit=1000)]
+
+    missing = sample_envelope()
+    unknown = ledger.advance(
+        missing.thread_id, missing.question_id, Progress(version=1), expected_version=0, due_at=later, now=T0
+    )
+    assert unknown == AdvanceResult(False, None), (
+        f"advancing an unknown question must return (False, None): {unknown!r}"
+    )
+    assert ledger.get(missing.thread_id, missing.question_id) is None, "advance must never create a row"
+
+
+def advance_with_a_decision_decides_in_the_same_write(make: LedgerFactory) -> None:
+    """A vote that completes a quorum is written with the decision it makes: the question is answered, keeps its
+    votes, is not due any more, and a later decision loses."""
+    ledger = make()
+    envelope = sample_envelope(quorum=2)
+    thread, question = envelope.thread_id, envelope.question_id
+    ledger.open(envelope, now=T0)
+    ana, bo = _vote("ana", "approve", "a-ana"), _vote("bo", "approve", "a-bo")
+    one = Progress(votes=(ana,), version=1)
+    first = ledger.advance(thread, question, one, expected_version=0, due_at=envelope.expires_at, now=T0)
+    assert first.won, f"the first vote must be written, got {first!r}"
+    assert _after(first).status is QuestionStatus.OPEN, "one vote of two decides nothing"
+
+    both = Progress(votes=(ana, bo), version=2)
+    answer = {"action": "approve", "votes": [ana.summary(), bo.summary()]}
+    decision = Decision(QuestionStatus.ANSWERED, answer, "a-bo", "bo", sender="sub-bo", via="api")
+    decided = ledger.advance(thread, question, both, expected_version=1, due_at=None, decision=decision, now=T0)
+    assert decided.won, f"the deciding vote must win, got {decided!r}"
+    record = _row(ledger, thread, question)
+    got = (record.status, record.outcome, record.answer, record.answer_id, record.answered_by, record.via)
+    assert got == (QuestionStatus.ANSWERED, QuestionStatus.ANSWERED, answer, "a-bo", "bo", "api"), f"got {got}"
+    assert record.progress == both, f"the votes must be kept with the decision, got {record.progress!r}"
+    assert record.due_at is None, f"a decided question is not due, got {record.due_at!r}"
+    assert question not in [r.question_id for r in ledger.due(T0 + timedelta(days=30), limit=1000)]
+    late = ledger.decide(thread, question, _decision(QuestionStatus.EXPIRED, {"action": "reject"}), now=T0)
+    assert not late.won, f"a later decision must lose to the vote: {late!r}"
+    assert late.record.answer_id == "a-bo", f"the loser must see the deciding vote's answer id: {late!r}"
+
+
+def a_racing_decide_and_advance_have_one_winner(make: LedgerFactory) -> None:
+    """Deciders and deciding votes racing on one question: exactly one of all of them wins."""
+    ledger = make()
+    envelope = sample_envelope(quorum=2)
+    thread, question = envelope.thread_id, envelope.question_id
+    ledger.open(envelope, now=T0)
+
+    def decide_or_vote(index: int) -> bool:
+        decision = _decision(QuestionStatus.ANSWERED, {"action": "approve", "i": index}, f"a-{index}")
+        if index % 2:
+            return ledger.decide(thread, question, decision, now=T0).won
+        votes = Progress(votes=(_vote(f"v{index}", "reject", f"a-{index}"),), version=1)
+        return ledger.advance(thread, question, votes, expected_version=0, due_at=None, decision=decision, now=T0).won
+
+    winners = _race(8, decide_or_vote)
+    assert len(winners) == 1, f"expected exactly one winner, got {winners}"
+    record = _row(ledger, thread, question)
+    assert record.answer_id == f"a-{winners[0]}", f"the row must hold the winner's answer: {record!r}"
+    expected_votes = 0 if winners[0] % 2 else 1
+    assert len(record.progress.votes) == expected_votes, f"only a winning vote is recorded, got {record.progress!r}"
+
+
+def progress_round_trips(make: LedgerFactory) -> None:
+    """Reminders, escalation steps, a pending notice and votes (floats, nulls and all) read back as written."""
+    ledger = make()
+    envelope = sample_envelope(quorum=3)
+    thread, question = envelope.thread_id, envelope.question_id
+    opened = ledger.open(envelope, now=T0)
+    assert opened.record.progress == Progress(), f"a new question has no progress, got {opened.record.progress!r}"
+    fresh = _row(ledger, thread, question)
+    assert fresh.progress == Progress(), f"a new row has no progress, got {fresh.progress!r}"
+    quiet = Vote(
+        "issuer|cy", None, {"action": "approve", "ratio": 0.1, "n": 0, "no": False}, "a-cy", "2026-09-11T09:05:00Z"
+    )
+    progress = Progress(
+        reminders=2,
+        escalations=1,
+        notice=Notice.ESCALATED,
+        votes=(_vote("ana", "approve", note="Zoë ✓", amount=410.25), quiet),
+        version=1,
+    )
+    ledger.advance(thread, question, progress, expected_version=0, due_at=format_rfc3339(T0), now=T0)
+    record = _row(ledger, thread, question)
+    assert record.progress == progress, f"expected {progress!r}, got {record.progress!r}"
+    assert record.progress.votes[1].action == "approve", f"got {record.progress.votes!r}"
+    assert ledger.find(question) == record, "find must read the same progress as get"
+    cleared = Progress(reminders=2, escalations=1, votes=progress.votes, version=2)
+    ledger.advance(thread, question, cleared, expected_version=1, due_at=None, now=T0)
+    record = _row(ledger, thread, question)
+    assert record.progress == cleared, f"expected {cleared!r}, got {record.progress!r}"
+    ledger.decide(thread, question, _decision(QuestionStatus.CANCELLED, None), now=T0)
 
 
 def questions_lists_a_thread_by_status(make: LedgerFactory) -> None:
@@ -441,8 +642,11 @@ REQUIRED: tuple[Callable[[LedgerFactory], None], ...] = (
     racing_decisions_have_one_winner,
     decide_unknown_question_raises_key_error,
     resumed_only_after_a_decision,
-    overdue_returns_exactly_the_overdue_open_questions,
-    announced_questions_leave_the_announce_list,
+    due_returns_exactly_the_due_open_questions_soonest_first,
+    advance_is_a_compare_and_set,
+    advance_with_a_decision_decides_in_the_same_write,
+    a_racing_decide_and_advance_have_one_winner,
+    progress_round_trips,
     questions_lists_a_thread_by_status,
     a_start_is_recorded_once,
     oldest_open_is_the_earliest_asked_open_question,

@@ -15,38 +15,62 @@ from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import LedgerCursorError, LedgerIndexMissingError, LedgerRejectedError, QuestionNotFoundError
 from agent_wait.ledger.base import (
     DECIDED,
+    PROGRESS_ATTRIBUTES,
+    AdvanceResult,
     DecideResult,
     Decision,
     FailureKind,
     Ledger,
     LedgerUnavailableError,
     OpenResult,
+    Progress,
     QuestionPage,
     QuestionRecord,
     StartRecord,
     StartState,
     ThreadFailure,
     ThreadLease,
+    check_advance,
 )
 from agent_wait.schema import QUESTION_TABLE, QuestionStatus, question_key, thread_key
 
 __all__ = ("DynamoDbLedger",)
 
 _PK, _SK = QUESTION_TABLE.partition_key, QUESTION_TABLE.sort_key
-_BY_STATUS, _BY_ANNOUNCE_DUE, _OPEN_BY_AGE, _BY_QUESTION = (index.name for index in QUESTION_TABLE.indexes)
+_BY_STATUS, _BY_DUE, _OPEN_BY_AGE, _BY_QUESTION = (index.name for index in QUESTION_TABLE.indexes)
 _START_PREFIX = "START#"
 _THREAD_ITEM = "~THREAD"
 """The thread's own item: its lease and its failure. `~` sorts after every `START#` and `WAIT#` key, so
 "does this thread have starts or questions" is one query for keys below it."""
 _DUE = "due"
+"""The one value of the sparse keys `announce_due` and `due` (the `by_due` partition): only their presence counts."""
 _OPEN = "open"
+_OUTCOME_ATTRIBUTES = frozenset(
+    {
+        "outcome",
+        "answer",
+        "answer_id",
+        "answered_by",
+        "sender",
+        "via",
+        "claimed_by",
+        "decided_at",
+        "resumed_at",
+        "failure",
+        "retry_id",
+    }
+)
+"""Left off a new row while unset; absent reads back as None."""
+_CLOSED_REMOVES = "announce_due, open_since, #due, due_at"
+"""What a decision removes: a decided question is neither unannounced, nor open, nor ever due."""
 
 
 class DynamoDbLedger(Ledger):
     """The ledger on DynamoDB: every transition is one conditional write.
 
     Args:
-        table_name: the question table (GSIs `by_status` and `by_announce_due`).
+        table_name: the question table (shape: `agent_wait.schema.QUESTION_TABLE`; GSIs `by_status`, `by_due`,
+            `open_by_age`, `by_question`).
         client: a boto3 DynamoDB client; one is created for `region_name` when omitted.
         region_name: region for the client created here.
         closed_ttl: when set, a decided question gets a TTL this long after it closes.
@@ -123,31 +147,17 @@ class DynamoDbLedger(Ledger):
     # -- Ledger --------------------------------------------------------------------------------------
 
     def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
-        record = QuestionRecord(envelope=envelope, status=QuestionStatus.OPEN, asked_at=format_rfc3339(now))
+        asked_at = format_rfc3339(now)
+        record = QuestionRecord(envelope=envelope, status=QuestionStatus.OPEN, asked_at=asked_at)
+        # A lean row: unset outcome fields and the progress attributes are left off (absent reads as the default).
         attributes = {
             key: value
             for key, value in record.to_item().items()
-            if value is not None
-            or key
-            not in {
-                "outcome",
-                "answer",
-                "answer_id",
-                "answered_by",
-                "sender",
-                "via",
-                "claimed_by",
-                "decided_at",
-                "resumed_at",
-                "failure",
-                "retry_id",
-            }
+            if key not in PROGRESS_ATTRIBUTES and (value is not None or key not in _OUTCOME_ATTRIBUTES)
         }
-        item = {
-            **self._key(envelope.thread_id, question_key(envelope.question_id)),
-            # Sparse index keys: present only while due for announcement / while open.
-            **to_item({**attributes, "announce_due": _DUE, "open_since": _OPEN}),
-        }
+        # Sparse index keys: unannounced, open, and due at once (the sweep announces it until that succeeds).
+        markers = {"announce_due": _DUE, "open_since": _OPEN, "due": _DUE, "due_at": asked_at}
+        item = {**self._key(envelope.thread_id, question_key(envelope.question_id)), **to_item(attributes | markers)}
         created, old = self._conditional(
             "put_item",
             Item=item,
@@ -155,7 +165,7 @@ class DynamoDbLedger(Ledger):
             ExpressionAttributeNames={"#pk": _PK},
         )
         if created:
-            return OpenResult(QuestionRecord.from_item({**attributes, "announce_due": _DUE}), created=True)
+            return OpenResult(QuestionRecord.from_item(attributes | markers), created=True)
         existing = self._record(old) if old else self.get(envelope.thread_id, envelope.question_id)
         if existing is None:  # pragma: no cover - condition failed yet no row: a concurrent delete
             raise LedgerUnavailableError(f"question {envelope.question_id} vanished while being opened; SQS will retry")
@@ -235,9 +245,9 @@ class DynamoDbLedger(Ledger):
         last = response.get("LastEvaluatedKey")
         return QuestionPage(records, _encode_cursor(last) if last else None)
 
-    def decide(self, thread_id: str, question_id: str, decision: Decision, *, now: datetime) -> DecideResult:
+    def _decision_update(self, decision: Decision, now: datetime) -> tuple[list[str], dict[str, str], dict[str, Any]]:
+        """The SET clauses, names and values that record `decision` (shared by `decide` and `advance`)."""
         values: dict[str, Any] = {
-            ":open": {"S": QuestionStatus.OPEN.value},
             ":status": {"S": decision.status.value},
             ":answer": to_attribute(decision.answer),
             ":answer_id": {"S": decision.answer_id},
@@ -247,22 +257,33 @@ class DynamoDbLedger(Ledger):
             ":claimed": to_attribute(decision.claimed_by),
             ":at": {"S": format_rfc3339(now)},
         }
-        update = (
-            "SET #status = :status, outcome = :status, answer = :answer, answer_id = :answer_id, "
-            "answered_by = :by, sender = :sender, via = :via, claimed_by = :claimed, decided_at = :at"
-        )
-        names = {"#status": "status"}
+        sets = [
+            "#status = :status",
+            "outcome = :status",
+            "answer = :answer",
+            "answer_id = :answer_id",
+            "answered_by = :by",
+            "sender = :sender",
+            "via = :via",
+            "claimed_by = :claimed",
+            "decided_at = :at",
+        ]
+        names = {"#status": "status", "#due": "due"}
         if self._closed_ttl is not None:
-            update += ", #ttl = :ttl"
+            sets.append("#ttl = :ttl")
             names["#ttl"] = QUESTION_TABLE.ttl_attribute
             values[":ttl"] = {"N": str(int((now + self._closed_ttl).timestamp()))}
+        return sets, names, values
+
+    def decide(self, thread_id: str, question_id: str, decision: Decision, *, now: datetime) -> DecideResult:
+        sets, names, values = self._decision_update(decision, now)
         won, item = self._conditional(
             "update_item",
             Key=self._key(thread_id, question_key(question_id)),
-            UpdateExpression=update + " REMOVE announce_due, open_since",
+            UpdateExpression=f"SET {', '.join(sets)} REMOVE {_CLOSED_REMOVES}",
             ConditionExpression="#status = :open",
             ExpressionAttributeNames=names,
-            ExpressionAttributeValues=values,
+            ExpressionAttributeValues={**values, ":open": {"S": QuestionStatus.OPEN.value}},
             ReturnValues="ALL_NEW",
         )
         if item is None:
@@ -287,27 +308,82 @@ class DynamoDbLedger(Ledger):
         )
         return won
 
-    def mark_announced(self, thread_id: str, question_id: str) -> None:
+    def mark_announced(self, thread_id: str, question_id: str, *, due_at: str | None) -> None:
+        values: dict[str, Any] = {":open": {"S": QuestionStatus.OPEN.value}}
+        if due_at is None:
+            update = "REMOVE announce_due, #due, due_at"
+        else:
+            update = "SET #due = :due, due_at = :due_at REMOVE announce_due"
+            values |= {":due": {"S": _DUE}, ":due_at": {"S": due_at}}
+        # A failed condition is fine: already announced (a redelivery), or decided meanwhile (never due again).
         self._conditional(
             "update_item",
             Key=self._key(thread_id, question_key(question_id)),
-            UpdateExpression="REMOVE announce_due",
-            ConditionExpression="attribute_exists(#pk)",
-            ExpressionAttributeNames={"#pk": _PK},
+            UpdateExpression=update,
+            ConditionExpression="#status = :open AND attribute_exists(announce_due)",
+            ExpressionAttributeNames={"#status": "status", "#due": "due"},
+            ExpressionAttributeValues=values,
         )
 
-    def overdue(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
+    def advance(
+        self,
+        thread_id: str,
+        question_id: str,
+        progress: Progress,
+        *,
+        expected_version: int,
+        due_at: str | None,
+        decision: Decision | None = None,
+        now: datetime,
+    ) -> AdvanceResult:
+        check_advance(progress, expected_version)
+        if decision is not None:
+            sets, names, values = self._decision_update(decision, now)
+            removes = [_CLOSED_REMOVES]
+        else:
+            sets, names, values = [], {"#status": "status", "#due": "due"}, {}
+            removes = []
+            if due_at is None:
+                removes.append("#due, due_at")
+            else:
+                sets += ["#due = :due", "due_at = :due_at"]
+                values |= {":due": {"S": _DUE}, ":due_at": {"S": due_at}}
+        # Every progress attribute is written (or removed when unset), so the row holds exactly `progress`.
+        for n, (name, value) in enumerate(progress.to_item().items()):
+            names[f"#p{n}"] = name
+            if value is None:
+                removes.append(f"#p{n}")
+            else:
+                sets.append(f"#p{n} = :p{n}")
+                values[f":p{n}"] = to_attribute(value)
+        names["#version"] = "version"
+        values |= {":open": {"S": QuestionStatus.OPEN.value}, ":expected": {"N": str(expected_version)}}
+        # A row opened before progress existed has no version: it is at version 0.
+        version = (
+            "(attribute_not_exists(#version) OR #version = :expected)"
+            if expected_version == 0
+            else ("#version = :expected")
+        )
+        won, item = self._conditional(
+            "update_item",
+            Key=self._key(thread_id, question_key(question_id)),
+            UpdateExpression=f"SET {', '.join(sets)}" + (f" REMOVE {', '.join(removes)}" if removes else ""),
+            ConditionExpression=f"#status = :open AND {version}",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+            ReturnValues="ALL_NEW",
+        )
+        return AdvanceResult(won, self._record(item) if item else None)
+
+    def due(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
         return [
             self._record(item)
             for item in self._query(
                 limit=limit,
-                IndexName=_BY_STATUS,
-                KeyConditionExpression="#status = :open AND expires_at <= :now",
-                ExpressionAttributeNames={"#status": "status"},
-                ExpressionAttributeValues={
-                    ":open": {"S": QuestionStatus.OPEN.value},
-                    ":now": {"S": format_rfc3339(now)},
-                },
+                IndexName=_BY_DUE,
+                KeyConditionExpression="#due = :due AND due_at <= :now",
+                ExpressionAttributeNames={"#due": "due"},
+                ExpressionAttributeValues={":due": {"S": _DUE}, ":now": {"S": format_rfc3339(now)}},
             )
         ]
 
@@ -321,17 +397,6 @@ class DynamoDbLedger(Ledger):
             )
         )
         return self._record(items[0]) if items else None
-
-    def announce_due(self, *, limit: int) -> list[QuestionRecord]:
-        return [
-            self._record(item)
-            for item in self._query(
-                limit=limit,
-                IndexName=_BY_ANNOUNCE_DUE,
-                KeyConditionExpression="announce_due = :due",
-                ExpressionAttributeValues={":due": {"S": _DUE}},
-            )
-        ]
 
     def begin_start(self, thread_id: str, start_id: str, *, marker: str | None, now: datetime) -> StartRecord:
         attributes = {"state": "running", "marker": marker, "started_at": format_rfc3339(now)}
