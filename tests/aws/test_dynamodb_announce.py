@@ -15,7 +15,7 @@ from boto3.dynamodb.conditions import Key
 from agent_wait import Question, WaitEnvelope, WaitPolicy, publish
 from agent_wait._time import NEVER, format_rfc3339
 from agent_wait.aws import DynamoDbAnnounce
-from agent_wait.aws.dynamodb import envelope_from_row
+from agent_wait.aws.dynamodb import CLOSED_AT, envelope_from_row
 from agent_wait.errors import EnvelopeError
 from agent_wait.schema import QUESTION_TABLE
 from agent_wait.testing import announce_contract
@@ -171,24 +171,93 @@ def test_transition_for_a_missing_row_is_a_failed_delivery_and_creates_no_phanto
     assert harness.read_back() == []
 
 
-def test_late_outcome_after_a_decision_keeps_the_first_and_is_not_a_failure(
-    dynamodb_harness: Callable[..., AnnounceHarness], caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(
+    ("late", "progress"),
+    [("expired", None), ("escalated", {"escalation": 1, "of": 1}), ("reminder", {"reminder": 1, "of": 1})],
+)
+def test_a_late_outcome_or_follow_up_after_a_decision_changes_nothing_and_is_not_a_failure(
+    late: str,
+    progress: dict[str, int] | None,
+    dynamodb_harness: Callable[..., AnnounceHarness],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     # GIVEN an answered question
     harness = dynamodb_harness()
     envelope = sample_envelope()
     for step in ("created", "answered"):
         assert publish(envelope.for_transition(step), harness.announcer).ok
+    before = _raw(harness, envelope)
 
-    # WHEN an expiry for it arrives late
+    # WHEN an expiry, or a follow-up that lost the race with the answer, arrives late
     with caplog.at_level(logging.INFO, logger="agent_wait.announce"):
-        report = publish(envelope.for_transition("expired"), harness.announcer)
+        report = publish(envelope.for_transition(late, progress=progress), harness.announcer)
 
-    # THEN nothing changes, nothing fails, and one INFO line says which status was kept
+    # THEN the row is exactly as it was, nothing fails, and one INFO line says which status was kept
     assert report.ok
-    assert _raw(harness, envelope)["status"] == "answered"
+    assert _raw(harness, envelope) == before
     [line] = [r.getMessage() for r in caplog.records if r.name == "agent_wait.announce.aws"]
-    assert "kept status=answered; wait.expired arrived after the question was decided" in line
+    assert f"kept status=answered; wait.{late} arrived after the question was decided" in line
+
+
+@pytest.mark.parametrize("via", ["table", "client"])
+def test_a_follow_up_updates_type_event_id_and_progress_and_never_the_status_or_close_time(
+    via: str, dynamodb_harness: Callable[..., AnnounceHarness]
+) -> None:
+    # GIVEN an open question with a TTL configured
+    harness = dynamodb_harness(via=via, ttl_seconds=86400, clock=lambda: NOW)
+    envelope = sample_envelope()
+    assert publish(envelope, harness.announcer).ok
+
+    # WHEN its first reminder and then a vote (with a float and a null in it) are announced
+    reminder = envelope.for_transition("reminder", progress={"reminder": 1, "of": 2})
+    assert publish(reminder, harness.announcer).ok
+    reminded = _raw(harness, envelope)
+    votes = [{"action": "approve", "by": None, "at": "2026-09-12T09:00:00Z", "ratio": 0.1}]
+    voted = envelope.for_transition("voted", progress={"votes": votes, "approvals": 1, "needed": 2})
+    assert publish(voted, harness.announcer).ok
+
+    # THEN the row is still open, never closed, and reads back as the envelope last announced
+    for row in (reminded, _raw(harness, envelope)):
+        assert row["status"] == "open"
+        assert CLOSED_AT not in row
+        assert QUESTION_TABLE.ttl_attribute not in row
+    assert (reminded["type"], reminded["event_id"]) == ("wait.reminder", reminder.event_id)
+    assert reminded["progress"] == {"reminder": 1, "of": 2}
+    assert envelope_from_row(_raw(harness, envelope)) == voted.to_dict()
+    assert harness.announcer.stats.failed == 0
+
+
+def test_a_follow_up_for_a_missing_row_fails_and_creates_nothing(
+    dynamodb_harness: Callable[..., AnnounceHarness],
+) -> None:
+    # GIVEN a table without the question / WHEN its reminder is announced
+    harness = dynamodb_harness()
+    envelope = sample_envelope()
+    report = publish(envelope.for_transition("reminder", progress={"reminder": 1, "of": 1}), harness.announcer)
+
+    # THEN the delivery failed with its reason and no row appeared
+    assert not report.ok
+    assert "never creates one" in (report.failed[0].error or "")
+    assert harness.read_back() == []
+
+
+def test_a_quorum_answer_keeps_the_votes_that_decided_it_on_the_row(
+    dynamodb_harness: Callable[..., AnnounceHarness],
+) -> None:
+    # GIVEN an open question
+    harness = dynamodb_harness(clock=lambda: NOW)
+    envelope = sample_envelope()
+    assert publish(envelope, harness.announcer).ok
+
+    # WHEN it is answered by a quorum (its wait.answered carries the votes)
+    votes = {"votes": [{"action": "approve", "by": "ana"}, {"action": "approve", "by": "bo"}], "needed": 2}
+    answered = envelope.for_transition("answered", progress=votes)
+    assert publish(answered, harness.announcer).ok
+
+    # THEN the row is closed as always, and reads back as that envelope, votes included
+    row = _raw(harness, envelope)
+    assert (row["status"], row[CLOSED_AT]) == ("answered", format_rfc3339(NOW))
+    assert envelope_from_row(row) == answered.to_dict()
 
 
 def test_ttl_is_set_when_the_row_closes_counted_from_then_and_never_moves(

@@ -8,7 +8,8 @@ expires_at = RFC 3339 UTC, or "never"   closed_at, ttl (set when the row closes)
 ```
 
 `type` and `event_id` are those of the latest transition applied to the row, so `envelope_from_row`
-reads the row back as the envelope it last announced.
+reads the row back as the envelope it last announced. A reminder, an escalation step or a vote
+(`wait.reminder`, `wait.escalated`, `wait.voted`) sets `progress` to what happened and never the status.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ STATUS = QUESTION_TABLE.indexes[0].partition_key
 EXPIRES_AT = QUESTION_TABLE.indexes[0].sort_key
 CLOSED_AT = "closed_at"
 """RFC 3339 UTC time the row first left `open`; set once."""
+PROGRESS = "progress"
+"""The latest follow-up's facts (which reminder or escalation step, the votes so far): `WaitEnvelope.progress`."""
 
 _CONDITION_FAILED = CONDITION_FAILED
 
@@ -79,9 +82,9 @@ def envelope_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
     """The envelope fields of a row (as `Table.get_item` or `DynamoDbAnnounce.get_row` returns it).
 
     Decimals become int or float; `expires_at = "never"` becomes None. The `type` is that of the latest
-    transition applied to the row. Fields the row lacks are left out.
+    transition applied to the row, `progress` that of the latest follow-up. Fields the row lacks are left out.
     """
-    envelope = {name: _plain(row[name]) for name in ENVELOPE_FIELDS if name in row}
+    envelope = {name: _plain(row[name]) for name in (*ENVELOPE_FIELDS, PROGRESS) if name in row}
     if envelope.get("expires_at") == NEVER:
         envelope["expires_at"] = None
     return envelope
@@ -97,7 +100,8 @@ class DynamoDbAnnounce(BaseAnnounce):
     `ttl`, with `ttl_seconds`) is set the first time the row closes. They never create a row: a
     transition for a question without one is a failed delivery that says so. A closing transition that
     arrives after the question was decided otherwise (`expired` after `answered`) keeps the first
-    decision and changes nothing.
+    decision and changes nothing. A reminder, an escalation step or a vote updates only `type`, `event_id`
+    and `progress`, and only while the row is open: one that arrives after the decision changes nothing.
 
     The `by_status` index (`status`, `expires_at`) answers "open questions" and "open and overdue":
 
@@ -170,6 +174,8 @@ class DynamoDbAnnounce(BaseAnnounce):
     def deliver(self, envelope: WaitEnvelope, transition: Transition) -> None:
         if transition is Transition.CREATED:
             self._open(envelope)
+        elif transition.repeats:
+            self._follow_up(envelope)
         else:
             self._close(envelope, transition)
 
@@ -212,6 +218,24 @@ class DynamoDbAnnounce(BaseAnnounce):
                     envelope.question_id,
                 )
 
+    def _follow_up(self, envelope: WaitEnvelope) -> None:
+        # Never the status nor the close time: a reminder, escalation or vote leaves the question open, and one
+        # that lost a race with the decision must not make a decided row look open again.
+        names = {"#pk": PK, "#status": STATUS, "#type": "type", "#event_id": "event_id", "#progress": PROGRESS}
+        values: dict[str, Any] = {
+            ":type": envelope.type,
+            ":event_id": envelope.event_id,
+            ":progress": decimal_json(dict(envelope.progress or {})),
+            ":open": QuestionStatus.OPEN.value,
+        }
+        self._update(
+            envelope,
+            updates=["#type = :type", "#event_id = :event_id", "#progress = :progress"],
+            condition="attribute_exists(#pk) AND #status = :open",
+            names=names,
+            values=values,
+        )
+
     def _close(self, envelope: WaitEnvelope, transition: Transition) -> None:
         status = QuestionStatus(transition.value)
         now = require_aware(self._clock(), "clock()")
@@ -229,6 +253,11 @@ class DynamoDbAnnounce(BaseAnnounce):
             "#event_id = :event_id",
             "#closed_at = if_not_exists(#closed_at, :now)",
         ]
+        if envelope.progress is not None:
+            # A quorum's `wait.answered` carries the votes that decided it.
+            names["#progress"] = PROGRESS
+            values[":progress"] = decimal_json(dict(envelope.progress))
+            updates.append("#progress = :progress")
         if self.ttl_seconds is not None:
             names["#ttl"] = TTL
             values[":ttl"] = int(now.timestamp()) + self.ttl_seconds
@@ -243,6 +272,19 @@ class DynamoDbAnnounce(BaseAnnounce):
             # One outcome per question: answered/expired/cancelled apply to an open row (or repeat themselves).
             condition += " AND (#status = :open OR #status = :status)"
             values[":open"] = QuestionStatus.OPEN.value
+        self._update(envelope, updates=updates, condition=condition, names=names, values=values)
+
+    def _update(
+        self,
+        envelope: WaitEnvelope,
+        *,
+        updates: list[str],
+        condition: str,
+        names: dict[str, str],
+        values: dict[str, Any],
+    ) -> None:
+        """One conditional update of the question's row; a failed condition is a missing row (raise) or a row
+        the transition no longer applies to (log, change nothing)."""
         action = f"DynamoDB UpdateItem on {self.table_name}"
         with translate_errors(action):
             try:

@@ -228,6 +228,40 @@ def first_outcome_stands(make: AnnouncerFactory) -> None:
     assert status_after(Transition.RESUMED) == "resumed"
 
 
+FOLLOW_UPS: tuple[tuple[Transition, dict[str, Any]], ...] = (
+    (Transition.REMINDER, {"reminder": 1, "of": 2}),
+    (Transition.ESCALATED, {"escalation": 1, "of": 1}),
+    (Transition.VOTED, {"votes": [{"action": "approve", "by": "ana", "at": "2026-09-11T10:00:00Z"}], "needed": 2}),
+)
+"""A reminder, an escalation step and a vote, each with the `progress` its envelope carries."""
+
+
+def follow_ups_never_change_the_status(make: AnnouncerFactory) -> None:
+    """A reminder, an escalation step or a vote leaves an open item open, and changes nothing on a decided one."""
+    harness = make()
+    read_item, host_write = harness.read_item, harness.host_write
+    steps = {Transition.CREATED} | {step for step, _ in FOLLOW_UPS}
+    if read_item is None or host_write is None or not steps <= harness.announcer.delivers:
+        return
+    envelope = sample_envelope()
+    assert publish(envelope, harness.announcer).ok
+    for step, progress in FOLLOW_UPS:
+        report = publish(envelope.for_transition(step, progress=progress), harness.announcer)
+        assert report.ok, f"{step.event_type} for an open question must deliver, got {report.deliveries!r}"
+        item = read_item(envelope)
+        assert item is not None, f"no item for {envelope.question_id} after {step.event_type}"
+        assert item.get("status") == "open", f"{step.event_type} must leave the status open, got {item.get('status')!r}"
+    host_write(envelope, {"status": QuestionStatus.ANSWERED.value})
+    for step, progress in FOLLOW_UPS:
+        report = publish(envelope.for_transition(step, progress=progress), harness.announcer)
+        assert report.ok, f"a late {step.event_type} is a successful no-op, got {report.deliveries!r}"
+        item = read_item(envelope)
+        assert item is not None, f"the item for {envelope.question_id} disappeared"
+        assert item.get("status") == "answered", (
+            f"a late {step.event_type} must keep the decided status, got {item.get('status')!r}"
+        )
+
+
 REQUIRED: tuple[Callable[[AnnouncerFactory], None], ...] = (
     every_contract_field_arrives,
     floats_falsy_values_and_unicode_survive,
@@ -242,5 +276,6 @@ OPTIONAL: tuple[Callable[[AnnouncerFactory], None], ...] = (
     republish_never_clobbers_host_status,
     lifecycle_transition_never_creates_an_item,
     first_outcome_stands,
+    follow_ups_never_change_the_status,
 )
 """Rules for capabilities a harness declares; they return without asserting otherwise."""
