@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import tests.host.followup_graphs as graphs
 from langgraph.checkpoint.memory import InMemorySaver
+from tests.host.conftest import create_question_table
 
 from agent_wait import InMemoryAnnounce
 from agent_wait.host import (
@@ -98,11 +99,18 @@ def ledger(request: pytest.FixtureRequest) -> Iterator[Ledger]:
     if request.param == "memory":
         yield InMemoryLedger()
         return
-    name, client = request.getfixturevalue("question_table")
+    import boto3
+
+    # A table of its own: the sweep reads every due question in the table, and the test owns what it reads.
+    client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=request.getfixturevalue("moto_server"))
+    name = f"followups-{request.getfixturevalue('unique')}"
+    create_question_table(client, name)
     yield DynamoDbLedger(name, client=client)
+    client.delete_table(TableName=name)
 
 
 def _world(ledger: Ledger, build: Any) -> World:
+    graphs.PAID.clear()  # order ids repeat across the ledger parameters
     announce, queue = InMemoryAnnounce(), InMemoryEntryQueue()
     now = [T0]
     clock = lambda: now[0]  # noqa: E731
@@ -355,3 +363,60 @@ def test_a_quorum_question_reaches_its_deadline_with_too_few_votes(quorum: World
     assert record is not None
     assert record.outcome is QuestionStatus.EXPIRED
     assert "q-4" not in graphs.PAID
+
+
+# -- votes through the answer API ---------------------------------------------------------------------------
+
+
+def _api_user(name: str) -> Any:
+    from agent_wait.host._checks import Answerer
+
+    return Answerer(answered_by=f"{name}@example.com", via="api", sender=f"https://issuer#{name}")
+
+
+def test_votes_through_the_answer_api_are_counted_told_and_decide_once(quorum: World) -> None:
+    from agent_wait.host.answering import AnswerService, AnswerStatus
+
+    # GIVEN a quorum question and the answer API's service
+    _, question_id = quorum.ask("api-1")
+    service = AnswerService(quorum.ledger, quorum.queue, clock=lambda: quorum.now[0])
+
+    # WHEN alice votes, votes again, and bob votes, through the API
+    first = service.answer(question_id, {"action": "approve"}, _api_user("alice"), answer_id="api:alice")
+    again = service.answer(question_id, {"action": "approve"}, _api_user("alice"), answer_id="api:alice-2")
+    second = service.answer(question_id, {"action": "approve"}, _api_user("bob"), answer_id="api:bob")
+
+    # THEN alice's vote was recorded, her second refused, and bob's decided the question at once
+    assert (first.status, first.handed_over) == (AnswerStatus.VOTED, True)
+    assert (again.status, again.reason) == (AnswerStatus.REFUSED, RefusalReason.ALREADY_VOTED)
+    assert second.status is AnswerStatus.WON
+    assert second.record is not None
+    assert [v["by"] for v in second.record.answer["votes"]] == ["alice@example.com", "bob@example.com"]
+
+    # WHEN the router gets what the API queued (alice's vote to tell, bob's decision to resume)
+    outcomes = quorum.deliver_queue()
+
+    # THEN alice's vote came too late to be told alone (the question was decided), the decision was
+    # applied once and told with both votes, and the refund was paid once
+    assert [o.kind for o in outcomes] == [OutcomeKind.REFUSED, OutcomeKind.APPLIED]
+    (told,) = quorum.envelopes(question_id, "wait.voted")
+    assert (told.progress["approvals"], told.progress["remaining"]) == (2, 0)
+    assert quorum.types(question_id).count("wait.answered") == 1
+    assert graphs.PAID.count("api-1") == 1
+
+
+def test_an_api_vote_is_told_by_the_router_while_the_question_is_still_open(quorum: World) -> None:
+    from agent_wait.host.answering import AnswerService, AnswerStatus
+
+    thread_id, question_id = quorum.ask("api-2")
+    service = AnswerService(quorum.ledger, quorum.queue, clock=lambda: quorum.now[0])
+    assert service.answer(question_id, {"action": "approve"}, _api_user("alice"), answer_id="api:a").status is (
+        AnswerStatus.VOTED
+    )
+    (outcome,) = quorum.deliver_queue()
+    assert outcome.kind is OutcomeKind.VOTED
+    (told,) = quorum.envelopes(question_id, "wait.voted")
+    assert (told.progress["approvals"], told.progress["remaining"]) == (1, 1)
+    record = quorum.ledger.get(thread_id, question_id)
+    assert record is not None
+    assert len(record.progress.votes) == 1
