@@ -51,3 +51,7 @@ def test_every_python_snippet_in_the_host_doc_runs() -> None:
 
 def test_every_python_snippet_in_the_answering_doc_runs() -> None:
     assert run_snippets(ROOT / "docs" / "answering.md") >= 2
+
+
+def test_every_python_snippet_in_the_policies_doc_runs() -> None:
+    assert run_snippets(ROOT / "docs" / "policies.md") >= 8
