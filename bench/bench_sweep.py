@@ -1,14 +1,15 @@
-"""Sweep cost: the AWS calls one sweep run makes with 10,000 open questions of which 10 are overdue.
+"""Sweep cost: the AWS calls one sweep run makes with 10,000 open questions, as what is due grows.
 
 Run: uv run --frozen python bench/bench_sweep.py
 
-The question table on an embedded moto server gets 10,000 open, announced questions (written with
-BatchWriteItem, 25 a call, cloned from a row the real ledger wrote), 10 of them past their deadline.
-One `Sweep.run()` (built by `build_sweep`, as the sweep Lambda builds it) is then counted with botocore
-event hooks: its cost should follow what is overdue or unannounced, not what is open. The deadline answers
-go out with `SendMessageBatch` (ten a call); the last line compares that with one `SendMessage` each. Read units are
-estimated from the sizes of the items each query returned (see bench_lifecycle_calls.py). Figures,
-not a test: nothing is asserted.
+The question table on an embedded moto server gets 10,000 open, announced questions with follow-ups
+(a reminder after P1D, an escalation step after P2D, a P3D deadline), none of them due yet (written with
+BatchWriteItem, 25 a call, cloned from a row the real ledger wrote). Then, side by side in one run, 0, 10
+and 100 more questions are made due (a third each: a reminder, an escalation step, a deadline) and one
+`Sweep.run()` (built by `build_sweep`, as the sweep Lambda builds it) is counted with botocore event hooks
+for each; each round's due rows are deleted before the next. The sweep's reads should follow what is due,
+never what is open. Read units are estimated from the sizes of the items each query returned (see
+bench_lifecycle_calls.py). Figures, not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -20,52 +21,56 @@ import sys
 import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from bench_lifecycle_calls import REGION, CallCounter, item_size, moto_stack
 
 OPEN = 10_000
-OVERDUE = 10
+DUE_ROUNDS = (0, 10, 100)
+KINDS = ("reminder", "escalation", "deadline")
 
 
 def main() -> int:
     with moto_stack(prefix="sweep") as stack:
         import boto3
 
+        from agent_wait import Escalation, WaitPolicy
         from agent_wait._time import format_rfc3339
         from agent_wait.envelope import Question, WaitEnvelope
         from agent_wait.host import DynamoDbLedger, HostSettings
         from agent_wait.host._wiring import build_sweep
-        from agent_wait.policy import WaitPolicy
         from agent_wait.schema import QUESTION_TABLE, question_key, thread_key
 
         client = boto3.client("dynamodb", region_name=REGION, endpoint_url=stack.endpoint)
         now = datetime.now(UTC).replace(microsecond=0)
+        policy = WaitPolicy(
+            timeout="P3D",
+            default={"action": "reject", "reason": "timeout"},
+            tags={"approver_group": "finance"},
+            reminders=["P1D"],
+            escalation=[Escalation(after="P2D", tags={"approver_group": "finance-managers"})],
+        )
 
         # One row written by the real ledger, announced, is the template for every other.
         template_question = Question(
             "order-template",
             "0" * 32,
             {"function": "issue_refund", "args": {"order_id": "o-template", "amount": 900}},
-            WaitPolicy(timeout="P3D", default={"action": "reject", "reason": "timeout"}),
+            policy,
             source={"function": "issue_refund"},
             asked_at=now,
         )
         ledger = DynamoDbLedger(stack.table, client=client)
-        ledger.open(WaitEnvelope.create(template_question, now=now), now=now)
-        ledger.mark_announced("order-template", "0" * 32)
+        opened = ledger.open(WaitEnvelope.create(template_question, now=now), now=now).record
+        ledger.mark_announced("order-template", "0" * 32, due_at=opened.next_due(announced=True))
         key = {"pk": {"S": thread_key("order-template")}, "sk": {"S": question_key("0" * 32)}}
         template = client.get_item(TableName=stack.table, Key=key, ConsistentRead=True)["Item"]
         client.delete_item(TableName=stack.table, Key=key)
 
-        started = time.perf_counter()
-        rows = []
-        for n in range(OPEN):
-            thread_id, question_id = f"order-{n:05d}", f"{n:032x}"
-            overdue = n < OVERDUE
-            asked = now - timedelta(days=3, minutes=n + 1) if overdue else now - timedelta(minutes=n % 1440)
-            expires = asked + timedelta(days=3)
+        def row(name: str, asked: datetime, due_at: datetime, reminders: int = 0, escalations: int = 0) -> Any:
+            thread_id, question_id = f"order-{name}", name.rjust(32, "0")
             item = copy.deepcopy(template)
             item.update(
                 pk={"S": thread_key(thread_id)},
@@ -73,55 +78,100 @@ def main() -> int:
                 thread_id={"S": thread_id},
                 question_id={"S": question_id},
                 asked_at={"S": format_rfc3339(asked)},
-                expires_at={"S": format_rfc3339(expires)},
+                expires_at={"S": format_rfc3339(asked + timedelta(days=3))},
+                due_at={"S": format_rfc3339(due_at)},
+                reminders_sent={"N": str(reminders)},
+                escalations={"N": str(escalations)},
+                version={"N": str(reminders + escalations)},
             )
             item["reply_with"]["M"].update(thread_id={"S": thread_id}, question_id={"S": question_id})
-            rows.append({"PutRequest": {"Item": item}})
-        for i in range(0, len(rows), 25):
-            client.batch_write_item(RequestItems={stack.table: rows[i : i + 25]})
+            return item
+
+        def write(items: list[Any]) -> None:
+            requests = [{"PutRequest": {"Item": item}} for item in items]
+            for i in range(0, len(requests), 25):
+                client.batch_write_item(RequestItems={stack.table: requests[i : i + 25]})
+
+        def delete(items: list[Any]) -> None:
+            requests = [{"DeleteRequest": {"Key": {"pk": item["pk"], "sk": item["sk"]}}} for item in items]
+            for i in range(0, len(requests), 25):
+                client.batch_write_item(RequestItems={stack.table: requests[i : i + 25]})
+
+        started = time.perf_counter()
+        # Asked within the last 23 hours: the next due time (the P1D reminder) is still ahead for all of them.
+        waiting = []
+        for n in range(OPEN):
+            asked = now - timedelta(minutes=n % (23 * 60))
+            waiting.append(row(f"w{n:05d}", asked, asked + timedelta(days=1)))
+        write(waiting)
         seeded = time.perf_counter() - started
         count = sum(
             page["Count"] for page in client.get_paginator("scan").paginate(TableName=stack.table, Select="COUNT")
         )
 
-        session = boto3.Session(region_name=REGION)
-        counter = CallCounter(client, tuple((i.partition_key, i.sort_key) for i in QUESTION_TABLE.indexes))
-        counter.register(session)
-        sweep = build_sweep(HostSettings.from_env("sweep"), session=session)
-        sweep.clock = lambda: now
-        started = time.perf_counter()
-        report = sweep.run()
-        elapsed = time.perf_counter() - started
+        def due_rows(round_number: int, due: int) -> list[Any]:
+            rows = []
+            for n in range(due):
+                name, kind = f"d{round_number}x{n:04d}", KINDS[n % 3]
+                if kind == "reminder":  # the P1D reminder fell due a few minutes ago
+                    asked = now - timedelta(days=1, minutes=n + 1)
+                    rows.append(row(name, asked, asked + timedelta(days=1)))
+                elif kind == "escalation":  # reminded; the P2D step fell due
+                    asked = now - timedelta(days=2, minutes=n + 1)
+                    rows.append(row(name, asked, asked + timedelta(days=2), reminders=1))
+                else:  # reminded and escalated; the P3D deadline passed
+                    asked = now - timedelta(days=3, minutes=n + 1)
+                    rows.append(row(name, asked, asked + timedelta(days=3), reminders=1, escalations=1))
+            return rows
 
-    print(f"Sweep run over {count:,} open questions ({OVERDUE} overdue), seeded in {seeded:.1f} s with BatchWriteItem")
-    print(f"deadline answers sent: {len(report.expired_sent)}; re-announced: {len(report.reannounced)}")
-    print(f"sweep run wall time against moto: {elapsed * 1000:.0f} ms\n")
-    print(f"{'call':<28}{'where':<22}{'calls':>6}{'items read':>12}{'RRU':>7}")
-    rows_out: Counter[tuple[str, str]] = Counter()
-    items: Counter[tuple[str, str]] = Counter()
-    units: Counter[tuple[str, str]] = Counter()
-    for call in counter.calls:
-        key = (
-            f"{call.service}:{call.operation}",
-            call.index or ("table" if call.service == "dynamodb" else "entry queue"),
-        )
-        rows_out[key] += 1
-        items[key] += call.items
-        units[key] += call.rru  # type: ignore[assignment]
-    for key, calls in sorted(rows_out.items()):
-        print(f"{key[0]:<28}{key[1]:<22}{calls:>6}{items[key]:>12}{units[key]:>7.1f}")
-    total_rru = sum(c.rru for c in counter.calls)
-    print(f"{'all calls':<50}{len(counter.calls):>6}{sum(items.values()):>12}{total_rru:>7.1f}")
-    sent = len(report.expired_sent)
-    batches = sum(1 for c in counter.calls if (c.service, c.operation) == ("sqs", "SendMessageBatch"))
-    singles = sum(1 for c in counter.calls if (c.service, c.operation) == ("sqs", "SendMessage"))
-    unbatched = len(counter.calls) - batches - singles + sent
+        results = []
+        for round_number, due in enumerate(DUE_ROUNDS):
+            made_due = due_rows(round_number, due)
+            write(made_due)
+            session = boto3.Session(region_name=REGION)
+            counter = CallCounter(client, tuple((i.partition_key, i.sort_key) for i in QUESTION_TABLE.indexes))
+            counter.register(session)
+            sweep = build_sweep(HostSettings.from_env("sweep"), session=session)
+            sweep.clock = lambda: now
+            started = time.perf_counter()
+            report = sweep.run()
+            elapsed = time.perf_counter() - started
+            results.append((due, report, counter.calls, elapsed))
+            delete(made_due)
+
     print(
-        f"\nWith batching: {len(counter.calls)} calls in all; the {sent} deadline answers took {batches} "
-        f"SendMessageBatch and {singles} SendMessage call(s). One SendMessage per answer would make it {unbatched}."
+        f"Sweep runs over {count:,} open questions (none due), plus 0, 10 and 100 due ones; "
+        f"seeded in {seeded:.1f} s with BatchWriteItem"
     )
+    print("Each due set is a third reminders, a third escalation steps, a third deadlines.\n")
+    header = f"{'due':>5}{'due-index reads':>17}{'all reads':>11}{'RRU':>7}{'writes':>8}{'WRU':>6}"
+    header += f"{'publishes':>11}{'SQS batches':>13}{'reminded':>10}{'escalated':>11}{'expired':>9}{'ms':>7}"
+    print(header)
+    for due, report, calls, elapsed in results:
+        by_due = sum(c.items for c in calls if c.index == "by_due")
+        reads = sum(c.items for c in calls if c.service == "dynamodb")
+        rru = sum(c.rru for c in calls)
+        writes = sum(1 for c in calls if c.service == "dynamodb" and c.operation in ("UpdateItem", "PutItem"))
+        wru = sum(c.wru for c in calls)
+        publishes = sum(1 for c in calls if (c.service, c.operation) == ("sns", "Publish"))
+        batches = sum(1 for c in calls if (c.service, c.operation) == ("sqs", "SendMessageBatch"))
+        print(
+            f"{due:>5}{by_due:>17}{reads:>11}{rru:>7.1f}{writes:>8}{wru:>6}{publishes:>11}{batches:>13}"
+            f"{len(report.reminded):>10}{len(report.escalated):>11}{len(report.expired_sent):>9}{elapsed * 1000:>7.0f}"
+        )
+    print("\nCalls of the 100-due run, by operation and index:")
+    _, _, calls, _ = results[-1]
+    grouped: Counter[tuple[str, str]] = Counter()
+    for call in calls:
+        where = call.index or ("table" if call.service == "dynamodb" else call.resource.rsplit(":", 1)[-1])
+        grouped[(f"{call.service}:{call.operation}", where)] += 1
+    for (operation, where), n in sorted(grouped.items()):
+        print(f"  {operation:<28}{where:<26}{n:>5}")
     scan_rru = math.ceil(count * item_size(template) / 4096) / 2
-    print(f"\nFor scale: one eventually consistent Scan would read all {count:,} items, about {scan_rru:,.0f} RRU.")
+    print(
+        f"\nFor scale: one eventually consistent Scan would read all {count:,} items, about {scan_rru:,.0f} RRU; "
+        "the sweep's due-index reads above grow with what is due, and are 0 when nothing is."
+    )
     return 0
 
 
