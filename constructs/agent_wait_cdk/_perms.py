@@ -19,8 +19,9 @@ QUESTION_ROUTER = (
 the same per-item actions, so there is no separate transaction action to grant."""
 
 QUESTION_SWEEP = (*QUESTION_READ, "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
-"""The sweep queries `by_status` for overdue questions, `by_announce_due` for unannounced ones and
-`open_by_age` for the oldest open one, and marks each re-announcement with an update."""
+"""The sweep queries `by_due` for what is due (announcement retries, reminders, escalation steps, deadlines),
+`by_status` for decisions to hand over and `open_by_age` for the oldest open question, and records each
+re-announcement, reminder and escalation step with a conditional update."""
 
 QUESTION_API_READ = ("dynamodb:GetItem", "dynamodb:Query")
 """The answer API reads one question by key (after finding its thread in `by_question`) and lists a status's

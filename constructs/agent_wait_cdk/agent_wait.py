@@ -56,9 +56,10 @@ class AgentWait(Construct):
 
     Starts and answers go to one FIFO entry queue (`grant_send_starts`, `grant_send_answers`); the router
     applies them and resumes the graph named by `graph`; questions are announced on the SNS topic, the
-    EventBridge bus and/or a webhook; the sweep expires overdue questions on a schedule. With `answer_api`,
-    people answer over HTTPS too (`AnswerApi`), signed in or through signed links. Bring your own question
-    table, topic, bus or entry queue with the `existing_*` props.
+    EventBridge bus and/or a webhook; the sweep, on a schedule, expires overdue questions and sends the
+    policies' reminders and escalation steps. With `answer_api`, people answer over HTTPS too (`AnswerApi`),
+    signed in or through signed links. Bring your own question table, topic, bus or entry queue with the
+    `existing_*` props.
 
     The router trusts the sweep's role and the answer API's role (`AGENT_WAIT_TRUSTED_SENDERS`): only they
     may say who answered or send a deadline answer. Each `grant_send_starts` / `grant_send_answers` adds its
@@ -109,7 +110,7 @@ class AgentWait(Construct):
             `answer_api` with links on; `sns`, `eventbridge` and `webhook` need that announcer.
         existing_question_table: use this table as the question ledger; it must have the shape of
             `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status` on `status`/`expires_at`,
-            `by_announce_due` on `announce_due`/`asked_at` and `open_by_age` on `open_since`/`asked_at`, all
+            `by_due` on `due`/`due_at` and `open_by_age` on `open_since`/`asked_at`, all
             projecting all attributes, and `by_question` on `question_id`/`pk`, keys only). A `dynamodb.Table`
             defined in this app is checked; an imported one is trusted.
         existing_entry_queue: consume this FIFO queue instead of creating one; needs
@@ -144,7 +145,7 @@ class AgentWait(Construct):
         sweep_rate: Default 1 minute: questions expire at most a minute late.
         sweep_timeout: Default 1 minute.
         sweep_memory_size: Default 512 MB.
-        sweep_limit: the most overdue questions one sweep run handles (`AGENT_WAIT_SWEEP_LIMIT`). Default
+        sweep_limit: the most due questions one sweep run handles (`AGENT_WAIT_SWEEP_LIMIT`). Default
             None: the runtime's default (100).
         architecture: for both functions and the bundle. Default x86_64; arm64 is cheaper.
         queue_visibility_timeout: the entry queue's. Default None: six times `router_timeout`, the AWS

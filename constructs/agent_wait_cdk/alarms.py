@@ -23,9 +23,10 @@ with a `reason` is also emitted as a total under `service` alone, which is what 
   `RouterErrors`. *Do:* read the router's log group for the `ConfigurationError` or traceback; fix the
   setting or the bundle, or raise `router_timeout` / `router_memory_size`.
 - **SweepErrors** — the sweep's `SweepErrors` (Sum over 5 minutes) is above 0: a step of a run failed
-  (`reason` `expire`, `oldest_open` or `reannounce`) or a deadline answer was refused (`send`). The other
-  steps ran and the next run retries, but overdue questions stay open until their answer is sent. *Do:*
-  read the sweep's log lines for the step, the error type or code, and the question ids.
+  (`reason` `due`, `oldest_open` or `handover`), acting on one due question failed (`announce`, `expire`,
+  `remind`, `escalate`, `repair`), or a deadline answer was refused (`send`). The other steps and questions
+  ran and the next run retries, but overdue questions stay open until their answer is sent. *Do:* read the
+  sweep's log lines for the step, the error type or code, and the question ids.
 - **SweepFunctionErrors** — the sweep function's own `Errors` (Sum over 5 minutes) is above 0: the
   invocation itself failed (a setting missing at cold start, a timeout), so nothing expired in that run.
   *Do:* read the sweep's log group; fix the setting, or raise `sweep_timeout`.

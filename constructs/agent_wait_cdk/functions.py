@@ -344,9 +344,11 @@ class RouterFunction(Construct):
 class SweepFunction(Construct):
     """The sweep: `agent_wait.host.sweep.handler`, run by an EventBridge rule every `rate`.
 
-    Each run sends the default answer of every overdue open question through the entry queue (so one code
-    path applies every answer), announces again the open questions whose announcement failed, and emits the
-    `OldestOpenQuestionAgeSeconds` and `SweepErrors` metrics the alarms watch.
+    Each run reads only the open questions something is due on (the question table's `by_due` index): it
+    sends the default answer of each one past its deadline through the entry queue (so one code path applies
+    every answer), announces again those whose announcement failed, announces reminders and escalation
+    steps as they fall due, and emits the `OldestOpenQuestionAgeSeconds` and `SweepErrors` metrics the alarms
+    watch.
 
     Example:
         sweep = SweepFunction(self, "Sweep", code=code, environment=env, rate=Duration.minutes(5))
@@ -388,7 +390,7 @@ class SweepFunction(Construct):
         self.function, self.role, self.log_group = _function(
             self,
             handler=SWEEP_HANDLER,
-            description="agent-wait sweep: expires overdue questions, re-announces unannounced ones",
+            description="agent-wait sweep: expires overdue questions, re-announces, reminds and escalates",
             code=code,
             environment=environment,
             timeout=timeout,

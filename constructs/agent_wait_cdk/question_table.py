@@ -10,9 +10,9 @@ from constructs import Construct
 
 from agent_wait_cdk import _grants, _perms
 from agent_wait_cdk._shapes import (
-    ANNOUNCE_INDEX_NAME,
-    ANNOUNCE_INDEX_PARTITION_KEY,
-    ANNOUNCE_INDEX_SORT_KEY,
+    DUE_INDEX_NAME,
+    DUE_INDEX_PARTITION_KEY,
+    DUE_INDEX_SORT_KEY,
     OPEN_AGE_INDEX_NAME,
     OPEN_AGE_INDEX_PARTITION_KEY,
     OPEN_AGE_INDEX_SORT_KEY,
@@ -33,17 +33,17 @@ __all__ = ("QuestionTable", "grant_answer_api", "grant_read_questions", "grant_r
 
 
 class QuestionTable(Construct):
-    """The question ledger: `pk`/`sk` strings, on demand, GSIs `by_status`, `by_announce_due`, `open_by_age`,
+    """The question ledger: `pk`/`sk` strings, on demand, GSIs `by_status`, `by_due`, `open_by_age`,
     `by_question`.
 
     One item per question (`pk = THREAD#<thread_id>`, `sk = WAIT#<question_id>`); the router decides each
-    question with a conditional update. The sweep finds overdue questions through `by_status` (`status`,
-    `expires_at`), questions whose announcement failed through the sparse `by_announce_due`
-    (`announce_due`, `asked_at`) and the oldest open one through the sparse `open_by_age` (`open_since`,
-    `asked_at`); these project every attribute, because the sweep needs the envelope. `by_question`
-    (`question_id`, `pk`) projects keys only: the answer API and signed links know a question by its id
-    alone, find its thread there, then read the item by its key (consistently), so copying every attribute
-    into that index would only cost storage and write capacity.
+    question with a conditional update. The sweep finds every question something is due on (an announcement
+    to retry, a reminder, an escalation step, a deadline) through the sparse `by_due` (`due`, `due_at`), hands
+    over decisions through `by_status` (`status`, `expires_at`), and finds the oldest open question through
+    the sparse `open_by_age` (`open_since`, `asked_at`); these project every attribute, because the sweep
+    needs the envelope. `by_question` (`question_id`, `pk`) projects keys only: the answer API and signed
+    links know a question by its id alone, find its thread there, then read the item by its key
+    (consistently), so copying every attribute into that index would only cost storage and write capacity.
     TTL on `ttl` lets decided questions age out; point-in-time recovery and encryption at rest are on.
 
     Example:
@@ -92,9 +92,9 @@ class QuestionTable(Construct):
             projection_type=dynamodb.ProjectionType.ALL,
         )
         self.table.add_global_secondary_index(
-            index_name=ANNOUNCE_INDEX_NAME,
-            partition_key=dynamodb.Attribute(name=ANNOUNCE_INDEX_PARTITION_KEY, type=string),
-            sort_key=dynamodb.Attribute(name=ANNOUNCE_INDEX_SORT_KEY, type=string),
+            index_name=DUE_INDEX_NAME,
+            partition_key=dynamodb.Attribute(name=DUE_INDEX_PARTITION_KEY, type=string),
+            sort_key=dynamodb.Attribute(name=DUE_INDEX_SORT_KEY, type=string),
             projection_type=dynamodb.ProjectionType.ALL,
         )
         self.table.add_global_secondary_index(
@@ -133,7 +133,8 @@ class QuestionTable(Construct):
         return grant_router(grantee, self.table)
 
     def grant_sweep(self, grantee: iam.IGrantable) -> iam.Grant:
-        """What the sweep needs: `Query` on both indexes, `GetItem`, and `UpdateItem` to mark re-announcements."""
+        """What the sweep needs: `Query` on `by_status`, `by_due` and `open_by_age`, `GetItem`, and `UpdateItem` to
+        record re-announcements, reminders and escalation steps."""
         return grant_sweep(grantee, self.table)
 
 
@@ -149,12 +150,13 @@ def grant_router(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
 
 
 def grant_sweep(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
-    """The sweep's `overdue` queries `by_status`, `announce_due` `by_announce_due`, `oldest_open` `open_by_age`."""
+    """The sweep's `due` queries `by_due`, its hand-over step `by_status`, `oldest_open` `open_by_age`; it records
+    announcements, reminders and escalation steps (`mark_announced`, `advance`) with conditional updates."""
     return _grants.grant_table(
         grantee,
         table,
         _perms.QUESTION_SWEEP,
-        indexes=(STATUS_INDEX_NAME, ANNOUNCE_INDEX_NAME, OPEN_AGE_INDEX_NAME),
+        indexes=(STATUS_INDEX_NAME, DUE_INDEX_NAME, OPEN_AGE_INDEX_NAME),
         kms_actions=_perms.KMS_READ_WRITE,
     )
 
@@ -179,7 +181,7 @@ def check_question_table_shape(checks: PropChecks, table: dynamodb.Table) -> Non
         return
     for name, wanted in (
         (STATUS_INDEX_NAME, (STATUS_INDEX_PARTITION_KEY, STATUS_INDEX_SORT_KEY)),
-        (ANNOUNCE_INDEX_NAME, (ANNOUNCE_INDEX_PARTITION_KEY, ANNOUNCE_INDEX_SORT_KEY)),
+        (DUE_INDEX_NAME, (DUE_INDEX_PARTITION_KEY, DUE_INDEX_SORT_KEY)),
         (OPEN_AGE_INDEX_NAME, (OPEN_AGE_INDEX_PARTITION_KEY, OPEN_AGE_INDEX_SORT_KEY)),
         (QUESTION_INDEX_NAME, (QUESTION_INDEX_PARTITION_KEY, QUESTION_INDEX_SORT_KEY)),
     ):

@@ -154,7 +154,7 @@ class Settings(StrEnum):
     WEBHOOK_URL = "AGENT_WAIT_WEBHOOK_URL"
     """Optional: announce to this webhook."""
     SWEEP_LIMIT = "AGENT_WAIT_SWEEP_LIMIT"
-    """Optional: the most overdue questions one sweep run handles (default 100)."""
+    """Optional: the most due questions one sweep run handles (default 100); the next run picks up the rest."""
     WEBHOOK_SECRET_ARN = "AGENT_WAIT_WEBHOOK_SECRET_ARN"
     """Optional: a Secrets Manager secret whose value signs webhook deliveries (read once at cold start)."""
     LEASE_SECONDS = "AGENT_WAIT_LEASE_SECONDS"

@@ -224,9 +224,9 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Synth:
         sort_key=dynamodb.Attribute(name="expires_at", type=string),
     )
     table.add_global_secondary_index(
-        index_name="by_announce_due",
-        partition_key=dynamodb.Attribute(name="announce_due", type=string),
-        sort_key=dynamodb.Attribute(name="asked_at", type=string),
+        index_name="by_due",
+        partition_key=dynamodb.Attribute(name="due", type=string),
+        sort_key=dynamodb.Attribute(name="due_at", type=string),
     )
     table.add_global_secondary_index(
         index_name="open_by_age",

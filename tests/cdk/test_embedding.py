@@ -30,7 +30,7 @@ def test_embedded_stack_uses_the_existing_table_and_topic(embedded: Synth) -> No
     router = actions_on(statements(embedded, "AgentWaitRouter"))
     assert router[getatt(table_id)] == ROUTER_QUESTIONS
     sweep = actions_on(statements(embedded, "AgentWaitSweep"))
-    assert sweep[index_arn(table_id, "by_announce_due")] >= {"dynamodb:Query"}
+    assert sweep[index_arn(table_id, "by_due")] >= {"dynamodb:Query"}
     assert router[ref(topic_id)] == {"sns:Publish"}
 
 
@@ -121,7 +121,7 @@ def test_an_existing_table_without_the_status_index_is_refused() -> None:
         "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
         "'by_status' on ('status', 'expires_at')",
         "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
-        "'by_announce_due' on ('announce_due', 'asked_at')",
+        "'by_due' on ('due', 'due_at')",
         "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
         "'open_by_age' on ('open_since', 'asked_at')",
         "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
@@ -191,7 +191,7 @@ def test_an_existing_table_whose_by_question_index_has_other_keys_is_refused() -
     )
     for name, partition, sort in (
         ("by_status", "status", "expires_at"),
-        ("by_announce_due", "announce_due", "asked_at"),
+        ("by_due", "due", "due_at"),
         ("open_by_age", "open_since", "asked_at"),
         ("by_question", "question_id", "sk"),
     ):

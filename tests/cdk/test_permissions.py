@@ -69,7 +69,7 @@ def test_sweep_gets_exactly_what_it_uses(refund: Synth) -> None:
         getatt(i["sweep_logs"]): LOGS,
         getatt(i["questions"]): SWEEP_QUESTIONS,
         index_arn(i["questions"]): SWEEP_QUESTIONS,
-        index_arn(i["questions"], "by_announce_due"): SWEEP_QUESTIONS,
+        index_arn(i["questions"], "by_due"): SWEEP_QUESTIONS,
         index_arn(i["questions"], "open_by_age"): SWEEP_QUESTIONS,
         getatt(i["entry"]): SEND,
         ref(topic): {"sns:Publish"},

@@ -23,10 +23,10 @@ QUESTION_TABLE_SHAPE = {
             "Projection": {"ProjectionType": "ALL"},
         },
         {
-            "IndexName": "by_announce_due",
+            "IndexName": "by_due",
             "KeySchema": [
-                {"AttributeName": "announce_due", "KeyType": "HASH"},
-                {"AttributeName": "asked_at", "KeyType": "RANGE"},
+                {"AttributeName": "due", "KeyType": "HASH"},
+                {"AttributeName": "due_at", "KeyType": "RANGE"},
             ],
             "Projection": {"ProjectionType": "ALL"},
         },
@@ -65,7 +65,8 @@ def test_question_table_has_the_ledger_shape(refund: Synth) -> None:
         "sk": "S",
         "status": "S",
         "expires_at": "S",
-        "announce_due": "S",
+        "due": "S",
+        "due_at": "S",
         "asked_at": "S",
         "open_since": "S",
         "question_id": "S",
@@ -122,7 +123,7 @@ def test_question_table_grants_cover_the_table_and_only_the_indexes_each_reader_
     indexes = {
         "grant_read_questions": ["by_status", "by_question"],
         "grant_router": [],
-        "grant_sweep": ["by_status", "by_announce_due", "open_by_age"],
+        "grant_sweep": ["by_status", "by_due", "open_by_age"],
     }
     resources = [arn, *({"Fn::Join": ["", [arn, f"/index/{name}"]]} for name in indexes[grant])]
     assert stmt["Resource"] == (resources if len(resources) > 1 else arn)
