@@ -420,3 +420,40 @@ def test_an_api_vote_is_told_by_the_router_while_the_question_is_still_open(quor
     record = quorum.ledger.get(thread_id, question_id)
     assert record is not None
     assert len(record.progress.votes) == 1
+
+
+def test_racing_votes_decide_the_question_once_with_exactly_the_votes_that_made_the_quorum(quorum: World) -> None:
+    import threading
+
+    from agent_wait.host._votes import VoteStatus, cast_vote
+
+    # GIVEN a two-person quorum question, and four approvers voting at the same moment
+    thread_id, question_id = quorum.ask("race-1")
+    opened = quorum.ledger.get(thread_id, question_id)
+    assert opened is not None
+    results: list[Any] = []
+    barrier = threading.Barrier(4)
+
+    def vote(name: str) -> None:
+        barrier.wait()
+        result = cast_vote(
+            quorum.ledger, opened, {"action": "approve"}, _api_user(name), answer_id=f"api:{name}", now=T0
+        )
+        results.append(result)
+
+    voters = [threading.Thread(target=vote, args=(name,)) for name in ("ann", "ben", "cat", "dan")]
+    for voter in voters:
+        voter.start()
+    for voter in voters:
+        voter.join()
+
+    # THEN one vote decided it; the decision lists exactly two votes, and the row holds no vote after it
+    statuses = sorted(r.status.value for r in results)
+    assert statuses.count(VoteStatus.DECIDED.value) == 1
+    assert statuses.count(VoteStatus.RECORDED.value) == 1
+    assert statuses.count(VoteStatus.CLOSED.value) == 2
+    record = quorum.ledger.get(thread_id, question_id)
+    assert record is not None
+    assert record.status is QuestionStatus.ANSWERED
+    assert len(record.answer["votes"]) == 2
+    assert [v.by for v in record.progress.votes] == [v["by"] for v in record.answer["votes"]]
