@@ -457,3 +457,44 @@ def test_racing_votes_decide_the_question_once_with_exactly_the_votes_that_made_
     assert record.status is QuestionStatus.ANSWERED
     assert len(record.answer["votes"]) == 2
     assert [v.by for v in record.progress.votes] == [v["by"] for v in record.answer["votes"]]
+
+
+def test_a_reminder_whose_announcement_failed_is_announced_by_the_next_run_and_only_once(escalating: World) -> None:
+    from agent_wait.announce.base import BaseAnnounce
+    from agent_wait.envelope import Transition, WaitEnvelope
+
+    class DownOnce(BaseAnnounce):
+        name = "down-once"
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.down = True
+            self.delivered: list[str] = []
+
+        def deliver(self, envelope: WaitEnvelope, transition: Transition) -> None:
+            if self.down:
+                self.down = False
+                raise ConnectionError("topic unreachable")
+            self.delivered.append(envelope.dedupe_key)
+
+    # GIVEN a question whose reminder falls due while the announcer is down
+    thread_id, question_id = escalating.ask("f-1")
+    flaky = DownOnce()
+    escalating.sweep.announcers = (flaky,)
+
+    # WHEN the sweep runs at the reminder's time, and again a minute later
+    first = _sweep_at(escalating, timedelta(hours=4))
+    claimed = escalating.ledger.get(thread_id, question_id)
+    second = _sweep_at(escalating, timedelta(hours=4, minutes=1))
+    third = _sweep_at(escalating, timedelta(hours=4, minutes=2))
+
+    # THEN the first run kept its claim, the second announced it, the third had nothing to do
+    assert first.failed_questions == (question_id,)
+    assert claimed is not None
+    assert (claimed.progress.reminders, claimed.progress.notice) == (1, "reminder")
+    assert second.reminded == (question_id,)
+    assert flaky.delivered == [f"wait.reminder:{question_id}:1"]
+    assert question_id not in third.reminded + third.failed_questions
+    record = escalating.ledger.get(thread_id, question_id)
+    assert record is not None
+    assert record.progress.notice is None
