@@ -326,7 +326,8 @@ def test_constructor_refuses_contradictions_and_a_bad_ttl(make_question_table: C
     questions = make_question_table()
 
     # WHEN / THEN: a table with a client or region, a table of another name, and a TTL that is not whole seconds
-    for extra in ({"client": questions.client}, {"region_name": "us-east-1"}):
+    extras: tuple[dict[str, Any], ...] = ({"client": questions.client}, {"region_name": "us-east-1"})
+    for extra in extras:
         with pytest.raises(ValueError, match="pass one of table=, client= or region_name="):
             DynamoDbAnnounce(questions.name, table=questions.table, **extra)
     with pytest.raises(ValueError, match="but table_name is 'other'"):
