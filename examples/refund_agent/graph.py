@@ -4,9 +4,11 @@
 
 `refund` calls `issue_refund`, which waits for finance (`@wait`, timeout P3D, default reject,
 actions approve/reject, tag `approver_group=finance`) only when the amount is over the auto-approve
-limit. Every refund is written to a table, one row per execution, so each scenario can show the
-refund ran exactly 0 or 1 times. The router names this module as `examples.refund_agent.graph:build_graph`
-(in the wheel, `agent_wait.examples.refund_agent.graph:build_graph`).
+limit. The question is announced again after four hours (`wait.reminder`) and, after two days,
+escalated to `approver_group=finance-managers` (`wait.escalated`). Every refund is written to a table,
+one row per execution, so each scenario can show the refund ran exactly 0 or 1 times. The router names
+this module as `examples.refund_agent.graph:build_graph` (in the wheel,
+`agent_wait.examples.refund_agent.graph:build_graph`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any, NotRequired, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from agent_wait import WaitPolicy
+from agent_wait import Escalation, WaitPolicy
 from agent_wait.langgraph import wait
 
 from .settings import REFUND_TABLE_VARIABLE
@@ -32,6 +34,21 @@ FINANCE = WaitPolicy(
     tags={"approver_group": "finance"},
     # An approver approves or rejects the refund as asked; nobody may approve a different amount.
     allow_edits=False,
+    # Nobody has answered after four hours: announce the question again (wait.reminder).
+    reminders=["PT4H"],
+    escalation=[
+        # Still open after two days: announce it again as wait.escalated, tagged approver_group=finance-managers
+        # (the tag is laid over finance's, so an SNS filter policy on it reaches the managers). The policy
+        # names no answerers, so anyone who can reach a way in (the queue, the answer API, a signed link)
+        # may answer before and after this step: a step that adds groups to an unrestricted question keeps
+        # it unrestricted. With answerer_groups=["finance"] on the policy, this step would let
+        # finance-managers answer too, and finance would keep its right.
+        Escalation(
+            after="P2D",
+            tags={"approver_group": "finance-managers"},
+            answerer_groups=["finance-managers"],
+        ),
+    ],
 )
 
 
