@@ -32,7 +32,7 @@ SMALL = 200
 
 
 class MovableClock:
-    """Real time plus an offset the demo moves forward to let a deadline pass."""
+    """Real time plus an offset the demo moves forward to let a reminder, an escalation step or a deadline fall due."""
 
     def __init__(self) -> None:
         self.offset = timedelta()
@@ -70,11 +70,17 @@ class World:
         self.checks.append((description, ok))
         self.say(f"{'ok ' if ok else 'WRONG'} {description}")
 
-    def pump(self) -> list[Outcome]:
-        outcomes = self.local.pump().outcomes
-        for envelope in self.observer.drain():
+    def announced(self) -> list[dict[str, Any]]:
+        """Say, and return, what the SNS topic delivered since the last look."""
+        envelopes = self.observer.drain()
+        for envelope in envelopes:
             tags = ", ".join(f"{k}={v}" for k, v in (envelope.get("tags") or {}).items())
             self.say(f"announced {envelope['type']} on the SNS topic" + (f" ({tags})" if tags else ""))
+        return envelopes
+
+    def pump(self) -> list[Outcome]:
+        outcomes = self.local.pump().outcomes
+        self.announced()
         for outcome in outcomes:
             self.say(f"router: {describe(outcome)}")
         return outcomes
@@ -90,14 +96,21 @@ class World:
         return self.pump()
 
     def answer(
-        self, thread: str, question_id: str, action: str, *, answer_id: str | None = None, pump: bool = True
+        self,
+        thread: str,
+        question_id: str,
+        action: str,
+        *,
+        answer_id: str | None = None,
+        pump: bool = True,
+        by: str = "finance@example.com",
     ) -> list[Outcome]:
-        self.say(f"finance answers {action!r}")
+        self.say(f"{by.partition('@')[0]} answers {action!r}")
         message: dict[str, Any] = {
             "thread_id": thread,
             "question_id": question_id,
             "answer": {"action": action, "note": "checked by the demo"},
-            "answered_by": "finance@example.com",
+            "answered_by": by,
         }
         if answer_id:
             message["answer_id"] = answer_id
@@ -192,6 +205,37 @@ def nobody_answers(world: World, thread: str) -> None:
     )
     world.check("the policy default (reject) was applied", row["answer"] == FINANCE.default)
     world.check("the refund never ran", world.refunds(thread) == 0)
+
+
+def remind_then_escalate(world: World, thread: str) -> None:
+    question = world.question_of(world.start(thread, LARGE))
+    world.clock.offset += timedelta(hours=4)
+    world.say("nobody answers; four hours pass (the demo moves its clock)")
+    report = world.local.sweep()
+    world.say(f"sweep: sent {len(report['reminded'])} reminder(s)")
+    reminders = [e for e in world.announced() if e["type"] == "wait.reminder" and e["question_id"] == question]
+    world.check(
+        "a reminder went out to finance (wait.reminder, 1 of 1)",
+        [(e["tags"], e["progress"]) for e in reminders] == [(dict(FINANCE.tags), {"reminder": 1, "of": 1})],
+    )
+    world.clock.offset += timedelta(hours=44)
+    world.say("still nobody; two days after asking")
+    report = world.local.sweep()
+    world.say(f"sweep: escalated {len(report['escalated'])} question(s)")
+    steps = [e for e in world.announced() if e["type"] == "wait.escalated" and e["question_id"] == question]
+    world.check(
+        "the question was escalated to finance-managers (wait.escalated, step 1 of 1)",
+        [(e["tags"].get("approver_group"), e["progress"].get("escalation")) for e in steps]
+        == [("finance-managers", 1)],
+    )
+    outcomes = world.answer(thread, question, "approve", by="finance-manager@example.com")
+    world.check("the manager's approval was applied", _kinds(outcomes) == ["applied"])
+    row = world.row(thread, question)
+    world.check(
+        "the row says answered by the manager, then resumed",
+        (row["status"], row["outcome"], row["answered_by"]) == ("resumed", "answered", "finance-manager@example.com"),
+    )
+    world.check("the refund ran exactly once", world.refunds(thread) == 1)
 
 
 def same_answer_twice(world: World, thread: str) -> None:
@@ -307,6 +351,7 @@ SCENARIOS: dict[str, tuple[str, Callable[[World, str], None]]] = {
     "approve": ("Approve over the limit", approve_over_limit),
     "reject": ("Reject", reject),
     "expire": ("Nobody answers: the sweep applies the default", nobody_answers),
+    "escalate": ("Nobody answers for two days: a reminder, then finance's managers", remind_then_escalate),
     "duplicate": ("The same answer delivered twice", same_answer_twice),
     "race": ("Two different answers racing", two_answers_race),
     "redelivered-start": ("The start redelivered while the question is open", start_redelivered),
