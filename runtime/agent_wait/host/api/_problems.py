@@ -21,11 +21,14 @@ _TITLES = {
 }
 
 
-def problem(status: int, reason: str, detail: str, **extra: Any) -> Response:
-    """A problem response: `type` names the reason (`urn:agent-wait:problem:<reason>`), as the router's outcomes do."""
+def problem(status: int, reason: str, detail: str, *, title: str | None = None, **extra: Any) -> Response:
+    """A problem response: `type` names the reason (`urn:agent-wait:problem:<reason>`), as the router's outcomes do.
+
+    `title` overrides the status's usual title (a 409 is "Already decided" unless said otherwise).
+    """
     body = {
         "type": f"urn:agent-wait:problem:{reason}",
-        "title": _TITLES.get(status, "Error"),
+        "title": title or _TITLES.get(status, "Error"),
         "status": status,
         "detail": detail,
         "reason": reason,

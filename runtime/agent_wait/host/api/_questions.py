@@ -7,13 +7,16 @@ import json
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
+from agent_wait._time import format_rfc3339, parse_rfc3339, utc_now
 from agent_wait.errors import MessageError
 from agent_wait.host._checks import Answerer
+from agent_wait.host._votes import vote_progress
 from agent_wait.host.answering import AnswerResult, AnswerStatus
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
 from agent_wait.host.api._problems import json_response, problem
@@ -44,11 +47,24 @@ _STATUS_FOR_REFUSAL = {
     RefusalReason.EDIT_NOT_ALLOWED: 422,
     RefusalReason.ANSWER_STALE: 422,
     RefusalReason.INVALID_ANSWER: 422,
+    RefusalReason.ALREADY_VOTED: 409,
 }
 
 
-def question_view(record: QuestionRecord) -> dict[str, Any]:
-    """One question as the API shows it: what is asked, its policy, its status and, once decided, its outcome."""
+def question_view(
+    record: QuestionRecord, *, now: datetime | None = None, viewer: Answerer | None = None
+) -> dict[str, Any]:
+    """One question as the API shows it: what is asked, its policy, its status and, once decided, its outcome.
+
+    Also who may answer (`answerers`, escalation steps included), the escalation step in effect when the
+    policy has steps (`escalation`), and for a quorum question the votes so far (`votes`, `approvals`,
+    `needed`, `remaining`, `veto`) and, when `viewer` is given, that person's own vote (`your_vote`).
+
+    Args:
+        record: the question's ledger row.
+        now: when "now" is, for who may answer and the escalation step (default: the current time).
+        viewer: the person asking to see it (the API's signed-in user, a link's answerer), if known.
+    """
     envelope = record.envelope
     view: dict[str, Any] = {
         "question_id": record.question_id,
@@ -82,19 +98,68 @@ def question_view(record: QuestionRecord) -> dict[str, Any]:
         }
     if record.failure is not None:
         view["failure"] = {"error": record.failure.error, "failed_at": record.failure.failed_at}
+    view.update(_audience(record, now or utc_now()))
+    if record.followups.voting:
+        view.update(_votes(record, viewer))
     return view
 
 
-def answer_response(result: AnswerResult) -> Response:
-    """The HTTP response for an answer attempt: 200 won or repeated, 404, 403, 409, 410 or 422 with the reason."""
+def _audience(record: QuestionRecord, now: datetime) -> dict[str, Any]:
+    """Who may answer and the escalation step in effect: now while the question is open, else when it was decided."""
+    at = now
+    if record.status is not QuestionStatus.OPEN and record.decided_at:
+        at = min(now, parse_rfc3339(record.decided_at))
+    audience: dict[str, Any] = {"answerers": record.answerers_at(at)}
+    followups = record.followups
+    if followups.escalation:
+        level = record.escalation_level(at)
+        times = followups.escalation_times(parse_rfc3339(record.asked_at))
+        audience["escalation"] = {
+            "level": level,
+            "steps": len(followups.escalation),
+            "next_at": format_rfc3339(times[level]) if level < len(times) and record.outcome is None else None,
+            # The routing tags with the steps in effect (`policy.tags` stays as asked).
+            "tags": followups.tags_at(record.envelope.tags, level),
+        }
+    return audience
+
+
+def _votes(record: QuestionRecord, viewer: Answerer | None) -> dict[str, Any]:
+    """A quorum question's votes: who voted what and when, the count, and how many more approvals it needs.
+
+    Each vote shows only `by`, `action` and `at`. Everyone signed in may read a question, and a vote's note
+    (or edited arguments) is that voter's free text for the agent, which receives every vote in full with
+    the decision; the other voters need only who voted which way, and must not be swayed by the notes.
+    """
+    progress = vote_progress(record)
+    votes: dict[str, Any] = {
+        "votes": [{"by": vote.by, "action": vote.action, "at": vote.at} for vote in record.progress.votes],
+        "approvals": progress["approvals"],
+        "needed": progress["needed"],
+        "remaining": progress["remaining"],
+        "veto": progress["veto"],
+    }
+    if viewer is not None:
+        own = record.progress.voted(viewer.identity)
+        votes["your_vote"] = {"action": own.action, "at": own.at} if own is not None else None
+    return votes
+
+
+def answer_response(result: AnswerResult, *, now: datetime | None = None, viewer: Answerer | None = None) -> Response:
+    """The HTTP response for an answer attempt: 200 won or repeated, 202 a vote recorded on a question that waits
+    for more, or a problem: 404, 403, 409, 410 or 422 with the reason (`question_view` args: `now`, `viewer`)."""
     if result.status is AnswerStatus.NOT_FOUND or result.record is None:
         return problem(404, RefusalReason.UNKNOWN_QUESTION.value, result.detail or "no such question")
-    view = question_view(result.record)
+    view = question_view(result.record, now=now, viewer=viewer)
     if result.status in (AnswerStatus.WON, AnswerStatus.REPEATED):
         return json_response(200, {"result": result.status.value, "handed_over": result.handed_over, **view})
+    if result.status is AnswerStatus.VOTED:
+        # Recorded, not yet decided: the body shows the votes so far and how many more approvals are needed.
+        return json_response(202, {"result": result.status.value, "handed_over": result.handed_over, **view})
     if result.status is AnswerStatus.REFUSED:
         reason = result.reason or RefusalReason.INVALID_ANSWER
-        return problem(_STATUS_FOR_REFUSAL.get(reason, 422), reason.value, result.detail, question=view)
+        title = "Already voted" if reason is RefusalReason.ALREADY_VOTED else None
+        return problem(_STATUS_FOR_REFUSAL.get(reason, 422), reason.value, result.detail, title=title, question=view)
     outcome = result.record.outcome
     if outcome is QuestionStatus.EXPIRED:
         return problem(410, RefusalReason.EXPIRED.value, "the deadline passed and the default applied", question=view)
@@ -170,7 +235,8 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
 
     @router.get("/questions")
     def list_questions() -> Response:
-        if claims() is None:
+        verified = claims()
+        if verified is None:
             return not_signed_in()
         params = router.current_event.query_string_parameters or {}
         try:
@@ -181,22 +247,28 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
         query = page_query(params)
         if isinstance(query, Response):
             return query
+        ctx = context()
         try:
-            page = context().ledger.page(
+            page = ctx.ledger.page(
                 status, limit=query.limit, cursor=query.cursor, due_before=query.due_before, tag=query.tag
             )
         except ValueError as exc:
             return problem(400, "bad_cursor", str(exc))
-        return json_response(200, {"questions": [question_view(r) for r in page.records], "next": page.cursor})
+        now, viewer = ctx.clock(), answerer_from_claims(verified, groups_claims=ctx.groups_claims)
+        views = [question_view(r, now=now, viewer=viewer) for r in page.records]
+        return json_response(200, {"questions": views, "next": page.cursor})
 
     @router.get("/questions/<question_id>")
     def get_question(question_id: str) -> Response:
-        if claims() is None:
+        verified = claims()
+        if verified is None:
             return not_signed_in()
-        record = context().ledger.find(question_id)
+        ctx = context()
+        record = ctx.ledger.find(question_id)
         if record is None:
             return problem(404, RefusalReason.UNKNOWN_QUESTION.value, f"no question {question_id}")
-        return json_response(200, question_view(record))
+        viewer = answerer_from_claims(verified, groups_claims=ctx.groups_claims)
+        return json_response(200, question_view(record, now=ctx.clock(), viewer=viewer))
 
     @router.post("/questions/<question_id>/answer")
     def answer_question(question_id: str) -> Response:
@@ -212,7 +284,7 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
         result = ctx.service.answer(
             question_id, parsed.answer, answerer, answer_id=answer_id, valid_until=parsed.valid_until
         )
-        return answer_response(result)
+        return answer_response(result, now=ctx.clock(), viewer=answerer)
 
     return router
 
