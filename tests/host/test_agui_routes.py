@@ -132,6 +132,7 @@ def test_a_wait_function_question_is_a_tool_approval_whose_schema_is_our_answer(
             "source": {"function": "refund"},
             "tags": {"team": "finance"},
             "askedAt": "2030-01-01T09:00:00Z",
+            "answerers": None,
         },
     }
     assert Interrupt.model_validate(interrupt).id == "q-1"
@@ -455,3 +456,65 @@ def test_an_entry_after_the_deadline_is_410_even_a_cancel_without_a_default(api:
     response = api.resume({"resume": [entry]})
     assert (response.status, response.json()["reason"]) == (410, "expired")
     assert json.loads(response.body)["question"]["status"] == "open"
+
+
+# -- quorum questions: each resume entry is a vote ---------------------------------------------------------------
+
+BOB = {"iss": "https://issuer.example.com", "sub": "u-bob", "email": "bob@example.com", "cognito:groups": "[finance]"}
+
+
+def test_a_quorum_interrupt_carries_its_votes_so_far_and_how_many_more_it_needs(api: Api) -> None:
+    # GIVEN a question that needs two approvals, one cast already
+    api.ask("q-1", allowed_actions=("approve", "reject"), quorum=2)
+    api.resume({"resume": [resolved("q-1", {"action": "approve", "note": SECRET})]}, claims=BOB)
+    # WHEN an AG-UI client lists the interrupts
+    [interrupt] = api.interrupts().json()["interrupts"]
+    # THEN its metadata shows who voted what and when (never a note), and that one more approval is needed
+    assert interrupt["metadata"]["quorum"] == {
+        "votes": [{"by": "bob@example.com", "action": "approve", "at": "2030-01-01T09:00:00Z"}],
+        "approvals": 1,
+        "needed": 2,
+        "remaining": 1,
+        "veto": ["reject"],
+    }
+    assert SECRET not in json.dumps(interrupt)
+
+
+def test_a_resume_entry_on_a_quorum_question_is_a_vote_202_until_the_quorum_decides(api: Api) -> None:
+    api.ask("q-1", allowed_actions=("approve", "reject"), quorum=2)
+
+    first = api.resume({"resume": [resolved("q-1", {"action": "approve"})]}, key="k-a")
+    second = api.resume({"resume": [resolved("q-1", {"action": "approve"})]}, key="k-b", claims=BOB)
+
+    assert (first.status, first.json()["result"], first.json()["remaining"]) == (202, "voted", 1)
+    assert first.json()["your_vote"]["action"] == "approve"
+    assert (second.status, second.json()["result"], second.json()["status"]) == (200, "won", "answered")
+    assert api.record("q-1").status is QuestionStatus.ANSWERED
+
+
+def test_a_second_resume_by_the_same_person_on_a_quorum_question_is_409_already_voted(api: Api) -> None:
+    # GIVEN alice approved a quorum question whose default is a reject
+    api.ask("q-1", allowed_actions=("approve", "reject"), quorum=2, default={"action": "reject"})
+    api.resume({"resume": [resolved("q-1", {"action": "approve"})]}, key="k-a")
+    version = api.record("q-1").progress.version
+
+    # WHEN she cancels it (the default, a reject, as her answer) under another key
+    again = api.resume({"resume": [cancelled("q-1")]}, key="k-b")
+    # THEN it is her second vote: refused, and nothing changes
+    assert (again.status, again.json()["reason"]) == (409, "already_voted")
+    assert api.record("q-1").status is QuestionStatus.OPEN
+    assert api.record("q-1").progress.version == version
+    assert [vote.action for vote in api.record("q-1").progress.votes] == ["approve"]
+
+
+def test_several_entries_report_a_recorded_vote_as_applied_with_what_it_still_needs(api: Api) -> None:
+    api.ask("q-1", allowed_actions=("approve", "reject"), quorum=2)
+    api.ask("q-2")
+
+    response = api.resume({"resume": [resolved("q-1", {"action": "approve"}), resolved("q-2", {"action": "approve"})]})
+
+    assert response.status == 200, response.body
+    assert response.json()["results"] == [
+        {"interruptId": "q-1", "status": 202, "result": "voted", "remaining": 1},
+        {"interruptId": "q-2", "status": 200, "result": "won"},
+    ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 from ag_ui.core import Interrupt, ResumeEntry, RunAgentInput
@@ -54,6 +55,8 @@ _TOOL_DIALECTS = frozenset({langchain_hitl.NAME, agent_inbox.NAME})
 """Dialects whose questions are about a tool call."""
 _PROMPT_KEYS = ("description", "prompt", "message", "question", "title", "reason")
 """Keys of a question that hold its human prompt, in the order they are tried."""
+_APPLIED = frozenset({200, 202})
+"""Statuses of an entry that was applied: decided (or repeated), or a vote recorded."""
 _BODY_FORMS = 'send {"resume": [{"interruptId": ..., "status": "resolved", "payload": ...}]} or an AG-UI RunAgentInput'
 
 
@@ -63,11 +66,29 @@ class _ResumeBody(BaseModel):
     resume: list[ResumeEntry]
 
 
-def interrupt_for(record: QuestionRecord) -> Interrupt:
-    """One open question as an AG-UI interrupt (the mapping table is in docs/agui.md)."""
+def interrupt_for(record: QuestionRecord, *, now: datetime | None = None) -> Interrupt:
+    """One open question as an AG-UI interrupt (the mapping table is in docs/agui.md).
+
+    `now` says who may answer at the moment (`metadata.answerers`, escalation steps included).
+    """
     envelope = record.envelope
     question, source = envelope.question, envelope.source
-    schema = question_view(record)["response_schema"]
+    view = question_view(record, now=now)
+    schema = view["response_schema"]
+    metadata: dict[str, Any] = {
+        "threadId": record.thread_id,
+        "questionId": record.question_id,
+        "allowedActions": list(envelope.allowed_actions),
+        "question": question,
+        "source": dict(source) if source is not None else None,
+        "tags": dict(envelope.tags),
+        "askedAt": record.asked_at,
+        "answerers": view["answerers"],
+    }
+    if "escalation" in view:
+        metadata["escalation"] = view["escalation"]
+    if "votes" in view:  # a quorum question: each resume is a vote
+        metadata["quorum"] = {key: view[key] for key in ("votes", "approvals", "needed", "remaining", "veto")}
     return Interrupt(
         id=record.question_id,
         reason=TOOL_APPROVAL if _is_tool_call(source) else INPUT_REQUIRED,
@@ -75,15 +96,7 @@ def interrupt_for(record: QuestionRecord) -> Interrupt:
         tool_call_id=_tool_call_id(question),
         response_schema=dict(schema) if schema is not None else _answer_schema(record),
         expires_at=envelope.expires_at,
-        metadata={
-            "threadId": record.thread_id,
-            "questionId": record.question_id,
-            "allowedActions": list(envelope.allowed_actions),
-            "question": question,
-            "source": dict(source) if source is not None else None,
-            "tags": dict(envelope.tags),
-            "askedAt": record.asked_at,
-        },
+        metadata=metadata,
     )
 
 
@@ -157,7 +170,8 @@ def agui_routes(context: Callable[[], ApiContext]) -> Router:
             )
         except ValueError as exc:
             return problem(400, "bad_cursor", str(exc))
-        interrupts = [_dump(interrupt_for(record)) for record in page.records]
+        now = context().clock()
+        interrupts = [_dump(interrupt_for(record, now=now)) for record in page.records]
         return json_response(200, {"interrupts": interrupts, "next": page.cursor})
 
     @router.post("/agui/resume")
@@ -175,7 +189,8 @@ def agui_routes(context: Callable[[], ApiContext]) -> Router:
         if len(entries) == 1:
             return responses[0]
         results = [_result(entry, response) for entry, response in zip(entries, responses, strict=True)]
-        failed = [response.status_code for response in responses if response.status_code != 200]
+        # 202 is a vote recorded on a quorum question that waits for more: applied, not failed.
+        failed = [response.status_code for response in responses if response.status_code not in _APPLIED]
         return json_response(failed[0] if failed else 200, {"results": results})
 
     return router
@@ -266,17 +281,20 @@ def _apply(ctx: ApiContext, entry: ResumeEntry, answerer: Answerer, key: str | N
                 422,
                 RefusalReason.INVALID_ANSWER.value,
                 f"question {question_id} declares no default, so it cannot be cancelled; resolve it with a payload",
-                question=question_view(record),
+                question=question_view(record, now=ctx.clock()),
             )
-    return answer_response(ctx.service.answer(question_id, answer, answerer, answer_id=answer_id))
+    result = ctx.service.answer(question_id, answer, answerer, answer_id=answer_id)
+    return answer_response(result, now=ctx.clock(), viewer=answerer)
 
 
 def _result(entry: ResumeEntry, response: Response) -> dict[str, Any]:
     """One entry's line in a several-entry response, from the response a single entry would get."""
     body = json.loads(str(response.body))
     result: dict[str, Any] = {"interruptId": entry.interrupt_id, "status": response.status_code}
-    if response.status_code == 200:
+    if response.status_code in _APPLIED:
         result["result"] = body["result"]
+        if "remaining" in body:  # a quorum question: how many more approvals it needs
+            result["remaining"] = body["remaining"]
     else:
         result["reason"] = body["reason"]
         if body.get("detail"):
