@@ -665,3 +665,103 @@ def test_a_question_id_with_reserved_characters_round_trips_through_its_link_url
     assert url.fragment == token
     assert answered.status == 200
     assert api.status(question_id) is QuestionStatus.ANSWERED
+
+
+# -- quorum questions: a link's answer is a vote ------------------------------------------------------------------
+
+
+@pytest.fixture
+def quorum() -> Api:
+    api = Api()
+    api.ask("q-2", quorum=2)
+    return api
+
+
+def test_a_links_vote_on_a_quorum_question_is_202_with_how_many_more_approvals_are_needed(quorum: Api):
+    reply = quorum.answer("q-2", link("q-2", approver="alice@example.com"), note="ok by me")
+
+    assert reply.status == 202
+    body = reply.json()
+    assert (body["result"], body["status"], body["remaining"], body["needed"]) == ("voted", "open", 1, 2)
+    assert body["votes"] == [{"by": "alice@example.com", "action": "approve", "at": "2030-01-01T09:00:00Z"}]
+    assert body["your_vote"] == {"action": "approve", "at": "2030-01-01T09:00:00Z"}
+    assert "ok by me" not in reply.body, "a vote's note is for the agent, not for the next reader"
+    assert quorum.status("q-2") is QuestionStatus.OPEN
+
+
+def test_a_second_persons_link_completes_the_quorum(quorum: Api):
+    quorum.answer("q-2", link("q-2", approver="alice@example.com"))
+
+    reply = quorum.answer("q-2", link("q-2", approver="bob@example.com"))
+
+    assert (reply.status, reply.json()["result"]) == (200, "won")
+    assert quorum.status("q-2") is QuestionStatus.ANSWERED
+
+
+def test_reading_a_link_that_voted_says_so(quorum: Api):
+    token = link("q-2", approver="alice@example.com")
+    quorum.answer("q-2", token)
+
+    mine = quorum.read("q-2", token).json()["question"]
+    bobs = quorum.read("q-2", link("q-2", approver="bob@example.com")).json()["question"]
+
+    assert (mine["your_vote"]["action"], mine["remaining"]) == ("approve", 1)
+    assert bobs["your_vote"] is None
+
+
+def test_the_same_person_voting_again_by_another_link_is_409_already_voted_and_changes_nothing(quorum: Api):
+    quorum.answer("q-2", link("q-2", "approve", approver="alice@example.com"))
+    before = quorum.ledger.find("q-2")
+    queued = len(quorum.queue.messages)
+
+    again = quorum.answer("q-2", link("q-2", "reject", approver="alice@example.com"))
+
+    assert again.status == 409
+    assert (again.json()["reason"], again.json()["title"]) == ("already_voted", "Already voted")
+    after = quorum.ledger.find("q-2")
+    assert after is not None
+    assert before is not None
+    assert (after.status, after.progress) == (QuestionStatus.OPEN, before.progress)
+    assert len(quorum.queue.messages) == queued
+
+
+@needs_node
+def test_the_page_says_a_vote_is_recorded_and_how_many_more_approvals_are_needed(quorum: Api):
+    result, _ = run_page(quorum, "q-2", link("q-2", approver="alice@example.com"), clicks=1)
+
+    loaded = result["loaded"]
+    assert loaded["votes"]["hidden"] is False
+    assert loaded["votes"]["text"] == "No votes yet.\n0 of 2 approvals; 2 more approvals needed."
+    after = result["clicked"][0]
+    assert after["status"]["text"] == "Your vote “approve” is recorded; 1 more approval needed."
+    assert after["answer"]["hidden"] is True
+    assert after["votes"]["text"].startswith("alice@example.com: approve, ")
+    assert after["votes"]["text"].endswith("1 of 2 approvals; 1 more approval needed.")
+    assert quorum.status("q-2") is QuestionStatus.OPEN
+
+
+@needs_node
+@pytest.mark.parametrize("action", ["approve", "reject"], ids=["same-link", "another-link-of-theirs"])
+def test_the_page_for_someone_who_voted_offers_no_second_vote(quorum: Api, action: str):
+    # GIVEN alice voted approve by her approve link
+    quorum.answer("q-2", link("q-2", "approve", approver="alice@example.com"))
+
+    # WHEN she opens that link again, or her reject link, and would press the button
+    result, requests = run_page(quorum, "q-2", link("q-2", action, approver="alice@example.com"), clicks=1)
+
+    # THEN the page says her vote is recorded and offers no button, so nothing more is sent
+    assert result["loaded"]["status"]["text"] == (
+        "Your vote “approve” is recorded already; a second vote changes nothing. 1 more approval needed."
+    )
+    assert result["loaded"]["answer"]["hidden"] is True
+    assert len(requests) == 1
+    assert quorum.status("q-2") is QuestionStatus.OPEN
+
+
+def test_a_quorum_links_log_line_holds_no_note(quorum: Api, caplog: pytest.LogCaptureFixture):
+    with caplog.at_level(logging.DEBUG, logger="agent_wait"):
+        quorum.answer("q-2", link("q-2", approver="alice@example.com"), note="private reason 42")
+
+    assert caplog.records, "the link's use is logged"
+    assert all("private reason 42" not in f"{r.getMessage()} {r.__dict__}" for r in caplog.records)
+    assert any(getattr(r, "result", None) == "voted" for r in caplog.records)

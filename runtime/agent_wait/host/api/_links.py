@@ -12,7 +12,8 @@ JSON body, so it is in no URL, access log or Referer header. A token that cannot
 problem whose `reason` is the `LinkError` reason (`malformed`, `unknown_key`, `tampered`, `expired`,
 `wrong_question`); with no link keys configured (`AGENT_WAIT_LINK_KEYS_ARN` unset) every route answers
 404 `links_off`. An answer's id is derived from the token, so the same link used twice repeats its
-outcome and never decides twice.
+outcome and never decides twice. On a quorum question the link's answer is a vote: 202 while the question
+waits for more approvals, 409 `already_voted` when this answerer voted before.
 """
 
 from __future__ import annotations
@@ -95,12 +96,11 @@ def link_routes(context: Callable[[], ApiContext]) -> Router:
         checked = _verify(context(), question_id, router.current_event.body, fields=("token",))
         if isinstance(checked, Response):
             return _secured(checked)
-        link = {
-            "action": checked.claims.action,
-            "expires_at": format_rfc3339(checked.claims.expires_at),
-            "approver": checked.claims.approver,
-        }
-        return _secured(json_response(200, {"question": question_view(checked.record), "link": link}))
+        claims = checked.claims
+        link = {"action": claims.action, "expires_at": format_rfc3339(claims.expires_at), "approver": claims.approver}
+        # As this link's answerer sees it: on a quorum question, `your_vote` says whether the link voted already.
+        view = question_view(checked.record, now=context().clock(), viewer=_answerer(claims))
+        return _secured(json_response(200, {"question": view, "link": link}))
 
     @router.post("/questions/<question_id>/link/answer")
     def answer_link(question_id: str) -> Response:
@@ -112,7 +112,7 @@ def link_routes(context: Callable[[], ApiContext]) -> Router:
         answer: dict[str, Any] = {"action": claims.action}
         if checked.note:
             answer["note"] = checked.note
-        answerer = Answerer(answered_by=claims.approver or LINK_ANSWERED_BY, via="link", sender=f"link:{claims.kid}")
+        answerer = _answerer(claims)
         # One link, one answer: the same token again repeats the outcome instead of deciding twice.
         answer_id = "link:" + hashlib.sha256(checked.token.encode("utf-8")).hexdigest()[:40]
         result = ctx.service.answer(claims.question_id, answer, answerer, answer_id=answer_id)
@@ -126,7 +126,8 @@ def link_routes(context: Callable[[], ApiContext]) -> Router:
                 "reason": result.reason.value if result.reason else None,
             },
         )
-        return _secured(answer_response(result))
+        # A vote on a quorum question that waits for more is 202, its body the votes so far (`remaining`).
+        return _secured(answer_response(result, now=ctx.clock(), viewer=answerer))
 
     return router
 
@@ -167,9 +168,14 @@ def _verify(ctx: ApiContext, question_id: str, body: str | None, *, fields: tupl
             422,
             RefusalReason.ACTION_NOT_ALLOWED.value,
             f"this link's action is not one this question allows ({allowed}); ask for a new link",
-            question=question_view(record),
+            question=question_view(record, now=ctx.clock()),
         )
     return _Verified(claims, token if isinstance(token, str) else "", note.strip() if note else None, record)
+
+
+def _answerer(claims: LinkClaims) -> Answerer:
+    """Who answers by this link: the person it was made for, else any holder of an unnamed link."""
+    return Answerer(answered_by=claims.approver or LINK_ANSWERED_BY, via="link", sender=f"link:{claims.kid}")
 
 
 def _keys(ctx: ApiContext) -> LinkKeys | LinkKeyring | None:

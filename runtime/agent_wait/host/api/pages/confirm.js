@@ -14,6 +14,7 @@
     action_not_allowed: "This question does not accept this link's answer.",
     answerer_not_allowed: "This question may only be answered by particular people, and this link is not one of them.",
     edit_not_allowed: "This question does not accept edited answers.",
+    already_voted: "Your vote is recorded already; a second vote changes nothing.",
   };
 
   function byId(id) {
@@ -68,6 +69,33 @@
     return text + ". Your link changes nothing now.";
   }
 
+  // A quorum question counts votes: `remaining` says how many more approvals it needs.
+  function isVoting(view) {
+    return Boolean(view) && typeof view.remaining === "number";
+  }
+
+  function stillNeeded(view) {
+    var n = view.remaining;
+    return n + " more approval" + (n === 1 ? "" : "s") + " needed";
+  }
+
+  function showVotes(view) {
+    var voting = isVoting(view);
+    byId("votes-term").hidden = !voting;
+    byId("votes").hidden = !voting;
+    if (!voting) {
+      return;
+    }
+    var lines = (view.votes || []).map(function (vote) {
+      return (vote.by || "someone unnamed") + ": " + (vote.action || "(no action)") + ", " + when(vote.at);
+    });
+    var count = view.approvals + " of " + view.needed + " approvals";
+    if (view.status === "open") {
+      count += "; " + stillNeeded(view);
+    }
+    byId("votes").textContent = (lines.length ? lines.join("\n") + "\n" : "No votes yet.\n") + count + ".";
+  }
+
   function show(view, link) {
     var question = view.question;
     var isCall = question !== null && typeof question === "object" && !Array.isArray(question) && "args" in question;
@@ -79,6 +107,7 @@
     byId("arguments").textContent = JSON.stringify(isCall ? question.args : question, null, 2);
     byId("action").textContent = link.action;
     byId("deadline").textContent = when(link.expires_at);
+    showVotes(view);
     byId("details").hidden = false;
   }
 
@@ -122,6 +151,13 @@
           say(decided(view));
           return;
         }
+        if (isVoting(view) && view.your_vote) {
+          say(
+            "Your vote “" + view.your_vote.action + "” is recorded already; a second vote changes nothing. " +
+              stillNeeded(view) + ".",
+          );
+          return;
+        }
         button.textContent = "Confirm: " + action;
         button.disabled = false;
         byId("answer").hidden = false;
@@ -144,12 +180,23 @@
     return post("link/answer", body).then(
       function (reply) {
         var data = reply.data || {};
-        if (reply.status === 200) {
+        if (reply.status === 202) {
+          // A vote on a quorum question: recorded, and the question waits for more approvals.
+          showVotes(data);
+          say("Your vote “" + action + "” is recorded; " + stillNeeded(data) + ".");
+          byId("answer").hidden = true;
+        } else if (reply.status === 200) {
+          showVotes(data);
+          var waiting = isVoting(data) && data.status === "open" ? " " + stillNeeded(data) + "." : "";
           say(
             data.result === "repeated"
-              ? "Your answer “" + action + "” was already recorded; nothing changed."
+              ? "Your answer “" + action + "” was already recorded; nothing changed." + waiting
               : "Done: your answer “" + action + "” is recorded, and the agent carries on.",
           );
+          byId("answer").hidden = true;
+        } else if (reply.status === 409 && data.reason === "already_voted" && isVoting(data.question)) {
+          showVotes(data.question);
+          say(REASONS.already_voted + " " + stillNeeded(data.question) + ".");
           byId("answer").hidden = true;
         } else if (reply.status === 409 || reply.status === 410) {
           say(decided(data.question));
