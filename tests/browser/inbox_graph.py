@@ -1,11 +1,15 @@
 """The refund agent for the inbox's browser tests, with two more kinds of question beside the example's own.
 
-    START → load_order → {refund | refund_editable | survey} → notify → END
+    START → load_order → {refund | refund_editable | refund_quorum | refund_escalating | survey | limit
+                          | agent_inbox} → notify → END
 
 The start message's `kind` picks the branch:
 
 - `refund` (default): the refund example's own node and policy (approve/reject, edits not allowed).
 - `editable`: the same refund, but its policy allows an approver to edit the arguments (the edit form).
+- `quorum`: the same refund, but two different people must approve it (`quorum=2`; any reject decides).
+- `escalating`: the same refund, answerable by finance only; two days after it is asked it also goes to
+  finance-managers, who may then answer too.
 - `survey`: a bare question that carries a JSON schema for its answer (`response_schema`), so the page
   builds its form from the schema.
 - `limit`: LangGraph's own `interrupt(value, response_schema=RefundLimit)`: the answer is the form's values.
@@ -27,6 +31,7 @@ from langgraph.types import interrupt
 from tests.host.schema_graphs import RefundLimit
 
 from agent_wait import WaitPolicy
+from agent_wait.followup import Escalation
 from agent_wait.langgraph import ask, wait
 
 EDITABLE = WaitPolicy(
@@ -37,6 +42,27 @@ EDITABLE = WaitPolicy(
     allow_edits=True,
 )
 """The refund example's policy, except that an approver may edit the refund's arguments."""
+QUORUM = WaitPolicy(
+    timeout=FINANCE.timeout_iso,
+    default=FINANCE.default,
+    allowed_actions=FINANCE.allowed_actions,
+    tags=FINANCE.tags,
+    allow_edits=False,
+    quorum=2,
+)
+"""The refund example's policy, except that two different people must approve (any reject decides at once)."""
+ESCALATING = WaitPolicy(
+    timeout=FINANCE.timeout_iso,
+    default=FINANCE.default,
+    allowed_actions=FINANCE.allowed_actions,
+    tags=FINANCE.tags,
+    allow_edits=False,
+    answerer_groups=["finance"],
+    escalation=[
+        Escalation(after="P2D", tags={"approver_group": "finance-managers"}, answerer_groups=["finance-managers"])
+    ],
+)
+"""Finance only, until two days after asking: then finance-managers too."""
 SURVEY_SCHEMA = {
     "type": "object",
     "properties": {
@@ -60,6 +86,19 @@ issue_refund = wait(EDITABLE, when=lambda order_id, amount: amount > AUTO_APPROV
 
 def refund_editable(state: InboxState) -> dict[str, Any]:
     return {"refund": issue_refund(state["order_id"], state["amount"])}
+
+
+# The example's own refund body again (`@wait` keeps it as `__wrapped__`), under each follow-up policy.
+quorum_refund = wait(QUORUM)(example_refund.__wrapped__)  # pyright: ignore[reportFunctionMemberAccess]
+escalating_refund = wait(ESCALATING)(example_refund.__wrapped__)  # pyright: ignore[reportFunctionMemberAccess]
+
+
+def refund_quorum(state: InboxState) -> dict[str, Any]:
+    return {"refund": quorum_refund(state["order_id"], state["amount"])}
+
+
+def refund_escalating(state: InboxState) -> dict[str, Any]:
+    return {"refund": escalating_refund(state["order_id"], state["amount"])}
 
 
 def survey(state: InboxState) -> dict[str, Any]:
@@ -94,11 +133,12 @@ def agent_inbox(state: InboxState) -> dict[str, Any]:
     return {"decision": response}
 
 
-BRANCHES = ("refund", "refund_editable", "survey", "limit", "agent_inbox")
+BRANCHES = ("refund", "refund_editable", "refund_quorum", "refund_escalating", "survey", "limit", "agent_inbox")
 
 
 def _branch(state: InboxState) -> str:
-    kind = {"editable": "refund_editable"}.get(state.get("kind") or "", state.get("kind") or "refund")
+    named = {"editable": "refund_editable", "quorum": "refund_quorum", "escalating": "refund_escalating"}
+    kind = named.get(state.get("kind") or "", state.get("kind") or "refund")
     return kind if kind in BRANCHES else "refund"
 
 
@@ -108,6 +148,8 @@ def build_graph(checkpointer: Any) -> Any:
     builder.add_node("load_order", load_order)
     builder.add_node("refund", refund)
     builder.add_node("refund_editable", refund_editable)
+    builder.add_node("refund_quorum", refund_quorum)
+    builder.add_node("refund_escalating", refund_escalating)
     builder.add_node("survey", survey)
     builder.add_node("limit", limit)
     builder.add_node("agent_inbox", agent_inbox)

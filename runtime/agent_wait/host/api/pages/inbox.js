@@ -25,6 +25,7 @@
     edit_not_allowed: "This question does not accept edited arguments.",
     answer_stale: "The answer arrived too late to be used.",
     unknown_question: "There is no such question.",
+    already_voted: "You voted already; a second vote changes nothing.",
   };
 
   // The API's root: the page is <root>/inbox, under whatever stage or base path the API is served from.
@@ -272,6 +273,77 @@
       return "default applied" + (action ? ": " + action : "");
     }
     return [action, outcome.answered_by].filter(Boolean).join(" · ");
+  }
+
+  // -- votes (a quorum question) and who may answer -----------------------------------------------------
+
+  // A quorum question counts votes: the API gives `votes`, `approvals`, `needed` and `remaining`.
+  function isVoting(view) {
+    return Boolean(view) && Array.isArray(view.votes) && typeof view.remaining === "number";
+  }
+
+  function plural(n, word) {
+    return n + " " + word + (n === 1 ? "" : "s");
+  }
+
+  function stillNeeded(view) {
+    return plural(view.remaining, "more approval") + " needed";
+  }
+
+  // The list's line for an open question: its votes so far, and whether it was escalated.
+  function progressLine(view) {
+    var parts = [];
+    if (isVoting(view)) {
+      parts.push(view.approvals + " of " + view.needed + " approvals");
+    }
+    if (isObject(view.escalation) && view.escalation.level > 0) {
+      parts.push("escalated");
+    }
+    return parts.join(" · ");
+  }
+
+  function tagText(tags) {
+    var parts = Object.keys(tags || {}).map(function (key) {
+      return key + ": " + tags[key];
+    });
+    return parts.join(", ") || "none";
+  }
+
+  function audience(answerers) {
+    if (!isObject(answerers)) {
+      return "anyone signed in";
+    }
+    var who = [];
+    if (answerers.groups && answerers.groups.length) {
+      who.push("members of " + answerers.groups.join(", "));
+    }
+    if (answerers.principals && answerers.principals.length) {
+      who.push("the principals " + answerers.principals.join(", "));
+    }
+    return who.length ? who.join(" or ") : "nobody";
+  }
+
+  function escalationText(view) {
+    var escalation = view.escalation;
+    var steps = (view.policy && view.policy.rules && view.policy.rules.escalation) || [];
+    var text = "Not escalated yet.";
+    if (escalation.level > 0) {
+      var step = "Escalated, step " + escalation.level + " of " + escalation.steps;
+      text = step + ": routed to " + tagText(escalation.tags) + ".";
+    }
+    var next = isObject(steps[escalation.level]) ? steps[escalation.level] : null;
+    if (escalation.next_at && next) {
+      var adds = (next.answerer_groups || []).concat(next.answerer_principals || []);
+      text += " At " + when(escalation.next_at) + " it escalates";
+      if (isObject(next.tags) && Object.keys(next.tags).length) {
+        text += " to " + tagText(next.tags);
+      }
+      if (adds.length) {
+        text += ", and " + adds.join(", ") + (next.replace_answerers ? " take over" : " may answer too");
+      }
+      text += ".";
+    }
+    return text;
   }
 
   // -- the API ------------------------------------------------------------------------------------------
@@ -636,7 +708,12 @@
       var shown = view.status === "resumed" && view.outcome ? view.outcome.status : view.status;
       var status = make("td");
       status.appendChild(make("span", shown, "pill " + shown));
-      var line = [outcomeLine(view), view.status === "resumed" ? "agent resumed" : ""].filter(Boolean).join(" · ");
+      var line = [
+        view.status === "open" ? progressLine(view) : outcomeLine(view),
+        view.status === "resumed" ? "agent resumed" : "",
+      ]
+        .filter(Boolean)
+        .join(" · ");
       if (line) {
         status.appendChild(make("span", line, "outcome-line"));
       }
@@ -684,14 +761,23 @@
         renderQuestion(reply.data);
         show("detail-view", true);
         byId("detail-heading").focus();
-        var isOpen = reply.data.status === "open";
-        say(isOpen ? "Open: waiting for an answer." : outcomeText(reply.data) || "Status: " + reply.data.status);
+        say(openingLine(reply.data));
         current.timer = setInterval(poll, POLL_MS);
       },
       function () {
         say("Could not reach the API. Check your connection and reload the page.", true);
       },
     );
+  }
+
+  function openingLine(view) {
+    if (view.status !== "open") {
+      return outcomeText(view) || "Status: " + view.status;
+    }
+    if (isVoting(view)) {
+      return "Open: " + stillNeeded(view) + "." + (isObject(view.your_vote) ? " Your vote is recorded." : "");
+    }
+    return "Open: waiting for an answer.";
   }
 
   // While a question is shown, read it again every few seconds: when it is decided elsewhere (another
@@ -712,6 +798,21 @@
         var before = watching.view;
         var view = reply.data;
         if (view.status === before.status && JSON.stringify(view.outcome) === JSON.stringify(before.outcome)) {
+          if (followUps(view) !== followUps(before)) {
+            // A vote or an escalation step while the question stays open: the form keeps what was typed.
+            watching.view = view;
+            renderPolicy(view);
+            renderVotes(view);
+            if (JSON.stringify(view.your_vote) !== JSON.stringify(before.your_vote)) {
+              renderAnswer(view);
+            }
+            if (isVoting(view) && view.votes.length > before.votes.length) {
+              var last = view.votes[view.votes.length - 1];
+              say("New vote: " + (last.by || "someone") + " voted " + last.action + ". " + stillNeeded(view) + ".");
+            } else if (JSON.stringify(view.answerers) !== JSON.stringify(before.answerers)) {
+              say("Escalated: " + audience(view.answerers) + " may answer now.");
+            }
+          }
           return;
         }
         renderQuestion(view);
@@ -726,6 +827,11 @@
         return null; // a missed poll is retried on the next tick
       },
     );
+  }
+
+  // What can change on an open question besides its outcome: votes, who may answer, the escalation step.
+  function followUps(view) {
+    return JSON.stringify([view.votes, view.your_vote, view.answerers, view.escalation]);
   }
 
   function renderQuestion(view) {
@@ -746,6 +852,7 @@
     byId("detail-asked").textContent = when(view.asked_at);
     renderAsked(view);
     renderPolicy(view);
+    renderVotes(view);
     renderAnswer(view);
     renderHistory(view);
   }
@@ -792,22 +899,73 @@
     byId("policy-actions").textContent = (policy.allowed_actions || []).join(", ") || "any";
     byId("policy-deadline").textContent = when(policy.expires_at);
     byId("policy-default").textContent = pretty(policy.default === undefined ? null : policy.default);
-    var answerers = rules.answerers;
-    var who = [];
-    if (isObject(answerers)) {
-      if (answerers.groups && answerers.groups.length) {
-        who.push("members of " + answerers.groups.join(", "));
-      }
-      if (answerers.principals && answerers.principals.length) {
-        who.push("the principals " + answerers.principals.join(", "));
-      }
-    }
-    byId("policy-answerers").textContent = who.length ? who.join(" or ") : "anyone signed in";
+    // Who may answer now (escalation steps included), as the API reports it; the policy's own list before that.
+    var answerers = "answerers" in view ? view.answerers : rules.answerers;
+    byId("policy-answerers").textContent = audience(answerers);
+    var escalated = isObject(view.escalation);
+    show("policy-escalation-term", escalated);
+    show("policy-escalation", escalated);
+    byId("policy-escalation").textContent = escalated ? escalationText(view) : "";
     byId("policy-edits").textContent = rules.edits === false ? "not allowed" : "allowed";
-    var tags = Object.keys(policy.tags || {}).map(function (key) {
-      return key + ": " + policy.tags[key];
+    // An escalation step re-routes the question: its tags now, and as it was asked.
+    var tags = tagText(policy.tags);
+    if (escalated && view.escalation.level > 0 && tagText(view.escalation.tags) !== tags) {
+      tags = tagText(view.escalation.tags) + " (asked with " + tags + ")";
+    }
+    byId("policy-tags").textContent = tags;
+  }
+
+  function renderVotes(view) {
+    var voting = isVoting(view);
+    show("votes-section", voting);
+    var rows = byId("votes-rows");
+    clear(rows);
+    if (!voting) {
+      return;
+    }
+    byId("votes-count").textContent = voteCount(view);
+    var rule = "Each answer is a vote; " + plural(view.needed, "approval") + " from different people decide.";
+    if (view.veto && view.veto.length) {
+      rule += " Any " + view.veto.join(" or ") + " decides at once.";
+    }
+    byId("votes-rule").textContent = rule;
+    var veto = view.veto || [];
+    view.votes.forEach(function (vote) {
+      var row = make("tr");
+      row.appendChild(make("td", vote.by || "someone unnamed"));
+      var kind = veto.indexOf(vote.action) >= 0 ? "vote-veto" : "vote-approve";
+      row.appendChild(make("td", vote.action || "(no action)", kind));
+      row.appendChild(make("td", when(vote.at)));
+      rows.appendChild(row);
     });
-    byId("policy-tags").textContent = tags.join(", ") || "none";
+    show("votes-table", view.votes.length > 0);
+    show("votes-none", view.votes.length === 0);
+    var mine = isObject(view.your_vote) ? view.your_vote : null;
+    show("your-vote", Boolean(mine));
+    var again = view.status === "open" ? " A second vote changes nothing." : "";
+    byId("your-vote").textContent = mine
+      ? "Your vote “" + mine.action + "” is recorded (" + when(mine.at) + ")." + again
+      : "";
+  }
+
+  // The count, and once voting is over, what ended it: the quorum, a veto, or the deadline.
+  function voteCount(view) {
+    var count = view.approvals + " of " + view.needed + " approvals";
+    if (view.status === "open") {
+      return count + ": " + stillNeeded(view) + ".";
+    }
+    var outcome = view.outcome || {};
+    var action = isObject(outcome.answer) ? outcome.answer.action : null;
+    if (outcome.expired) {
+      return count + " when the deadline passed: the default applied.";
+    }
+    if (outcome.status === "cancelled") {
+      return count + " when the question was withdrawn.";
+    }
+    if ((view.veto || []).indexOf(action) >= 0) {
+      return count + ": a " + action + " decided it.";
+    }
+    return count + ": the quorum decided it.";
   }
 
   // -- forms: the arguments to edit, and the answer a JSON schema describes --------------------------------
@@ -912,7 +1070,8 @@
   }
 
   function renderAnswer(view) {
-    var open = view.status === "open";
+    // Someone who voted on a quorum question has nothing left to answer: the API refuses a second vote.
+    var open = view.status === "open" && !(isVoting(view) && isObject(view.your_vote));
     show("answer-section", open);
     var actions = byId("actions");
     clear(actions);
@@ -1051,7 +1210,14 @@
         }
         busy(false);
         var data = reply.data || {};
-        if (reply.status === 200) {
+        if (reply.status === 202) {
+          // A vote on a quorum question: recorded; the question waits for more approvals.
+          renderQuestion(data);
+          say("Your vote “" + action + "” is recorded; " + stillNeeded(data) + ".", true);
+        } else if (reply.status === 409 && data.reason === "already_voted" && isObject(data.question)) {
+          renderQuestion(data.question);
+          say("Not recorded: " + REASONS.already_voted, true);
+        } else if (reply.status === 200) {
           renderQuestion(data);
           say(
             data.result === "repeated"

@@ -1,0 +1,221 @@
+"""The approvals inbox in Chromium for questions with follow-ups: a two-person quorum, and an escalation step.
+
+Its own refund stack on the emulator (the module's `inbox`), with the inbox test graph's `quorum` kind
+(`WaitPolicy(..., quorum=2)`: two different people must approve, any reject decides at once) and `escalating`
+kind (finance only, then after two days finance-managers too). `AGENT_WAIT_SCREENSHOTS=<dir>` keeps the
+pictures the tests take (a tall viewport, not full-page shots, so no click is lost to a resize).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _inbox_page import Inbox
+
+pytestmark = pytest.mark.timeout(180)
+
+DONE_APPROVE = "Done: your answer “approve” is recorded, and the agent carries on."
+TALL = {"width": 1100, "height": 1500}
+"""Tall enough for the whole question page, so a screenshot needs no full-page resize."""
+
+
+def expect(locator: Any) -> Any:
+    from playwright.sync_api import expect as playwright_expect
+
+    return playwright_expect(locator)
+
+
+def status(page: Any) -> Any:
+    return page.get_by_role("status")
+
+
+def shoot(page: Any, name: str, tmp_path: Path) -> None:
+    target = Path(os.environ.get("AGENT_WAIT_SCREENSHOTS") or tmp_path)
+    target.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(target / name))
+    assert (target / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def vote_rows(page: Any) -> list[list[str]]:
+    rows = page.locator("#votes-rows tr")
+    return [[cell.strip() for cell in rows.nth(i).locator("td").all_inner_texts()] for i in range(rows.count())]
+
+
+def test_a_quorum_question_needs_two_people_and_the_page_shows_the_votes_so_far(inbox: Inbox, tmp_path: Path) -> None:
+    # GIVEN a refund two people must approve, and alice on its page
+    thread, question = inbox.ask(kind="quorum")
+    alice = inbox.page("alice@example.com")
+    alice.set_viewport_size(TALL)
+    inbox.open(alice, question)
+    votes = alice.get_by_role("region", name="Votes")
+    expect(votes.locator("#votes-count")).to_have_text("0 of 2 approvals: 2 more approvals needed.")
+    expect(votes.locator("#votes-rule")).to_have_text(
+        "Each answer is a vote; 2 approvals from different people decide. Any reject decides at once."
+    )
+    expect(votes.get_by_text("No votes yet.")).to_be_visible()
+    expect(status(alice)).to_have_text("Open: 2 more approvals needed.")
+    shoot(alice, "inbox-quorum-open.png", tmp_path)
+
+    # WHEN alice approves
+    alice.get_by_role("button", name="Approve").click()
+
+    # THEN her vote is recorded, one more approval is needed, and she has nothing left to press
+    expect(status(alice)).to_have_text("Your vote “approve” is recorded; 1 more approval needed.")
+    expect(alice.locator("#votes-count")).to_have_text("1 of 2 approvals: 1 more approval needed.")
+    assert vote_rows(alice)[0][:2] == ["alice@example.com", "approve"]
+    expect(alice.locator("#your-vote")).to_contain_text("Your vote “approve” is recorded (")
+    expect(alice.locator("#your-vote")).to_contain_text("A second vote changes nothing.")
+    expect(alice.get_by_role("button", name=re.compile("Approve|Reject"))).to_have_count(0)
+    shoot(alice, "inbox-quorum-voted.png", tmp_path)
+    # AND the question is still open, and the agent has not run
+    assert inbox.status(question)["status"] == "open"
+    inbox.local.pump()
+    assert inbox.refunds(thread) == []
+
+    # WHEN bob opens the list and the question
+    bob = inbox.page("bob@example.com")
+    bob.set_viewport_size(TALL)
+    row = bob.get_by_role("row").filter(has_text=thread)
+    expect(row).to_contain_text("1 of 2 approvals")
+    shoot(bob, "inbox-quorum-list.png", tmp_path)
+    inbox.open(bob, question)
+
+    # THEN he sees alice's vote and may vote himself
+    expect(bob.locator("#votes-count")).to_have_text("1 of 2 approvals: 1 more approval needed.")
+    assert vote_rows(bob)[0][:2] == ["alice@example.com", "approve"]
+    expect(bob.locator("#your-vote")).to_be_hidden()
+
+    # WHEN bob approves too
+    bob.get_by_role("button", name="Approve").click()
+
+    # THEN his vote decides it, the agent runs once, and alice's page follows
+    expect(status(bob)).to_have_text(DONE_APPROVE)
+    expect(bob.locator("#votes-count")).to_have_text("2 of 2 approvals: the quorum decided it.")
+    expect(bob.locator("#your-vote")).to_have_text(re.compile(r"^Your vote “approve” is recorded \(.*\)\.$"))
+    assert [r[:2] for r in vote_rows(bob)] == [["alice@example.com", "approve"], ["bob@example.com", "approve"]]
+    expect(status(alice)).to_have_text(re.compile(r"^Decided elsewhere: Answered by bob@example.com \(approve\)"))
+    shoot(bob, "inbox-quorum-decided.png", tmp_path)
+    assert [o.kind.value for o in inbox.local.pump().outcomes] == ["applied"]
+    assert inbox.refunds(thread) == [900]
+    assert [v["by"] for v in inbox.status(question)["outcome"]["answer"]["votes"]] == [
+        "alice@example.com",
+        "bob@example.com",
+    ]
+    for page in (alice, bob):
+        assert page.errors == []  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def test_a_second_vote_by_the_same_person_is_refused_and_changes_nothing(inbox: Inbox) -> None:
+    # GIVEN alice has the same quorum question open in two tabs
+    thread, question = inbox.ask(kind="quorum")
+    first, second = inbox.page("alice@example.com"), inbox.page("alice@example.com")
+    inbox.open(first, question)
+    inbox.open(second, question)
+    expect(second.get_by_role("button", name="Reject")).to_be_enabled()
+
+    # WHEN she approves in one and rejects in the other, before either tab saw the other's vote
+    first.evaluate("document.querySelector('#actions [data-action=approve]').click()")
+    second.evaluate("document.querySelector('#actions [data-action=reject]').click()")
+
+    # THEN one vote is recorded; the other tab is told a second vote changes nothing; nothing is decided
+    for page in (first, second):
+        expect(status(page)).to_have_text(re.compile(r"^(Your vote|Not recorded)"))
+    view = inbox.status(question)
+    assert view["status"] == "open"
+    assert [v["by"] for v in view["votes"]] == ["alice@example.com"]
+    kept = view["votes"][0]["action"]
+    refused = second if kept == "approve" else first
+    expect(status(refused)).to_have_text("Not recorded: You voted already; a second vote changes nothing.")
+    expect(refused.locator("#your-vote")).to_contain_text(f"Your vote “{kept}” is recorded (")
+    expect(refused.get_by_role("button", name=re.compile("Approve|Reject"))).to_have_count(0)
+    inbox.local.pump()
+    assert inbox.refunds(thread) == []
+
+
+def test_a_reject_vetoes_a_quorum_question_at_once(inbox: Inbox) -> None:
+    thread, question = inbox.ask(kind="quorum")
+    page = inbox.page("carol@example.com")
+    inbox.open(page, question)
+
+    page.get_by_role("button", name="Reject").click()
+
+    expect(status(page)).to_have_text("Done: your answer “reject” is recorded, and the agent carries on.")
+    expect(page.locator("#votes-count")).to_have_text("0 of 2 approvals: a reject decided it.")
+    assert inbox.status(question)["outcome"]["answer"]["action"] == "reject"
+    inbox.local.pump()
+    assert inbox.refunds(thread) == []
+
+
+def test_an_escalated_question_shows_who_may_answer_now_and_accepts_the_new_audience(
+    inbox: Inbox, tmp_path: Path
+) -> None:
+    # GIVEN a refund only finance may answer for two days, and carol of finance-managers on its page
+    thread, question = inbox.ask(kind="escalating")
+    carol = inbox.page("carol@example.com", "finance-managers")
+    carol.set_viewport_size(TALL)
+    inbox.open(carol, question)
+    expect(carol.locator("#policy-answerers")).to_have_text("members of finance")
+    expect(carol.locator("#policy-escalation")).to_contain_text("Not escalated yet. At ")
+    expect(carol.locator("#policy-escalation")).to_contain_text(
+        " it escalates to approver_group: finance-managers, and finance-managers may answer too."
+    )
+    expect(carol.get_by_role("region", name="Votes")).to_be_hidden()
+    shoot(carol, "inbox-escalation-pending.png", tmp_path)
+    # WHEN she approves before the step, she is refused
+    carol.get_by_role("button", name="Approve").click()
+    expect(status(carol)).to_contain_text("You are not one of the people who may answer this question.")
+    assert inbox.status(question)["status"] == "open"
+    # WHEN the step's time comes
+    inbox.clock.offset += timedelta(days=2, minutes=1)
+    try:
+        # THEN within a poll the page says finance-managers may answer now, and her approval is accepted
+        expect(status(carol)).to_have_text("Escalated: members of finance, finance-managers may answer now.")
+        expect(carol.locator("#policy-answerers")).to_have_text("members of finance, finance-managers")
+        expect(carol.locator("#policy-escalation")).to_have_text(
+            "Escalated, step 1 of 1: routed to approver_group: finance-managers."
+        )
+        expect(carol.locator("#policy-tags")).to_have_text(
+            "approver_group: finance-managers (asked with approver_group: finance)"
+        )
+        shoot(carol, "inbox-escalated.png", tmp_path)
+        carol.get_by_role("button", name="Approve").click()
+        expect(status(carol)).to_have_text(DONE_APPROVE)
+        assert [o.kind.value for o in inbox.local.pump().outcomes] == ["applied"]
+    finally:
+        inbox.clock.offset = timedelta()
+    assert inbox.refunds(thread) == [900]
+    assert carol.errors == []  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def test_a_signed_links_vote_says_it_is_recorded_and_how_many_more_approvals_are_needed(
+    inbox: Inbox, tmp_path: Path
+) -> None:
+    # GIVEN the approve link the topic carried for a quorum question
+    thread, question = inbox.ask(kind="quorum")
+    link = inbox.links(question)["approve"]
+    page = inbox.browser.new_context(viewport={"width": 900, "height": 1100}, locale="en-GB").new_page()
+    page.goto(link)
+    expect(page.locator("#votes")).to_contain_text("No votes yet.")
+    expect(page.locator("#votes")).to_contain_text("0 of 2 approvals; 2 more approvals needed.")
+    # WHEN the person confirms
+    page.get_by_role("button", name="Confirm: approve").click()
+    # THEN the page says the vote is recorded and one more approval is needed; nothing is decided yet
+    expect(status(page)).to_have_text("Your vote “approve” is recorded; 1 more approval needed.")
+    expect(page.locator("#votes")).to_contain_text("signed link: approve, ")
+    expect(page.get_by_role("button", name="Confirm: approve")).to_be_hidden()
+    shoot(page, "confirm-quorum-voted.png", tmp_path)
+    assert inbox.status(question)["status"] == "open"
+    # AND the same link opened again offers no second vote
+    page.goto("about:blank")
+    page.goto(link)
+    expect(status(page)).to_have_text(
+        "Your vote “approve” is recorded already; a second vote changes nothing. 1 more approval needed."
+    )
+    expect(page.get_by_role("button", name="Confirm: approve")).to_be_hidden()
+    inbox.local.pump()
+    assert inbox.refunds(thread) == []
