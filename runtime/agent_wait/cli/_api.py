@@ -109,13 +109,24 @@ def answer(
     data: Mapping[str, Any] = payload if isinstance(payload, Mapping) else {}
     if status == 200:
         return _won(data, question_id, action or "(JSON)")
+    if status == 202 and data.get("result") == "voted":
+        return _voted(data, question_id, action or "(JSON)")
     raise CliError(_refused(status, data, question_id))
+
+
+def _voted(data: Mapping[str, Any], question_id: str, action: str) -> str:
+    """A vote recorded on a quorum question that waits for more."""
+    remaining = data.get("remaining")
+    more = f"{remaining} more approval{'s' if remaining != 1 else ''} needed" if isinstance(remaining, int) else ""
+    return f"vote {action!r} recorded on question {question_id}" + (f"; {more}" if more else "")
 
 
 def _won(data: Mapping[str, Any], question_id: str, action: str) -> str:
     outcome: Mapping[str, Any] = data.get("outcome") or {}
     who = outcome.get("answered_by") or "you"
     if data.get("result") == "repeated":
+        if data.get("status") == "open":  # a vote resent with the same idempotency key
+            return f"your vote on question {question_id} was already recorded with this same answer; nothing changed"
         return f"question {question_id} was already decided by this same answer (by {who}); nothing changed"
     line = f"answer {action!r} won question {question_id} on thread {data.get('thread_id')}, recorded as {who}"
     if data.get("handed_over") is False:
@@ -134,6 +145,8 @@ def _refused(status: int, data: Mapping[str, Any], question_id: str) -> str:
         )
     if status == 404:
         return f"no question {question_id!r}; list them with: agent-wait questions --status open"
+    if status == 409 and reason == "already_voted":
+        return f"you already voted on question {question_id}; a second vote changes nothing"
     if status == 409:
         decided = (outcome.get("answer") or {}).get("action") if isinstance(outcome.get("answer"), Mapping) else None
         what = f"{outcome.get('status')}" + (f" with {decided!r}" if decided else "")
