@@ -17,6 +17,10 @@ ACCEPTED_FORMS = (
 )
 
 
+MAX_DURATION = timedelta(days=3650)
+"""The longest duration a policy takes (about ten years), so every time it yields is a date every store can hold."""
+
+
 class DurationSyntaxError(ValueError):
     """A duration that is not one of the accepted forms; the text says why."""
 

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any
 
-from agent_wait._duration import ACCEPTED_FORMS, DurationSyntaxError, format_duration, parse_duration
+from agent_wait._duration import ACCEPTED_FORMS, MAX_DURATION, DurationSyntaxError, format_duration, parse_duration
 from agent_wait.errors import PolicyError
 
 __all__ = ("MAX_ESCALATION_STEPS", "MAX_REMINDERS", "Escalation", "FollowUps", "Quorum", "Reminder")
@@ -31,6 +31,10 @@ def _duration(owner: str, name: str, value: object) -> tuple[timedelta, str]:
         delta = parse_duration(value)
     except DurationSyntaxError as exc:
         raise PolicyError(owner, value, f"{owner} {name} must be {ACCEPTED_FORMS}; {exc}") from None
+    if delta > MAX_DURATION:
+        raise PolicyError(
+            owner, value, f"{owner} {name} must be at most P{MAX_DURATION.days}D (about ten years); got {value!r}"
+        )
     text = value.strip().upper() if isinstance(value, str) else format_duration(delta)
     return delta, text
 

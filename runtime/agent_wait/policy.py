@@ -8,7 +8,7 @@ from datetime import timedelta
 from types import MappingProxyType
 from typing import Any
 
-from agent_wait._duration import ACCEPTED_FORMS, DurationSyntaxError, format_duration, parse_duration
+from agent_wait._duration import ACCEPTED_FORMS, MAX_DURATION, DurationSyntaxError, format_duration, parse_duration
 from agent_wait._json import canonical_json, to_jsonable
 from agent_wait.errors import EnvelopeError, PolicyError
 from agent_wait.followup import Escalation, FollowUps, Quorum, Reminder
@@ -17,7 +17,7 @@ __all__ = ("DEFAULT_ACTIONS", "MAX_DEFAULT_BYTES", "MAX_RESPONSE_SCHEMA_BYTES", 
 
 DEFAULT_ACTIONS: tuple[str, ...] = ("approve", "reject")
 
-MAX_TIMEOUT = timedelta(days=3650)
+MAX_TIMEOUT = MAX_DURATION
 """Longest `timeout` and `answer_ttl`: about ten years, so every deadline is a date every store can hold.
 Wait longer with `timeout=None` (no deadline)."""
 MAX_DEFAULT_BYTES = 64 * 1024

@@ -90,6 +90,8 @@ def test_the_quorum_counts_approvals_and_a_veto_decides() -> None:
         ({"reminders": "PT4H"}, "must be a list"),
         ({"reminders": [{"every": "PT1H"}]}, "each reminder must be"),
         ({"reminders": ["soon"]}, "ISO 8601"),
+        ({"reminders": ["P3000000D"]}, "at most P3650D"),
+        ({"reminders": [1e12]}, "at most P3650D"),
         ({"reminders": [f"PT{n + 1}H" for n in range(MAX_REMINDERS + 1)]}, f"at most {MAX_REMINDERS}"),
         ({"timeout": "P3D", "escalation": [Escalation(after="P3D", tags={"a": "b"})]}, "at or after the deadline"),
         (
@@ -116,6 +118,7 @@ def test_a_bad_follow_up_is_refused_where_the_policy_is_written(kwargs: dict[str
         (Reminder, "exactly one of"),
         (lambda: Reminder(after="PT1H", before_deadline="PT1H"), "exactly one of"),
         (lambda: Escalation(after="P1D"), "neither"),
+        (lambda: Escalation(after="P4000D", tags={"a": "b"}), "at most P3650D"),
         (lambda: Escalation(after="P1D", tags={"a": "b"}, replace_answerers=True), "must name answerer_groups"),
         (lambda: Escalation(after="P1D", tags={"a": 1}), "must map non-empty str keys"),  # type: ignore[dict-item]
         (lambda: Escalation(after="P1D", answerer_groups="finance"), "must be a list of strings"),

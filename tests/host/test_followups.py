@@ -399,6 +399,7 @@ def test_votes_through_the_answer_api_are_counted_told_and_decide_once(quorum: W
     # THEN alice's vote came too late to be told alone (the question was decided), the decision was
     # applied once and told with both votes, and the refund was paid once
     assert [o.kind for o in outcomes] == [OutcomeKind.REFUSED, OutcomeKind.APPLIED]
+    assert quorum.router.metrics.total("VotesRecorded") == 1  # type: ignore[attr-defined]
     (told,) = quorum.envelopes(question_id, "wait.voted")
     assert (told.progress["approvals"], told.progress["remaining"]) == (2, 0)
     assert quorum.types(question_id).count("wait.answered") == 1
@@ -415,6 +416,7 @@ def test_an_api_vote_is_told_by_the_router_while_the_question_is_still_open(quor
     )
     (outcome,) = quorum.deliver_queue()
     assert outcome.kind is OutcomeKind.VOTED
+    assert quorum.router.metrics.total("VotesRecorded") == 1  # type: ignore[attr-defined]
     (told,) = quorum.envelopes(question_id, "wait.voted")
     assert (told.progress["approvals"], told.progress["remaining"]) == (1, 1)
     record = quorum.ledger.get(thread_id, question_id)
@@ -498,3 +500,25 @@ def test_a_reminder_whose_announcement_failed_is_announced_by_the_next_run_and_o
     record = escalating.ledger.get(thread_id, question_id)
     assert record is not None
     assert record.progress.notice is None
+
+
+def test_one_person_is_one_vote_whether_they_answer_signed_in_or_by_a_link_made_for_them(quorum: World) -> None:
+    from agent_wait.host._checks import Answerer
+    from agent_wait.host.answering import AnswerService, AnswerStatus
+
+    # GIVEN alice voted through the API, signed in
+    _, question_id = quorum.ask("who-1")
+    service = AnswerService(quorum.ledger, quorum.queue, clock=lambda: quorum.now[0])
+    assert service.answer(question_id, {"action": "approve"}, _api_user("alice"), answer_id="api:a").status is (
+        AnswerStatus.VOTED
+    )
+
+    # WHEN she votes again with a signed link made for her
+    by_link = Answerer(answered_by="alice@example.com", via="link", sender="link:k1")
+    again = service.answer(question_id, {"action": "approve"}, by_link, answer_id="link:a")
+
+    # THEN it is her second vote, refused; the question still needs another person
+    assert (again.status, again.reason) == (AnswerStatus.REFUSED, RefusalReason.ALREADY_VOTED)
+    assert again.record is not None
+    assert len(again.record.progress.votes) == 1
+    assert again.record.status is QuestionStatus.OPEN

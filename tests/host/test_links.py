@@ -471,6 +471,21 @@ def test_answer_links_for_an_overdue_question_are_none():
     assert answer_links(KEYS, "https://api.example.com", question_envelope(), now=DEADLINE) == {}
 
 
+def test_a_quorum_question_gets_links_only_when_they_are_made_for_a_named_approver():
+    # Links made for nobody would all vote as one "signed link": a quorum must count people.
+    question = Question(
+        "order-1",
+        "q-1",
+        {"function": "refund", "args": {"amount": 5}},
+        WaitPolicy(timeout="PT4H", quorum=2),
+        asked_at=T0,
+    )
+    envelope = WaitEnvelope.create(question)
+    assert answer_links(KEYS, "https://api.example.com", envelope, now=T0) == {}
+    named = answer_links(KEYS, "https://api.example.com", envelope, now=T0, approver="alice@example.com")
+    assert set(named) == {"approve", "reject"}
+
+
 # -- logs ---------------------------------------------------------------------------------------------------------
 
 

@@ -132,6 +132,27 @@ def test_one_question_whose_follow_up_fails_never_holds_back_the_others(caplog: 
     assert sweep_on(ledger, RecordingMetrics(), announce).run().reminded == ("q-bad",)
 
 
+def test_an_entry_queue_that_fails_counts_the_deadlines_as_expire_and_the_reminders_still_go_out() -> None:
+    class DownQueue(InMemoryEntryQueue):
+        def send_batch(self, messages: Any) -> Any:
+            raise ConnectionError("sqs unreachable")
+
+    # GIVEN an overdue question, a question due for a reminder, and an entry queue that is down
+    ledger, metrics, announce = InMemoryLedger(), RecordingMetrics(), InMemoryAnnounce()
+    ask(ledger, "t-1", "q-late")
+    ask(ledger, "t-2", "q-remind", policy=WaitPolicy(timeout="PT3H", reminders=["PT1H"]))
+    sweep = Sweep(ledger, DownQueue(), announce=[announce], metrics=metrics, clock=lambda: LATER)
+
+    # WHEN the sweep runs
+    report = sweep.run()
+
+    # THEN the overdue question is reported and counted under expire, and the reminder still went out
+    assert report.failed_questions == ("q-late",)
+    assert report.expired_sent == ()
+    assert metrics.counts[(SWEEP_ERRORS, "expire")] == 1
+    assert report.reminded == ("q-remind",)
+
+
 def test_a_missing_open_by_age_index_is_a_warning_not_an_error(caplog: pytest.LogCaptureFixture) -> None:
     # GIVEN a ledger without the optional open_by_age index
     ledger = FailingLedger(oldest_open=missing("open_by_age"))

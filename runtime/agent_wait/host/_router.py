@@ -356,8 +356,11 @@ class Router:
                 return self._refuse(RefusalReason.UNKNOWN_QUESTION, message, "no such question on this thread")
             return self._refuse(RefusalReason.UNKNOWN_THREAD, message, "no question was ever asked on this thread")
         parked: bool | None = None
-        if record.status is QuestionStatus.OPEN and record.progress.vote_with(answer_id) is not None:
+        recorded_vote = record.progress.vote_with(answer_id) if record.status is QuestionStatus.OPEN else None
+        if recorded_vote is not None:
             # A vote already on the row (the answer API's hand-over, or a redelivery): tell it, change nothing.
+            if recorded_vote.via in HANDED_OVER:
+                self.metrics.count(Metric.VOTES)  # the API that recorded it counts nothing itself
             return self._tell_vote(record)
         if record.status is QuestionStatus.OPEN:
             refusal = self._check(record, message, now, sent_at, answerer)
@@ -382,6 +385,7 @@ class Router:
             self._count_decision(record, now)
             progress = _decided_progress(record)
             if progress is not None:  # the deciding vote of a quorum
+                self.metrics.count(Metric.VOTES)
                 self.questions.announce(record.envelope, Transition.VOTED, progress=progress)
             self.questions.announce(record.envelope, Transition.ANSWERED, progress=progress)
         if record.answer_id != answer_id:

@@ -177,8 +177,8 @@ class Sweep:
         skipped: list[str] = []
         due = self._isolated(SweepStep.DUE, lambda: self.ledger.due(now, limit=self.limit), failed, skipped)
         overdue = [record for record in due or () if record.is_overdue(now)]
-        expired = self._isolated(SweepStep.DUE, lambda: self._expire(overdue, now), failed, skipped)
         run = _Run()
+        expired = self._expire_isolated(overdue, now, run)
         for record in due or ():
             if not record.is_overdue(now):
                 self._follow_up(record, now, run)
@@ -200,6 +200,21 @@ class Sweep:
         )
 
     # -- deadlines -----------------------------------------------------------------------------------
+
+    def _expire_isolated(self, overdue: list[QuestionRecord], now: datetime, run: _Run) -> _Expired | None:
+        """Send the overdue questions' defaults; when that raises, count them as failed (`expire`) and go on."""
+        try:
+            return self._expire(overdue, now)
+        except Exception as exc:
+            run.failed.extend(record.question_id for record in overdue)
+            self.metrics.count(Metric.SWEEP_ERRORS, reason=DueWork.EXPIRE.value)
+            self.log.error(
+                f"sweep could not send {len(overdue)} deadline answer(s) ({type(exc).__name__}); the next run sends "
+                "them again",
+                extra={"question_ids": [r.question_id for r in overdue], "error_type": type(exc).__name__},
+            )
+            self.log.debug("sweep expire failed", exc_info=True)
+            return None
 
     def _expire(self, overdue: list[QuestionRecord], now: datetime) -> _Expired:
         entries = [_deadline_answer(record) for record in overdue]

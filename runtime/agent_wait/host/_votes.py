@@ -75,7 +75,8 @@ def cast_vote(
     for _ in range(_ATTEMPTS):
         if record.status is not QuestionStatus.OPEN:
             return VoteResult(VoteStatus.CLOSED, record)
-        earlier = record.progress.vote_with(answer_id) or record.progress.voted(answerer.identity)
+        # One person is one vote however they answer: by their identity, or by the name they are recorded under.
+        earlier = record.progress.vote_with(answer_id) or record.progress.voted(answerer.identity, answerer.answered_by)
         if earlier is not None:
             status = VoteStatus.REPEATED if earlier.answer_id == answer_id else VoteStatus.ALREADY_VOTED
             return VoteResult(status, record, earlier)

@@ -482,7 +482,8 @@ def answer_links(
     Each link expires at the question's deadline, or `MAX_LINK_LIFETIME` after `now` when that is earlier
     or the question has none. A question whose deadline has passed gets no links (an empty dict), and so
     does one whose policy names who may answer (`answerer_groups`, `answerer_principals`): a link proves
-    no group or principal, so its answer would only be refused.
+    no group or principal, so its answer would only be refused. A quorum question gets links only when they
+    are made for a named `approver`: each vote must be a distinct person's.
 
     Args:
         keys: the link keys; the active one signs.
@@ -494,6 +495,8 @@ def answer_links(
     now = require_aware(now, "now")
     if envelope.rules.get("answerers"):
         return {}
+    if envelope.rules.get("quorum") and approver is None:
+        return {}  # a quorum counts people, and a link made for nobody proves no one: they would all be one voter
     expires_at = parse_rfc3339(envelope.expires_at) if envelope.expires_at else now + MAX_LINK_LIFETIME
     if math.floor(min(expires_at, now + MAX_LINK_LIFETIME).timestamp()) <= now.timestamp():
         return {}

@@ -227,9 +227,10 @@ class Progress:
             version=int(item.get("version") or 0),
         )
 
-    def voted(self, voter: str) -> Vote | None:
-        """The vote `voter` cast, or None."""
-        return next((vote for vote in self.votes if vote.voter == voter), None)
+    def voted(self, voter: str, by: str | None = None) -> Vote | None:
+        """The vote cast by `voter`, or recorded as `by` (one person answering two ways: their API sign-in and a
+        link made for them), or None."""
+        return next((vote for vote in self.votes if vote.voter == voter or (by is not None and vote.by == by)), None)
 
     def vote_with(self, answer_id: str) -> Vote | None:
         """The vote that message `answer_id` cast, or None (a redelivery or a hand-over finds its own vote)."""

@@ -10,9 +10,11 @@ Handler: `agent_wait.host.api.handler`. Routes:
     GET  /inbox                            the approvals inbox page (and /inbox/{asset}, its files and sign-in)
 
 An answer decides at once, with the router's checks and the same conditional write, and only then hands
-the resume to the entry queue: the response is the real outcome (200, or a problem+json 403, 404, 409,
-410, 422 with the router's reason). Who answers comes from the JWT claims API Gateway verified
-(`email`, else `sub`; groups from `AGENT_WAIT_GROUPS_CLAIM`, default `cognito:groups` then `groups`).
+the resume to the entry queue: the response is the real outcome (200; 202 for a vote on a quorum question
+that still needs more, with the votes so far; or a problem+json 403, 404, 409 — `already_decided`,
+`already_voted`, `cancelled` —, 410, 422 with the router's reason). Who answers comes from the JWT claims
+API Gateway verified (`email`, else `sub`; groups from `AGENT_WAIT_GROUPS_CLAIM`, default `cognito:groups`
+then `groups`).
 """
 
 from __future__ import annotations
