@@ -77,6 +77,17 @@ class Inbox:
         assert len(created) == 1, created
         return dict(created[0]["reply_to"].get("links") or {})
 
+    def link_for(self, question: str, approver: str, action: str = "approve") -> str:
+        """A signed link made for `approver`, with the stack's keys (a quorum question gets no unnamed links)."""
+        from agent_wait.host.ledger.dynamodb import DynamoDbLedger
+        from agent_wait.host.links import LinkKeys, answer_links
+
+        secrets = self.local.client("secretsmanager")
+        keys = LinkKeys.load(self.local.environment["AGENT_WAIT_LINK_KEYS_ARN"], client=secrets)
+        record = DynamoDbLedger(self.local.table, client=self.local.client("dynamodb")).find(question)
+        assert record is not None, question
+        return answer_links(keys, self.local.api_url, record.envelope, now=self.clock(), approver=approver)[action]
+
     def page(self, user: str = "alice@example.com", groups: str = "finance", *, width: int = 1200) -> Any:
         """A fresh browser context (its own session storage) signed in through the page's dev sign-in."""
         from playwright.sync_api import expect

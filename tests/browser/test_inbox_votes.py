@@ -195,9 +195,11 @@ def test_an_escalated_question_shows_who_may_answer_now_and_accepts_the_new_audi
 def test_a_signed_links_vote_says_it_is_recorded_and_how_many_more_approvals_are_needed(
     inbox: Inbox, tmp_path: Path
 ) -> None:
-    # GIVEN the approve link the topic carried for a quorum question
+    # GIVEN a quorum question (the topic carried no links: a link made for nobody proves no voter) and an
+    # approve link made for alice
     thread, question = inbox.ask(kind="quorum")
-    link = inbox.links(question)["approve"]
+    assert inbox.links(question) == {}
+    link = inbox.link_for(question, "alice@example.com")
     page = inbox.browser.new_context(viewport={"width": 900, "height": 1100}, locale="en-GB").new_page()
     page.goto(link)
     expect(page.locator("#votes")).to_contain_text("No votes yet.")
@@ -206,7 +208,7 @@ def test_a_signed_links_vote_says_it_is_recorded_and_how_many_more_approvals_are
     page.get_by_role("button", name="Confirm: approve").click()
     # THEN the page says the vote is recorded and one more approval is needed; nothing is decided yet
     expect(status(page)).to_have_text("Your vote “approve” is recorded; 1 more approval needed.")
-    expect(page.locator("#votes")).to_contain_text("signed link: approve, ")
+    expect(page.locator("#votes")).to_contain_text("alice@example.com: approve, ")
     expect(page.get_by_role("button", name="Confirm: approve")).to_be_hidden()
     shoot(page, "confirm-quorum-voted.png", tmp_path)
     assert inbox.status(question)["status"] == "open"

@@ -522,3 +522,36 @@ def test_one_person_is_one_vote_whether_they_answer_signed_in_or_by_a_link_made_
     assert again.record is not None
     assert len(again.record.progress.votes) == 1
     assert again.record.status is QuestionStatus.OPEN
+
+
+def test_the_sweep_reads_only_what_is_due_however_many_questions_are_open(moto_server: str, unique: str) -> None:
+    import boto3
+
+    from agent_wait import WaitPolicy
+    from agent_wait.envelope import Question, WaitEnvelope
+
+    # GIVEN 60 open, announced questions with follow-ups on the emulator, 3 of them due
+    client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=moto_server)
+    name = f"reads-{unique}"
+    create_question_table(client, name)
+    ledger = DynamoDbLedger(name, client=client)
+    policy = WaitPolicy(timeout="P3D", reminders=["P1D"])
+    for n in range(60):
+        asked = T0 - (timedelta(days=1, minutes=n + 1) if n < 3 else timedelta(minutes=n))
+        question = Question(f"t-{n}", f"q-{n}", {"function": "refund", "args": {"n": n}}, policy, asked_at=asked)
+        opened = ledger.open(WaitEnvelope.create(question), now=asked).record
+        ledger.mark_announced(f"t-{n}", f"q-{n}", due_at=opened.next_due(announced=True))
+    queried: list[int] = []
+    client.meta.events.register(
+        "after-call.dynamodb.Query",
+        lambda parsed, model, **_: queried.append(len(parsed.get("Items", []))) if parsed else None,
+    )
+
+    # WHEN the sweep runs at T0
+    report = Sweep(ledger, InMemoryEntryQueue(), announce=[InMemoryAnnounce()], clock=lambda: T0).run()
+
+    # THEN it read the 3 due rows (plus the one oldest-open row), never the 57 that are not due
+    assert sorted(report.reminded) == ["q-0", "q-1", "q-2"]
+    assert report.due_read == 3
+    assert sum(queried) == 4
+    client.delete_table(TableName=name)

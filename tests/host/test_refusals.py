@@ -132,6 +132,21 @@ def _nothing_to_retry(p: Parked) -> Any:
     return p.handle({"thread_id": p.thread_id, "retry_id": "retry-1"})
 
 
+def _already_voted(p: Parked) -> Any:
+    # A two-person quorum question on the same stack: alice's second vote, in a new message, changes nothing.
+    import tests.host.followup_graphs as followup_graphs
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from agent_wait.langgraph import LangGraphAdapter
+
+    adapter = LangGraphAdapter(followup_graphs.build_quorum_graph(InMemorySaver()))
+    p.router = Router(adapter, p.router.ledger, dead_letter=p.router.dead_letter, metrics=p.metrics, clock=lambda: T0)
+    p.thread_id, p.order_id = f"{p.thread_id}-quorum", f"{p.order_id}-quorum"
+    (p.question_id,) = p.handle(start_message(p.thread_id, p.order_id)).asked
+    assert p.answer("approve", answered_by="alice@example.com", answer_id="alice-1").kind is OutcomeKind.VOTED
+    return p.answer("reject", answered_by="alice@example.com", answer_id="alice-2")
+
+
 # The deployment trusts the sweep's role and lets finance's role answer; anyone else only writes to the queue.
 SENDERS = SenderPolicy(trusted=frozenset({"AROASWEEP"}), answer_senders=frozenset({"AROAFINANCE"}))
 
@@ -176,6 +191,7 @@ REFUSALS: dict[RefusalReason, Callable[[Parked], Any]] = {
     RefusalReason.EDIT_NOT_ALLOWED: _edit_not_allowed,
     RefusalReason.NOT_TRUSTED: _not_trusted,
     RefusalReason.INVALID_ANSWER: _invalid_answer,
+    RefusalReason.ALREADY_VOTED: _already_voted,
 }
 
 
