@@ -39,15 +39,15 @@ def _duration(owner: str, name: str, value: object) -> tuple[timedelta, str]:
     return delta, text
 
 
-def _names(owner: str, name: str, values: Iterable[str]) -> tuple[str, ...]:
+def check_names(field: str, values: Iterable[str], *, label: str | None = None) -> tuple[str, ...]:
+    """`values` as a tuple of non-empty strings, or a `PolicyError` on `field` (`label` names it in the message)."""
+    label = label or field
     if isinstance(values, str):
-        raise PolicyError(
-            owner, values, f"{owner} {name} must be a list of strings such as ['finance']; got {values!r}"
-        )
+        raise PolicyError(field, values, f"{label} must be a list of strings such as ['finance']; got {values!r}")
     names = tuple(values)
     for value in names:
         if not isinstance(value, str) or not value.strip():
-            raise PolicyError(owner, names, f"{owner} {name} must hold non-empty strings; got {value!r}")
+            raise PolicyError(field, names, f"{label} must hold non-empty strings; got {value!r}")
     return names
 
 
@@ -148,8 +148,8 @@ class Escalation:
             or not all(isinstance(k, str) and k and isinstance(v, str) for k, v in tags.items())
         ):
             raise PolicyError("escalation", tags, f"escalation tags must map non-empty str keys to str; got {tags!r}")
-        groups = _names("escalation", "answerer_groups", answerer_groups)
-        principals = _names("escalation", "answerer_principals", answerer_principals)
+        groups = check_names("escalation", answerer_groups, label="escalation answerer_groups")
+        principals = check_names("escalation", answerer_principals, label="escalation answerer_principals")
         if not isinstance(replace_answerers, bool):
             raise PolicyError("escalation", replace_answerers, "escalation replace_answerers must be True or False")
         if replace_answerers and not (groups or principals):
@@ -221,8 +221,8 @@ class Quorum:
             raise PolicyError(
                 "quorum", approvals, f"quorum approvals must be a whole number of at least 1; got {approvals!r}"
             )
-        approving = _names("quorum", "approve", approve)
-        vetoing = _names("quorum", "veto", veto)
+        approving = check_names("quorum", approve, label="quorum approve")
+        vetoing = check_names("quorum", veto, label="quorum veto")
         if not approving:
             raise PolicyError("quorum", approving, "quorum approve must name at least one action, e.g. ['approve']")
         if set(approving) & set(vetoing):

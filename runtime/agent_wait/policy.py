@@ -11,7 +11,7 @@ from typing import Any
 from agent_wait._duration import ACCEPTED_FORMS, MAX_DURATION, DurationSyntaxError, format_duration, parse_duration
 from agent_wait._json import canonical_json, to_jsonable
 from agent_wait.errors import EnvelopeError, PolicyError
-from agent_wait.followup import Escalation, FollowUps, Quorum, Reminder
+from agent_wait.followup import Escalation, FollowUps, Quorum, Reminder, check_names
 
 __all__ = ("DEFAULT_ACTIONS", "MAX_DEFAULT_BYTES", "MAX_RESPONSE_SCHEMA_BYTES", "MAX_TIMEOUT", "WaitPolicy")
 
@@ -133,8 +133,8 @@ class WaitPolicy:
         object.__setattr__(self, "correlation", checked_correlation)
         object.__setattr__(self, "answer_ttl", ttl_delta)
         object.__setattr__(self, "answer_ttl_iso", ttl_text)
-        object.__setattr__(self, "answerer_groups", _check_names("answerer_groups", answerer_groups))
-        object.__setattr__(self, "answerer_principals", _check_names("answerer_principals", answerer_principals))
+        object.__setattr__(self, "answerer_groups", check_names("answerer_groups", answerer_groups))
+        object.__setattr__(self, "answerer_principals", check_names("answerer_principals", answerer_principals))
         if quorum is not None and response_schema is not None and Quorum.parse(quorum).approvals > 1:
             raise PolicyError(
                 "quorum",
@@ -277,18 +277,6 @@ def _check_actions(allowed_actions: Iterable[str]) -> tuple[str, ...]:
     if len(set(actions)) != len(actions):
         raise PolicyError("allowed_actions", actions, f"allowed_actions lists an action twice: {list(actions)}")
     return actions
-
-
-def _check_names(name: str, values: Iterable[str]) -> tuple[str, ...]:
-    if isinstance(values, str):
-        raise PolicyError(
-            name, values, f"{name} must be a list of strings such as ['finance']; got the string {values!r}"
-        )
-    names = tuple(values)
-    for value in names:
-        if not isinstance(value, str) or not value.strip():
-            raise PolicyError(name, names, f"{name} must hold non-empty strings; got {value!r}")
-    return names
 
 
 def _check_tags(tags: Mapping[str, str] | None) -> Mapping[str, str]:
