@@ -38,6 +38,9 @@ class InMemoryLedger(Ledger):
 
     def __init__(self) -> None:
         self._questions: dict[tuple[str, str], QuestionRecord] = {}
+        # Lookups by thread and by question id, so a call costs what that thread holds, not every question.
+        self._thread_questions: dict[str, list[str]] = {}
+        self._question_thread: dict[str, str] = {}
         self._starts: dict[tuple[str, str], StartRecord] = {}
         self._leases: dict[str, ThreadLease] = {}
         self._failures: dict[str, ThreadFailure] = {}
@@ -53,6 +56,8 @@ class InMemoryLedger(Ledger):
             # Due at once: until its announcement succeeds, the sweep retries it.
             record = QuestionRecord(envelope=envelope, status=QuestionStatus.OPEN, asked_at=asked_at, due_at=asked_at)
             self._questions[key] = record
+            self._thread_questions.setdefault(envelope.thread_id, []).append(envelope.question_id)
+            self._question_thread.setdefault(envelope.question_id, envelope.thread_id)
             return OpenResult(record, created=True)
 
     def get(self, thread_id: str, question_id: str) -> QuestionRecord | None:
@@ -61,19 +66,22 @@ class InMemoryLedger(Ledger):
 
     def find(self, question_id: str) -> QuestionRecord | None:
         with self._lock:
-            return next((r for (_, q), r in self._questions.items() if q == question_id), None)
+            thread_id = self._question_thread.get(question_id)
+            return self._questions.get((thread_id, question_id)) if thread_id is not None else None
 
     def thread_exists(self, thread_id: str) -> bool:
         # A lease alone does not make a thread exist: every message takes one before it is checked.
         with self._lock:
-            return any(t == thread_id for t, _ in self._questions) or any(t == thread_id for t, _ in self._starts)
+            return thread_id in self._thread_questions or any(t == thread_id for t, _ in self._starts)
 
     def questions(self, thread_id: str, *, status: QuestionStatus | None = None) -> list[QuestionRecord]:
         with self._lock:
             return [
                 record
-                for (t, _), record in sorted(self._questions.items())
-                if t == thread_id and (status is None or record.status is status)
+                for record in (
+                    self._questions[(thread_id, q)] for q in sorted(self._thread_questions.get(thread_id, ()))
+                )
+                if status is None or record.status is status
             ]
 
     def page(
