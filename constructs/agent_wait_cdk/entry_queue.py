@@ -25,6 +25,14 @@ class EntryQueue(Construct):
     FIFO with content-based deduplication; a message received `max_receive_count` times without success
     moves to a FIFO dead-letter queue. Both queues are encrypted at rest and refuse plain HTTP.
 
+    Both queues run in high-throughput FIFO mode: deduplication is scoped to the message group and the
+    throughput quota applies per message group, not to the whole queue (docs/scaling.md). One thread is one
+    group (`agent_wait.messages.group_id_for`), and every deduplication id agent-wait sends is made for one
+    thread's message, so a group-scoped id loses nothing; queue-wide scope would only let one thread's
+    message swallow another thread's that happens to reuse its id (an API `Idempotency-Key`, say). There
+    is no prop for the default mode: it caps the queue's sends and gives agent-wait nothing back. A queue
+    brought with `existing_entry_queue` keeps its own mode.
+
     Example:
         entry = EntryQueue(self, "Entry", visibility_timeout=Duration.minutes(6))
         entry.grant_send(api_role)
@@ -86,6 +94,11 @@ class EntryQueue(Construct):
             enforce_ssl=True,
             queue_name=queue_name.removesuffix(".fifo") + "-dlq.fifo" if queue_name else None,
             removal_policy=removal_policy,
+            # High throughput here too: when the router fails wholesale (a bad deploy) it dead-letters at the
+            # rate messages arrive, and a queue-wide quota would throttle those sends into retries. Its own
+            # deduplication ids name the thread and the message, so group scope loses nothing.
+            deduplication_scope=sqs.DeduplicationScope.MESSAGE_GROUP,
+            fifo_throughput_limit=sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
         )
         self.queue = sqs.Queue(
             self,
@@ -100,6 +113,8 @@ class EntryQueue(Construct):
             enforce_ssl=True,
             queue_name=queue_name,
             removal_policy=removal_policy,
+            deduplication_scope=sqs.DeduplicationScope.MESSAGE_GROUP,
+            fifo_throughput_limit=sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
         )
 
     @staticmethod

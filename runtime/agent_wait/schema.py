@@ -79,6 +79,10 @@ class QueueShape:
     content_based_deduplication: bool
     max_receive_count: int
     """Receives before SQS moves a message to the dead-letter queue."""
+    deduplication_scope: str
+    """SQS `DeduplicationScope`: `messageGroup` (an id is unique within its group) or `queue`."""
+    fifo_throughput_limit: str
+    """SQS `FifoThroughputLimit`: `perMessageGroupId` (high-throughput FIFO) or `perQueue`."""
 
 
 QUESTION_TABLE = TableShape(
@@ -109,8 +113,19 @@ read by its key.
 CHECKPOINT_TABLE = TableShape(partition_key="PK", sort_key="SK", ttl_attribute="ttl")
 """What `langgraph_checkpoint_aws.DynamoDBSaver` needs."""
 
-ENTRY_QUEUE = QueueShape(fifo=True, content_based_deduplication=True, max_receive_count=5)
-"""Starts and answers, grouped by thread; a message that keeps failing goes to the FIFO dead-letter queue."""
+ENTRY_QUEUE = QueueShape(
+    fifo=True,
+    content_based_deduplication=True,
+    max_receive_count=5,
+    deduplication_scope="messageGroup",
+    fifo_throughput_limit="perMessageGroupId",
+)
+"""Starts and answers, grouped by thread; a message that keeps failing goes to the FIFO dead-letter queue.
+
+High-throughput FIFO: deduplication ids are scoped to the message group (one group per thread,
+`agent_wait.messages.group_id_for`), and every id a sender makes is for one thread's message, so two
+threads may use the same id without one swallowing the other. The dead-letter queue has the same mode.
+"""
 
 
 class QuestionStatus(StrEnum):

@@ -26,6 +26,25 @@ def test_entry_queue_is_fifo_with_content_based_deduplication(refund: Synth) -> 
     assert dlq["Properties"]["FifoQueue"] is True
 
 
+def test_both_queues_run_in_high_throughput_fifo_mode(refund: Synth, features: Synth) -> None:
+    """Deduplication within the message group (one thread), throughput quota per group, not per queue."""
+    for synth in (refund, features):
+        for _, queue in entry_and_dlq(synth):
+            assert queue["Properties"]["DeduplicationScope"] == "messageGroup"
+            assert queue["Properties"]["FifoThroughputLimit"] == "perMessageGroupId"
+
+
+def test_a_standalone_entry_queue_is_high_throughput_too(quiet: Synth) -> None:
+    stack = Stack(new_app(), "S")
+    EntryQueue(stack, "Entry", queue_name="entry.fifo")
+    template = Template.from_stack(stack)
+    template.resource_properties_count_is(
+        "AWS::SQS::Queue",
+        {"FifoQueue": True, "DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"},
+        2,
+    )
+
+
 def test_redrive_moves_a_message_after_five_receives(refund: Synth) -> None:
     (_, entry), (dlq_id, _) = entry_and_dlq(refund)
     assert entry["Properties"]["RedrivePolicy"] == {

@@ -53,6 +53,8 @@ def test_entry_queue_matches_the_schema(refund: Synth) -> None:
     assert entry["FifoQueue"] is shape.fifo
     assert entry["ContentBasedDeduplication"] is shape.content_based_deduplication
     assert entry["RedrivePolicy"]["maxReceiveCount"] == shape.max_receive_count
+    assert entry["DeduplicationScope"] == shape.deduplication_scope
+    assert entry["FifoThroughputLimit"] == shape.fifo_throughput_limit
 
 
 def test_every_setting_name_matches() -> None:
