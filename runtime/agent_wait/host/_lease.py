@@ -7,13 +7,34 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from agent_wait.errors import ThreadBusyError
 from agent_wait.ledger import Ledger, ThreadLease
 
-__all__ = ("error_name", "hold_thread")
+__all__ = ("HeldThread", "error_name", "held_thread", "hold_thread")
+
+
+@dataclass(slots=True)
+class HeldThread:
+    """The lease this delivery holds, and what its release records."""
+
+    lease: ThreadLease
+    open_questions: tuple[str, ...] | None = None
+    """The thread's open question ids once the agent ran (`AskedQuestions.after_run` sets them), recorded by the
+    release; None when the agent did not run, which leaves the recorded ids as they are."""
+
+
+_HELD: ContextVar[HeldThread | None] = ContextVar("agent_wait_held_thread", default=None)
+
+
+def held_thread(thread_id: str) -> HeldThread | None:
+    """The lease this delivery holds on `thread_id` (inside `hold_thread`), or None."""
+    held = _HELD.get()
+    return held if held is not None and held.lease.thread_id == thread_id else None
 
 
 @contextmanager
@@ -47,11 +68,14 @@ def hold_thread(
         time.sleep(delay)
         delay = min(delay * 2, 1.0)
         lease = ledger.acquire_lease(thread_id, holder, now=clock(), seconds=seconds)
+    held = HeldThread(lease)
+    token = _HELD.set(held)
     try:
         yield lease
     finally:
+        _HELD.reset(token)
         try:
-            ledger.release_lease(thread_id, holder)
+            ledger.release_lease(thread_id, holder, open_questions=held.open_questions)
         except Exception as exc:  # the lease then runs out by itself; the outcome stands
             log.warning(
                 "could not release the thread's lease; it expires by itself",

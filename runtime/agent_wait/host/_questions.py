@@ -12,6 +12,7 @@ from agent_wait._publish import Announcers, PublishReport, as_announcers, publis
 from agent_wait.adapter import RunOutcome
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.envelope import Question, Transition, WaitEnvelope
+from agent_wait.host._lease import held_thread
 from agent_wait.host.observe import HostMetrics, Metric
 from agent_wait.ledger import Decision, Ledger, QuestionRecord
 from agent_wait.messages import internal_id
@@ -63,11 +64,24 @@ class AskedQuestions:
         """Record and announce what the agent now waits on; cancel what it moved past unanswered."""
         for question in run.questions:
             self.record(question)
-        waiting = {q.question_id for q in run.questions}
-        for record in self.ledger.questions(thread_id, status=QuestionStatus.OPEN):
+        waiting = tuple(q.question_id for q in run.questions)
+        for record in self.open_records(thread_id):
             if record.question_id not in waiting:
                 self.cancel(record)
-        return tuple(q.question_id for q in run.questions)
+        held = held_thread(thread_id)
+        if held is not None:
+            held.open_questions = waiting  # the lease's release records them for the next delivery
+        return waiting
+
+    def open_records(self, thread_id: str) -> list[QuestionRecord]:
+        """The thread's open questions: by the ids its lease carries (one read each, however long its history),
+        else by a query of every question it ever had (a thread from before the ids were recorded)."""
+        held = held_thread(thread_id)
+        known = held.lease.open_questions if held is not None else None
+        if known is None:
+            return self.ledger.questions(thread_id, status=QuestionStatus.OPEN)
+        rows = (self.ledger.get(thread_id, question_id) for question_id in known)
+        return [row for row in rows if row is not None and row.status is QuestionStatus.OPEN]
 
     def record(self, question: Question) -> None:
         now = self.clock()
@@ -123,6 +137,4 @@ class AskedQuestions:
         return report
 
     def republish_open(self, thread_id: str) -> Sequence[PublishReport]:
-        return [
-            self.announce_created(record) for record in self.ledger.questions(thread_id, status=QuestionStatus.OPEN)
-        ]
+        return [self.announce_created(record) for record in self.open_records(thread_id)]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -108,6 +108,10 @@ class ThreadLease:
     until: float
     failure: ThreadFailure | None = None
     """The thread's recorded failure, read in the same write that took the lease."""
+    open_questions: tuple[str, ...] | None = None
+    """The thread's open question ids as the last delivery that ran the agent recorded them at its release (read
+    in the same write that took the lease, so finding what is open costs no query of the thread's history);
+    None when none was recorded yet."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -622,5 +626,9 @@ class Ledger(ABC):
         """
 
     @abstractmethod
-    def release_lease(self, thread_id: str, holder: str) -> None:
-        """Give the lease back if `holder` still holds it; otherwise change nothing."""
+    def release_lease(self, thread_id: str, holder: str, *, open_questions: Sequence[str] | None = None) -> None:
+        """Give the lease back if `holder` still holds it; otherwise change nothing.
+
+        With `open_questions`, the same write records the thread's open question ids, which the next lease
+        returns (`ThreadLease.open_questions`); None leaves what was recorded as it is.
+        """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -44,6 +45,7 @@ class InMemoryLedger(Ledger):
         self._starts: dict[tuple[str, str], StartRecord] = {}
         self._leases: dict[str, ThreadLease] = {}
         self._failures: dict[str, ThreadFailure] = {}
+        self._open_sets: dict[str, tuple[str, ...]] = {}
         self._lock = threading.Lock()
 
     def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
@@ -263,15 +265,23 @@ class InMemoryLedger(Ledger):
             held = self._leases.get(thread_id)
             if held is not None and held.holder != holder and held.until > now.timestamp():
                 return None
-            lease = ThreadLease(thread_id, holder, now.timestamp() + seconds, self._failures.get(thread_id))
+            lease = ThreadLease(
+                thread_id,
+                holder,
+                now.timestamp() + seconds,
+                self._failures.get(thread_id),
+                self._open_sets.get(thread_id),
+            )
             self._leases[thread_id] = lease
             return lease
 
-    def release_lease(self, thread_id: str, holder: str) -> None:
+    def release_lease(self, thread_id: str, holder: str, *, open_questions: Sequence[str] | None = None) -> None:
         with self._lock:
             held = self._leases.get(thread_id)
             if held is not None and held.holder == holder:
                 del self._leases[thread_id]
+                if open_questions is not None:
+                    self._open_sets[thread_id] = tuple(open_questions)
 
     def snapshot(self) -> dict[tuple[str, str], QuestionRecord]:
         """A copy of every question row (for tests and the local demo)."""

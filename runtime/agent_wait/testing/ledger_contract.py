@@ -634,6 +634,29 @@ def racing_leases_have_one_holder(make: LedgerFactory) -> None:
     assert len(got) == 1, f"expected one holder, got {got}"
 
 
+def a_release_records_the_open_questions_the_next_lease_reads(make: LedgerFactory) -> None:
+    """`release_lease(open_questions=...)` records the thread's open ids; the next lease carries them; a release
+    without them, or by a delivery that no longer holds the lease, leaves them as they were."""
+    ledger = make()
+    thread = f"thread-{uuid.uuid4().hex[:12]}"
+    first = ledger.acquire_lease(thread, "h-1", now=T0, seconds=60)
+    assert first is not None, "a free thread's lease must be granted"
+    assert first.open_questions is None, f"nothing was recorded yet, got {first.open_questions}"
+    ledger.release_lease(thread, "h-1", open_questions=("q-1", "q-2"))
+    second = ledger.acquire_lease(thread, "h-2", now=T0, seconds=60)
+    assert second is not None, "a released lease must be granted again"
+    assert second.open_questions == ("q-1", "q-2"), f"expected the recorded ids, got {second.open_questions}"
+    ledger.release_lease(thread, "h-9", open_questions=())  # not the holder: changes nothing
+    ledger.release_lease(thread, "h-2")  # the agent did not run: the ids stay
+    third = ledger.acquire_lease(thread, "h-3", now=T0, seconds=60)
+    assert third is not None, "a released lease must be granted again"
+    assert third.open_questions == ("q-1", "q-2"), f"expected the ids kept, got {third.open_questions}"
+    ledger.release_lease(thread, "h-3", open_questions=())
+    fourth = ledger.acquire_lease(thread, "h-4", now=T0, seconds=60)
+    assert fourth is not None, "a released lease must be granted again"
+    assert fourth.open_questions == (), f"expected no open question recorded, got {fourth.open_questions}"
+
+
 REQUIRED: tuple[Callable[[LedgerFactory], None], ...] = (
     open_records_the_question,
     reopen_never_overwrites,
@@ -656,5 +679,6 @@ REQUIRED: tuple[Callable[[LedgerFactory], None], ...] = (
     a_failed_start_keeps_its_input_for_a_retry,
     one_lease_per_thread,
     racing_leases_have_one_holder,
+    a_release_records_the_open_questions_the_next_lease_reads,
 )
 """Every ledger passes these."""

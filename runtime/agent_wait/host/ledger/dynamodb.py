@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -542,15 +542,26 @@ class DynamoDbLedger(Ledger):
         if not won:
             return None
         failure = (item or {}).get("failure")
-        return ThreadLease(thread_id, holder, until, ThreadFailure.from_item(thread_id, failure) if failure else None)
+        recorded = (item or {}).get("open_questions")
+        return ThreadLease(
+            thread_id,
+            holder,
+            until,
+            ThreadFailure.from_item(thread_id, failure) if failure else None,
+            tuple(str(q) for q in recorded) if isinstance(recorded, list) else None,
+        )
 
-    def release_lease(self, thread_id: str, holder: str) -> None:
+    def release_lease(self, thread_id: str, holder: str, *, open_questions: Sequence[str] | None = None) -> None:
+        update, values = "REMOVE lease_holder, lease_until", {":holder": {"S": holder}}
+        if open_questions is not None:  # in the write the release makes anyway: no extra call
+            update = "SET open_questions = :open " + update
+            values[":open"] = to_attribute(list(open_questions))
         self._conditional(
             "update_item",
             Key=self._key(thread_id, _THREAD_ITEM),
-            UpdateExpression="REMOVE lease_holder, lease_until",
+            UpdateExpression=update,
             ConditionExpression="lease_holder = :holder",
-            ExpressionAttributeValues={":holder": {"S": holder}},
+            ExpressionAttributeValues=values,
         )
 
 

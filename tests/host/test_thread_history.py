@@ -1,0 +1,68 @@
+"""A thread's history does not make its next lifecycle cost more: the router reads only what is open.
+
+Each delivery records the thread's open question ids in the release of its lease, and the next delivery
+reads them back with the lease it takes, so "what is open on this thread" is one read per open question,
+never a query of every question the thread ever had. Measured on the emulator: items the router reads
+from the question table for one lifecycle (start → ask → answer → resume).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from tests.host.conftest import HostStack, answer_message, start_message
+
+from agent_wait.host import HostSettings, OutcomeKind, Router
+from agent_wait.host._wiring import build_router
+
+
+def _lifecycle(router: Router, thread_id: str, turn: int) -> None:
+    started = router.handle(
+        json.dumps(start_message(thread_id, f"{thread_id}-{turn}", start_id=f"{thread_id}-s{turn}"))
+    )
+    (question_id,) = started.asked
+    answered = router.handle(json.dumps(answer_message(thread_id, question_id, answer_id=f"{thread_id}-a{turn}")))
+    assert answered.kind is OutcomeKind.APPLIED
+
+
+def _items_read(router: Router, table: str, work: Any) -> int:
+    """Items the question table returned (GetItem, Query) while `work` ran."""
+    read: list[int] = []
+
+    def count(parsed: dict[str, Any], model: Any, params: dict[str, Any] | None = None, **_: Any) -> None:
+        if model.name == "GetItem":
+            read.append(1 if parsed.get("Item") else 0)
+        elif model.name == "Query":
+            read.append(len(parsed.get("Items", [])))
+
+    def remember(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        context["table"] = params.get("TableName")
+
+    events = router.ledger._client.meta.events  # type: ignore[attr-defined]
+    events.register("before-parameter-build.dynamodb", remember)
+    events.register("after-call.dynamodb", lambda context, **kw: count(**kw) if context.get("table") == table else None)
+    try:
+        work()
+    finally:
+        events.unregister("before-parameter-build.dynamodb", remember)
+    return sum(read)
+
+
+@pytest.mark.usefixtures("host")
+def test_a_thread_with_twelve_earlier_turns_reads_no_more_than_a_new_thread(host: HostStack, unique: str) -> None:
+    # GIVEN a thread that has been through twelve lifecycles, and a new thread
+    router = build_router(HostSettings.from_env("router"))
+    old, new = f"old-{unique}", f"new-{unique}"
+    for turn in range(12):
+        _lifecycle(router, old, turn)
+
+    # WHEN each goes through one more lifecycle
+    on_old = _items_read(router, host.table, lambda: _lifecycle(router, old, 12))
+    on_new = _items_read(router, host.table, lambda: _lifecycle(router, new, 0))
+
+    # THEN the old thread's lifecycle read no more than the new one's: its history is never read (a new
+    # thread's first delivery has no recorded ids yet, so it queries the thread: one item, its new question)
+    assert on_old <= on_new, f"{on_old} items read on a thread with 12 turns, {on_new} on a new one"
+    assert len(host.ledger().questions(old)) == 13
