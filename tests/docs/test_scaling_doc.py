@@ -33,3 +33,12 @@ def test_each_step_table_shows_the_computed_figures(namespace: dict[str, Any], r
     assert f"{row['question_table_wru_per_s']:,} / {row['checkpoint_table_wru_per_s']:,} WRU/s" in section
     assert f"{row['due_key_writes_per_s']:,} writes/s on `due`" in section
     assert f"{row['sns_publishes_per_s']:,}/s each" in section
+
+
+@pytest.mark.parametrize("rate", [10, 100, 1_000, 10_000])
+def test_each_step_costs_what_the_snippet_computes_to_two_figures(namespace: dict[str, Any], rate: int) -> None:
+    text = DOC.read_text(encoding="utf-8")
+    section = text.split(f"### {rate:,} lifecycles a second", 1)[1].split("###", 1)[0]
+    usd = float(f"{namespace['capacity'](rate)['usd_per_month']:.2g}")
+    shown = f"${usd / 1e6:.1f} million" if usd >= 1e6 else f"${usd:,.0f}"
+    assert f"| cost | about {shown} a month |" in section
