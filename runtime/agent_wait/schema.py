@@ -207,3 +207,7 @@ class Settings(StrEnum):
     MAX_RECEIVE_COUNT = "AGENT_WAIT_MAX_RECEIVE_COUNT"
     """Optional: the entry queue's `maxReceiveCount`; on the last receive the router dead-letters a message it
     still cannot apply, with its reason, instead of leaving SQS to move it without one (default 5)."""
+    CHECKPOINT_BUCKET = "AGENT_WAIT_CHECKPOINT_BUCKET"
+    """Optional: an S3 bucket name; the router's LangGraph checkpoint saver stores a checkpoint (or a step's
+    writes) over 350 KB there, so a state past DynamoDB's 400 KB item limit still checkpoints. Unset: such a
+    checkpoint fails its thread (dead letter `checkpoint_too_large`)."""

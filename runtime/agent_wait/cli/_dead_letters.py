@@ -3,8 +3,8 @@ the ones that can apply now back to the entry queue, in their thread's message g
 
 Listing leaves every message where it was: each one read is made visible again at once. A redrive sends
 the body verbatim to the entry queue under its dead letter's group and deletes it from the dead-letter queue
-only once the send succeeded, so nothing is lost if either call fails. `agent_failed` dead letters are never
-redriven: `agent-wait retry THREAD` applies a failed thread's start or decision.
+only once the send succeeded, so nothing is lost if either call fails. `agent_failed` and `checkpoint_too_large`
+dead letters are never redriven: `agent-wait retry THREAD` applies a failed thread's start or decision.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from agent_wait.cli._target import CliError, Target
 
 __all__ = ("NEVER_REDRIVEN", "DeadLetterMessage", "list_dead_letters", "redrive")
 
-NEVER_REDRIVEN = frozenset({"agent_failed"})
+NEVER_REDRIVEN = frozenset({"agent_failed", "checkpoint_too_large"})
 """Reasons whose message a redrive would only fail again, or run twice: the retry command applies them."""
 _READ_AT_ONCE = 10
 _HIDDEN_SECONDS = 30

@@ -7,6 +7,14 @@ task that looks done with writes missing: a state key lost, or the edge to the n
 run silently ends early (found by the crash-injection tests in tests/host). Packing a task's writes
 into one write makes them land together; a write whose payload never arrived is ignored by
 `DynamoDBSaver`, so the task runs again instead.
+
+A payload (a checkpoint, or one task's packed writes) over DynamoDB's 400 KB item limit is stored in S3
+when the saver has a bucket (`s3_offload_config`, `AGENT_WAIT_CHECKPOINT_BUCKET`: over 350 KB goes
+there). Without one, such a payload is refused before anything of it is written, with
+`ThreadStateTooLargeError` (the router dead-letters it as `checkpoint_too_large` and fails the thread)
+instead of the `ValidationException` DynamoDB would raise after the payload's reference item was
+already written: that reference, stored with `attribute_not_exists`, would keep pointing into DynamoDB
+after the bucket is turned on, and the task's writes could never be read back.
 """
 
 from __future__ import annotations
@@ -16,11 +24,76 @@ from typing import Any
 
 from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
 from langgraph_checkpoint_aws import DynamoDBSaver
+from langgraph_checkpoint_aws.checkpoint.dynamodb.storage_strategy import StorageStrategy
 
-__all__ = ("PACKED_WRITES", "TaskAtomicDynamoDBSaver")
+from agent_wait.aws._errors import ServiceError, error_code, error_message
+from agent_wait.errors import ThreadStateTooLargeError
+
+__all__ = ("ITEM_LIMIT", "PACKED_WRITES", "PAYLOAD_LIMIT", "TaskAtomicDynamoDBSaver")
 
 PACKED_WRITES = "__agent_wait_task_writes__"
 """The channel name one packed write is stored under; never seen by LangGraph."""
+
+ITEM_LIMIT = 400 * 1024
+"""DynamoDB's item size limit, in bytes (names and values of every attribute)."""
+PAYLOAD_LIMIT = ITEM_LIMIT - 1024
+"""The largest payload stored in DynamoDB: its item's keys (`CHUNK_<thread>#<ns>#<checkpoint>[#<task>#<idx>]`, a
+thread id of at most 128 characters) and attribute names fit in the rest."""
+S3_OBJECT_LIMIT = 5 * 1024**3
+"""S3's limit for one `PutObject`, which the saver uses for a payload over 350 KB when it has a bucket."""
+
+
+class _PayloadTooLargeError(Exception):
+    """A payload over what its store holds; `TaskAtomicDynamoDBSaver` names its thread (`ThreadStateTooLargeError`)."""
+
+    def __init__(self, size: int, limit: int, store: str) -> None:
+        super().__init__(f"{size} bytes over {store}'s {limit}")
+        self.size, self.limit, self.store = size, limit, store
+
+
+class _SizeCheckedStorage(StorageStrategy):
+    """`StorageStrategy` that refuses a payload its store cannot hold before anything of it is written.
+
+    The saver asks `should_offload_to_s3` once per payload, before it writes the payload's reference item.
+    """
+
+    def should_offload_to_s3(self, serialized_data: bytes) -> bool:
+        size = len(serialized_data)
+        if super().should_offload_to_s3(serialized_data):
+            if size > S3_OBJECT_LIMIT:
+                raise _PayloadTooLargeError(size, S3_OBJECT_LIMIT, "an S3 object")
+            return True
+        if size > PAYLOAD_LIMIT:
+            raise _PayloadTooLargeError(size, PAYLOAD_LIMIT, "a DynamoDB item")
+        return False
+
+
+def _is_too_large(exc: BaseException) -> bool:
+    """DynamoDB's or S3's refusal of an item or object for its size (a key longer than `PAYLOAD_LIMIT` allows)."""
+    if not isinstance(exc, ServiceError):
+        return False
+    code = error_code(exc)
+    return code == "EntityTooLarge" or (code == "ValidationException" and "Item size" in error_message(exc))
+
+
+def _too_large(exc: BaseException, *, what: str, config: Any, table: str, offload: bool) -> ThreadStateTooLargeError:
+    thread_id = str(config["configurable"].get("thread_id"))
+    size, limit = (exc.size, exc.limit) if isinstance(exc, _PayloadTooLargeError) else (0, PAYLOAD_LIMIT)
+    measured = f"is {size} bytes" if size else "is too large"
+    if offload:
+        fix = "It is too large even with the checkpoint bucket: keep large values out of the state (by reference)"
+    else:
+        fix = (
+            "Turn on the checkpoint bucket (AGENT_WAIT_CHECKPOINT_BUCKET; the AgentWait construct creates it unless "
+            "checkpoint_bucket=False), which stores checkpoints over 350 KB in S3"
+        )
+    return ThreadStateTooLargeError(
+        f"the {what} of thread {thread_id!r} {measured}; a DynamoDB item holds at most {ITEM_LIMIT} bytes. {fix}",
+        thread_id=thread_id,
+        table=table,
+        size=size,
+        limit=limit,
+    )
 
 
 def _unpack(found: CheckpointTuple | None) -> CheckpointTuple | None:
@@ -36,13 +109,49 @@ def _unpack(found: CheckpointTuple | None) -> CheckpointTuple | None:
 
 
 class TaskAtomicDynamoDBSaver(DynamoDBSaver):
-    """`DynamoDBSaver` whose `put_writes` for one task is all or nothing (same arguments)."""
+    """`DynamoDBSaver` whose `put_writes` for one task is all or nothing (same arguments).
+
+    A payload its store cannot hold raises `ThreadStateTooLargeError` (naming the thread, the size and the fix)
+    before anything of it is written; with `s3_offload_config`, payloads over 350 KB go to S3.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        old = self.storage
+        self.storage = self.repo.storage = _SizeCheckedStorage(
+            dynamodb_client=old.dynamodb_client,
+            table_name=old.table_name,
+            s3_client=old.s3_client,
+            s3_bucket=old.s3_bucket,
+            s3_key_prefix=old.s3_key_prefix,
+            ttl_seconds=old.ttl_seconds,
+        )
+
+    @property
+    def offloads(self) -> bool:
+        """Whether payloads over 350 KB go to S3 (the saver has a bucket)."""
+        return self.storage.s3_enabled
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        try:
+            return super().put(config, checkpoint, metadata, new_versions)
+        except (_PayloadTooLargeError, ServiceError) as exc:
+            if isinstance(exc, ServiceError) and not _is_too_large(exc):
+                raise
+            what = "checkpoint"
+            raise _too_large(exc, what=what, config=config, table=self.table_name, offload=self.offloads) from None
 
     def put_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
         # Special writes (interrupt, resume, error) keep their own slots: LangGraph overwrites those.
         if len(writes) > 1 and not all(channel in WRITES_IDX_MAP for channel, _ in writes):
             writes = [(PACKED_WRITES, [[channel, value] for channel, value in writes])]
-        super().put_writes(config, writes, task_id, task_path)
+        try:
+            super().put_writes(config, writes, task_id, task_path)
+        except (_PayloadTooLargeError, ServiceError) as exc:
+            if isinstance(exc, ServiceError) and not _is_too_large(exc):
+                raise
+            what = "writes of one step"
+            raise _too_large(exc, what=what, config=config, table=self.table_name, offload=self.offloads) from None
 
     def get_tuple(self, config: Any) -> CheckpointTuple | None:
         return _unpack(super().get_tuple(config))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from agent_wait.errors import ThreadBusyError
+from agent_wait.errors import ThreadBusyError, ThreadStateTooLargeError
 from agent_wait.host._lease import error_name
 from agent_wait.host.dead_letter import DeadLetter
 from agent_wait.host.observe import HostMetrics, Metric
@@ -60,20 +60,27 @@ class Failures:
         return self.dead_letter_message(body, reason, detail, message_id=message_id, thread_id=thread_id)
 
     def agent_failed(self, failure: ThreadFailure, body: str, exc: Exception, *, start_input: Any = None) -> Outcome:
-        """The agent raised: dead-letter the message, then record the failure on the thread and its row, once."""
+        """The agent raised: dead-letter the message, then record the failure on the thread and its row, once.
+
+        A state too large to checkpoint (`ThreadStateTooLargeError`) is failed the same way, as
+        `checkpoint_too_large`: every redelivery would fail alike, and a failed thread runs nothing more until
+        an operator's retry, which finishes the run from its last stored checkpoint once the state fits.
+        """
         thread_id = failure.thread_id
         doing = "starting" if failure.kind is FailureKind.START else f"resuming question {failure.target_id}"
+        reason = AGENT_FAILED
         detail = (
             f"the agent raised {failure.error} while {doing}; fix the agent, then run: agent-wait retry {thread_id}"
         )
+        if isinstance(exc, ThreadStateTooLargeError):  # its message has ids, sizes and the fix, never state
+            reason = DeadLetterReason.CHECKPOINT_TOO_LARGE.value
+            detail = f"while {doing}, {exc.message}; then run: agent-wait retry {thread_id}"
         # Dead-letter first: a crash before the failure is recorded re-runs the agent once on redelivery;
         # a failure recorded first could leave the message with no dead letter at all.
-        self.dead_letter.send(
-            body, reason=AGENT_FAILED, detail=detail, message_id=failure.message_id, thread_id=thread_id
-        )
+        self.dead_letter.send(body, reason=reason, detail=detail, message_id=failure.message_id, thread_id=thread_id)
         self.ledger.mark_failed(failure, start_input=start_input)
         self.metrics.count(Metric.AGENT_FAILED, reason="retry" if failure.retries else failure.kind.value)
-        self.metrics.count(Metric.DEAD_LETTERED, reason=AGENT_FAILED)
+        self.metrics.count(Metric.DEAD_LETTERED, reason=reason)
         # The exception's text may quote the agent's input or the answer: only its type above DEBUG.
         self.log.warning(
             "agent failed; the thread is held until retried",
@@ -82,11 +89,12 @@ class Failures:
                 "question_id": failure.question_id,
                 "message_id": failure.message_id,
                 "error": failure.error,
+                "reason": reason,
             },
         )
         self.log.debug("agent failure detail: %s", exc, exc_info=exc)
         return Outcome(
-            OutcomeKind.DEAD_LETTERED, thread_id, failure.question_id, reason=AGENT_FAILED, detail=detail, error=exc
+            OutcomeKind.DEAD_LETTERED, thread_id, failure.question_id, reason=reason, detail=detail, error=exc
         )
 
     def replay(self, failure: ThreadFailure, *, start_input: Any = None) -> Outcome:

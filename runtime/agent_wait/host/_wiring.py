@@ -209,7 +209,7 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
             None,
             checkpoint_table=checkpoint_table,
             client=session.client("dynamodb"),
-            make_checkpointer=lambda: checkpoint_saver(checkpoint_table, session),
+            make_checkpointer=lambda: checkpoint_saver(checkpoint_table, session, bucket=settings.checkpoint_bucket),
         ),
         DynamoDbLedger(table, client=session.client("dynamodb")),
         dead_letter=SqsDeadLetter(dlq_url, client=session.client("sqs")),
@@ -224,8 +224,11 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
     )
 
 
-def checkpoint_saver(table: str, session: Any) -> Any:
+def checkpoint_saver(table: str, session: Any, *, bucket: str | None = None) -> Any:
     """The LangGraph checkpoint saver on `table` (`TaskAtomicDynamoDBSaver`); imports LangGraph, so only for a graph.
+
+    With `bucket` (`AGENT_WAIT_CHECKPOINT_BUCKET`), a checkpoint or a step's writes over 350 KB is stored in that
+    S3 bucket (the saver's `s3_offload_config`); without it, one over DynamoDB's item limit fails its thread.
 
     Raises:
         MissingExtraError: the `langgraph-host` extra (LangGraph's checkpoint saver on DynamoDB) is not installed.
@@ -233,11 +236,16 @@ def checkpoint_saver(table: str, session: Any) -> Any:
     require_extra("agent_wait.host (for a LangGraph agent)", "langgraph_checkpoint_aws", "langgraph-host")
     from agent_wait.host._checkpoints import TaskAtomicDynamoDBSaver
 
+    offload = None
+    if bucket:
+        s3_endpoint = session.client("s3").meta.endpoint_url if _custom_endpoint(session, "S3") else None
+        offload = {"bucket_name": bucket, "endpoint_url": s3_endpoint}
     return TaskAtomicDynamoDBSaver(
         table,
         session=session,
         region_name=session.region_name,
         endpoint_url=session.client("dynamodb").meta.endpoint_url if _custom_endpoint(session) else None,
+        s3_offload_config=offload,
     )
 
 
@@ -303,11 +311,11 @@ def build_sweep(settings: HostSettings, *, session: Any = None, metrics: Any = N
     )
 
 
-def _custom_endpoint(session: Any) -> bool:
+def _custom_endpoint(session: Any, service: str = "DYNAMODB") -> bool:
     # The local emulator sets AWS_ENDPOINT_URL; boto3 honours it for clients, DynamoDBSaver needs it passed.
     import os
 
-    return bool(os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"))
+    return bool(os.environ.get("AWS_ENDPOINT_URL") or os.environ.get(f"AWS_ENDPOINT_URL_{service}"))
 
 
 def build_api_context(settings: HostSettings, *, session: Any = None) -> ApiContext:

@@ -83,6 +83,10 @@ class DeadLetterReason(StrEnum):
     """Another delivery held the thread's lease on every receive."""
     RETRIES_EXHAUSTED = "retries_exhausted"
     """The router could not apply the message on any receive (a store or network failure); the detail names it."""
+    CHECKPOINT_TOO_LARGE = "checkpoint_too_large"
+    """The agent's state (a checkpoint, or one step's writes) is over what its store holds: DynamoDB's 400 KB item
+    limit without the checkpoint bucket. Not retried, since every retry would fail the same way; the thread is
+    failed as for `agent_failed`. Turn on the checkpoint bucket (or shrink the state), then `agent-wait retry`."""
 
 
 @dataclass(frozen=True, slots=True)

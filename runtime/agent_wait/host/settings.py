@@ -38,6 +38,9 @@ _PRINCIPAL_ID = re.compile(r"[A-Z0-9]{8,128}|\*")
 """An IAM unique id (`AROA...`, `AIDA...`, or an account id for a root sender) as SQS puts it in `SenderId`."""
 _ANNOUNCER_NAMES = frozenset({"sns", "eventbridge", "webhook", "sqs", "dynamodb"})
 
+_BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+"""An S3 bucket name, as S3's naming rules allow it (length and characters)."""
+
 # arn:<partition>:secretsmanager:<region>:<account>:secret:<name>-<6 random characters>
 _SECRET_ARN = re.compile(r"arn:[a-z][a-z0-9-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+")
 
@@ -85,6 +88,8 @@ class HostSettings:
     """The public OIDC client the inbox page signs in as (`AGENT_WAIT_SIGN_IN_CLIENT_ID`)."""
     sign_in_scopes: str = DEFAULT_SIGN_IN_SCOPES
     """The scopes the inbox page asks for (`AGENT_WAIT_SIGN_IN_SCOPES`)."""
+    checkpoint_bucket: str | None = None
+    """The S3 bucket for checkpoints over 350 KB (`AGENT_WAIT_CHECKPOINT_BUCKET`); None: DynamoDB only."""
 
     @classmethod
     def from_env(cls, role: HostRole | str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -141,6 +146,13 @@ class HostSettings:
                 f"1 to 1000; got {value[Settings.MAX_RECEIVE_COUNT]!r}"
             )
             wrong.append(Settings.MAX_RECEIVE_COUNT.value)
+        bucket = value[Settings.CHECKPOINT_BUCKET]
+        if bucket is not None and not _BUCKET_NAME.fullmatch(bucket):
+            problems.append(
+                f"{Settings.CHECKPOINT_BUCKET.value} must be an S3 bucket name (3 to 63 lowercase letters, digits, "
+                f"dots and hyphens; not an ARN or a URL); got {bucket!r}"
+            )
+            wrong.append(Settings.CHECKPOINT_BUCKET.value)
         identity = _identity_settings(value, problems, wrong)
         sign_in = _sign_in_settings(value, problems, wrong)
         if problems or lease_seconds is None or max_receive_count is None:
@@ -158,6 +170,7 @@ class HostSettings:
             lease_seconds=float(lease_seconds),
             max_receive_count=max_receive_count,
             webhook_secret_arn=secret_arn,
+            checkpoint_bucket=bucket,
             **identity,
             **sign_in,
         )

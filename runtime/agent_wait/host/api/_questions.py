@@ -280,7 +280,10 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
         parsed = _answer_body(router.current_event.body, question_id)
         if isinstance(parsed, Response):
             return parsed
-        answer_id = answer_id_for(answerer, router.current_event.headers.get("idempotency-key"))
+        key = router.current_event.headers.get("idempotency-key")
+        # The question is part of the id: one key reused on two questions of a thread is two answers, and
+        # their hand-overs must not share a deduplication id in the thread's message group.
+        answer_id = answer_id_for(answerer, f"{key}\0{question_id}" if key else None)
         result = ctx.service.answer(
             question_id, parsed.answer, answerer, answer_id=answer_id, valid_until=parsed.valid_until
         )
