@@ -32,6 +32,7 @@ from agent_wait_cdk.alarms import (
 )
 from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, FifoSubscriptionError, check_queue_subscription
 from agent_wait_cdk.answer_api import LINK_ANNOUNCERS, AnswerApi, AnswerApiProps
+from agent_wait_cdk.checkpoint_bucket import CheckpointBucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable
 from agent_wait_cdk.entry_queue import EntryQueue
 from agent_wait_cdk.functions import LAMBDA_RUNTIME, RouterFunction, SweepFunction
@@ -57,6 +58,7 @@ __all__ = (
     "AnswerApi",
     "AnswerApiProps",
     "BundleError",
+    "CheckpointBucket",
     "CheckpointTable",
     "EntryQueue",
     "FifoSubscriptionError",

@@ -12,12 +12,14 @@ import re
 from aws_cdk import Duration, Token
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.alarms import AgentWaitAlarms
+from agent_wait_cdk.checkpoint_bucket import check_checkpoint_bucket
 from agent_wait_cdk.entry_queue import EntryQueue, check_max_receive_count
 from agent_wait_cdk.functions import RouterFunction, SweepFunction, check_log_level
 from agent_wait_cdk.question_table import check_question_table_shape
@@ -110,8 +112,11 @@ def check_existing_resources(
     existing_queue_max_receive_count: int | None,
     queue_visibility_timeout: Duration | None,
     queue_retention_period: Duration | None,
+    checkpoint_bucket: bool = True,
+    existing_checkpoint_bucket: s3.IBucket | None = None,
 ) -> None:
     """`existing_X` or the props that shape a created X, never both; brought resources must fit."""
+    check_checkpoint_bucket(checks, switch=checkpoint_bucket, existing=existing_checkpoint_bucket)
     if existing_topic is not None and not topic:
         checks.fail("existing_topic", "cannot go with topic=False; pass existing_topic to announce on it, or neither")
     if existing_topic is not None and topic_fifo:

@@ -40,6 +40,13 @@ CHECKPOINT_READ_WRITE = (
 """What `langgraph_checkpoint_aws.DynamoDBSaver` calls: get/query/batch-get to load, put/batch-write to
 save, batch-write and delete to drop a thread."""
 
+CHECKPOINT_OBJECTS = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject")
+"""What `DynamoDBSaver` calls on the checkpoint bucket's objects: get to load, put (`If-None-Match` for a step's
+writes) to save, delete objects (`DeleteObjects` needs `s3:DeleteObject`) to drop a thread."""
+CHECKPOINT_BUCKET_LIST = ("s3:ListBucket",)
+"""On the checkpoint bucket itself: so a missing object is `NoSuchKey`, not `AccessDenied` (the saver skips the
+first, a payload that never arrived, and fails on the second)."""
+
 SQS_SEND = ("sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl")
 """Send a start or an answer (or, for the router, a dead letter); the same list `aws-sqs` grants."""
 SQS_SEND_ONLY = ("sqs:SendMessage",)

@@ -14,6 +14,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
@@ -36,6 +37,7 @@ from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.alarms import AgentWaitAlarms
 from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, _FifoSubscriptionCheck, check_queue_subscription
 from agent_wait_cdk.answer_api import AnswerApi, AnswerApiProps, check_answer_api_switch
+from agent_wait_cdk.checkpoint_bucket import CheckpointBucket, grant_checkpoint_bucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable
 from agent_wait_cdk.entry_queue import EntryQueue, redrive_count
 from agent_wait_cdk.functions import (
@@ -113,6 +115,12 @@ class AgentWait(Construct):
             `by_due` on `due`/`due_at` and `open_by_age` on `open_since`/`asked_at`, all
             projecting all attributes, and `by_question` on `question_id`/`pk`, keys only). A `dynamodb.Table`
             defined in this app is checked; an imported one is trusted.
+        checkpoint_bucket: create an S3 bucket (`CheckpointBucket`) for checkpoints over 350 KB, set as the
+            router's `AGENT_WAIT_CHECKPOINT_BUCKET`; only the router may use it. Default True: without it a
+            thread whose state passes DynamoDB's 400 KB item limit (a long chat) fails (`checkpoint_too_large`).
+            False: no bucket (the router's graph keeps its state small).
+        existing_checkpoint_bucket: offload to this bucket instead of creating one; its keys start with the
+            thread id, so give it to one AgentWait only. The router gets the same grant. Needs `checkpoint_bucket`.
         existing_entry_queue: consume this FIFO queue instead of creating one; needs
             `existing_dead_letter_queue`, and its visibility timeout must be at least six times `router_timeout`.
         existing_dead_letter_queue: the FIFO dead-letter queue of `existing_entry_queue`.
@@ -121,10 +129,10 @@ class AgentWait(Construct):
             its last receive, with its reason. Default None: read from the queue when it is defined in this
             app (an `sqs.Queue` with `dead_letter_queue`), else 5, the SQS console's and AgentWait's own.
             Only with `existing_entry_queue`; a queue AgentWait creates uses 5.
-        encryption_key: a customer managed KMS key for the tables, queues and topic AgentWait creates.
-            Default None: AWS managed encryption (`aws/dynamodb`, SSE-SQS, `aws/sns`), which needs no key
-            policy; the bus is always encrypted by EventBridge.
-        removal_policy: for the tables, queues and log groups AgentWait creates. Default RETAIN: the
+        encryption_key: a customer managed KMS key for the tables, queues, topic and checkpoint bucket
+            AgentWait creates. Default None: AWS managed encryption (`aws/dynamodb`, SSE-SQS, `aws/sns`, SSE-S3),
+            which needs no key policy; the bus is always encrypted by EventBridge.
+        removal_policy: for the tables, queues, checkpoint bucket and log groups AgentWait creates. Default RETAIN: the
             ledger, checkpoints and pending messages outlive an accidental `cdk destroy`.
         router_timeout: Default 1 minute (see `RouterFunction`).
         router_memory_size: Default 1024 MB (see `RouterFunction`).
@@ -136,8 +144,8 @@ class AgentWait(Construct):
             `POWERTOOLS_SERVICE_NAME`, `AWS_REGION`, ...) is refused, by name.
         router_layers: Lambda layers for the router. Default (): the bundle holds everything.
         vpc: run the router in this VPC, for a graph that calls private resources. Default None: no VPC. In
-            a VPC the router needs egress to DynamoDB, SQS, SNS and EventBridge (and the webhook, whatever the graph
-            calls): a NAT gateway or VPC endpoints, which AgentWait does not create. Router only: the graph
+            a VPC the router needs egress to DynamoDB, SQS, SNS, EventBridge and S3 (and the webhook, whatever the
+            graph calls): a NAT gateway or VPC endpoints, which AgentWait does not create. Router only: the graph
             runs there; the sweep and the answer API stay outside the VPC.
         vpc_subnets: the router's subnets in `vpc`. Default None: the VPC's private subnets. Needs `vpc`.
         security_groups: the router's security groups. Default None: one CDK creates, all egress allowed.
@@ -198,6 +206,8 @@ class AgentWait(Construct):
         answer_api_props: AnswerApiProps | None = None,
         link_announcers: Sequence[str] = (),
         existing_question_table: dynamodb.ITable | None = None,
+        checkpoint_bucket: bool = True,
+        existing_checkpoint_bucket: s3.IBucket | None = None,
         existing_entry_queue: sqs.IQueue | None = None,
         existing_dead_letter_queue: sqs.IQueue | None = None,
         existing_queue_max_receive_count: int | None = None,
@@ -278,6 +288,8 @@ class AgentWait(Construct):
             existing_queue_max_receive_count=existing_queue_max_receive_count,
             queue_visibility_timeout=queue_visibility_timeout,
             queue_retention_period=queue_retention_period,
+            checkpoint_bucket=checkpoint_bucket,
+            existing_checkpoint_bucket=existing_checkpoint_bucket,
         )
         checks.raise_if_any()
 
@@ -289,6 +301,9 @@ class AgentWait(Construct):
         self.checkpoint_table: dynamodb.ITable = CheckpointTable(
             self, "CheckpointTable", removal_policy=removal_policy, encryption_key=encryption_key
         ).table
+        self.checkpoint_bucket: s3.IBucket | None = self._checkpoint_bucket(
+            checkpoint_bucket, existing_checkpoint_bucket, removal_policy, encryption_key
+        )
 
         # The entry queue.
         max_receive_count = shapes.ENTRY_QUEUE_MAX_RECEIVE_COUNT
@@ -317,7 +332,12 @@ class AgentWait(Construct):
         environment = self._environment(
             graph=graph, webhook_url=webhook_url, webhook_secret=webhook_secret, log_level=log_level, tracing=tracing
         )
-        ours = router_variables(environment, router_timeout=router_timeout, max_receive_count=max_receive_count)
+        ours = router_variables(
+            environment,
+            router_timeout=router_timeout,
+            max_receive_count=max_receive_count,
+            checkpoint_bucket=self.checkpoint_bucket,
+        )
         router_env = {**(router_environment or {}), **ours}
         self.bundle: LambdaBundle | None = None
         if code is None:
@@ -488,6 +508,13 @@ class AgentWait(Construct):
         Annotations.of(self).add_info(f"agent-wait: the Lambda bundle's dependencies: {bundle.origin}")
         return bundle.code(bundled=not skip)
 
+    def _checkpoint_bucket(
+        self, switch: bool, existing: s3.IBucket | None, removal_policy: RemovalPolicy, key: kms.IKey | None
+    ) -> s3.IBucket | None:
+        if existing is not None or not switch:
+            return existing
+        return CheckpointBucket(self, "CheckpointBucket", removal_policy=removal_policy, encryption_key=key).bucket
+
     def _topic(
         self, topic: bool, topic_fifo: bool, existing_topic: sns.ITopic | None, encryption_key: kms.IKey | None
     ) -> sns.ITopic | None:
@@ -533,6 +560,8 @@ class AgentWait(Construct):
         _grants.grant_table(
             router, self.checkpoint_table, _perms.CHECKPOINT_READ_WRITE, kms_actions=_perms.KMS_READ_WRITE
         )
+        if self.checkpoint_bucket is not None:
+            grant_checkpoint_bucket(router, self.checkpoint_bucket)
         # Receiving from the entry queue is granted by the router's event source. The router sends only
         # dead letters; the sweep sends default answers into the entry queue.
         _grants.grant_send(router, self.dead_letter_queue)

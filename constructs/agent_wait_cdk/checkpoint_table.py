@@ -18,7 +18,7 @@ class CheckpointTable(Construct):
     """The table `langgraph_checkpoint_aws.DynamoDBSaver` needs: `PK`/`SK` strings, TTL on `ttl`, on demand.
 
     Point-in-time recovery and encryption at rest are on. Items over DynamoDB's 400 KB limit need the
-    saver's S3 offload, which this construct does not provision.
+    saver's S3 offload, into a `CheckpointBucket` (AgentWait creates one by default).
 
     Example:
         checkpoints = CheckpointTable(self, "Checkpoints")

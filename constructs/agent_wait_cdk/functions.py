@@ -12,6 +12,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -425,10 +426,17 @@ class SweepFunction(Construct):
 
 
 def router_variables(
-    environment: dict[str, str], *, router_timeout: Duration, max_receive_count: int
+    environment: dict[str, str],
+    *,
+    router_timeout: Duration,
+    max_receive_count: int,
+    checkpoint_bucket: s3.IBucket | None = None,
 ) -> dict[str, str]:
-    """The router's variables: the shared ones, its thread lease and the entry queue's receive count."""
+    """The router's variables: the shared ones, its thread lease, the entry queue's receive count, and the
+    checkpoint bucket when there is one (the router alone checkpoints)."""
     router = {**environment, shapes.ENV_MAX_RECEIVE_COUNT: str(max_receive_count)}
+    if checkpoint_bucket is not None:
+        router[shapes.ENV_CHECKPOINT_BUCKET] = checkpoint_bucket.bucket_name
     if not router_timeout.is_unresolved():  # a token: the runtime's default lease (900 s) outlasts any timeout
         lease = int(router_timeout.to_seconds(integral=False)) + shapes.LEASE_MARGIN_SECONDS
         router[shapes.ENV_LEASE_SECONDS] = str(lease)

@@ -60,7 +60,7 @@ def test_sizes_timeouts_and_reserved_concurrency_props(features: Synth) -> None:
     assert (s["Properties"]["MemorySize"], s["Properties"]["Timeout"]) == (256, 90)
 
 
-ROUTER_ONLY = ("AGENT_WAIT_LEASE_SECONDS", "AGENT_WAIT_MAX_RECEIVE_COUNT")
+ROUTER_ONLY = ("AGENT_WAIT_LEASE_SECONDS", "AGENT_WAIT_MAX_RECEIVE_COUNT", "AGENT_WAIT_CHECKPOINT_BUCKET")
 SENDERS_AND_LINKS = (
     "AGENT_WAIT_TRUSTED_SENDERS",
     "AGENT_WAIT_START_SENDERS",
@@ -96,7 +96,11 @@ def test_environment_with_topic_and_bus(refund: Synth) -> None:
     _, sweep_fn = sweep(refund)
     # The example stack adds its own refunds table for its graph; AgentWait sets the rest.
     refunds = {"REFUND_TABLE": ref_of(refund, "AWS::DynamoDB::Table", "Refunds")}
-    router_only = {"AGENT_WAIT_LEASE_SECONDS": "120", "AGENT_WAIT_MAX_RECEIVE_COUNT": "5"}
+    router_only = {
+        "AGENT_WAIT_LEASE_SECONDS": "120",
+        "AGENT_WAIT_MAX_RECEIVE_COUNT": "5",
+        "AGENT_WAIT_CHECKPOINT_BUCKET": {"Ref": refund.one("AWS::S3::Bucket")[0]},
+    }
     router_env = router_fn["Properties"]["Environment"]["Variables"]
     # The refund stack answers over the API with links on SNS and grants a caller starts; nobody answers by queue.
     assert set(SENDERS_AND_LINKS) - set(router_env) == {"AGENT_WAIT_ANSWER_SENDERS"}

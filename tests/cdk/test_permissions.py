@@ -19,6 +19,7 @@ CONSUME = {
     "sqs:GetQueueAttributes",
 }
 SEND = {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
+CHECKPOINT_OBJECTS = {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
 LOGS = {"logs:CreateLogStream", "logs:PutLogEvents"}
 
 
@@ -48,6 +49,7 @@ def test_router_gets_exactly_what_it_uses(refund: Synth) -> None:
     topic = next(iter(refund.resources("AWS::SNS::Topic")))
     bus = next(iter(refund.resources("AWS::Events::EventBus")))
     (link_keys,) = refund.resources("AWS::SecretsManager::Secret")
+    (bucket,) = refund.resources("AWS::S3::Bucket")
     assert actions_on(statements(refund, "AgentWaitRouter")) == {
         getatt(i["router_logs"]): LOGS,
         getatt(i["entry"]): CONSUME,  # from the event source; no send to the entry queue
@@ -58,6 +60,9 @@ def test_router_gets_exactly_what_it_uses(refund: Synth) -> None:
         getatt(bus): {"events:PutEvents"},
         getatt(i["refunds"]): {"dynamodb:PutItem"},  # the example's own side effect, granted by its stack
         ref(link_keys): {"secretsmanager:GetSecretValue"},  # signs the answer links its SNS envelopes carry
+        # the checkpoint bucket: the saver's object calls, and listing so a missing object reads as NoSuchKey
+        json.dumps({"Fn::Join": ["", [{"Fn::GetAtt": [bucket, "Arn"]}, "/*"]]}, sort_keys=True): CHECKPOINT_OBJECTS,
+        getatt(bucket): {"s3:ListBucket"},
     }
 
 

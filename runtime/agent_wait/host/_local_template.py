@@ -8,8 +8,9 @@ from typing import Any
 
 __all__ = ("CREATED_AFTER", "function_environments", "local_template")
 
-# What cannot run on the emulator: functions need Docker, IAM is not enforced, schedules never fire; moto's
-# CloudFormation skips Cognito and API Gateway v2 resources (the answer API is served locally instead).
+# What cannot run on the emulator: functions need Docker, IAM is not enforced (nor resource policies: moto's
+# CloudFormation has no bucket policy), schedules never fire; moto's CloudFormation skips Cognito and API Gateway v2
+# resources (the answer API is served locally instead).
 _DROPPED_TYPES = (
     "AWS::CDK::Metadata",
     "AWS::Lambda::",
@@ -20,6 +21,7 @@ _DROPPED_TYPES = (
     "AWS::CloudWatch::",
     "AWS::SQS::QueuePolicy",
     "AWS::SNS::TopicPolicy",
+    "AWS::S3::BucketPolicy",
     "AWS::SNS::Subscription",
     "AWS::Cognito::",
     "AWS::ApiGatewayV2::",
