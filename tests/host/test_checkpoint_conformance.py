@@ -1,8 +1,7 @@
 """LangGraph's own checkpointer conformance suite, on the emulator: our task-atomic saver passes wherever upstream
 `DynamoDBSaver` does, with the checkpoint bucket off, and on with every payload stored in S3.
 
-`langgraph-checkpoint-conformance` is not among the project's locked dependencies yet: this module skips without
-it. Run it with `uv run --frozen --with langgraph-checkpoint-conformance==0.0.2 pytest <this file>`.
+`langgraph-checkpoint-conformance` is a locked dev dependency, so this runs in CI like every other test.
 """
 
 from __future__ import annotations
@@ -12,9 +11,8 @@ import itertools
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
+import langgraph.checkpoint.conformance as conformance
 import pytest
-
-conformance = pytest.importorskip("langgraph.checkpoint.conformance")
 
 _names = itertools.count()
 
