@@ -460,8 +460,8 @@ def cost(calls: list[Call], seconds: float) -> float:
         f"{(sfn - SFN_TRANSITIONS * PRICE['sfn_transition']) * 1e6:>14.2f}"
     )
     print(f"{'Step Functions total':<22}{'':>12}  {'':<12}{sfn:>14.8f}{sfn * 1e6:>14.2f}")
-    return ours
     print(f"\nagent-wait / Step Functions: {ours / sfn:.2f}")
+    return ours
 
 
 if __name__ == "__main__":
