@@ -201,6 +201,22 @@ def test_a_start_sent_twice_with_one_start_id_starts_once_and_keeps_its_question
     assert world.refunds(thread) == 0
 
 
+def test_an_empty_json_listing_prints_no_line_a_parser_would_choke_on(
+    world: Any, target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A script polls `questions --json` until its start has asked: an empty answer must parse too.
+    from agent_wait.schema import QUESTION_TABLE
+
+    empty = f"empty-{uuid.uuid4().hex[:8]}"
+    world.local.client("dynamodb").create_table(**QUESTION_TABLE.create_table_request(empty))
+    Target(target.queue_url, empty, target.endpoint_url, "us-east-1").save()
+    capsys.readouterr()
+    assert main(["questions", "--status", "cancelled", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert [line for line in out.splitlines() if line.startswith(("{", "no "))] == []
+    assert "no cancelled questions" in err
+
+
 def test_questions_show_prints_what_is_asked_the_policy_and_the_decision(
     world: Any, target: Target, capsys: pytest.CaptureFixture[str]
 ) -> None:

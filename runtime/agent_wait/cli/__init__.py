@@ -224,7 +224,9 @@ def _run(args: argparse.Namespace) -> int:
                     + (f"  by={row['answered_by']} via={row.get('via')}" if row.get("answered_by") else "")
                 )
         if not rows:
-            print(f"no {args.status + ' ' if args.status else ''}questions")
+            # JSON lines stay parseable: none at all on stdout, and the words for a person on stderr.
+            none = f"no {args.status + ' ' if args.status else ''}questions"
+            print(none, file=sys.stderr if args.json else sys.stdout)
         return 0
     if args.command == "dead-letters":
         return _run_dead_letters(target, args)
