@@ -13,6 +13,11 @@ graph source folder, then the working directory, the first of `requirements.txt`
 dependencies resolved, on top of the runtime's own pins for every package it does not name. When none is
 found, the runtime's own pins are installed as they are.
 
+Compiled libraries ship without their debug sections: each `*.so` is passed through `strip --strip-debug`
+when binutils' `strip` is on PATH (a library it cannot read, one built for another architecture, is left as
+it is). Some wheels ship with their debug sections (zstandard's for Python 3.11: 11.6 MB, 1.0 MB stripped);
+the Lambda wheels of today's pins come stripped already, and the refund bundle is 58.9 MB unzipped either way.
+
 The asset hash is computed before bundling from everything that decides the bundle's content: the
 requirements text (a found file's, as read or exported), how it is installed, the Python version, the
 platform, and every file of the runtime and the graph source. A dependency that changes therefore changes
@@ -296,6 +301,7 @@ class LambdaBundle:
                 "run: cdk synth -c agent-wait:bundle=false"
             )
         shutil.rmtree(output_dir / "bin", ignore_errors=True)  # console scripts: useless in Lambda
+        strip_debug_sections(output_dir)
         for source, dest in self.sources:
             target = output_dir / dest
             if source.is_dir():
@@ -303,6 +309,28 @@ class LambdaBundle:
             else:
                 shutil.copy2(source, target)
         check_size(output_dir)
+
+
+def strip_debug_sections(bundle_dir: Path) -> int:
+    """Remove debug sections from every compiled library under `bundle_dir`; returns the bytes saved.
+
+    Only `--strip-debug`: symbols a library exports or needs stay, so every import works as before. Without
+    `strip` on PATH nothing changes; a library `strip` cannot read is left as it is.
+    """
+    strip = shutil.which("strip")
+    if strip is None:
+        return 0
+    saved = 0
+    for library in sorted(bundle_dir.rglob("*.so*")):
+        if not library.is_file() or library.is_symlink():
+            continue
+        before = library.stat().st_size
+        result = subprocess.run(
+            [strip, "--strip-debug", "--preserve-dates", str(library)], capture_output=True, check=False
+        )
+        if result.returncode == 0:
+            saved += before - library.stat().st_size
+    return saved
 
 
 def check_size(bundle_dir: Path, limit: int = MAX_BUNDLE_BYTES) -> None:

@@ -159,6 +159,9 @@ def test_a_real_bundle_holds_the_runtime_its_dependencies_and_the_graph(tmp_path
     assert binaries, "pydantic_core's compiled module is missing"
     assert all("cpython-313-x86_64-linux-gnu" in name for name in binaries), binaries
 
+    if shutil.which("strip") and shutil.which("readelf"):  # libraries ship without debug sections
+        unstripped = [p.name for p in asset.rglob("*.so*") if p.is_file() and _has_debug_sections(p)]
+        assert unstripped == [], unstripped
     size_mb = sum(p.stat().st_size for p in asset.rglob("*") if p.is_file()) / 1e6
     assert size_mb < 250, f"bundle is {size_mb:.0f} MB; Lambda allows 250 MB unzipped"
     print(f"\nbundle: {size_mb:.1f} MB unzipped, synth+bundle {elapsed:.1f} s")
@@ -185,6 +188,12 @@ def test_a_real_bundle_holds_the_runtime_its_dependencies_and_the_graph(tmp_path
     assert sweep_ok
     for file in files:  # the runtime, a pure dependency and a compiled one all load from the bundle
         assert file.startswith(str(asset)), file
+
+
+def _has_debug_sections(library: Path) -> bool:
+    """Whether the ELF file has a `.debug_*` section (its section headers, as binutils' readelf lists them)."""
+    listed = subprocess.run(["readelf", "-S", "--wide", str(library)], capture_output=True, text=True, check=False)
+    return any(" .debug_" in line for line in listed.stdout.splitlines())
 
 
 def test_a_requirements_file_that_names_agent_wait_itself_works(graph_dir: Path, tmp_path: Path) -> None:
