@@ -324,12 +324,21 @@ def strip_debug_sections(bundle_dir: Path) -> int:
     for library in sorted(bundle_dir.rglob("*.so*")):
         if not library.is_file() or library.is_symlink():
             continue
-        before = library.stat().st_size
+        # Into a new file, then renamed over: the installer may have hard-linked the library from its cache,
+        # and that same file is loaded by other environments right now; writing it in place would change
+        # (and can crash) every one of them.
+        stripped = library.with_name(library.name + ".stripped")
         result = subprocess.run(
-            [strip, "--strip-debug", "--preserve-dates", str(library)], capture_output=True, check=False
+            [strip, "--strip-debug", "--preserve-dates", "-o", str(stripped), str(library)],
+            capture_output=True,
+            check=False,
         )
-        if result.returncode == 0:
-            saved += before - library.stat().st_size
+        if result.returncode == 0 and stripped.stat().st_size < library.stat().st_size:
+            saved += library.stat().st_size - stripped.stat().st_size
+            stripped.chmod(library.stat().st_mode)
+            os.replace(stripped, library)
+        else:
+            stripped.unlink(missing_ok=True)
     return saved
 
 

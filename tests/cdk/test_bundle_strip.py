@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -56,3 +57,24 @@ def test_a_file_strip_cannot_read_is_left_as_it_is(tmp_path: Path) -> None:
     not_elf.write_bytes(b"not a shared library")
     assert strip_debug_sections(tmp_path) == 0
     assert not_elf.read_bytes() == b"not a shared library"
+
+
+def test_a_hard_linked_library_is_replaced_never_written_in_place(tmp_path: Path) -> None:
+    # uv installs the bundle by hard-linking from its cache: the same file is loaded by other environments
+    # (this test run's own, in CI), so stripping must leave the original file untouched.
+    if shutil.which("strip") is None or shutil.which("readelf") is None:
+        pytest.skip("binutils (strip, readelf) is not on PATH")
+    library = _unstripped_library()
+    cache = tmp_path / "cache" / library.name
+    cache.parent.mkdir()
+    shutil.copy2(library, cache)
+    bundled = tmp_path / "bundle" / "zstandard" / library.name
+    bundled.parent.mkdir(parents=True)
+    os.link(cache, bundled)
+    before = cache.read_bytes()
+
+    strip_debug_sections(tmp_path / "bundle")
+
+    assert cache.read_bytes() == before
+    assert cache.stat().st_nlink == 1
+    assert not _has_debug_sections(bundled)
