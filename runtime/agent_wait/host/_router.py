@@ -95,11 +95,6 @@ RETRYABLE: tuple[type[BaseException], ...] = (
 )
 
 
-def _decided_progress(record: QuestionRecord) -> dict[str, Any] | None:
-    """The votes of a decided quorum question, for its `wait.answered` envelope; None for any other."""
-    return vote_progress(record) if record.followups.voting else None
-
-
 _REFUSAL_FOR_STATUS = {
     QuestionStatus.EXPIRED: RefusalReason.EXPIRED,
     QuestionStatus.CANCELLED: RefusalReason.CANCELLED,
@@ -382,12 +377,9 @@ class Router:
                 record, parked = self._decide(record, message, answer_id, answerer, now=now, parked=parked)
         elif record.status is QuestionStatus.ANSWERED and record.answer_id == answer_id and record.via in HANDED_OVER:
             # Decided by the answer API or a link, which hand the resume here: announce the decision now.
-            self._count_decision(record, now)
-            progress = _decided_progress(record)
-            if progress is not None:  # the deciding vote of a quorum
-                self.metrics.count(Metric.VOTES)
-                self.questions.announce(record.envelope, Transition.VOTED, progress=progress)
-            self.questions.announce(record.envelope, Transition.ANSWERED, progress=progress)
+            if record.followups.voting:
+                self.metrics.count(Metric.VOTES)  # the deciding vote, which the API counted nowhere
+            self._announce_decision(record, now)
         if record.answer_id != answer_id:
             decided_as = record.outcome or record.status
             reason = _REFUSAL_FOR_STATUS.get(decided_as, RefusalReason.ALREADY_DECIDED)
@@ -429,8 +421,7 @@ class Router:
         decided = self.ledger.decide(thread_id, question_id, decision, now=now)
         if not decided.won:
             return decided.record, None  # another attempt won: it may have resumed since, so look again
-        self._count_decision(decided.record, now)
-        self.questions.announce(decided.record.envelope, Transition(status.value))
+        self._announce_decision(decided.record, now)
         return decided.record, parked
 
     def _vote(
@@ -450,10 +441,7 @@ class Router:
             return self._tell_vote(voted.record)
         self.metrics.count(Metric.VOTES)
         if voted.status is VoteStatus.DECIDED:
-            progress = vote_progress(voted.record)
-            self.questions.announce(voted.record.envelope, Transition.VOTED, progress=progress)
-            self._count_decision(voted.record, now)
-            self.questions.announce(voted.record.envelope, Transition.ANSWERED, progress=progress)
+            self._announce_decision(voted.record, now)
             return voted.record
         return self._tell_vote(voted.record)
 
@@ -545,6 +533,19 @@ class Router:
             extra={"thread_id": message.thread_id, "question_id": question_id, "detail": detail},
         )
         return Outcome(OutcomeKind.REFUSED, message.thread_id, question_id, reason, detail)
+
+    def _announce_decision(self, record: QuestionRecord, now: datetime) -> None:
+        """Count and announce the decision just recorded on `record` (`wait.answered` or `wait.expired`).
+
+        A quorum's deciding vote is told first (`wait.voted`), and its `wait.answered` carries the votes.
+        """
+        self._count_decision(record, now)
+        progress = (
+            vote_progress(record) if record.followups.voting and record.status is QuestionStatus.ANSWERED else None
+        )
+        if progress is not None:
+            self.questions.announce(record.envelope, Transition.VOTED, progress=progress)
+        self.questions.announce(record.envelope, Transition(record.status.value), progress=progress)
 
     def _count_decision(self, record: QuestionRecord, now: datetime) -> None:
         if record.status is QuestionStatus.EXPIRED:
