@@ -410,12 +410,9 @@ def _work_for(record: QuestionRecord, now: datetime) -> DueWork | None:
         return DueWork.ESCALATE
     if record.progress.notice is Notice.REMINDER:
         return DueWork.REMIND
-    asked = parse_rfc3339(record.asked_at)
-    followups = record.followups
-    if record.progress.escalations < sum(1 for t in followups.escalation_times(asked) if t <= now):
+    if record.progress.escalations < record.steps_due(now):
         return DueWork.ESCALATE
-    expires = parse_rfc3339(record.expires_at) if record.expires_at else None
-    if record.progress.reminders < sum(1 for t in followups.reminder_times(asked, expires) if t <= now):
+    if record.progress.reminders < record.reminders_due(now):
         return DueWork.REMIND
     return DueWork.REPAIR if record.due_at != record.next_due() else None
 
@@ -427,10 +424,7 @@ def _claimed(record: QuestionRecord, work: DueWork, now: datetime) -> Progress:
     """
     if work is DueWork.ESCALATE:
         return replace(record.progress, escalations=record.progress.escalations + 1, notice=Notice.ESCALATED)
-    asked = parse_rfc3339(record.asked_at)
-    expires = parse_rfc3339(record.expires_at) if record.expires_at else None
-    due = sum(1 for t in record.followups.reminder_times(asked, expires) if t <= now)
-    return replace(record.progress, reminders=due, notice=Notice.REMINDER)
+    return replace(record.progress, reminders=record.reminders_due(now), notice=Notice.REMINDER)
 
 
 def _follow_up_envelope(record: QuestionRecord) -> WaitEnvelope:

@@ -303,10 +303,18 @@ class QuestionRecord:
     def followups(self) -> FollowUps:
         return FollowUps.of(self.envelope.rules)
 
+    def steps_due(self, at: datetime) -> int:
+        """How many escalation steps' times have come by `at`."""
+        return sum(1 for t in self.followups.escalation_times(parse_rfc3339(self.asked_at)) if t <= at)
+
+    def reminders_due(self, at: datetime) -> int:
+        """How many reminders' times have come by `at`."""
+        expires = parse_rfc3339(self.expires_at) if self.expires_at else None
+        return sum(1 for t in self.followups.reminder_times(parse_rfc3339(self.asked_at), expires) if t <= at)
+
     def escalation_level(self, at: datetime) -> int:
         """How many escalation steps are in effect at `at`: those the sweep applied, and those whose time has come."""
-        due = sum(1 for t in self.followups.escalation_times(parse_rfc3339(self.asked_at)) if t <= at)
-        return max(self.progress.escalations, due)
+        return max(self.progress.escalations, self.steps_due(at))
 
     def answerers_at(self, at: datetime) -> dict[str, list[str]] | None:
         """Who may answer at `at` (`{"groups", "principals"}`), escalation steps included; None: anyone."""
