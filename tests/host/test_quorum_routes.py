@@ -304,3 +304,18 @@ def test_a_decided_question_reports_who_could_answer_when_it_was_decided(api: Ap
     assert body["status"] == "answered"
     assert body["answerers"] == {"groups": ["finance"], "principals": []}
     assert (body["escalation"]["level"], body["escalation"]["next_at"]) == (0, None)
+
+
+def test_a_vote_given_by_a_link_made_for_you_shows_as_yours_when_signed_in(api: Api) -> None:
+    # The API refuses alice's second vote either way; the view must agree that she has voted.
+    from agent_wait.host._checks import Answerer
+
+    question_id = api.ask(**QUORUM)
+    link = Answerer(answered_by="alice@example.com", via="link", sender="link:k1")
+    AnswerService(api.ledger, api.queue, clock=lambda: api.now).answer(
+        question_id, {"action": "approve"}, link, answer_id="link:alice"
+    )
+    own = api.get(question_id, ALICE).json()["your_vote"]
+    assert own is not None
+    assert own["action"] == "approve"
+    assert api.get(question_id, BOB).json()["your_vote"] is None

@@ -22,7 +22,7 @@ from agent_wait.host._checks import Answerer
 from agent_wait.ledger import Decision, Ledger, QuestionRecord, Vote
 from agent_wait.schema import QuestionStatus
 
-__all__ = ("VoteResult", "VoteStatus", "cast_vote", "vote_progress")
+__all__ = ("VoteResult", "VoteStatus", "cast_vote", "vote_of", "vote_progress")
 
 _ATTEMPTS = 8
 """Compare-and-set attempts before giving up (each loss means another vote or follow-up landed first)."""
@@ -75,8 +75,7 @@ def cast_vote(
     for _ in range(_ATTEMPTS):
         if record.status is not QuestionStatus.OPEN:
             return VoteResult(VoteStatus.CLOSED, record)
-        # One person is one vote however they answer: by their identity, or by the name they are recorded under.
-        earlier = record.progress.vote_with(answer_id) or record.progress.voted(answerer.identity, answerer.answered_by)
+        earlier = record.progress.vote_with(answer_id) or vote_of(record, answerer)
         if earlier is not None:
             status = VoteStatus.REPEATED if earlier.answer_id == answer_id else VoteStatus.ALREADY_VOTED
             return VoteResult(status, record, earlier)
@@ -109,6 +108,12 @@ def cast_vote(
     raise LedgerUnavailableError(
         f"question {record.question_id} changed under {_ATTEMPTS} vote attempts in a row; try again shortly"
     )
+
+
+def vote_of(record: QuestionRecord, answerer: Answerer) -> Vote | None:
+    """The vote `answerer` cast on `record`, or None. One person is one vote however they answer: matched by
+    their identity, or by the name they are recorded under (signed in, or by a link made for them)."""
+    return record.progress.voted(answerer.identity, answerer.answered_by)
 
 
 def _decision(vote: Vote, votes: tuple[Vote, ...], answerer: Answerer) -> Decision:

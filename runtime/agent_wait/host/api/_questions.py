@@ -16,7 +16,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from agent_wait._time import format_rfc3339, parse_rfc3339, utc_now
 from agent_wait.errors import MessageError
 from agent_wait.host._checks import Answerer
-from agent_wait.host._votes import vote_progress
+from agent_wait.host._votes import vote_of, vote_progress
 from agent_wait.host.answering import AnswerResult, AnswerStatus
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
 from agent_wait.host.api._problems import json_response, problem
@@ -140,7 +140,7 @@ def _votes(record: QuestionRecord, viewer: Answerer | None) -> dict[str, Any]:
         "veto": progress["veto"],
     }
     if viewer is not None:
-        own = record.progress.voted(viewer.identity)
+        own = vote_of(record, viewer)
         votes["your_vote"] = {"action": own.action, "at": own.at} if own is not None else None
     return votes
 
