@@ -21,7 +21,7 @@ way (`SweepStep`); a deadline answer the queue refuses is counted with reason `s
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -434,13 +434,10 @@ def _follow_up_envelope(record: QuestionRecord) -> WaitEnvelope:
     filter policy or an EventBridge rule routes it to the new audience) and `rules.answerers` who may answer.
     """
     followups, level = record.followups, record.progress.escalations
-    envelope = record.envelope
-    answerers = envelope.rules.get("answerers")
-    audience = followups.answerers_at(answerers if isinstance(answerers, Mapping) else None, level)
     envelope = replace(
-        envelope,
-        tags=MappingProxyType(followups.tags_at(envelope.tags, level)),
-        rules=MappingProxyType({**envelope.rules, "answerers": audience}),
+        record.envelope,
+        tags=MappingProxyType(followups.tags_at(record.envelope.tags, level)),
+        rules=MappingProxyType({**record.envelope.rules, "answerers": record.answerers_for(level)}),
     )
     if record.progress.notice is Notice.ESCALATED:
         step = followups.escalation[level - 1]

@@ -318,10 +318,12 @@ class QuestionRecord:
 
     def answerers_at(self, at: datetime) -> dict[str, list[str]] | None:
         """Who may answer at `at` (`{"groups", "principals"}`), escalation steps included; None: anyone."""
+        return self.answerers_for(self.escalation_level(at))
+
+    def answerers_for(self, level: int) -> dict[str, list[str]] | None:
+        """Who may answer once `level` escalation steps are in effect; None: anyone."""
         answerers = self.envelope.rules.get("answerers")
-        return self.followups.answerers_at(
-            answerers if isinstance(answerers, Mapping) else None, self.escalation_level(at)
-        )
+        return self.followups.answerers_at(answerers if isinstance(answerers, Mapping) else None, level)
 
     def next_due(self, progress: Progress | None = None, *, announced: bool | None = None) -> str | None:
         """When the sweep must next act on this question, given `progress` (default: its own), or None.
