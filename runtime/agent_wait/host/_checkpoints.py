@@ -19,15 +19,21 @@ after the bucket is turned on, and the task's writes could never be read back.
 
 from __future__ import annotations
 
+import copy
+import threading
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
-from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
+from langchain_core.callbacks import BaseCallbackHandler
+from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple, get_checkpoint_id
 from langgraph_checkpoint_aws import DynamoDBSaver
 from langgraph_checkpoint_aws.checkpoint.dynamodb.storage_strategy import StorageStrategy
 
 from agent_wait.aws._errors import ServiceError, error_code, error_message
 from agent_wait.errors import ThreadStateTooLargeError
+from agent_wait.host._checkpoint_batch import BatchWriter, CollectingClient, batched_run, collected_puts, current_batch
+from agent_wait.host._lease import held_thread
 
 __all__ = ("ITEM_LIMIT", "PACKED_WRITES", "PAYLOAD_LIMIT", "TaskAtomicDynamoDBSaver")
 
@@ -109,55 +115,102 @@ def _unpack(found: CheckpointTuple | None) -> CheckpointTuple | None:
 
 
 class TaskAtomicDynamoDBSaver(DynamoDBSaver):
-    """`DynamoDBSaver` whose `put_writes` for one task is all or nothing (same arguments).
+    """`DynamoDBSaver` whose `put_writes` for one task is all or nothing, with fewer calls (same arguments).
 
     A payload its store cannot hold raises `ThreadStateTooLargeError` (naming the thread, the size and the fix)
     before anything of it is written; with `s3_offload_config`, payloads over 350 KB go to S3.
+
+    Each save is one `BatchWriteItem` (a head and its payload item together). Inside `batched_run`, which
+    `LangGraphAdapter` opens around each run, a step's task writes go out with the step's checkpoint (see
+    `agent_wait.host._checkpoint_batch`). While a delivery holds the thread's lease (the router), the latest
+    checkpoint read is remembered until this saver writes to the thread or the lease is let go, so one message
+    reads it once.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         old = self.storage
+        collecting = CollectingClient(self.client)
         self.storage = self.repo.storage = _SizeCheckedStorage(
-            dynamodb_client=old.dynamodb_client,
+            dynamodb_client=collecting,
             table_name=old.table_name,
             s3_client=old.s3_client,
             s3_bucket=old.s3_bucket,
             s3_key_prefix=old.s3_key_prefix,
             ttl_seconds=old.ttl_seconds,
         )
+        self.repo.dynamodb_client = collecting
+        self.writer = BatchWriter(self.client, self.table_name)
+        self._generations: dict[str, int] = {}
+        self._lock = threading.Lock()
 
     @property
     def offloads(self) -> bool:
         """Whether payloads over 350 KB go to S3 (the saver has a bucket)."""
         return self.storage.s3_enabled
 
+    def batched_run(self, thread_id: str) -> AbstractContextManager[BaseCallbackHandler | None]:
+        """Batch the writes of one run on `thread_id`; pass the yielded handler in the run's `callbacks`."""
+        return batched_run(thread_id, self.writer)
+
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-        try:
-            return super().put(config, checkpoint, metadata, new_versions)
-        except (_PayloadTooLargeError, ServiceError) as exc:
-            if isinstance(exc, ServiceError) and not _is_too_large(exc):
-                raise
-            what = "checkpoint"
-            raise _too_large(exc, what=what, config=config, table=self.table_name, offload=self.offloads) from None
+        with self._saving("checkpoint", config) as items:
+            stored = super().put(config, checkpoint, metadata, new_versions)
+        # The input checkpoint may wait for the next one: losing it only means the run starts again from its input.
+        self._send(config, items, hold=(metadata or {}).get("source") == "input")
+        return stored
 
     def put_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
+        special = all(channel in WRITES_IDX_MAP for channel, _ in writes)
         # Special writes (interrupt, resume, error) keep their own slots: LangGraph overwrites those.
-        if len(writes) > 1 and not all(channel in WRITES_IDX_MAP for channel, _ in writes):
+        if len(writes) > 1 and not special:
             writes = [(PACKED_WRITES, [[channel, value] for channel, value in writes])]
-        try:
+        with self._saving("writes of one step", config) as items:
             super().put_writes(config, writes, task_id, task_path)
-        except (_PayloadTooLargeError, ServiceError) as exc:
-            if isinstance(exc, ServiceError) and not _is_too_large(exc):
-                raise
-            what = "writes of one step"
-            raise _too_large(exc, what=what, config=config, table=self.table_name, offload=self.offloads) from None
+        # An interrupt or an error ends the run: nothing follows to carry them, so they go now.
+        self._send(config, items, hold=not special)
 
     def get_tuple(self, config: Any) -> CheckpointTuple | None:
-        return _unpack(super().get_tuple(config))
+        thread_id = str(config["configurable"]["thread_id"])
+        held = held_thread(thread_id)
+        if held is None or get_checkpoint_id(config) is not None:
+            return _unpack(super().get_tuple(config))
+        key = f"checkpoint:{self.table_name}:{config['configurable'].get('checkpoint_ns', '')}"
+        with self._lock:
+            generation = self._generations.get(thread_id, 0)
+            remembered = held.memo.get(key)
+        if remembered is not None and remembered[0] == generation:
+            return copy.deepcopy(remembered[1])
+        found = _unpack(super().get_tuple(config))
+        with self._lock:
+            if self._generations.get(thread_id, 0) == generation:  # no write of ours landed meanwhile
+                held.memo[key] = (generation, copy.deepcopy(found))
+        return found
 
     def list(self, config: Any, **kwargs: Any) -> Iterator[CheckpointTuple]:
         for found in super().list(config, **kwargs):
             unpacked = _unpack(found)
             if unpacked is not None:  # never None for a found checkpoint; the check is for the type
                 yield unpacked
+
+    def _send(self, config: Any, items: list[dict[str, Any]], *, hold: bool) -> None:
+        thread_id = str(config["configurable"]["thread_id"])
+        with self._lock:
+            self._generations[thread_id] = self._generations.get(thread_id, 0) + 1
+        batch = current_batch(thread_id)
+        with self._saving("state", config):
+            if batch is None:
+                self.writer.write(items, thread_id=thread_id)
+            else:
+                batch.hold_or_write(items, hold=hold)
+
+    @contextmanager
+    def _saving(self, what: str, config: Any) -> Iterator[list[dict[str, Any]]]:
+        """Collect the items the library's code puts; tell a payload too large for its store as such."""
+        try:
+            with collected_puts() as items:
+                yield items
+        except (_PayloadTooLargeError, ServiceError) as exc:
+            if isinstance(exc, ServiceError) and not _is_too_large(exc):
+                raise
+            raise _too_large(exc, what=what, config=config, table=self.table_name, offload=self.offloads) from None

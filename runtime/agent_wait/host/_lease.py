@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -26,6 +26,11 @@ class HeldThread:
     open_questions: tuple[str, ...] | None = None
     """The thread's open question ids once the agent ran (`AskedQuestions.after_run` sets them), recorded by the
     release; None when the agent did not run, which leaves the recorded ids as they are."""
+    decided: set[str] = field(default_factory=set)
+    """Question ids this delivery saw decided: a decided question never opens again, so none is read again."""
+    memo: dict[str, Any] = field(default_factory=dict)
+    """What may be remembered while the lease is held, and no longer: no other delivery can change the thread
+    meanwhile (the checkpoint saver keeps its latest read here)."""
 
 
 _HELD: ContextVar[HeldThread | None] = ContextVar("agent_wait_held_thread", default=None)

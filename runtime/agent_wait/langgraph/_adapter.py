@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from contextlib import nullcontext
 from typing import Any
 
 from langgraph.types import Command
@@ -44,10 +45,16 @@ class LangGraphAdapter:
         return {"configurable": {"thread_id": thread_id}}
 
     def _invoke(self, value: Any, thread_id: str) -> RunOutcome:
-        if self.use_async:
-            result = asyncio.run(self.graph.ainvoke(value, self.config(thread_id), durability=self.durability))
-        else:
-            result = self.graph.invoke(value, self.config(thread_id), durability=self.durability)
+        config = self.config(thread_id)
+        # A checkpointer that can batch a run's writes (agent-wait's DynamoDB saver) watches its tasks start and end.
+        batched_run = getattr(self.graph.checkpointer, "batched_run", None)
+        with batched_run(thread_id) if batched_run is not None else nullcontext() as watcher:
+            if watcher is not None:
+                config["callbacks"] = [watcher]
+            if self.use_async:
+                result = asyncio.run(self.graph.ainvoke(value, config, durability=self.durability))
+            else:
+                result = self.graph.invoke(value, config, durability=self.durability)
         # result["__interrupt__"] is the source of truth for what is pending after a run (DESIGN.md).
         return RunOutcome(result, tuple(questions_from_result(result, thread_id)))
 

@@ -1,0 +1,231 @@
+"""Fewer checkpoint calls: one `BatchWriteItem` per LangGraph step, without losing a finished task's writes.
+
+`DynamoDBSaver` stores each checkpoint and each task's writes as two items (a head and its payload), one
+`PutItem` each. Within one graph run, `StepBatch` holds back the items of a finished task until the step's
+checkpoint is saved, and writes them together in one `BatchWriteItem`: a linear step then costs one call,
+not four.
+
+Holding back is safe only while no other task could run a side effect before the items land. A
+`TaskWatcher` (a LangChain callback handler the adapter attaches to the run) counts the graph's running
+tasks, and:
+- a task that finishes while another still runs (parallel branches) has its writes written at once;
+- a task that starts while writes are held back first writes them, before its own body runs;
+- special writes (an interrupt, an error) and the step's checkpoint write everything held back with them.
+So a crash can lose only the writes of the task that just finished in a step of its own, in the moment
+before its checkpoint is written, as it could before (its writes were written in the background then).
+
+The input checkpoint a run starts with is held back too: until the next checkpoint lands, redelivery of
+the message starts the run again from its input, which is what losing it means.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+
+from agent_wait.errors import ThreadStateUnavailableError
+
+__all__ = (
+    "BatchWriter",
+    "CollectingClient",
+    "StepBatch",
+    "TaskWatcher",
+    "batched_run",
+    "collected_puts",
+    "current_batch",
+)
+
+BATCH_WRITE_LIMIT = 25
+"""DynamoDB's most items in one `BatchWriteItem`."""
+
+_COLLECTED: ContextVar[list[dict[str, Any]] | None] = ContextVar("agent_wait_collected_puts", default=None)
+_BATCHES: dict[str, StepBatch] = {}
+"""The open batch of each thread: LangGraph saves a parallel step's writes from threads that do not carry the
+run's context variables, so a batch is found by its thread id."""
+_BATCHES_LOCK = threading.Lock()
+
+
+class CollectingClient:
+    """A DynamoDB client whose `put_item` is collected instead of sent while `collected_puts` is open.
+
+    The saver's own code builds its items (keys, payload references, compression, TTL); collecting them
+    lets them be sent together. Every other call, and `put_item` outside `collected_puts`, goes through.
+    """
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def put_item(self, **params: Any) -> dict[str, Any]:
+        collected = _COLLECTED.get()
+        if collected is None:
+            return self._client.put_item(**params)
+        collected.append(params["Item"])
+        return {}
+
+
+@contextmanager
+def collected_puts() -> Iterator[list[dict[str, Any]]]:
+    """Collect the items `CollectingClient.put_item` is given in this context, in order."""
+    items: list[dict[str, Any]] = []
+    token = _COLLECTED.set(items)
+    try:
+        yield items
+    finally:
+        _COLLECTED.reset(token)
+
+
+class BatchWriter:
+    """Writes items with `BatchWriteItem`, 25 at a time, in order, until DynamoDB has taken every one."""
+
+    def __init__(self, client: Any, table_name: str, *, attempts: int = 8, sleep: Callable[[float], None] = time.sleep):
+        self.client = client
+        self.table_name = table_name
+        self.attempts = attempts
+        self.sleep = sleep
+
+    def write(self, items: Sequence[dict[str, Any]], *, thread_id: str) -> None:
+        """Write `thread_id`'s `items` (later items with the same key win).
+
+        A batch is not atomic: a crash part-way can leave a head without its payload, which the saver's
+        reader ignores (a task whose writes are missing runs again; a checkpoint without its payload is
+        passed over for the one before it).
+
+        Raises:
+            ThreadStateUnavailableError: DynamoDB still left items unprocessed after `attempts` calls (throttling);
+                the router's message is retried.
+        """
+        unique = list({(item["PK"]["S"], item["SK"]["S"]): item for item in items}.values())
+        for start in range(0, len(unique), BATCH_WRITE_LIMIT):
+            self._write_all(unique[start : start + BATCH_WRITE_LIMIT], thread_id)
+
+    def _write_all(self, items: list[dict[str, Any]], thread_id: str) -> None:
+        requests: dict[str, Any] = {self.table_name: [{"PutRequest": {"Item": item}} for item in items]}
+        delay = 0.05
+        for _ in range(self.attempts):
+            unprocessed = self.client.batch_write_item(RequestItems=requests).get("UnprocessedItems") or {}
+            if not unprocessed.get(self.table_name):
+                return
+            requests = unprocessed  # throttled items: DynamoDB asks for them again, after a pause
+            self.sleep(delay)
+            delay = min(delay * 2, 1.0)
+        left = len(requests[self.table_name])
+        raise ThreadStateUnavailableError(
+            f"DynamoDB left {left} checkpoint items of thread {thread_id!r} unwritten after {self.attempts} "
+            "BatchWriteItem calls (throttled); the message is retried",
+            thread_id=thread_id,
+            table=self.table_name,
+        )
+
+
+class StepBatch:
+    """What one graph run holds back, and how many of its tasks are running (see the module's doc)."""
+
+    def __init__(self, thread_id: str, writer: BatchWriter) -> None:
+        self.thread_id = thread_id
+        self.writer = writer
+        self._lock = threading.Lock()
+        self._running: set[UUID] = set()
+        self._held: list[dict[str, Any]] = []
+
+    def hold_or_write(self, items: list[dict[str, Any]], *, hold: bool) -> None:
+        """Hold `items` back if `hold` and no task is running; otherwise write them with what is held."""
+        with self._lock:
+            if hold and not self._running:
+                self._held.extend(items)
+                return
+            items = self._take() + items
+        self.writer.write(items, thread_id=self.thread_id)
+
+    def flush(self) -> None:
+        """Write everything held back."""
+        with self._lock:
+            items = self._take()
+        if items:
+            self.writer.write(items, thread_id=self.thread_id)
+
+    def task_started(self, run_id: UUID) -> None:
+        with self._lock:
+            self._running.add(run_id)
+            items = self._take()
+        if items:  # a finished task's writes land before this task can run a side effect
+            self.writer.write(items, thread_id=self.thread_id)
+
+    def task_ended(self, run_id: UUID) -> None:
+        with self._lock:
+            self._running.discard(run_id)
+
+    def _take(self) -> list[dict[str, Any]]:
+        items, self._held = self._held, []
+        return items
+
+
+def current_batch(thread_id: str) -> StepBatch | None:
+    """The batch of the run on `thread_id`, or None (every write then goes out at once)."""
+    with _BATCHES_LOCK:
+        return _BATCHES.get(thread_id)
+
+
+@contextmanager
+def batched_run(thread_id: str, writer: BatchWriter) -> Iterator[TaskWatcher | None]:
+    """Batch the checkpoint writes of one run on `thread_id`; attach the yielded watcher to the run's callbacks.
+
+    Whatever is still held back when the block ends (how ever it ends) is written then. A second run on the same
+    thread in this process meanwhile (never under the router, which holds the thread) is not batched: it gets None.
+    """
+    batch = StepBatch(thread_id, writer)
+    with _BATCHES_LOCK:
+        if thread_id in _BATCHES:
+            batch = None
+        else:
+            _BATCHES[thread_id] = batch
+    if batch is None:
+        yield None
+        return
+    try:
+        yield TaskWatcher(batch)
+    finally:
+        with _BATCHES_LOCK:
+            del _BATCHES[thread_id]
+        batch.flush()
+
+
+_STEP_TAG = "graph:step:"
+"""LangGraph tags each task's run (and not the runs inside it) with the step it belongs to."""
+
+
+class TaskWatcher(BaseCallbackHandler):
+    """Tells a `StepBatch` when the graph's tasks start and end (LangChain callbacks of the run)."""
+
+    raise_error = True  # a failed write when a task starts must stop that task, not be logged and passed over
+    run_inline = True  # in async runs too, before the task's body goes on
+
+    def __init__(self, batch: StepBatch) -> None:
+        self.batch = batch
+
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any] | None,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        tags: list[str] | None = None,
+        **_: Any,
+    ) -> None:
+        if any(tag.startswith(_STEP_TAG) for tag in tags or ()):
+            self.batch.task_started(run_id)
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **_: Any) -> None:
+        self.batch.task_ended(run_id)
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **_: Any) -> None:
+        self.batch.task_ended(run_id)

@@ -1,0 +1,275 @@
+"""The router's checkpoint saver writes one `BatchWriteItem` per step and reads a checkpoint once per message,
+without giving up a finished task's writes: parallel branches and crashes are the cases that matter.
+
+The graphs run through `LangGraphAdapter` (as the router runs them) on the saver `checkpoint_saver` builds, on
+the moto server. A botocore hook on the saver's session counts its calls and, once armed, fails every call the
+way a dead process makes none: `Crash` is a BaseException, as Lambda dying is not an error the code handles.
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+import time
+from typing import Annotated, Any, TypedDict
+
+import boto3
+import pytest
+from tests.host.conftest import REGION, create_checkpoint_table
+
+from agent_wait.errors import ThreadStateUnavailableError
+from agent_wait.host import InMemoryLedger
+from agent_wait.host._checkpoint_batch import BatchWriter, StepBatch
+from agent_wait.host._lease import hold_thread
+from agent_wait.host._wiring import checkpoint_saver
+from agent_wait.langgraph import LangGraphAdapter
+
+
+class Crash(BaseException):
+    """The process died: every AWS call from now on fails, and the run stops where it is."""
+
+
+class Calls:
+    """Every AWS call the saver makes, by operation; `dead` makes each one raise `Crash`."""
+
+    def __init__(self) -> None:
+        self.made: list[str] = []
+        self.dead = False
+        self._lock = threading.Lock()
+
+    def __call__(self, event_name: str, **_: Any) -> None:
+        if self.dead:
+            raise Crash(event_name)
+        with self._lock:
+            self.made.append(event_name.split(".")[2])
+
+    def take(self) -> list[str]:
+        with self._lock:
+            made, self.made = self.made, []
+        return made
+
+
+@pytest.fixture
+def saver_calls(moto_server: str, unique: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Calls]:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
+    table = f"checkpoints-{unique}"
+    create_checkpoint_table(boto3.client("dynamodb", region_name=REGION, endpoint_url=moto_server), table)
+    session = boto3.Session(region_name=REGION)
+    calls = Calls()
+    session.events.register("before-call.*.*", calls)
+    return checkpoint_saver(table, session), calls
+
+
+# -- a linear graph: one call per step ----------------------------------------------------------------------
+
+
+class Line(TypedDict):
+    log: Annotated[list[str], operator.add]
+
+
+def _linear(saver: Any) -> Any:
+    from langgraph.graph import END, START, StateGraph
+
+    builder = StateGraph(Line)
+    for name in ("a", "b", "c"):
+        builder.add_node(name, lambda state, name=name: {"log": [name]})
+    builder.add_edge(START, "a")
+    builder.add_edge("a", "b")
+    builder.add_edge("b", "c")
+    builder.add_edge("c", END)
+    return builder.compile(checkpointer=saver)
+
+
+def test_a_linear_run_saves_each_step_with_its_task_writes_in_one_batch_write(
+    saver_calls: tuple[Any, Calls], unique: str
+) -> None:
+    saver, calls = saver_calls
+    adapter = LangGraphAdapter(_linear(saver))
+    adapter.start(f"t-{unique}", {"log": []})
+    # One read of the (empty) thread; then the input checkpoint, `__start__`'s writes and step 0's checkpoint go
+    # together, and each of a, b, c is one write of its task's writes and the checkpoint after it.
+    assert calls.take() == ["Query", "BatchWriteItem", "BatchWriteItem", "BatchWriteItem", "BatchWriteItem"]
+    state = adapter.graph.get_state(adapter.config(f"t-{unique}"))
+    assert state.values == {"log": ["a", "b", "c"]}
+    assert not state.next
+    history = list(adapter.graph.get_state_history(adapter.config(f"t-{unique}")))
+    assert [h.metadata["step"] for h in history] == [3, 2, 1, 0, -1]  # every checkpoint is there, in order
+
+
+def test_the_saver_used_without_the_adapter_writes_each_save_at_once(
+    saver_calls: tuple[Any, Calls], unique: str
+) -> None:
+    """Nothing watches the run's tasks, so nothing is held back: each save is one write, head and payload together."""
+    saver, calls = saver_calls
+    _linear(saver).invoke({"log": []}, {"configurable": {"thread_id": f"t-{unique}"}}, durability="sync")
+    made = calls.take()
+    assert made.count("BatchWriteItem") == 9  # 5 checkpoints, 4 tasks' writes
+    assert "PutItem" not in made
+
+
+# -- parallel branches: a finished sibling's writes land before the other can die --------------------------------
+
+
+class Fork(TypedDict):
+    log: Annotated[list[str], operator.add]
+
+
+PAID: list[str] = []
+"""Each run of `pay`'s body: the side effect that must happen once."""
+
+
+def _fork(saver: Any, calls: Calls, *, crash: threading.Event, paid: threading.Event, slow_starts_late: bool) -> Any:
+    from langgraph.graph import END, START, StateGraph
+
+    def pay(state: Fork) -> dict[str, Any]:
+        PAID.append("paid")
+        paid.set()
+        return {"log": ["pay"]}
+
+    def slow(state: Fork) -> dict[str, Any]:
+        paid.wait(5)
+        time.sleep(0.3)  # `pay` finished a while ago; its writes had time to land
+        if crash.is_set():
+            calls.dead = True
+            raise Crash("the process died while slow ran")
+        return {"log": ["slow"]}
+
+    builder = StateGraph(Fork)
+    builder.add_node("pay", pay)
+    builder.add_node("slow", slow)
+    builder.add_node("join", lambda state: {"log": ["join"]})
+    builder.add_edge(START, "pay")
+    if slow_starts_late:  # slow's own step starts only after pay's: nothing runs beside pay
+        builder.add_node("wait", lambda state: {"log": ["wait"]})
+        builder.add_edge(START, "wait")
+        builder.add_edge("wait", "slow")
+        builder.add_edge(["pay", "slow"], "join")
+    else:
+        builder.add_edge(START, "slow")
+        builder.add_edge(["pay", "slow"], "join")
+    builder.add_edge("join", END)
+    return builder.compile(checkpointer=saver)
+
+
+@pytest.mark.parametrize("slow_starts_late", [False, True], ids=["side-by-side", "crash-in-a-later-step"])
+def test_a_sibling_that_finished_is_not_run_again_when_the_process_dies_in_another_branch(
+    saver_calls: tuple[Any, Calls], unique: str, slow_starts_late: bool
+) -> None:
+    saver, calls = saver_calls
+    crash, paid = threading.Event(), threading.Event()
+    crash.set()
+    PAID.clear()
+    adapter = LangGraphAdapter(_fork(saver, calls, crash=crash, paid=paid, slow_starts_late=slow_starts_late))
+    thread_id = f"t-{unique}"
+    with pytest.raises(Crash):
+        adapter.start(thread_id, {"log": []})
+    assert PAID == ["paid"]
+
+    # Redelivery, on a process that lives: the run goes on from the last checkpoint and its saved writes.
+    calls.dead = False
+    crash.clear()
+    adapter.continue_run(thread_id)
+    state = adapter.graph.get_state(adapter.config(thread_id))
+    assert PAID == ["paid"], "pay's writes were lost with the crash, so its side effect ran again"
+    assert sorted(state.values["log"]) == sorted(["pay", "slow", "join"] + (["wait"] if slow_starts_late else []))
+
+
+def test_writes_held_back_land_before_the_next_task_starts() -> None:
+    """The step batch on its own: what a finished task wrote goes out when another task starts, before it returns."""
+    written: list[list[str]] = []
+
+    class Recorder(BatchWriter):
+        def write(self, items: Any, *, thread_id: str) -> None:
+            written.append([item["PK"]["S"] for item in items])
+
+    batch = StepBatch("t", Recorder(None, "table"))
+    batch.hold_or_write([{"PK": {"S": "WRITES_a"}, "SK": {"S": "0"}}], hold=True)
+    assert written == []
+    from uuid import uuid4
+
+    sibling = uuid4()
+    batch.task_started(sibling)
+    assert written == [["WRITES_a"]]
+    batch.hold_or_write([{"PK": {"S": "WRITES_b"}, "SK": {"S": "0"}}], hold=True)
+    assert written == [["WRITES_a"], ["WRITES_b"]], "a task is running: nothing may wait"
+    batch.task_ended(sibling)
+    batch.hold_or_write([{"PK": {"S": "WRITES_c"}, "SK": {"S": "0"}}], hold=True)
+    batch.hold_or_write([{"PK": {"S": "CHECKPOINT_t"}, "SK": {"S": "1"}}], hold=False)
+    assert written[-1] == ["WRITES_c", "CHECKPOINT_t"]
+
+
+# -- reads: once per message, never stale ----------------------------------------------------------------------
+
+
+def test_the_latest_checkpoint_is_read_once_while_the_thread_is_held_and_again_after_a_write(
+    saver_calls: tuple[Any, Calls], unique: str
+) -> None:
+    saver, calls = saver_calls
+    graph = _linear(saver)
+    thread_id = f"t-{unique}"
+    config = {"configurable": {"thread_id": thread_id}}
+    graph.invoke({"log": []}, config, durability="sync")
+    calls.take()
+
+    ledger = InMemoryLedger()
+    held = hold_thread(ledger, thread_id, clock=ledger_clock, seconds=60, wait=0, on_busy=lambda: None, log=None)
+    with held:
+        first = graph.get_state(config)
+        second = graph.get_state(config)
+        assert calls.take().count("Query") == 2  # the checkpoint and its writes, once
+        assert second.values == first.values == {"log": ["a", "b", "c"]}
+        second.values["log"].append("changed by the caller")
+        assert graph.get_state(config).values == {"log": ["a", "b", "c"]}, "a reused read is a copy"
+        graph.update_state(config, {"log": ["d"]})
+        calls.take()
+        assert graph.get_state(config).values["log"][-1] == "d"
+        assert calls.take().count("Query") == 2, "after a write of ours the checkpoint is read again"
+    graph.get_state(config)
+    graph.get_state(config)
+    assert calls.take().count("Query") == 4, "without the thread's lease nothing is remembered"
+    with hold_thread(ledger, thread_id, clock=ledger_clock, seconds=60, wait=0, on_busy=lambda: None, log=None):
+        graph.get_state(config)
+        assert calls.take().count("Query") == 2, "a new delivery reads again: another may have written between"
+
+
+def ledger_clock() -> Any:
+    from agent_wait._time import utc_now
+
+    return utc_now()
+
+
+# -- the batch write itself -----------------------------------------------------------------------------------
+
+
+class FlakyClient:
+    """`batch_write_item` that hands back the last item unprocessed `throttled` times."""
+
+    def __init__(self, throttled: int) -> None:
+        self.throttled = throttled
+        self.requests: list[list[str]] = []
+
+    def batch_write_item(self, RequestItems: dict[str, Any]) -> dict[str, Any]:  # noqa: N803 (boto3's name)
+        ((table, requests),) = RequestItems.items()
+        self.requests.append([r["PutRequest"]["Item"]["PK"]["S"] for r in requests])
+        if self.throttled:
+            self.throttled -= 1
+            return {"UnprocessedItems": {table: requests[-1:]}}
+        return {"UnprocessedItems": {}}
+
+
+def _items(count: int) -> list[dict[str, Any]]:
+    return [{"PK": {"S": f"k{n}"}, "SK": {"S": "CHUNK"}} for n in range(count)]
+
+
+def test_a_batch_write_sends_25_items_at_a_time_and_again_what_dynamodb_left_unprocessed() -> None:
+    client = FlakyClient(throttled=2)
+    # k0 twice: the later one wins, so 30 items go
+    BatchWriter(client, "t", sleep=lambda _: None).write(_items(30) + _items(1), thread_id="t")
+    assert [len(r) for r in client.requests] == [25, 1, 1, 5]
+    assert client.requests[1] == client.requests[2] == ["k24"]
+
+
+def test_a_batch_write_that_dynamodb_keeps_refusing_raises_and_says_how_many_items_are_left() -> None:
+    writer = BatchWriter(FlakyClient(throttled=99), "checkpoints", attempts=3, sleep=lambda _: None)
+    with pytest.raises(ThreadStateUnavailableError, match="left 1 checkpoint items of thread 't-1' unwritten after 3"):
+        writer.write(_items(3), thread_id="t-1")
