@@ -77,9 +77,9 @@ class AskedQuestions:
         """The thread's open questions: by the ids its lease carries (one read each, however long its history),
         else by a query of every question it ever had (a thread from before the ids were recorded)."""
         held = held_thread(thread_id)
-        known = held.lease.open_questions if held is not None else None
-        if known is None:
+        if held is None or held.lease.open_questions is None:
             return self.ledger.questions(thread_id, status=QuestionStatus.OPEN)
+        known = (q for q in held.lease.open_questions if q not in held.decided)
         rows = (self.ledger.get(thread_id, question_id) for question_id in known)
         return [row for row in rows if row is not None and row.status is QuestionStatus.OPEN]
 

@@ -51,7 +51,7 @@ from agent_wait.errors import (
 )
 from agent_wait.host._checks import Answerer, check_answer, principal_of
 from agent_wait.host._failures import AGENT_FAILED, Failures
-from agent_wait.host._lease import hold_thread
+from agent_wait.host._lease import held_thread, hold_thread
 from agent_wait.host._questions import AskedQuestions
 from agent_wait.host._senders import SenderPolicy
 from agent_wait.host._votes import VoteStatus, cast_vote, vote_progress
@@ -500,6 +500,8 @@ class Router:
     ) -> Outcome:
         """Resume the agent with the recorded answer; `parked` is passed when this call just won the decision."""
         thread_id, question_id = record.thread_id, record.question_id
+        if (held := held_thread(thread_id)) is not None:
+            held.decided.add(question_id)  # decided, so the run's open questions need not read it again
         try:
             if parked is None:
                 parked = self._parked_on(thread_id, question_id)
