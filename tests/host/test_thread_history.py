@@ -66,3 +66,20 @@ def test_a_thread_with_twelve_earlier_turns_reads_no_more_than_a_new_thread(host
     # thread's first delivery has no recorded ids yet, so it queries the thread: one item, its new question)
     assert on_old <= on_new, f"{on_old} items read on a thread with 12 turns, {on_new} on a new one"
     assert len(host.ledger().questions(old)) == 13
+
+
+@pytest.mark.usefixtures("host")
+def test_an_answer_reads_the_question_it_decides_once(host: HostStack, unique: str) -> None:
+    # GIVEN a thread whose lease records its open question (a turn before this one)
+    router = build_router(HostSettings.from_env("router"))
+    thread_id = f"t-{unique}"
+    _lifecycle(router, thread_id, 0)
+    (question_id,) = router.handle(json.dumps(start_message(thread_id, "o-1", start_id=f"{thread_id}-s1"))).asked
+
+    # WHEN its answer is applied
+    answer = answer_message(thread_id, question_id, answer_id=f"{thread_id}-a1")
+    read = _items_read(router, host.table, lambda: router.handle(json.dumps(answer)))
+
+    # THEN the question's row was read once, to decide it; the run's open questions after the resume leave out
+    # the question this delivery decided, which never opens again
+    assert read == 1
