@@ -43,6 +43,11 @@ class PropChecks:
         """
         return PropChecks(self.construct, prefix=self.prefix + prefix, problems=self.problems)
 
+    def name(self, field: str) -> str:
+        """`field` as the caller knows it (`reserved_concurrent_executions` -> `router_reserved_concurrent_executions`),
+        for a message that names a second prop."""
+        return self.prefix + field
+
     def fail(self, field: str, message: str) -> None:
         """Record a problem no range check covers: `<field> <message>`, e.g. two props that cannot go together."""
         self.problems.append(f"{self.prefix}{field} {message}")

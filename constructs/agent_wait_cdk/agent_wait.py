@@ -44,6 +44,7 @@ from agent_wait_cdk.functions import (
     RouterFunction,
     SweepFunction,
     check_extra_environment,
+    check_max_concurrency,
     check_network,
     powertools_environment,
     router_variables,
@@ -88,6 +89,10 @@ class AgentWait(Construct):
         topic: announce on an SNS topic. Default True: the broadest fan-out (email, HTTPS, SQS, Lambda).
         topic_fifo: create the topic as FIFO. Default False: a standard topic reaches every kind of
             subscriber; FIFO only if FIFO queues must subscribe. Not with `existing_topic`.
+        topic_fifo_throughput_scope: the FIFO topic's throughput scope (`AnnounceTopic`'s `fifo_throughput_scope`).
+            Default None: `FifoThroughputScope.MESSAGE_GROUP`, where the quota applies per message group and
+            the SNS announcer publishes each thread in its own group; `FifoThroughputScope.TOPIC` caps the whole
+            topic at 3,000 messages a second. Only with `topic_fifo=True`; not with `existing_topic`.
         existing_topic: announce on this topic instead of creating one.
         bus: announce on an EventBridge bus. Default True: rules route envelopes by `detail-type` to any
             target without changing agent-wait.
@@ -138,6 +143,11 @@ class AgentWait(Construct):
         router_memory_size: Default 1024 MB (see `RouterFunction`).
         router_batch_size: Default 10, the FIFO maximum.
         router_reserved_concurrent_executions: Default None (unreserved).
+        router_max_concurrency: the most router invocations the entry queue's event source runs at once, 2 to
+            1,000 (`ScalingConfig.MaximumConcurrency`). Default None: not set, so the router scales to the threads
+            with messages waiting (one FIFO message group each), up to Lambda's own ceiling. Set it to keep
+            account concurrency for other functions or to cap the load on the tables; messages past it wait in
+            the queue, they are not throttled. At most `router_reserved_concurrent_executions` when both are set.
         router_environment: extra variables for the router, where the graph runs (a model id, a secret's
             ARN: never a secret's value, which anyone who may read the function's configuration could read).
             Default None: only AgentWait's own. A key AgentWait or Lambda sets (`AGENT_WAIT_*`, `LOG_LEVEL`,
@@ -197,6 +207,7 @@ class AgentWait(Construct):
         graph_source: Sequence[str | os.PathLike[str]] = (),
         topic: bool = True,
         topic_fifo: bool = False,
+        topic_fifo_throughput_scope: sns.FifoThroughputScope | None = None,
         existing_topic: sns.ITopic | None = None,
         bus: bool = True,
         existing_bus: events.IEventBus | None = None,
@@ -217,6 +228,7 @@ class AgentWait(Construct):
         router_memory_size: int = 1024,
         router_batch_size: int = 10,
         router_reserved_concurrent_executions: int | None = None,
+        router_max_concurrency: int | None = None,
         router_environment: Mapping[str, str] | None = None,
         router_layers: Sequence[lambda_.ILayerVersion] = (),
         vpc: ec2.IVpc | None = None,
@@ -265,8 +277,16 @@ class AgentWait(Construct):
             queue_visibility_timeout=queue_visibility_timeout,
             queue_retention_period=queue_retention_period,
         )
-        check_extra_environment(checks, "router_environment", router_environment)
-        check_network(checks, vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups)
+        _check_topic_scope(checks, topic, topic_fifo, topic_fifo_throughput_scope, existing_topic)
+        _check_router_props(
+            checks,
+            environment=router_environment,
+            vpc=vpc,
+            vpc_subnets=vpc_subnets,
+            security_groups=security_groups,
+            max_concurrency=router_max_concurrency,
+            reserved_concurrent_executions=router_reserved_concurrent_executions,
+        )
         check_answer_api_switch(
             checks,
             answer_api=answer_api,
@@ -325,7 +345,9 @@ class AgentWait(Construct):
             self.entry_queue, self.dead_letter_queue = entry.queue, entry.dead_letter_queue
 
         # Announcers.
-        self.topic: sns.ITopic | None = self._topic(topic, topic_fifo, existing_topic, encryption_key)
+        self.topic: sns.ITopic | None = self._topic(
+            topic, topic_fifo, topic_fifo_throughput_scope, existing_topic, encryption_key
+        )
         self.bus: events.IEventBus | None = existing_bus or (AnnounceBus(self, "Bus").bus if bus else None)
 
         # Functions.
@@ -359,6 +381,7 @@ class AgentWait(Construct):
             architecture=architecture,
             batch_size=router_batch_size,
             reserved_concurrent_executions=router_reserved_concurrent_executions,
+            max_concurrency=router_max_concurrency,
             log_retention=log_retention,
             removal_policy=removal_policy,
             tracing=tracing,
@@ -516,13 +539,20 @@ class AgentWait(Construct):
         return CheckpointBucket(self, "CheckpointBucket", removal_policy=removal_policy, encryption_key=key).bucket
 
     def _topic(
-        self, topic: bool, topic_fifo: bool, existing_topic: sns.ITopic | None, encryption_key: kms.IKey | None
+        self,
+        topic: bool,
+        topic_fifo: bool,
+        scope: sns.FifoThroughputScope | None,
+        existing_topic: sns.ITopic | None,
+        encryption_key: kms.IKey | None,
     ) -> sns.ITopic | None:
         if existing_topic is not None:
             self.node.add_validation(_FifoSubscriptionCheck(existing_topic))
             return existing_topic
         if topic:
-            return AnnounceTopic(self, "Topic", fifo=topic_fifo, master_key=encryption_key).topic  # pyright: ignore[reportReturnType]
+            return AnnounceTopic(
+                self, "Topic", fifo=topic_fifo, fifo_throughput_scope=scope, master_key=encryption_key
+            ).topic  # pyright: ignore[reportReturnType]
         return None
 
     def _environment(
@@ -607,6 +637,48 @@ class AgentWait(Construct):
             values["AnswerApiUrl"] = (self.answer_api.url, "The answer API (people answer here, signed in or by link)")
         for output_id, (value, description) in values.items():
             CfnOutput(self, output_id, value=value, description=f"agent-wait: {description}")
+
+
+def _check_topic_scope(
+    checks: PropChecks,
+    topic: bool,
+    topic_fifo: bool,
+    scope: sns.FifoThroughputScope | None,
+    existing_topic: sns.ITopic | None,
+) -> None:
+    """The scope shapes a FIFO topic AgentWait creates: not a brought topic, not a standard one, not none."""
+    if scope is None:
+        return
+    if existing_topic is not None:
+        checks.fail(
+            "topic_fifo_throughput_scope",
+            "shapes a topic AgentWait creates; with existing_topic, set the scope on your own topic",
+        )
+    elif not topic:
+        checks.fail("topic_fifo_throughput_scope", "cannot go with topic=False: there is no topic to shape")
+    else:
+        AnnounceTopic.check_props(checks.prefixed("topic_"), fifo=topic_fifo, fifo_throughput_scope=scope)
+
+
+def _check_router_props(
+    checks: PropChecks,
+    *,
+    environment: Mapping[str, str] | None,
+    vpc: ec2.IVpc | None,
+    vpc_subnets: ec2.SubnetSelection | None,
+    security_groups: Sequence[ec2.ISecurityGroup] | None,
+    max_concurrency: int | None,
+    reserved_concurrent_executions: int | None,
+) -> None:
+    """The router's props `check_agent_wait_props` leaves: extra variables, network placement, event source
+    concurrency (its reservation's own range is checked there, so it is not reported twice)."""
+    check_extra_environment(checks, "router_environment", environment)
+    check_network(checks, vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups)
+    check_max_concurrency(
+        checks.prefixed("router_"),
+        max_concurrency=max_concurrency,
+        reserved_concurrent_executions=reserved_concurrent_executions,
+    )
 
 
 def _deprecated(old: str, new: str) -> None:

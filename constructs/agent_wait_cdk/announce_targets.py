@@ -3,6 +3,9 @@
 A FIFO SQS queue can subscribe only to a FIFO SNS topic. AWS refuses the subscription at deploy time
 and CDK does not check, so `AnnounceTopic` refuses it at synth time: at once in `subscribe_queue`, and for
 subscriptions made any other way (`topic.add_subscription(...)`) when the stack is synthesized.
+
+A FIFO topic is created in message-group throughput scope: `SnsAnnounce` publishes each thread's envelopes
+in the thread's own message group, so the quota applies per thread rather than to the whole topic.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from agent_wait_cdk._validate import AgentWaitPropsError, PropChecks
 __all__ = ("AnnounceBus", "AnnounceTopic", "FifoSubscriptionError", "check_queue_subscription")
 
 AWS_MANAGED_SNS_KEY = "alias/aws/sns"
+DEFAULT_FIFO_THROUGHPUT_SCOPE = sns.FifoThroughputScope.MESSAGE_GROUP
+"""A FIFO topic's scope unless one is chosen: `SnsAnnounce` groups by thread, so the quota applies per thread."""
 
 
 class FifoSubscriptionError(AgentWaitPropsError):
@@ -59,6 +64,12 @@ class AnnounceTopic(Construct):
         fifo: a FIFO topic. Default False: a standard topic fans out to email, HTTPS, Lambda and standard
             queues; choose FIFO only when a FIFO queue must receive the announcements. A FIFO topic has
             content-based deduplication off, because every envelope carries its own `dedupe_key`.
+        fifo_throughput_scope: a FIFO topic's throughput quota and deduplication scope. Default None: on a FIFO
+            topic, `FifoThroughputScope.MESSAGE_GROUP`. `SnsAnnounce` publishes each thread's envelopes in the
+            thread's own message group, so in that scope the topic's throughput is bounded by the Region's quota
+            rather than by the topic scope's 3,000 messages a second, and deduplication by `dedupe_key` still
+            works (a question's envelopes are all in its thread's group). `FifoThroughputScope.TOPIC` keeps SNS's
+            own default. Only with `fifo=True`.
         topic_name: a fixed name; a FIFO topic's must end in `.fifo`. Default None: generated.
         master_key: a customer managed KMS key. Default None: the AWS managed key `alias/aws/sns`, which
             encrypts at rest with no key policy to maintain.
@@ -70,27 +81,44 @@ class AnnounceTopic(Construct):
         id: str,
         *,
         fifo: bool = False,
+        fifo_throughput_scope: sns.FifoThroughputScope | None = None,
         topic_name: str | None = None,
         master_key: kms.IKey | None = None,
     ) -> None:
         super().__init__(scope, id)
         checks = PropChecks(self.node.path)
+        self.check_props(checks, fifo=fifo, fifo_throughput_scope=fifo_throughput_scope)
         if topic_name is not None and not Token.is_unresolved(topic_name) and fifo != topic_name.endswith(".fifo"):
             checks.fail(
                 "topic_name",
                 f"must end in '.fifo' exactly when fifo=True; got fifo={fifo} and topic_name={topic_name!r}",
             )
         checks.raise_if_any()
+        if fifo and fifo_throughput_scope is None:
+            fifo_throughput_scope = DEFAULT_FIFO_THROUGHPUT_SCOPE
         self.topic = sns.Topic(
             self,
             "Resource",
             fifo=fifo or None,
+            fifo_throughput_scope=fifo_throughput_scope,
             content_based_deduplication=False if fifo else None,
             topic_name=topic_name,
             master_key=master_key or kms.Alias.from_alias_name(self, "AwsManagedKey", AWS_MANAGED_SNS_KEY),
             enforce_ssl=True,
         )
         self.topic.node.add_validation(_FifoSubscriptionCheck(self.topic))  # pyright: ignore[reportArgumentType]
+
+    @staticmethod
+    def check_props(
+        checks: PropChecks, *, fifo: bool, fifo_throughput_scope: sns.FifoThroughputScope | None = None
+    ) -> None:
+        """A throughput scope is a FIFO topic's setting: refuse it on a standard topic."""
+        if fifo_throughput_scope is not None and not fifo:
+            checks.fail(
+                "fifo_throughput_scope",
+                f"applies only to a FIFO topic; got {fifo_throughput_scope} with "
+                f"{checks.name('fifo')}=False; pass {checks.name('fifo')}=True too, or drop it",
+            )
 
     @property
     def topic_arn(self) -> str:

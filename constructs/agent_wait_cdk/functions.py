@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Validations
+from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Token, Validations
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -27,10 +27,12 @@ from agent_wait_cdk._shapes import (
 )
 from agent_wait_cdk._validate import PropChecks
 
-__all__ = ("LAMBDA_RESERVED_VARIABLES", "LAMBDA_RUNTIME", "RouterFunction", "SweepFunction")
+__all__ = ("LAMBDA_RESERVED_VARIABLES", "LAMBDA_RUNTIME", "RouterFunction", "SweepFunction", "check_max_concurrency")
 
 LAMBDA_RUNTIME = lambda_.Runtime.PYTHON_3_13
 """The runtime the bundle is built for (`_bundling.LAMBDA_PYTHON_VERSION`)."""
+MIN_EVENT_SOURCE_CONCURRENCY, MAX_EVENT_SOURCE_CONCURRENCY = 2, 1000
+"""The range of an SQS event source's maximum concurrency (Lambda's `ScalingConfig.MaximumConcurrency`)."""
 _MAX_TIMEOUT = Duration.minutes(15)
 _VPC_ACTIONS = (
     "ec2:CreateNetworkInterface",
@@ -128,6 +130,38 @@ def check_network(
     for field, value in (("vpc_subnets", vpc_subnets), ("security_groups", security_groups)):
         if value is not None:
             checks.fail(field, "places the router in a VPC, but there is no vpc; pass vpc too, or drop it")
+
+
+def check_max_concurrency(
+    checks: PropChecks, *, max_concurrency: int | None, reserved_concurrent_executions: int | None
+) -> None:
+    """The event source's `max_concurrency` lies in Lambda's range and, with a reservation, within it.
+
+    Only `max_concurrency` is checked here (`RouterFunction.check_props` checks the reservation's own range), so
+    a composing construct can check the one prop it adds without reporting the other twice.
+    """
+    checks.int_between(
+        "max_concurrency",
+        max_concurrency,
+        minimum=MIN_EVENT_SOURCE_CONCURRENCY,
+        maximum=MAX_EVENT_SOURCE_CONCURRENCY,
+        unit="concurrent invocations",
+    )
+    reserved = reserved_concurrent_executions
+    # Reserving 0 stops the router on purpose (an emergency switch): nothing runs, so nothing is throttled.
+    if (
+        max_concurrency is not None
+        and reserved is not None
+        and not Token.is_unresolved(max_concurrency)
+        and not Token.is_unresolved(reserved)
+        and 0 < reserved < max_concurrency
+    ):
+        checks.fail(
+            "max_concurrency",
+            f"must be at most {checks.name('reserved_concurrent_executions')} when both are set (the event "
+            "source would start invocations Lambda throttles, and each throttled batch spends a receive of "
+            f"its records); got {max_concurrency} and {reserved_concurrent_executions}",
+        )
 
 
 def _check_function(checks: PropChecks, *, timeout: Duration | None, memory_size: int | None) -> None:
@@ -253,6 +287,12 @@ class RouterFunction(Construct):
         batch_size: records per invocation. Default 10, the FIFO maximum; records of one thread stay in order.
         reserved_concurrent_executions: Default None (unreserved): reserving takes from the account's pool,
             and new accounts may not have enough to reserve at all.
+        max_concurrency: the most invocations the event source runs at once (its `ScalingConfig`), 2 to 1,000.
+            Default None: not set, so the event source scales to the number of active message groups (one per
+            thread with records waiting) up to Lambda's own ceiling. Set it to leave the account's concurrency
+            to other functions, or to cap the rate the router puts on the tables. It reserves nothing, and must
+            not exceed `reserved_concurrent_executions` when both are set: the event source would start more
+            invocations than Lambda lets run, and each throttled batch spends one of its records' receives.
         log_retention: Default one month: enough to debug last week's incident, short enough to be cheap.
         removal_policy: the log group's. Default RETAIN.
         tracing: X-Ray tracing mode. Default None: not set (no X-Ray traces, no X-Ray permissions); set the
@@ -281,6 +321,7 @@ class RouterFunction(Construct):
         architecture: lambda_.Architecture = lambda_.Architecture.X86_64,
         batch_size: int = 10,
         reserved_concurrent_executions: int | None = None,
+        max_concurrency: int | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
         tracing: lambda_.Tracing | None = None,
@@ -297,6 +338,7 @@ class RouterFunction(Construct):
             memory_size=memory_size,
             batch_size=batch_size,
             reserved_concurrent_executions=reserved_concurrent_executions,
+            max_concurrency=max_concurrency,
         )
         check_network(checks, vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups)
         checks.raise_if_any()
@@ -318,7 +360,9 @@ class RouterFunction(Construct):
             security_groups=security_groups,
             layers=layers,
         )
-        self.event_source = sources.SqsEventSource(entry_queue, batch_size=batch_size, report_batch_item_failures=True)
+        self.event_source = sources.SqsEventSource(
+            entry_queue, batch_size=batch_size, report_batch_item_failures=True, max_concurrency=max_concurrency
+        )
         self.function.add_event_source(self.event_source)
 
     @staticmethod
@@ -329,6 +373,7 @@ class RouterFunction(Construct):
         memory_size: int | None = None,
         batch_size: int | None = None,
         reserved_concurrent_executions: int | None = None,
+        max_concurrency: int | None = None,
     ) -> None:
         """Record every out-of-range prop in `checks` (Lambda's and SQS's limits); None means not given."""
         _check_function(checks, timeout=timeout, memory_size=memory_size)
@@ -339,6 +384,9 @@ class RouterFunction(Construct):
             minimum=0,
             maximum=10000,
             unit="executions",
+        )
+        check_max_concurrency(
+            checks, max_concurrency=max_concurrency, reserved_concurrent_executions=reserved_concurrent_executions
         )
 
 
