@@ -78,7 +78,10 @@ class SnsAnnounce(BaseAnnounce):
 
     On a FIFO topic (ARN ending `.fifo`) the message group is the thread id and the deduplication id is
     `envelope.dedupe_key`, so a republish inside SNS's five-minute window is delivered once. Only FIFO
-    SQS queues can subscribe to a FIFO topic.
+    SQS queues can subscribe to a FIFO topic. One group per thread keeps a thread's envelopes in order,
+    and spreads the topic over as many groups as there are threads: in message-group throughput scope
+    (how `AgentWait` creates a FIFO topic) SNS applies its quota per group and deduplicates within one, and
+    every envelope of a question is in its thread's group.
 
     Example:
         >>> import boto3
