@@ -1,5 +1,6 @@
 """`agent-wait dead-letters list|redrive`: read the entry queue's dead letters with their reasons, and move
-the ones that can apply now back to the entry queue, in their thread's message group.
+the ones that can apply now back to the entry queue, in their thread's message group (a dead letter with no
+thread, a body that did not parse, has a group of its own: `malformed-<sha256>`).
 
 Listing leaves every message where it was: each one read is made visible again at once. A redrive sends
 the body verbatim to the entry queue under its dead letter's group and deletes it from the dead-letter queue

@@ -9,13 +9,18 @@ from typing import Any, Protocol
 
 from agent_wait.messages import group_id_for
 
-__all__ = ("DeadLetter", "DeadLetterRecord", "InMemoryDeadLetter", "SqsDeadLetter")
+__all__ = ("DeadLetter", "DeadLetterRecord", "InMemoryDeadLetter", "SqsDeadLetter", "malformed_group_id")
 
 REASON_ATTRIBUTE = "agent_wait_reason"
 DETAIL_ATTRIBUTE = "agent_wait_detail"
 THREAD_ATTRIBUTE = "agent_wait_thread_id"
-MALFORMED_GROUP = "malformed"
-"""The FIFO group of dead letters whose thread is unknown (the body did not parse)."""
+MALFORMED_GROUP_PREFIX = "malformed-"
+"""The start of the FIFO group of a dead letter whose thread is unknown (the body did not parse); the rest is
+the SHA-256 of the message's id (else of its body), so each such message has a group of its own.
+
+Not one shared group: on a high-throughput FIFO queue the throughput quota applies per message group, so one
+group would cap every malformed message at one group's rate; and SQS hands out no more of a group's messages
+while some are in flight, so `agent-wait dead-letters list` and `redrive` would see only the first ten."""
 
 
 class DeadLetter(Protocol):
@@ -62,9 +67,11 @@ class SqsDeadLetter:
     """Send the original body to an SQS dead-letter queue, the reason, detail and thread in message attributes.
 
     On a FIFO queue the group is the thread's own (`group_id_for`), so a redrive back to the entry queue
-    keeps the thread's order and passes the router's group check; a body that did not parse goes to the
-    `malformed` group. The deduplication id derives from the thread, the message id and the reason, so a
-    redelivered message is dead-lettered once and two threads' messages never collapse into one.
+    keeps the thread's order and passes the router's group check; a body that did not parse has no thread
+    and gets a group of its own (`malformed_group_id`). The deduplication id derives from the thread, the
+    message id and the reason, so a redelivered message is dead-lettered once (its group is the same each
+    time, as deduplication in a high-throughput queue holds within a group) and two threads' messages never
+    collapse into one.
     """
 
     def __init__(self, queue_url: str, *, client: Any = None, region_name: str | None = None) -> None:
@@ -92,8 +99,20 @@ class SqsDeadLetter:
             "MessageAttributes": attributes,
         }
         if self._fifo:
-            identity = message_id or hashlib.sha256(body.encode("utf-8", "replace")).hexdigest()
+            identity = _identity(body, message_id)
             key = "\0".join((thread_id or "", identity, reason))
-            kwargs["MessageGroupId"] = group_id_for(thread_id) if thread_id is not None else MALFORMED_GROUP
+            kwargs["MessageGroupId"] = (
+                group_id_for(thread_id) if thread_id is not None else malformed_group_id(body, message_id)
+            )
             kwargs["MessageDeduplicationId"] = hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()
         self._client.send_message(**kwargs)
+
+
+def malformed_group_id(body: str, message_id: str | None) -> str:
+    """The FIFO group of a dead letter with no thread: `malformed-` and the SHA-256 of its message id, else of
+    its body. The same message gets the same group on every redelivery; two messages get two groups."""
+    return MALFORMED_GROUP_PREFIX + hashlib.sha256(_identity(body, message_id).encode("utf-8", "replace")).hexdigest()
+
+
+def _identity(body: str, message_id: str | None) -> str:
+    return message_id or hashlib.sha256(body.encode("utf-8", "replace")).hexdigest()
