@@ -18,6 +18,22 @@ when binutils' `strip` is on PATH (a library it cannot read, one built for anoth
 it is). Some wheels ship with their debug sections (zstandard's for Python 3.11: 11.6 MB, 1.0 MB stripped);
 the Lambda wheels of today's pins come stripped already, and the refund bundle is 58.9 MB unzipped either way.
 
+Then what the functions never read is dropped (`prune_bundle`), each kind for a reason written beside it in
+`PRUNED`: test suites, type stubs, C sources, botocore's request examples, Swagger UI's assets, and the botocore
+service models of services nothing in the bundle names. A model is kept for every service in
+`RUNTIME_AWS_SERVICES` (what agent-wait's handlers call), for every service named in a string literal of any
+Python file in the bundle (the graph source and its dependencies included: `boto3.client("bedrock-runtime")`
+in a graph, or in a package such as langchain-aws, keeps `bedrock-runtime`), and for each of the bundle's
+`aws_services`. A graph that computes a service's name at run time (`boto3.client(name)`) names it in
+`aws_services`, or anywhere in its source as a literal; otherwise its client fails with botocore's
+`UnknownServiceError`. The refund bundle: 58.9 MB before, 44 MB after.
+
+Packages whose `__init__` imports every module they have are made lazy (`LAZY_PACKAGES`): the router imports
+`DynamoDBSaver` from langgraph-checkpoint-aws, whose `__init__` also imports its AgentCore, Bedrock session and
+store modules. In the bundle, that `__init__` is kept as `_agent_wait_eager.py` and a generated one imports
+each name on first use (PEP 562), so the saver comes without the rest; every other name (and the Valkey
+fallbacks) still resolves, through the package's own code.
+
 The asset hash is computed before bundling from everything that decides the bundle's content: the
 requirements text (a found file's, as read or exported), how it is installed, the Python version, the
 platform, and every file of the runtime and the graph source. A dependency that changes therefore changes
@@ -26,6 +42,8 @@ the hash, and a deploy really ships new code; an unchanged tree re-uses the bund
 
 from __future__ import annotations
 
+import ast
+import fnmatch
 import hashlib
 import importlib.util
 import os
@@ -49,14 +67,20 @@ __all__ = (
     "BUNDLE_CONTEXT",
     "DEPENDENCY_FILES",
     "LAMBDA_PYTHON_VERSION",
+    "LAZY_PACKAGES",
     "MAX_BUNDLE_BYTES",
+    "PRUNED",
     "REQUIREMENTS_FILE",
+    "RUNTIME_AWS_SERVICES",
     "UV_EXPORT",
     "BundleError",
     "Dependencies",
     "LambdaBundle",
+    "Pruned",
     "find_dependencies",
     "find_runtime_source",
+    "lazy_package_init",
+    "prune_bundle",
 )
 
 LAMBDA_PYTHON_VERSION = "3.13"
@@ -75,12 +99,55 @@ BUNDLE_CONTEXT = "agent-wait:bundle"
 MAX_BUNDLE_BYTES = 262_144_000
 """Lambda's limit for a function's code, unzipped (250 MB)."""
 
-_FORMAT = "agent-wait-bundle/1"
+RUNTIME_AWS_SERVICES = frozenset({"dynamodb", "events", "s3", "secretsmanager", "sns", "sqs", "sts"})
+"""The botocore service models every bundle keeps: the services agent-wait's router, sweep and answer API make
+clients for (ledger and checkpoints, EventBridge and SNS announcers, webhook and link-key secrets, checkpoint
+offload, the queues), and STS, which botocore's assume-role and web-identity credential providers call."""
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """One kind of file the bundle drops, and why no function reads it.
+
+    Attributes:
+        pattern: a glob relative to the bundle's root, matched against each path (`fnmatch`, where `*` also
+            crosses `/`); a matching directory goes whole.
+        reason: why nothing in Lambda reads it.
+    """
+
+    pattern: str
+    reason: str
+
+
+PRUNED: tuple[Pruned, ...] = (
+    Pruned("*/tests", "test suites shipped inside wheels (jsonschema, referencing, certifi): pytest runs them, "
+           "nothing imports them"),
+    Pruned("*.pyi", "type stubs: read by type checkers, never by the interpreter"),
+    Pruned("*-stubs", "stub-only packages (wrapt-stubs, jsonpatch-stubs): type checkers' input, never imported"),
+    Pruned("*.c", "C sources shipped beside their compiled module (wrapt, websockets): the .so is what loads"),
+    Pruned("botocore/data/*/*/examples-1.json", "request examples for botocore's generated documentation "
+           "(botocore.docs); clients never read them"),
+    Pruned("aws_lambda_powertools/event_handler/openapi/swagger_ui/*.min.*", "Swagger UI's script and style, "
+           "served only by enable_swagger(), which agent-wait's answer API never calls"),
+)  # fmt: skip
+"""What `prune_bundle` drops from the installed dependencies (never from the runtime or the graph source), besides
+the botocore models of services nothing names (see the module docstring)."""
+
+LAZY_PACKAGES = ("langgraph_checkpoint_aws",)
+"""Packages whose `__init__` the bundle makes lazy (`lazy_package_init`): langgraph-checkpoint-aws's imports its
+AgentCore, Bedrock session and store modules (and tries Valkey's) to export them; the router needs only
+`DynamoDBSaver`."""
+
+_FORMAT = "agent-wait-bundle/2"
 """Bumped when the bundle's layout changes, so old bundles are not re-used."""
 _GLIBC = "2_34"
 """Lambda's python3.13 runs on Amazon Linux 2023 (glibc 2.34): wheels up to manylinux_2_34 load there."""
 _MACHINES = {"x86_64": "x86_64", "arm64": "aarch64"}
 _SKIPPED = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "cdk.out", ".venv", ".git"})
+_EAGER_INIT = "_agent_wait_eager"
+"""The name a lazy package's own `__init__` is kept under in the bundle."""
+_SERVICE_NAME = re.compile(r"""["']([a-z0-9][a-z0-9-]*)["']""")
+"""A quoted lower-case word: the form a botocore service name takes in `boto3.client("...")`."""
 
 
 class BundleError(RuntimeError):
@@ -169,6 +236,8 @@ class LambdaBundle:
         sources: (path on this machine, name in the asset) for the runtime package and each graph source.
         origin: where the requirements came from, in words (`AgentWait` says it in the synth output).
         resolve: install with dependency resolution (found requirements) rather than as they are (`--no-deps`).
+        aws_services: botocore service names whose models the bundle keeps besides `RUNTIME_AWS_SERVICES` and
+            those its Python files name (for a graph that computes a client's service name).
     """
 
     architecture: str
@@ -176,6 +245,7 @@ class LambdaBundle:
     sources: tuple[tuple[Path, str], ...]
     origin: str = "the requirements given"
     resolve: bool = False
+    aws_services: tuple[str, ...] = ()
 
     @classmethod
     def for_architecture(
@@ -185,15 +255,18 @@ class LambdaBundle:
         graph_source: Sequence[str | os.PathLike[str]] = (),
         runtime_source: str | os.PathLike[str] | None = None,
         requirements_file: str | os.PathLike[str] | None = None,
+        aws_services: Sequence[str] = (),
     ) -> LambdaBundle:
         """Plan a bundle; raises `BundleError` for a missing path, an unknown architecture, a name clash, or
         requirements that cannot be read.
 
         Without `requirements_file`, the requirements are found (`find_dependencies`) in each graph source
         folder (a file's own folder), then the working directory; a found file is completed with the
-        runtime's pins for every package it does not name. None found: the runtime's pins.
+        runtime's pins for every package it does not name. None found: the runtime's pins. `aws_services`:
+        botocore models to keep besides those the bundle's code names (see the module docstring).
         """
         name = architecture.name
+        services = tuple(sorted(set(aws_services)))
         if name not in _MACHINES:
             raise BundleError(f"architecture must be one of {sorted(_MACHINES)}; got {name!r}")
         runtime = Path(runtime_source) if runtime_source is not None else find_runtime_source()
@@ -211,7 +284,7 @@ class LambdaBundle:
             path = Path(requirements_file)
             given = _read(path, field="requirements_file")
             origin = f"requirements_file {path}, installed as it is (--no-deps)"
-            return cls(name, _without_self(given), tuple(sources), origin=origin)
+            return cls(name, _without_self(given), tuple(sources), origin=origin, aws_services=services)
         folders = [path if path.is_dir() else path.parent for path, _ in sources[1:]] + [Path.cwd()]
         pins = _read(REQUIREMENTS_FILE, field="requirements_file")
         found = find_dependencies(folders)
@@ -220,10 +293,10 @@ class LambdaBundle:
             origin = (
                 f"the runtime's pins ({REQUIREMENTS_FILE.name}): none of {', '.join(DEPENDENCY_FILES)} in {searched}"
             )
-            return cls(name, _without_self(pins), tuple(sources), origin=origin)
+            return cls(name, _without_self(pins), tuple(sources), origin=origin, aws_services=services)
         requirements = _completed(found.requirements, pins)
         origin = f"{found.origin}, resolved on top of the runtime's pins for what it does not name"
-        return cls(name, requirements, tuple(sources), origin=origin, resolve=True)
+        return cls(name, requirements, tuple(sources), origin=origin, resolve=True, aws_services=services)
 
     @property
     def platform(self) -> str:
@@ -231,10 +304,12 @@ class LambdaBundle:
         return f"{_MACHINES[self.architecture]}-manylinux_{_GLIBC}"
 
     def asset_hash(self) -> str:
-        """sha256 over the format, Python version, platform, install mode, requirements and every source file."""
+        """sha256 over the format, Python version, platform, install mode, requirements, the AWS services kept
+        by name, and every source file."""
         digest = hashlib.sha256()
         mode = "resolve" if self.resolve else "no-deps"
-        for part in (_FORMAT, LAMBDA_PYTHON_VERSION, self.platform, mode, self.requirements):
+        services = ",".join(self.aws_services)
+        for part in (_FORMAT, LAMBDA_PYTHON_VERSION, self.platform, mode, self.requirements, services):
             digest.update(part.encode())
             digest.update(b"\0")
         for source, dest in self.sources:
@@ -265,33 +340,37 @@ class LambdaBundle:
             ),
         )
 
-    def install_command(self, target: Path, requirements: Path) -> list[str]:
+    def install_command(
+        self, target: Path, requirements: Path, *, python_version: str = LAMBDA_PYTHON_VERSION
+    ) -> list[str]:
         """The installer command line: uv when it is on PATH, else pip from this interpreter.
 
         `--no-deps` unless `resolve`: a complete closure is installed as it is; found requirements are
-        resolved for the Lambda platform, as pip resolves a `requirements.txt`.
+        resolved for the Lambda platform, as pip resolves a `requirements.txt`. `python_version` is for
+        benches on a machine without the Lambda runtime's Python; a deployed bundle never sets it.
         """
         no_deps = [] if self.resolve else ["--no-deps"]
         uv = shutil.which("uv")
         if uv:
             return [
                 uv, "pip", "install", "--quiet", *no_deps, "--only-binary", ":all:",
-                "--python-platform", self.platform, "--python-version", LAMBDA_PYTHON_VERSION,
+                "--python-platform", self.platform, "--python-version", python_version,
                 "--target", str(target), "-r", str(requirements),
             ]  # fmt: skip
         pip_platform = f"manylinux_{_GLIBC}_{_MACHINES[self.architecture]}"
         return [
             sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
             *no_deps, "--only-binary=:all:", "--platform", pip_platform, "--implementation", "cp",
-            "--python-version", LAMBDA_PYTHON_VERSION, "--target", str(target), "-r", str(requirements),
+            "--python-version", python_version, "--target", str(target), "-r", str(requirements),
         ]  # fmt: skip
 
-    def build(self, output_dir: Path) -> None:
-        """Install the requirements and copy the sources into `output_dir`; raises `BundleError` on failure."""
+    def build(self, output_dir: Path, *, python_version: str = LAMBDA_PYTHON_VERSION) -> None:
+        """Install the requirements, copy the sources into `output_dir` and prune the dependencies; raises
+        `BundleError` on failure. `python_version`: see `install_command` (never set for a deployed bundle)."""
         with tempfile.TemporaryDirectory(prefix="agent-wait-bundle-") as tmp:
             requirements = Path(tmp) / "requirements.txt"
             requirements.write_text(self.requirements, encoding="utf-8")
-            command = self.install_command(output_dir, requirements)
+            command = self.install_command(output_dir, requirements, python_version=python_version)
             result = subprocess.run(command, capture_output=True, text=True, check=False)
         if result.returncode != 0:
             tail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-20:])
@@ -308,6 +387,9 @@ class LambdaBundle:
                 shutil.copytree(source, target, ignore=shutil.ignore_patterns(*_SKIPPED, "*.pyc"), dirs_exist_ok=True)
             else:
                 shutil.copy2(source, target)
+        prune_bundle(output_dir, keep=frozenset(dest for _, dest in self.sources), aws_services=self.aws_services)
+        for package in LAZY_PACKAGES:
+            lazy_package_init(output_dir / package)
         check_size(output_dir)
 
 
@@ -340,6 +422,153 @@ def strip_debug_sections(bundle_dir: Path) -> int:
         else:
             stripped.unlink(missing_ok=True)
     return saved
+
+
+def prune_bundle(
+    bundle_dir: Path, *, keep: frozenset[str] = frozenset(), aws_services: Sequence[str] = ()
+) -> dict[str, int]:
+    """Drop what no function reads from an installed bundle; returns the bytes dropped, by reason.
+
+    Every `PRUNED` pattern, then each `botocore/data/<service>` whose service is not kept: a service is kept
+    when it is in `RUNTIME_AWS_SERVICES` or `aws_services`, or named in a string literal of any Python file in
+    the bundle outside botocore and boto3 themselves (the top-level entries in `keep` included). Nothing under
+    a top-level entry named in `keep` (the runtime and the graph source) is dropped.
+    """
+    dropped: dict[str, int] = {}
+
+    def drop(path: Path, reason: str) -> None:
+        dropped[reason] = dropped.get(reason, 0) + _remove(path)
+
+    models = bundle_dir / "botocore" / "data"
+    if models.is_dir():  # first, so that the walk below need not visit them
+        kept = set(RUNTIME_AWS_SERVICES) | set(aws_services) | _named_services(bundle_dir, models)
+        for service in sorted(models.iterdir()):
+            if service.is_dir() and service.name not in kept:
+                drop(service, "botocore models of AWS services nothing in the bundle names")
+    rules = [(re.compile(fnmatch.translate(rule.pattern)), rule.reason) for rule in PRUNED]
+    for root, dirs, files in os.walk(bundle_dir):
+        here = Path(root)
+        rel = here.relative_to(bundle_dir).as_posix()
+        prefix = "" if rel == "." else rel + "/"
+        if not prefix:  # the runtime and the graph source are never pruned
+            dirs[:] = [name for name in dirs if name not in keep]
+        for names, is_dir in ((dirs, True), ([name for name in files if prefix or name not in keep], False)):
+            for name in list(names):
+                reason = next((reason for pattern, reason in rules if pattern.match(prefix + name)), None)
+                if reason is not None and not (here / name).is_symlink():
+                    drop(here / name, reason)
+                    if is_dir:
+                        dirs.remove(name)
+    return dropped
+
+
+def _named_services(bundle_dir: Path, models: Path) -> set[str]:
+    """The botocore services named in a string literal of any Python file outside botocore and boto3."""
+    services = {entry.name for entry in models.iterdir() if entry.is_dir()}
+    named: set[str] = set()
+    for file in bundle_dir.rglob("*.py"):
+        if file.relative_to(bundle_dir).parts[0] in ("botocore", "boto3"):
+            continue
+        text = file.read_text(encoding="utf-8", errors="replace")
+        named.update(word for word in _SERVICE_NAME.findall(text) if word in services)
+    return named
+
+
+def _remove(path: Path) -> int:
+    """Delete a file or a directory tree; returns the bytes it held."""
+    size = _size(path)
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+    return size
+
+
+def lazy_package_init(package_dir: Path) -> bool:
+    """Make a package's `__init__` import each name on first use; True when it was rewritten.
+
+    The `__init__` is kept as `_agent_wait_eager.py` in the same package, and a generated one maps each name
+    the original imports unconditionally at top level (`from module import Name`) to its module, imported when
+    the name is first read (PEP 562 `__getattr__`). Any other name (one bound in a `try`, a submodule) is read
+    from the kept `__init__`, which then runs as it was written. An `__init__` that does anything but import,
+    bind `__all__` and try imports is left as it is (False), as is a package that is not there.
+    """
+    init = package_dir / "__init__.py"
+    if not init.is_file() or (package_dir / f"{_EAGER_INIT}.py").exists():
+        return False
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    lazy: dict[str, tuple[str, str]] = {}
+    exported: list[str] | None = None
+    for index, node in enumerate(tree.body):
+        if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # the docstring
+        if isinstance(node, ast.ImportFrom) and node.module and all(alias.name != "*" for alias in node.names):
+            module = node.module if node.level == 0 else _absolute(package_dir.name, node.module, node.level)
+            for alias in node.names:
+                lazy[alias.asname or alias.name] = (module, alias.name)
+        elif isinstance(node, ast.Try) and all(_catches_import_error(handler) for handler in node.handlers):
+            continue  # its names are read from the kept __init__ when asked for
+        elif isinstance(node, ast.Assign) and [_target_name(target) for target in node.targets] == ["__all__"]:
+            try:
+                exported = [str(name) for name in ast.literal_eval(node.value)]
+            except ValueError:
+                return False
+        else:
+            return False
+    if exported is None:
+        return False
+    docstring = (ast.get_docstring(tree) or package_dir.name).replace('"""', "'''")
+    init.rename(package_dir / f"{_EAGER_INIT}.py")
+    init.write_text(_LAZY_INIT.format(docstring=docstring, exported=exported, lazy=lazy), encoding="utf-8")
+    return True
+
+
+_LAZY_INIT = '''"""{docstring}
+
+(Rewritten by agent-wait's Lambda bundler: each name is imported when first read. This package's own
+`__init__` is `_agent_wait_eager.py`; a name not mapped below is read from it, so it runs as written.)
+"""
+
+import importlib as _importlib
+from typing import Any as _Any
+
+__all__ = {exported!r}
+_LAZY = {lazy!r}
+
+
+def __getattr__(name: str) -> _Any:
+    target = _LAZY.get(name)
+    if target is not None:
+        value = getattr(_importlib.import_module(target[0]), target[1])
+    else:
+        eager = _importlib.import_module(__name__ + "._agent_wait_eager")
+        if name in globals():  # a submodule the kept __init__ imported
+            return globals()[name]
+        if not hasattr(eager, name):
+            raise AttributeError(f"module {{__name__!r}} has no attribute {{name!r}}")
+        value = getattr(eager, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+'''
+"""The generated `__init__` of a lazy package (`str.format` fields: docstring, exported, lazy)."""
+
+
+def _absolute(package: str, module: str, level: int) -> str:
+    """`from .module import x` (level 1) in `package`'s `__init__` is `package.module`."""
+    parts = package.split(".")
+    return ".".join([*parts[: len(parts) - level + 1], module])
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    return isinstance(handler.type, ast.Name) and handler.type.id in ("ImportError", "ModuleNotFoundError")
+
+
+def _target_name(target: ast.expr) -> str | None:
+    return target.id if isinstance(target, ast.Name) else None
 
 
 def check_size(bundle_dir: Path, limit: int = MAX_BUNDLE_BYTES) -> None:

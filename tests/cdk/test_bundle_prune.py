@@ -1,0 +1,142 @@
+"""The bundle drops what no function reads, and imports the one checkpoint saver the router uses."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import langgraph_checkpoint_aws
+import pytest
+
+from agent_wait_cdk._bundling import PRUNED, RUNTIME_AWS_SERVICES, lazy_package_init, prune_bundle
+
+
+def _write(root: Path, *paths: str) -> None:
+    for rel in paths:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {rel}\n")
+
+
+def test_each_pruned_kind_is_dropped_and_the_runtime_and_graph_source_are_not(tmp_path: Path) -> None:
+    # GIVEN an installed bundle with one file of every pruned kind, and the same kinds in the runtime and graph
+    _write(
+        tmp_path,
+        "jsonschema/tests/test_validators.py",
+        "jsonschema/validators.py",
+        "rpds/__init__.pyi",
+        "wrapt-stubs/__init__.pyi",
+        "wrapt/_wrappers.c",
+        "botocore/data/dynamodb/2012-08-10/examples-1.json",
+        "botocore/data/dynamodb/2012-08-10/service-2.json.gz",
+        "aws_lambda_powertools/event_handler/openapi/swagger_ui/swagger-ui-bundle.min.js",
+        "aws_lambda_powertools/event_handler/openapi/swagger_ui/html.py",
+        "agent_wait/tests/keep.py",
+        "agent_wait/types.pyi",
+        "svc/tests/test_graph.py",
+    )
+
+    # WHEN it is pruned, the runtime and the graph source kept
+    dropped = prune_bundle(tmp_path, keep=frozenset({"agent_wait", "svc"}))
+
+    # THEN each kind is gone, for its own reason, and what loads stays
+    gone = ["jsonschema/tests", "rpds/__init__.pyi", "wrapt-stubs", "wrapt/_wrappers.c",
+            "botocore/data/dynamodb/2012-08-10/examples-1.json",
+            "aws_lambda_powertools/event_handler/openapi/swagger_ui/swagger-ui-bundle.min.js"]  # fmt: skip
+    assert [rel for rel in gone if (tmp_path / rel).exists()] == []
+    kept = ["jsonschema/validators.py", "botocore/data/dynamodb/2012-08-10/service-2.json.gz",
+            "aws_lambda_powertools/event_handler/openapi/swagger_ui/html.py", "agent_wait/tests/keep.py",
+            "agent_wait/types.pyi", "svc/tests/test_graph.py"]  # fmt: skip
+    assert [rel for rel in kept if not (tmp_path / rel).exists()] == []
+    assert set(dropped) == {rule.reason for rule in PRUNED}
+    assert all(size > 0 for size in dropped.values())
+
+
+def test_every_pruned_kind_says_why_nothing_reads_it() -> None:
+    assert len({rule.pattern for rule in PRUNED}) == len(PRUNED)
+    assert all(len(rule.reason) > 30 for rule in PRUNED), [rule.pattern for rule in PRUNED if len(rule.reason) <= 30]
+
+
+def test_botocore_keeps_the_runtimes_services_and_those_the_code_names(tmp_path: Path) -> None:
+    # GIVEN botocore's models for the runtime's services and three more, a graph that names one, and a
+    # dependency that names another
+    services = [*RUNTIME_AWS_SERVICES, "bedrock-runtime", "kendra", "rds", "textract"]
+    _write(tmp_path, *(f"botocore/data/{name}/2020-01-01/service-2.json.gz" for name in services))
+    (tmp_path / "svc").mkdir()
+    (tmp_path / "svc" / "graph.py").write_text('import boto3\nllm = boto3.client("bedrock-runtime")\n')
+    (tmp_path / "some_dependency").mkdir()
+    (tmp_path / "some_dependency" / "search.py").write_text("SERVICE = 'kendra'\n")
+    (tmp_path / "boto3").mkdir()
+    (tmp_path / "boto3" / "docs.py").write_text("EXAMPLE = 'rds'  # boto3's own files do not count\n")
+
+    # WHEN it is pruned, one more service asked for by name
+    prune_bundle(tmp_path, keep=frozenset({"svc"}), aws_services=["textract"])
+
+    # THEN only the models nothing names are gone
+    left = sorted(path.name for path in (tmp_path / "botocore" / "data").iterdir())
+    assert left == sorted([*RUNTIME_AWS_SERVICES, "bedrock-runtime", "kendra", "textract"])
+
+
+@pytest.fixture
+def saver_package(tmp_path: Path) -> Path:
+    """A copy of the installed langgraph-checkpoint-aws, its `__init__` made lazy as the bundle makes it."""
+    installed = Path(langgraph_checkpoint_aws.__file__).parent
+    copy = tmp_path / "site" / installed.name
+    shutil.copytree(installed, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert lazy_package_init(copy)
+    return copy
+
+
+def _in_subprocess(site: Path, code: str) -> object:
+    result = subprocess.run(
+        [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(site)!r}); {code}"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_importing_the_dynamodb_saver_imports_no_other_saver_or_store(saver_package: Path) -> None:
+    loaded = _in_subprocess(
+        saver_package.parent,
+        "import json; from langgraph_checkpoint_aws import DynamoDBSaver; import langgraph_checkpoint_aws as p;"
+        "assert p.__file__.startswith(sys.path[0]), p.__file__;"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('langgraph_checkpoint_aws'))))",
+    )
+    assert isinstance(loaded, list)
+    others = [name for name in loaded if any(part in name for part in ("agentcore", "bedrock", ".store", "cache"))]
+    assert others == [], others
+    assert "langgraph_checkpoint_aws.checkpoint.dynamodb.saver" in loaded
+
+
+def test_every_exported_name_still_resolves_to_the_packages_own_object(saver_package: Path) -> None:
+    # The lazy __init__ gives each name of __all__ (the Valkey fallbacks and valkey_available included) the
+    # same object the package's own __init__ binds, which is kept beside it and runs on the first other name.
+    same = _in_subprocess(
+        saver_package.parent,
+        "import json, langgraph_checkpoint_aws as lazy; import langgraph_checkpoint_aws._agent_wait_eager as own\n"
+        "same = {name: getattr(lazy, name) is getattr(own, name) for name in own.__all__}\n"
+        "try:\n    lazy.NoSuchSaver\nexcept AttributeError as exc:\n    same[str(exc)] = True\n"
+        "print(json.dumps(same))",
+    )
+    assert isinstance(same, dict)
+    assert "module 'langgraph_checkpoint_aws' has no attribute 'NoSuchSaver'" in same
+    assert all(same.values()), [name for name, ok in same.items() if not ok]
+    assert set(same) > {"DynamoDBSaver", "BedrockSessionSaver", "ValkeySaver", "valkey_available"}
+
+
+def test_an_init_that_does_more_than_import_is_left_as_it_is(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    init = 'from pkg.a import A\nREGISTRY = {}\n__all__ = ["A"]\n'
+    (package / "__init__.py").write_text(init)
+    assert not lazy_package_init(package)
+    assert (package / "__init__.py").read_text() == init
+    assert not (package / "_agent_wait_eager.py").exists()
+    assert not lazy_package_init(tmp_path / "absent")
