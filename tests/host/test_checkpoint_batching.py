@@ -238,6 +238,42 @@ def ledger_clock() -> Any:
     return utc_now()
 
 
+def test_the_latest_checkpoint_and_its_writes_are_read_in_three_calls(
+    saver_calls: tuple[Any, Calls], unique: str
+) -> None:
+    saver, calls = saver_calls
+    crash, paid = threading.Event(), threading.Event()
+    crash.set()
+    config = {"configurable": {"thread_id": f"t-{unique}"}}
+    adapter = LangGraphAdapter(_fork(saver, calls, crash=crash, paid=paid, slow_starts_late=False))
+    with pytest.raises(Crash):
+        adapter.start(f"t-{unique}", {"log": []})
+    calls.dead = False
+    calls.take()
+    state = adapter.graph.get_state(config)
+    # The checkpoint's head, its writes' heads, then the payloads of both together (the library: four calls).
+    assert calls.take() == ["Query", "Query", "BatchGetItem"]
+    assert [(task.name, task.result) for task in state.tasks if task.result] == [("pay", {"log": ["pay"]})]
+
+
+def test_a_latest_checkpoint_whose_payload_is_missing_is_passed_over_for_the_one_before(
+    saver_calls: tuple[Any, Calls], unique: str, moto_server: str
+) -> None:
+    """A batch write cut short can leave a head without its payload: the reader goes back one, as the library does."""
+    saver, _ = saver_calls
+    thread_id = f"t-{unique}"
+    config = {"configurable": {"thread_id": thread_id}}
+    graph = _linear(saver)
+    graph.invoke({"log": []}, config, durability="sync")
+    latest = saver.get_tuple(config)
+    client = boto3.client("dynamodb", region_name=REGION, endpoint_url=moto_server)
+    chunk = f"CHUNK_{thread_id}##{latest.config['configurable']['checkpoint_id']}"
+    client.delete_item(TableName=saver.table_name, Key={"PK": {"S": chunk}, "SK": {"S": "CHUNK"}})
+    found = saver.get_tuple(config)
+    assert found.config["configurable"]["checkpoint_id"] == latest.parent_config["configurable"]["checkpoint_id"]
+    assert found.checkpoint["channel_values"]["log"] == ["a", "b"]
+
+
 # -- the batch write itself -----------------------------------------------------------------------------------
 
 

@@ -1,4 +1,5 @@
-"""Fewer checkpoint calls: one `BatchWriteItem` per LangGraph step, without losing a finished task's writes.
+"""Fewer checkpoint calls: one `BatchWriteItem` per LangGraph step, without losing a finished task's writes, and
+a checkpoint read in three calls.
 
 `DynamoDBSaver` stores each checkpoint and each task's writes as two items (a head and its payload), one
 `PutItem` each. Within one graph run, `StepBatch` holds back the items of a finished task until the step's
@@ -16,6 +17,9 @@ before its checkpoint is written, as it could before (its writes were written in
 
 The input checkpoint a run starts with is held back too: until the next checkpoint lands, redelivery of
 the message starts the run again from its input, which is what losing it means.
+
+Reading the latest checkpoint takes its head, its writes' heads, and then every payload at once
+(`BatchGetItem`), in `DynamoDBSaver`'s own item layout.
 """
 
 from __future__ import annotations
@@ -38,8 +42,12 @@ __all__ = (
     "StepBatch",
     "TaskWatcher",
     "batched_run",
+    "checkpoint_pk",
     "collected_puts",
     "current_batch",
+    "read_payloads",
+    "read_write_heads",
+    "writes_pk",
 )
 
 BATCH_WRITE_LIMIT = 25
@@ -125,6 +133,76 @@ class BatchWriter:
             thread_id=thread_id,
             table=self.table_name,
         )
+
+
+# -- reading: the library's item layout, fewer calls ---------------------------------------------------------
+
+
+def checkpoint_pk(thread_id: str) -> str:
+    """The partition of a thread's checkpoint heads (`DynamoDBSaver`'s layout: `CHECKPOINT_<thread>`)."""
+    return f"CHECKPOINT_{thread_id}"
+
+
+def writes_pk(thread_id: str, ns: str, checkpoint_id: str) -> str:
+    """The partition of one checkpoint's write heads (`WRITES_<thread>#<ns>#<checkpoint>`)."""
+    return f"WRITES_{thread_id}#{ns}#{checkpoint_id}"
+
+
+def read_write_heads(client: Any, table_name: str, partition: str) -> list[dict[str, Any]]:
+    """Every write head in `partition`, in key order (task id, then index), all pages."""
+    params: dict[str, Any] = {
+        "TableName": table_name,
+        "KeyConditionExpression": "PK = :pk",
+        "ExpressionAttributeValues": {":pk": {"S": partition}},
+        "ProjectionExpression": "task_id, channel, ref_key, ref_loc, #t, compression",
+        "ExpressionAttributeNames": {"#t": "type"},
+    }
+    heads: list[dict[str, Any]] = []
+    while True:
+        page = client.query(**params)
+        heads.extend(page.get("Items", []))
+        if "LastEvaluatedKey" not in page:
+            return heads
+        params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+BATCH_GET_LIMIT = 100
+"""DynamoDB's most keys in one `BatchGetItem`."""
+
+
+def read_payloads(
+    client: Any,
+    table_name: str,
+    chunk_keys: Sequence[str],
+    *,
+    thread_id: str,
+    attempts: int = 8,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[str, bytes]:
+    """The payload items (`<chunk key>`, `CHUNK`) that exist, by chunk key, read with `BatchGetItem`."""
+    found: dict[str, bytes] = {}
+    unique = list(dict.fromkeys(chunk_keys))
+    for start in range(0, len(unique), BATCH_GET_LIMIT):
+        keys = [{"PK": {"S": key}, "SK": {"S": "CHUNK"}} for key in unique[start : start + BATCH_GET_LIMIT]]
+        request: dict[str, Any] = {table_name: {"Keys": keys, "ProjectionExpression": "PK, payload"}}
+        delay = 0.05
+        for _ in range(attempts):
+            page = client.batch_get_item(RequestItems=request)
+            for item in page.get("Responses", {}).get(table_name, []):
+                found[item["PK"]["S"]] = item["payload"]["B"]
+            request = page.get("UnprocessedKeys") or {}
+            if not request.get(table_name):
+                break
+            sleep(delay)
+            delay = min(delay * 2, 1.0)
+        else:
+            raise ThreadStateUnavailableError(
+                f"DynamoDB left checkpoint payloads unread after {attempts} BatchGetItem calls (throttled); "
+                "the message is retried",
+                thread_id=thread_id,
+                table=table_name,
+            )
+    return found
 
 
 class StepBatch:

@@ -28,11 +28,22 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple, get_checkpoint_id
 from langgraph_checkpoint_aws import DynamoDBSaver
+from langgraph_checkpoint_aws.checkpoint.dynamodb.serialization import CompressionType
 from langgraph_checkpoint_aws.checkpoint.dynamodb.storage_strategy import StorageStrategy
 
 from agent_wait.aws._errors import ServiceError, error_code, error_message
 from agent_wait.errors import ThreadStateTooLargeError
-from agent_wait.host._checkpoint_batch import BatchWriter, CollectingClient, batched_run, collected_puts, current_batch
+from agent_wait.host._checkpoint_batch import (
+    BatchWriter,
+    CollectingClient,
+    batched_run,
+    checkpoint_pk,
+    collected_puts,
+    current_batch,
+    read_payloads,
+    read_write_heads,
+    writes_pk,
+)
 from agent_wait.host._lease import held_thread
 
 __all__ = ("ITEM_LIMIT", "PACKED_WRITES", "PAYLOAD_LIMIT", "TaskAtomicDynamoDBSaver")
@@ -173,19 +184,78 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
     def get_tuple(self, config: Any) -> CheckpointTuple | None:
         thread_id = str(config["configurable"]["thread_id"])
         held = held_thread(thread_id)
-        if held is None or get_checkpoint_id(config) is not None:
+        if get_checkpoint_id(config) is not None:
             return _unpack(super().get_tuple(config))
+        if held is None:
+            return self._read_latest(config)
         key = f"checkpoint:{self.table_name}:{config['configurable'].get('checkpoint_ns', '')}"
         with self._lock:
             generation = self._generations.get(thread_id, 0)
             remembered = held.memo.get(key)
         if remembered is not None and remembered[0] == generation:
             return copy.deepcopy(remembered[1])
-        found = _unpack(super().get_tuple(config))
+        found = self._read_latest(config)
         with self._lock:
             if self._generations.get(thread_id, 0) == generation:  # no write of ours landed meanwhile
                 held.memo[key] = (generation, copy.deepcopy(found))
         return found
+
+    def _read_latest(self, config: Any) -> CheckpointTuple | None:
+        """The thread's latest checkpoint and its writes in three calls: its head, its writes' heads, then every
+        payload kept in the table in one `BatchGetItem` (the library reads each payload with a `GetItem`)."""
+        thread_id = str(config["configurable"]["thread_id"])
+        ns = str(config["configurable"].get("checkpoint_ns", ""))
+        heads = self.client.query(
+            TableName=self.table_name,
+            KeyConditionExpression="PK = :pk AND begins_with(SK, :ns)",
+            ExpressionAttributeValues={":pk": {"S": checkpoint_pk(thread_id)}, ":ns": {"S": f"{ns}#"}},
+            ProjectionExpression="id, ns, #t, ref_key, ref_loc, compression, parent_checkpoint_id",
+            ExpressionAttributeNames={"#t": "type"},
+            ScanIndexForward=False,
+            Limit=1,
+        ).get("Items", [])
+        if not heads:
+            return None
+        head = heads[0]
+        checkpoint_id = head["id"]["S"]
+        writes = read_write_heads(self.client, self.table_name, writes_pk(thread_id, ns, checkpoint_id))
+        payloads = self._payloads([head, *writes], thread_id)
+        if head["ref_key"]["S"] not in payloads:
+            return _unpack(super().get_tuple(config))  # its payload is missing: the library passes over to an older one
+        value = self._decode(head, payloads[head["ref_key"]["S"]])
+        parent_id = head.get("parent_checkpoint_id", {}).get("S")
+        pending = [
+            (w["task_id"]["S"], w["channel"]["S"], self._decode(w, payloads[w["ref_key"]["S"]]))
+            for w in writes
+            if w["ref_key"]["S"] in payloads  # a write whose payload never landed is ignored, as the library does
+        ]
+        at = {"thread_id": thread_id, "checkpoint_ns": ns}
+        return _unpack(
+            CheckpointTuple(
+                config={"configurable": {**at, "checkpoint_id": checkpoint_id}},
+                checkpoint=value["checkpoint"],
+                metadata=value["metadata"],
+                parent_config={"configurable": {**at, "checkpoint_id": parent_id}} if parent_id else None,
+                pending_writes=pending,
+            )
+        )
+
+    def _payloads(self, heads: list[dict[str, Any]], thread_id: str) -> dict[str, bytes]:
+        """Each head's payload by its `ref_key`: the table's in `BatchGetItem` calls, S3's one by one."""
+        in_table = [h["ref_key"]["S"] for h in heads if h["ref_loc"]["S"] == "DYNAMODB"]
+        found = read_payloads(self.client, self.table_name, in_table, thread_id=thread_id)
+        for head in heads:
+            if head["ref_loc"]["S"] == "S3":
+                data = self.storage.retrieve_data(head["ref_key"]["S"], "S3")
+                if data is not None:
+                    found[head["ref_key"]["S"]] = data
+        return found
+
+    def _decode(self, head: dict[str, Any], payload: bytes) -> Any:
+        compression = head.get("compression", {}).get("S")
+        return self.serializer.deserialize(
+            head["type"]["S"], payload, CompressionType(compression) if compression else None
+        )
 
     def list(self, config: Any, **kwargs: Any) -> Iterator[CheckpointTuple]:
         for found in super().list(config, **kwargs):
