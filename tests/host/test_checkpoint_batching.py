@@ -151,15 +151,17 @@ def _fork(saver: Any, calls: Calls, *, crash: threading.Event, paid: threading.E
     return builder.compile(checkpointer=saver)
 
 
+@pytest.mark.parametrize("use_async", [False, True], ids=["invoke", "ainvoke"])
 @pytest.mark.parametrize("slow_starts_late", [False, True], ids=["side-by-side", "crash-in-a-later-step"])
 def test_a_sibling_that_finished_is_not_run_again_when_the_process_dies_in_another_branch(
-    saver_calls: tuple[Any, Calls], unique: str, slow_starts_late: bool
+    saver_calls: tuple[Any, Calls], unique: str, slow_starts_late: bool, use_async: bool
 ) -> None:
     saver, calls = saver_calls
     crash, paid = threading.Event(), threading.Event()
     crash.set()
     PAID.clear()
-    adapter = LangGraphAdapter(_fork(saver, calls, crash=crash, paid=paid, slow_starts_late=slow_starts_late))
+    graph = _fork(saver, calls, crash=crash, paid=paid, slow_starts_late=slow_starts_late)
+    adapter = LangGraphAdapter(graph, use_async=use_async)
     thread_id = f"t-{unique}"
     with pytest.raises(Crash):
         adapter.start(thread_id, {"log": []})
