@@ -17,18 +17,31 @@ API_HANDLER = "agent_wait.host.api.handler"
 QUESTION_PARTITION_KEY = "pk"
 QUESTION_SORT_KEY = "sk"
 QUESTION_TTL_ATTRIBUTE = "ttl"
-STATUS_INDEX_NAME = "by_status"
-STATUS_INDEX_PARTITION_KEY = "status"
+STATUS_INDEX_NAME = "by_status_shard"
+"""A status's questions by deadline; the partition key is `<status>#<shard>`. Keys and `tags` only."""
+STATUS_INDEX_PARTITION_KEY = "status_shard"
 STATUS_INDEX_SORT_KEY = "expires_at"
-DUE_INDEX_NAME = "by_due"
-"""Sparse: an open question carries `due` while something is due at `due_at` (an announcement retry, a reminder, an
-escalation step, its deadline); the sweep reads only what is due."""
+STATUS_INDEX_INCLUDE = ("tags",)
+"""Projected beside the keys: the listing's tag filter runs in the index."""
+DUE_INDEX_NAME = "by_due_shard"
+"""Sparse, keys only: an open question carries `due = due#<shard>` while something is due at `due_at` (an
+announcement retry, a reminder, an escalation step, its deadline); the sweep reads only what is due."""
 DUE_INDEX_PARTITION_KEY = "due"
 DUE_INDEX_SORT_KEY = "due_at"
-OPEN_AGE_INDEX_NAME = "open_by_age"
-"""Sparse: only an open question carries `open_since`; the sweep reads the oldest for its alarm metric."""
+OPEN_AGE_INDEX_NAME = "open_by_age_shard"
+"""Sparse, keys only: only an open question carries `open_since = open#<shard>`; the sweep reads the oldest for
+its alarm metric."""
 OPEN_AGE_INDEX_PARTITION_KEY = "open_since"
 OPEN_AGE_INDEX_SORT_KEY = "asked_at"
+LEGACY_INDEXES = {
+    STATUS_INDEX_NAME: ("by_status", "status", "expires_at"),
+    DUE_INDEX_NAME: ("by_due", "due", "due_at"),
+    OPEN_AGE_INDEX_NAME: ("open_by_age", "open_since", "asked_at"),
+}
+"""Each sharded index's predecessor (name, partition key, sort key; every attribute projected), for upgrades."""
+QUESTION_INDEXES_CONTEXT = "agent-wait:question-table-indexes"
+"""CDK context: the comma-separated index names to deploy on the question table, current and legacy, while an
+existing table is upgraded one index per deploy (docs/constructs.md, "Upgrading the question table's indexes")."""
 QUESTION_INDEX_NAME = "by_question"
 """Keys only: finds a question's thread from its id alone (the answer API, a signed link); the item is then
 read by its key."""
@@ -61,6 +74,8 @@ ENV_API_URL = "AGENT_WAIT_API_URL"
 ENV_LINK_KEYS_ARN = "AGENT_WAIT_LINK_KEYS_ARN"
 ENV_LINK_ANNOUNCERS = "AGENT_WAIT_LINK_ANNOUNCERS"
 ENV_GROUPS_CLAIM = "AGENT_WAIT_GROUPS_CLAIM"
+ENV_INDEX_SHARDS = "AGENT_WAIT_INDEX_SHARDS"
+"""Not set by the constructs (the runtime's default, 8, applies); set it on every function to change it."""
 ENV_CHECKPOINT_BUCKET = "AGENT_WAIT_CHECKPOINT_BUCKET"
 """The router's only: the S3 bucket its checkpoint saver offloads checkpoints over 350 KB to."""
 ENV_SIGN_IN_URL = "AGENT_WAIT_SIGN_IN_URL"

@@ -6,22 +6,25 @@ from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from agent_wait_cdk import _grants, _perms
 from agent_wait_cdk._shapes import (
     DUE_INDEX_NAME,
     DUE_INDEX_PARTITION_KEY,
     DUE_INDEX_SORT_KEY,
+    LEGACY_INDEXES,
     OPEN_AGE_INDEX_NAME,
     OPEN_AGE_INDEX_PARTITION_KEY,
     OPEN_AGE_INDEX_SORT_KEY,
     QUESTION_INDEX_NAME,
     QUESTION_INDEX_PARTITION_KEY,
     QUESTION_INDEX_SORT_KEY,
+    QUESTION_INDEXES_CONTEXT,
     QUESTION_PARTITION_KEY,
     QUESTION_SORT_KEY,
     QUESTION_TTL_ATTRIBUTE,
+    STATUS_INDEX_INCLUDE,
     STATUS_INDEX_NAME,
     STATUS_INDEX_PARTITION_KEY,
     STATUS_INDEX_SORT_KEY,
@@ -32,19 +35,41 @@ from agent_wait_cdk._validate import PropChecks
 __all__ = ("QuestionTable", "grant_answer_api", "grant_read_questions", "grant_router", "grant_sweep")
 
 
+_INDEXES: dict[str, tuple[str, str, dynamodb.ProjectionType, tuple[str, ...]]] = {
+    STATUS_INDEX_NAME: (
+        STATUS_INDEX_PARTITION_KEY,
+        STATUS_INDEX_SORT_KEY,
+        dynamodb.ProjectionType.INCLUDE,
+        STATUS_INDEX_INCLUDE,
+    ),
+    DUE_INDEX_NAME: (DUE_INDEX_PARTITION_KEY, DUE_INDEX_SORT_KEY, dynamodb.ProjectionType.KEYS_ONLY, ()),
+    OPEN_AGE_INDEX_NAME: (OPEN_AGE_INDEX_PARTITION_KEY, OPEN_AGE_INDEX_SORT_KEY, dynamodb.ProjectionType.KEYS_ONLY, ()),
+    QUESTION_INDEX_NAME: (QUESTION_INDEX_PARTITION_KEY, QUESTION_INDEX_SORT_KEY, dynamodb.ProjectionType.KEYS_ONLY, ()),
+    **{name: (partition, sort, dynamodb.ProjectionType.ALL, ()) for name, partition, sort in LEGACY_INDEXES.values()},
+}
+"""Every index the question table can have: the current four, and the three they replaced (for upgrades)."""
+
+
 class QuestionTable(Construct):
-    """The question ledger: `pk`/`sk` strings, on demand, GSIs `by_status`, `by_due`, `open_by_age`,
-    `by_question`.
+    """The question ledger: `pk`/`sk` strings, on demand, GSIs `by_status_shard`, `by_due_shard`,
+    `open_by_age_shard`, `by_question`.
 
     One item per question (`pk = THREAD#<thread_id>`, `sk = WAIT#<question_id>`); the router decides each
-    question with a conditional update. The sweep finds every question something is due on (an announcement
-    to retry, a reminder, an escalation step, a deadline) through the sparse `by_due` (`due`, `due_at`), hands
-    over decisions through `by_status` (`status`, `expires_at`), and finds the oldest open question through
-    the sparse `open_by_age` (`open_since`, `asked_at`); these project every attribute, because the sweep
-    needs the envelope. `by_question` (`question_id`, `pk`) projects keys only: the answer API and signed
-    links know a question by its id alone, find its thread there, then read the item by its key
-    (consistently), so copying every attribute into that index would only cost storage and write capacity.
-    TTL on `ttl` lets decided questions age out; point-in-time recovery and encryption at rest are on.
+    question with a conditional update. Each index projects only what its queries read, so an update of a
+    question writes an index only when that index's key (or `tags`) changes; a query that needs whole
+    questions reads them by key afterwards. The keys every open question would share are sharded
+    (`<value>#<shard>`, `AGENT_WAIT_INDEX_SHARDS`, default 8), and the runtime queries every shard. The sweep
+    finds every question something is due on (an announcement to retry, a reminder, an escalation step, a
+    deadline) through the sparse `by_due_shard` (`due`, `due_at`, keys only), hands over decisions through
+    `by_status_shard` (`status_shard`, `expires_at`, keys and `tags`), and finds the oldest open question
+    through the sparse `open_by_age_shard` (`open_since`, `asked_at`, keys only). `by_question`
+    (`question_id`, `pk`) projects keys only: the answer API and signed links know a question by its id
+    alone, find its thread there, then read the item by its key (consistently). TTL on `ttl` lets decided
+    questions age out; point-in-time recovery and encryption at rest are on.
+
+    A table deployed before the indexes were sharded is upgraded one index per deploy (CloudFormation adds
+    or deletes one index per stack update) with the CDK context `agent-wait:question-table-indexes`; see
+    docs/constructs.md, "Upgrading the question table's indexes".
 
     Example:
         table = QuestionTable(self, "Questions", removal_policy=RemovalPolicy.DESTROY)
@@ -61,6 +86,9 @@ class QuestionTable(Construct):
             which encrypts at rest, shows its use in CloudTrail and needs no key policy of yours.
         point_in_time_recovery: continuous backups. Default True: a bad deploy that rewrites statuses can
             be undone to the second.
+
+    Raises:
+        ValueError: the context `agent-wait:question-table-indexes` names an index the table cannot have.
     """
 
     def __init__(
@@ -85,30 +113,15 @@ class QuestionTable(Construct):
             encryption_key=encryption_key,
             point_in_time_recovery=point_in_time_recovery,
         )
-        self.table.add_global_secondary_index(
-            index_name=STATUS_INDEX_NAME,
-            partition_key=dynamodb.Attribute(name=STATUS_INDEX_PARTITION_KEY, type=string),
-            sort_key=dynamodb.Attribute(name=STATUS_INDEX_SORT_KEY, type=string),
-            projection_type=dynamodb.ProjectionType.ALL,
-        )
-        self.table.add_global_secondary_index(
-            index_name=DUE_INDEX_NAME,
-            partition_key=dynamodb.Attribute(name=DUE_INDEX_PARTITION_KEY, type=string),
-            sort_key=dynamodb.Attribute(name=DUE_INDEX_SORT_KEY, type=string),
-            projection_type=dynamodb.ProjectionType.ALL,
-        )
-        self.table.add_global_secondary_index(
-            index_name=OPEN_AGE_INDEX_NAME,
-            partition_key=dynamodb.Attribute(name=OPEN_AGE_INDEX_PARTITION_KEY, type=string),
-            sort_key=dynamodb.Attribute(name=OPEN_AGE_INDEX_SORT_KEY, type=string),
-            projection_type=dynamodb.ProjectionType.ALL,
-        )
-        self.table.add_global_secondary_index(
-            index_name=QUESTION_INDEX_NAME,
-            partition_key=dynamodb.Attribute(name=QUESTION_INDEX_PARTITION_KEY, type=string),
-            sort_key=dynamodb.Attribute(name=QUESTION_INDEX_SORT_KEY, type=string),
-            projection_type=dynamodb.ProjectionType.KEYS_ONLY,
-        )
+        for name in deployed_indexes(self):
+            partition, sort, projection, include = _INDEXES[name]
+            self.table.add_global_secondary_index(
+                index_name=name,
+                partition_key=dynamodb.Attribute(name=partition, type=string),
+                sort_key=dynamodb.Attribute(name=sort, type=string),
+                projection_type=projection,
+                non_key_attributes=list(include) or None,
+            )
 
     @property
     def table_name(self) -> str:
@@ -119,13 +132,13 @@ class QuestionTable(Construct):
         return self.table.table_arn
 
     def grant_read_questions(self, grantee: iam.IGrantable) -> iam.Grant:
-        """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the table and its `by_status` and `by_question`
-        indexes; nothing else."""
+        """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the table and its `by_status_shard` and
+        `by_question` indexes; nothing else."""
         return grant_read_questions(grantee, self.table)
 
     def grant_answer_api(self, grantee: iam.IGrantable) -> iam.Grant:
-        """What the answer API needs: `GetItem` and `Query` on the table, `by_status` and `by_question`;
-        `UpdateItem` (its conditional decision) on the table only."""
+        """What the answer API needs: `GetItem`, `BatchGetItem` and `Query` on the table, `by_status_shard` and
+        `by_question`; `UpdateItem` (its conditional decision) on the table only."""
         return grant_answer_api(grantee, self.table)
 
     def grant_router(self, grantee: iam.IGrantable) -> iam.Grant:
@@ -133,15 +146,40 @@ class QuestionTable(Construct):
         return grant_router(grantee, self.table)
 
     def grant_sweep(self, grantee: iam.IGrantable) -> iam.Grant:
-        """What the sweep needs: `Query` on `by_status`, `by_due` and `open_by_age`, `GetItem`, and `UpdateItem` to
-        record re-announcements, reminders and escalation steps."""
+        """What the sweep needs: `Query` on `by_status_shard`, `by_due_shard` and `open_by_age_shard`, `GetItem`
+        and `BatchGetItem`, and `UpdateItem` to record re-announcements, reminders and escalation steps."""
         return grant_sweep(grantee, self.table)
 
 
+def deployed_indexes(scope: IConstruct) -> list[str]:
+    """The question table's indexes: the current four, or those the upgrade context names (in its order)."""
+    listed = scope.node.try_get_context(QUESTION_INDEXES_CONTEXT)
+    if listed is None:
+        return [STATUS_INDEX_NAME, DUE_INDEX_NAME, OPEN_AGE_INDEX_NAME, QUESTION_INDEX_NAME]
+    names = [n.strip() for n in (listed.split(",") if isinstance(listed, str) else listed) if str(n).strip()]
+    unknown = [n for n in names if n not in _INDEXES]
+    if unknown or not names:
+        raise ValueError(
+            f"context {QUESTION_INDEXES_CONTEXT} must list index names from {sorted(_INDEXES)}, separated by "
+            f"commas; got {listed!r}"
+        )
+    return names
+
+
+def _granted(scope: IConstruct, *names: str) -> tuple[str, ...]:
+    """`names`, and while an upgrade is under way (the context is set) the legacy index each replaces: the
+    runtime queries the legacy one until the new one exists."""
+    if scope.node.try_get_context(QUESTION_INDEXES_CONTEXT) is None:
+        return names
+    return (*names, *(LEGACY_INDEXES[name][0] for name in names if name in LEGACY_INDEXES))
+
+
 def grant_read_questions(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
-    """Readers (a dashboard, an approvals UI) list open questions through `by_status` and find one by its id
-    alone through `by_question`."""
-    return _grants.grant_table(grantee, table, _perms.QUESTION_READ, indexes=(STATUS_INDEX_NAME, QUESTION_INDEX_NAME))
+    """Readers (a dashboard, an approvals UI) list a status's questions through `by_status_shard` and find one
+    by its id alone through `by_question`."""
+    return _grants.grant_table(
+        grantee, table, _perms.QUESTION_READ, indexes=_granted(table, STATUS_INDEX_NAME, QUESTION_INDEX_NAME)
+    )
 
 
 def grant_router(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
@@ -150,22 +188,24 @@ def grant_router(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
 
 
 def grant_sweep(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
-    """The sweep's `due` queries `by_due`, its hand-over step `by_status`, `oldest_open` `open_by_age`; it records
-    announcements, reminders and escalation steps (`mark_announced`, `advance`) with conditional updates."""
+    """The sweep's `due` queries `by_due_shard`, its hand-over step `by_status_shard`, `oldest_open`
+    `open_by_age_shard`, each then reading the rows by key (`BatchGetItem`); it records announcements,
+    reminders and escalation steps (`mark_announced`, `advance`) with conditional updates."""
     return _grants.grant_table(
         grantee,
         table,
         _perms.QUESTION_SWEEP,
-        indexes=(STATUS_INDEX_NAME, DUE_INDEX_NAME, OPEN_AGE_INDEX_NAME),
+        indexes=_granted(table, STATUS_INDEX_NAME, DUE_INDEX_NAME, OPEN_AGE_INDEX_NAME),
         kms_actions=_perms.KMS_READ_WRITE,
     )
 
 
 def grant_answer_api(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
-    """The answer API lists (`by_status`), finds (`by_question`) and reads questions, and decides one with the
-    router's conditional `UpdateItem`, on the table only; it never puts, deletes or scans."""
+    """The answer API lists (`by_status_shard`, then the rows by key), finds (`by_question`) and reads questions,
+    and decides one with the router's conditional `UpdateItem`, on the table only; it never puts, deletes or
+    scans."""
     read = _grants.grant_table(
-        grantee, table, _perms.QUESTION_API_READ, indexes=(STATUS_INDEX_NAME, QUESTION_INDEX_NAME)
+        grantee, table, _perms.QUESTION_API_READ, indexes=_granted(table, STATUS_INDEX_NAME, QUESTION_INDEX_NAME)
     )
     return read.combine(
         _grants.grant_table(grantee, table, _perms.QUESTION_API_DECIDE, kms_actions=_perms.KMS_READ_WRITE)
@@ -179,12 +219,8 @@ def check_question_table_shape(checks: PropChecks, table: dynamodb.Table) -> Non
     if keys != (QUESTION_PARTITION_KEY, QUESTION_SORT_KEY):
         checks.fail("existing_question_table", f"must have {want}: keys ('pk', 'sk'); its keys are {keys}")
         return
-    for name, wanted in (
-        (STATUS_INDEX_NAME, (STATUS_INDEX_PARTITION_KEY, STATUS_INDEX_SORT_KEY)),
-        (DUE_INDEX_NAME, (DUE_INDEX_PARTITION_KEY, DUE_INDEX_SORT_KEY)),
-        (OPEN_AGE_INDEX_NAME, (OPEN_AGE_INDEX_PARTITION_KEY, OPEN_AGE_INDEX_SORT_KEY)),
-        (QUESTION_INDEX_NAME, (QUESTION_INDEX_PARTITION_KEY, QUESTION_INDEX_SORT_KEY)),
-    ):
+    for name in deployed_indexes(table):
+        wanted = _INDEXES[name][:2]
         try:
             index_keys = _key_names(table.schema(name))
         except RuntimeError:

@@ -8,17 +8,26 @@ Standard library only.
 
 from __future__ import annotations
 
+import os
+import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 __all__ = (
     "CHECKPOINT_TABLE",
+    "DEFAULT_INDEX_SHARDS",
     "ENTRY_QUEUE",
+    "LEGACY_QUESTION_INDEXES",
+    "MAX_INDEX_SHARDS",
     "QUESTION_TABLE",
     "QuestionStatus",
     "Settings",
+    "index_shards_from_env",
     "question_key",
+    "shard_key",
+    "shard_of",
     "thread_key",
 )
 
@@ -29,7 +38,20 @@ class IndexShape:
     partition_key: str
     sort_key: str
     keys_only: bool = False
-    """Project only the keys (a lookup index: read the item itself afterwards); else all attributes."""
+    """Project only the keys (a lookup index: read the item itself afterwards)."""
+    include: tuple[str, ...] = ()
+    """With `keys_only` False: project the keys and these attributes only (`INCLUDE`); empty: every attribute."""
+    sharded: bool = False
+    """The partition key's value is `<value>#<shard>` (`shard_key`), so no one value takes every write."""
+
+    @property
+    def projection(self) -> dict[str, Any]:
+        """DynamoDB's `Projection` for this index."""
+        if self.keys_only:
+            return {"ProjectionType": "KEYS_ONLY"}
+        if self.include:
+            return {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(self.include)}
+        return {"ProjectionType": "ALL"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +68,7 @@ class TableShape:
         Example:
             >>> request = QUESTION_TABLE.create_table_request("questions")
             >>> [index["IndexName"] for index in request["GlobalSecondaryIndexes"]]
-            ['by_status', 'by_due', 'open_by_age', 'by_question']
+            ['by_status_shard', 'by_due_shard', 'open_by_age_shard', 'by_question']
         """
         keys = {self.partition_key, self.sort_key}
         for index in self.indexes:
@@ -62,7 +84,7 @@ class TableShape:
                 {
                     "IndexName": index.name,
                     "KeySchema": _key_schema(index.partition_key, index.sort_key),
-                    "Projection": {"ProjectionType": "KEYS_ONLY" if index.keys_only else "ALL"},
+                    "Projection": index.projection,
                 }
                 for index in self.indexes
             ]
@@ -85,30 +107,87 @@ class QueueShape:
     """SQS `FifoThroughputLimit`: `perMessageGroupId` (high-throughput FIFO) or `perQueue`."""
 
 
+DEFAULT_INDEX_SHARDS = 8
+"""Shards of each shared index key value (`AGENT_WAIT_INDEX_SHARDS`): 8 take 8,000 index writes a second."""
+
+
+MAX_INDEX_SHARDS = 1000
+
+
+def index_shards_from_env(environ: Mapping[str, str] | None = None) -> int:
+    """`AGENT_WAIT_INDEX_SHARDS` as a number of shards, or 8 (`DEFAULT_INDEX_SHARDS`) when it is unset.
+
+    Raises:
+        ConfigurationError: it is set to anything but a whole number from 1 to 1000.
+    """
+    name = Settings.INDEX_SHARDS.value
+    text = (os.environ if environ is None else environ).get(name, "").strip()
+    if not text:
+        return DEFAULT_INDEX_SHARDS
+    if not text.isdigit() or not 1 <= int(text) <= MAX_INDEX_SHARDS:
+        from agent_wait.errors import ConfigurationError
+
+        raise ConfigurationError(
+            [f"{name} must be a whole number from 1 to {MAX_INDEX_SHARDS} (the same for every function); got {text!r}"],
+            variables=[name],
+        )
+    return int(text)
+
+
+def shard_of(item_id: str, shards: int) -> int:
+    """The shard (0 to `shards` - 1) of a question or start id: a stable hash (CRC-32), the same in every process."""
+    return zlib.crc32(item_id.encode()) % shards
+
+
+def shard_key(value: str, item_id: str, shards: int) -> str:
+    """A sharded index key value, `<value>#<shard>`, e.g. `shard_key("due", question_id, 8) == "due#3"`."""
+    return f"{value}#{shard_of(item_id, shards)}"
+
+
 QUESTION_TABLE = TableShape(
     partition_key="pk",
     sort_key="sk",
     ttl_attribute="ttl",
     indexes=(
-        IndexShape("by_status", "status", "expires_at"),
-        IndexShape("by_due", "due", "due_at"),
-        IndexShape("open_by_age", "open_since", "asked_at"),
+        IndexShape("by_status_shard", "status_shard", "expires_at", include=("tags",), sharded=True),
+        IndexShape("by_due_shard", "due", "due_at", keys_only=True, sharded=True),
+        IndexShape("open_by_age_shard", "open_since", "asked_at", keys_only=True, sharded=True),
         IndexShape("by_question", "question_id", "pk", keys_only=True),
     ),
 )
 """One item per question: `pk = THREAD#<thread_id>`, `sk = WAIT#<question_id>`.
 
-GSI `by_status` (status, expires_at) serves "open questions" and a status's questions by deadline.
-GSI `by_due` (due, due_at) is sparse: an open question carries `due = "due"` exactly while it has a
-next due time `due_at` (its announcement retry, a claimed reminder or escalation notice, its next
-reminder, its next escalation step, or its deadline, whichever comes first), so the sweep reads only
-what is due, at a cost proportional to it, not to every open question. `announce_due` (not indexed)
-marks a question whose announcement has not yet succeeded. GSI `open_by_age` is sparse too: only an
-open question carries `open_since`, so the oldest open question is one query of one item. These three
-project all attributes. GSI `by_question` (question_id, pk) projects keys only: it finds a question's
-thread from its id alone (the answer API's `/questions/{id}`, a signed link), and the item is then
-read by its key.
+Each index projects only what its queries read; a query that needs whole questions reads them by key
+afterwards (`BatchGetItem`, consistent), so an update of a question writes an index only when that
+index's key or a projected attribute changes. The three indexes every open question shares are sharded:
+their partition key is `<value>#<shard>` (`shard_key`; the shard a stable hash of the question id, 0 to
+`AGENT_WAIT_INDEX_SHARDS` - 1), and a query reads every shard and merges them in key order.
+
+GSI `by_status_shard` (status_shard = `<status>#<shard>`, expires_at) lists a status's questions by
+deadline (the answer API, the CLI, the sweep's hand-over of `answered` questions, failed rows); it
+projects `tags`, so a tag filter runs in the index. GSI `by_due_shard` (due = `due#<shard>`, due_at,
+keys only) is sparse: an open question carries `due` exactly while it has a next due time `due_at`
+(its announcement retry, a claimed reminder or escalation notice, its next reminder, its next
+escalation step, or its deadline, whichever comes first), so the sweep reads only what is due, at a
+cost proportional to it, not to every open question. `announce_due` (not indexed) marks a question whose
+announcement has not yet succeeded. GSI `open_by_age_shard` (open_since = `open#<shard>`, asked_at,
+keys only) is sparse too: only an open question carries `open_since`, so the oldest open question is
+one item per shard. A decision removes `due`, `due_at` and `open_since`. GSI `by_question` (question_id,
+pk) projects keys only: it finds a question's thread from its id alone (the answer API's
+`/questions/{id}`, a signed link), and the item is then read by its key.
+
+Rows written before the indexes were sharded carry `due = "due"` and `open_since = "open"` (still read,
+as one more partition) and no `status_shard` (`DynamoDbLedger.upgrade_index_keys` adds it); see
+`LEGACY_QUESTION_INDEXES`.
 """
+
+LEGACY_QUESTION_INDEXES = (
+    IndexShape("by_status", "status", "expires_at"),
+    IndexShape("by_due", "due", "due_at"),
+    IndexShape("open_by_age", "open_since", "asked_at"),
+)
+"""The indexes the question table had before they were sharded (every attribute projected), by the name of
+the index that replaced each. The ledger falls back to them while a table is being upgraded."""
 
 CHECKPOINT_TABLE = TableShape(partition_key="PK", sort_key="SK", ttl_attribute="ttl")
 """What `langgraph_checkpoint_aws.DynamoDBSaver` needs."""
@@ -207,6 +286,10 @@ class Settings(StrEnum):
     MAX_RECEIVE_COUNT = "AGENT_WAIT_MAX_RECEIVE_COUNT"
     """Optional: the entry queue's `maxReceiveCount`; on the last receive the router dead-letters a message it
     still cannot apply, with its reason, instead of leaving SQS to move it without one (default 5)."""
+    INDEX_SHARDS = "AGENT_WAIT_INDEX_SHARDS"
+    """Optional: how many shards each shared index key value of the question table has (default 8). Every
+    function that uses the ledger must have the same value; raise it (never lower it: rows in the shards
+    dropped would no longer be found) for more than about 2,000 lifecycles a second (see docs/scaling.md)."""
     CHECKPOINT_BUCKET = "AGENT_WAIT_CHECKPOINT_BUCKET"
     """Optional: an S3 bucket name; the router's LangGraph checkpoint saver stores a checkpoint (or a step's
     writes) over 350 KB there, so a state past DynamoDB's 400 KB item limit still checkpoints. Unset: such a

@@ -17,7 +17,7 @@ from agent_wait._time import NEVER, format_rfc3339
 from agent_wait.aws import DynamoDbAnnounce
 from agent_wait.aws.dynamodb import CLOSED_AT, envelope_from_row
 from agent_wait.errors import EnvelopeError
-from agent_wait.schema import QUESTION_TABLE
+from agent_wait.schema import QUESTION_TABLE, shard_key
 from agent_wait.testing import announce_contract
 from agent_wait.testing.announce_contract import AnnounceHarness, sample_envelope
 
@@ -287,7 +287,7 @@ def test_ttl_is_set_when_the_row_closes_counted_from_then_and_never_moves(
     assert resumed_row["status"] == "resumed"
 
 
-def test_by_status_index_answers_open_and_open_overdue_exactly(
+def test_status_index_answers_open_and_open_overdue_exactly_across_its_shards(
     make_question_table: Callable[[], Any],
 ) -> None:
     # GIVEN one table holding: open overdue, open not yet due, open without deadline, answered overdue
@@ -308,17 +308,28 @@ def test_by_status_index_answers_open_and_open_overdue_exactly(
     answered = ask("answered", "PT1H", now - timedelta(days=1))
     assert publish(answered.for_transition("answered"), announcer).ok
 
-    # WHEN the two queries a host or UI runs are made on by_status
+    # WHEN the two queries a host or UI runs are made on every shard of by_status_shard
     table = questions.table
-    open_rows = table.query(IndexName="by_status", KeyConditionExpression=Key("status").eq("open"))["Items"]
-    overdue_rows = table.query(
-        IndexName="by_status",
-        KeyConditionExpression=Key("status").eq("open") & Key("expires_at").lt(format_rfc3339(now)),
-    )["Items"]
 
-    # THEN open excludes the answered one; overdue also excludes "never" and the not-yet-due
-    assert sorted(row["question_id"] for row in open_rows) == ["no-deadline", "not-due", "overdue"]
-    assert [row["question_id"] for row in overdue_rows] == ["overdue"]
+    def query(status: str, before: str | None = None) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        for shard in range(announcer.index_shards):
+            condition = Key("status_shard").eq(f"{status}#{shard}")
+            if before is not None:
+                condition &= Key("expires_at").lt(before)
+            items += table.query(IndexName="by_status_shard", KeyConditionExpression=condition)["Items"]
+        return items
+
+    open_rows = query("open")
+    overdue_rows = query("open", before=format_rfc3339(now))
+    answered_rows = query("answered")
+
+    # THEN open excludes the answered one; overdue also excludes "never" and the not-yet-due; each row sits in
+    # its question's shard, and the index holds keys and tags only
+    assert sorted(row["sk"].removeprefix("WAIT#") for row in open_rows) == ["no-deadline", "not-due", "overdue"]
+    assert [row["sk"] for row in overdue_rows] == ["WAIT#overdue"]
+    assert [row["status_shard"] for row in answered_rows] == [shard_key("answered", "answered", 8)]
+    assert all(set(row) <= {"pk", "sk", "status_shard", "expires_at", "tags"} for row in open_rows + answered_rows)
 
 
 def test_constructor_refuses_contradictions_and_a_bad_ttl(make_question_table: Callable[[], Any]) -> None:

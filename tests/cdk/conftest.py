@@ -219,19 +219,23 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Synth:
         time_to_live_attribute="ttl",
     )
     table.add_global_secondary_index(
-        index_name="by_status",
-        partition_key=dynamodb.Attribute(name="status", type=string),
+        index_name="by_status_shard",
+        partition_key=dynamodb.Attribute(name="status_shard", type=string),
         sort_key=dynamodb.Attribute(name="expires_at", type=string),
+        projection_type=dynamodb.ProjectionType.INCLUDE,
+        non_key_attributes=["tags"],
     )
     table.add_global_secondary_index(
-        index_name="by_due",
+        index_name="by_due_shard",
         partition_key=dynamodb.Attribute(name="due", type=string),
         sort_key=dynamodb.Attribute(name="due_at", type=string),
+        projection_type=dynamodb.ProjectionType.KEYS_ONLY,
     )
     table.add_global_secondary_index(
-        index_name="open_by_age",
+        index_name="open_by_age_shard",
         partition_key=dynamodb.Attribute(name="open_since", type=string),
         sort_key=dynamodb.Attribute(name="asked_at", type=string),
+        projection_type=dynamodb.ProjectionType.KEYS_ONLY,
     )
     table.add_global_secondary_index(
         index_name="by_question",

@@ -30,7 +30,7 @@ def test_embedded_stack_uses_the_existing_table_and_topic(embedded: Synth) -> No
     router = actions_on(statements(embedded, "AgentWaitRouter"))
     assert router[getatt(table_id)] == ROUTER_QUESTIONS
     sweep = actions_on(statements(embedded, "AgentWaitSweep"))
-    assert sweep[index_arn(table_id, "by_due")] >= {"dynamodb:Query"}
+    assert sweep[index_arn(table_id, "by_due_shard")] >= {"dynamodb:Query"}
     assert router[ref(topic_id)] == {"sns:Publish"}
 
 
@@ -119,11 +119,11 @@ def test_an_existing_table_without_the_status_index_is_refused() -> None:
         AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), existing_question_table=table)
     assert info.value.problems == (
         "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
-        "'by_status' on ('status', 'expires_at')",
+        "'by_status_shard' on ('status_shard', 'expires_at')",
         "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
-        "'by_due' on ('due', 'due_at')",
+        "'by_due_shard' on ('due', 'due_at')",
         "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
-        "'open_by_age' on ('open_since', 'asked_at')",
+        "'open_by_age_shard' on ('open_since', 'asked_at')",
         "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
         "'by_question' on ('question_id', 'pk')",
     )
@@ -190,9 +190,9 @@ def test_an_existing_table_whose_by_question_index_has_other_keys_is_refused() -
         sort_key=dynamodb.Attribute(name="sk", type=string),
     )
     for name, partition, sort in (
-        ("by_status", "status", "expires_at"),
-        ("by_due", "due", "due_at"),
-        ("open_by_age", "open_since", "asked_at"),
+        ("by_status_shard", "status_shard", "expires_at"),
+        ("by_due_shard", "due", "due_at"),
+        ("open_by_age_shard", "open_since", "asked_at"),
         ("by_question", "question_id", "sk"),
     ):
         table.add_global_secondary_index(

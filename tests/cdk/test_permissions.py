@@ -40,7 +40,7 @@ def ids(synth: Synth) -> dict[str, str]:
     }
 
 
-def index_arn(table_id: str, index: str = "by_status") -> str:
+def index_arn(table_id: str, index: str = "by_status_shard") -> str:
     return json.dumps({"Fn::Join": ["", [{"Fn::GetAtt": [table_id, "Arn"]}, f"/index/{index}"]]}, sort_keys=True)
 
 
@@ -74,8 +74,8 @@ def test_sweep_gets_exactly_what_it_uses(refund: Synth) -> None:
         getatt(i["sweep_logs"]): LOGS,
         getatt(i["questions"]): SWEEP_QUESTIONS,
         index_arn(i["questions"]): SWEEP_QUESTIONS,
-        index_arn(i["questions"], "by_due"): SWEEP_QUESTIONS,
-        index_arn(i["questions"], "open_by_age"): SWEEP_QUESTIONS,
+        index_arn(i["questions"], "by_due_shard"): SWEEP_QUESTIONS,
+        index_arn(i["questions"], "open_by_age_shard"): SWEEP_QUESTIONS,
         getatt(i["entry"]): SEND,
         ref(topic): {"sns:Publish"},
         getatt(bus): {"events:PutEvents"},

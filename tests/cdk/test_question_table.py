@@ -15,28 +15,28 @@ QUESTION_TABLE_SHAPE = {
     "BillingMode": "PAY_PER_REQUEST",
     "GlobalSecondaryIndexes": [
         {
-            "IndexName": "by_status",
+            "IndexName": "by_status_shard",
             "KeySchema": [
-                {"AttributeName": "status", "KeyType": "HASH"},
+                {"AttributeName": "status_shard", "KeyType": "HASH"},
                 {"AttributeName": "expires_at", "KeyType": "RANGE"},
             ],
-            "Projection": {"ProjectionType": "ALL"},
+            "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["tags"]},
         },
         {
-            "IndexName": "by_due",
+            "IndexName": "by_due_shard",
             "KeySchema": [
                 {"AttributeName": "due", "KeyType": "HASH"},
                 {"AttributeName": "due_at", "KeyType": "RANGE"},
             ],
-            "Projection": {"ProjectionType": "ALL"},
+            "Projection": {"ProjectionType": "KEYS_ONLY"},
         },
         {
-            "IndexName": "open_by_age",
+            "IndexName": "open_by_age_shard",
             "KeySchema": [
                 {"AttributeName": "open_since", "KeyType": "HASH"},
                 {"AttributeName": "asked_at", "KeyType": "RANGE"},
             ],
-            "Projection": {"ProjectionType": "ALL"},
+            "Projection": {"ProjectionType": "KEYS_ONLY"},
         },
         {
             "IndexName": "by_question",
@@ -63,7 +63,7 @@ def test_question_table_has_the_ledger_shape(refund: Synth) -> None:
     assert attributes == {
         "pk": "S",
         "sk": "S",
-        "status": "S",
+        "status_shard": "S",
         "expires_at": "S",
         "due": "S",
         "due_at": "S",
@@ -121,9 +121,9 @@ def test_question_table_grants_cover_the_table_and_only_the_indexes_each_reader_
     (stmt,) = policy["Properties"]["PolicyDocument"]["Statement"]
     arn = {"Fn::GetAtt": [stack.resolve(table.table.node.default_child.logical_id), "Arn"]}  # type: ignore[union-attr]
     indexes = {
-        "grant_read_questions": ["by_status", "by_question"],
+        "grant_read_questions": ["by_status_shard", "by_question"],
         "grant_router": [],
-        "grant_sweep": ["by_status", "by_due", "open_by_age"],
+        "grant_sweep": ["by_status_shard", "by_due_shard", "open_by_age_shard"],
     }
     resources = [arn, *({"Fn::Join": ["", [arn, f"/index/{name}"]]} for name in indexes[grant])]
     assert stmt["Resource"] == (resources if len(resources) > 1 else arn)
@@ -154,7 +154,7 @@ def test_agent_wait_grant_read_questions_is_read_only_with_kms_decrypt(features:
     table_id, _ = question_table(features)
     arn = {"Fn::GetAtt": [table_id, "Arn"]}
     assert by_resource[_j(arn)] == {"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"}
-    assert by_resource[_j({"Fn::Join": ["", [arn, "/index/by_status"]]})] == by_resource[_j(arn)]
+    assert by_resource[_j({"Fn::Join": ["", [arn, "/index/by_status_shard"]]})] == by_resource[_j(arn)]
     assert by_resource[_j({"Fn::Join": ["", [arn, "/index/by_question"]]})] == by_resource[_j(arn)]
     assert by_resource[_j({"Fn::GetAtt": ["Key961B73FD", "Arn"]})] == {"kms:Decrypt", "kms:DescribeKey"}
 
@@ -163,3 +163,59 @@ def _j(value: object) -> str:
     import json
 
     return json.dumps(value, sort_keys=True)
+
+
+UPGRADE = "agent-wait:question-table-indexes"
+
+
+def _indexes_and_sweep_grant(context: dict[str, object]) -> tuple[list[tuple[str, str]], list[str]]:
+    stack = Stack(new_app(**context), "S")
+    table = QuestionTable(stack, "Questions")
+    role = iam.Role(stack, "Role", assumed_by=iam.AccountRootPrincipal())  # type: ignore[arg-type]
+    table.grant_sweep(role)
+    template = Template.from_stack(stack).to_json()
+    (resource,) = [v for v in template["Resources"].values() if v["Type"] == "AWS::DynamoDB::Table"]
+    indexes = [
+        (i["IndexName"], i["Projection"]["ProjectionType"]) for i in resource["Properties"]["GlobalSecondaryIndexes"]
+    ]
+    policy = next(v for v in template["Resources"].values() if v["Type"] == "AWS::IAM::Policy")
+    (stmt,) = policy["Properties"]["PolicyDocument"]["Statement"]
+    granted = [r["Fn::Join"][1][1].removeprefix("/index/") for r in stmt["Resource"] if "Fn::Join" in r]
+    return indexes, granted
+
+
+def test_the_upgrade_context_deploys_the_listed_indexes_and_grants_the_legacy_ones_too() -> None:
+    # GIVEN the first upgrade step: the three legacy indexes, by_question, and one new index
+    listed = "by_status,by_due,open_by_age,by_question,by_due_shard"
+
+    # WHEN the table is synthesized with the upgrade context
+    indexes, granted = _indexes_and_sweep_grant({UPGRADE: listed})
+
+    # THEN exactly those indexes exist (legacy ones project ALL, as they were deployed), and the sweep may query
+    # the new index and the legacy one the runtime falls back to while the new one is missing
+    assert indexes == [
+        ("by_status", "ALL"),
+        ("by_due", "ALL"),
+        ("open_by_age", "ALL"),
+        ("by_question", "KEYS_ONLY"),
+        ("by_due_shard", "KEYS_ONLY"),
+    ]
+    assert granted == [
+        "by_status_shard",
+        "by_due_shard",
+        "open_by_age_shard",
+        "by_status",
+        "by_due",
+        "open_by_age",
+    ]
+
+
+def test_without_the_upgrade_context_only_the_current_indexes_are_deployed_and_granted() -> None:
+    indexes, granted = _indexes_and_sweep_grant({})
+    assert [name for name, _ in indexes] == ["by_status_shard", "by_due_shard", "open_by_age_shard", "by_question"]
+    assert granted == ["by_status_shard", "by_due_shard", "open_by_age_shard"]
+
+
+def test_an_unknown_index_in_the_upgrade_context_is_refused() -> None:
+    with pytest.raises(ValueError, match="must list index names from"):
+        _indexes_and_sweep_grant({UPGRADE: "by_status,by_typo"})

@@ -29,20 +29,16 @@ def test_tables_match_the_schema(refund: Synth, shape_name: str) -> None:
     props = table["Properties"]
     assert props["TimeToLiveSpecification"] == {"AttributeName": shape.ttl_attribute, "Enabled": True}
     indexes = [
-        schema.IndexShape(
+        (
             index["IndexName"],
             index["KeySchema"][0]["AttributeName"],
             index["KeySchema"][1]["AttributeName"],
-            keys_only=index["Projection"]["ProjectionType"] == "KEYS_ONLY",
+            index["Projection"],
         )
         for index in props.get("GlobalSecondaryIndexes", [])
     ]
-    # Any other projection would be neither of the two the schema knows.
-    assert {index["Projection"]["ProjectionType"] for index in props.get("GlobalSecondaryIndexes", [])} <= {
-        "ALL",
-        "KEYS_ONLY",
-    }
-    assert tuple(indexes) == shape.indexes
+    # Names, keys and projections (KEYS_ONLY, INCLUDE and its attributes, or ALL) are the schema's.
+    assert indexes == [(i.name, i.partition_key, i.sort_key, i.projection) for i in shape.indexes]
     assert {a["AttributeType"] for a in props["AttributeDefinitions"]} == {"S"}  # every key is a string
 
 

@@ -541,17 +541,30 @@ def test_the_sweep_reads_only_what_is_due_however_many_questions_are_open(moto_s
         question = Question(f"t-{n}", f"q-{n}", {"function": "refund", "args": {"n": n}}, policy, asked_at=asked)
         opened = ledger.open(WaitEnvelope.create(question), now=asked).record
         ledger.mark_announced(f"t-{n}", f"q-{n}", due_at=opened.next_due(announced=True))
-    queried: list[int] = []
+    queried: list[tuple[str, int]] = []
+    client.meta.events.register(
+        "provide-client-params.dynamodb.Query",
+        lambda params, context, **_: context.__setitem__("index", params.get("IndexName", "")),
+    )
     client.meta.events.register(
         "after-call.dynamodb.Query",
-        lambda parsed, model, **_: queried.append(len(parsed.get("Items", []))) if parsed else None,
+        lambda parsed, context, **_: queried.append((context.get("index", ""), len(parsed.get("Items", [])))),
+    )
+    read_by_key: list[int] = []
+    client.meta.events.register(
+        "after-call.dynamodb.BatchGetItem",
+        lambda parsed, **_: read_by_key.append(sum(len(rows) for rows in parsed.get("Responses", {}).values())),
     )
 
     # WHEN the sweep runs at T0
     report = Sweep(ledger, InMemoryEntryQueue(), announce=[InMemoryAnnounce()], clock=lambda: T0).run()
 
-    # THEN it read the 3 due rows (plus the one oldest-open row), never the 57 that are not due
+    # THEN it read the 3 due keys and rows, never the 57 that are not due; and for the oldest open question at
+    # most the oldest key of each shard and the one row it names
     assert sorted(report.reminded) == ["q-0", "q-1", "q-2"]
     assert report.due_read == 3
-    assert sum(queried) == 4
+    assert sum(n for index, n in queried if index == "by_due_shard") == 3
+    assert sum(n for index, n in queried if index == "open_by_age_shard") <= ledger.index_shards
+    assert sum(n for index, n in queried if index == "by_status_shard") == 0
+    assert read_by_key == [3, 1]
     client.delete_table(TableName=name)

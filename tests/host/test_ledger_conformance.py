@@ -11,7 +11,7 @@ from agent_wait.errors import LedgerIndexMissingError
 from agent_wait.host import DynamoDbLedger, InMemoryLedger
 from agent_wait.ledger import Decision, Notice, Progress
 from agent_wait.ledger.base import PROGRESS_ATTRIBUTES
-from agent_wait.schema import QUESTION_TABLE, QuestionStatus
+from agent_wait.schema import QUESTION_TABLE, QuestionStatus, shard_key
 from agent_wait.testing import ledger_contract
 
 
@@ -44,9 +44,16 @@ def test_a_new_row_is_lean_and_in_the_due_index_until_it_is_decided(question_tab
     envelope = ledger_contract.sample_envelope(reminders=("PT10M",))
     ledger.open(envelope, now=T0)
 
-    # THEN the row carries the sparse keys (unannounced, open, due when asked) and no progress attributes
+    # THEN the row carries the sparse keys (unannounced, open, due when asked; the index keys in the question's
+    # shard) and no progress attributes
     row = _raw(client, name, envelope)
-    assert (row["announce_due"], row["open_since"], row["due"]) == ({"S": "due"}, {"S": "open"}, {"S": "due"})
+    q = envelope.question_id
+    assert (row["announce_due"], row["open_since"], row["due"], row["status_shard"]) == (
+        {"S": "due"},
+        {"S": shard_key("open", q, 8)},
+        {"S": shard_key("due", q, 8)},
+        {"S": shard_key("open", q, 8)},
+    )
     assert row["due_at"] == row["asked_at"] == {"S": "2026-09-11T09:00:00Z"}
     assert not set(PROGRESS_ATTRIBUTES) & set(row)
     assert not {"outcome", "answer", "decided_at"} & set(row)
@@ -59,8 +66,9 @@ def test_a_new_row_is_lean_and_in_the_due_index_until_it_is_decided(question_tab
 
     # THEN announcing moved it in the index and decided rows leave every sparse index
     assert "announce_due" not in announced
-    assert (announced["due"], announced["due_at"]) == ({"S": "due"}, {"S": "2026-09-11T09:10:00Z"})
+    assert (announced["due"], announced["due_at"]) == ({"S": shard_key("due", q, 8)}, {"S": "2026-09-11T09:10:00Z"})
     assert not {"announce_due", "open_since", "due", "due_at"} & set(decided)
+    assert decided["status_shard"] == {"S": shard_key("answered", q, 8)}
 
 
 def test_an_advance_that_removes_the_notice_and_the_due_time_removes_the_attributes(
@@ -86,13 +94,15 @@ def test_an_advance_that_removes_the_notice_and_the_due_time_removes_the_attribu
 
 
 def test_a_table_without_the_due_index_raises_index_missing(moto_server: str) -> None:
-    # GIVEN a question table deployed from an old shape, without by_due
+    # GIVEN a question table without by_due_shard, nor the by_due it replaced
     import boto3
 
     client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=moto_server)
     name = f"questions-old-{uuid.uuid4().hex[:8]}"
     request = QUESTION_TABLE.create_table_request(name)
-    request["GlobalSecondaryIndexes"] = [i for i in request["GlobalSecondaryIndexes"] if i["IndexName"] != "by_due"]
+    request["GlobalSecondaryIndexes"] = [
+        i for i in request["GlobalSecondaryIndexes"] if i["IndexName"] != "by_due_shard"
+    ]
     keys = request["AttributeDefinitions"]
     request["AttributeDefinitions"] = [key for key in keys if key["AttributeName"] not in ("due", "due_at")]
     client.create_table(**request)
@@ -100,4 +110,4 @@ def test_a_table_without_the_due_index_raises_index_missing(moto_server: str) ->
     # WHEN the sweep asks what is due / THEN the error names the index to deploy
     with pytest.raises(LedgerIndexMissingError) as raised:
         DynamoDbLedger(name, client=client).due(T0, limit=10)
-    assert raised.value.index == "by_due"
+    assert raised.value.index == "by_due_shard"

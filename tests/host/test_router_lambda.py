@@ -24,7 +24,7 @@ from tests.host.conftest import (
 )
 
 from agent_wait.envelope import ENVELOPE_FIELDS
-from agent_wait.schema import QuestionStatus, Settings, question_key, thread_key
+from agent_wait.schema import QuestionStatus, Settings, question_key, shard_key, thread_key
 
 
 def _handle(*records: dict[str, Any], context: FakeLambdaContext) -> dict[str, Any]:
@@ -66,7 +66,7 @@ def test_a_start_records_and_announces_its_question_and_an_approve_resumes_once(
     # Announced, so the sweep has nothing to retry: it is due next at its deadline (its policy has no follow-ups)
     assert "announce_due" not in item
     assert record.expires_at is not None
-    assert (item["due"], item["due_at"]) == ({"S": "due"}, {"S": record.expires_at})
+    assert (item["due"], item["due_at"]) == ({"S": shard_key("due", question_id, 8)}, {"S": record.expires_at})
     assert record.due_at == record.expires_at
     assert set(ENVELOPE_FIELDS) - {"type", "event_id"} <= set(item)
     # ... and announced on SNS with the same fields

@@ -193,10 +193,11 @@ def test_a_missing_by_due_index_is_an_error_because_nothing_would_expire(
 def test_a_ledger_table_without_open_by_age_on_dynamodb_still_expires(
     host: HostStack, unique: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # GIVEN a question table on moto made without the open_by_age index, and one overdue question in it
+    # GIVEN a question table on moto made without the open_by_age_shard index (nor the open_by_age it
+    # replaced), and one overdue question in it
     request = QUESTION_TABLE.create_table_request(f"no-age-{unique}")
     request["GlobalSecondaryIndexes"] = [
-        i for i in request["GlobalSecondaryIndexes"] if i["IndexName"] != "open_by_age"
+        i for i in request["GlobalSecondaryIndexes"] if i["IndexName"] != "open_by_age_shard"
     ]
     used = {k["AttributeName"] for i in request["GlobalSecondaryIndexes"] for k in i["KeySchema"]}
     used |= {k["AttributeName"] for k in request["KeySchema"]}
@@ -216,7 +217,7 @@ def test_a_ledger_table_without_open_by_age_on_dynamodb_still_expires(
     assert report.failed_steps == ()
     assert [json.loads(m["Body"])["question_id"] for m in host.entry_messages()] == [f"q-{unique}"]
     assert metrics.total(SWEEP_ERRORS) == 0
-    assert any(r.levelno == logging.WARNING and "open_by_age" in r.getMessage() for r in caplog.records)
+    assert any(r.levelno == logging.WARNING and "'open_by_age_shard'" in r.getMessage() for r in caplog.records)
 
 
 def test_the_sweep_handler_returns_its_report_when_steps_fail(

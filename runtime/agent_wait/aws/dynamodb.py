@@ -4,7 +4,8 @@ The row follows `agent_wait.schema.QUESTION_TABLE`, the same table the host's le
 
 ```
 pk = THREAD#<thread_id>   sk = WAIT#<question_id>   status = open | answered | expired | cancelled | resumed | failed
-expires_at = RFC 3339 UTC, or "never"   closed_at, ttl (set when the row closes)   + every envelope field
+status_shard = <status>#<shard>   expires_at = RFC 3339 UTC, or "never"   closed_at, ttl (set when the row closes)
++ every envelope field
 ```
 
 `type` and `event_id` are those of the latest transition applied to the row, so `envelope_from_row`
@@ -29,7 +30,15 @@ from agent_wait.aws._errors import CONDITION_FAILED, ServiceError, is_condition_
 from agent_wait.aws._items import decimal_json
 from agent_wait.envelope import ENVELOPE_FIELDS, Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError
-from agent_wait.schema import QUESTION_TABLE, QuestionStatus, question_key, thread_key
+from agent_wait.schema import (
+    MAX_INDEX_SHARDS,
+    QUESTION_TABLE,
+    QuestionStatus,
+    index_shards_from_env,
+    question_key,
+    shard_key,
+    thread_key,
+)
 
 __all__ = ("DynamoDbAnnounce", "envelope_from_row", "row_from_envelope")
 
@@ -38,7 +47,10 @@ logger = logging.getLogger("agent_wait.announce.aws")
 PK = QUESTION_TABLE.partition_key
 SK = QUESTION_TABLE.sort_key
 TTL = QUESTION_TABLE.ttl_attribute
-STATUS = QUESTION_TABLE.indexes[0].partition_key
+STATUS = "status"
+STATUS_INDEX = QUESTION_TABLE.indexes[0].name
+STATUS_SHARD = QUESTION_TABLE.indexes[0].partition_key
+"""`<status>#<shard>`: the status index's partition key (`agent_wait.schema.shard_key`)."""
 EXPIRES_AT = QUESTION_TABLE.indexes[0].sort_key
 CLOSED_AT = "closed_at"
 """RFC 3339 UTC time the row first left `open`; set once."""
@@ -48,8 +60,9 @@ PROGRESS = "progress"
 _CONDITION_FAILED = CONDITION_FAILED
 
 
-def row_from_envelope(envelope: WaitEnvelope) -> dict[str, Any]:
-    """The row `wait.created` writes: keys, `status = open`, `expires_at` (or `never`), every envelope field.
+def row_from_envelope(envelope: WaitEnvelope, *, index_shards: int | None = None) -> dict[str, Any]:
+    """The row `wait.created` writes: keys, `status = open` and its `status_shard`, `expires_at` (or `never`),
+    every envelope field. `index_shards` defaults to `AGENT_WAIT_INDEX_SHARDS`, else 8.
 
     Numbers go through a JSON round trip into `Decimal` (`parse_float=Decimal`), so a float is stored as
     the exact decimal text Python prints for it and reads back as the same float. Falsy values (`False`,
@@ -59,10 +72,12 @@ def row_from_envelope(envelope: WaitEnvelope) -> dict[str, Any]:
     # The GSI sort key must exist on every row; "never" sorts after every timestamp, so an overdue
     # query (expires_at < now) never returns a question without a deadline.
     fields[EXPIRES_AT] = envelope.expires_at or NEVER
+    shards = index_shards_from_env() if index_shards is None else index_shards
     return {
         PK: thread_key(envelope.thread_id),
         SK: question_key(envelope.question_id),
         STATUS: QuestionStatus.OPEN.value,
+        STATUS_SHARD: shard_key(QuestionStatus.OPEN.value, envelope.question_id, shards),
         **fields,
     }
 
@@ -103,10 +118,13 @@ class DynamoDbAnnounce(BaseAnnounce):
     decision and changes nothing. A reminder, an escalation step or a vote updates only `type`, `event_id`
     and `progress`, and only while the row is open: one that arrives after the decision changes nothing.
 
-    The `by_status` index (`status`, `expires_at`) answers "open questions" and "open and overdue":
+    The `by_status_shard` index (`status_shard`, `expires_at`; keys and `tags` only) answers "open questions"
+    and "open and overdue": query each shard (`open#0` to `open#<index_shards - 1>`), merge by `expires_at`,
+    and read the rows by key (`DynamoDbLedger.page` does all of it):
 
         from boto3.dynamodb.conditions import Key
-        table.query(IndexName="by_status", KeyConditionExpression=Key("status").eq("open"))
+        for shard in range(rows.index_shards):
+            table.query(IndexName="by_status_shard", KeyConditionExpression=Key("status_shard").eq(f"open#{shard}"))
 
     Example:
         >>> import boto3
@@ -123,10 +141,12 @@ class DynamoDbAnnounce(BaseAnnounce):
             DynamoDB's TTL deletes closed rows on its own. Open rows never get one.
         delivers: the transitions to apply to the row; all by default.
         clock: the current time, for `closed_at` and `ttl`.
+        index_shards: shards of the status index's key (`status_shard`). Default None: `AGENT_WAIT_INDEX_SHARDS`,
+            else 8; the same number the ledger on this table uses.
 
     Raises:
-        ArgumentError (a ValueError): `table` given with `client` or `region_name`, `table` is another table, or
-            `ttl_seconds` is not a positive whole number.
+        ArgumentError (a ValueError): `table` given with `client` or `region_name`, `table` is another table,
+            `ttl_seconds` is not a positive whole number, or `index_shards` not a whole number from 1 to 1000.
     """
 
     name = "dynamodb"
@@ -141,8 +161,20 @@ class DynamoDbAnnounce(BaseAnnounce):
         ttl_seconds: int | None = None,
         delivers: Iterable[Transition | str] | None = None,
         clock: Callable[[], datetime] = utc_now,
+        index_shards: int | None = None,
     ) -> None:
         super().__init__(delivers=delivers)
+        if index_shards is None:
+            index_shards = index_shards_from_env()
+        elif (
+            isinstance(index_shards, bool)
+            or not isinstance(index_shards, int)
+            or not 1 <= index_shards <= MAX_INDEX_SHARDS
+        ):
+            raise ArgumentError(
+                f"DynamoDbAnnounce index_shards must be a whole number from 1 to {MAX_INDEX_SHARDS}, such as 8; "
+                f"got {index_shards!r}"
+            )
         if not isinstance(table_name, str) or not table_name:
             raise ArgumentError(f"DynamoDbAnnounce table_name must be a table name; got {table_name!r}")
         if table is not None:
@@ -164,6 +196,7 @@ class DynamoDbAnnounce(BaseAnnounce):
             )
         self.table_name = table_name
         self.ttl_seconds = ttl_seconds
+        self.index_shards = index_shards
         self.client = make_client("dynamodb", client=client, region_name=region_name, owner="DynamoDbAnnounce")
         # A Table resource's client (de)serializes Python values itself; a plain client takes AttributeValues.
         self._native = table is not None
@@ -200,7 +233,7 @@ class DynamoDbAnnounce(BaseAnnounce):
         return envelope_from_row(row) if row is not None else None
 
     def _open(self, envelope: WaitEnvelope) -> None:
-        item = self._wire(row_from_envelope(envelope))
+        item = self._wire(row_from_envelope(envelope, index_shards=self.index_shards))
         with translate_errors(f"DynamoDB PutItem on {self.table_name}"):
             try:
                 self.client.put_item(
@@ -239,9 +272,17 @@ class DynamoDbAnnounce(BaseAnnounce):
     def _close(self, envelope: WaitEnvelope, transition: Transition) -> None:
         status = QuestionStatus(transition.value)
         now = require_aware(self._clock(), "clock()")
-        names = {"#pk": PK, "#status": STATUS, "#type": "type", "#event_id": "event_id", "#closed_at": CLOSED_AT}
+        names = {
+            "#pk": PK,
+            "#status": STATUS,
+            "#shard": STATUS_SHARD,
+            "#type": "type",
+            "#event_id": "event_id",
+            "#closed_at": CLOSED_AT,
+        }
         values: dict[str, Any] = {
             ":status": status.value,
+            ":shard": shard_key(status.value, envelope.question_id, self.index_shards),
             ":type": envelope.type,
             ":event_id": envelope.event_id,
             ":now": format_rfc3339(now),
@@ -249,6 +290,7 @@ class DynamoDbAnnounce(BaseAnnounce):
         # if_not_exists: a redelivered or later transition never moves the close time or the TTL.
         updates = [
             "#status = :status",
+            "#shard = :shard",
             "#type = :type",
             "#event_id = :event_id",
             "#closed_at = if_not_exists(#closed_at, :now)",

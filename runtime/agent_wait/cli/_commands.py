@@ -10,7 +10,7 @@ from typing import Any
 from agent_wait._json import dumps
 from agent_wait.cli._target import CliError, Target, answer_value
 from agent_wait.messages import group_id_for
-from agent_wait.schema import QUESTION_TABLE, QuestionStatus, question_key
+from agent_wait.schema import QuestionStatus
 
 __all__ = ("answer", "failures", "list_questions", "retry", "show", "start")
 
@@ -63,36 +63,33 @@ def show(target: Target, question_id: str) -> dict[str, Any]:
     return question_view(record)
 
 
-def _rows(target: Target, status: str | None) -> list[dict[str, Any]]:
-    from agent_wait.aws._items import from_item
+def _row(record: Any) -> dict[str, Any]:
+    """A ledger record as the listing prints it: the row's attributes (`expires_at` `never` when none)."""
+    return record.to_item()
 
-    client = target.client("dynamodb")
-    index = QUESTION_TABLE.indexes[0].name
-    statuses = [status] if status else [s.value for s in QuestionStatus]
+
+def _rows(target: Target, status: str | None) -> list[dict[str, Any]]:
+    """Every question with `status` (every status when None), through the ledger's sharded status index."""
+    ledger = _ledger(target)
+    statuses = [QuestionStatus(status)] if status else list(QuestionStatus)
     rows: list[dict[str, Any]] = []
     for value in statuses:
-        kwargs: dict[str, Any] = {
-            "TableName": target.table,
-            "IndexName": index,
-            "KeyConditionExpression": "#s = :s",
-            "ExpressionAttributeNames": {"#s": "status"},
-            "ExpressionAttributeValues": {":s": {"S": value}},
-        }
+        cursor: str | None = None
         while True:
-            page = client.query(**kwargs)
-            rows += [from_item(item) for item in page.get("Items", [])]
-            if "LastEvaluatedKey" not in page:
+            page = _guard(lambda value=value, cursor=cursor: ledger.page(value, limit=100, cursor=cursor), target)
+            rows += [_row(record) for record in page.records]
+            cursor = page.cursor
+            if cursor is None:
                 break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
     return rows
 
 
 def list_questions(target: Target, status: str | None) -> list[dict[str, Any]]:
-    """Ledger rows (ids, status, deadline, actions), through the `by_status` index."""
+    """Ledger rows (ids, status, deadline, actions), through the `by_status_shard` index."""
     if status is not None and status not in {s.value for s in QuestionStatus}:
         raise CliError(f"--status must be one of {[s.value for s in QuestionStatus]}; got {status!r}")
-    # A failed start shares the `failed` status in the index; it is listed by `agent-wait failures`.
-    return [row for row in _rows(target, status) if str(row.get("sk", "")).startswith(question_key(""))]
+    # The ledger lists questions only: a failed start (in the same index) is listed by `agent-wait failures`.
+    return _rows(target, status)
 
 
 def _ledger(target: Target) -> Any:
@@ -151,10 +148,11 @@ def answer(
         args: edited arguments for the waiting call, sent as the answer's `args`.
         value: any JSON answer, sent as it is, instead of `action`, `note` and `args`.
     """
-    rows = [row for row in _rows(target, None) if row.get("question_id") == question_id]
-    if not rows:
+    # Found by its id alone (`by_question`, then the row by key), not by listing every status.
+    record = _guard(lambda: _ledger(target).find(question_id), target)
+    if record is None:
         raise CliError(f"no question {question_id!r}; list them with: agent-wait questions --status open")
-    row = rows[0]
+    row = _row(record)
     if row["status"] != QuestionStatus.OPEN.value:
         raise CliError(f"question {question_id} is already {row['status']}; only open questions take answers")
     allowed = row.get("allowed_actions") or []

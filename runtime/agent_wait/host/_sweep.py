@@ -54,11 +54,13 @@ class SweepStep(StrEnum):
     """The steps of one run; each is the `SweepErrors` reason when it fails."""
 
     DUE = "due"
-    """Query what is due (`by_due`) and act on each question; needed, or nothing is expired, reminded or retried."""
+    """Query what is due (`by_due_shard`) and act on each question; needed, or nothing is expired, reminded or
+    retried."""
     OLDEST_OPEN = "oldest_open"
-    """Emit `OldestOpenQuestionAgeSeconds` (`open_by_age`); optional: without its index only the metric is lost."""
+    """Emit `OldestOpenQuestionAgeSeconds` (`open_by_age_shard`); optional: without its index only the metric is
+    lost."""
     HANDOVER = "handover"
-    """Send again the resume of a decision the answer API or a link made but could not queue (`by_status`)."""
+    """Send again the resume of a decision the answer API or a link made but could not queue (`by_status_shard`)."""
 
 
 class DueWork(StrEnum):
@@ -136,7 +138,8 @@ class Sweep:
     """One sweep run: bounded, and costing in proportion to what is due, never to what is open.
 
     Args:
-        ledger: the question ledger (queried through its `by_due`, `open_by_age` and `by_status` indexes).
+        ledger: the question ledger (queried through its `by_due_shard`, `open_by_age_shard` and `by_status_shard`
+            indexes, every shard of each, then the rows by key).
         entry_queue: where deadline answers go, in batches (`EntryQueue.send_batch`).
         announce: announcers for re-announcements, reminders and escalation steps.
         metrics: where counts go. Default None: kept in memory (`RecordingMetrics`).

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import base64
+import heapq
+import itertools
 import json
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from agent_wait._time import NEVER, format_rfc3339
 from agent_wait.aws._errors import ServiceError, condition_failed_item, error_code, error_message, is_condition_failed
 from agent_wait.aws._items import from_item, paginate, to_attribute, to_item
 from agent_wait.envelope import WaitEnvelope
-from agent_wait.errors import LedgerCursorError, LedgerIndexMissingError, LedgerRejectedError, QuestionNotFoundError
+from agent_wait.errors import (
+    ArgumentError,
+    LedgerCursorError,
+    LedgerIndexMissingError,
+    LedgerRejectedError,
+    QuestionNotFoundError,
+)
 from agent_wait.ledger.base import (
     DECIDED,
     PROGRESS_ATTRIBUTES,
@@ -32,18 +41,35 @@ from agent_wait.ledger.base import (
     ThreadLease,
     check_advance,
 )
-from agent_wait.schema import QUESTION_TABLE, QuestionStatus, question_key, thread_key
+from agent_wait.schema import (
+    LEGACY_QUESTION_INDEXES,
+    MAX_INDEX_SHARDS,
+    QUESTION_TABLE,
+    IndexShape,
+    QuestionStatus,
+    index_shards_from_env,
+    question_key,
+    shard_key,
+    thread_key,
+)
 
 __all__ = ("DynamoDbLedger",)
 
 _PK, _SK = QUESTION_TABLE.partition_key, QUESTION_TABLE.sort_key
-_BY_STATUS, _BY_DUE, _OPEN_BY_AGE, _BY_QUESTION = (index.name for index in QUESTION_TABLE.indexes)
+_BY_STATUS, _BY_DUE, _OPEN_BY_AGE, _BY_QUESTION_INDEX = QUESTION_TABLE.indexes
+_BY_QUESTION = _BY_QUESTION_INDEX.name
+_LEGACY = {index.name: legacy for index, legacy in zip(QUESTION_TABLE.indexes, LEGACY_QUESTION_INDEXES, strict=False)}
+"""Each sharded index's predecessor, queried instead while a table being upgraded lacks the new index."""
+_STATUS_SHARD = _BY_STATUS.partition_key
+_BATCH_GET = 100
+"""DynamoDB's most keys in one `BatchGetItem`."""
+_T = TypeVar("_T")
 _START_PREFIX = "START#"
 _THREAD_ITEM = "~THREAD"
 """The thread's own item: its lease and its failure. `~` sorts after every `START#` and `WAIT#` key, so
 "does this thread have starts or questions" is one query for keys below it."""
 _DUE = "due"
-"""The one value of the sparse keys `announce_due` and `due` (the `by_due` partition): only their presence counts."""
+"""The value of the sparse key `announce_due` (only its presence counts), and of `due` before it is sharded."""
 _OPEN = "open"
 _OUTCOME_ATTRIBUTES = frozenset(
     {
@@ -69,11 +95,17 @@ class DynamoDbLedger(Ledger):
     """The ledger on DynamoDB: every transition is one conditional write.
 
     Args:
-        table_name: the question table (shape: `agent_wait.schema.QUESTION_TABLE`; GSIs `by_status`, `by_due`,
-            `open_by_age`, `by_question`).
+        table_name: the question table (shape: `agent_wait.schema.QUESTION_TABLE`; GSIs `by_status_shard`,
+            `by_due_shard`, `open_by_age_shard`, `by_question`).
         client: a boto3 DynamoDB client; one is created for `region_name` when omitted.
         region_name: region for the client created here.
         closed_ttl: when set, a decided question gets a TTL this long after it closes.
+        index_shards: shards of each shared index key value. Default None: `AGENT_WAIT_INDEX_SHARDS`, else 8.
+            Every writer and reader of one table must use the same number.
+
+    Raises:
+        ArgumentError: `index_shards` is not a whole number from 1 to 1000.
+        ConfigurationError: `AGENT_WAIT_INDEX_SHARDS` is set to something else.
     """
 
     def __init__(
@@ -83,19 +115,37 @@ class DynamoDbLedger(Ledger):
         client: Any = None,
         region_name: str | None = None,
         closed_ttl: timedelta | None = None,
+        index_shards: int | None = None,
     ) -> None:
+        if index_shards is None:
+            index_shards = index_shards_from_env()
+        elif (
+            isinstance(index_shards, bool)
+            or not isinstance(index_shards, int)
+            or not 1 <= index_shards <= MAX_INDEX_SHARDS
+        ):
+            raise ArgumentError(
+                f"index_shards must be a whole number from 1 to {MAX_INDEX_SHARDS}, such as 8; got {index_shards!r}",
+                argument="index_shards",
+            )
         if client is None:
             import boto3
 
             client = boto3.client("dynamodb", region_name=region_name)
         self.table_name = table_name
+        self.index_shards = index_shards
+        """Shards of each shared index key value (`agent_wait.schema.shard_key`)."""
         self._client = client
         self._closed_ttl = closed_ttl
+        self._legacy: set[str] = set()
+        """Sharded indexes this table lacks (an upgrade in progress): their predecessors are queried instead."""
 
     # -- I/O helpers ---------------------------------------------------------------------------------
 
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
         try:
+            if operation == "batch_get_item":  # names its tables in RequestItems
+                return self._client.batch_get_item(**kwargs)
             return getattr(self._client, operation)(TableName=self.table_name, **kwargs)
         except ServiceError as exc:
             if is_condition_failed(exc):
@@ -144,6 +194,103 @@ class DynamoDbLedger(Ledger):
     def _record(self, item: dict[str, Any]) -> QuestionRecord:
         return QuestionRecord.from_item(item)
 
+    # -- sharded indexes -----------------------------------------------------------------------------
+
+    def _shard(self, value: str, item_id: str) -> dict[str, str]:
+        return {"S": shard_key(value, item_id, self.index_shards)}
+
+    def _index(self, index: IndexShape) -> IndexShape:
+        """The index to query: `index`, or its predecessor while the table lacks it (an upgrade in progress)."""
+        return _LEGACY[index.name] if index.name in self._legacy else index
+
+    def _partitions(self, index: IndexShape, value: str) -> list[str]:
+        """Every partition key value holding `value`'s rows: each shard, and the unsharded value rows written
+        before the keys were sharded still carry (`due`, `open`; a legacy `by_status` holds only that one)."""
+        if index is _BY_STATUS and index.name in self._legacy:
+            return [value]
+        shards = [f"{value}#{n}" for n in range(self.index_shards)]
+        return shards if index is _BY_STATUS else [*shards, value]
+
+    def _with_fallback(self, index: IndexShape, work: Callable[[], _T]) -> _T:
+        """Run `work`; if the table lacks `index` but has its predecessor, remember that and run it again."""
+        try:
+            return work()
+        except LedgerIndexMissingError as missing:
+            if index.name in self._legacy or missing.index != index.name:
+                raise
+            self._legacy.add(index.name)
+            try:
+                return work()
+            except LedgerIndexMissingError:
+                self._legacy.discard(index.name)
+                raise missing from None
+
+    def _partition_query(
+        self, index: IndexShape, partition: str, *, sort: str = "", values: dict[str, Any] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """The query of one partition of `index` (or its predecessor), `sort` a condition on its sort key."""
+        queried = self._index(index)
+        condition = "#ip = :ip" + (f" AND #is {sort}" if sort else "")
+        return {
+            "IndexName": queried.name,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeNames": {"#ip": queried.partition_key, **({"#is": queried.sort_key} if sort else {})},
+            "ExpressionAttributeValues": {":ip": {"S": partition}, **(values or {})},
+            **kwargs,
+        }
+
+    def _lazy(self, kwargs: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """One partition's items, a page at a time, fetched only when the consumer gets that far."""
+        while True:
+            response = self._call("query", **kwargs)
+            yield from response.get("Items", [])
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                return
+            kwargs = {**kwargs, "ExclusiveStartKey": last}
+
+    def _merged(
+        self, index: IndexShape, value: str, *, page: int, sort: str = "", values: dict[str, Any] | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """`value`'s index items across every shard, in sort key order (`heapq.merge`); each shard is read a page
+        of `page` at a time, and a next page only when the merge needs it."""
+        sort_key = self._index(index).sort_key
+        shards = [
+            self._lazy(self._partition_query(index, partition, sort=sort, values=values, Limit=page))
+            for partition in self._partitions(index, value)
+        ]
+        return heapq.merge(*shards, key=lambda item: (item[sort_key]["S"], item[_PK]["S"], item[_SK]["S"]))
+
+    def _batch_get(self, keys: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+        """The rows at `keys` (consistent reads, 100 a call), by (pk, sk); a missing row is left out."""
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        for start in range(0, len(keys), _BATCH_GET):
+            pending: list[dict[str, Any]] = [{_PK: k[_PK], _SK: k[_SK]} for k in keys[start : start + _BATCH_GET]]
+            for attempt in range(8):
+                response = self._call(
+                    "batch_get_item", RequestItems={self.table_name: {"Keys": pending, "ConsistentRead": True}}
+                )
+                for item in response.get("Responses", {}).get(self.table_name, []):
+                    found[(item[_PK]["S"], item[_SK]["S"])] = item
+                pending = response.get("UnprocessedKeys", {}).get(self.table_name, {}).get("Keys", [])
+                if not pending:
+                    break
+                time.sleep(min(0.05 * 2**attempt, 1.0))  # DynamoDB asks for a backoff before the rest
+            else:
+                raise LedgerUnavailableError(
+                    f"question table {self.table_name}: BatchGetItem left {len(pending)} keys unprocessed; "
+                    "SQS will retry",
+                    table=self.table_name,
+                    code="UnprocessedKeys",
+                )
+        return found
+
+    def _rows(self, index_items: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows the index items point at, read consistently by key, in the same order (missing ones left out)."""
+        keys = list(index_items)
+        rows = self._batch_get(keys)
+        return [from_item(rows[key]) for key in ((k[_PK]["S"], k[_SK]["S"]) for k in keys) if key in rows]
+
     # -- Ledger --------------------------------------------------------------------------------------
 
     def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
@@ -156,8 +303,15 @@ class DynamoDbLedger(Ledger):
             if key not in PROGRESS_ATTRIBUTES and (value is not None or key not in _OUTCOME_ATTRIBUTES)
         }
         # Sparse index keys: unannounced, open, and due at once (the sweep announces it until that succeeds).
-        markers = {"announce_due": _DUE, "open_since": _OPEN, "due": _DUE, "due_at": asked_at}
-        item = {**self._key(envelope.thread_id, question_key(envelope.question_id)), **to_item(attributes | markers)}
+        question_id = envelope.question_id
+        markers = {
+            "announce_due": _DUE,
+            "open_since": shard_key(_OPEN, question_id, self.index_shards),
+            "due": shard_key(_DUE, question_id, self.index_shards),
+            "due_at": asked_at,
+            _STATUS_SHARD: shard_key(QuestionStatus.OPEN.value, question_id, self.index_shards),
+        }
+        item = {**self._key(envelope.thread_id, question_key(question_id)), **to_item(attributes | markers)}
         created, old = self._conditional(
             "put_item",
             Item=item,
@@ -224,31 +378,78 @@ class DynamoDbLedger(Ledger):
         due_before: str | None = None,
         tag: tuple[str, str] | None = None,
     ) -> QuestionPage:
-        kwargs: dict[str, Any] = {
-            "IndexName": _BY_STATUS,
-            "KeyConditionExpression": "#status = :status",
-            "ExpressionAttributeNames": {"#status": "status"},
-            "ExpressionAttributeValues": {":status": {"S": status.value}},
-            "Limit": limit,
-        }
+        state = _decode_cursor(cursor) if cursor is not None else {}
+        return self._with_fallback(_BY_STATUS, lambda: self._page(status, limit, state, due_before, tag))
+
+    def _page(
+        self,
+        status: QuestionStatus,
+        limit: int,
+        state: dict[str, Any],
+        due_before: str | None,
+        tag: tuple[str, str] | None,
+    ) -> QuestionPage:
+        """One page merged across the status's shards, in `expires_at` order across pages too.
+
+        Each shard not yet exhausted is read once (`Limit = limit`). An item is on the page only when every
+        shard has been read past its `expires_at` (or is exhausted), so no later page holds an earlier item;
+        the cursor keeps each shard's own position (`_DONE` once exhausted).
+        """
+        queried = self._index(_BY_STATUS)
+        sort_key, values, kwargs = queried.sort_key, {}, {}
         if due_before is not None:
-            kwargs["KeyConditionExpression"] += " AND expires_at <= :due"
-            kwargs["ExpressionAttributeValues"][":due"] = {"S": due_before}
+            values[":due"] = {"S": due_before}
         if tag is not None:
             kwargs["FilterExpression"] = "tags.#tag = :tag"
-            kwargs["ExpressionAttributeNames"]["#tag"] = tag[0]
-            kwargs["ExpressionAttributeValues"][":tag"] = {"S": tag[1]}
-        if cursor is not None:
-            kwargs["ExclusiveStartKey"] = _decode_cursor(cursor)
-        response = self._call("query", **kwargs)
-        records = [self._record(from_item(item)) for item in response.get("Items", [])]
-        last = response.get("LastEvaluatedKey")
-        return QuestionPage(records, _encode_cursor(last) if last else None)
+            values[":tag"] = {"S": tag[1]}
+        read: list[tuple[str, list[dict[str, Any]], dict[str, Any] | None]] = []
+        for partition in self._partitions(_BY_STATUS, status.value):
+            start = state.get(partition)
+            if start == _DONE:
+                continue
+            query = self._partition_query(
+                _BY_STATUS, partition, sort="<= :due" if due_before else "", values=values, Limit=limit, **kwargs
+            )
+            if tag is not None:
+                query["ExpressionAttributeNames"]["#tag"] = tag[0]
+            if start is not None:
+                query["ExclusiveStartKey"] = start
+            response = self._call("query", **query)
+            read.append((partition, response.get("Items", []), response.get("LastEvaluatedKey")))
+        frontiers = [last[sort_key]["S"] for _, _, last in read if last]
+        frontier = min(frontiers) if frontiers else None
+        ordered = sorted(
+            ((item[sort_key]["S"], item[_PK]["S"], item[_SK]["S"]), partition, item)
+            for partition, items, _ in read
+            for item in items
+        )
+        taken = [(partition, item) for order, partition, item in ordered if frontier is None or order[0] <= frontier][
+            :limit
+        ]
+        next_state = dict(state)
+        index_keys = (queried.partition_key, sort_key, _PK, _SK)
+        for partition, items, last in read:
+            mine = [item for owner, item in taken if owner == partition]
+            if len(mine) == len(items):  # everything read from this shard is on the page: go on after it
+                next_state[partition] = last or _DONE
+            elif mine:
+                next_state[partition] = {name: mine[-1][name] for name in index_keys}
+        rows = self._rows(item for _, item in taken)
+        records = [
+            self._record(row)
+            for row in rows
+            if str(row.get(_SK, "")).startswith(question_key("")) and row.get("status") == status.value
+        ]
+        more = any(next_state.get(partition) != _DONE for partition in self._partitions(_BY_STATUS, status.value))
+        return QuestionPage(records, _encode_cursor(next_state) if more else None)
 
-    def _decision_update(self, decision: Decision, now: datetime) -> tuple[list[str], dict[str, str], dict[str, Any]]:
+    def _decision_update(
+        self, question_id: str, decision: Decision, now: datetime
+    ) -> tuple[list[str], dict[str, str], dict[str, Any]]:
         """The SET clauses, names and values that record `decision` (shared by `decide` and `advance`)."""
         values: dict[str, Any] = {
             ":status": {"S": decision.status.value},
+            ":status_shard": self._shard(decision.status.value, question_id),
             ":answer": to_attribute(decision.answer),
             ":answer_id": {"S": decision.answer_id},
             ":by": to_attribute(decision.answered_by),
@@ -259,6 +460,7 @@ class DynamoDbLedger(Ledger):
         }
         sets = [
             "#status = :status",
+            f"{_STATUS_SHARD} = :status_shard",
             "outcome = :status",
             "answer = :answer",
             "answer_id = :answer_id",
@@ -276,7 +478,7 @@ class DynamoDbLedger(Ledger):
         return sets, names, values
 
     def decide(self, thread_id: str, question_id: str, decision: Decision, *, now: datetime) -> DecideResult:
-        sets, names, values = self._decision_update(decision, now)
+        sets, names, values = self._decision_update(question_id, decision, now)
         won, item = self._conditional(
             "update_item",
             Key=self._key(thread_id, question_key(question_id)),
@@ -297,11 +499,12 @@ class DynamoDbLedger(Ledger):
         won, _ = self._conditional(
             "update_item",
             Key=self._key(thread_id, question_key(question_id)),
-            UpdateExpression="SET #status = :resumed, resumed_at = :at",
+            UpdateExpression=f"SET #status = :resumed, {_STATUS_SHARD} = :shard, resumed_at = :at",
             ConditionExpression=f"#status IN ({', '.join(decided)})",
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues={
                 ":resumed": {"S": QuestionStatus.RESUMED.value},
+                ":shard": self._shard(QuestionStatus.RESUMED.value, question_id),
                 ":at": {"S": format_rfc3339(now)},
                 **decided,
             },
@@ -314,7 +517,7 @@ class DynamoDbLedger(Ledger):
             update = "REMOVE announce_due, #due, due_at"
         else:
             update = "SET #due = :due, due_at = :due_at REMOVE announce_due"
-            values |= {":due": {"S": _DUE}, ":due_at": {"S": due_at}}
+            values |= {":due": self._shard(_DUE, question_id), ":due_at": {"S": due_at}}
         # A failed condition is fine: already announced (a redelivery), or decided meanwhile (never due again).
         self._conditional(
             "update_item",
@@ -338,7 +541,7 @@ class DynamoDbLedger(Ledger):
     ) -> AdvanceResult:
         check_advance(progress, expected_version)
         if decision is not None:
-            sets, names, values = self._decision_update(decision, now)
+            sets, names, values = self._decision_update(question_id, decision, now)
             removes = [_CLOSED_REMOVES]
         else:
             sets, names, values = [], {"#status": "status", "#due": "due"}, {}
@@ -347,7 +550,7 @@ class DynamoDbLedger(Ledger):
                 removes.append("#due, due_at")
             else:
                 sets += ["#due = :due", "due_at = :due_at"]
-                values |= {":due": {"S": _DUE}, ":due_at": {"S": due_at}}
+                values |= {":due": self._shard(_DUE, question_id), ":due_at": {"S": due_at}}
         # Every progress attribute is written (or removed when unset), so the row holds exactly `progress`.
         for n, (name, value) in enumerate(progress.to_item().items()):
             names[f"#p{n}"] = name
@@ -376,27 +579,29 @@ class DynamoDbLedger(Ledger):
         return AdvanceResult(won, self._record(item) if item else None)
 
     def due(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
-        return [
-            self._record(item)
-            for item in self._query(
-                limit=limit,
-                IndexName=_BY_DUE,
-                KeyConditionExpression="#due = :due AND due_at <= :now",
-                ExpressionAttributeNames={"#due": "due"},
-                ExpressionAttributeValues={":due": {"S": _DUE}, ":now": {"S": format_rfc3339(now)}},
-            )
-        ]
+        return self._with_fallback(_BY_DUE, lambda: self._due(format_rfc3339(now), limit))
+
+    def _due(self, now: str, limit: int) -> list[QuestionRecord]:
+        # One page of `limit` from each shard is always enough (the merge takes the soonest `limit`): no shard is
+        # read a second time, and each reads only what is due (`due_at <= now`), keys only.
+        keys = itertools.islice(
+            self._merged(_BY_DUE, _DUE, page=limit, sort="<= :now", values={":now": {"S": now}}), limit
+        )
+        # The index lags the table a little: what was decided or moved on since is left for the next run.
+        records = [self._record(row) for row in self._rows(keys) if row.get("status") == QuestionStatus.OPEN.value]
+        due = [r for r in records if r.due_at is not None and r.due_at <= now]
+        return sorted(due, key=lambda r: (r.due_at or "", r.question_id))
 
     def oldest_open(self) -> QuestionRecord | None:
-        items = list(
-            self._query(
-                limit=1,
-                IndexName=_OPEN_BY_AGE,
-                KeyConditionExpression="open_since = :open",
-                ExpressionAttributeValues={":open": {"S": _OPEN}},
-            )
-        )
-        return self._record(items[0]) if items else None
+        return self._with_fallback(_OPEN_BY_AGE, self._oldest_open)
+
+    def _oldest_open(self) -> QuestionRecord | None:
+        # The oldest key of each shard (one item each), then the rows in age order until one is still open.
+        for key in self._merged(_OPEN_BY_AGE, _OPEN, page=1):
+            rows = self._rows([key])
+            if rows and rows[0].get("status") == QuestionStatus.OPEN.value:
+                return self._record(rows[0])
+        return None
 
     def begin_start(self, thread_id: str, start_id: str, *, marker: str | None, now: datetime) -> StartRecord:
         attributes = {"state": "running", "marker": marker, "started_at": format_rfc3339(now)}
@@ -458,24 +663,35 @@ class DynamoDbLedger(Ledger):
             won, item = self._conditional(
                 "update_item",
                 Key=self._key(failure.thread_id, question_key(failure.target_id)),
-                UpdateExpression="SET #status = :failed, failure = :failure",
+                UpdateExpression=f"SET #status = :failed, {_STATUS_SHARD} = :shard, failure = :failure",
                 # From the decision it failed to apply, or again (a redelivery records the same failure).
                 ConditionExpression="#status IN (:answered, :expired, :failed)",
                 ExpressionAttributeNames={"#status": "status"},
-                ExpressionAttributeValues=values,
+                ExpressionAttributeValues={**values, ":shard": self._shard("failed", failure.target_id)},
             )
             if not won and item is None:
                 raise QuestionNotFoundError(failure.thread_id, failure.target_id, table=self.table_name)
         else:
-            # `status` and `expires_at` put a failed start in the by_status index beside failed questions.
+            # `status_shard` and `expires_at` put a failed start in the status index beside failed questions.
             self._call(
                 "update_item",
                 Key=self._key(failure.thread_id, _START_PREFIX + failure.target_id),
                 UpdateExpression=(
-                    "SET #state = :failed, #status = :failed, expires_at = :never, failure = :failure, #input = :input"
+                    "SET #state = :failed, #status = :failed, #shard = :shard, expires_at = :never, "
+                    "failure = :failure, #input = :input"
                 ),
-                ExpressionAttributeNames={"#state": "state", "#status": "status", "#input": "input"},
-                ExpressionAttributeValues={**values, ":never": {"S": NEVER}, ":input": to_attribute(start_input)},
+                ExpressionAttributeNames={
+                    "#state": "state",
+                    "#status": "status",
+                    "#shard": _STATUS_SHARD,
+                    "#input": "input",
+                },
+                ExpressionAttributeValues={
+                    **values,
+                    ":shard": self._shard("failed", failure.target_id),
+                    ":never": {"S": NEVER},
+                    ":input": to_attribute(start_input),
+                },
             )
 
     def thread_failure(self, thread_id: str) -> ThreadFailure | None:
@@ -486,19 +702,30 @@ class DynamoDbLedger(Ledger):
     def begin_retry(self, failure: ThreadFailure, retry_id: str, *, now: datetime) -> bool:
         values = {":failed": {"S": "failed"}, ":retry": {"S": retry_id}}
         if failure.kind is FailureKind.ANSWER:
+            # The row goes back to its outcome, and its status shard with it: an update expression cannot build
+            # `<outcome>#<shard>`, so the outcome is read first and the write is conditional on it.
+            row = self.get(failure.thread_id, failure.target_id)
+            if row is None or row.status is not QuestionStatus.FAILED or row.outcome is None:
+                return bool(row and row.retry_id == retry_id)
             won, item = self._conditional(
                 "update_item",
                 Key=self._key(failure.thread_id, question_key(failure.target_id)),
-                UpdateExpression="SET #status = outcome, retry_id = :retry REMOVE failure",
-                ConditionExpression="#status = :failed",
+                UpdateExpression=f"SET #status = outcome, {_STATUS_SHARD} = :shard, retry_id = :retry REMOVE failure",
+                ConditionExpression="#status = :failed AND outcome = :outcome",
                 ExpressionAttributeNames={"#status": "status"},
-                ExpressionAttributeValues=values,
+                ExpressionAttributeValues={
+                    **values,
+                    ":outcome": {"S": row.outcome.value},
+                    ":shard": self._shard(row.outcome.value, failure.target_id),
+                },
             )
         else:
             won, item = self._conditional(
                 "update_item",
                 Key=self._key(failure.thread_id, _START_PREFIX + failure.target_id),
-                UpdateExpression="SET #state = :running, retry_id = :retry REMOVE #status, expires_at, failure",
+                UpdateExpression=(
+                    f"SET #state = :running, retry_id = :retry REMOVE #status, {_STATUS_SHARD}, expires_at, failure"
+                ),
                 ConditionExpression="#state = :failed",
                 ExpressionAttributeNames={"#state": "state", "#status": "status"},
                 ExpressionAttributeValues={**values, ":running": {"S": "running"}},
@@ -509,18 +736,55 @@ class DynamoDbLedger(Ledger):
         self._call("update_item", Key=self._key(thread_id, _THREAD_ITEM), UpdateExpression="REMOVE failure")
 
     def failures(self, *, limit: int = 100) -> list[ThreadFailure]:
+        return self._with_fallback(_BY_STATUS, lambda: self._failures(limit))
+
+    def _failures(self, limit: int) -> list[ThreadFailure]:
+        keys = itertools.islice(self._merged(_BY_STATUS, QuestionStatus.FAILED.value, page=limit), limit)
         found = [
-            ThreadFailure.from_item(str(item["pk"]).removeprefix(thread_key("")), item["failure"])
-            for item in self._query(
-                limit=limit,
-                IndexName=_BY_STATUS,
-                KeyConditionExpression="#status = :failed",
-                ExpressionAttributeNames={"#status": "status"},
-                ExpressionAttributeValues={":failed": {"S": QuestionStatus.FAILED.value}},
-            )
-            if item.get("failure")
+            ThreadFailure.from_item(str(row[_PK]).removeprefix(thread_key("")), row["failure"])
+            for row in self._rows(keys)
+            if row.get("failure") and row.get("status") == QuestionStatus.FAILED.value
         ]
         return sorted(found, key=lambda f: (f.failed_at, f.thread_id))
+
+    # -- upgrading a table whose rows predate the sharded indexes ---------------------------------------
+
+    def upgrade_index_keys(self, *, page_size: int = 500) -> int:
+        """Give every row written before the indexes were sharded its sharded keys; returns how many it changed.
+
+        Scans the table (`dynamodb:Scan`, run it with an operator's credentials, once, after the sharded
+        indexes exist): a question or failed start with a `status` but no `status_shard` gets one, and an open
+        question's unsharded `due = "due"` / `open_since = "open"` become `due#<shard>` / `open#<shard>`. Each
+        row is changed by a conditional update that only applies while it still lacks `status_shard`, so it is
+        safe beside the running functions and safe to run again.
+        """
+        changed = 0
+        scan: dict[str, Any] = {
+            "FilterExpression": f"attribute_exists(#status) AND attribute_not_exists({_STATUS_SHARD})",
+            "ExpressionAttributeNames": {"#status": "status"},
+            "Limit": page_size,
+        }
+        for row in map(from_item, paginate(lambda **page: self._call("scan", **page), scan)):
+            sk, status = str(row[_SK]), str(row["status"])
+            item_id = sk.removeprefix(question_key("")).removeprefix(_START_PREFIX)
+            sets = [f"{_STATUS_SHARD} = :shard"]
+            values: dict[str, Any] = {":shard": self._shard(status, item_id), ":status": {"S": status}}
+            names = {"#status": "status"}
+            for attribute, value in (("due", _DUE), ("open_since", _OPEN)):
+                if row.get(attribute) == value:
+                    names[f"#{attribute}"] = attribute
+                    sets.append(f"#{attribute} = :{attribute}")
+                    values[f":{attribute}"] = self._shard(value, item_id)
+            won, _ = self._conditional(
+                "update_item",
+                Key={_PK: {"S": str(row[_PK])}, _SK: {"S": sk}},
+                UpdateExpression="SET " + ", ".join(sets),
+                ConditionExpression=f"#status = :status AND attribute_not_exists({_STATUS_SHARD})",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+            changed += won
+        return changed
 
     # -- one thread at a time ---------------------------------------------------------------------------
 
@@ -565,18 +829,27 @@ class DynamoDbLedger(Ledger):
         )
 
 
-def _encode_cursor(key: dict[str, Any]) -> str:
-    return base64.urlsafe_b64encode(json.dumps(key, sort_keys=True).encode()).decode().rstrip("=")
+_DONE = "done"
+"""A shard the cursor has read to its end."""
+
+
+def _encode_cursor(state: dict[str, Any]) -> str:
+    """Each shard's position (its last key read, or `_DONE`), as opaque text."""
+    return base64.urlsafe_b64encode(json.dumps(state, sort_keys=True).encode()).decode().rstrip("=")
 
 
 def _decode_cursor(cursor: str) -> dict[str, Any]:
     try:
-        key = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        state = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
     except (ValueError, UnicodeDecodeError):
         raise LedgerCursorError("the cursor is not one this ledger made; start without one") from None
-    if not isinstance(key, dict) or not all(isinstance(v, dict) and set(v) == {"S"} for v in key.values()):
+    if not isinstance(state, dict) or not all(
+        value == _DONE
+        or (isinstance(value, dict) and all(isinstance(v, dict) and set(v) == {"S"} for v in value.values()))
+        for value in state.values()
+    ):
         raise LedgerCursorError("the cursor is not one this ledger made; start without one")
-    return key
+    return state
 
 
 def _start_record(thread_id: str, start_id: str, item: dict[str, Any]) -> StartRecord:
