@@ -263,17 +263,40 @@ class CallCounter:
         return self.keys[table]
 
     def _index_writes(self, before: dict[str, Any], after: dict[str, Any]) -> int:
-        writes = 0
+        """Index write units as DynamoDB bills them, by each index's projection (`agent_wait.schema`).
+
+        An index is written when the item enters it or leaves it (one write), when its key changes (two: a
+        delete and a put), or, with the key unchanged, when an attribute it projects changes (one; never for
+        a keys-only index, whose attributes are all keys). Each write is 1 WRU per KB of the index item: the
+        projected attributes, the keys, and 100 bytes of overhead. An index not in the schema projects ALL.
+        """
+        from agent_wait.schema import QUESTION_TABLE
+
+        shapes = {(i.partition_key, i.sort_key): i for i in QUESTION_TABLE.indexes}
+        table_keys = {QUESTION_TABLE.partition_key, QUESTION_TABLE.sort_key}
+        units = 0
         for partition, sort in self.indexes:
+            shape = shapes.get((partition, sort))
+            keep: set[str] | None = None  # None: every attribute (ALL)
+            if shape is not None and (shape.keys_only or shape.include):
+                keep = {partition, sort, *table_keys, *shape.include}
+            old = before if keep is None else {k: v for k, v in before.items() if k in keep}
+            new = after if keep is None else {k: v for k, v in after.items() if k in keep}
+            old_units = math.ceil((item_size(old) + 100) / 1024)
+            new_units = math.ceil((item_size(new) + 100) / 1024)
             key_before = (before.get(partition), before.get(sort)) if partition in before and sort in before else None
             key_after = (after.get(partition), after.get(sort)) if partition in after and sort in after else None
             if key_before is None and key_after is None:
                 continue
-            if key_before is not None and key_after is not None and key_before != key_after:
-                writes += 2
-            elif key_before != key_after or before != after:
-                writes += 1
-        return writes
+            if key_before is None:
+                units += new_units
+            elif key_after is None:
+                units += old_units
+            elif key_before != key_after:
+                units += old_units + new_units
+            elif old != new:
+                units += new_units
+        return units
 
     def mark(self) -> int:
         return len(self.calls)
