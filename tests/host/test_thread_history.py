@@ -83,3 +83,18 @@ def test_an_answer_reads_the_question_it_decides_once(host: HostStack, unique: s
     # THEN the question's row was read once, to decide it; the run's open questions after the resume leave out
     # the question this delivery decided, which never opens again
     assert read == 1
+
+
+@pytest.mark.usefixtures("host")
+def test_a_start_on_a_new_thread_reads_no_questions(host: HostStack, unique: str) -> None:
+    # GIVEN a thread with no state and no lease yet
+    router = build_router(HostSettings.from_env("router"))
+    thread_id = f"t-{unique}"
+
+    # WHEN its first start runs and asks
+    read = _items_read(router, host.table, lambda: router.handle(json.dumps(start_message(thread_id, "o-1"))))
+
+    # THEN the ledger was not queried for the thread's earlier questions (it has none), and the question is open
+    assert read == 0
+    (record,) = host.ledger().questions(thread_id)
+    assert record.status.value == "open"

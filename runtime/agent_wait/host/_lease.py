@@ -26,6 +26,9 @@ class HeldThread:
     open_questions: tuple[str, ...] | None = None
     """The thread's open question ids once the agent ran (`AskedQuestions.after_run` sets them), recorded by the
     release; None when the agent did not run, which leaves the recorded ids as they are."""
+    new_thread: bool = False
+    """Set when the thread has no state and its lease recorded nothing: it has asked nothing yet, so its open
+    questions need no query of the ledger."""
     decided: set[str] = field(default_factory=set)
     """Question ids this delivery saw decided: a decided question never opens again, so none is read again."""
     memo: dict[str, Any] = field(default_factory=dict)

@@ -74,9 +74,12 @@ class AskedQuestions:
         return waiting
 
     def open_records(self, thread_id: str) -> list[QuestionRecord]:
-        """The thread's open questions: by the ids its lease carries (one read each, however long its history),
-        else by a query of every question it ever had (a thread from before the ids were recorded)."""
+        """The thread's open questions: none on a new thread; by the ids its lease carries (one read each, however
+        long its history), else by a query of every question it ever had (a thread from before the ids were
+        recorded)."""
         held = held_thread(thread_id)
+        if held is not None and held.new_thread:
+            return []
         if held is None or held.lease.open_questions is None:
             return self.ledger.questions(thread_id, status=QuestionStatus.OPEN)
         known = (q for q in held.lease.open_questions if q not in held.decided)

@@ -283,6 +283,11 @@ class Router:
                 return self.failures.replay(failure, start_input=message.input)
             return self.failures.hold(body, thread_id, start_id, failure)
         progress = self.adapter.progress(thread_id)
+        held = held_thread(thread_id)
+        if progress is None and held is not None and held.lease.open_questions is None:
+            # No state and no ids recorded on the lease: nothing was ever asked here (a thread from before the
+            # lease recorded ids has state), so the run's open questions are only what it asks.
+            held.new_thread = True
         start = self.ledger.begin_start(thread_id, start_id, marker=progress, now=now)
         if not start.created and start.state is StartState.FAILED:
             # Failed before, and since retried or recorded by another path: never run it again from here.
