@@ -133,10 +133,11 @@ PRUNED: tuple[Pruned, ...] = (
 """What `prune_bundle` drops from the installed dependencies (never from the runtime or the graph source), besides
 the botocore models of services nothing names (see the module docstring)."""
 
-LAZY_PACKAGES = ("langgraph_checkpoint_aws",)
-"""Packages whose `__init__` the bundle makes lazy (`lazy_package_init`): langgraph-checkpoint-aws's imports its
-AgentCore, Bedrock session and store modules (and tries Valkey's) to export them; the router needs only
-`DynamoDBSaver`."""
+LAZY_PACKAGES = ("langgraph_checkpoint_aws", "aws_lambda_powertools.utilities.data_classes")
+"""Packages whose `__init__` the bundle makes lazy (`lazy_package_init`), each because it imports every module it
+has to export their names while the functions use one or two: langgraph-checkpoint-aws's imports its AgentCore,
+Bedrock session and store modules (and tries Valkey's), and the router needs only `DynamoDBSaver`; Powertools'
+`data_classes` imports a class for each of some forty event sources, and the batch processor needs SQS's."""
 
 _FORMAT = "agent-wait-bundle/2"
 """Bumped when the bundle's layout changes, so old bundles are not re-used."""
@@ -389,7 +390,7 @@ class LambdaBundle:
                 shutil.copy2(source, target)
         prune_bundle(output_dir, keep=frozenset(dest for _, dest in self.sources), aws_services=self.aws_services)
         for package in LAZY_PACKAGES:
-            lazy_package_init(output_dir / package)
+            lazy_package_init(output_dir.joinpath(*package.split(".")), package)
         check_size(output_dir)
 
 
@@ -484,8 +485,10 @@ def _remove(path: Path) -> int:
     return size
 
 
-def lazy_package_init(package_dir: Path) -> bool:
+def lazy_package_init(package_dir: Path, package: str | None = None) -> bool:
     """Make a package's `__init__` import each name on first use; True when it was rewritten.
+
+    `package` is its dotted name (default: the folder's name), against which relative imports resolve.
 
     The `__init__` is kept as `_agent_wait_eager.py` in the same package, and a generated one maps each name
     the original imports unconditionally at top level (`from module import Name`) to its module, imported when
@@ -497,13 +500,14 @@ def lazy_package_init(package_dir: Path) -> bool:
     if not init.is_file() or (package_dir / f"{_EAGER_INIT}.py").exists():
         return False
     tree = ast.parse(init.read_text(encoding="utf-8"))
+    name = package or package_dir.name
     lazy: dict[str, tuple[str, str]] = {}
     exported: list[str] | None = None
     for index, node in enumerate(tree.body):
         if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # the docstring
         if isinstance(node, ast.ImportFrom) and node.module and all(alias.name != "*" for alias in node.names):
-            module = node.module if node.level == 0 else _absolute(package_dir.name, node.module, node.level)
+            module = node.module if node.level == 0 else _absolute(name, node.module, node.level)
             for alias in node.names:
                 lazy[alias.asname or alias.name] = (module, alias.name)
         elif isinstance(node, ast.Try) and all(_catches_import_error(handler) for handler in node.handlers):
@@ -518,8 +522,14 @@ def lazy_package_init(package_dir: Path) -> bool:
     if exported is None:
         return False
     docstring = (ast.get_docstring(tree) or package_dir.name).replace('"""', "'''")
+    # A name its own submodule shares (`from .event_source import event_source`) is bound now: imported later,
+    # that submodule would set the package's attribute to itself, and no __getattr__ would run for the name.
+    now = {alias: target for alias, target in lazy.items() if target[0] == f"{name}.{alias}"}
+    eager = "".join(f"from {module} import {attr} as {alias}\n" for alias, (module, attr) in sorted(now.items()))
+    lazy = {alias: target for alias, target in lazy.items() if alias not in now}
     init.rename(package_dir / f"{_EAGER_INIT}.py")
-    init.write_text(_LAZY_INIT.format(docstring=docstring, exported=exported, lazy=lazy), encoding="utf-8")
+    text = _LAZY_INIT.format(docstring=docstring, exported=exported, eager=eager, lazy=lazy)
+    init.write_text(text, encoding="utf-8")
     return True
 
 
@@ -533,7 +543,7 @@ import importlib as _importlib
 from typing import Any as _Any
 
 __all__ = {exported!r}
-_LAZY = {lazy!r}
+{eager}_LAZY = {lazy!r}
 
 
 def __getattr__(name: str) -> _Any:
@@ -554,7 +564,7 @@ def __getattr__(name: str) -> _Any:
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 '''
-"""The generated `__init__` of a lazy package (`str.format` fields: docstring, exported, lazy)."""
+"""The generated `__init__` of a lazy package (`str.format` fields: docstring, exported, eager, lazy)."""
 
 
 def _absolute(package: str, module: str, level: int) -> str:

