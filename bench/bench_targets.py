@@ -1,0 +1,64 @@
+"""Every row of issue 17's target table, measured now: each bench that measures a row runs in a process of
+its own, and their rows are printed together with the figure the issue found and PASS or MISS.
+
+Run: uv run --frozen python bench/bench_targets.py [--show]
+
+`--show` prints each bench's own output too (its tables and assumptions); without it only the rows are
+printed. A bench that fails is named and its rows are missing: the script then exits 1. Figures, not a
+test: a MISS does not fail it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _targets import TARGETS_FILE, print_table, read
+
+BENCHES = (
+    "bench_lifecycle_calls.py",  # calls, write units and $ per lifecycle
+    "bench_sweep.py",  # sweep calls with 10,000 open and 10 overdue
+    "bench_cold_start.py",  # bundle size, cold start to ready vs a bare LangGraph Lambda
+    "bench_thread_history.py",  # items read per lifecycle on a thread with 100 earlier turns
+)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--show", action="store_true", help="print each bench's own output as well")
+    args = parser.parse_args()
+    here = os.path.dirname(os.path.abspath(__file__))
+    failed: list[str] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        rows_file = os.path.join(scratch, "rows.jsonl")
+        open(rows_file, "w").close()
+        for bench in BENCHES:
+            began = time.monotonic()
+            run = subprocess.run(
+                [sys.executable, os.path.join(here, bench)],
+                env={**os.environ, TARGETS_FILE: rows_file},
+                capture_output=not args.show,
+                text=True,
+                check=False,
+            )
+            took = time.monotonic() - began
+            print(f"{bench}: {'done' if run.returncode == 0 else f'FAILED (exit {run.returncode})'} in {took:.0f} s")
+            if run.returncode != 0:
+                failed.append(bench)
+                if not args.show:
+                    print((run.stderr or run.stdout)[-2000:])
+        rows = read(rows_file)
+    print(f"\nIssue 17's targets, measured now (Python {sys.version.split()[0]}, {os.cpu_count()} cores):")
+    print_table(rows)
+    if failed:
+        print(f"\nno rows from: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
