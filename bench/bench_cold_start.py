@@ -1,0 +1,316 @@
+"""The router's cold start to ready, beside a bare LangGraph Lambda doing the same setup.
+
+Run: uv run --frozen python bench/bench_cold_start.py [--runs 7]
+
+What Lambda's init does, in a fresh Python process each time, with only the code's folder on `sys.path`
+and no bytecode written (Lambda's /var/task is read-only):
+
+- router: the real router bundle (`LambdaBundle`, built here as `cdk synth` builds it: the refund graph, the
+  runtime's pins, stripped and pruned) imports `agent_wait.host.router` and builds the router from its
+  settings (`_router()`, what the first invocation does): the graph, the DynamoDB checkpoint saver, the
+  ledger, the DLQ, the SNS and EventBridge announcers;
+- bare: the same pinned packages installed as they come (no pruning, no lazy `__init__`), a script that
+  imports LangGraph, `from langgraph_checkpoint_aws import DynamoDBSaver` and boto3, makes clients for the
+  same services and compiles a graph of the same shape (load_order → refund, which interrupts → notify)
+  with the saver.
+
+Both run against a moto server in its own process. Each side is timed from spawning the process to its
+"ready" line; rounds interleave the two (alternating which goes first) and the medians are compared with
+the issue's target (router ≤ 1.1x bare). Then one `-X importtime` run of each side lists where the router's
+extra import time goes: the packages it imports that the bare Lambda does not, by their own import time.
+
+The bundle is built for the Lambda runtime's Python (3.13) when a python3.13 is on this machine, and run
+with it; otherwise for this interpreter's version, and the output says so. Figures, not a test: nothing is
+asserted, and the exit status is 0 whether the target is met or not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from aws_cdk import aws_lambda as lambda_
+
+from agent_wait_cdk._bundling import LAMBDA_PYTHON_VERSION, REQUIREMENTS_FILE, LambdaBundle
+
+REPO = Path(__file__).resolve().parents[1]
+REGION = "us-east-1"
+TARGET = 1.1
+"""Issue 17: the router's cold start to ready is at most 1.1x a bare LangGraph Lambda's doing the same setup."""
+
+ROUTER = """
+import time
+started = time.perf_counter()
+import agent_wait.host.router as router
+imported = time.perf_counter()
+router._router()
+print("ready", imported - started, time.perf_counter() - imported, time.process_time(), flush=True)
+"""
+
+BARE = """
+import time
+started = time.perf_counter()
+import os
+from typing import Any, NotRequired, TypedDict
+
+import boto3
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+from langgraph_checkpoint_aws import DynamoDBSaver
+
+imported = time.perf_counter()
+
+
+class RefundState(TypedDict):
+    order_id: str
+    amount: int
+    customer: NotRequired[str]
+    refund: NotRequired[dict[str, Any]]
+    notice: NotRequired[str]
+
+
+def load_order(state: RefundState) -> dict[str, Any]:
+    return {"customer": state.get("customer") or "customer@example.com"}
+
+
+def refund(state: RefundState) -> dict[str, Any]:
+    answer = interrupt({"order_id": state["order_id"]}) if state["amount"] > 500 else {"action": "approve"}
+    return {"refund": {"status": "refunded" if answer["action"] == "approve" else "declined"}}
+
+
+def notify(state: RefundState) -> dict[str, Any]:
+    return {"notice": f"refund for {state['order_id']}: {state['refund']['status']}"}
+
+
+session = boto3.Session()
+clients = {service: session.client(service) for service in ("dynamodb", "sqs", "sns", "events")}
+saver = DynamoDBSaver(
+    os.environ["AGENT_WAIT_CHECKPOINT_TABLE"],
+    session=session,
+    region_name=session.region_name,
+    endpoint_url=os.environ["AWS_ENDPOINT_URL"],
+)
+builder = StateGraph(RefundState)
+builder.add_node("load_order", load_order)
+builder.add_node("refund", refund)
+builder.add_node("notify", notify)
+builder.add_edge(START, "load_order")
+builder.add_edge("load_order", "refund")
+builder.add_edge("refund", "notify")
+builder.add_edge("notify", END)
+graph = builder.compile(checkpointer=saver)
+print("ready", imported - started, time.perf_counter() - imported, time.process_time(), flush=True)
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="The router's cold start to ready, beside a bare LangGraph Lambda.")
+    parser.add_argument("--runs", type=int, default=7, help="interleaved rounds (default 7)")
+    args = parser.parse_args()
+
+    python, version, note = _interpreter()
+    print("Router cold start to ready vs a bare LangGraph Lambda doing the same setup (issue 17)")
+    print(f"  interpreter: {python} (Python {version}); {note}")
+    print(f"  machine: {platform.machine()} {platform.system()}, {os.cpu_count()} cores, load average "
+          f"{', '.join(f'{load:.1f}' for load in os.getloadavg())}")  # fmt: skip
+    print("  no bytecode on either side (PYTHONDONTWRITEBYTECODE=1, none shipped): each import compiles its source")
+
+    with tempfile.TemporaryDirectory(prefix="agent-wait-cold-start-") as tmp, _moto() as endpoint:
+        router_dir, bare_dir = Path(tmp) / "router", Path(tmp) / "bare"
+        started = time.monotonic()
+        bundle = _build(router_dir, bare_dir, version)
+        print(f"  built both in {time.monotonic() - started:.1f} s: router bundle {_mb(router_dir):.1f} MB unzipped "
+              f"({bundle.origin.split(':')[0]}), bare install {_mb(bare_dir):.1f} MB")  # fmt: skip
+        env = _environment(endpoint)
+        sides = {"router": (router_dir, ROUTER), "bare": (bare_dir, BARE)}
+        times: dict[str, list[tuple[float, float, float, float]]] = defaultdict(list)
+        for folder, script in sides.values():  # one untimed run each: the page cache holds both trees from here on
+            _run(python, folder, script, env)
+        for round_ in range(args.runs):
+            order = list(sides) if round_ % 2 == 0 else list(reversed(sides))
+            for name in order:
+                folder, script = sides[name]
+                times[name].append(_run(python, folder, script, env))
+
+        print()
+        print(f"  medians of {args.runs} interleaved runs (s)   wall to ready   CPU to ready   imports   setup")
+        wall, cpu = {}, {}
+        for name in sides:
+            wall[name], imports, setup, cpu[name] = (statistics.median(c) for c in zip(*times[name], strict=True))
+            spread = f"{min(t[0] for t in times[name]):.2f}-{max(t[0] for t in times[name]):.2f}"
+            print(f"  {name:<38} {wall[name]:>13.2f}   {cpu[name]:>12.2f}   {imports:>7.2f}   {setup:>5.2f}"
+                  f"   (wall {spread})")  # fmt: skip
+        for label, figures in (("CPU to ready", cpu), ("wall to ready", wall)):
+            ratio = figures["router"] / figures["bare"]
+            verdict = "PASS" if ratio <= TARGET else "MISS"
+            print(f"  router / bare, {label:<14} {ratio:.2f}x   target <= {TARGET}x   {verdict}")
+        print("  (CPU time is the process's own user+sys up to ready: on a loaded machine wall time also counts")
+        print("  waiting for a core, which a Lambda's init does not; on a quiet machine the two agree)")
+
+        print()
+        print("  where the router's extra import time goes (one -X importtime run each; own time of the packages")
+        print("  the router imports and the bare Lambda does not, summed by top-level package):")
+        extra = _extra_import_time(python, sides, env)
+        for package, seconds, modules in extra[:12]:
+            print(f"    {package:<28} {seconds * 1000:>7.0f} ms  ({modules} modules)")
+        print(f"    {'total':<28} {sum(s for _, s, _ in extra) * 1000:>7.0f} ms")
+    return 0
+
+
+def _interpreter() -> tuple[str, str, str]:
+    """Python 3.13 when this machine has one (Lambda's runtime); else this interpreter, said so."""
+    name = f"python{LAMBDA_PYTHON_VERSION}"
+    pyenv = sorted(Path.home().glob(f".pyenv/versions/{LAMBDA_PYTHON_VERSION}*/bin/{name}"))
+    candidates = [shutil.which(name), *map(str, pyenv)]
+    for candidate in filter(None, candidates):
+        probe = subprocess.run([candidate, "--version"], capture_output=True, text=True, check=False)
+        if probe.returncode == 0 and probe.stdout.startswith(f"Python {LAMBDA_PYTHON_VERSION}"):
+            return candidate, probe.stdout.split()[1], "the Lambda runtime's version; the bundle is the deployed one"
+    version = platform.python_version()
+    note = (f"NOT the Lambda runtime's {LAMBDA_PYTHON_VERSION} (none on this machine): both sides are installed "
+            f"for Python {version}, so figures are this version's")  # fmt: skip
+    return sys.executable, version, note
+
+
+def _build(router_dir: Path, bare_dir: Path, version: str) -> LambdaBundle:
+    """The router bundle as `cdk synth` builds it, and the same pins installed as they come."""
+    architecture = lambda_.Architecture.ARM_64 if platform.machine() == "aarch64" else lambda_.Architecture.X86_64
+    bundle = LambdaBundle.for_architecture(architecture, graph_source=[REPO / "examples"])
+    python_version = ".".join(version.split(".")[:2])
+    bundle.build(router_dir, python_version=python_version)
+    bare_dir.mkdir()
+    command = bundle.install_command(bare_dir, REQUIREMENTS_FILE, python_version=python_version)
+    subprocess.run(command, check=True, capture_output=True)
+    return bundle
+
+
+def _run(python: str, folder: Path, script: str, env: dict[str, str]) -> tuple[float, float, float, float]:
+    """Spawn a fresh interpreter on `folder`: (wall time to its ready line, its imports, its setup, its CPU time)."""
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        [python, "-s", "-c", script],
+        env={**env, "PYTHONPATH": str(folder)},
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    wall = time.perf_counter() - started
+    _, stderr = child.communicate(timeout=120)
+    if not line.startswith("ready"):
+        raise RuntimeError(f"{folder.name} did not get ready (exit {child.returncode}):\n{stderr[-3000:]}")
+    _, imports, setup, cpu = line.split()
+    return wall, float(imports), float(setup), float(cpu)
+
+
+def _extra_import_time(
+    python: str, sides: dict[str, tuple[Path, str]], env: dict[str, str]
+) -> list[tuple[str, float, int]]:
+    """(package, own import seconds, modules) for what the router imports and the bare Lambda does not."""
+    own: dict[str, dict[str, float]] = {}
+    for name, (folder, script) in sides.items():
+        result = subprocess.run(
+            [python, "-s", "-X", "importtime", "-c", script],
+            env={**env, "PYTHONPATH": str(folder)},
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        own[name] = {}
+        for line in result.stderr.splitlines():
+            if not line.startswith("import time:") or "imported package" in line:
+                continue
+            self_us, _, module = line.removeprefix("import time:").split("|")
+            own[name][module.strip()] = int(self_us) / 1e6
+    by_package: dict[str, list[float]] = defaultdict(list)
+    for module, seconds in own["router"].items():
+        if module not in own["bare"]:
+            by_package[module.split(".")[0]].append(seconds)
+    return sorted(((p, sum(s), len(s)) for p, s in by_package.items()), key=lambda row: -row[1])
+
+
+def _environment(endpoint: str) -> dict[str, str]:
+    """The router's settings, as AgentWait sets them, on resources created in the emulator."""
+    import boto3
+
+    from agent_wait.schema import CHECKPOINT_TABLE, QUESTION_TABLE, Settings
+
+    aws = {"region_name": REGION, "endpoint_url": endpoint, "aws_access_key_id": "testing",
+           "aws_secret_access_key": "testing"}  # fmt: skip
+    dynamodb = boto3.client("dynamodb", **aws)
+    dynamodb.create_table(**QUESTION_TABLE.create_table_request("cold-questions"))
+    dynamodb.create_table(**CHECKPOINT_TABLE.create_table_request("cold-checkpoints"))
+    sqs = boto3.client("sqs", **aws)
+    fifo = {"FifoQueue": "true", "ContentBasedDeduplication": "true"}
+    boto3.client("events", **aws).create_event_bus(Name="cold-bus")
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_ENDPOINT_URL": endpoint,
+        "POWERTOOLS_TRACE_DISABLED": "true",  # as the construct sets it unless tracing is on
+        "REFUND_TABLE": "cold-refunds",
+        Settings.GRAPH.value: "examples.refund_agent.graph:build_graph",
+        Settings.TABLE.value: "cold-questions",
+        Settings.CHECKPOINT_TABLE.value: "cold-checkpoints",
+        Settings.QUEUE_URL.value: sqs.create_queue(QueueName="cold-entry.fifo", Attributes=fifo)["QueueUrl"],
+        Settings.DLQ_URL.value: sqs.create_queue(QueueName="cold-dlq.fifo", Attributes=fifo)["QueueUrl"],
+        Settings.TOPIC_ARN.value: boto3.client("sns", **aws).create_topic(Name="cold-announce")["TopicArn"],
+        Settings.BUS_NAME.value: "cold-bus",
+        Settings.TRUSTED_SENDERS.value: "AROAEXAMPLEROUTER01",
+    }
+
+
+@contextmanager
+def _moto() -> Iterator[str]:
+    """moto's server in its own process on a free loopback port."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"moto's server did not answer on {endpoint} within 30 s") from None
+                time.sleep(0.1)
+        yield endpoint
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def _mb(folder: Path) -> float:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file()) / 1e6
+
+
+if __name__ == "__main__":
+    sys.exit(main())
