@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
-import base64
-import heapq
-import itertools
-import json
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 from agent_wait._time import NEVER, format_rfc3339
 from agent_wait.aws._errors import ServiceError, condition_failed_item, error_code, error_message, is_condition_failed
 from agent_wait.aws._items import from_item, paginate, to_attribute, to_item
 from agent_wait.envelope import WaitEnvelope
-from agent_wait.errors import (
-    ArgumentError,
-    LedgerCursorError,
-    LedgerIndexMissingError,
-    LedgerRejectedError,
-    QuestionNotFoundError,
+from agent_wait.errors import ArgumentError, LedgerIndexMissingError, LedgerRejectedError, QuestionNotFoundError
+from agent_wait.host.ledger._dynamodb_indexes import (
+    BY_DUE,
+    BY_QUESTION,
+    BY_STATUS,
+    DUE,
+    OPEN,
+    OPEN_BY_AGE,
+    START_PREFIX,
+    STATUS_SHARD,
+    ShardedIndexes,
+    decode_cursor,
 )
 from agent_wait.ledger.base import (
     DECIDED,
@@ -42,10 +43,8 @@ from agent_wait.ledger.base import (
     check_advance,
 )
 from agent_wait.schema import (
-    LEGACY_QUESTION_INDEXES,
     MAX_INDEX_SHARDS,
     QUESTION_TABLE,
-    IndexShape,
     QuestionStatus,
     index_shards_from_env,
     question_key,
@@ -56,21 +55,10 @@ from agent_wait.schema import (
 __all__ = ("DynamoDbLedger",)
 
 _PK, _SK = QUESTION_TABLE.partition_key, QUESTION_TABLE.sort_key
-_BY_STATUS, _BY_DUE, _OPEN_BY_AGE, _BY_QUESTION_INDEX = QUESTION_TABLE.indexes
-_BY_QUESTION = _BY_QUESTION_INDEX.name
-_LEGACY = {index.name: legacy for index, legacy in zip(QUESTION_TABLE.indexes, LEGACY_QUESTION_INDEXES, strict=False)}
-"""Each sharded index's predecessor, queried instead while a table being upgraded lacks the new index."""
-_STATUS_SHARD = _BY_STATUS.partition_key
-_BATCH_GET = 100
-"""DynamoDB's most keys in one `BatchGetItem`."""
-_T = TypeVar("_T")
-_START_PREFIX = "START#"
+_BY_QUESTION = BY_QUESTION.name
 _THREAD_ITEM = "~THREAD"
 """The thread's own item: its lease and its failure. `~` sorts after every `START#` and `WAIT#` key, so
 "does this thread have starts or questions" is one query for keys below it."""
-_DUE = "due"
-"""The value of the sparse key `announce_due` (only its presence counts), and of `due` before it is sharded."""
-_OPEN = "open"
 _OUTCOME_ATTRIBUTES = frozenset(
     {
         "outcome",
@@ -91,7 +79,7 @@ _CLOSED_REMOVES = "announce_due, open_since, #due, due_at"
 """What a decision removes: a decided question is neither unannounced, nor open, nor ever due."""
 
 
-class DynamoDbLedger(Ledger):
+class DynamoDbLedger(ShardedIndexes, Ledger):
     """The ledger on DynamoDB: every transition is one conditional write.
 
     Args:
@@ -194,103 +182,6 @@ class DynamoDbLedger(Ledger):
     def _record(self, item: dict[str, Any]) -> QuestionRecord:
         return QuestionRecord.from_item(item)
 
-    # -- sharded indexes -----------------------------------------------------------------------------
-
-    def _shard(self, value: str, item_id: str) -> dict[str, str]:
-        return {"S": shard_key(value, item_id, self.index_shards)}
-
-    def _index(self, index: IndexShape) -> IndexShape:
-        """The index to query: `index`, or its predecessor while the table lacks it (an upgrade in progress)."""
-        return _LEGACY[index.name] if index.name in self._legacy else index
-
-    def _partitions(self, index: IndexShape, value: str) -> list[str]:
-        """Every partition key value holding `value`'s rows: each shard, and the unsharded value rows written
-        before the keys were sharded still carry (`due`, `open`; a legacy `by_status` holds only that one)."""
-        if index is _BY_STATUS and index.name in self._legacy:
-            return [value]
-        shards = [f"{value}#{n}" for n in range(self.index_shards)]
-        return shards if index is _BY_STATUS else [*shards, value]
-
-    def _with_fallback(self, index: IndexShape, work: Callable[[], _T]) -> _T:
-        """Run `work`; if the table lacks `index` but has its predecessor, remember that and run it again."""
-        try:
-            return work()
-        except LedgerIndexMissingError as missing:
-            if index.name in self._legacy or missing.index != index.name:
-                raise
-            self._legacy.add(index.name)
-            try:
-                return work()
-            except LedgerIndexMissingError:
-                self._legacy.discard(index.name)
-                raise missing from None
-
-    def _partition_query(
-        self, index: IndexShape, partition: str, *, sort: str = "", values: dict[str, Any] | None = None, **kwargs: Any
-    ) -> dict[str, Any]:
-        """The query of one partition of `index` (or its predecessor), `sort` a condition on its sort key."""
-        queried = self._index(index)
-        condition = "#ip = :ip" + (f" AND #is {sort}" if sort else "")
-        return {
-            "IndexName": queried.name,
-            "KeyConditionExpression": condition,
-            "ExpressionAttributeNames": {"#ip": queried.partition_key, **({"#is": queried.sort_key} if sort else {})},
-            "ExpressionAttributeValues": {":ip": {"S": partition}, **(values or {})},
-            **kwargs,
-        }
-
-    def _lazy(self, kwargs: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        """One partition's items, a page at a time, fetched only when the consumer gets that far."""
-        while True:
-            response = self._call("query", **kwargs)
-            yield from response.get("Items", [])
-            last = response.get("LastEvaluatedKey")
-            if not last:
-                return
-            kwargs = {**kwargs, "ExclusiveStartKey": last}
-
-    def _merged(
-        self, index: IndexShape, value: str, *, page: int, sort: str = "", values: dict[str, Any] | None = None
-    ) -> Iterator[dict[str, Any]]:
-        """`value`'s index items across every shard, in sort key order (`heapq.merge`); each shard is read a page
-        of `page` at a time, and a next page only when the merge needs it."""
-        sort_key = self._index(index).sort_key
-        shards = [
-            self._lazy(self._partition_query(index, partition, sort=sort, values=values, Limit=page))
-            for partition in self._partitions(index, value)
-        ]
-        return heapq.merge(*shards, key=lambda item: (item[sort_key]["S"], item[_PK]["S"], item[_SK]["S"]))
-
-    def _batch_get(self, keys: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
-        """The rows at `keys` (consistent reads, 100 a call), by (pk, sk); a missing row is left out."""
-        found: dict[tuple[str, str], dict[str, Any]] = {}
-        for start in range(0, len(keys), _BATCH_GET):
-            pending: list[dict[str, Any]] = [{_PK: k[_PK], _SK: k[_SK]} for k in keys[start : start + _BATCH_GET]]
-            for attempt in range(8):
-                response = self._call(
-                    "batch_get_item", RequestItems={self.table_name: {"Keys": pending, "ConsistentRead": True}}
-                )
-                for item in response.get("Responses", {}).get(self.table_name, []):
-                    found[(item[_PK]["S"], item[_SK]["S"])] = item
-                pending = response.get("UnprocessedKeys", {}).get(self.table_name, {}).get("Keys", [])
-                if not pending:
-                    break
-                time.sleep(min(0.05 * 2**attempt, 1.0))  # DynamoDB asks for a backoff before the rest
-            else:
-                raise LedgerUnavailableError(
-                    f"question table {self.table_name}: BatchGetItem left {len(pending)} keys unprocessed; "
-                    "SQS will retry",
-                    table=self.table_name,
-                    code="UnprocessedKeys",
-                )
-        return found
-
-    def _rows(self, index_items: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The rows the index items point at, read consistently by key, in the same order (missing ones left out)."""
-        keys = list(index_items)
-        rows = self._batch_get(keys)
-        return [from_item(rows[key]) for key in ((k[_PK]["S"], k[_SK]["S"]) for k in keys) if key in rows]
-
     # -- Ledger --------------------------------------------------------------------------------------
 
     def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
@@ -305,11 +196,11 @@ class DynamoDbLedger(Ledger):
         # Sparse index keys: unannounced, open, and due at once (the sweep announces it until that succeeds).
         question_id = envelope.question_id
         markers = {
-            "announce_due": _DUE,
-            "open_since": shard_key(_OPEN, question_id, self.index_shards),
-            "due": shard_key(_DUE, question_id, self.index_shards),
+            "announce_due": DUE,
+            "open_since": shard_key(OPEN, question_id, self.index_shards),
+            "due": shard_key(DUE, question_id, self.index_shards),
             "due_at": asked_at,
-            _STATUS_SHARD: shard_key(QuestionStatus.OPEN.value, question_id, self.index_shards),
+            STATUS_SHARD: shard_key(QuestionStatus.OPEN.value, question_id, self.index_shards),
         }
         item = {**self._key(envelope.thread_id, question_key(question_id)), **to_item(attributes | markers)}
         created, old = self._conditional(
@@ -378,70 +269,8 @@ class DynamoDbLedger(Ledger):
         due_before: str | None = None,
         tag: tuple[str, str] | None = None,
     ) -> QuestionPage:
-        state = _decode_cursor(cursor) if cursor is not None else {}
-        return self._with_fallback(_BY_STATUS, lambda: self._page(status, limit, state, due_before, tag))
-
-    def _page(
-        self,
-        status: QuestionStatus,
-        limit: int,
-        state: dict[str, Any],
-        due_before: str | None,
-        tag: tuple[str, str] | None,
-    ) -> QuestionPage:
-        """One page merged across the status's shards, in `expires_at` order across pages too.
-
-        Each shard not yet exhausted is read once (`Limit = limit`). An item is on the page only when every
-        shard has been read past its `expires_at` (or is exhausted), so no later page holds an earlier item;
-        the cursor keeps each shard's own position (`_DONE` once exhausted).
-        """
-        queried = self._index(_BY_STATUS)
-        sort_key, values, kwargs = queried.sort_key, {}, {}
-        if due_before is not None:
-            values[":due"] = {"S": due_before}
-        if tag is not None:
-            kwargs["FilterExpression"] = "tags.#tag = :tag"
-            values[":tag"] = {"S": tag[1]}
-        read: list[tuple[str, list[dict[str, Any]], dict[str, Any] | None]] = []
-        for partition in self._partitions(_BY_STATUS, status.value):
-            start = state.get(partition)
-            if start == _DONE:
-                continue
-            query = self._partition_query(
-                _BY_STATUS, partition, sort="<= :due" if due_before else "", values=values, Limit=limit, **kwargs
-            )
-            if tag is not None:
-                query["ExpressionAttributeNames"]["#tag"] = tag[0]
-            if start is not None:
-                query["ExclusiveStartKey"] = start
-            response = self._call("query", **query)
-            read.append((partition, response.get("Items", []), response.get("LastEvaluatedKey")))
-        frontiers = [last[sort_key]["S"] for _, _, last in read if last]
-        frontier = min(frontiers) if frontiers else None
-        ordered = sorted(
-            ((item[sort_key]["S"], item[_PK]["S"], item[_SK]["S"]), partition, item)
-            for partition, items, _ in read
-            for item in items
-        )
-        taken = [(partition, item) for order, partition, item in ordered if frontier is None or order[0] <= frontier][
-            :limit
-        ]
-        next_state = dict(state)
-        index_keys = (queried.partition_key, sort_key, _PK, _SK)
-        for partition, items, last in read:
-            mine = [item for owner, item in taken if owner == partition]
-            if len(mine) == len(items):  # everything read from this shard is on the page: go on after it
-                next_state[partition] = last or _DONE
-            elif mine:
-                next_state[partition] = {name: mine[-1][name] for name in index_keys}
-        rows = self._rows(item for _, item in taken)
-        records = [
-            self._record(row)
-            for row in rows
-            if str(row.get(_SK, "")).startswith(question_key("")) and row.get("status") == status.value
-        ]
-        more = any(next_state.get(partition) != _DONE for partition in self._partitions(_BY_STATUS, status.value))
-        return QuestionPage(records, _encode_cursor(next_state) if more else None)
+        state = decode_cursor(cursor) if cursor is not None else {}
+        return self._with_fallback(BY_STATUS, lambda: self._page(status, limit, state, due_before, tag))
 
     def _decision_update(
         self, question_id: str, decision: Decision, now: datetime
@@ -460,7 +289,7 @@ class DynamoDbLedger(Ledger):
         }
         sets = [
             "#status = :status",
-            f"{_STATUS_SHARD} = :status_shard",
+            f"{STATUS_SHARD} = :status_shard",
             "outcome = :status",
             "answer = :answer",
             "answer_id = :answer_id",
@@ -499,7 +328,7 @@ class DynamoDbLedger(Ledger):
         won, _ = self._conditional(
             "update_item",
             Key=self._key(thread_id, question_key(question_id)),
-            UpdateExpression=f"SET #status = :resumed, {_STATUS_SHARD} = :shard, resumed_at = :at",
+            UpdateExpression=f"SET #status = :resumed, {STATUS_SHARD} = :shard, resumed_at = :at",
             ConditionExpression=f"#status IN ({', '.join(decided)})",
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues={
@@ -517,7 +346,7 @@ class DynamoDbLedger(Ledger):
             update = "REMOVE announce_due, #due, due_at"
         else:
             update = "SET #due = :due, due_at = :due_at REMOVE announce_due"
-            values |= {":due": self._shard(_DUE, question_id), ":due_at": {"S": due_at}}
+            values |= {":due": self._shard(DUE, question_id), ":due_at": {"S": due_at}}
         # A failed condition is fine: already announced (a redelivery), or decided meanwhile (never due again).
         self._conditional(
             "update_item",
@@ -550,7 +379,7 @@ class DynamoDbLedger(Ledger):
                 removes.append("#due, due_at")
             else:
                 sets += ["#due = :due", "due_at = :due_at"]
-                values |= {":due": self._shard(_DUE, question_id), ":due_at": {"S": due_at}}
+                values |= {":due": self._shard(DUE, question_id), ":due_at": {"S": due_at}}
         # Every progress attribute is written (or removed when unset), so the row holds exactly `progress`.
         for n, (name, value) in enumerate(progress.to_item().items()):
             names[f"#p{n}"] = name
@@ -579,35 +408,16 @@ class DynamoDbLedger(Ledger):
         return AdvanceResult(won, self._record(item) if item else None)
 
     def due(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
-        return self._with_fallback(_BY_DUE, lambda: self._due(format_rfc3339(now), limit))
-
-    def _due(self, now: str, limit: int) -> list[QuestionRecord]:
-        # One page of `limit` from each shard is always enough (the merge takes the soonest `limit`): no shard is
-        # read a second time, and each reads only what is due (`due_at <= now`), keys only.
-        keys = itertools.islice(
-            self._merged(_BY_DUE, _DUE, page=limit, sort="<= :now", values={":now": {"S": now}}), limit
-        )
-        # The index lags the table a little: what was decided or moved on since is left for the next run.
-        records = [self._record(row) for row in self._rows(keys) if row.get("status") == QuestionStatus.OPEN.value]
-        due = [r for r in records if r.due_at is not None and r.due_at <= now]
-        return sorted(due, key=lambda r: (r.due_at or "", r.question_id))
+        return self._with_fallback(BY_DUE, lambda: self._due(format_rfc3339(now), limit))
 
     def oldest_open(self) -> QuestionRecord | None:
-        return self._with_fallback(_OPEN_BY_AGE, self._oldest_open)
-
-    def _oldest_open(self) -> QuestionRecord | None:
-        # The oldest key of each shard (one item each), then the rows in age order until one is still open.
-        for key in self._merged(_OPEN_BY_AGE, _OPEN, page=1):
-            rows = self._rows([key])
-            if rows and rows[0].get("status") == QuestionStatus.OPEN.value:
-                return self._record(rows[0])
-        return None
+        return self._with_fallback(OPEN_BY_AGE, self._oldest_open)
 
     def begin_start(self, thread_id: str, start_id: str, *, marker: str | None, now: datetime) -> StartRecord:
         attributes = {"state": "running", "marker": marker, "started_at": format_rfc3339(now)}
         created, old = self._conditional(
             "put_item",
-            Item={**self._key(thread_id, _START_PREFIX + start_id), **to_item(attributes)},
+            Item={**self._key(thread_id, START_PREFIX + start_id), **to_item(attributes)},
             ConditionExpression="attribute_not_exists(#pk)",
             ExpressionAttributeNames={"#pk": _PK},
         )
@@ -618,7 +428,7 @@ class DynamoDbLedger(Ledger):
         return _start_record(thread_id, start_id, old)
 
     def start_record(self, thread_id: str, start_id: str) -> StartRecord | None:
-        response = self._call("get_item", Key=self._key(thread_id, _START_PREFIX + start_id), ConsistentRead=True)
+        response = self._call("get_item", Key=self._key(thread_id, START_PREFIX + start_id), ConsistentRead=True)
         item = response.get("Item")
         return _start_record(thread_id, start_id, from_item(item)) if item else None
 
@@ -633,7 +443,7 @@ class DynamoDbLedger(Ledger):
     ) -> None:
         self._call(
             "update_item",
-            Key=self._key(thread_id, _START_PREFIX + start_id),
+            Key=self._key(thread_id, START_PREFIX + start_id),
             UpdateExpression="SET #state = :state, question_ids = :ids, finished_at = :at",
             ExpressionAttributeNames={"#state": "state"},
             ExpressionAttributeValues={
@@ -663,7 +473,7 @@ class DynamoDbLedger(Ledger):
             won, item = self._conditional(
                 "update_item",
                 Key=self._key(failure.thread_id, question_key(failure.target_id)),
-                UpdateExpression=f"SET #status = :failed, {_STATUS_SHARD} = :shard, failure = :failure",
+                UpdateExpression=f"SET #status = :failed, {STATUS_SHARD} = :shard, failure = :failure",
                 # From the decision it failed to apply, or again (a redelivery records the same failure).
                 ConditionExpression="#status IN (:answered, :expired, :failed)",
                 ExpressionAttributeNames={"#status": "status"},
@@ -675,7 +485,7 @@ class DynamoDbLedger(Ledger):
             # `status_shard` and `expires_at` put a failed start in the status index beside failed questions.
             self._call(
                 "update_item",
-                Key=self._key(failure.thread_id, _START_PREFIX + failure.target_id),
+                Key=self._key(failure.thread_id, START_PREFIX + failure.target_id),
                 UpdateExpression=(
                     "SET #state = :failed, #status = :failed, #shard = :shard, expires_at = :never, "
                     "failure = :failure, #input = :input"
@@ -683,7 +493,7 @@ class DynamoDbLedger(Ledger):
                 ExpressionAttributeNames={
                     "#state": "state",
                     "#status": "status",
-                    "#shard": _STATUS_SHARD,
+                    "#shard": STATUS_SHARD,
                     "#input": "input",
                 },
                 ExpressionAttributeValues={
@@ -710,7 +520,7 @@ class DynamoDbLedger(Ledger):
             won, item = self._conditional(
                 "update_item",
                 Key=self._key(failure.thread_id, question_key(failure.target_id)),
-                UpdateExpression=f"SET #status = outcome, {_STATUS_SHARD} = :shard, retry_id = :retry REMOVE failure",
+                UpdateExpression=f"SET #status = outcome, {STATUS_SHARD} = :shard, retry_id = :retry REMOVE failure",
                 ConditionExpression="#status = :failed AND outcome = :outcome",
                 ExpressionAttributeNames={"#status": "status"},
                 ExpressionAttributeValues={
@@ -722,9 +532,9 @@ class DynamoDbLedger(Ledger):
         else:
             won, item = self._conditional(
                 "update_item",
-                Key=self._key(failure.thread_id, _START_PREFIX + failure.target_id),
+                Key=self._key(failure.thread_id, START_PREFIX + failure.target_id),
                 UpdateExpression=(
-                    f"SET #state = :running, retry_id = :retry REMOVE #status, {_STATUS_SHARD}, expires_at, failure"
+                    f"SET #state = :running, retry_id = :retry REMOVE #status, {STATUS_SHARD}, expires_at, failure"
                 ),
                 ConditionExpression="#state = :failed",
                 ExpressionAttributeNames={"#state": "state", "#status": "status"},
@@ -736,55 +546,7 @@ class DynamoDbLedger(Ledger):
         self._call("update_item", Key=self._key(thread_id, _THREAD_ITEM), UpdateExpression="REMOVE failure")
 
     def failures(self, *, limit: int = 100) -> list[ThreadFailure]:
-        return self._with_fallback(_BY_STATUS, lambda: self._failures(limit))
-
-    def _failures(self, limit: int) -> list[ThreadFailure]:
-        keys = itertools.islice(self._merged(_BY_STATUS, QuestionStatus.FAILED.value, page=limit), limit)
-        found = [
-            ThreadFailure.from_item(str(row[_PK]).removeprefix(thread_key("")), row["failure"])
-            for row in self._rows(keys)
-            if row.get("failure") and row.get("status") == QuestionStatus.FAILED.value
-        ]
-        return sorted(found, key=lambda f: (f.failed_at, f.thread_id))
-
-    # -- upgrading a table whose rows predate the sharded indexes ---------------------------------------
-
-    def upgrade_index_keys(self, *, page_size: int = 500) -> int:
-        """Give every row written before the indexes were sharded its sharded keys; returns how many it changed.
-
-        Scans the table (`dynamodb:Scan`, run it with an operator's credentials, once, after the sharded
-        indexes exist): a question or failed start with a `status` but no `status_shard` gets one, and an open
-        question's unsharded `due = "due"` / `open_since = "open"` become `due#<shard>` / `open#<shard>`. Each
-        row is changed by a conditional update that only applies while it still lacks `status_shard`, so it is
-        safe beside the running functions and safe to run again.
-        """
-        changed = 0
-        scan: dict[str, Any] = {
-            "FilterExpression": f"attribute_exists(#status) AND attribute_not_exists({_STATUS_SHARD})",
-            "ExpressionAttributeNames": {"#status": "status"},
-            "Limit": page_size,
-        }
-        for row in map(from_item, paginate(lambda **page: self._call("scan", **page), scan)):
-            sk, status = str(row[_SK]), str(row["status"])
-            item_id = sk.removeprefix(question_key("")).removeprefix(_START_PREFIX)
-            sets = [f"{_STATUS_SHARD} = :shard"]
-            values: dict[str, Any] = {":shard": self._shard(status, item_id), ":status": {"S": status}}
-            names = {"#status": "status"}
-            for attribute, value in (("due", _DUE), ("open_since", _OPEN)):
-                if row.get(attribute) == value:
-                    names[f"#{attribute}"] = attribute
-                    sets.append(f"#{attribute} = :{attribute}")
-                    values[f":{attribute}"] = self._shard(value, item_id)
-            won, _ = self._conditional(
-                "update_item",
-                Key={_PK: {"S": str(row[_PK])}, _SK: {"S": sk}},
-                UpdateExpression="SET " + ", ".join(sets),
-                ConditionExpression=f"#status = :status AND attribute_not_exists({_STATUS_SHARD})",
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-            )
-            changed += won
-        return changed
+        return self._with_fallback(BY_STATUS, lambda: self._failures(limit))
 
     # -- one thread at a time ---------------------------------------------------------------------------
 
@@ -827,29 +589,6 @@ class DynamoDbLedger(Ledger):
             ConditionExpression="lease_holder = :holder",
             ExpressionAttributeValues=values,
         )
-
-
-_DONE = "done"
-"""A shard the cursor has read to its end."""
-
-
-def _encode_cursor(state: dict[str, Any]) -> str:
-    """Each shard's position (its last key read, or `_DONE`), as opaque text."""
-    return base64.urlsafe_b64encode(json.dumps(state, sort_keys=True).encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> dict[str, Any]:
-    try:
-        state = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    except (ValueError, UnicodeDecodeError):
-        raise LedgerCursorError("the cursor is not one this ledger made; start without one") from None
-    if not isinstance(state, dict) or not all(
-        value == _DONE
-        or (isinstance(value, dict) and all(isinstance(v, dict) and set(v) == {"S"} for v in value.values()))
-        for value in state.values()
-    ):
-        raise LedgerCursorError("the cursor is not one this ledger made; start without one")
-    return state
 
 
 def _start_record(thread_id: str, start_id: str, item: dict[str, Any]) -> StartRecord:

@@ -1,0 +1,316 @@
+"""The question table's sharded indexes, as `DynamoDbLedger` reads them (see `agent_wait.schema.QUESTION_TABLE`).
+
+A key value every open question would share (`due`, `open`, a status) is `<value>#<shard>`; a read queries
+every shard and merges them in key order, then reads the rows themselves by key (the indexes hold keys,
+and `by_status_shard` also `tags`). While a table being upgraded lacks a sharded index, its predecessor is
+queried instead; rows written before the shards keep their unsharded `due`/`open` values, which are read too.
+"""
+
+from __future__ import annotations
+
+import base64
+import heapq
+import itertools
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
+
+from agent_wait.aws._items import from_item, paginate
+from agent_wait.errors import LedgerCursorError, LedgerIndexMissingError
+from agent_wait.ledger.base import (
+    LedgerUnavailableError,
+    QuestionPage,
+    QuestionRecord,
+    ThreadFailure,
+)
+from agent_wait.schema import (
+    LEGACY_QUESTION_INDEXES,
+    QUESTION_TABLE,
+    IndexShape,
+    QuestionStatus,
+    question_key,
+    shard_key,
+    thread_key,
+)
+
+__all__ = ("ShardedIndexes",)
+
+_PK, _SK = QUESTION_TABLE.partition_key, QUESTION_TABLE.sort_key
+BY_STATUS, BY_DUE, OPEN_BY_AGE, BY_QUESTION = QUESTION_TABLE.indexes
+_LEGACY = {index.name: legacy for index, legacy in zip(QUESTION_TABLE.indexes, LEGACY_QUESTION_INDEXES, strict=False)}
+"""Each sharded index's predecessor, queried instead while a table being upgraded lacks the new index."""
+STATUS_SHARD = BY_STATUS.partition_key
+START_PREFIX = "START#"
+DUE = "due"
+"""The value of the sparse key `announce_due` (only its presence counts), and of `due` before it is sharded."""
+OPEN = "open"
+_BATCH_GET = 100
+"""DynamoDB's most keys in one `BatchGetItem`."""
+_T = TypeVar("_T")
+
+
+class ShardedIndexes:
+    """What `DynamoDbLedger` does with its indexes: sharded queries merged in key order, rows read by key."""
+
+    table_name: str
+    index_shards: int
+    _legacy: set[str]
+    """Sharded indexes this table lacks (an upgrade in progress): their predecessors are queried instead."""
+
+    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:  # pragma: no cover - the ledger's
+        raise NotImplementedError
+
+    def _conditional(
+        self, operation: str, **kwargs: Any
+    ) -> tuple[bool, dict[str, Any] | None]:  # pragma: no cover - the ledger's
+        raise NotImplementedError
+
+    def _shard(self, value: str, item_id: str) -> dict[str, str]:
+        return {"S": shard_key(value, item_id, self.index_shards)}
+
+    def _index(self, index: IndexShape) -> IndexShape:
+        """The index to query: `index`, or its predecessor while the table lacks it (an upgrade in progress)."""
+        return _LEGACY[index.name] if index.name in self._legacy else index
+
+    def _partitions(self, index: IndexShape, value: str) -> list[str]:
+        """Every partition key value holding `value`'s rows: each shard, and the unsharded value rows written
+        before the keys were sharded still carry (`due`, `open`; a legacy `by_status` holds only that one)."""
+        if index is BY_STATUS and index.name in self._legacy:
+            return [value]
+        shards = [f"{value}#{n}" for n in range(self.index_shards)]
+        return shards if index is BY_STATUS else [*shards, value]
+
+    def _with_fallback(self, index: IndexShape, work: Callable[[], _T]) -> _T:
+        """Run `work`; if the table lacks `index` but has its predecessor, remember that and run it again."""
+        try:
+            return work()
+        except LedgerIndexMissingError as missing:
+            if index.name in self._legacy or missing.index != index.name:
+                raise
+            self._legacy.add(index.name)
+            try:
+                return work()
+            except LedgerIndexMissingError:
+                self._legacy.discard(index.name)
+                raise missing from None
+
+    def _partition_query(
+        self, index: IndexShape, partition: str, *, sort: str = "", values: dict[str, Any] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """The query of one partition of `index` (or its predecessor), `sort` a condition on its sort key."""
+        queried = self._index(index)
+        condition = "#ip = :ip" + (f" AND #is {sort}" if sort else "")
+        return {
+            "IndexName": queried.name,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeNames": {"#ip": queried.partition_key, **({"#is": queried.sort_key} if sort else {})},
+            "ExpressionAttributeValues": {":ip": {"S": partition}, **(values or {})},
+            **kwargs,
+        }
+
+    def _lazy(self, kwargs: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """One partition's items, a page at a time, fetched only when the consumer gets that far."""
+        while True:
+            response = self._call("query", **kwargs)
+            yield from response.get("Items", [])
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                return
+            kwargs = {**kwargs, "ExclusiveStartKey": last}
+
+    def _merged(
+        self, index: IndexShape, value: str, *, page: int, sort: str = "", values: dict[str, Any] | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """`value`'s index items across every shard, in sort key order (`heapq.merge`); each shard is read a page
+        of `page` at a time, and a next page only when the merge needs it."""
+        sort_key = self._index(index).sort_key
+        shards = [
+            self._lazy(self._partition_query(index, partition, sort=sort, values=values, Limit=page))
+            for partition in self._partitions(index, value)
+        ]
+        return heapq.merge(*shards, key=lambda item: (item[sort_key]["S"], item[_PK]["S"], item[_SK]["S"]))
+
+    def _batch_get(self, keys: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+        """The rows at `keys` (consistent reads, 100 a call), by (pk, sk); a missing row is left out."""
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        for start in range(0, len(keys), _BATCH_GET):
+            pending: list[dict[str, Any]] = [{_PK: k[_PK], _SK: k[_SK]} for k in keys[start : start + _BATCH_GET]]
+            for attempt in range(8):
+                response = self._call(
+                    "batch_get_item", RequestItems={self.table_name: {"Keys": pending, "ConsistentRead": True}}
+                )
+                for item in response.get("Responses", {}).get(self.table_name, []):
+                    found[(item[_PK]["S"], item[_SK]["S"])] = item
+                pending = response.get("UnprocessedKeys", {}).get(self.table_name, {}).get("Keys", [])
+                if not pending:
+                    break
+                time.sleep(min(0.05 * 2**attempt, 1.0))  # DynamoDB asks for a backoff before the rest
+            else:
+                raise LedgerUnavailableError(
+                    f"question table {self.table_name}: BatchGetItem left {len(pending)} keys unprocessed; "
+                    "SQS will retry",
+                    table=self.table_name,
+                    code="UnprocessedKeys",
+                )
+        return found
+
+    def _rows(self, index_items: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows the index items point at, read consistently by key, in the same order (missing ones left out)."""
+        keys = list(index_items)
+        rows = self._batch_get(keys)
+        return [from_item(rows[key]) for key in ((k[_PK]["S"], k[_SK]["S"]) for k in keys) if key in rows]
+
+    def _page(
+        self,
+        status: QuestionStatus,
+        limit: int,
+        state: dict[str, Any],
+        due_before: str | None,
+        tag: tuple[str, str] | None,
+    ) -> QuestionPage:
+        """One page merged across the status's shards, in `expires_at` order across pages too.
+
+        Each shard not yet exhausted is read once (`Limit = limit`). An item is on the page only when every
+        shard has been read past its `expires_at` (or is exhausted), so no later page holds an earlier item;
+        the cursor keeps each shard's own position (`_DONE` once exhausted).
+        """
+        queried = self._index(BY_STATUS)
+        sort_key, values, kwargs = queried.sort_key, {}, {}
+        if due_before is not None:
+            values[":due"] = {"S": due_before}
+        if tag is not None:
+            kwargs["FilterExpression"] = "tags.#tag = :tag"
+            values[":tag"] = {"S": tag[1]}
+        read: list[tuple[str, list[dict[str, Any]], dict[str, Any] | None]] = []
+        for partition in self._partitions(BY_STATUS, status.value):
+            start = state.get(partition)
+            if start == _DONE:
+                continue
+            query = self._partition_query(
+                BY_STATUS, partition, sort="<= :due" if due_before else "", values=values, Limit=limit, **kwargs
+            )
+            if tag is not None:
+                query["ExpressionAttributeNames"]["#tag"] = tag[0]
+            if start is not None:
+                query["ExclusiveStartKey"] = start
+            response = self._call("query", **query)
+            read.append((partition, response.get("Items", []), response.get("LastEvaluatedKey")))
+        frontiers = [last[sort_key]["S"] for _, _, last in read if last]
+        frontier = min(frontiers) if frontiers else None
+        ordered = sorted(
+            ((item[sort_key]["S"], item[_PK]["S"], item[_SK]["S"]), partition, item)
+            for partition, items, _ in read
+            for item in items
+        )
+        taken = [(partition, item) for order, partition, item in ordered if frontier is None or order[0] <= frontier][
+            :limit
+        ]
+        next_state = dict(state)
+        index_keys = (queried.partition_key, sort_key, _PK, _SK)
+        for partition, items, last in read:
+            mine = [item for owner, item in taken if owner == partition]
+            if len(mine) == len(items):  # everything read from this shard is on the page: go on after it
+                next_state[partition] = last or _DONE
+            elif mine:
+                next_state[partition] = {name: mine[-1][name] for name in index_keys}
+        rows = self._rows(item for _, item in taken)
+        records = [
+            QuestionRecord.from_item(row)
+            for row in rows
+            if str(row.get(_SK, "")).startswith(question_key("")) and row.get("status") == status.value
+        ]
+        more = any(next_state.get(partition) != _DONE for partition in self._partitions(BY_STATUS, status.value))
+        return QuestionPage(records, encode_cursor(next_state) if more else None)
+
+    def _due(self, now: str, limit: int) -> list[QuestionRecord]:
+        # One page of `limit` from each shard is always enough (the merge takes the soonest `limit`): no shard is
+        # read a second time, and each reads only what is due (`due_at <= now`), keys only.
+        keys = itertools.islice(
+            self._merged(BY_DUE, DUE, page=limit, sort="<= :now", values={":now": {"S": now}}), limit
+        )
+        # The index lags the table a little: what was decided or moved on since is left for the next run.
+        records = [
+            QuestionRecord.from_item(row) for row in self._rows(keys) if row.get("status") == QuestionStatus.OPEN.value
+        ]
+        due = [r for r in records if r.due_at is not None and r.due_at <= now]
+        return sorted(due, key=lambda r: (r.due_at or "", r.question_id))
+
+    def _oldest_open(self) -> QuestionRecord | None:
+        # The oldest key of each shard (one item each), then the rows in age order until one is still open.
+        for key in self._merged(OPEN_BY_AGE, OPEN, page=1):
+            rows = self._rows([key])
+            if rows and rows[0].get("status") == QuestionStatus.OPEN.value:
+                return QuestionRecord.from_item(rows[0])
+        return None
+
+    def _failures(self, limit: int) -> list[ThreadFailure]:
+        keys = itertools.islice(self._merged(BY_STATUS, QuestionStatus.FAILED.value, page=limit), limit)
+        found = [
+            ThreadFailure.from_item(str(row[_PK]).removeprefix(thread_key("")), row["failure"])
+            for row in self._rows(keys)
+            if row.get("failure") and row.get("status") == QuestionStatus.FAILED.value
+        ]
+        return sorted(found, key=lambda f: (f.failed_at, f.thread_id))
+
+    # -- upgrading a table whose rows predate the sharded indexes ---------------------------------------
+
+    def upgrade_index_keys(self, *, page_size: int = 500) -> int:
+        """Give every row written before the indexes were sharded its sharded keys; returns how many it changed.
+
+        Scans the table (`dynamodb:Scan`, run it with an operator's credentials, once, after the sharded
+        indexes exist): a question or failed start with a `status` but no `status_shard` gets one, and an open
+        question's unsharded `due = "due"` / `open_since = "open"` become `due#<shard>` / `open#<shard>`. Each
+        row is changed by a conditional update that only applies while it still lacks `status_shard`, so it is
+        safe beside the running functions and safe to run again.
+        """
+        changed = 0
+        scan: dict[str, Any] = {
+            "FilterExpression": f"attribute_exists(#status) AND attribute_not_exists({STATUS_SHARD})",
+            "ExpressionAttributeNames": {"#status": "status"},
+            "Limit": page_size,
+        }
+        for row in map(from_item, paginate(lambda **page: self._call("scan", **page), scan)):
+            sk, status = str(row[_SK]), str(row["status"])
+            item_id = sk.removeprefix(question_key("")).removeprefix(START_PREFIX)
+            sets = [f"{STATUS_SHARD} = :shard"]
+            values: dict[str, Any] = {":shard": self._shard(status, item_id), ":status": {"S": status}}
+            names = {"#status": "status"}
+            for attribute, value in (("due", DUE), ("open_since", OPEN)):
+                if row.get(attribute) == value:
+                    names[f"#{attribute}"] = attribute
+                    sets.append(f"#{attribute} = :{attribute}")
+                    values[f":{attribute}"] = self._shard(value, item_id)
+            won, _ = self._conditional(
+                "update_item",
+                Key={_PK: {"S": str(row[_PK])}, _SK: {"S": sk}},
+                UpdateExpression="SET " + ", ".join(sets),
+                ConditionExpression=f"#status = :status AND attribute_not_exists({STATUS_SHARD})",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+            changed += won
+        return changed
+
+
+_DONE = "done"
+"""A shard the cursor has read to its end."""
+
+
+def encode_cursor(state: dict[str, Any]) -> str:
+    """Each shard's position (its last key read, or `_DONE`), as opaque text."""
+    return base64.urlsafe_b64encode(json.dumps(state, sort_keys=True).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> dict[str, Any]:
+    try:
+        state = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except (ValueError, UnicodeDecodeError):
+        raise LedgerCursorError("the cursor is not one this ledger made; start without one") from None
+    if not isinstance(state, dict) or not all(
+        value == _DONE
+        or (isinstance(value, dict) and all(isinstance(v, dict) and set(v) == {"S"} for v in value.values()))
+        for value in state.values()
+    ):
+        raise LedgerCursorError("the cursor is not one this ledger made; start without one")
+    return state
