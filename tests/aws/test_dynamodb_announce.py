@@ -346,3 +346,20 @@ def test_constructor_refuses_contradictions_and_a_bad_ttl(make_question_table: C
     for bad in (0, -5, 1.5, True):
         with pytest.raises(ValueError, match="ttl_seconds must be a positive whole number of seconds"):
             DynamoDbAnnounce(questions.name, client=questions.client, ttl_seconds=bad)  # type: ignore[arg-type]
+    for bad in (0, 1001, 2.0, True):
+        with pytest.raises(ValueError, match="index_shards must be a whole number from 1 to 1000"):
+            DynamoDbAnnounce(questions.name, client=questions.client, index_shards=bad)  # type: ignore[arg-type]
+
+
+def test_each_status_is_written_to_the_shard_of_its_question(make_question_table: Callable[[], Any]) -> None:
+    # GIVEN an announcer with 4 shards and a question that opens, is answered and resumes
+    questions = make_question_table()
+    announcer = DynamoDbAnnounce(questions.name, client=questions.client, index_shards=4)
+    envelope = WaitEnvelope.create(Question("t-9", "q-shards", {"function": "f", "args": {}}, WaitPolicy()))
+    shards = []
+    for transition in ("created", "answered", "resumed"):
+        assert publish(envelope if transition == "created" else envelope.for_transition(transition), announcer).ok
+        shards.append(announcer.get_row("t-9", "q-shards")["status_shard"])  # type: ignore[index]
+
+    # THEN the status index key follows the status, always in the question's own shard
+    assert shards == [shard_key(status, "q-shards", 4) for status in ("open", "answered", "resumed")]
