@@ -299,3 +299,47 @@ def test_a_bad_shard_count_is_refused_with_the_fix() -> None:
         index_shards_from_env({"AGENT_WAIT_INDEX_SHARDS": "eight"})
     assert index_shards_from_env({}) == 8
     assert index_shards_from_env({"AGENT_WAIT_INDEX_SHARDS": "64"}) == 64
+
+
+def test_a_warm_ledger_follows_the_upgrade_from_the_legacy_due_index_to_the_sharded_one(moto_server: str) -> None:
+    # GIVEN a table with only the legacy by_due (step 0 of the upgrade) and a ledger that has used it
+    import boto3
+
+    client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=moto_server)
+    name = f"questions-step-{uuid.uuid4().hex[:8]}"
+    legacy_due = next(i for i in LEGACY_QUESTION_INDEXES if i.name == "by_due")
+    client.create_table(
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": k, "AttributeType": "S"} for k in ("pk", "sk", "due", "due_at")],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        GlobalSecondaryIndexes=[_gsi(legacy_due.name, "due", "due_at", {"ProjectionType": "ALL"})],
+    )
+    ledger = DynamoDbLedger(name, client=client, index_shards=SHARDS)
+    envelope = ledger_contract.sample_envelope()
+    ledger.open(envelope, now=T0)
+    later = T0 + timedelta(hours=2)
+    assert [r.question_id for r in ledger.due(later, limit=10)] == [envelope.question_id]
+
+    # WHEN later deploys add by_due_shard, then delete by_due (the Lambda stays warm through both)
+    client.update_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": k, "AttributeType": "S"} for k in ("due", "due_at")],
+        GlobalSecondaryIndexUpdates=[
+            {"Create": _gsi("by_due_shard", "due", "due_at", {"ProjectionType": "KEYS_ONLY"})}
+        ],
+    )
+    assert [r.question_id for r in ledger.due(later, limit=10)] == [envelope.question_id]
+    client.update_table(TableName=name, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "by_due"}}])
+
+    # THEN the same ledger moves to the new index instead of failing on the deleted one
+    assert [r.question_id for r in ledger.due(later, limit=10)] == [envelope.question_id]
+    client.delete_table(TableName=name)
+
+
+def _gsi(name: str, partition: str, sort: str, projection: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "IndexName": name,
+        "KeySchema": [{"AttributeName": partition, "KeyType": "HASH"}, {"AttributeName": sort, "KeyType": "RANGE"}],
+        "Projection": projection,
+    }

@@ -82,18 +82,34 @@ class ShardedIndexes:
         return shards if index is BY_STATUS else [*shards, value]
 
     def _with_fallback(self, index: IndexShape, work: Callable[[], _T]) -> _T:
-        """Run `work`; if the table lacks `index` but has its predecessor, remember that and run it again."""
-        try:
-            return work()
-        except LedgerIndexMissingError as missing:
-            if index.name in self._legacy or missing.index != index.name:
-                raise
-            self._legacy.add(index.name)
+        """Run `work` on `index`, or on its predecessor while the table lacks `index` (an upgrade in progress).
+
+        Whichever of the two the table lacks is remembered, and the other is tried once: a warm ledger on the
+        predecessor moves to `index` when a later deploy deletes the predecessor. With neither, the error names
+        `index`, the one to deploy.
+        """
+        legacy = _LEGACY[index.name].name
+        missing_new: LedgerIndexMissingError | None = None
+        for _ in range(2):
             try:
                 return work()
-            except LedgerIndexMissingError:
-                self._legacy.discard(index.name)
-                raise missing from None
+            except LedgerIndexMissingError as missing:
+                if missing.index not in (index.name, legacy):
+                    raise
+                if index.name in self._legacy:
+                    self._legacy.discard(index.name)
+                else:
+                    missing_new = missing
+                    self._legacy.add(index.name)
+        self._legacy.discard(index.name)
+        if missing_new is None:  # pragma: no cover - one of the two attempts was on `index`
+            raise LedgerIndexMissingError(
+                f"question table {self.table_name} has neither {index.name!r} nor {legacy!r}",
+                index=index.name,
+                table=self.table_name,
+                code="ResourceNotFoundException",
+            )
+        raise missing_new
 
     def _partition_query(
         self, index: IndexShape, partition: str, *, sort: str = "", values: dict[str, Any] | None = None, **kwargs: Any
