@@ -101,8 +101,10 @@ FRAMEWORK_MODULES = (
     "agent_wait.pydantic_ai",
     "agent_wait.strands",
     "agent_wait.host._checkpoints",
+    "agent_wait.host._checkpoint_batch",
 )
-"""Our modules that import a framework when imported: the bindings, and the host's LangGraph checkpoint saver."""
+"""Our modules that import a framework when imported: the bindings, and the host's LangGraph checkpoint saver (with
+the step batching it is built on)."""
 BOTOCORE_ELSEWHERE = {
     "agent_wait.cli._target": "reads a named AWS profile: botocore's ProfileNotFound, inside that one function",
 }
