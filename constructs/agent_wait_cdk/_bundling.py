@@ -36,6 +36,13 @@ first use (PEP 562), so the saver comes without the rest; every other name (and 
 resolves, through the package's own code. Importing `langgraph_checkpoint_aws.checkpoint.dynamodb` directly
 would not help: a package's `__init__` always runs before its submodules.
 
+Python 3.13 bytecode ships when this machine has a Python 3.13 (`python3.13` on PATH, or pyenv's): every module
+is compiled with `compileall --invalidation-mode unchecked-hash` (a Lambda's /var/task is read-only, so without
+it each cold start compiles every module it imports: the refund router was ready in 1.2 s with bytecode, 3.0 s
+without). The refund bundle is then 67 MB unzipped. Without a Python 3.13 (`uv python install` downloads it
+from GitHub), no bytecode ships and the bundle still works, only its cold start is slower; whether bytecode
+ships is part of the asset hash.
+
 The asset hash is computed before bundling from everything that decides the bundle's content: the
 requirements text (a found file's, as read or exported), how it is installed, the Python version, the
 platform, and every file of the runtime and the graph source. A dependency that changes therefore changes
@@ -46,6 +53,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 import hashlib
 import importlib.util
 import os
@@ -79,7 +87,9 @@ __all__ = (
     "Dependencies",
     "LambdaBundle",
     "Pruned",
+    "compile_bytecode",
     "find_dependencies",
+    "find_lambda_python",
     "find_runtime_source",
     "lazy_package_init",
     "prune_bundle",
@@ -241,6 +251,7 @@ class LambdaBundle:
         resolve: install with dependency resolution (found requirements) rather than as they are (`--no-deps`).
         aws_services: botocore service names whose models the bundle keeps besides `RUNTIME_AWS_SERVICES` and
             those its Python files name (for a graph that computes a client's service name).
+        bytecode_python: the Python 3.13 interpreter that compiles the bundle's bytecode; None: no bytecode.
     """
 
     architecture: str
@@ -249,6 +260,7 @@ class LambdaBundle:
     origin: str = "the requirements given"
     resolve: bool = False
     aws_services: tuple[str, ...] = ()
+    bytecode_python: str | None = None
 
     @classmethod
     def for_architecture(
@@ -270,6 +282,7 @@ class LambdaBundle:
         """
         name = architecture.name
         services = tuple(sorted(set(aws_services)))
+        compiler = find_lambda_python()
         if name not in _MACHINES:
             raise BundleError(f"architecture must be one of {sorted(_MACHINES)}; got {name!r}")
         runtime = Path(runtime_source) if runtime_source is not None else find_runtime_source()
@@ -287,7 +300,14 @@ class LambdaBundle:
             path = Path(requirements_file)
             given = _read(path, field="requirements_file")
             origin = f"requirements_file {path}, installed as it is (--no-deps)"
-            return cls(name, _without_self(given), tuple(sources), origin=origin, aws_services=services)
+            return cls(
+                name,
+                _without_self(given),
+                tuple(sources),
+                origin=origin,
+                aws_services=services,
+                bytecode_python=compiler,
+            )
         folders = [path if path.is_dir() else path.parent for path, _ in sources[1:]] + [Path.cwd()]
         pins = _read(REQUIREMENTS_FILE, field="requirements_file")
         found = find_dependencies(folders)
@@ -296,10 +316,25 @@ class LambdaBundle:
             origin = (
                 f"the runtime's pins ({REQUIREMENTS_FILE.name}): none of {', '.join(DEPENDENCY_FILES)} in {searched}"
             )
-            return cls(name, _without_self(pins), tuple(sources), origin=origin, aws_services=services)
+            return cls(
+                name,
+                _without_self(pins),
+                tuple(sources),
+                origin=origin,
+                aws_services=services,
+                bytecode_python=compiler,
+            )
         requirements = _completed(found.requirements, pins)
         origin = f"{found.origin}, resolved on top of the runtime's pins for what it does not name"
-        return cls(name, requirements, tuple(sources), origin=origin, resolve=True, aws_services=services)
+        return cls(
+            name,
+            requirements,
+            tuple(sources),
+            origin=origin,
+            resolve=True,
+            aws_services=services,
+            bytecode_python=compiler,
+        )
 
     @property
     def platform(self) -> str:
@@ -308,11 +343,12 @@ class LambdaBundle:
 
     def asset_hash(self) -> str:
         """sha256 over the format, Python version, platform, install mode, requirements, the AWS services kept
-        by name, and every source file."""
+        by name, whether bytecode ships, and every source file."""
         digest = hashlib.sha256()
         mode = "resolve" if self.resolve else "no-deps"
         services = ",".join(self.aws_services)
-        for part in (_FORMAT, LAMBDA_PYTHON_VERSION, self.platform, mode, self.requirements, services):
+        bytecode = "bytecode" if self.bytecode_python else "source"
+        for part in (_FORMAT, LAMBDA_PYTHON_VERSION, self.platform, mode, self.requirements, services, bytecode):
             digest.update(part.encode())
             digest.update(b"\0")
         for source, dest in self.sources:
@@ -393,6 +429,8 @@ class LambdaBundle:
         prune_bundle(output_dir, keep=frozenset(dest for _, dest in self.sources), aws_services=self.aws_services)
         for package in LAZY_PACKAGES:
             lazy_package_init(output_dir.joinpath(*package.split(".")), package)
+        if self.bytecode_python and python_version == LAMBDA_PYTHON_VERSION:
+            compile_bytecode(output_dir, self.bytecode_python)
         check_size(output_dir)
 
 
@@ -425,6 +463,41 @@ def strip_debug_sections(bundle_dir: Path) -> int:
         else:
             stripped.unlink(missing_ok=True)
     return saved
+
+
+@functools.cache
+def find_lambda_python() -> str | None:
+    """A Python 3.13 (the Lambda runtime's version) on this machine: `python3.13` on PATH, else pyenv's; or None.
+
+    Looked for once per process (every `AgentWait` plans a bundle)."""
+    name = f"python{LAMBDA_PYTHON_VERSION}"
+    pyenv = sorted(Path.home().glob(f".pyenv/versions/{LAMBDA_PYTHON_VERSION}.*/bin/{name}"), reverse=True)
+    for candidate in filter(None, [shutil.which(name), *map(str, pyenv)]):
+        try:
+            probe = subprocess.run([candidate, "--version"], capture_output=True, text=True, check=False, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if probe.returncode == 0 and probe.stdout.startswith(f"Python {LAMBDA_PYTHON_VERSION}."):
+            return candidate
+    return None
+
+
+def compile_bytecode(bundle_dir: Path, python: str) -> None:
+    """Compile every module in the bundle with `python` (3.13), as `unchecked-hash` pycs; raises `BundleError`.
+
+    Unchecked: Lambda loads them without reading the source's timestamp or hash (the zip's timestamps are not
+    the build's); the bundle is rebuilt, never edited, whenever a source changes.
+    """
+    command = [python, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash", str(bundle_dir)]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise BundleError(f"compiling the bundle's bytecode failed: cannot run {python} ({exc.strerror})") from None
+    if result.returncode != 0:
+        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-10:])
+        raise BundleError(
+            f"compiling the bundle's bytecode failed (exit {result.returncode}): {' '.join(command)}\n{tail}"
+        )
 
 
 def prune_bundle(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import shutil
@@ -10,8 +11,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from aws_cdk import aws_lambda as lambda_
 
-from agent_wait_cdk._bundling import LAZY_PACKAGES, PRUNED, RUNTIME_AWS_SERVICES, lazy_package_init, prune_bundle
+from agent_wait_cdk import BundleError, LambdaBundle
+from agent_wait_cdk._bundling import (
+    LAZY_PACKAGES,
+    PRUNED,
+    RUNTIME_AWS_SERVICES,
+    compile_bytecode,
+    lazy_package_init,
+    prune_bundle,
+)
 
 
 def _write(root: Path, *paths: str) -> None:
@@ -145,3 +155,20 @@ def test_an_init_that_does_more_than_import_is_left_as_it_is(tmp_path: Path) -> 
     assert (package / "__init__.py").read_text() == init
     assert not (package / "_agent_wait_eager.py").exists()
     assert not lazy_package_init(tmp_path / "absent")
+
+
+def test_whether_bytecode_ships_is_part_of_the_asset_hash(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text("graph = 1\n")
+    bundle = LambdaBundle.for_architecture(lambda_.Architecture.X86_64, graph_source=[tmp_path / "agent.py"])
+    compiled = dataclasses.replace(bundle, bytecode_python="/usr/bin/python3.13")
+    assert dataclasses.replace(bundle, bytecode_python=None).asset_hash() != compiled.asset_hash()
+
+
+def test_bytecode_compiles_for_the_given_python_or_fails_in_one_message(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("VALUE = 1\n")
+    compile_bytecode(tmp_path, sys.executable)
+    tag = sys.implementation.cache_tag
+    assert (tmp_path / "pkg" / "__pycache__" / f"mod.{tag}.pyc").is_file()
+    with pytest.raises(BundleError, match=r"compiling the bundle's bytecode failed: cannot run /no/python3\.13"):
+        compile_bytecode(tmp_path, "/no/python3.13")
