@@ -28,6 +28,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from _targets import Target, report_targets
 from bench_lifecycle_calls import REGION, CallCounter, item_size, moto_stack
 
 OPEN = 10_000
@@ -181,6 +182,27 @@ def main() -> int:
         grouped[(f"{call.service}:{call.operation}", where)] += 1
     for (operation, where), n in sorted(grouped.items()):
         print(f"  {operation:<28}{where:<26}{n:>5}")
+    (ten_due,) = [calls for due, _, calls, _ in results if due == 10]
+    queries = sum(1 for c in ten_due if c.operation == "Query")
+    sends = sum(1 for c in ten_due if c.service == "sqs" and c.operation in ("SendMessage", "SendMessageBatch"))
+    partitions = shards + 1  # the unsharded key value of a table from before the shards is read too
+    report_targets(
+        [
+            Target(f"sweep: SQS send calls, {count:,} open and 10 overdue", "10 SendMessage", sends, 1),
+            Target(
+                f"sweep: index queries, {count:,} open and 10 overdue (3 indexes x {partitions} key values)",
+                "3",
+                queries,
+                3 * partitions,
+            ),
+            Target(
+                "sweep: due-index items read, 10 overdue (only what is due)",
+                "10",
+                sum(c.items for c in ten_due if c.index == due_index),
+                10,
+            ),
+        ]
+    )
     scan_rru = math.ceil(count * item_size(template) / 4096) / 2
     print(
         f"\nFor scale: one eventually consistent Scan would read all {count:,} items, about {scan_rru:,.0f} RRU; "
