@@ -18,10 +18,18 @@ def namespace() -> dict[str, Any]:
     return found
 
 
-def test_the_shared_index_key_caps_the_account_at_250_lifecycles_a_second(namespace: dict[str, Any]) -> None:
-    assert namespace["CEILING"] == 250
+def test_the_sharded_due_key_holds_2000_lifecycles_a_second_at_the_default_shards(namespace: dict[str, Any]) -> None:
+    assert namespace["CEILING"] == 2_000
+    assert namespace["SHARDS"] == 8  # AGENT_WAIT_INDEX_SHARDS' default
     text = " ".join(DOC.read_text(encoding="utf-8").split())  # the page wraps its lines anywhere
-    assert "about **250 lifecycles a second for the whole account**" in text
+    assert "**2,000 a second with the default 8 shards**" in text
+
+
+def test_the_shards_the_page_asks_for_keep_each_due_key_value_under_a_partition(namespace: dict[str, Any]) -> None:
+    text = DOC.read_text(encoding="utf-8")
+    shards = namespace["shards_needed"](10_000)
+    assert f"`AGENT_WAIT_INDEX_SHARDS={shards}`" in text
+    assert namespace["capacity"](10_000, shards=shards)["due_shard_writes_per_s"] <= 1_000
 
 
 @pytest.mark.parametrize("rate", [10, 100, 1_000, 10_000])
@@ -31,7 +39,7 @@ def test_each_step_table_shows_the_computed_figures(namespace: dict[str, Any], r
     row = namespace["capacity"](rate)
     assert f"{row['sqs_sends_per_s']:,} sends/s" in section
     assert f"{row['question_table_wru_per_s']:,} / {row['checkpoint_table_wru_per_s']:,} WRU/s" in section
-    assert f"{row['due_key_writes_per_s']:,} writes/s on `due`" in section
+    assert f"{row['due_shard_writes_per_s']:,} writes/s on each `due` shard" in section
     assert f"{row['sns_publishes_per_s']:,}/s each" in section
 
 
