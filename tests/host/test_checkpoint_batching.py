@@ -234,6 +234,26 @@ def test_the_latest_checkpoint_is_read_once_while_the_thread_is_held_and_again_a
         assert calls.take().count("Query") == 2, "a new delivery reads again: another may have written between"
 
 
+def test_a_read_made_while_a_write_is_on_its_way_is_not_remembered(saver_calls: tuple[Any, Calls], unique: str) -> None:
+    saver, _ = saver_calls
+    graph = _linear(saver)
+    thread_id = f"t-{unique}"
+    config = {"configurable": {"thread_id": thread_id}}
+    graph.invoke({"log": []}, config, durability="sync")
+    send = saver.writer.write
+
+    def read_then_send(items: Any, *, thread_id: str) -> None:
+        saver.get_tuple(config)  # another reader, before the items land
+        send(items, thread_id=thread_id)
+
+    ledger = InMemoryLedger()
+    with hold_thread(ledger, thread_id, clock=ledger_clock, seconds=60, wait=0, on_busy=lambda: None, log=None):
+        saver.writer.write = read_then_send
+        graph.update_state(config, {"log": ["d"]})
+        saver.writer.write = send
+        assert graph.get_state(config).values["log"] == ["a", "b", "c", "d"]
+
+
 def ledger_clock() -> Any:
     from agent_wait._time import utc_now
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -160,9 +160,14 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         """Whether payloads over 350 KB go to S3 (the saver has a bucket)."""
         return self.storage.s3_enabled
 
-    def batched_run(self, thread_id: str) -> AbstractContextManager[BaseCallbackHandler | None]:
+    @contextmanager
+    def batched_run(self, thread_id: str) -> Iterator[BaseCallbackHandler | None]:
         """Batch the writes of one run on `thread_id`; pass the yielded handler in the run's `callbacks`."""
-        return batched_run(thread_id, self.writer)
+        try:
+            with batched_run(thread_id, self.writer) as watcher:
+                yield watcher
+        finally:
+            self._wrote(thread_id)  # what the run held back has landed: a read from before it is stale
 
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         with self._saving("checkpoint", config) as items:
@@ -265,14 +270,20 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
 
     def _send(self, config: Any, items: list[dict[str, Any]], *, hold: bool) -> None:
         thread_id = str(config["configurable"]["thread_id"])
+        batch = current_batch(thread_id)
+        self._wrote(thread_id)
+        try:
+            with self._saving("state", config):
+                if batch is None:
+                    self.writer.write(items, thread_id=thread_id)
+                else:
+                    batch.hold_or_write(items, hold=hold)
+        finally:
+            self._wrote(thread_id)  # before and after: a read that overlapped the write is never remembered
+
+    def _wrote(self, thread_id: str) -> None:
         with self._lock:
             self._generations[thread_id] = self._generations.get(thread_id, 0) + 1
-        batch = current_batch(thread_id)
-        with self._saving("state", config):
-            if batch is None:
-                self.writer.write(items, thread_id=thread_id)
-            else:
-                batch.hold_or_write(items, hold=hold)
 
     @contextmanager
     def _saving(self, what: str, config: Any) -> Iterator[list[dict[str, Any]]]:
