@@ -134,6 +134,25 @@ def index_shards_from_env(environ: Mapping[str, str] | None = None) -> int:
     return int(text)
 
 
+def index_shards_or_env(value: int | None, *, owner: str) -> int:
+    """`value` checked as a number of shards, or `AGENT_WAIT_INDEX_SHARDS` (`index_shards_from_env`) when None.
+
+    Raises:
+        ArgumentError: `value` is not a whole number from 1 to 1000 (`owner` names who was given it).
+        ConfigurationError: `value` is None and the setting is not such a number.
+    """
+    if value is None:
+        return index_shards_from_env()
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_INDEX_SHARDS:
+        from agent_wait.errors import ArgumentError
+
+        raise ArgumentError(
+            f"{owner} index_shards must be a whole number from 1 to {MAX_INDEX_SHARDS}, such as 8; got {value!r}",
+            argument="index_shards",
+        )
+    return value
+
+
 def shard_of(item_id: str, shards: int) -> int:
     """The shard (0 to `shards` - 1) of a question or start id: a stable hash (CRC-32), the same in every process."""
     return zlib.crc32(item_id.encode()) % shards

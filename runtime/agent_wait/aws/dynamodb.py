@@ -31,10 +31,10 @@ from agent_wait.aws._items import decimal_json
 from agent_wait.envelope import ENVELOPE_FIELDS, Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError
 from agent_wait.schema import (
-    MAX_INDEX_SHARDS,
     QUESTION_TABLE,
     QuestionStatus,
     index_shards_from_env,
+    index_shards_or_env,
     question_key,
     shard_key,
     thread_key,
@@ -164,17 +164,7 @@ class DynamoDbAnnounce(BaseAnnounce):
         index_shards: int | None = None,
     ) -> None:
         super().__init__(delivers=delivers)
-        if index_shards is None:
-            index_shards = index_shards_from_env()
-        elif (
-            isinstance(index_shards, bool)
-            or not isinstance(index_shards, int)
-            or not 1 <= index_shards <= MAX_INDEX_SHARDS
-        ):
-            raise ArgumentError(
-                f"DynamoDbAnnounce index_shards must be a whole number from 1 to {MAX_INDEX_SHARDS}, such as 8; "
-                f"got {index_shards!r}"
-            )
+        index_shards = index_shards_or_env(index_shards, owner="DynamoDbAnnounce")
         if not isinstance(table_name, str) or not table_name:
             raise ArgumentError(f"DynamoDbAnnounce table_name must be a table name; got {table_name!r}")
         if table is not None:

@@ -10,7 +10,7 @@ from agent_wait._time import NEVER, format_rfc3339
 from agent_wait.aws._errors import ServiceError, condition_failed_item, error_code, error_message, is_condition_failed
 from agent_wait.aws._items import from_item, paginate, to_attribute, to_item
 from agent_wait.envelope import WaitEnvelope
-from agent_wait.errors import ArgumentError, LedgerIndexMissingError, LedgerRejectedError, QuestionNotFoundError
+from agent_wait.errors import LedgerIndexMissingError, LedgerRejectedError, QuestionNotFoundError
 from agent_wait.host.ledger._dynamodb_indexes import (
     BY_DUE,
     BY_QUESTION,
@@ -43,10 +43,9 @@ from agent_wait.ledger.base import (
     check_advance,
 )
 from agent_wait.schema import (
-    MAX_INDEX_SHARDS,
     QUESTION_TABLE,
     QuestionStatus,
-    index_shards_from_env,
+    index_shards_or_env,
     question_key,
     shard_key,
     thread_key,
@@ -105,17 +104,7 @@ class DynamoDbLedger(ShardedIndexes, Ledger):
         closed_ttl: timedelta | None = None,
         index_shards: int | None = None,
     ) -> None:
-        if index_shards is None:
-            index_shards = index_shards_from_env()
-        elif (
-            isinstance(index_shards, bool)
-            or not isinstance(index_shards, int)
-            or not 1 <= index_shards <= MAX_INDEX_SHARDS
-        ):
-            raise ArgumentError(
-                f"index_shards must be a whole number from 1 to {MAX_INDEX_SHARDS}, such as 8; got {index_shards!r}",
-                argument="index_shards",
-            )
+        index_shards = index_shards_or_env(index_shards, owner="DynamoDbLedger")
         if client is None:
             import boto3
 
