@@ -30,16 +30,12 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from aws_cdk import aws_lambda as lambda_
@@ -51,6 +47,10 @@ from agent_wait_cdk._bundling import (
     compile_bytecode,
     find_lambda_python,
 )
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _targets import Target, report_targets
+from bench_lifecycle_calls import moto_server
 
 REPO = Path(__file__).resolve().parents[1]
 REGION = "us-east-1"
@@ -133,7 +133,7 @@ def main() -> int:
     print(f"  machine: {platform.machine()} {platform.system()}, {os.cpu_count()} cores, load average "
           f"{', '.join(f'{load:.1f}' for load in os.getloadavg())}")  # fmt: skip
 
-    with tempfile.TemporaryDirectory(prefix="agent-wait-cold-start-") as tmp, _moto() as endpoint:
+    with tempfile.TemporaryDirectory(prefix="agent-wait-cold-start-") as tmp, moto_server() as endpoint:
         router_dir, bare_dir = Path(tmp) / "router", Path(tmp) / "bare"
         started = time.monotonic()
         bundle = _build(router_dir, bare_dir, version)
@@ -176,6 +176,19 @@ def main() -> int:
         for package, seconds, modules in extra[:12]:
             print(f"    {package:<28} {seconds * 1000:>7.0f} ms  ({modules} modules)")
         print(f"    {'total':<28} {sum(s for _, s, _ in extra) * 1000:>7.0f} ms")
+        bytecode = "with 3.13 bytecode" if bundle.bytecode_python else "no bytecode"
+        report_targets(
+            [
+                Target(f"router bundle, unzipped ({bytecode})", "81 MB", _mb(router_dir), 70, "MB", decimals=1),
+                Target(  # CPU, not wall: a Lambda's init has its core; here wall time also waits for one
+                    f"router cold start to ready / bare LangGraph Lambda (CPU, Python {version})",
+                    "-",
+                    cpu["router"] / cpu["bare"],
+                    TARGET,
+                    decimals=2,
+                ),
+            ]
+        )
     return 0
 
 
@@ -286,34 +299,6 @@ def _environment(endpoint: str) -> dict[str, str]:
         Settings.BUS_NAME.value: "cold-bus",
         Settings.TRUSTED_SENDERS.value: "AROAEXAMPLEROUTER01",
     }
-
-
-@contextmanager
-def _moto() -> Iterator[str]:
-    """moto's server in its own process on a free loopback port."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"moto's server did not answer on {endpoint} within 30 s") from None
-                time.sleep(0.1)
-        yield endpoint
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 def _mb(folder: Path) -> float:

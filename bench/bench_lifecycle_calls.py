@@ -120,8 +120,7 @@ def moto_stack(prefix: str = "bench") -> Iterator[Stack]:
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     # The emulator runs in a process of its own, so the router's measured time (what Lambda bills) is the
     # router's CPU and its wait for replies, not moto's own work on the same interpreter.
-    server, endpoint = _moto_process()
-    try:
+    with moto_server() as endpoint:
         dynamodb = boto3.client("dynamodb", region_name=REGION, endpoint_url=endpoint)
         dynamodb.create_table(**QUESTION_TABLE.create_table_request(f"{prefix}-questions"))
         dynamodb.create_table(**CHECKPOINT_TABLE.create_table_request(f"{prefix}-checkpoints"))
@@ -144,6 +143,14 @@ def moto_stack(prefix: str = "bench") -> Iterator[Stack]:
             }
         )
         yield stack
+
+
+@contextmanager
+def moto_server() -> Iterator[str]:
+    """moto's server in its own process on a free loopback port (its endpoint), stopped when the block ends."""
+    server, endpoint = _moto_process()
+    try:
+        yield endpoint
     finally:
         server.terminate()
         server.wait(timeout=10)
