@@ -48,6 +48,7 @@ def check_agent_wait_props(
     sweep_timeout: Duration,
     sweep_memory_size: int,
     sweep_limit: int | None,
+    index_shards: int | None,
     oldest_open_question_threshold: Duration,
     queue_visibility_timeout: Duration | None,
     queue_retention_period: Duration | None,
@@ -80,6 +81,7 @@ def check_agent_wait_props(
         checks.prefixed("sweep_"), rate=sweep_rate, timeout=sweep_timeout, memory_size=sweep_memory_size
     )
     checks.int_between("sweep_limit", sweep_limit, minimum=1, maximum=10000, unit="questions")
+    checks.int_between("index_shards", index_shards, minimum=1, maximum=1000, unit="shards")
     AgentWaitAlarms.check_props(checks, oldest_open_question_threshold=oldest_open_question_threshold)
     EntryQueue.check_props(
         checks.prefixed("queue_"), visibility_timeout=queue_visibility_timeout, retention_period=queue_retention_period

@@ -116,9 +116,10 @@ class AgentWait(Construct):
             Default (): no envelope carries a link (a link is a capability: choose where it goes). Needs
             `answer_api` with links on; `sns`, `eventbridge` and `webhook` need that announcer.
         existing_question_table: use this table as the question ledger; it must have the shape of
-            `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status` on `status`/`expires_at`,
-            `by_due` on `due`/`due_at` and `open_by_age` on `open_since`/`asked_at`, all
-            projecting all attributes, and `by_question` on `question_id`/`pk`, keys only). A `dynamodb.Table`
+            `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status_shard` on
+            `status_shard`/`expires_at` with keys and `tags`, `by_due_shard` on `due`/`due_at` and
+            `open_by_age_shard` on `open_since`/`asked_at`, keys only, and `by_question` on `question_id`/`pk`,
+            keys only). A `dynamodb.Table`
             defined in this app is checked; an imported one is trusted.
         checkpoint_bucket: create an S3 bucket (`CheckpointBucket`) for checkpoints over 350 KB, set as the
             router's `AGENT_WAIT_CHECKPOINT_BUCKET`; only the router may use it. Default True: without it a
@@ -165,6 +166,10 @@ class AgentWait(Construct):
         sweep_memory_size: Default 512 MB.
         sweep_limit: the most due questions one sweep run handles (`AGENT_WAIT_SWEEP_LIMIT`). Default
             None: the runtime's default (100).
+        index_shards: shards per shared key of the question table's indexes (`AGENT_WAIT_INDEX_SHARDS`), set
+            alike on the router, the sweep and the answer API, 1 to 1000. Default None: the runtime's 8, about
+            2,000 lifecycles a second (docs/scaling.md: at least 4 x lifecycles a second / 1,000,
+            with room). Only ever raise it: questions in a dropped shard are no longer found.
         architecture: for both functions and the bundle. Default x86_64; arm64 is cheaper.
         queue_visibility_timeout: the entry queue's. Default None: six times `router_timeout`, the AWS
             recommendation for a Lambda-consumed queue; a smaller value is refused. Not with `existing_entry_queue`.
@@ -238,6 +243,7 @@ class AgentWait(Construct):
         sweep_timeout: Duration = ONE_MINUTE,
         sweep_memory_size: int = 512,
         sweep_limit: int | None = None,
+        index_shards: int | None = None,
         architecture: lambda_.Architecture = lambda_.Architecture.X86_64,
         queue_visibility_timeout: Duration | None = None,
         queue_retention_period: Duration | None = None,
@@ -273,6 +279,7 @@ class AgentWait(Construct):
             sweep_timeout=sweep_timeout,
             sweep_memory_size=sweep_memory_size,
             sweep_limit=sweep_limit,
+            index_shards=index_shards,
             oldest_open_question_threshold=oldest_open_question_threshold,
             queue_visibility_timeout=queue_visibility_timeout,
             queue_retention_period=queue_retention_period,
@@ -352,7 +359,12 @@ class AgentWait(Construct):
 
         # Functions.
         environment = self._environment(
-            graph=graph, webhook_url=webhook_url, webhook_secret=webhook_secret, log_level=log_level, tracing=tracing
+            graph=graph,
+            webhook_url=webhook_url,
+            webhook_secret=webhook_secret,
+            log_level=log_level,
+            tracing=tracing,
+            index_shards=index_shards,
         )
         ours = router_variables(
             environment,
@@ -429,7 +441,7 @@ class AgentWait(Construct):
                 removal_policy=removal_policy,
                 **answer_api_props.as_kwargs(),
             )
-            self._wire_answer_api(self.answer_api, link_announcers)
+            self._wire_answer_api(self.answer_api, link_announcers, index_shards=index_shards)
 
         self.alarms: AgentWaitAlarms | None = None
         if alarms:
@@ -505,7 +517,7 @@ class AgentWait(Construct):
         return self.grant_send_answers(grantee, principal_id=principal_id)
 
     def grant_read_questions(self, grantee: iam.IGrantable) -> iam.Grant:
-        """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the question table and its `by_status` and
+        """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the question table and its `by_status_shard` and
         `by_question` indexes."""
         return questions.grant_read_questions(grantee, self.question_table)
 
@@ -563,6 +575,7 @@ class AgentWait(Construct):
         webhook_secret: secretsmanager.ISecret | None,
         log_level: str,
         tracing: lambda_.Tracing | None,
+        index_shards: int | None,
     ) -> dict[str, str]:
         """The variables both functions get; the router adds its lease and receive count, the sweep its limit."""
         environment = {
@@ -581,6 +594,8 @@ class AgentWait(Construct):
             environment[shapes.ENV_WEBHOOK_URL] = webhook_url
         if webhook_secret is not None:
             environment[shapes.ENV_WEBHOOK_SECRET_ARN] = webhook_secret.secret_arn
+        if index_shards is not None:  # every function that reads the ledger must shard alike
+            environment[shapes.ENV_INDEX_SHARDS] = str(index_shards)
         return environment
 
     def _grant_functions(self) -> None:
@@ -612,8 +627,11 @@ class AgentWait(Construct):
         self._senders.add(variable, [sender])
         return grant
 
-    def _wire_answer_api(self, api: AnswerApi, link_announcers: Sequence[str]) -> None:
-        """The router learns the API's URL and trusts its role; with link announcers, it signs links."""
+    def _wire_answer_api(self, api: AnswerApi, link_announcers: Sequence[str], *, index_shards: int | None) -> None:
+        """The router learns the API's URL and trusts its role; with link announcers, it signs links. The API
+        shards the question table's index keys as the router and the sweep do."""
+        if index_shards is not None:
+            api.function.add_environment(shapes.ENV_INDEX_SHARDS, str(index_shards))
         self._senders.add(shapes.ENV_TRUSTED_SENDERS, [api.role_id])
         router = self.router_function
         router.add_environment(shapes.ENV_API_URL, api.url)

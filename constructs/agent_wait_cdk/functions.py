@@ -393,7 +393,8 @@ class RouterFunction(Construct):
 class SweepFunction(Construct):
     """The sweep: `agent_wait.host.sweep.handler`, run by an EventBridge rule every `rate`.
 
-    Each run reads only the open questions something is due on (the question table's `by_due` index): it
+    Each run reads only the open questions something is due on (the question table's `by_due_shard` index, each
+    shard once): it
     sends the default answer of each one past its deadline through the entry queue (so one code path applies
     every answer), announces again those whose announcement failed, announces reminders and escalation
     steps as they fall due, and emits the `OldestOpenQuestionAgeSeconds` and `SweepErrors` metrics the alarms
