@@ -331,3 +331,89 @@ def test_a_batch_write_that_dynamodb_keeps_refusing_raises_and_says_how_many_ite
     writer = BatchWriter(FlakyClient(throttled=99), "checkpoints", attempts=3, sleep=lambda _: None)
     with pytest.raises(ThreadStateUnavailableError, match="left 1 checkpoint items of thread 't-1' unwritten after 3"):
         writer.write(_items(3), thread_id="t-1")
+
+
+# -- subgraphs and Send: nested namespaces and pushed tasks -------------------------------------------------------
+
+
+def _outer_with_a_subgraph_that_asks(saver: Any) -> Any:
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    inner = StateGraph(Line)
+    inner.add_node("ask", lambda state: {"log": [f"answer:{interrupt('approve?')}"]})
+    inner.add_edge(START, "ask")
+    inner.add_edge("ask", END)
+    outer = StateGraph(Line)
+    outer.add_node("before", lambda state: {"log": ["before"]})
+    outer.add_node("inner", inner.compile())
+    outer.add_node("after", lambda state: {"log": ["after"]})
+    outer.add_edge(START, "before")
+    outer.add_edge("before", "inner")
+    outer.add_edge("inner", "after")
+    outer.add_edge("after", END)
+    return outer.compile(checkpointer=saver)
+
+
+def test_a_subgraph_that_asks_ends_as_it_does_on_langgraphs_own_saver(
+    saver_calls: tuple[Any, Calls], unique: str
+) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    saver, _ = saver_calls
+    ends = []
+    for checkpointer in (saver, InMemorySaver()):
+        adapter = LangGraphAdapter(_outer_with_a_subgraph_that_asks(checkpointer))
+        thread_id = f"t-{unique}"
+        (question,) = adapter.start(thread_id, {"log": []}).questions
+        assert [q.question_id for q in adapter.pending(thread_id)] == [question.question_id]
+        adapter.resume(thread_id, question.question_id, "yes")
+        state = adapter.graph.get_state(adapter.config(thread_id))
+        ends.append((state.values, state.next))
+    assert ends[0] == ends[1]
+    assert "answer:yes" in ends[0][0]["log"]
+
+
+class Fan(TypedDict):
+    items: list[str]
+    done: Annotated[list[str], operator.add]
+
+
+SHIPPED: list[str] = []
+
+
+def test_sent_branches_that_finished_are_not_run_again_when_another_crashes(
+    saver_calls: tuple[Any, Calls], unique: str
+) -> None:
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Send
+
+    saver, calls = saver_calls
+    crash = threading.Event()
+    crash.set()
+    SHIPPED.clear()
+
+    def ship(state: dict[str, str]) -> dict[str, Any]:
+        if state["item"] == "slow":
+            time.sleep(0.3)  # the others finished a while ago
+            if crash.is_set():
+                calls.dead = True
+                raise Crash("the process died while one branch ran")
+        SHIPPED.append(state["item"])
+        return {"done": [state["item"]]}
+
+    builder = StateGraph(Fan)
+    builder.add_node("ship", ship)
+    builder.add_conditional_edges(START, lambda state: [Send("ship", {"item": i}) for i in state["items"]])
+    builder.add_edge("ship", END)
+    adapter = LangGraphAdapter(builder.compile(checkpointer=saver))
+    thread_id = f"t-{unique}"
+    with pytest.raises(Crash):
+        adapter.start(thread_id, {"items": ["a", "b", "slow"], "done": []})
+    assert sorted(SHIPPED) == ["a", "b"]
+
+    calls.dead = False
+    crash.clear()
+    adapter.continue_run(thread_id)
+    assert sorted(SHIPPED) == ["a", "b", "slow"], "a finished branch ran again"
+    assert sorted(adapter.graph.get_state(adapter.config(thread_id)).values["done"]) == ["a", "b", "slow"]
