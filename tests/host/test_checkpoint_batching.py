@@ -393,7 +393,7 @@ def test_sent_branches_that_finished_are_not_run_again_when_another_crashes(
     crash.set()
     SHIPPED.clear()
 
-    def ship(state: dict[str, str]) -> dict[str, Any]:
+    def ship(state: Any) -> dict[str, Any]:
         if state["item"] == "slow":
             time.sleep(0.3)  # the others finished a while ago
             if crash.is_set():
