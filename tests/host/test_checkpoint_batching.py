@@ -254,6 +254,29 @@ def test_a_read_made_while_a_write_is_on_its_way_is_not_remembered(saver_calls: 
         assert graph.get_state(config).values["log"] == ["a", "b", "c", "d"]
 
 
+def test_a_warm_saver_keeps_read_tokens_for_a_bounded_number_of_threads(
+    saver_calls: tuple[Any, Calls], unique: str
+) -> None:
+    """A warm router sees many threads; what it keeps to know a read is current must not grow with them."""
+    from agent_wait.host._checkpoints import VERSIONS_KEPT
+
+    saver, calls = saver_calls
+    graph = _linear(saver)
+    thread_id = f"t-{unique}"
+    config = {"configurable": {"thread_id": thread_id}}
+    graph.invoke({"log": []}, config, durability="sync")
+    ledger = InMemoryLedger()
+    with hold_thread(ledger, thread_id, clock=ledger_clock, seconds=60, wait=0, on_busy=lambda: None, log=None):
+        graph.get_state(config)
+        calls.take()
+        for n in range(VERSIONS_KEPT + 10):  # other threads' reads in the same warm process
+            with saver._lock:
+                saver._version(f"other-{n}")
+        assert len(saver._versions) <= VERSIONS_KEPT
+        graph.get_state(config)
+        assert calls.take().count("Query") == 2, "once its token is dropped, a remembered read is read again"
+
+
 def ledger_clock() -> Any:
     from agent_wait._time import utc_now
 

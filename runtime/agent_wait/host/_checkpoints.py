@@ -56,6 +56,8 @@ ITEM_LIMIT = 400 * 1024
 PAYLOAD_LIMIT = ITEM_LIMIT - 1024
 """The largest payload stored in DynamoDB: its item's keys (`CHUNK_<thread>#<ns>#<checkpoint>[#<task>#<idx>]`, a
 thread id of at most 128 characters) and attribute names fit in the rest."""
+VERSIONS_KEPT = 1024
+"""Threads whose read tokens a warm router keeps; past it they are all dropped (one extra read each, no more)."""
 S3_OBJECT_LIMIT = 5 * 1024**3
 """S3's limit for one `PutObject`, which the saver uses for a payload over 350 KB when it has a bucket."""
 
@@ -152,7 +154,8 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         )
         self.repo.dynamodb_client = collecting
         self.writer = BatchWriter(self.client, self.table_name)
-        self._generations: dict[str, int] = {}
+        self._versions: dict[str, object] = {}
+        """Per thread, a token a write of ours replaces: a remembered read is current while its token still is."""
         self._lock = threading.Lock()
 
     @property
@@ -195,15 +198,24 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             return self._read_latest(config)
         key = f"checkpoint:{self.table_name}:{config['configurable'].get('checkpoint_ns', '')}"
         with self._lock:
-            generation = self._generations.get(thread_id, 0)
+            version = self._version(thread_id)
             remembered = held.memo.get(key)
-        if remembered is not None and remembered[0] == generation:
+        if remembered is not None and remembered[0] is version:
             return copy.deepcopy(remembered[1])
         found = self._read_latest(config)
         with self._lock:
-            if self._generations.get(thread_id, 0) == generation:  # no write of ours landed meanwhile
-                held.memo[key] = (generation, copy.deepcopy(found))
+            if self._versions.get(thread_id) is version:  # no write of ours began or landed meanwhile
+                held.memo[key] = (version, copy.deepcopy(found))
         return found
+
+    def _version(self, thread_id: str) -> object:
+        """The thread's current token (under the lock). The dict is bounded: dropping tokens only costs reads."""
+        version = self._versions.get(thread_id)
+        if version is None:
+            if len(self._versions) >= VERSIONS_KEPT:
+                self._versions.clear()  # every remembered read is then stale, never wrongly current
+            version = self._versions[thread_id] = object()
+        return version
 
     def _read_latest(self, config: Any) -> CheckpointTuple | None:
         """The thread's latest checkpoint and its writes in three calls: its head, its writes' heads, then every
@@ -283,7 +295,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
 
     def _wrote(self, thread_id: str) -> None:
         with self._lock:
-            self._generations[thread_id] = self._generations.get(thread_id, 0) + 1
+            self._versions.pop(thread_id, None)  # a read remembered before this has a token no longer current
 
     @contextmanager
     def _saving(self, what: str, config: Any) -> Iterator[list[dict[str, Any]]]:
