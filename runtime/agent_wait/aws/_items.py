@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any
@@ -59,3 +60,38 @@ def paginate(
         start = response.get("LastEvaluatedKey")
         if not start or (limit is not None and seen >= limit):
             return
+
+
+BATCH_GET_LIMIT = 100
+"""DynamoDB's most keys in one `BatchGetItem`."""
+BATCH_WRITE_LIMIT = 25
+"""DynamoDB's most items in one `BatchWriteItem`."""
+
+
+def until_processed(
+    call: Callable[..., dict[str, Any]],
+    request_items: dict[str, Any],
+    *,
+    unprocessed: str,
+    attempts: int = 8,
+    sleep: Callable[[float], None] = time.sleep,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A DynamoDB batch call (`BatchGetItem`, `BatchWriteItem`), made again with what DynamoDB left unprocessed
+    (`unprocessed`: `UnprocessedKeys` or `UnprocessedItems`), after a pause that doubles from 50 ms to 1 s, at
+    most `attempts` calls in all.
+
+    Returns every response, and the request items still left after the last call (empty when all was done):
+    the caller raises its own error for those.
+    """
+    responses: list[dict[str, Any]] = []
+    delay = 0.05
+    for attempt in range(attempts):
+        if attempt:
+            sleep(delay)  # DynamoDB asks for a backoff before the rest (throttling)
+            delay = min(delay * 2, 1.0)
+        response = call(RequestItems=request_items)
+        responses.append(response)
+        request_items = {table: left for table, left in (response.get(unprocessed) or {}).items() if left}
+        if not request_items:
+            break
+    return responses, request_items

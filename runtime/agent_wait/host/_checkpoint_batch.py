@@ -33,7 +33,11 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langgraph_checkpoint_aws.checkpoint.dynamodb.unified_repository import (
+    _writes_pk,  # pyright: ignore[reportPrivateUsage]  # the library's own key layout, not a copy of it
+)
 
+from agent_wait.aws._items import BATCH_GET_LIMIT, BATCH_WRITE_LIMIT, paginate, until_processed
 from agent_wait.errors import ThreadStateUnavailableError
 
 __all__ = (
@@ -42,16 +46,11 @@ __all__ = (
     "StepBatch",
     "TaskWatcher",
     "batched_run",
-    "checkpoint_pk",
     "collected_puts",
     "current_batch",
     "read_payloads",
     "read_write_heads",
-    "writes_pk",
 )
-
-BATCH_WRITE_LIMIT = 25
-"""DynamoDB's most items in one `BatchWriteItem`."""
 
 _COLLECTED: ContextVar[list[dict[str, Any]] | None] = ContextVar("agent_wait_collected_puts", default=None)
 _BATCHES: dict[str, StepBatch] = {}
@@ -117,57 +116,35 @@ class BatchWriter:
             self._write_all(unique[start : start + BATCH_WRITE_LIMIT], thread_id)
 
     def _write_all(self, items: list[dict[str, Any]], thread_id: str) -> None:
-        requests: dict[str, Any] = {self.table_name: [{"PutRequest": {"Item": item}} for item in items]}
-        delay = 0.05
-        for _ in range(self.attempts):
-            unprocessed = self.client.batch_write_item(RequestItems=requests).get("UnprocessedItems") or {}
-            if not unprocessed.get(self.table_name):
-                return
-            requests = unprocessed  # throttled items: DynamoDB asks for them again, after a pause
-            self.sleep(delay)
-            delay = min(delay * 2, 1.0)
-        left = len(requests[self.table_name])
-        raise ThreadStateUnavailableError(
-            f"DynamoDB left {left} checkpoint items of thread {thread_id!r} unwritten after {self.attempts} "
-            "BatchWriteItem calls (throttled); the message is retried",
-            thread_id=thread_id,
-            table=self.table_name,
+        _, left = until_processed(
+            self.client.batch_write_item,
+            {self.table_name: [{"PutRequest": {"Item": item}} for item in items]},
+            unprocessed="UnprocessedItems",
+            attempts=self.attempts,
+            sleep=self.sleep,
         )
+        if left:
+            raise ThreadStateUnavailableError(
+                f"DynamoDB left {len(left[self.table_name])} checkpoint items of thread {thread_id!r} unwritten after "
+                f"{self.attempts} BatchWriteItem calls (throttled); the message is retried",
+                thread_id=thread_id,
+                table=self.table_name,
+            )
 
 
 # -- reading: the library's item layout, fewer calls ---------------------------------------------------------
 
 
-def checkpoint_pk(thread_id: str) -> str:
-    """The partition of a thread's checkpoint heads (`DynamoDBSaver`'s layout: `CHECKPOINT_<thread>`)."""
-    return f"CHECKPOINT_{thread_id}"
-
-
-def writes_pk(thread_id: str, ns: str, checkpoint_id: str) -> str:
-    """The partition of one checkpoint's write heads (`WRITES_<thread>#<ns>#<checkpoint>`)."""
-    return f"WRITES_{thread_id}#{ns}#{checkpoint_id}"
-
-
-def read_write_heads(client: Any, table_name: str, partition: str) -> list[dict[str, Any]]:
-    """Every write head in `partition`, in key order (task id, then index), all pages."""
-    params: dict[str, Any] = {
+def read_write_heads(client: Any, table_name: str, thread_id: str, ns: str, checkpoint_id: str) -> list[dict[str, Any]]:
+    """Every write head of one checkpoint (`DynamoDBSaver`'s partition for them), in key order, all pages."""
+    request = {
         "TableName": table_name,
         "KeyConditionExpression": "PK = :pk",
-        "ExpressionAttributeValues": {":pk": {"S": partition}},
+        "ExpressionAttributeValues": {":pk": {"S": _writes_pk(thread_id, ns, checkpoint_id)}},
         "ProjectionExpression": "task_id, channel, ref_key, ref_loc, #t, compression",
         "ExpressionAttributeNames": {"#t": "type"},
     }
-    heads: list[dict[str, Any]] = []
-    while True:
-        page = client.query(**params)
-        heads.extend(page.get("Items", []))
-        if "LastEvaluatedKey" not in page:
-            return heads
-        params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-
-
-BATCH_GET_LIMIT = 100
-"""DynamoDB's most keys in one `BatchGetItem`."""
+    return list(paginate(client.query, request))
 
 
 def read_payloads(
@@ -184,18 +161,17 @@ def read_payloads(
     unique = list(dict.fromkeys(chunk_keys))
     for start in range(0, len(unique), BATCH_GET_LIMIT):
         keys = [{"PK": {"S": key}, "SK": {"S": "CHUNK"}} for key in unique[start : start + BATCH_GET_LIMIT]]
-        request: dict[str, Any] = {table_name: {"Keys": keys, "ProjectionExpression": "PK, payload"}}
-        delay = 0.05
-        for _ in range(attempts):
-            page = client.batch_get_item(RequestItems=request)
-            for item in page.get("Responses", {}).get(table_name, []):
+        responses, left = until_processed(
+            client.batch_get_item,
+            {table_name: {"Keys": keys, "ProjectionExpression": "PK, payload"}},
+            unprocessed="UnprocessedKeys",
+            attempts=attempts,
+            sleep=sleep,
+        )
+        for response in responses:
+            for item in response.get("Responses", {}).get(table_name, []):
                 found[item["PK"]["S"]] = item["payload"]["B"]
-            request = page.get("UnprocessedKeys") or {}
-            if not request.get(table_name):
-                break
-            sleep(delay)
-            delay = min(delay * 2, 1.0)
-        else:
+        if left:
             raise ThreadStateUnavailableError(
                 f"DynamoDB left checkpoint payloads unread after {attempts} BatchGetItem calls (throttled); "
                 "the message is retried",
@@ -234,9 +210,7 @@ class StepBatch:
     def task_started(self, run_id: UUID) -> None:
         with self._lock:
             self._running.add(run_id)
-            items = self._take()
-        if items:  # a finished task's writes land before this task can run a side effect
-            self.writer.write(items, thread_id=self.thread_id)
+        self.flush()  # a finished task's writes land before this task can run a side effect
 
     def task_ended(self, run_id: UUID) -> None:
         with self._lock:

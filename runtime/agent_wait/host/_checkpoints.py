@@ -12,9 +12,10 @@ A payload (a checkpoint, or one task's packed writes) over DynamoDB's 400 KB ite
 when the saver has a bucket (`s3_offload_config`, `AGENT_WAIT_CHECKPOINT_BUCKET`: over 350 KB goes
 there). Without one, such a payload is refused before anything of it is written, with
 `ThreadStateTooLargeError` (the router dead-letters it as `checkpoint_too_large` and fails the thread)
-instead of the `ValidationException` DynamoDB would raise after the payload's reference item was
-already written: that reference, stored with `attribute_not_exists`, would keep pointing into DynamoDB
-after the bucket is turned on, and the task's writes could never be read back.
+instead of DynamoDB's `ValidationException`, which the router would take for a passing store failure
+and retry until SQS gives up.
+
+The items the library builds are collected and sent in batches (`agent_wait.host._checkpoint_batch`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple, get_check
 from langgraph_checkpoint_aws import DynamoDBSaver
 from langgraph_checkpoint_aws.checkpoint.dynamodb.serialization import CompressionType
 from langgraph_checkpoint_aws.checkpoint.dynamodb.storage_strategy import StorageStrategy
+from langgraph_checkpoint_aws.checkpoint.dynamodb.unified_repository import (
+    _checkpoint_pk,  # pyright: ignore[reportPrivateUsage]  # the library's own key layout, not a copy of it
+)
 
 from agent_wait.aws._errors import ServiceError, error_code, error_message
 from agent_wait.errors import ThreadStateTooLargeError
@@ -37,12 +41,10 @@ from agent_wait.host._checkpoint_batch import (
     BatchWriter,
     CollectingClient,
     batched_run,
-    checkpoint_pk,
     collected_puts,
     current_batch,
     read_payloads,
     read_write_heads,
-    writes_pk,
 )
 from agent_wait.host._lease import held_thread
 
@@ -173,7 +175,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             self._wrote(thread_id)  # what the run held back has landed: a read from before it is stale
 
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-        with self._saving("checkpoint", config) as items:
+        with self._too_large_told("checkpoint", config), collected_puts() as items:
             stored = super().put(config, checkpoint, metadata, new_versions)
         # The input checkpoint may wait for the next one: losing it only means the run starts again from its input.
         self._send(config, items, hold=(metadata or {}).get("source") == "input")
@@ -184,7 +186,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         # Special writes (interrupt, resume, error) keep their own slots: LangGraph overwrites those.
         if len(writes) > 1 and not special:
             writes = [(PACKED_WRITES, [[channel, value] for channel, value in writes])]
-        with self._saving("writes of one step", config) as items:
+        with self._too_large_told("writes of one step", config), collected_puts() as items:
             super().put_writes(config, writes, task_id, task_path)
         # An interrupt or an error ends the run: nothing follows to carry them, so they go now.
         self._send(config, items, hold=not special)
@@ -225,7 +227,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         heads = self.client.query(
             TableName=self.table_name,
             KeyConditionExpression="PK = :pk AND begins_with(SK, :ns)",
-            ExpressionAttributeValues={":pk": {"S": checkpoint_pk(thread_id)}, ":ns": {"S": f"{ns}#"}},
+            ExpressionAttributeValues={":pk": {"S": _checkpoint_pk(thread_id)}, ":ns": {"S": f"{ns}#"}},
             ProjectionExpression="id, ns, #t, ref_key, ref_loc, compression, parent_checkpoint_id",
             ExpressionAttributeNames={"#t": "type"},
             ScanIndexForward=False,
@@ -235,7 +237,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             return None
         head = heads[0]
         checkpoint_id = head["id"]["S"]
-        writes = read_write_heads(self.client, self.table_name, writes_pk(thread_id, ns, checkpoint_id))
+        writes = read_write_heads(self.client, self.table_name, thread_id, ns, checkpoint_id)
         payloads = self._payloads([head, *writes], thread_id)
         if head["ref_key"]["S"] not in payloads:
             return _unpack(super().get_tuple(config))  # its payload is missing: the library passes over to an older one
@@ -285,7 +287,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         batch = current_batch(thread_id)
         self._wrote(thread_id)
         try:
-            with self._saving("state", config):
+            with self._too_large_told("state", config):
                 if batch is None:
                     self.writer.write(items, thread_id=thread_id)
                 else:
@@ -298,11 +300,10 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             self._versions.pop(thread_id, None)  # a read remembered before this has a token no longer current
 
     @contextmanager
-    def _saving(self, what: str, config: Any) -> Iterator[list[dict[str, Any]]]:
-        """Collect the items the library's code puts; tell a payload too large for its store as such."""
+    def _too_large_told(self, what: str, config: Any) -> Iterator[None]:
+        """A payload too large for its store, however it was found, raised as `ThreadStateTooLargeError`."""
         try:
-            with collected_puts() as items:
-                yield items
+            yield
         except (_PayloadTooLargeError, ServiceError) as exc:
             if isinstance(exc, ServiceError) and not _is_too_large(exc):
                 raise

@@ -12,11 +12,10 @@ import base64
 import heapq
 import itertools
 import json
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from agent_wait.aws._items import from_item, paginate
+from agent_wait.aws._items import BATCH_GET_LIMIT, from_item, paginate, until_processed
 from agent_wait.errors import LedgerCursorError, LedgerIndexMissingError
 from agent_wait.ledger.base import (
     LedgerUnavailableError,
@@ -45,8 +44,6 @@ START_PREFIX = "START#"
 DUE = "due"
 """The value of the sparse key `announce_due` (only its presence counts), and of `due` before it is sharded."""
 OPEN = "open"
-_BATCH_GET = 100
-"""DynamoDB's most keys in one `BatchGetItem`."""
 _T = TypeVar("_T")
 
 
@@ -150,22 +147,20 @@ class ShardedIndexes:
     def _batch_get(self, keys: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
         """The rows at `keys` (consistent reads, 100 a call), by (pk, sk); a missing row is left out."""
         found: dict[tuple[str, str], dict[str, Any]] = {}
-        for start in range(0, len(keys), _BATCH_GET):
-            pending: list[dict[str, Any]] = [{_PK: k[_PK], _SK: k[_SK]} for k in keys[start : start + _BATCH_GET]]
-            for attempt in range(8):
-                response = self._call(
-                    "batch_get_item", RequestItems={self.table_name: {"Keys": pending, "ConsistentRead": True}}
-                )
+        for start in range(0, len(keys), BATCH_GET_LIMIT):
+            wanted = [{_PK: k[_PK], _SK: k[_SK]} for k in keys[start : start + BATCH_GET_LIMIT]]
+            responses, left = until_processed(
+                lambda **request: self._call("batch_get_item", **request),
+                {self.table_name: {"Keys": wanted, "ConsistentRead": True}},
+                unprocessed="UnprocessedKeys",
+            )
+            for response in responses:
                 for item in response.get("Responses", {}).get(self.table_name, []):
                     found[(item[_PK]["S"], item[_SK]["S"])] = item
-                pending = response.get("UnprocessedKeys", {}).get(self.table_name, {}).get("Keys", [])
-                if not pending:
-                    break
-                time.sleep(min(0.05 * 2**attempt, 1.0))  # DynamoDB asks for a backoff before the rest
-            else:
+            if left:
                 raise LedgerUnavailableError(
-                    f"question table {self.table_name}: BatchGetItem left {len(pending)} keys unprocessed; "
-                    "SQS will retry",
+                    f"question table {self.table_name}: BatchGetItem left {len(left[self.table_name]['Keys'])} keys "
+                    "unprocessed; SQS will retry",
                     table=self.table_name,
                     code="UnprocessedKeys",
                 )
