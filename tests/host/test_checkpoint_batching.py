@@ -71,11 +71,8 @@ def _linear(saver: Any) -> Any:
     from langgraph.graph import END, START, StateGraph
 
     builder = StateGraph(Line)
-    for name in ("a", "b", "c"):
-        builder.add_node(name, lambda state, name=name: {"log": [name]})
+    builder.add_sequence([(name, lambda state, name=name: {"log": [name]}) for name in ("a", "b", "c")])
     builder.add_edge(START, "a")
-    builder.add_edge("a", "b")
-    builder.add_edge("b", "c")
     builder.add_edge("c", END)
     return builder.compile(checkpointer=saver)
 
@@ -368,12 +365,14 @@ def _outer_with_a_subgraph_that_asks(saver: Any) -> Any:
     inner.add_edge(START, "ask")
     inner.add_edge("ask", END)
     outer = StateGraph(Line)
-    outer.add_node("before", lambda state: {"log": ["before"]})
-    outer.add_node("inner", inner.compile())
-    outer.add_node("after", lambda state: {"log": ["after"]})
+    outer.add_sequence(
+        [
+            ("before", lambda state: {"log": ["before"]}),
+            ("inner", inner.compile()),
+            ("after", lambda state: {"log": ["after"]}),
+        ]
+    )
     outer.add_edge(START, "before")
-    outer.add_edge("before", "inner")
-    outer.add_edge("inner", "after")
     outer.add_edge("after", END)
     return outer.compile(checkpointer=saver)
 

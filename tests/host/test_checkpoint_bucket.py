@@ -48,6 +48,16 @@ def _bucket_on(host: HostStack, monkeypatch: pytest.MonkeyPatch, unique: str) ->
     return s3, bucket
 
 
+def _retry_with_the_bucket_on(
+    host: HostStack, monkeypatch: pytest.MonkeyPatch, unique: str, thread_id: str, lambda_context: FakeLambdaContext
+) -> None:
+    """The operator turns the checkpoint bucket on and retries the failed thread; the router applies the retry."""
+    _bucket_on(host, monkeypatch, unique)
+    retry_thread(host.ledger(), SqsEntryQueue(host.queue_url, client=host.sqs), thread_id, retry_id="r-1")
+    records = records_from_queue(host.entry_messages(), host.queue_arn)
+    assert run_router(*records, context=lambda_context) == {"batchItemFailures": []}
+
+
 def _start(thread_id: str, order_id: str, size: int, start_id: str, receive_count: int = 1) -> dict[str, Any]:
     body = {"thread_id": thread_id, "start_id": start_id, "input": {"order_id": order_id, "size": size, "notes": []}}
     return sqs_record(body, group_id=thread_id, message_id=f"m-{start_id}", receive_count=receive_count)
@@ -130,10 +140,7 @@ def test_without_the_bucket_an_oversize_checkpoint_is_dead_lettered_at_once_and_
     assert notes.REMEMBERED[order_id] == 1
 
     # WHEN the bucket is turned on and the operator retries the thread
-    _bucket_on(host, monkeypatch, unique)
-    retry_thread(host.ledger(), SqsEntryQueue(host.queue_url, client=host.sqs), thread_id, retry_id="r-1")
-    records = records_from_queue(host.entry_messages(), host.queue_arn)
-    assert run_router(*records, context=lambda_context) == {"batchItemFailures": []}
+    _retry_with_the_bucket_on(host, monkeypatch, unique, thread_id, lambda_context)
 
     # THEN the run goes on and parks on its question; the step whose writes could not be stored ran again, once
     assert outcomes[-1].kind.value == "retried"
@@ -171,10 +178,7 @@ def test_a_chat_that_outgrows_the_item_limit_fails_its_turn_and_the_retry_reruns
     assert notes.REMEMBERED[order_id] == 3
 
     # WHEN the bucket is turned on and the thread retried
-    _bucket_on(host, monkeypatch, unique)
-    retry_thread(host.ledger(), SqsEntryQueue(host.queue_url, client=host.sqs), thread_id, retry_id="r-1")
-    records = records_from_queue(host.entry_messages(), host.queue_arn)
-    assert run_router(*records, context=lambda_context) == {"batchItemFailures": []}
+    _retry_with_the_bucket_on(host, monkeypatch, unique, thread_id, lambda_context)
 
     # THEN the turn finishes from its stored writes, without running its step again, and parks
     assert outcomes[-1].kind.value == "retried"
