@@ -6,6 +6,7 @@ See docs/scaling.md: past a few hundred lifecycles a second these are what a use
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from aws_cdk import Stack
@@ -18,12 +19,16 @@ from agent_wait_cdk import AgentWait, AgentWaitPropsError, AnnounceTopic, Router
 ROUTER = "agent_wait.host.router.handler"
 
 
+def _agent_wait(stack: Stack, **props: Any) -> AgentWait:
+    return AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), **props)
+
+
 @pytest.fixture(scope="module")
 def capped() -> Synth:
     """A FIFO topic at its default scope and a router whose event source runs at most 50 invocations at once."""
     app = new_app()
     stack = Stack(app, "Capped")
-    AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), topic_fifo=True, router_max_concurrency=50)
+    _agent_wait(stack, topic_fifo=True, router_max_concurrency=50)
     return synth(app, stack)  # cdk-nag runs as a validation plugin: a finding fails here
 
 
@@ -59,11 +64,8 @@ def test_a_standard_topic_has_no_throughput_scope(refund: Synth) -> None:
 def test_topic_scope_on_request() -> None:
     # GIVEN an AgentWait asking for the topic scope (SNS's own default)
     stack = Stack(new_app(), "S")
-    AgentWait(
+    _agent_wait(
         stack,
-        "AgentWait",
-        graph="m:g",
-        code=inline_code(),
         topic_fifo=True,
         topic_fifo_throughput_scope=sns.FifoThroughputScope.TOPIC,
     )
@@ -88,14 +90,14 @@ def test_router_max_concurrency_outside_2_to_1000_is_refused(value: int) -> None
     stack = Stack(new_app(), "S")
     message = f"router_max_concurrency must be between 2 and 1000 concurrent invocations; got {value} concurrent"
     with pytest.raises(AgentWaitPropsError, match=re.escape(message)) as info:
-        AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), router_max_concurrency=value)
+        _agent_wait(stack, router_max_concurrency=value)
     assert len(info.value.problems) == 1
 
 
 @pytest.mark.parametrize("value", [2, 1000])
 def test_router_max_concurrency_bounds_are_accepted(value: int) -> None:
     stack = Stack(new_app(), "S")
-    AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), router_max_concurrency=value)
+    _agent_wait(stack, router_max_concurrency=value)
     assert Template.from_stack(stack).find_resources(
         "AWS::Lambda::EventSourceMapping", {"Properties": {"ScalingConfig": {"MaximumConcurrency": value}}}
     )
@@ -109,11 +111,8 @@ def test_router_max_concurrency_above_the_reservation_is_refused() -> None:
         "its records); got 50 and 10"
     )
     with pytest.raises(AgentWaitPropsError, match=re.escape(message)):
-        AgentWait(
+        _agent_wait(
             stack,
-            "AgentWait",
-            graph="m:g",
-            code=inline_code(),
             router_max_concurrency=50,
             router_reserved_concurrent_executions=10,
         )
@@ -124,11 +123,8 @@ def test_router_max_concurrency_within_the_reservation_or_with_the_router_stoppe
     maximum: int, reserved: int
 ) -> None:
     stack = Stack(new_app(), "S")
-    AgentWait(
+    _agent_wait(
         stack,
-        "AgentWait",
-        graph="m:g",
-        code=inline_code(),
         router_max_concurrency=maximum,
         router_reserved_concurrent_executions=reserved,
     )
@@ -160,11 +156,8 @@ def test_a_throughput_scope_on_a_standard_topic_is_refused() -> None:
         "topic_fifo=False; pass topic_fifo=True too, or drop it"
     )
     with pytest.raises(AgentWaitPropsError, match=re.escape(message)):
-        AgentWait(
+        _agent_wait(
             stack,
-            "AgentWait",
-            graph="m:g",
-            code=inline_code(),
             topic_fifo_throughput_scope=sns.FifoThroughputScope.MESSAGE_GROUP,
         )
 
@@ -186,11 +179,8 @@ def test_a_throughput_scope_with_an_existing_topic_or_no_topic_is_refused() -> N
             "your own topic"
         ),
     ):
-        AgentWait(
+        _agent_wait(
             stack,
-            "AgentWait",
-            graph="m:g",
-            code=inline_code(),
             existing_topic=theirs,  # type: ignore[arg-type]
             topic_fifo_throughput_scope=sns.FifoThroughputScope.MESSAGE_GROUP,
         )
