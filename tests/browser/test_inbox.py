@@ -181,8 +181,11 @@ def test_a_signed_links_get_changes_nothing_and_its_post_answers(inbox: Inbox) -
     for _ in range(2):
         page.goto(link)
         expect(page.get_by_role("button", name="Confirm: approve")).to_be_enabled()
-    # THEN it shows the question in the inbox's look, and nothing is answered
-    expect(page.locator("#arguments")).to_contain_text(thread)
+    # THEN it shows the question in the inbox's look (its arguments in a table, as the inbox does), and nothing
+    # is answered
+    expect(page.locator("#args-rows tr", has_text="order_id")).to_contain_text(thread)
+    expect(page.locator("#args-rows tr", has_text="amount")).to_contain_text("900")
+    expect(page.locator("#arguments")).to_be_hidden()
     assert page.locator("header.bar").evaluate("bar => getComputedStyle(bar).display") == "flex"
     assert inbox.local.pump().outcomes == []
     assert inbox.status(question)["status"] == "open"

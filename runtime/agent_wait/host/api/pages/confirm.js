@@ -31,12 +31,31 @@
     statusLine.textContent = text;
   }
 
+  // Times as the inbox writes them ("3 Dec 2026, 16:44:11 UTC"): a bare locale date such as 06/12/2026 reads as
+  // June in one country and December in the next.
+  var FORMAT = {
+    year: "numeric",
+    month: "short",
+    day: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    timeZoneName: "short",
+  };
+
   function when(iso) {
     if (!iso) {
       return "no deadline";
     }
     var moment = new Date(iso);
-    return isNaN(moment.getTime()) ? String(iso) : moment.toLocaleString() + " (" + iso + ")";
+    if (isNaN(moment.getTime())) {
+      return String(iso);
+    }
+    try {
+      return new Intl.DateTimeFormat(undefined, FORMAT).format(moment);
+    } catch (error) {
+      return moment.toLocaleString() + " (" + iso + ")";
+    }
   }
 
   function refused(status, data) {
@@ -96,6 +115,36 @@
     byId("votes").textContent = (lines.length ? lines.join("\n") + "\n" : "No votes yet.\n") + count + ".";
   }
 
+  // A call's arguments as the inbox shows them, one row each; anything else as JSON.
+  function showArguments(args) {
+    var asTable = args !== null && typeof args === "object" && !Array.isArray(args);
+    byId("args").hidden = !asTable;
+    byId("arguments").hidden = asTable;
+    if (!asTable) {
+      byId("arguments").textContent = JSON.stringify(args, null, 2);
+      return;
+    }
+    var rows = byId("args-rows");
+    rows.textContent = "";
+    Object.keys(args).forEach(function (name) {
+      var value = args[name];
+      var row = document.createElement("tr");
+      var label = document.createElement("td");
+      label.textContent = name;
+      var cell = document.createElement("td");
+      if (value !== null && typeof value === "object") {
+        var block = document.createElement("pre");
+        block.textContent = JSON.stringify(value, null, 2);
+        cell.appendChild(block);
+      } else {
+        cell.textContent = typeof value === "string" ? value : JSON.stringify(value);
+      }
+      row.appendChild(label);
+      row.appendChild(cell);
+      rows.appendChild(row);
+    });
+  }
+
   function show(view, link) {
     var question = view.question;
     var isCall = question !== null && typeof question === "object" && !Array.isArray(question) && "args" in question;
@@ -104,7 +153,7 @@
       name = question.function;
     }
     byId("function").textContent = name || "(not a function call; see below)";
-    byId("arguments").textContent = JSON.stringify(isCall ? question.args : question, null, 2);
+    showArguments(isCall ? question.args : question);
     byId("action").textContent = link.action;
     byId("deadline").textContent = when(link.expires_at);
     showVotes(view);
