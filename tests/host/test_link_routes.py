@@ -456,10 +456,14 @@ const setup = JSON.parse(process.argv[process.argv.length - 1]);
 const waiting = [];
 readline.createInterface({ input: process.stdin }).on("line", (line) => waiting.shift()(JSON.parse(line)));
 const send = (message) => process.stdout.write(JSON.stringify(message) + "\n");
-const elements = {};
-for (const [id, state] of Object.entries(setup.elements)) {
+function makeElement(state) {
+  // Text and child elements only: setting textContent drops the children, as in a browser.
   const element = {
-    textContent: state.text, value: "", hidden: state.hidden, disabled: state.disabled, focused: false, listeners: {},
+    text: state.text || "", children: [], value: "", hidden: Boolean(state.hidden), disabled: Boolean(state.disabled),
+    focused: false, listeners: {},
+    get textContent() { return this.text + this.children.map((child) => child.textContent).join(""); },
+    set textContent(value) { this.text = String(value); this.children = []; },
+    appendChild(child) { this.children.push(child); return child; },
     addEventListener(type, listener) { this.listeners[type] = listener; },
     focus() { this.focused = true; },
     insertAdjacentHTML() { throw new Error("insertAdjacentHTML used"); },
@@ -468,7 +472,11 @@ for (const [id, state] of Object.entries(setup.elements)) {
     const refuse = () => { throw new Error(name + " used"); };
     Object.defineProperty(element, name, { get: refuse, set: refuse });
   }
-  elements[id] = element;
+  return element;
+}
+const elements = {};
+for (const [id, state] of Object.entries(setup.elements)) {
+  elements[id] = makeElement(state);
 }
 const inflight = [];
 function fetch(path, init) {
@@ -478,6 +486,7 @@ function fetch(path, init) {
 }
 const document = {
   getElementById: (id) => elements[id] || null,
+  createElement: () => makeElement({}),
   write() { throw new Error("document.write used"); },
 };
 const sandbox = { document, location: { hash: setup.hash }, fetch, console };
@@ -490,7 +499,12 @@ async function settle() {
 }
 const snapshot = () => Object.fromEntries(
   Object.entries(elements).map(([id, e]) => [
-    id, { text: e.textContent, hidden: e.hidden, disabled: e.disabled, focused: e.focused },
+    id,
+    {
+      text: e.textContent, hidden: e.hidden, disabled: e.disabled, focused: e.focused,
+      // a table body's rows, as the text of each cell
+      ...(e.children.length ? { rows: e.children.map((row) => row.children.map((cell) => cell.textContent)) } : {}),
+    },
   ]),
 );
 (async () => {
@@ -584,8 +598,8 @@ def test_the_page_shows_a_script_in_the_question_as_text_and_answers_only_on_cli
     # THEN loading showed the question as text (the DOM's HTML setters would have thrown) and answered nothing
     loaded = result["loaded"]
     assert loaded["function"]["text"] == "refund"
-    assert json.loads(loaded["arguments"]["text"]) == {"order": "A-1", "memo": PAYLOAD}
-    assert PAYLOAD in loaded["arguments"]["text"]
+    assert loaded["args-rows"]["rows"] == [["order", "A-1"], ["memo", PAYLOAD]]  # the inbox's argument table
+    assert (loaded["args"]["hidden"], loaded["arguments"]["hidden"]) == (False, True)
     assert loaded["action"]["text"] == "approve"
     assert "2030-01-01T13:00:00Z" in loaded["deadline"]["text"]
     assert loaded["confirm"] == {"text": "Confirm: approve", "hidden": False, "disabled": False, "focused": False}

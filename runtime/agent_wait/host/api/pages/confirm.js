@@ -31,31 +31,12 @@
     statusLine.textContent = text;
   }
 
-  // Times as the inbox writes them ("3 Dec 2026, 16:44:11 UTC"): a bare locale date such as 06/12/2026 reads as
-  // June in one country and December in the next.
-  var FORMAT = {
-    year: "numeric",
-    month: "short",
-    day: "numeric",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    timeZoneName: "short",
-  };
-
   function when(iso) {
     if (!iso) {
       return "no deadline";
     }
     var moment = new Date(iso);
-    if (isNaN(moment.getTime())) {
-      return String(iso);
-    }
-    try {
-      return new Intl.DateTimeFormat(undefined, FORMAT).format(moment);
-    } catch (error) {
-      return moment.toLocaleString() + " (" + iso + ")";
-    }
+    return isNaN(moment.getTime()) ? String(iso) : moment.toLocaleString() + " (" + iso + ")";
   }
 
   function refused(status, data) {
