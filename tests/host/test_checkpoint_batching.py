@@ -12,14 +12,16 @@ import operator
 import threading
 import time
 from typing import Annotated, Any, TypedDict
+from uuid import uuid4
 
 import boto3
 import pytest
+from langgraph.channels.delta import DeltaChannel
 from tests.host.conftest import REGION, create_checkpoint_table
 
 from agent_wait.errors import ThreadStateUnavailableError
 from agent_wait.host import InMemoryLedger
-from agent_wait.host._checkpoint_batch import BatchWriter, StepBatch
+from agent_wait.host._checkpoint_batch import BatchWriter, Held, StepBatch
 from agent_wait.host._lease import hold_thread
 from agent_wait.host._wiring import checkpoint_saver
 from agent_wait.langgraph import LangGraphAdapter
@@ -77,20 +79,69 @@ def _linear(saver: Any) -> Any:
     return builder.compile(checkpointer=saver)
 
 
-def test_a_linear_run_saves_each_step_with_its_task_writes_in_one_batch_write(
+def _stored(saver: Any, thread_id: str) -> list[str]:
+    """The kinds of item the thread has in the table: `checkpoint <step>` and `writes <step>` (payloads left out)."""
+    steps: dict[str, int] = {}
+    for found in saver.list({"configurable": {"thread_id": thread_id}}):
+        steps[found.config["configurable"]["checkpoint_id"]] = found.metadata["step"]
+    kinds = []
+    for item in saver.client.scan(TableName=saver.table_name)["Items"]:
+        pk = item["PK"]["S"]
+        if pk.startswith(f"CHECKPOINT_{thread_id}"):
+            kinds.append(f"checkpoint {steps[item['id']['S']]}")
+        elif pk.startswith(f"WRITES_{thread_id}#"):
+            kinds.append(f"writes {steps.get(pk.rsplit('#', 1)[1], '?')}")
+    return sorted(kinds)
+
+
+def test_a_linear_run_saves_each_step_a_task_starts_from_in_one_batch_write(
     saver_calls: tuple[Any, Calls], unique: str
 ) -> None:
     saver, calls = saver_calls
     adapter = LangGraphAdapter(_linear(saver))
     adapter.start(f"t-{unique}", {"log": []})
-    # One read of the (empty) thread; then the input checkpoint, `__start__`'s writes and step 0's checkpoint go
-    # together, and each of a, b, c is one write of its task's writes and the checkpoint after it.
-    assert calls.take() == ["Query", "BatchWriteItem", "BatchWriteItem", "BatchWriteItem", "BatchWriteItem"]
+    # One read of the (empty) thread. The input checkpoint and step 0's wait while only the input is held; b and c
+    # each start after the checkpoint that holds the task before them, and the last one goes when the run ends.
+    assert calls.take() == ["Query", "BatchWriteItem", "BatchWriteItem", "BatchWriteItem"]
     state = adapter.graph.get_state(adapter.config(f"t-{unique}"))
     assert state.values == {"log": ["a", "b", "c"]}
     assert not state.next
     history = list(adapter.graph.get_state_history(adapter.config(f"t-{unique}")))
-    assert [h.metadata["step"] for h in history] == [3, 2, 1, 0, -1]  # every checkpoint is there, in order
+    assert [h.metadata["step"] for h in history] == [3, 2, 1]  # the checkpoints b and c started from, and the last
+    # Each task's writes were replaced by the checkpoint after them, in the batch they waited in.
+    assert _stored(saver, f"t-{unique}") == ["checkpoint 1", "checkpoint 2", "checkpoint 3"]
+
+
+def _extend(log: list[str], batches: list[list[str]]) -> list[str]:
+    return [*log, *(entry for batch in batches for entry in batch)]
+
+
+class Deltas(TypedDict):
+    log: Annotated[list[str], DeltaChannel(_extend)]
+
+
+def test_a_graph_with_a_delta_channel_keeps_every_checkpoint_and_write(
+    saver_calls: tuple[Any, Calls], unique: str
+) -> None:
+    """A `DeltaChannel`'s value is rebuilt from the writes of earlier checkpoints: none may be left out."""
+    from langgraph.graph import END, START, StateGraph
+
+    builder = StateGraph(Deltas)
+    builder.add_sequence([(name, lambda state, name=name: {"log": [name]}) for name in ("a", "b", "c")])
+    builder.add_edge(START, "a")
+    builder.add_edge("c", END)
+    saver, _ = saver_calls
+    adapter = LangGraphAdapter(builder.compile(checkpointer=saver))
+    adapter.start(f"t-{unique}", {"log": ["in"]})
+    assert adapter.graph.get_state(adapter.config(f"t-{unique}")).values == {"log": ["in", "a", "b", "c"]}
+    history = list(adapter.graph.get_state_history(adapter.config(f"t-{unique}")))
+    assert [h.metadata["step"] for h in history] == [3, 2, 1, 0, -1]
+    assert [kind for kind in _stored(saver, f"t-{unique}") if kind.startswith("writes")] == [
+        "writes -1",
+        "writes 0",
+        "writes 1",
+        "writes 2",
+    ]
 
 
 def test_the_saver_used_without_the_adapter_writes_each_save_at_once(
@@ -173,28 +224,77 @@ def test_a_sibling_that_finished_is_not_run_again_when_the_process_dies_in_anoth
     assert sorted(state.values["log"]) == sorted(["pay", "slow", "join"] + (["wait"] if slow_starts_late else []))
 
 
+class _Recorder(BatchWriter):
+    """Records each write as the PKs of its items."""
+
+    def __init__(self) -> None:
+        super().__init__(None, "table")
+        self.written: list[list[str]] = []
+
+    def write(self, items: Any, *, thread_id: str) -> None:
+        self.written.append([item["PK"]["S"] for item in items])
+
+
+def _checkpoint(checkpoint_id: str, parent_id: str | None, *, ref_loc: str = "DYNAMODB") -> Held:
+    item = {"PK": {"S": f"CHECKPOINT_{checkpoint_id}"}, "SK": {"S": "x"}, "ref_loc": {"S": ref_loc}}
+    return Held([item], "", checkpoint_id, parent_id=parent_id)
+
+
+def _writes(checkpoint_id: str, task: str) -> Held:
+    return Held([{"PK": {"S": f"WRITES_{checkpoint_id}_{task}"}, "SK": {"S": "0"}}], "", checkpoint_id)
+
+
 def test_writes_held_back_land_before_the_next_task_starts() -> None:
     """The step batch on its own: what a finished task wrote goes out when another task starts, before it returns."""
-    written: list[list[str]] = []
-
-    class Recorder(BatchWriter):
-        def write(self, items: Any, *, thread_id: str) -> None:
-            written.append([item["PK"]["S"] for item in items])
-
-    batch = StepBatch("t", Recorder(None, "table"))
-    batch.hold_or_write([{"PK": {"S": "WRITES_a"}, "SK": {"S": "0"}}], hold=True)
-    assert written == []
-    from uuid import uuid4
-
-    sibling = uuid4()
-    batch.task_started(sibling)
-    assert written == [["WRITES_a"]]
-    batch.hold_or_write([{"PK": {"S": "WRITES_b"}, "SK": {"S": "0"}}], hold=True)
-    assert written == [["WRITES_a"], ["WRITES_b"]], "a task is running: nothing may wait"
+    recorder = _Recorder()
+    batch = StepBatch("t", recorder)
+    batch.hold(_checkpoint("0", None))
+    batch.task_started(first := uuid4())
+    assert recorder.written == [], "only the run's input is held: the task may start without it"
+    batch.task_ended(first)
+    batch.hold(_writes("0", "a"))
+    assert recorder.written == []
+    batch.task_started(sibling := uuid4())
+    assert recorder.written == [["CHECKPOINT_0", "WRITES_0_a"]], "a finished task's writes land first"
+    batch.hold(_writes("0", "b"))
+    assert recorder.written[-1] == ["WRITES_0_b"], "a task is running: nothing may wait"
     batch.task_ended(sibling)
-    batch.hold_or_write([{"PK": {"S": "WRITES_c"}, "SK": {"S": "0"}}], hold=True)
-    batch.hold_or_write([{"PK": {"S": "CHECKPOINT_t"}, "SK": {"S": "1"}}], hold=False)
-    assert written[-1] == ["WRITES_c", "CHECKPOINT_t"]
+    batch.hold(_writes("0", "c"))
+    batch.write_now([{"PK": {"S": "INTERRUPT"}, "SK": {"S": "0"}}])
+    assert recorder.written[-1] == ["WRITES_0_c", "INTERRUPT"]
+
+
+def test_a_checkpoint_replaces_the_held_writes_and_checkpoint_before_it() -> None:
+    recorder = _Recorder()
+    batch = StepBatch("t", recorder)
+    batch.hold(_checkpoint("0", None))
+    batch.hold(_writes("0", "a"))
+    batch.hold(_writes("other", "a"))
+    batch.hold(_checkpoint("1", "0"))
+    batch.flush()
+    assert recorder.written == [["WRITES_other_a", "CHECKPOINT_1"]]
+
+    uncompacted = StepBatch("t", recorder, compact=False)
+    uncompacted.hold(_checkpoint("0", None))
+    uncompacted.hold(_writes("0", "a"))
+    uncompacted.hold(_checkpoint("1", "0"))
+    uncompacted.flush()
+    assert recorder.written[-1] == ["CHECKPOINT_0", "WRITES_0_a", "CHECKPOINT_1"]
+
+    batch.hold(_checkpoint("2", None, ref_loc="S3"))
+    batch.hold(_checkpoint("3", "2"))
+    batch.flush()
+    assert recorder.written[-1] == ["CHECKPOINT_2", "CHECKPOINT_3"], "its payload is in S3 already: its head stays"
+
+
+def test_a_read_in_a_namespace_writes_what_is_held_there_first() -> None:
+    recorder = _Recorder()
+    batch = StepBatch("t", recorder)
+    batch.hold(_checkpoint("0", None))
+    batch.flush("child")
+    assert recorder.written == []
+    batch.flush("")
+    assert recorder.written == [["CHECKPOINT_0"]]
 
 
 # -- reads: once per message, never stale ----------------------------------------------------------------------

@@ -1,25 +1,31 @@
-"""Fewer checkpoint calls: one `BatchWriteItem` per LangGraph step, without losing a finished task's writes, and
-a checkpoint read in three calls.
+"""Fewer checkpoint calls and items: one `BatchWriteItem` per LangGraph step, without losing a finished task's
+writes, and a checkpoint read in three calls.
 
 `DynamoDBSaver` stores each checkpoint and each task's writes as two items (a head and its payload), one
-`PutItem` each. Within one graph run, `StepBatch` holds back the items of a finished task until the step's
-checkpoint is saved, and writes them together in one `BatchWriteItem`: a linear step then costs one call,
-not four.
+`PutItem` each. Within one graph run, `StepBatch` holds back the items of checkpoints and finished tasks
+until the next task starts, and writes them together in one `BatchWriteItem`. A checkpoint held back
+replaces what is held of the checkpoint before it (its task writes, and itself if held): the new checkpoint
+already holds their effects, so a linear step costs one call and two items, not four of each.
 
 Holding back is safe only while no other task could run a side effect before the items land. A
 `TaskWatcher` (a LangChain callback handler the adapter attaches to the run) counts the graph's running
 tasks, and:
 - a task that finishes while another still runs (parallel branches) has its writes written at once;
-- a task that starts while writes are held back first writes them, before its own body runs;
-- special writes (an interrupt, an error) and the step's checkpoint write everything held back with them.
-So a crash can lose only the writes of the task that just finished in a step of its own, in the moment
-before its checkpoint is written, as it could before (its writes were written in the background then).
+- a task that starts after another finished first writes everything held, before its own body runs;
+- special writes (an interrupt, an error) write everything held back with them;
+- what is still held when the run ends is written then.
+So a crash can lose only the work of the task that just finished, in the moment before the next task
+starts or the run ends, as it could before.
 
-The input checkpoint a run starts with is held back too: until the next checkpoint lands, redelivery of
-the message starts the run again from its input, which is what losing it means.
+While only the run's input is held (no task finished yet), a task starts without waiting: until something
+lands, redelivery of the message starts the run again from its input, which is what losing it means.
+
+A graph whose state is rebuilt from earlier checkpoints' writes (LangGraph's `DeltaChannel`) keeps them all:
+its batch does not compact (`compact=False`).
 
 Reading the latest checkpoint takes its head, its writes' heads, and then every payload at once
-(`BatchGetItem`), in `DynamoDBSaver`'s own item layout.
+(`BatchGetItem`), in `DynamoDBSaver`'s own item layout. A read of a namespace the run holds items in writes
+them first.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
@@ -43,14 +50,19 @@ from agent_wait.errors import ThreadStateUnavailableError
 __all__ = (
     "BatchWriter",
     "CollectingClient",
+    "Held",
     "StepBatch",
     "TaskWatcher",
     "batched_run",
     "collected_puts",
     "current_batch",
+    "read_items",
     "read_payloads",
     "read_write_heads",
 )
+
+PAYLOAD_SK = "CHUNK"
+"""The sort key of every payload item `DynamoDBSaver` keeps in the table."""
 
 _COLLECTED: ContextVar[list[dict[str, Any]] | None] = ContextVar("agent_wait_collected_puts", default=None)
 _BATCHES: dict[str, StepBatch] = {}
@@ -141,39 +153,38 @@ def read_write_heads(client: Any, table_name: str, thread_id: str, ns: str, chec
         "TableName": table_name,
         "KeyConditionExpression": "PK = :pk",
         "ExpressionAttributeValues": {":pk": {"S": _writes_pk(thread_id, ns, checkpoint_id)}},
-        "ProjectionExpression": "task_id, channel, ref_key, ref_loc, #t, compression",
+        "ProjectionExpression": "SK, task_id, channel, ref_key, ref_loc, #t, compression",
         "ExpressionAttributeNames": {"#t": "type"},
     }
     return list(paginate(client.query, request))
 
 
-def read_payloads(
+def read_items(
     client: Any,
     table_name: str,
-    chunk_keys: Sequence[str],
+    keys: Sequence[tuple[str, str]],
     *,
     thread_id: str,
+    projection: str | None = None,
     attempts: int = 8,
     sleep: Callable[[float], None] = time.sleep,
-) -> dict[str, bytes]:
-    """The payload items (`<chunk key>`, `CHUNK`) that exist, by chunk key, read with `BatchGetItem`."""
-    found: dict[str, bytes] = {}
-    unique = list(dict.fromkeys(chunk_keys))
+) -> list[dict[str, Any]]:
+    """The items with these (`PK`, `SK`) keys that exist, read with `BatchGetItem` (100 keys a call)."""
+    found: list[dict[str, Any]] = []
+    unique = list(dict.fromkeys(keys))
     for start in range(0, len(unique), BATCH_GET_LIMIT):
-        keys = [{"PK": {"S": key}, "SK": {"S": "CHUNK"}} for key in unique[start : start + BATCH_GET_LIMIT]]
+        page = unique[start : start + BATCH_GET_LIMIT]
+        request: dict[str, Any] = {"Keys": [{"PK": {"S": pk}, "SK": {"S": sk}} for pk, sk in page]}
+        if projection is not None:
+            request["ProjectionExpression"] = projection
         responses, left = until_processed(
-            client.batch_get_item,
-            {table_name: {"Keys": keys, "ProjectionExpression": "PK, payload"}},
-            unprocessed="UnprocessedKeys",
-            attempts=attempts,
-            sleep=sleep,
+            client.batch_get_item, {table_name: request}, unprocessed="UnprocessedKeys", attempts=attempts, sleep=sleep
         )
         for response in responses:
-            for item in response.get("Responses", {}).get(table_name, []):
-                found[item["PK"]["S"]] = item["payload"]["B"]
+            found.extend(response.get("Responses", {}).get(table_name, []))
         if left:
             raise ThreadStateUnavailableError(
-                f"DynamoDB left checkpoint payloads unread after {attempts} BatchGetItem calls (throttled); "
+                f"DynamoDB left checkpoint items unread after {attempts} BatchGetItem calls (throttled); "
                 "the message is retried",
                 thread_id=thread_id,
                 table=table_name,
@@ -181,28 +192,72 @@ def read_payloads(
     return found
 
 
+def read_payloads(client: Any, table_name: str, chunk_keys: Sequence[str], *, thread_id: str) -> dict[str, bytes]:
+    """The payload items (`<chunk key>`, `CHUNK`) that exist, by chunk key, read with `BatchGetItem`."""
+    keys = [(key, PAYLOAD_SK) for key in chunk_keys]
+    items = read_items(client, table_name, keys, thread_id=thread_id, projection="PK, payload")
+    return {item["PK"]["S"]: item["payload"]["B"] for item in items}
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """Items of one save held back: a checkpoint (with its parent's id) or one task's writes to a checkpoint."""
+
+    items: list[dict[str, Any]]
+    ns: str
+    checkpoint_id: str
+    """The checkpoint the items are, or the one the writes belong to."""
+    parent_id: str | None = None
+    """For a checkpoint: the checkpoint it follows, whose held writes (and, if held, itself) it makes redundant."""
+
+    @property
+    def in_s3(self) -> bool:
+        """Part of it went to S3 already (a payload over 350 KB): its head is then always written."""
+        return any(item.get("ref_loc", {}).get("S") == "S3" for item in self.items)
+
+
 class StepBatch:
     """What one graph run holds back, and how many of its tasks are running (see the module's doc)."""
 
-    def __init__(self, thread_id: str, writer: BatchWriter) -> None:
+    def __init__(self, thread_id: str, writer: BatchWriter, *, compact: bool = True) -> None:
         self.thread_id = thread_id
         self.writer = writer
+        self.compact = compact
+        """Let a checkpoint replace what is held of its parent (never for a graph whose state is rebuilt from old
+        writes: LangGraph's `DeltaChannel`)."""
         self._lock = threading.Lock()
         self._running: set[UUID] = set()
-        self._held: list[dict[str, Any]] = []
+        self._held: list[Held] = []
+        self._finished = False
+        """A task finished since the last write: what is held carries its effects, so the next task waits for it."""
 
-    def hold_or_write(self, items: list[dict[str, Any]], *, hold: bool) -> None:
-        """Hold `items` back if `hold` and no task is running; otherwise write them with what is held."""
+    def hold(self, held: Held) -> None:
+        """Hold `held` back while no task is running; otherwise write it now, with everything held.
+
+        A checkpoint replaces what is held of its parent (the parent's writes, and the parent if it is held too):
+        it already holds their effects, and a crash before it lands loses no finished task's work either way.
+        """
         with self._lock:
-            if hold and not self._running:
-                self._held.extend(items)
+            if self._running:
+                items = self._take() + held.items
+            else:
+                if self.compact and held.parent_id is not None:
+                    self._held = [h for h in self._held if not _replaced(h, held)]
+                self._held.append(held)
                 return
+        self.writer.write(items, thread_id=self.thread_id)
+
+    def write_now(self, items: list[dict[str, Any]]) -> None:
+        """Write `items` at once, with everything held (an interrupt or an error: nothing follows to carry them)."""
+        with self._lock:
             items = self._take() + items
         self.writer.write(items, thread_id=self.thread_id)
 
-    def flush(self) -> None:
-        """Write everything held back."""
+    def flush(self, ns: str | None = None) -> None:
+        """Write everything held back (with `ns`: only if some of it is in that checkpoint namespace)."""
         with self._lock:
+            if ns is not None and all(h.ns != ns for h in self._held):
+                return
             items = self._take()
         if items:
             self.writer.write(items, thread_id=self.thread_id)
@@ -210,15 +265,23 @@ class StepBatch:
     def task_started(self, run_id: UUID) -> None:
         with self._lock:
             self._running.add(run_id)
-        self.flush()  # a finished task's writes land before this task can run a side effect
+            finished = self._finished
+        if finished:
+            self.flush()  # a finished task's effects land before this task can run a side effect
+        # Otherwise only the run's input is held: losing it means redelivery starts the run again from its input.
 
     def task_ended(self, run_id: UUID) -> None:
         with self._lock:
             self._running.discard(run_id)
+            self._finished = True
 
     def _take(self) -> list[dict[str, Any]]:
-        items, self._held = self._held, []
-        return items
+        held, self._held, self._finished = self._held, [], False
+        return [item for h in held for item in h.items]
+
+
+def _replaced(held: Held, checkpoint: Held) -> bool:
+    return held.ns == checkpoint.ns and held.checkpoint_id == checkpoint.parent_id and not held.in_s3
 
 
 def current_batch(thread_id: str) -> StepBatch | None:
@@ -228,13 +291,15 @@ def current_batch(thread_id: str) -> StepBatch | None:
 
 
 @contextmanager
-def batched_run(thread_id: str, writer: BatchWriter) -> Iterator[TaskWatcher | None]:
+def batched_run(thread_id: str, writer: BatchWriter, *, compact: bool = True) -> Iterator[TaskWatcher | None]:
     """Batch the checkpoint writes of one run on `thread_id`; attach the yielded watcher to the run's callbacks.
+
+    With `compact`, a checkpoint replaces what is held of its parent (see `StepBatch.hold`).
 
     Whatever is still held back when the block ends (how ever it ends) is written then. A second run on the same
     thread in this process meanwhile (never under the router, which holds the thread) is not batched: it gets None.
     """
-    batch = StepBatch(thread_id, writer)
+    batch = StepBatch(thread_id, writer, compact=compact)
     with _BATCHES_LOCK:
         if thread_id in _BATCHES:
             batch = None

@@ -40,6 +40,7 @@ from agent_wait.errors import ThreadStateTooLargeError
 from agent_wait.host._checkpoint_batch import (
     BatchWriter,
     CollectingClient,
+    Held,
     batched_run,
     collected_puts,
     current_batch,
@@ -117,6 +118,12 @@ def _too_large(exc: BaseException, *, what: str, config: Any, table: str, offloa
     )
 
 
+def _at(config: Any) -> tuple[str, str | None]:
+    """The checkpoint namespace and id a config points at (for a save: the namespace and the parent)."""
+    configurable = config["configurable"]
+    return str(configurable.get("checkpoint_ns", "")), configurable.get("checkpoint_id")
+
+
 def _unpack(found: CheckpointTuple | None) -> CheckpointTuple | None:
     if found is None or not found.pending_writes:
         return found
@@ -136,10 +143,10 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
     before anything of it is written; with `s3_offload_config`, payloads over 350 KB go to S3.
 
     Each save is one `BatchWriteItem` (a head and its payload item together). Inside `batched_run`, which
-    `LangGraphAdapter` opens around each run, a step's task writes go out with the step's checkpoint (see
-    `agent_wait.host._checkpoint_batch`). While a delivery holds the thread's lease (the router), the latest
-    checkpoint read is remembered until this saver writes to the thread or the lease is let go, so one message
-    reads it once.
+    `LangGraphAdapter` opens around each run, checkpoints and task writes wait for the next task to start, and a
+    checkpoint replaces the held writes it already holds (see `agent_wait.host._checkpoint_batch`). While a
+    delivery holds the thread's lease (the router), the latest checkpoint read is remembered until this saver
+    writes to the thread or the lease is let go, so one message reads it once.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -166,10 +173,15 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         return self.storage.s3_enabled
 
     @contextmanager
-    def batched_run(self, thread_id: str) -> Iterator[BaseCallbackHandler | None]:
-        """Batch the writes of one run on `thread_id`; pass the yielded handler in the run's `callbacks`."""
+    def batched_run(self, thread_id: str, *, compact: bool = True) -> Iterator[BaseCallbackHandler | None]:
+        """Batch the writes of one run on `thread_id`; pass the yielded handler in the run's `callbacks`.
+
+        With `compact` (not for a graph with a `DeltaChannel`, whose state is rebuilt from its checkpoints' writes),
+        a checkpoint held back replaces the held writes of the checkpoint before it, and that checkpoint too if it
+        is held: history keeps every checkpoint a task started from, but not the writes it already holds.
+        """
         try:
-            with batched_run(thread_id, self.writer) as watcher:
+            with batched_run(thread_id, self.writer, compact=compact) as watcher:
                 yield watcher
         finally:
             self._wrote(thread_id)  # what the run held back has landed: a read from before it is stale
@@ -177,8 +189,8 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         with self._too_large_told("checkpoint", config), collected_puts() as items:
             stored = super().put(config, checkpoint, metadata, new_versions)
-        # The input checkpoint may wait for the next one: losing it only means the run starts again from its input.
-        self._send(config, items, hold=(metadata or {}).get("source") == "input")
+        ns, parent_id = _at(config)
+        self._send(config, items, Held(items, ns, str(checkpoint["id"]), parent_id=parent_id))
         return stored
 
     def put_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
@@ -188,11 +200,13 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             writes = [(PACKED_WRITES, [[channel, value] for channel, value in writes])]
         with self._too_large_told("writes of one step", config), collected_puts() as items:
             super().put_writes(config, writes, task_id, task_path)
+        ns, checkpoint_id = _at(config)
         # An interrupt or an error ends the run: nothing follows to carry them, so they go now.
-        self._send(config, items, hold=not special)
+        self._send(config, items, None if special else Held(items, ns, str(checkpoint_id)))
 
     def get_tuple(self, config: Any) -> CheckpointTuple | None:
         thread_id = str(config["configurable"]["thread_id"])
+        self._flush_held(thread_id, _at(config)[0])
         held = held_thread(thread_id)
         if get_checkpoint_id(config) is not None:
             return _unpack(super().get_tuple(config))
@@ -277,12 +291,23 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         )
 
     def list(self, config: Any, **kwargs: Any) -> Iterator[CheckpointTuple]:
+        if config is not None and "thread_id" in config.get("configurable", {}):
+            configurable = config["configurable"]
+            self._flush_held(str(configurable["thread_id"]), configurable.get("checkpoint_ns"))
         for found in super().list(config, **kwargs):
             unpacked = _unpack(found)
             if unpacked is not None:  # never None for a found checkpoint; the check is for the type
                 yield unpacked
 
-    def _send(self, config: Any, items: list[dict[str, Any]], *, hold: bool) -> None:
+    def _flush_held(self, thread_id: str, ns: str | None) -> None:
+        """Write what the thread's run holds back in namespace `ns` (any, if None), so a read sees it."""
+        batch = current_batch(thread_id)
+        if batch is not None:
+            with self._too_large_told("state", {"configurable": {"thread_id": thread_id}}):
+                batch.flush(ns)
+
+    def _send(self, config: Any, items: list[dict[str, Any]], held: Held | None) -> None:
+        """Write `items` now (`held` None, or no batch is open), or let the run's batch hold them back."""
         thread_id = str(config["configurable"]["thread_id"])
         batch = current_batch(thread_id)
         self._wrote(thread_id)
@@ -290,8 +315,10 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             with self._too_large_told("state", config):
                 if batch is None:
                     self.writer.write(items, thread_id=thread_id)
+                elif held is None:
+                    batch.write_now(items)
                 else:
-                    batch.hold_or_write(items, hold=hold)
+                    batch.hold(held)
         finally:
             self._wrote(thread_id)  # before and after: a read that overlapped the write is never remembered
 

@@ -15,6 +15,18 @@ from agent_wait.langgraph._interrupts import question_from_interrupt, questions_
 
 __all__ = ("LangGraphAdapter",)
 
+try:  # LangGraph 1.2 and later
+    from langgraph.channels.delta import DeltaChannel
+except ImportError:  # pragma: no cover - an older LangGraph has no DeltaChannel
+    DeltaChannel = None
+
+
+def uses_delta_channels(graph: Any) -> bool:
+    """Whether the graph keeps a channel as deltas (`DeltaChannel`), whose value is rebuilt from the writes of
+    earlier checkpoints: then no saved write may be left out, even one a later checkpoint already holds."""
+    channels = getattr(graph, "channels", None) or {}
+    return DeltaChannel is not None and any(isinstance(channel, DeltaChannel) for channel in channels.values())
+
 
 class LangGraphAdapter:
     """Run, resume and inspect a compiled graph by thread id. The graph must have a checkpointer.
@@ -48,7 +60,8 @@ class LangGraphAdapter:
         config = self.config(thread_id)
         # A checkpointer that can batch a run's writes (agent-wait's DynamoDB saver) watches its tasks start and end.
         batched_run = getattr(self.graph.checkpointer, "batched_run", None)
-        with batched_run(thread_id) if batched_run is not None else nullcontext() as watcher:
+        compact = not uses_delta_channels(self.graph)
+        with batched_run(thread_id, compact=compact) if batched_run is not None else nullcontext() as watcher:
             if watcher is not None:
                 config["callbacks"] = [watcher]
             if self.use_async:
