@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import time
 import uuid
@@ -31,6 +33,9 @@ class HeldThread:
     questions need no query of the ledger."""
     decided: set[str] = field(default_factory=set)
     """Question ids this delivery saw decided: a decided question never opens again, so none is read again."""
+    leave_note: Callable[[], str | None] | None = None
+    """Called at the release: what it returns is left for the next delivery (`ThreadLease.note`). The checkpoint
+    saver sets it when it reads the thread; a delivery that never did leaves no note."""
     memo: dict[str, Any] = field(default_factory=dict)
     """What may be remembered while the lease is held, and no longer: no other delivery can change the thread
     meanwhile (the checkpoint saver keeps its latest read here)."""
@@ -83,12 +88,23 @@ def hold_thread(
     finally:
         _HELD.reset(token)
         try:
-            ledger.release_lease(thread_id, holder, open_questions=held.open_questions)
+            # Never the note this lease took: this delivery may have changed what it names without knowing.
+            note = None if held.leave_note is None else held.leave_note()
+            if note is None or not _takes_note(type(ledger)):
+                ledger.release_lease(thread_id, holder, open_questions=held.open_questions)
+            else:
+                ledger.release_lease(thread_id, holder, open_questions=held.open_questions, note=note)
         except Exception as exc:  # the lease then runs out by itself; the outcome stands
             log.warning(
                 "could not release the thread's lease; it expires by itself",
                 extra={"thread_id": thread_id, "error": error_name(exc)},
             )
+
+
+@functools.cache
+def _takes_note(ledger_type: type) -> bool:
+    """Whether the ledger's `release_lease` takes a `note` (a ledger written before notes does not)."""
+    return "note" in inspect.signature(ledger_type.release_lease).parameters
 
 
 def error_name(exc: BaseException) -> str:

@@ -112,6 +112,10 @@ class ThreadLease:
     """The thread's open question ids as the last delivery that ran the agent recorded them at its release (read
     in the same write that took the lease, so finding what is open costs no query of the thread's history);
     None when none was recorded yet."""
+    note: str | None = None
+    """What the last delivery left for the next one at its release (the router's checkpoint saver: the keys of the
+    thread's latest checkpoint), taken off the thread by the write that took this lease: a delivery that dies
+    before its release leaves none. Opaque to the ledger."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -632,13 +636,17 @@ class Ledger(ABC):
         """Hold the thread for `seconds` unless another holder's lease is still running; None when it is.
 
         A lease whose time has passed is taken over (its holder died). The returned lease carries the
-        thread's failure, read in the same conditional write.
+        thread's failure, read in the same conditional write, and the note the last release left, which the
+        same write removes (`ThreadLease.note`).
         """
 
     @abstractmethod
-    def release_lease(self, thread_id: str, holder: str, *, open_questions: Sequence[str] | None = None) -> None:
+    def release_lease(
+        self, thread_id: str, holder: str, *, open_questions: Sequence[str] | None = None, note: str | None = None
+    ) -> None:
         """Give the lease back if `holder` still holds it; otherwise change nothing.
 
         With `open_questions`, the same write records the thread's open question ids, which the next lease
-        returns (`ThreadLease.open_questions`); None leaves what was recorded as it is.
+        returns (`ThreadLease.open_questions`); None leaves what was recorded as it is. With `note`, the same
+        write leaves it for the next lease (`ThreadLease.note`).
         """

@@ -46,6 +46,7 @@ class InMemoryLedger(Ledger):
         self._leases: dict[str, ThreadLease] = {}
         self._failures: dict[str, ThreadFailure] = {}
         self._open_sets: dict[str, tuple[str, ...]] = {}
+        self._notes: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
@@ -271,17 +272,22 @@ class InMemoryLedger(Ledger):
                 now.timestamp() + seconds,
                 self._failures.get(thread_id),
                 self._open_sets.get(thread_id),
+                self._notes.pop(thread_id, None),
             )
             self._leases[thread_id] = lease
             return lease
 
-    def release_lease(self, thread_id: str, holder: str, *, open_questions: Sequence[str] | None = None) -> None:
+    def release_lease(
+        self, thread_id: str, holder: str, *, open_questions: Sequence[str] | None = None, note: str | None = None
+    ) -> None:
         with self._lock:
             held = self._leases.get(thread_id)
             if held is not None and held.holder == holder:
                 del self._leases[thread_id]
                 if open_questions is not None:
                     self._open_sets[thread_id] = tuple(open_questions)
+                if note is not None:
+                    self._notes[thread_id] = note
 
     def snapshot(self) -> dict[tuple[str, str], QuestionRecord]:
         """A copy of every question row (for tests and the local demo)."""

@@ -544,7 +544,8 @@ class DynamoDbLedger(ShardedIndexes, Ledger):
         won, item = self._conditional(
             "update_item",
             Key=self._key(thread_id, _THREAD_ITEM),
-            UpdateExpression="SET lease_holder = :holder, lease_until = :until",
+            # The note is taken: a delivery that dies before its release must leave none behind.
+            UpdateExpression="SET lease_holder = :holder, lease_until = :until REMOVE lease_note",
             # Free, expired (its holder died), or already ours.
             ConditionExpression="attribute_not_exists(lease_holder) OR lease_until <= :now OR lease_holder = :holder",
             ExpressionAttributeValues={
@@ -552,25 +553,35 @@ class DynamoDbLedger(ShardedIndexes, Ledger):
                 ":until": {"N": repr(round(until, 3))},
                 ":now": {"N": repr(round(now.timestamp(), 3))},
             },
-            ReturnValues="ALL_NEW",
+            ReturnValues="ALL_OLD",  # what the lease write leaves alone, and the note it removes
         )
         if not won:
             return None
         failure = (item or {}).get("failure")
         recorded = (item or {}).get("open_questions")
+        note = (item or {}).get("lease_note")
         return ThreadLease(
             thread_id,
             holder,
             until,
             ThreadFailure.from_item(thread_id, failure) if failure else None,
             tuple(str(q) for q in recorded) if isinstance(recorded, list) else None,
+            note if isinstance(note, str) else None,
         )
 
-    def release_lease(self, thread_id: str, holder: str, *, open_questions: Sequence[str] | None = None) -> None:
+    def release_lease(
+        self, thread_id: str, holder: str, *, open_questions: Sequence[str] | None = None, note: str | None = None
+    ) -> None:
         update, values = "REMOVE lease_holder, lease_until", {":holder": {"S": holder}}
+        sets = []
         if open_questions is not None:  # in the write the release makes anyway: no extra call
-            update = "SET open_questions = :open " + update
+            sets.append("open_questions = :open")
             values[":open"] = to_attribute(list(open_questions))
+        if note is not None:
+            sets.append("lease_note = :note")
+            values[":note"] = {"S": note}
+        if sets:
+            update = f"SET {', '.join(sets)} {update}"
         self._conditional(
             "update_item",
             Key=self._key(thread_id, _THREAD_ITEM),
