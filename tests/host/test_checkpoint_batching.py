@@ -22,6 +22,7 @@ from tests.host.conftest import REGION, create_checkpoint_table
 from agent_wait.errors import ThreadStateUnavailableError
 from agent_wait.host import InMemoryLedger
 from agent_wait.host._checkpoint_batch import BatchWriter, Held, StepBatch
+from agent_wait.host._checkpoint_notes import NOTE_WRITES_LIMIT, LatestKeys, LatestTracker
 from agent_wait.host._lease import hold_thread
 from agent_wait.host._wiring import checkpoint_saver
 from agent_wait.langgraph import LangGraphAdapter
@@ -322,13 +323,16 @@ def test_the_latest_checkpoint_is_read_once_while_the_thread_is_held_and_again_a
         graph.update_state(config, {"log": ["d"]})
         calls.take()
         assert graph.get_state(config).values["log"][-1] == "d"
-        assert calls.take().count("Query") == 2, "after a write of ours the checkpoint is read again"
+        # Read again after a write of ours: the head, then its writes' heads by the keys the saver wrote.
+        assert calls.take() == ["Query", "BatchGetItem"], "after a write of ours the checkpoint is read again"
     graph.get_state(config)
     graph.get_state(config)
     assert calls.take().count("Query") == 4, "without the thread's lease nothing is remembered"
     with hold_thread(ledger, thread_id, clock=ledger_clock, seconds=60, wait=0, on_busy=lambda: None, log=None):
         graph.get_state(config)
-        assert calls.take().count("Query") == 2, "a new delivery reads again: another may have written between"
+        # A new delivery reads again (another may have written between): the head, then the writes the delivery
+        # before it left the keys of.
+        assert calls.take() == ["Query", "BatchGetItem"]
 
 
 def test_a_read_made_while_a_write_is_on_its_way_is_not_remembered(saver_calls: tuple[Any, Calls], unique: str) -> None:
@@ -371,13 +375,164 @@ def test_a_warm_saver_keeps_read_tokens_for_a_bounded_number_of_threads(
                 saver._version(f"other-{n}")
         assert len(saver._versions) <= VERSIONS_KEPT
         graph.get_state(config)
-        assert calls.take().count("Query") == 2, "once its token is dropped, a remembered read is read again"
+        assert calls.take() == ["Query", "BatchGetItem"], "once its token is dropped, a remembered read is read again"
 
 
 def ledger_clock() -> Any:
     from agent_wait._time import utc_now
 
     return utc_now()
+
+
+# -- the note a delivery leaves: the next one reads the checkpoint in two calls -----------------------------------
+
+
+def _asking(saver: Any) -> Any:
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    def ask(state: Line) -> dict[str, Any]:
+        return {"log": [f"answer:{interrupt({'question_id': 'q-1', 'prompt': 'ok?'})}"]}
+
+    builder = StateGraph(Line)
+    builder.add_sequence([("prepare", lambda state: {"log": ["prepare"]}), ("ask", ask)])
+    builder.add_edge(START, "prepare")
+    builder.add_edge("ask", END)
+    return builder.compile(checkpointer=saver)
+
+
+def _delivery(ledger: Any, thread_id: str) -> Any:
+    return hold_thread(ledger, thread_id, clock=ledger_clock, seconds=60, wait=0, on_busy=lambda: None, log=None)
+
+
+def test_the_next_delivery_reads_the_checkpoint_by_the_keys_the_last_one_left(
+    saver_calls: tuple[Any, Calls], unique: str
+) -> None:
+    saver, calls = saver_calls
+    thread_id, ledger = f"t-{unique}", InMemoryLedger()
+    adapter = LangGraphAdapter(_asking(saver))
+    with _delivery(ledger, thread_id):
+        adapter.start(thread_id, {"log": []})
+    calls.take()
+    with _delivery(ledger, thread_id):
+        noted = adapter.graph.get_state(adapter.config(thread_id))
+        assert calls.take() == ["Query", "BatchGetItem"], "the writes' heads are read by key, with the payloads"
+    read = adapter.graph.get_state(adapter.config(thread_id))
+    assert calls.take() == ["Query", "Query", "BatchGetItem"]
+    assert noted == read
+    assert [i.value for t in noted.tasks for i in t.interrupts] == [{"question_id": "q-1", "prompt": "ok?"}]
+
+
+def test_a_note_read_through_an_answer_resumes_the_thread(saver_calls: tuple[Any, Calls], unique: str) -> None:
+    saver, calls = saver_calls
+    thread_id, ledger = f"t-{unique}", InMemoryLedger()
+    adapter = LangGraphAdapter(_asking(saver))
+    with _delivery(ledger, thread_id):
+        adapter.start(thread_id, {"log": []})
+    (question,) = adapter.pending(thread_id)
+    calls.take()
+    with _delivery(ledger, thread_id):
+        run = adapter.resume(thread_id, question.question_id, "yes")
+    assert calls.take()[:2] == ["Query", "BatchGetItem"]
+    assert run.result["log"] == ["prepare", "answer:yes"]
+    assert not adapter.graph.get_state(adapter.config(thread_id)).next
+
+
+def test_a_delivery_that_dies_holding_the_thread_leaves_no_note_for_the_next(
+    saver_calls: tuple[Any, Calls], unique: str
+) -> None:
+    saver, calls = saver_calls
+    thread_id, ledger = f"t-{unique}", InMemoryLedger()
+    adapter = LangGraphAdapter(_asking(saver))
+    with _delivery(ledger, thread_id):
+        adapter.start(thread_id, {"log": []})
+    # A delivery takes the lease (and with it the note), then dies: its lease runs out unreleased.
+    assert ledger.acquire_lease(thread_id, "dead", now=ledger_clock(), seconds=-1) is not None
+    calls.take()
+    with _delivery(ledger, thread_id):
+        adapter.graph.get_state(adapter.config(thread_id))
+        assert calls.take() == ["Query", "Query", "BatchGetItem"]
+
+
+def test_a_delivery_that_never_read_the_thread_leaves_no_note(saver_calls: tuple[Any, Calls], unique: str) -> None:
+    """It cannot vouch for the note it took (an async run's reads happen where the lease is not seen)."""
+    saver, calls = saver_calls
+    thread_id, ledger = f"t-{unique}", InMemoryLedger()
+    adapter = LangGraphAdapter(_asking(saver))
+    with _delivery(ledger, thread_id):
+        adapter.start(thread_id, {"log": []})
+    with _delivery(ledger, thread_id):
+        pass  # a message refused before the agent ran
+    calls.take()
+    with _delivery(ledger, thread_id):
+        adapter.graph.get_state(adapter.config(thread_id))
+        assert calls.take() == ["Query", "Query", "BatchGetItem"]
+
+
+def test_a_checkpoint_written_without_the_lease_is_read_whole_despite_the_note(
+    saver_calls: tuple[Any, Calls], unique: str
+) -> None:
+    saver, calls = saver_calls
+    thread_id, ledger = f"t-{unique}", InMemoryLedger()
+    adapter = LangGraphAdapter(_asking(saver))
+    with _delivery(ledger, thread_id):
+        adapter.start(thread_id, {"log": []})
+    adapter.graph.update_state(adapter.config(thread_id), {"log": ["from a notebook"]})
+    calls.take()
+    with _delivery(ledger, thread_id):
+        state = adapter.graph.get_state(adapter.config(thread_id))
+        assert calls.take() == ["Query", "Query", "BatchGetItem"], "the latest head is not the noted one"
+    assert state.values["log"] == ["prepare", "from a notebook"]
+
+
+def test_a_delivery_whose_checkpoint_write_failed_leaves_no_note(saver_calls: tuple[Any, Calls], unique: str) -> None:
+    saver, calls = saver_calls
+    thread_id, ledger = f"t-{unique}", InMemoryLedger()
+    adapter = LangGraphAdapter(_asking(saver))
+    with _delivery(ledger, thread_id):
+        adapter.start(thread_id, {"log": []})
+
+    def update_that_fails() -> None:
+        with _delivery(ledger, thread_id):
+            adapter.graph.get_state(adapter.config(thread_id))
+            calls.dead = True  # the update's write fails (part of it may have landed)
+            adapter.graph.update_state(adapter.config(thread_id), {"log": ["lost?"]})
+
+    with pytest.raises(Crash):
+        update_that_fails()
+    calls.dead = False
+    calls.take()
+    with _delivery(ledger, thread_id):
+        adapter.graph.get_state(adapter.config(thread_id))
+        assert calls.take() == ["Query", "Query", "BatchGetItem"]
+
+
+def test_a_note_is_read_only_when_well_formed() -> None:
+    assert LatestKeys.from_note(LatestKeys("c-2", {"t#0", "t#-3"}).to_note()) == LatestKeys("c-2", {"t#0", "t#-3"})
+    for bad in (None, "", "not json", "[]", '{"checkpoint": 1, "writes": []}', '{"checkpoint": "c", "writes": [3]}'):
+        assert LatestKeys.from_note(bad) is None, bad
+    assert LatestKeys("").to_note() is None, "a thread without a checkpoint leaves no note"
+    many = {f"t#{i}" for i in range(NOTE_WRITES_LIMIT + 1)}
+    assert LatestKeys("c", many).to_note() is None, "too many writes for one BatchGetItem: no note"
+
+
+def test_the_tracker_keeps_the_newest_checkpoint_and_only_its_root_writes() -> None:
+    tracker = LatestTracker()
+    items = [
+        {"PK": {"S": "CHECKPOINT_t"}, "SK": {"S": "#c-2"}},
+        {"PK": {"S": "WRITES_t##c-1"}, "SK": {"S": "a#0"}},
+        {"PK": {"S": "WRITES_t##c-2"}, "SK": {"S": "b#0"}},
+        {"PK": {"S": "CHECKPOINT_t"}, "SK": {"S": "child:1#c-9"}},
+        {"PK": {"S": "WRITES_t#child:1#c-2"}, "SK": {"S": "c#0"}},
+        {"PK": {"S": "CHUNK_t##c-2#b#0"}, "SK": {"S": "CHUNK"}},
+    ]
+    tracker.wrote("t", items)
+    assert tracker.known("t") is None, "nothing is known before a read"
+    tracker.read("t", LatestKeys("c-1", {"a#0"}))
+    tracker.wrote("t", items)
+    assert tracker.known("t") == LatestKeys("c-2", {"b#0"})
+    tracker.forget("t")
+    assert tracker.take_note("t") is None
 
 
 def test_the_latest_checkpoint_and_its_writes_are_read_in_three_calls(

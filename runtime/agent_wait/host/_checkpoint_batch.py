@@ -1,5 +1,5 @@
 """Fewer checkpoint calls and items: one `BatchWriteItem` per LangGraph step, without losing a finished task's
-writes, and a checkpoint read in three calls.
+writes, and a checkpoint read in two or three calls.
 
 `DynamoDBSaver` stores each checkpoint and each task's writes as two items (a head and its payload), one
 `PutItem` each. Within one graph run, `StepBatch` holds back the items of checkpoints and finished tasks
@@ -24,8 +24,9 @@ A graph whose state is rebuilt from earlier checkpoints' writes (LangGraph's `De
 its batch does not compact (`compact=False`).
 
 Reading the latest checkpoint takes its head, its writes' heads, and then every payload at once
-(`BatchGetItem`), in `DynamoDBSaver`'s own item layout. A read of a namespace the run holds items in writes
-them first.
+(`BatchGetItem`), in `DynamoDBSaver`'s own item layout; with the keys of the writes known, their heads come
+in the same `BatchGetItem` (`agent_wait.host._checkpoint_notes`). A read of a namespace the run holds items
+in writes them first.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ The items the library builds are collected and sent in batches (`agent_wait.host
 from __future__ import annotations
 
 import copy
+import functools
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -33,20 +34,25 @@ from langgraph_checkpoint_aws.checkpoint.dynamodb.serialization import Compressi
 from langgraph_checkpoint_aws.checkpoint.dynamodb.storage_strategy import StorageStrategy
 from langgraph_checkpoint_aws.checkpoint.dynamodb.unified_repository import (
     _checkpoint_pk,  # pyright: ignore[reportPrivateUsage]  # the library's own key layout, not a copy of it
+    _writes_pk,  # pyright: ignore[reportPrivateUsage]
+    _writes_ref_pk,  # pyright: ignore[reportPrivateUsage]
 )
 
 from agent_wait.aws._errors import ServiceError, error_code, error_message
 from agent_wait.errors import ThreadStateTooLargeError
 from agent_wait.host._checkpoint_batch import (
+    PAYLOAD_SK,
     BatchWriter,
     CollectingClient,
     Held,
     batched_run,
     collected_puts,
     current_batch,
+    read_items,
     read_payloads,
     read_write_heads,
 )
+from agent_wait.host._checkpoint_notes import LatestKeys, LatestTracker
 from agent_wait.host._lease import held_thread
 
 __all__ = ("ITEM_LIMIT", "PACKED_WRITES", "PAYLOAD_LIMIT", "TaskAtomicDynamoDBSaver")
@@ -136,6 +142,22 @@ def _unpack(found: CheckpointTuple | None) -> CheckpointTuple | None:
     return found._replace(pending_writes=writes)
 
 
+class _TrackedWriter(BatchWriter):
+    """`BatchWriter` that tells a `LatestTracker` what landed, and to forget the thread when a write fails."""
+
+    def __init__(self, client: Any, table_name: str, latest: LatestTracker) -> None:
+        super().__init__(client, table_name)
+        self.latest = latest
+
+    def write(self, items: Sequence[dict[str, Any]], *, thread_id: str) -> None:
+        try:
+            super().write(items, thread_id=thread_id)
+        except BaseException:
+            self.latest.forget(thread_id)
+            raise
+        self.latest.wrote(thread_id, items)
+
+
 class TaskAtomicDynamoDBSaver(DynamoDBSaver):
     """`DynamoDBSaver` whose `put_writes` for one task is all or nothing, with fewer calls (same arguments).
 
@@ -146,7 +168,9 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
     `LangGraphAdapter` opens around each run, checkpoints and task writes wait for the next task to start, and a
     checkpoint replaces the held writes it already holds (see `agent_wait.host._checkpoint_batch`). While a
     delivery holds the thread's lease (the router), the latest checkpoint read is remembered until this saver
-    writes to the thread or the lease is let go, so one message reads it once.
+    writes to the thread or the lease is let go, so one message reads it once; and the release leaves the keys
+    of the latest checkpoint's writes for the next delivery, which then reads it in two calls, not three
+    (`agent_wait.host._checkpoint_notes`).
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -162,7 +186,9 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             ttl_seconds=old.ttl_seconds,
         )
         self.repo.dynamodb_client = collecting
-        self.writer = BatchWriter(self.client, self.table_name)
+        self.latest = LatestTracker()
+        """What this saver knows of each held thread's latest checkpoint keys, left on the lease as its note."""
+        self.writer = _TrackedWriter(self.client, self.table_name, self.latest)
         self._versions: dict[str, object] = {}
         """Per thread, a token a write of ours replaces: a remembered read is current while its token still is."""
         self._lock = threading.Lock()
@@ -206,22 +232,37 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
 
     def get_tuple(self, config: Any) -> CheckpointTuple | None:
         thread_id = str(config["configurable"]["thread_id"])
-        self._flush_held(thread_id, _at(config)[0])
+        ns = _at(config)[0]
+        self._flush_held(thread_id, ns)
         held = held_thread(thread_id)
+        first_read = held is not None and held.leave_note is None
+        if held is not None and first_read:
+            # Known keys count only from this delivery's first read on: the delivery before may have been another's.
+            self.latest.forget(thread_id)
+            held.leave_note = functools.partial(self.latest.take_note, thread_id)
         if get_checkpoint_id(config) is not None:
             return _unpack(super().get_tuple(config))
         if held is None:
-            return self._read_latest(config)
-        key = f"checkpoint:{self.table_name}:{config['configurable'].get('checkpoint_ns', '')}"
+            return self._read_latest(config)[0]
+        key = f"checkpoint:{self.table_name}:{ns}"
         with self._lock:
             version = self._version(thread_id)
             remembered = held.memo.get(key)
         if remembered is not None and remembered[0] is version:
             return copy.deepcopy(remembered[1])
-        found = self._read_latest(config)
+        known = None
+        if ns == "":
+            known = LatestKeys.from_note(held.lease.note) if first_read else self.latest.known(thread_id)
+        found, keys = self._read_latest(config, known)
         with self._lock:
-            if self._versions.get(thread_id) is version:  # no write of ours began or landed meanwhile
+            current = self._versions.get(thread_id) is version  # no write of ours began or landed meanwhile
+            if current:
                 held.memo[key] = (version, copy.deepcopy(found))
+        if ns == "":
+            if current and keys is not None:
+                self.latest.read(thread_id, keys)
+            else:
+                self.latest.forget(thread_id)
         return found
 
     def _version(self, thread_id: str) -> object:
@@ -233,9 +274,15 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             version = self._versions[thread_id] = object()
         return version
 
-    def _read_latest(self, config: Any) -> CheckpointTuple | None:
-        """The thread's latest checkpoint and its writes in three calls: its head, its writes' heads, then every
-        payload kept in the table in one `BatchGetItem` (the library reads each payload with a `GetItem`)."""
+    def _read_latest(
+        self, config: Any, known: LatestKeys | None = None
+    ) -> tuple[CheckpointTuple | None, LatestKeys | None]:
+        """The thread's latest checkpoint and its writes, and their keys (None when the read passed over a head).
+
+        Three calls: its head, its writes' heads, then every payload kept in the table in one `BatchGetItem` (the
+        library reads each payload with a `GetItem`). Two when `known` names the head found: the writes' heads
+        are then read by key with the payloads (`agent_wait.host._checkpoint_notes`).
+        """
         thread_id = str(config["configurable"]["thread_id"])
         ns = str(config["configurable"].get("checkpoint_ns", ""))
         heads = self.client.query(
@@ -248,13 +295,19 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             Limit=1,
         ).get("Items", [])
         if not heads:
-            return None
+            return None, LatestKeys("")
         head = heads[0]
         checkpoint_id = head["id"]["S"]
-        writes = read_write_heads(self.client, self.table_name, thread_id, ns, checkpoint_id)
-        payloads = self._payloads([head, *writes], thread_id)
+        read = None
+        if known is not None and known.checkpoint_id == checkpoint_id:
+            read = self._read_by_keys(head, thread_id, ns, sorted(known.writes))
+        if read is None:
+            writes = read_write_heads(self.client, self.table_name, thread_id, ns, checkpoint_id)
+            read = writes, self._payloads([head, *writes], thread_id)
+        writes, payloads = read
         if head["ref_key"]["S"] not in payloads:
-            return _unpack(super().get_tuple(config))  # its payload is missing: the library passes over to an older one
+            # Its payload is missing: the library passes over to an older one.
+            return _unpack(super().get_tuple(config)), None
         value = self._decode(head, payloads[head["ref_key"]["S"]])
         parent_id = head.get("parent_checkpoint_id", {}).get("S")
         pending = [
@@ -263,20 +316,42 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             if w["ref_key"]["S"] in payloads  # a write whose payload never landed is ignored, as the library does
         ]
         at = {"thread_id": thread_id, "checkpoint_ns": ns}
-        return _unpack(
-            CheckpointTuple(
-                config={"configurable": {**at, "checkpoint_id": checkpoint_id}},
-                checkpoint=value["checkpoint"],
-                metadata=value["metadata"],
-                parent_config={"configurable": {**at, "checkpoint_id": parent_id}} if parent_id else None,
-                pending_writes=pending,
-            )
+        found = CheckpointTuple(
+            config={"configurable": {**at, "checkpoint_id": checkpoint_id}},
+            checkpoint=value["checkpoint"],
+            metadata=value["metadata"],
+            parent_config={"configurable": {**at, "checkpoint_id": parent_id}} if parent_id else None,
+            pending_writes=pending,
         )
+        return _unpack(found), LatestKeys(checkpoint_id, {w["SK"]["S"] for w in writes})
+
+    def _read_by_keys(
+        self, head: dict[str, Any], thread_id: str, ns: str, write_keys: list[str]
+    ) -> tuple[list[dict[str, Any]], dict[str, bytes]] | None:
+        """The writes' heads named by `write_keys` and every payload, in one `BatchGetItem`; None when the table
+        does not hold exactly those heads (the caller then reads the writes' partition)."""
+        checkpoint_id = head["id"]["S"]
+        writes_pk = _writes_pk(thread_id, ns, checkpoint_id)
+        chunk_keys = {_writes_ref_pk(thread_id, ns, checkpoint_id, *sk.rsplit("#", 1)) for sk in write_keys}
+        if head["ref_loc"]["S"] == "DYNAMODB":
+            chunk_keys.add(head["ref_key"]["S"])
+        keys = [(writes_pk, sk) for sk in write_keys] + [(key, PAYLOAD_SK) for key in sorted(chunk_keys)]
+        items = read_items(self.client, self.table_name, keys, thread_id=thread_id)
+        writes = sorted((i for i in items if i["PK"]["S"] == writes_pk), key=lambda i: i["SK"]["S"])
+        if len(writes) != len(write_keys):
+            return None
+        if any(w["ref_loc"]["S"] == "DYNAMODB" and w["ref_key"]["S"] not in chunk_keys for w in writes):
+            return None  # not where this version of the library keeps a write's payload
+        payloads = {i["PK"]["S"]: i["payload"]["B"] for i in items if i["SK"]["S"] == PAYLOAD_SK}
+        return writes, payloads | self._s3_payloads([head, *writes])
 
     def _payloads(self, heads: list[dict[str, Any]], thread_id: str) -> dict[str, bytes]:
         """Each head's payload by its `ref_key`: the table's in `BatchGetItem` calls, S3's one by one."""
         in_table = [h["ref_key"]["S"] for h in heads if h["ref_loc"]["S"] == "DYNAMODB"]
-        found = read_payloads(self.client, self.table_name, in_table, thread_id=thread_id)
+        return read_payloads(self.client, self.table_name, in_table, thread_id=thread_id) | self._s3_payloads(heads)
+
+    def _s3_payloads(self, heads: list[dict[str, Any]]) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
         for head in heads:
             if head["ref_loc"]["S"] == "S3":
                 data = self.storage.retrieve_data(head["ref_key"]["S"], "S3")
