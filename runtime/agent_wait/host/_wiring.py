@@ -238,17 +238,10 @@ def checkpoint_saver(table: str, session: Any, *, bucket: str | None = None) -> 
     require_extra("agent_wait.host (for a LangGraph agent)", "langgraph_checkpoint_aws", "langgraph-host")
     from agent_wait.host._checkpoints import TaskAtomicDynamoDBSaver
 
-    offload = None
-    if bucket:
-        s3_endpoint = session.client("s3").meta.endpoint_url if _custom_endpoint(session, "S3") else None
-        offload = {"bucket_name": bucket, "endpoint_url": s3_endpoint}
-    return TaskAtomicDynamoDBSaver(
-        table,
-        session=session,
-        region_name=session.region_name,
-        endpoint_url=session.client("dynamodb").meta.endpoint_url if _custom_endpoint(session) else None,
-        s3_offload_config=offload,
-    )
+    # No endpoint is passed: the saver's clients come from the session, which finds an emulator's endpoint
+    # (AWS_ENDPOINT_URL) itself, as every other client of the router does.
+    offload = {"bucket_name": bucket} if bucket else None
+    return TaskAtomicDynamoDBSaver(table, session=session, region_name=session.region_name, s3_offload_config=offload)
 
 
 def link_maker_for(settings: HostSettings, *, session: Any = None) -> Any:
@@ -311,13 +304,6 @@ def build_sweep(settings: HostSettings, *, session: Any = None, metrics: Any = N
         limit=settings.sweep_limit,
         logger=log,
     )
-
-
-def _custom_endpoint(session: Any, service: str = "DYNAMODB") -> bool:
-    # The local emulator sets AWS_ENDPOINT_URL; boto3 honours it for clients, DynamoDBSaver needs it passed.
-    import os
-
-    return bool(os.environ.get("AWS_ENDPOINT_URL") or os.environ.get(f"AWS_ENDPOINT_URL_{service}"))
 
 
 def build_api_context(settings: HostSettings, *, session: Any = None) -> ApiContext:
