@@ -111,3 +111,30 @@ def test_a_table_without_the_due_index_raises_index_missing(moto_server: str) ->
     with pytest.raises(LedgerIndexMissingError) as raised:
         DynamoDbLedger(name, client=client).due(T0, limit=10)
     assert raised.value.index == "by_due_shard"
+
+
+def test_a_note_is_not_taken_after_an_earlier_agent_wait_held_the_thread(question_table: tuple[str, Any]) -> None:
+    """An agent-wait from before lease notes (a rollback) takes and lets go of the lease without removing the
+    note, and may write checkpoints meanwhile: the note it leaves behind must not be trusted."""
+    name, client = question_table
+    ledger = DynamoDbLedger(name, client=client)
+    thread = f"thread-{uuid.uuid4().hex[:12]}"
+    assert ledger.acquire_lease(thread, "new-1", now=T0, seconds=60) is not None
+    ledger.release_lease(thread, "new-1", note="latest: c-1")
+    key = {"pk": {"S": f"THREAD#{thread}"}, "sk": {"S": "~THREAD"}}
+    # The earlier version's lease write and release, as it made them.
+    client.update_item(
+        TableName=name,
+        Key=key,
+        UpdateExpression="SET lease_holder = :holder, lease_until = :until",
+        ExpressionAttributeValues={":holder": {"S": "old"}, ":until": {"N": str(T0.timestamp() + 60)}},
+    )
+    client.update_item(TableName=name, Key=key, UpdateExpression="REMOVE lease_holder, lease_until")
+    assert client.get_item(TableName=name, Key=key)["Item"]["lease_note"] == {"S": "latest: c-1"}
+    taken = ledger.acquire_lease(thread, "new-2", now=T0, seconds=60)
+    assert taken is not None
+    assert taken.note is None, "a note from before another version's lease is stale"
+    ledger.release_lease(thread, "new-2", note="latest: c-2")
+    again = ledger.acquire_lease(thread, "new-3", now=T0, seconds=60)
+    assert again is not None
+    assert again.note == "latest: c-2"

@@ -559,7 +559,10 @@ class DynamoDbLedger(ShardedIndexes, Ledger):
             return None
         failure = (item or {}).get("failure")
         recorded = (item or {}).get("open_questions")
-        note = (item or {}).get("lease_note")
+        # A note counts only if no lease was taken since the release that left it: every lease write sets
+        # `lease_until` (ours and an earlier agent-wait's, which neither reads nor removes notes), and only a
+        # release that leaves a note sets it to `_NOTED`.
+        note = (item or {}).get("lease_note") if (item or {}).get("lease_until") == _NOTED else None
         return ThreadLease(
             thread_id,
             holder,
@@ -572,14 +575,16 @@ class DynamoDbLedger(ShardedIndexes, Ledger):
     def release_lease(
         self, thread_id: str, holder: str, *, open_questions: Sequence[str] | None = None, note: str | None = None
     ) -> None:
-        update, values = "REMOVE lease_holder, lease_until", {":holder": {"S": holder}}
-        sets = []
+        values: dict[str, Any] = {":holder": {"S": holder}}
+        sets, removes = [], ["lease_holder", "lease_until"]
         if open_questions is not None:  # in the write the release makes anyway: no extra call
             sets.append("open_questions = :open")
             values[":open"] = to_attribute(list(open_questions))
         if note is not None:
-            sets.append("lease_note = :note")
-            values[":note"] = {"S": note}
+            sets += ["lease_note = :note", "lease_until = :noted"]
+            values |= {":note": {"S": note}, ":noted": {"N": str(_NOTED)}}
+            removes.remove("lease_until")
+        update = f"REMOVE {', '.join(removes)}"
         if sets:
             update = f"SET {', '.join(sets)} {update}"
         self._conditional(
@@ -589,6 +594,11 @@ class DynamoDbLedger(ShardedIndexes, Ledger):
             ConditionExpression="lease_holder = :holder",
             ExpressionAttributeValues=values,
         )
+
+
+_NOTED = 0
+"""`lease_until` as a release that leaves a note sets it: long past, so the lease is free, and what any later lease
+write replaces."""
 
 
 def _start_record(thread_id: str, start_id: str, item: dict[str, Any]) -> StartRecord:
