@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 import threading
 import time
+from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 from uuid import uuid4
 
@@ -405,106 +406,89 @@ def _delivery(ledger: Any, thread_id: str) -> Any:
     return hold_thread(ledger, thread_id, clock=ledger_clock, seconds=60, wait=0, on_busy=lambda: None, log=None)
 
 
-def test_the_next_delivery_reads_the_checkpoint_by_the_keys_the_last_one_left(
-    saver_calls: tuple[Any, Calls], unique: str
-) -> None:
+@dataclass
+class Asked:
+    """A thread whose first delivery started `_asking` and parked on its question, with the lease's ledger."""
+
+    adapter: LangGraphAdapter
+    ledger: InMemoryLedger
+    thread_id: str
+    calls: Calls
+
+    def delivery(self) -> Any:
+        return _delivery(self.ledger, self.thread_id)
+
+    def state(self) -> Any:
+        return self.adapter.graph.get_state(self.adapter.config(self.thread_id))
+
+    def read_in_a_delivery(self) -> list[str]:
+        """The calls of a new delivery's read of the thread's checkpoint."""
+        self.calls.take()
+        with self.delivery():
+            self.state()
+            return self.calls.take()
+
+
+@pytest.fixture
+def asked(saver_calls: tuple[Any, Calls], unique: str) -> Asked:
     saver, calls = saver_calls
-    thread_id, ledger = f"t-{unique}", InMemoryLedger()
-    adapter = LangGraphAdapter(_asking(saver))
-    with _delivery(ledger, thread_id):
-        adapter.start(thread_id, {"log": []})
-    calls.take()
-    with _delivery(ledger, thread_id):
-        noted = adapter.graph.get_state(adapter.config(thread_id))
-        assert calls.take() == ["Query", "BatchGetItem"], "the writes' heads are read by key, with the payloads"
-    read = adapter.graph.get_state(adapter.config(thread_id))
-    assert calls.take() == ["Query", "Query", "BatchGetItem"]
+    parked = Asked(LangGraphAdapter(_asking(saver)), InMemoryLedger(), f"t-{unique}", calls)
+    with parked.delivery():
+        parked.adapter.start(parked.thread_id, {"log": []})
+    return parked
+
+
+def test_the_next_delivery_reads_the_checkpoint_by_the_keys_the_last_one_left(asked: Asked) -> None:
+    asked.calls.take()
+    with asked.delivery():
+        noted = asked.state()
+        assert asked.calls.take() == ["Query", "BatchGetItem"], "the writes' heads are read by key, with the payloads"
+    read = asked.state()
+    assert asked.calls.take() == ["Query", "Query", "BatchGetItem"]
     assert noted == read
     assert [i.value for t in noted.tasks for i in t.interrupts] == [{"question_id": "q-1", "prompt": "ok?"}]
 
 
-def test_a_note_read_through_an_answer_resumes_the_thread(saver_calls: tuple[Any, Calls], unique: str) -> None:
-    saver, calls = saver_calls
-    thread_id, ledger = f"t-{unique}", InMemoryLedger()
-    adapter = LangGraphAdapter(_asking(saver))
-    with _delivery(ledger, thread_id):
-        adapter.start(thread_id, {"log": []})
-    (question,) = adapter.pending(thread_id)
-    calls.take()
-    with _delivery(ledger, thread_id):
-        run = adapter.resume(thread_id, question.question_id, "yes")
-    assert calls.take()[:2] == ["Query", "BatchGetItem"]
+def test_a_note_read_through_an_answer_resumes_the_thread(asked: Asked) -> None:
+    (question,) = asked.adapter.pending(asked.thread_id)
+    asked.calls.take()
+    with asked.delivery():
+        run = asked.adapter.resume(asked.thread_id, question.question_id, "yes")
+    assert asked.calls.take()[:2] == ["Query", "BatchGetItem"]
     assert run.result["log"] == ["prepare", "answer:yes"]
-    assert not adapter.graph.get_state(adapter.config(thread_id)).next
+    assert not asked.state().next
 
 
-def test_a_delivery_that_dies_holding_the_thread_leaves_no_note_for_the_next(
-    saver_calls: tuple[Any, Calls], unique: str
-) -> None:
-    saver, calls = saver_calls
-    thread_id, ledger = f"t-{unique}", InMemoryLedger()
-    adapter = LangGraphAdapter(_asking(saver))
-    with _delivery(ledger, thread_id):
-        adapter.start(thread_id, {"log": []})
+def test_a_delivery_that_dies_holding_the_thread_leaves_no_note_for_the_next(asked: Asked) -> None:
     # A delivery takes the lease (and with it the note), then dies: its lease runs out unreleased.
-    assert ledger.acquire_lease(thread_id, "dead", now=ledger_clock(), seconds=-1) is not None
-    calls.take()
-    with _delivery(ledger, thread_id):
-        adapter.graph.get_state(adapter.config(thread_id))
-        assert calls.take() == ["Query", "Query", "BatchGetItem"]
+    assert asked.ledger.acquire_lease(asked.thread_id, "dead", now=ledger_clock(), seconds=-1) is not None
+    assert asked.read_in_a_delivery() == ["Query", "Query", "BatchGetItem"]
 
 
-def test_a_delivery_that_never_read_the_thread_leaves_no_note(saver_calls: tuple[Any, Calls], unique: str) -> None:
+def test_a_delivery_that_never_read_the_thread_leaves_no_note(asked: Asked) -> None:
     """It cannot vouch for the note it took (an async run's reads happen where the lease is not seen)."""
-    saver, calls = saver_calls
-    thread_id, ledger = f"t-{unique}", InMemoryLedger()
-    adapter = LangGraphAdapter(_asking(saver))
-    with _delivery(ledger, thread_id):
-        adapter.start(thread_id, {"log": []})
-    with _delivery(ledger, thread_id):
+    with asked.delivery():
         pass  # a message refused before the agent ran
-    calls.take()
-    with _delivery(ledger, thread_id):
-        adapter.graph.get_state(adapter.config(thread_id))
-        assert calls.take() == ["Query", "Query", "BatchGetItem"]
+    assert asked.read_in_a_delivery() == ["Query", "Query", "BatchGetItem"]
 
 
-def test_a_checkpoint_written_without_the_lease_is_read_whole_despite_the_note(
-    saver_calls: tuple[Any, Calls], unique: str
-) -> None:
-    saver, calls = saver_calls
-    thread_id, ledger = f"t-{unique}", InMemoryLedger()
-    adapter = LangGraphAdapter(_asking(saver))
-    with _delivery(ledger, thread_id):
-        adapter.start(thread_id, {"log": []})
-    adapter.graph.update_state(adapter.config(thread_id), {"log": ["from a notebook"]})
-    calls.take()
-    with _delivery(ledger, thread_id):
-        state = adapter.graph.get_state(adapter.config(thread_id))
-        assert calls.take() == ["Query", "Query", "BatchGetItem"], "the latest head is not the noted one"
-    assert state.values["log"] == ["prepare", "from a notebook"]
+def test_a_checkpoint_written_without_the_lease_is_read_whole_despite_the_note(asked: Asked) -> None:
+    asked.adapter.graph.update_state(asked.adapter.config(asked.thread_id), {"log": ["from a notebook"]})
+    assert asked.read_in_a_delivery() == ["Query", "Query", "BatchGetItem"], "the latest head is not the noted one"
+    assert asked.state().values["log"] == ["prepare", "from a notebook"]
 
 
-def test_a_delivery_whose_checkpoint_write_failed_leaves_no_note(saver_calls: tuple[Any, Calls], unique: str) -> None:
-    saver, calls = saver_calls
-    thread_id, ledger = f"t-{unique}", InMemoryLedger()
-    adapter = LangGraphAdapter(_asking(saver))
-    with _delivery(ledger, thread_id):
-        adapter.start(thread_id, {"log": []})
-
+def test_a_delivery_whose_checkpoint_write_failed_leaves_no_note(asked: Asked) -> None:
     def update_that_fails() -> None:
-        with _delivery(ledger, thread_id):
-            adapter.graph.get_state(adapter.config(thread_id))
-            calls.dead = True  # the update's write fails (part of it may have landed)
-            adapter.graph.update_state(adapter.config(thread_id), {"log": ["lost?"]})
+        with asked.delivery():
+            asked.state()
+            asked.calls.dead = True  # the update's write fails (part of it may have landed)
+            asked.adapter.graph.update_state(asked.adapter.config(asked.thread_id), {"log": ["lost?"]})
 
     with pytest.raises(Crash):
         update_that_fails()
-    calls.dead = False
-    calls.take()
-    with _delivery(ledger, thread_id):
-        adapter.graph.get_state(adapter.config(thread_id))
-        assert calls.take() == ["Query", "Query", "BatchGetItem"]
+    asked.calls.dead = False
+    assert asked.read_in_a_delivery() == ["Query", "Query", "BatchGetItem"]
 
 
 def test_a_note_is_read_only_when_well_formed() -> None:
