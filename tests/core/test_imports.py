@@ -102,9 +102,10 @@ FRAMEWORK_MODULES = (
     "agent_wait.strands",
     "agent_wait.host._checkpoints",
     "agent_wait.host._checkpoint_batch",
+    "agent_wait.host._checkpoint_notes",
 )
 """Our modules that import a framework when imported: the bindings, and the host's LangGraph checkpoint saver (with
-the step batching it is built on)."""
+the step batching and the lease notes it is built on, which use the saver library's key layout)."""
 BOTOCORE_ELSEWHERE = {
     "agent_wait.cli._target": "reads a named AWS profile: botocore's ProfileNotFound, inside that one function",
 }

@@ -23,6 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from langgraph_checkpoint_aws.checkpoint.dynamodb.unified_repository import (
+    _checkpoint_pk,  # pyright: ignore[reportPrivateUsage]  # the library's own key layout, not a copy of it
+    _writes_pk,  # pyright: ignore[reportPrivateUsage]
+)
+
 __all__ = ("NOTE_WRITES_LIMIT", "LatestKeys", "LatestTracker")
 
 NOTE_WRITES_LIMIT = 40
@@ -79,8 +84,7 @@ class LatestTracker:
 
     def wrote(self, thread_id: str, items: Sequence[dict[str, Any]]) -> None:
         """These checkpoint items of the thread landed (in order): keep what is known current."""
-        checkpoints = f"CHECKPOINT_{thread_id}"
-        writes = f"WRITES_{thread_id}#"
+        checkpoints = _checkpoint_pk(thread_id)
         with self._lock:
             known = self._known.get(thread_id)
             if known is None:
@@ -91,10 +95,8 @@ class LatestTracker:
                     ns, checkpoint_id = sk.rsplit("#", 1)
                     if ns == "" and checkpoint_id > known.checkpoint_id:  # ids sort in the order they were made
                         known = self._known[thread_id] = LatestKeys(checkpoint_id)
-                elif pk.startswith(writes):
-                    ns, checkpoint_id = pk.removeprefix(writes).rsplit("#", 1)
-                    if ns == "" and checkpoint_id == known.checkpoint_id:
-                        known.writes.add(sk)
+                elif pk == _writes_pk(thread_id, "", known.checkpoint_id):
+                    known.writes.add(sk)
 
     def forget(self, thread_id: str) -> None:
         """Nothing is known of the thread any more (a write of its items failed: what landed of it is unknown)."""
