@@ -302,19 +302,34 @@ def test_a_read_in_a_namespace_writes_what_is_held_there_first() -> None:
 # -- reads: once per message, never stale ----------------------------------------------------------------------
 
 
+def ledger_clock() -> Any:
+    from agent_wait._time import utc_now
+
+    return utc_now()
+
+
+def _delivery(ledger: Any, thread_id: str) -> Any:
+    return hold_thread(ledger, thread_id, clock=ledger_clock, seconds=60, wait=0, on_busy=lambda: None, log=None)
+
+
+def _ran_linear(saver: Any, thread_id: str) -> tuple[Any, dict[str, Any]]:
+    """`_linear` on `saver`, run to its end once on `thread_id` (outside any lease); the graph and its config."""
+    graph = _linear(saver)
+    config = {"configurable": {"thread_id": thread_id}}
+    graph.invoke({"log": []}, config, durability="sync")
+    return graph, config
+
+
 def test_the_latest_checkpoint_is_read_once_while_the_thread_is_held_and_again_after_a_write(
     saver_calls: tuple[Any, Calls], unique: str
 ) -> None:
     saver, calls = saver_calls
-    graph = _linear(saver)
     thread_id = f"t-{unique}"
-    config = {"configurable": {"thread_id": thread_id}}
-    graph.invoke({"log": []}, config, durability="sync")
+    graph, config = _ran_linear(saver, thread_id)
     calls.take()
 
     ledger = InMemoryLedger()
-    held = hold_thread(ledger, thread_id, clock=ledger_clock, seconds=60, wait=0, on_busy=lambda: None, log=None)
-    with held:
+    with _delivery(ledger, thread_id):
         first = graph.get_state(config)
         second = graph.get_state(config)
         assert calls.take().count("Query") == 2  # the checkpoint and its writes, once
@@ -329,7 +344,7 @@ def test_the_latest_checkpoint_is_read_once_while_the_thread_is_held_and_again_a
     graph.get_state(config)
     graph.get_state(config)
     assert calls.take().count("Query") == 4, "without the thread's lease nothing is remembered"
-    with hold_thread(ledger, thread_id, clock=ledger_clock, seconds=60, wait=0, on_busy=lambda: None, log=None):
+    with _delivery(ledger, thread_id):
         graph.get_state(config)
         # A new delivery reads again (another may have written between): the head, then the writes the delivery
         # before it left the keys of.
@@ -338,10 +353,8 @@ def test_the_latest_checkpoint_is_read_once_while_the_thread_is_held_and_again_a
 
 def test_a_read_made_while_a_write_is_on_its_way_is_not_remembered(saver_calls: tuple[Any, Calls], unique: str) -> None:
     saver, _ = saver_calls
-    graph = _linear(saver)
     thread_id = f"t-{unique}"
-    config = {"configurable": {"thread_id": thread_id}}
-    graph.invoke({"log": []}, config, durability="sync")
+    graph, config = _ran_linear(saver, thread_id)
     send = saver.writer.write
 
     def read_then_send(items: Any, *, thread_id: str) -> None:
@@ -349,7 +362,7 @@ def test_a_read_made_while_a_write_is_on_its_way_is_not_remembered(saver_calls: 
         send(items, thread_id=thread_id)
 
     ledger = InMemoryLedger()
-    with hold_thread(ledger, thread_id, clock=ledger_clock, seconds=60, wait=0, on_busy=lambda: None, log=None):
+    with _delivery(ledger, thread_id):
         saver.writer.write = read_then_send
         graph.update_state(config, {"log": ["d"]})
         saver.writer.write = send
@@ -363,12 +376,10 @@ def test_a_warm_saver_keeps_read_tokens_for_a_bounded_number_of_threads(
     from agent_wait.host._checkpoints import VERSIONS_KEPT
 
     saver, calls = saver_calls
-    graph = _linear(saver)
     thread_id = f"t-{unique}"
-    config = {"configurable": {"thread_id": thread_id}}
-    graph.invoke({"log": []}, config, durability="sync")
+    graph, config = _ran_linear(saver, thread_id)
     ledger = InMemoryLedger()
-    with hold_thread(ledger, thread_id, clock=ledger_clock, seconds=60, wait=0, on_busy=lambda: None, log=None):
+    with _delivery(ledger, thread_id):
         graph.get_state(config)
         calls.take()
         for n in range(VERSIONS_KEPT + 10):  # other threads' reads in the same warm process
@@ -377,12 +388,6 @@ def test_a_warm_saver_keeps_read_tokens_for_a_bounded_number_of_threads(
         assert len(saver._versions) <= VERSIONS_KEPT
         graph.get_state(config)
         assert calls.take() == ["Query", "BatchGetItem"], "once its token is dropped, a remembered read is read again"
-
-
-def ledger_clock() -> Any:
-    from agent_wait._time import utc_now
-
-    return utc_now()
 
 
 # -- the note a delivery leaves: the next one reads the checkpoint in two calls -----------------------------------
@@ -400,10 +405,6 @@ def _asking(saver: Any) -> Any:
     builder.add_edge(START, "prepare")
     builder.add_edge("ask", END)
     return builder.compile(checkpointer=saver)
-
-
-def _delivery(ledger: Any, thread_id: str) -> Any:
-    return hold_thread(ledger, thread_id, clock=ledger_clock, seconds=60, wait=0, on_busy=lambda: None, log=None)
 
 
 @dataclass
@@ -543,9 +544,7 @@ def test_a_latest_checkpoint_whose_payload_is_missing_is_passed_over_for_the_one
     """A batch write cut short can leave a head without its payload: the reader goes back one, as the library does."""
     saver, _ = saver_calls
     thread_id = f"t-{unique}"
-    config = {"configurable": {"thread_id": thread_id}}
-    graph = _linear(saver)
-    graph.invoke({"log": []}, config, durability="sync")
+    _, config = _ran_linear(saver, thread_id)
     latest = saver.get_tuple(config)
     client = boto3.client("dynamodb", region_name=REGION, endpoint_url=moto_server)
     chunk = f"CHUNK_{thread_id}##{latest.config['configurable']['checkpoint_id']}"
