@@ -43,6 +43,15 @@ def inline_code() -> lambda_.Code:
     return lambda_.Code.from_inline("def handler(event, context):\n    return None\n")
 
 
+def lone_router_function(**props: Any) -> Any:
+    """A `RouterFunction` on its own (construct id `S/Router`), on a FIFO queue, with `props` added."""
+    from agent_wait_cdk import RouterFunction
+
+    stack = Stack(new_app(), "S")
+    queue = sqs.Queue(stack, "Queue", fifo=True)
+    return RouterFunction(stack, "Router", code=inline_code(), entry_queue=queue, environment={}, **props)
+
+
 @dataclass(frozen=True)
 class Synth:
     """One synthesized stack: its template (assertions and raw JSON), its stack object, its assembly dir."""

@@ -13,9 +13,9 @@ import pytest
 from aws_cdk import Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_lambda as lambda_
-from tests.cdk.conftest import Synth, inline_code, new_app, statements, synth
+from tests.cdk.conftest import Synth, inline_code, lone_router_function, new_app, statements, synth
 
-from agent_wait_cdk import AgentWait, AgentWaitPropsError, RouterFunction
+from agent_wait_cdk import AgentWait, AgentWaitPropsError
 
 ROUTER, SWEEP = "agent_wait.host.router.handler", "agent_wait.host.sweep.handler"
 LAYER_ARN = "arn:aws:lambda:us-east-1:123456789012:layer:model-client:3"
@@ -172,16 +172,5 @@ def test_subnets_and_security_groups_need_a_vpc() -> None:
 
 
 def test_router_function_on_its_own_checks_its_network_props_too() -> None:
-    from aws_cdk import aws_sqs as sqs
-
-    stack = Stack(new_app(), "S")
-    queue = sqs.Queue(stack, "Q", fifo=True)
     with pytest.raises(AgentWaitPropsError, match=re.escape("S/Router: 1 invalid prop(s):\n  - vpc_subnets places")):
-        RouterFunction(
-            stack,
-            "Router",
-            code=inline_code(),
-            entry_queue=queue,
-            environment={},
-            vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED),
-        )
+        lone_router_function(vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED))

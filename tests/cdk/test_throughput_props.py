@@ -12,9 +12,9 @@ import pytest
 from aws_cdk import Stack
 from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Template
-from tests.cdk.conftest import Synth, inline_code, new_app, synth
+from tests.cdk.conftest import Synth, inline_code, lone_router_function, new_app, synth
 
-from agent_wait_cdk import AgentWait, AgentWaitPropsError, AnnounceTopic, RouterFunction
+from agent_wait_cdk import AgentWait, AgentWaitPropsError, AnnounceTopic
 
 ROUTER = "agent_wait.host.router.handler"
 
@@ -131,19 +131,8 @@ def test_router_max_concurrency_within_the_reservation_or_with_the_router_stoppe
 
 
 def test_router_function_checks_max_concurrency_under_its_own_names() -> None:
-    stack = Stack(new_app(), "S")
-    from aws_cdk import aws_sqs as sqs
-
-    queue = sqs.Queue(stack, "Queue", fifo=True)
     with pytest.raises(AgentWaitPropsError) as info:
-        RouterFunction(
-            stack,
-            "Router",
-            code=inline_code(),
-            entry_queue=queue,
-            environment={},
-            max_concurrency=1,
-        )
+        lone_router_function(max_concurrency=1)
     assert info.value.problems == (
         "max_concurrency must be between 2 and 1000 concurrent invocations; got 1 concurrent invocations",
     )
