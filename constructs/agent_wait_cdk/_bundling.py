@@ -296,18 +296,22 @@ class LambdaBundle:
         clashes = sorted({dest for dest in names if names.count(dest) > 1})
         if clashes:
             raise BundleError(f"graph_source entries must have distinct names, other than agent_wait; clash: {clashes}")
-        if requirements_file is not None:
-            path = Path(requirements_file)
-            given = _read(path, field="requirements_file")
-            origin = f"requirements_file {path}, installed as it is (--no-deps)"
+
+        def bundle(requirements: str, origin: str, *, resolve: bool = False) -> LambdaBundle:
             return cls(
                 name,
-                _without_self(given),
+                requirements,
                 tuple(sources),
                 origin=origin,
+                resolve=resolve,
                 aws_services=services,
                 bytecode_python=compiler,
             )
+
+        if requirements_file is not None:
+            path = Path(requirements_file)
+            given = _read(path, field="requirements_file")
+            return bundle(_without_self(given), f"requirements_file {path}, installed as it is (--no-deps)")
         folders = [path if path.is_dir() else path.parent for path, _ in sources[1:]] + [Path.cwd()]
         pins = _read(REQUIREMENTS_FILE, field="requirements_file")
         found = find_dependencies(folders)
@@ -316,25 +320,9 @@ class LambdaBundle:
             origin = (
                 f"the runtime's pins ({REQUIREMENTS_FILE.name}): none of {', '.join(DEPENDENCY_FILES)} in {searched}"
             )
-            return cls(
-                name,
-                _without_self(pins),
-                tuple(sources),
-                origin=origin,
-                aws_services=services,
-                bytecode_python=compiler,
-            )
-        requirements = _completed(found.requirements, pins)
+            return bundle(_without_self(pins), origin)
         origin = f"{found.origin}, resolved on top of the runtime's pins for what it does not name"
-        return cls(
-            name,
-            requirements,
-            tuple(sources),
-            origin=origin,
-            resolve=True,
-            aws_services=services,
-            bytecode_python=compiler,
-        )
+        return bundle(_completed(found.requirements, pins), origin, resolve=True)
 
     @property
     def platform(self) -> str:
