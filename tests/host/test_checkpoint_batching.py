@@ -23,7 +23,7 @@ from tests.host.conftest import REGION, create_checkpoint_table
 from agent_wait.errors import ThreadStateUnavailableError
 from agent_wait.host import InMemoryLedger
 from agent_wait.host._checkpoint_batch import BatchWriter, Held, StepBatch
-from agent_wait.host._checkpoint_notes import NOTE_WRITES_LIMIT, LatestKeys, LatestTracker
+from agent_wait.host._checkpoint_notes import NOTE_WRITES_LIMIT, LatestKeys
 from agent_wait.host._lease import hold_thread
 from agent_wait.host._wiring import checkpoint_saver
 from agent_wait.langgraph import LangGraphAdapter
@@ -499,25 +499,6 @@ def test_a_note_is_read_only_when_well_formed() -> None:
     assert LatestKeys("").to_note() is None, "a thread without a checkpoint leaves no note"
     many = {f"t#{i}" for i in range(NOTE_WRITES_LIMIT + 1)}
     assert LatestKeys("c", many).to_note() is None, "too many writes for one BatchGetItem: no note"
-
-
-def test_the_tracker_keeps_the_newest_checkpoint_and_only_its_root_writes() -> None:
-    tracker = LatestTracker()
-    items = [
-        {"PK": {"S": "CHECKPOINT_t"}, "SK": {"S": "#c-2"}},
-        {"PK": {"S": "WRITES_t##c-1"}, "SK": {"S": "a#0"}},
-        {"PK": {"S": "WRITES_t##c-2"}, "SK": {"S": "b#0"}},
-        {"PK": {"S": "CHECKPOINT_t"}, "SK": {"S": "child:1#c-9"}},
-        {"PK": {"S": "WRITES_t#child:1#c-2"}, "SK": {"S": "c#0"}},
-        {"PK": {"S": "CHUNK_t##c-2#b#0"}, "SK": {"S": "CHUNK"}},
-    ]
-    tracker.wrote("t", items)
-    assert tracker.known("t") is None, "nothing is known before a read"
-    tracker.read("t", LatestKeys("c-1", {"a#0"}))
-    tracker.wrote("t", items)
-    assert tracker.known("t") == LatestKeys("c-2", {"b#0"})
-    tracker.forget("t")
-    assert tracker.take_note("t") is None
 
 
 def test_the_latest_checkpoint_and_its_writes_are_read_in_three_calls(

@@ -340,3 +340,72 @@ def test_a_failing_resume_that_crashes_at_any_aws_call_converges_to_one_recorded
         assert crashed_points >= 5
     finally:
         graphs.FAIL_AFTER_REFUND.clear()
+
+
+# -- a graph whose branches run at once: the lease note must survive any crash ------------------------------
+
+
+@pytest.fixture
+def branch_rig(host: HostStack, monkeypatch: pytest.MonkeyPatch) -> Any:
+    from agent_wait.schema import Settings
+
+    monkeypatch.setenv(Settings.GRAPH.value, "tests.host.branch_graphs:build_three_branch_graph")
+    made = Rig(host)
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+def _branch_end_state(rig: Rig, thread_id: str) -> tuple[Any, ...]:
+    questions = rig.host.ledger().questions(thread_id)
+    rows = sorted((r.status.value, r.outcome.value if r.outcome else None) for r in questions)
+    state = rig.router.adapter.graph.get_state({"configurable": {"thread_id": thread_id}})
+    return rows, state.values, state.next
+
+
+def _branch_start(rig: Rig, thread_id: str, *, crash_at: int | None = None) -> bool:
+    start = {"thread_id": thread_id, "input": {"log": []}, "start_id": f"s-{thread_id}"}
+    return rig.deliver(start, crash_at=crash_at, dedup=f"s-{thread_id}")
+
+
+def _branch_answer(rig: Rig, thread_id: str, *, crash_at: int | None = None) -> bool:
+    (question,) = rig.host.ledger().questions(thread_id)
+    body = {"thread_id": thread_id, "question_id": question.question_id, "answer": {"action": "approve"}}
+    return rig.deliver({**body, "answer_id": f"a-{thread_id}"}, crash_at=crash_at, dedup=f"a-{thread_id}")
+
+
+def test_a_parallel_graph_converges_after_a_crash_at_any_call_of_its_start_or_its_answer(
+    branch_rig: Rig, unique: str
+) -> None:
+    from tests.host import branch_graphs
+
+    rig = branch_rig
+    # GIVEN the clean lifecycle of prep → {a, b, c} → join, where b asks and a and c finish at once
+    clean_thread = f"par-{unique}-clean"
+    assert not _branch_start(rig, clean_thread)
+    start_calls = len(rig.hook.calls)
+    assert not _branch_answer(rig, clean_thread)
+    answer_calls = len(rig.hook.calls)
+    clean = _branch_end_state(rig, clean_thread)
+    assert clean[0] == [("resumed", "answered")]
+    assert clean[2] == ()
+
+    # WHEN Lambda dies at each AWS call of the start, or of the answer, and SQS redelivers it
+    for phase, calls in (("start", start_calls), ("answer", answer_calls)):
+        for n in range(1, calls + 1):
+            thread_id = f"par-{unique}-{phase}-{n}"
+            # A crashed delivery is delivered again, as SQS does after the visibility timeout.
+            if _branch_start(rig, thread_id, crash_at=n if phase == "start" else None):
+                assert not _branch_start(rig, thread_id)
+            if _branch_answer(rig, thread_id, crash_at=n if phase == "answer" else None):
+                assert not _branch_answer(rig, thread_id)
+
+            # THEN the thread ends as the clean one: the answer applied (never refused as not parked) and the graph
+            # finished with every branch's result once. A crash may re-run the task it interrupted (at least once),
+            # but the branches that finished during the start never run again while the answer is applied.
+            assert _branch_end_state(rig, thread_id) == clean, f"crash at {phase} call {n}"
+            runs = branch_graphs.runs(thread_id)
+            if phase == "answer":
+                assert (runs["a"], runs["c"]) == (1, 1), f"crash at answer call {n}: {runs}"
+            assert max(runs.values()) <= 3, f"crash at {phase} call {n}: {runs}"

@@ -5,9 +5,12 @@ then every payload (`BatchGetItem`). When the keys of the writes' heads are know
 the same `BatchGetItem` as the payloads, and the second `Query` is not made. The delivery that last held the
 thread knows them: it read the latest checkpoint, and every checkpoint item since went through its saver.
 
-A note is trusted only as far as that holds:
-- it is left (at the lease's release) only while every checkpoint write of the delivery succeeded, and only
-  if the delivery read the thread's latest checkpoint first;
+A note is either complete or not left at all:
+- it is left (at the lease's release) only while every checkpoint write of the delivery succeeded, none is still
+  on its way, and the delivery read the thread's latest checkpoint first;
+- it names every write head the table holds for that checkpoint, in whatever order the writes landed: parallel
+  branches write from their own threads, so a branch's writes may land before the checkpoint they belong to
+  (`LatestTracker` only adds what it learns, so the order cannot matter);
 - the lease write that hands the thread to the next delivery takes it off, so a delivery that dies leaves
   none for the one after it;
 - it is used only when the latest head the reader finds is the checkpoint it names (a checkpoint written
@@ -19,7 +22,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,49 +72,127 @@ class LatestKeys:
 
 
 class LatestTracker:
-    """What this process knows of each thread's latest root checkpoint: set by a read of it, kept by the saver's
-    writes, forgotten when a write fails or the note is taken."""
+    """What this process knows of each held thread's latest root checkpoint, kept so that it is complete or unused.
+
+    A delivery `begin`s tracking at its first read of the thread. From then on it learns from two sources, in
+    whatever order its threads report them: the full reads it makes (`read`) and every batch of items that landed
+    (`wrote`; parallel branches write from their own threads, so a branch's writes can land before the checkpoint
+    they belong to). Both only add: the latest checkpoint is the newest id seen, and each checkpoint's writes are
+    every head seen for it. Union and maximum do not depend on order, so any interleaving ends in the same keys;
+    and every item in the table was either there before the first read's query or landed after `begin`, so those
+    keys are what a full read would find.
+
+    Anything that could make that untrue spoils the thread until its next `begin`: a write that failed (what
+    landed of it is unknown), a read that passed over a head, an item this version cannot place. A note is left
+    only from a thread that is tracked, unspoiled, and has no write on its way.
+    """
 
     def __init__(self) -> None:
-        self._known: dict[str, LatestKeys] = {}
+        self._threads: dict[str, _Tracked] = {}
         self._lock = threading.Lock()
 
-    def read(self, thread_id: str, keys: LatestKeys) -> None:
-        """The thread's latest root checkpoint was just read: these are its keys."""
+    def begin(self, thread_id: str) -> None:
+        """A delivery's first read of the thread is about to be made: track it afresh from here."""
         with self._lock:
-            if len(self._known) >= THREADS_KEPT and thread_id not in self._known:
-                self._known.clear()
-            self._known[thread_id] = keys
+            if len(self._threads) >= THREADS_KEPT and thread_id not in self._threads:
+                self._threads.clear()
+            self._threads[thread_id] = _Tracked()
+
+    def read(self, thread_id: str, keys: LatestKeys | None) -> None:
+        """A full read of the thread's latest root checkpoint found `keys` (None: it passed over a head)."""
+        with self._lock:
+            tracked = self._threads.get(thread_id)
+            if tracked is None or tracked.spoiled:
+                return
+            if keys is None:
+                tracked.spoiled = True
+                return
+            tracked.saw_checkpoint(keys.checkpoint_id)
+            tracked.saw_writes(keys.checkpoint_id, keys.writes)
+            tracked.read = True
 
     def wrote(self, thread_id: str, items: Sequence[dict[str, Any]]) -> None:
-        """These checkpoint items of the thread landed (in order): keep what is known current."""
+        """These checkpoint items of the thread landed."""
         checkpoints = _checkpoint_pk(thread_id)
         with self._lock:
-            known = self._known.get(thread_id)
-            if known is None:
-                return  # nothing known to keep current: no note will be left
+            tracked = self._threads.get(thread_id)
+            if tracked is None or tracked.spoiled:
+                return
             for item in items:
                 pk, sk = item["PK"]["S"], item["SK"]["S"]
                 if pk == checkpoints:
                     ns, checkpoint_id = sk.rsplit("#", 1)
-                    if ns == "" and checkpoint_id > known.checkpoint_id:  # ids sort in the order they were made
-                        known = self._known[thread_id] = LatestKeys(checkpoint_id)
-                elif pk == _writes_pk(thread_id, "", known.checkpoint_id):
-                    known.writes.add(sk)
+                    if ns == "":
+                        tracked.saw_checkpoint(checkpoint_id)
+                elif pk.startswith("WRITES_"):
+                    checkpoint_id = item.get("checkpoint_id", {}).get("S")
+                    if checkpoint_id is None:
+                        tracked.spoiled = True  # a write head this version cannot place
+                        return
+                    if pk == _writes_pk(thread_id, "", checkpoint_id):
+                        tracked.saw_writes(checkpoint_id, {sk})
 
-    def forget(self, thread_id: str) -> None:
-        """Nothing is known of the thread any more (a write of its items failed: what landed of it is unknown)."""
+    @contextmanager
+    def landing(self, thread_id: str) -> Iterator[None]:
+        """A write of the thread's items is on its way for the block; a failure spoils the thread."""
         with self._lock:
-            self._known.pop(thread_id, None)
+            tracked = self._threads.get(thread_id)
+            if tracked is not None:
+                tracked.in_flight += 1
+        try:
+            yield
+        except BaseException:
+            self.spoil(thread_id)
+            raise
+        finally:
+            with self._lock:
+                if tracked is not None:
+                    tracked.in_flight -= 1
+
+    def spoil(self, thread_id: str) -> None:
+        """What the table holds of the thread is no longer known for sure: leave no note, trust no keys."""
+        with self._lock:
+            tracked = self._threads.get(thread_id)
+            if tracked is not None:
+                tracked.spoiled = True
 
     def known(self, thread_id: str) -> LatestKeys | None:
-        """A copy of what is known of the thread's latest checkpoint, or None."""
+        """The keys of the thread's latest root checkpoint as far as they are known for sure, or None."""
         with self._lock:
-            known = self._known.get(thread_id)
-            return None if known is None else LatestKeys(known.checkpoint_id, set(known.writes))
+            tracked = self._threads.get(thread_id)
+            return None if tracked is None else tracked.keys()
 
     def take_note(self, thread_id: str) -> str | None:
-        """The note to leave for the thread's next delivery (None: leave none), forgetting what is known."""
+        """The note to leave for the thread's next delivery (None: leave none); tracking of the thread ends."""
         with self._lock:
-            known = self._known.pop(thread_id, None)
-        return known.to_note() if known is not None else None
+            tracked = self._threads.pop(thread_id, None)
+            keys = None if tracked is None else tracked.keys()
+        return None if keys is None else keys.to_note()
+
+
+@dataclass(slots=True)
+class _Tracked:
+    """One thread's root checkpoints and write heads seen since its delivery began."""
+
+    latest: str = ""
+    writes: dict[str, set[str]] = field(default_factory=dict)
+    """Write heads by checkpoint id, for the latest and any newer checkpoint whose head has not landed yet."""
+    read: bool = False
+    """A full read of the latest checkpoint was made since the delivery began: what landed before it is known."""
+    in_flight: int = 0
+    """Writes of the thread on their way: what they land is not known until they return."""
+    spoiled: bool = False
+
+    def saw_checkpoint(self, checkpoint_id: str) -> None:
+        if checkpoint_id > self.latest:  # ids sort in the order they were made
+            self.latest = checkpoint_id
+            self.writes = {cid: heads for cid, heads in self.writes.items() if cid >= checkpoint_id}
+
+    def saw_writes(self, checkpoint_id: str, heads: set[str]) -> None:
+        if checkpoint_id >= self.latest:  # writes of an older checkpoint are never the latest's
+            self.writes.setdefault(checkpoint_id, set()).update(heads)
+
+    def keys(self) -> LatestKeys | None:
+        if self.spoiled or self.in_flight or not self.read:
+            return None
+        return LatestKeys(self.latest, set(self.writes.get(self.latest, ())))

@@ -143,19 +143,16 @@ def _unpack(found: CheckpointTuple | None) -> CheckpointTuple | None:
 
 
 class _TrackedWriter(BatchWriter):
-    """`BatchWriter` that tells a `LatestTracker` what landed, and to forget the thread when a write fails."""
+    """`BatchWriter` that tells a `LatestTracker` what landed (a failed write spoils what it knows of the thread)."""
 
     def __init__(self, client: Any, table_name: str, latest: LatestTracker) -> None:
         super().__init__(client, table_name)
         self.latest = latest
 
     def write(self, items: Sequence[dict[str, Any]], *, thread_id: str) -> None:
-        try:
+        with self.latest.landing(thread_id):
             super().write(items, thread_id=thread_id)
-        except BaseException:
-            self.latest.forget(thread_id)
-            raise
-        self.latest.wrote(thread_id, items)
+            self.latest.wrote(thread_id, items)
 
 
 class TaskAtomicDynamoDBSaver(DynamoDBSaver):
@@ -238,7 +235,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         first_read = held is not None and held.leave_note is None
         if held is not None and first_read:
             # Known keys count only from this delivery's first read on: the delivery before may have been another's.
-            self.latest.forget(thread_id)
+            self.latest.begin(thread_id)
             held.leave_note = functools.partial(self.latest.take_note, thread_id)
         if get_checkpoint_id(config) is not None:
             return _unpack(super().get_tuple(config))
@@ -259,10 +256,10 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             if current:
                 held.memo[key] = (version, copy.deepcopy(found))
         if ns == "":
-            if current and keys is not None:
+            if current:
                 self.latest.read(thread_id, keys)
             else:
-                self.latest.forget(thread_id)
+                self.latest.spoil(thread_id)
         return found
 
     def _version(self, thread_id: str) -> object:
