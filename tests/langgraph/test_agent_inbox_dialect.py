@@ -94,3 +94,39 @@ def test_the_config_decides_the_allowed_actions_and_edits() -> None:
 )
 def test_a_value_that_is_not_exactly_a_request_is_not_read_as_one(value: Any) -> None:
     assert recognize(value) is None
+
+
+EDITABLE = {**REQUEST, "config": {**REQUEST["config"], "allow_edit": True}}
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        (
+            {"type": "edit", "args": {"action": "issue_refund", "args": {}}},
+            "an edit response carries every argument of the action, ['amount', 'order_id'], and no other",
+        ),
+        (
+            {"type": "edit", "args": {"action": "issue_refund", "args": {"order_id": "o-1", "amount": 1, "x": 2}}},
+            "an edit response carries every argument of the action, ['amount', 'order_id'], and no other",
+        ),
+        (
+            {"type": "edit", "args": {"action": "delete_order", "args": {"order_id": "o-1", "amount": 1}}},
+            "an edit keeps the action 'issue_refund'; an edit may not switch actions",
+        ),
+        (
+            {"action": "edit", "args": {"amount": 1, "currency": "EUR"}},
+            "an edit changes the action's arguments ['amount', 'order_id']; it has no argument ['currency']",
+        ),
+    ],
+)
+def test_an_edit_the_action_could_not_be_called_with_is_refused_before_the_decision(answer: Any, problem: str) -> None:
+    # Agent Inbox's edit replaces the arguments whole; ours changes some of them. Either way the action is then
+    # called with them, so a missing or unknown argument would burn the question (found by the router's fuzz).
+    assert agent_inbox.answer_problem(EDITABLE, answer) == problem
+
+
+def test_an_edit_with_every_argument_of_the_action_is_accepted() -> None:
+    native = {"type": "edit", "args": {"action": "issue_refund", "args": {"order_id": "o-1", "amount": 1}}}
+    assert agent_inbox.answer_problem(EDITABLE, native) is None
+    assert agent_inbox.answer_problem(EDITABLE, {"action": "edit", "args": {"amount": 1}}) is None

@@ -87,16 +87,17 @@ def answer_problem(question: Any, answer: Any, response_schema: Any = None) -> s
         return "the question is not an Agent Inbox HumanInterrupt any more; it cannot be answered"
     request, listed = found
     allowed = _allowed(request)
+    asked = request["action_request"]
     if not is_native(answer):
-        return _ours_problem(allowed, answer)
+        return _ours_problem(allowed, asked, answer)
     if listed:
         if not isinstance(answer, list) or len(answer) != 1:
             return f"answer must be a list of one HumanResponse, [{{'type': one of {allowed}, 'args': ...}}]"
         answer = answer[0]
-    return _response_problem(allowed, answer)
+    return _response_problem(allowed, asked, answer)
 
 
-def _response_problem(allowed: list[str], response: Any) -> str | None:
+def _response_problem(allowed: list[str], asked: Mapping[str, Any], response: Any) -> str | None:
     kind = response.get("type") if isinstance(response, Mapping) else None
     if not isinstance(response, Mapping) or not isinstance(kind, str) or kind not in allowed:
         return f"answer must be a HumanResponse {{'type': ..., 'args': ...}} whose type is one of {allowed}"
@@ -114,10 +115,16 @@ def _response_problem(allowed: list[str], response: Any) -> str | None:
         and isinstance(args["args"], Mapping)
     ):
         return "an edit response carries args {'action': name, 'args': {...}}"
+    if kind == "edit" and isinstance(args, Mapping):
+        if args["action"] != asked["action"]:
+            return f"an edit keeps the action {asked['action']!r}; an edit may not switch actions"
+        # Agent Inbox's edit replaces the arguments whole: the action is called with exactly these.
+        if set(args["args"]) != set(asked["args"]):
+            return f"an edit response carries every argument of the action, {sorted(asked['args'])}, and no other"
     return None
 
 
-def _ours_problem(allowed: list[str], answer: Mapping[str, Any]) -> str | None:
+def _ours_problem(allowed: list[str], asked: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
     action, note, edits = answer.get("action"), answer.get("note"), answer.get("args")
     if note is not None and not isinstance(note, str):
         return "note must be a string"
@@ -128,6 +135,9 @@ def _ours_problem(allowed: list[str], answer: Mapping[str, Any]) -> str | None:
             return f"only an accept or an edit carries 'args'; got action {action!r}"
         if not isinstance(edits, Mapping):
             return "an edit carries 'args', an object naming the arguments to change"
+        unknown = sorted(set(edits) - set(asked["args"]))
+        if unknown:
+            return f"an edit changes the action's arguments {sorted(asked['args'])}; it has no argument {unknown}"
         return None
     if action == "response" and note is None:
         return "a response answer carries the reply as 'note'"
