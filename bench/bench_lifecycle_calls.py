@@ -366,8 +366,7 @@ def main() -> int:
     with moto_stack() as stack:
         import boto3
 
-        from agent_wait.host import HostSettings
-        from agent_wait.host._wiring import build_router
+        from agent_wait.host import HostSettings, build_router
         from agent_wait.schema import QUESTION_TABLE
 
         reader = boto3.client("dynamodb", region_name=REGION, endpoint_url=stack.endpoint)

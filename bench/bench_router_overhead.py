@@ -25,8 +25,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from agent_wait import InMemoryAnnounce
-from agent_wait.host import InMemoryDeadLetter, InMemoryLedger, Router
+from agent_wait.engine import InMemoryDeadLetter, Router
 from agent_wait.langgraph import LangGraphAdapter
+from agent_wait.ledger import InMemoryLedger
 
 ROUNDS = 300
 WARMUP = 20

@@ -42,9 +42,9 @@ def main() -> int:
 
         from agent_wait import Escalation, WaitPolicy
         from agent_wait._time import format_rfc3339
+        from agent_wait.aws import DynamoDbLedger
         from agent_wait.envelope import Question, WaitEnvelope
-        from agent_wait.host import DynamoDbLedger, HostSettings
-        from agent_wait.host._wiring import build_sweep
+        from agent_wait.host import HostSettings, build_sweep
         from agent_wait.schema import QUESTION_TABLE, index_shards_from_env, question_key, shard_key, thread_key
 
         shards = index_shards_from_env()

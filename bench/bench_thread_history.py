@@ -28,8 +28,7 @@ def main() -> int:
     with moto_stack(prefix="history") as stack:
         import boto3
 
-        from agent_wait.host import HostSettings
-        from agent_wait.host._wiring import build_router
+        from agent_wait.host import HostSettings, build_router
 
         session = boto3.Session(region_name=REGION)
         read: list[tuple[str, int]] = []

@@ -17,16 +17,8 @@ from typing import Any
 
 from agent_wait import InMemoryAnnounce
 from agent_wait.adapter import AgentAdapter
-from agent_wait.host import (
-    InMemoryDeadLetter,
-    InMemoryEntryQueue,
-    InMemoryLedger,
-    Outcome,
-    QuestionRecord,
-    RecordingMetrics,
-    Router,
-    Sweep,
-)
+from agent_wait.engine import InMemoryDeadLetter, InMemoryEntryQueue, Outcome, RecordingMetrics, Router, Sweep
+from agent_wait.ledger import InMemoryLedger, QuestionRecord
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 """When every rig's clock starts; questions are asked at this time."""
@@ -121,8 +113,7 @@ def router_on_moto(endpoint: str, unique: str, graph: str, monkeypatch: Any) -> 
     import boto3
     from tests.host.conftest import create_checkpoint_table, create_question_table
 
-    from agent_wait.host import HostSettings
-    from agent_wait.host._wiring import build_router
+    from agent_wait.host import HostSettings, build_router
     from agent_wait.schema import Settings
 
     monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)

@@ -1,4 +1,4 @@
-"""Templates for running `AgentWait` on the local emulator (`agent_wait.host.local.EmulatedStack`).
+"""Templates for running `AgentWait` on the local emulator (`agent_wait.local.stack.EmulatedStack`).
 
 `agent-wait dev --graph my_pkg.graph:build` and a project's own tests use `template_for_graph`: `AgentWait`
 with its defaults around one graph, synthesized in-process without building the Lambda bundle (the local

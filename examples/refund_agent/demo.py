@@ -19,8 +19,8 @@ from typing import Any, TextIO
 from agent_wait._time import utc_now
 from agent_wait.cli._dev import Observer
 from agent_wait.cli._progress import progress
-from agent_wait.host.local import EmulatedStack
-from agent_wait.host.outcomes import Outcome, OutcomeKind
+from agent_wait.engine.outcomes import Outcome, OutcomeKind
+from agent_wait.local.stack import EmulatedStack
 from agent_wait.schema import Settings
 
 from .graph import AUTO_APPROVE_LIMIT, FINANCE, REFUND_TABLE_VARIABLE
@@ -118,7 +118,7 @@ class World:
         return self.pump() if pump else []
 
     def row(self, thread: str, question_id: str) -> dict[str, Any]:
-        from agent_wait.aws._items import from_item
+        from agent_wait.aws.items import from_item
         from agent_wait.schema import question_key, thread_key
 
         item = self.local.client("dynamodb").get_item(

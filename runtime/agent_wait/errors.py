@@ -127,7 +127,7 @@ class ArgumentTypeError(WaitError, TypeError):
 
 
 class EmulatorError(WaitError, RuntimeError):
-    """Raised by the local runner when the embedded emulator cannot run the stack (`agent_wait.host.local`)."""
+    """Raised by the local runner when the embedded emulator cannot run the stack (`agent_wait.local.stack`)."""
 
 
 class LedgerError(WaitError):

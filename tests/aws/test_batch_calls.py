@@ -1,11 +1,11 @@
-"""`agent_wait.aws._items.until_processed`: the one place a DynamoDB batch call is made again for what DynamoDB left
+"""`agent_wait.aws.items.until_processed`: the one place a DynamoDB batch call is made again for what DynamoDB left
 unprocessed (the ledger's reads by key, the checkpoint saver's batch reads and writes)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from agent_wait.aws._items import until_processed
+from agent_wait.aws.items import until_processed
 
 
 class Throttling:

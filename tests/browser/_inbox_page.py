@@ -79,7 +79,7 @@ class Inbox:
 
     def link_for(self, question: str, approver: str, action: str = "approve") -> str:
         """A signed link made for `approver`, with the stack's keys (a quorum question gets no unnamed links)."""
-        from agent_wait.host.ledger.dynamodb import DynamoDbLedger
+        from agent_wait.aws.ledger import DynamoDbLedger
         from agent_wait.host.links import LinkKeys, answer_links
 
         secrets = self.local.client("secretsmanager")
@@ -113,7 +113,7 @@ class Inbox:
         expect(page.locator("#detail-id")).to_have_text(question)
 
     def status(self, question: str) -> dict[str, Any]:
-        from agent_wait.host.ledger.dynamodb import DynamoDbLedger
+        from agent_wait.aws.ledger import DynamoDbLedger
 
         record = DynamoDbLedger(self.local.table, client=self.local.client("dynamodb")).find(question)
         assert record is not None

@@ -57,7 +57,7 @@ def inbox(refund_template: dict[str, Any], browser: Any) -> Iterator[Inbox]:
     from examples.refund_agent.demo import MovableClock
 
     from agent_wait.cli._dev import Observer
-    from agent_wait.host.local import EmulatedStack
+    from agent_wait.local.stack import EmulatedStack
 
     clock = MovableClock()
     local = EmulatedStack(

@@ -73,8 +73,8 @@ def test_the_functions_set_only_schema_settings_and_powertools_variables(variant
 
 def test_metric_names_and_powertools_defaults_are_the_runtime_ones() -> None:
     """The alarms watch the names the runtime emits, in the namespace and service its factories default to."""
+    from agent_wait.engine.metrics import METRIC_NAMES
     from agent_wait.host import _powertools
-    from agent_wait.host.observe import METRIC_NAMES
 
     assert METRIC_NAMES["router_errors"] == _shapes.ROUTER_ERRORS_METRIC
     assert METRIC_NAMES["sweep_errors"] == _shapes.SWEEP_ERRORS_METRIC

@@ -1,13 +1,18 @@
 """Import hygiene: the core is standard library only, and imports point inward.
 
-Direction (DESIGN.md): core ← framework bindings / providers ← host ← CLI. The constructs never
-import the runtime, and the runtime never imports the constructs or CDK. Two more walls:
+Direction (DESIGN.md "Target layout"): core ← bindings / `aws` ← engine ← host ← local ← CLI. The constructs never
+import the runtime, and the runtime never imports the constructs or CDK. More walls:
 
-- the host imports no agent framework when it is imported: a framework (and the LangGraph checkpoint
-  saver) is imported inside the function that builds that framework's adapter, so a Pydantic AI or
-  Strands deployment never loads LangGraph;
-- only the `aws` provider imports botocore; the rest asks it (`agent_wait.aws._errors`) what an AWS
-  failure is. `BOTOCORE_ELSEWHERE` names the few exceptions, each with its reason.
+- the engine knows no Lambda, no HTTP and no framework: it imports neither Powertools nor the host, the
+  emulator or a binding (adapters are passed in);
+- the host imports no agent framework when it is imported: a framework (and the LangGraph checkpoint saver) is
+  imported inside the function that builds that framework's adapter, so a Pydantic AI or Strands deployment
+  never loads LangGraph;
+- the LangGraph checkpoint saver shares the delivery through `agent_wait._delivery`, never the engine;
+- nothing but the console script imports the emulator (`agent_wait.local`);
+- only the `aws` provider imports botocore; the rest asks it (`agent_wait.aws.errors`) what an AWS failure
+  is. `BOTOCORE_ELSEWHERE` names the few exceptions, each with its reason;
+- a module whose name starts with `_` is private to its package: no other package imports it.
 """
 
 from __future__ import annotations
@@ -72,20 +77,29 @@ class Layer:
 
 
 CORE = Layer("core", (), frozenset())
+BINDINGS = ("agent_wait.langgraph", "agent_wait.pydantic_ai", "agent_wait.strands")
 # Most specific prefix wins. A module not listed here is core: stdlib and the core only.
 RULES: dict[str, Layer] = {
     "agent_wait.langgraph": Layer(
         "binding", ("agent_wait.langgraph",), frozenset({"langgraph", "langchain_core", "typing_extensions"})
+    ),
+    "agent_wait.langgraph.checkpoint": Layer(
+        "saver",
+        ("agent_wait.langgraph", "agent_wait.aws.errors", "agent_wait.aws.items"),
+        frozenset({"langgraph", "langchain_core", "langgraph_checkpoint_aws"}),
     ),
     "agent_wait.pydantic_ai": Layer(
         "binding", ("agent_wait.pydantic_ai",), frozenset({"pydantic_ai", "pydantic", "pydantic_core"})
     ),
     "agent_wait.strands": Layer("binding", ("agent_wait.strands",), frozenset({"strands"})),
     "agent_wait.aws": Layer("provider", ("agent_wait.aws",), frozenset({"boto3", "botocore"})),
-    "agent_wait.host": Layer(
-        "host",
-        ("agent_wait.langgraph", "agent_wait.pydantic_ai", "agent_wait.strands", "agent_wait.aws", "agent_wait.host"),
-        None,
+    # boto3 and jsonschema only inside the functions that use them (`test_the_engine_imports_nothing_third_party_...`)
+    "agent_wait.engine": Layer(
+        "engine", ("agent_wait.engine", "agent_wait.aws.errors"), frozenset({"jsonschema", "boto3"})
+    ),
+    "agent_wait.host": Layer("host", (*BINDINGS, "agent_wait.aws", "agent_wait.engine", "agent_wait.host"), None),
+    "agent_wait.local": Layer(
+        "local", (*BINDINGS, "agent_wait.aws", "agent_wait.engine", "agent_wait.host", "agent_wait.local"), None
     ),
     "agent_wait.cli": Layer("cli", ("agent_wait",), None),
     # The ledger suite checks the core's ledger interface: the core and the standard library only.
@@ -96,16 +110,8 @@ FRAMEWORKS = frozenset(
     {"langgraph", "langgraph_checkpoint_aws", "langchain_core", "langchain", "pydantic_ai", "strands"}
 )
 """Top-level packages of the agent frameworks (and LangGraph's DynamoDB saver)."""
-FRAMEWORK_MODULES = (
-    "agent_wait.langgraph",
-    "agent_wait.pydantic_ai",
-    "agent_wait.strands",
-    "agent_wait.host._checkpoints",
-    "agent_wait.host._checkpoint_batch",
-    "agent_wait.host._checkpoint_notes",
-)
-"""Our modules that import a framework when imported: the bindings, and the host's LangGraph checkpoint saver (with
-the step batching and the lease notes it is built on, which use the saver library's key layout)."""
+FRAMEWORK_MODULES = BINDINGS
+"""Our packages that import a framework when imported: the bindings (the LangGraph saver among them)."""
 BOTOCORE_ELSEWHERE = {
     "agent_wait.cli._target": "reads a named AWS profile: botocore's ProfileNotFound, inside that one function",
 }
@@ -206,10 +212,25 @@ def botocore_violations(source: str, module: str, *, is_package: bool = False) -
     if module == "agent_wait.aws" or module.startswith("agent_wait.aws.") or module in BOTOCORE_ELSEWHERE:
         return []
     return [
-        f"{module}:{line} imports {target}; only agent_wait.aws imports botocore (use agent_wait.aws._errors)"
+        f"{module}:{line} imports {target}; only agent_wait.aws imports botocore (use agent_wait.aws.errors)"
         for line, target in imported_modules(source, module, is_package=is_package)
         if target.split(".")[0] == "botocore"
     ]
+
+
+def private_violations(source: str, module: str, *, is_package: bool = False) -> list[str]:
+    """Imports of another package's private module (`agent_wait.<package>._<module>` from outside `<package>`)."""
+    package = module if is_package else module.rpartition(".")[0]
+    problems = []
+    for line, target in imported_modules(source, module, is_package=is_package):
+        parts = target.split(".")
+        private = next((i for i, part in enumerate(parts) if part.startswith("_") and i > 0), None)
+        if parts[0] != "agent_wait" or private is None:
+            continue
+        owner = ".".join(parts[:private])
+        if not (package == owner or package.startswith(owner + ".")):
+            problems.append(f"{module}:{line} imports {target}, private to {owner}")
+    return problems
 
 
 def runtime_files() -> list[Path]:
@@ -232,8 +253,11 @@ def test_rule_table_classifies_the_core_modules_as_core(module: str):
         ("agent_wait.pydantic_ai", "binding"),
         ("agent_wait.strands", "binding"),
         ("agent_wait.aws.sns", "provider"),
+        ("agent_wait.aws.ledger", "provider"),
+        ("agent_wait.engine.router", "engine"),
+        ("agent_wait.langgraph.checkpoint.saver", "saver"),
         ("agent_wait.host.router", "host"),
-        ("agent_wait.host.ledger.dynamodb", "host"),
+        ("agent_wait.local.stack", "local"),
         ("agent_wait.cli", "cli"),
         ("agent_wait.testing.ledger_contract", "testing"),
     ],
@@ -253,8 +277,15 @@ def test_rule_table_classifies_outer_modules(module: str, layer: str):
         ("agent_wait.langgraph._ask", "from agent_wait.host.router import x", "(binding) imports agent_wait.host"),
         ("agent_wait.langgraph._ask", "import boto3", "(binding) imports third-party boto3"),
         ("agent_wait.langgraph._ask", "from agent_wait.aws import SnsAnnounce", "(binding) imports agent_wait.aws"),
-        ("agent_wait.aws.sns", "from agent_wait.host.ledger import base", "(provider) imports agent_wait.host"),
+        ("agent_wait.aws.sns", "from agent_wait.engine import router", "(provider) imports agent_wait.engine"),
         ("agent_wait.aws.sns", "from agent_wait.langgraph import wait", "(provider) imports agent_wait.langgraph"),
+        ("agent_wait.engine.router", "from agent_wait.host import settings", "(engine) imports agent_wait.host"),
+        ("agent_wait.engine.router", "from agent_wait.local import stack", "(engine) imports agent_wait.local"),
+        ("agent_wait.engine.router", "from agent_wait.langgraph import ask", "(engine) imports agent_wait.langgraph"),
+        ("agent_wait.engine.router", "import aws_lambda_powertools", "(engine) imports third-party aws_lambda"),
+        ("agent_wait.engine.sweep", "import urllib3", "(engine) imports third-party urllib3"),
+        ("agent_wait.langgraph.checkpoint.saver", "from agent_wait.engine import lease", "(saver) imports agent"),
+        ("agent_wait.host.api", "from agent_wait.local.stack import EmulatedStack", "(host) imports agent_wait.local"),
         ("agent_wait.host.router", "from agent_wait.cli import main", "(host) imports agent_wait.cli"),
         ("agent_wait.host.router", "import aws_cdk", "the runtime never imports CDK"),
         ("agent_wait.cli", "from agent_wait_cdk import AgentWait", "the runtime never imports CDK"),
@@ -275,7 +306,10 @@ def test_checker_flags_an_outward_import(module: str, source: str, fragment: str
         ("agent_wait.langgraph._ask", "from langgraph.types import interrupt\nfrom agent_wait._publish import publish"),
         ("agent_wait.aws.sqs", "import boto3\nfrom agent_wait.aws._clients import make_client"),
         ("agent_wait.host.router", "import aws_lambda_powertools\nfrom agent_wait.langgraph import resume_command"),
-        ("agent_wait.cli", "from agent_wait.host.local import run"),
+        ("agent_wait.engine.router", "from agent_wait._delivery import current_delivery\nimport jsonschema"),
+        ("agent_wait.langgraph.checkpoint.saver", "from agent_wait._delivery import current_delivery"),
+        ("agent_wait.local.stack", "from agent_wait.host import router\nimport moto"),
+        ("agent_wait.cli", "from agent_wait.local.stack import EmulatedStack"),
     ],
 )
 def test_checker_allows_inward_imports(module: str, source: str):
@@ -287,8 +321,12 @@ def test_checker_allows_inward_imports(module: str, source: str):
     [
         ("agent_wait.host._wiring", "import langgraph", "(host) imports langgraph when imported"),
         ("agent_wait.host", "from agent_wait.pydantic_ai import hosted", "imports agent_wait.pydantic_ai when"),
-        ("agent_wait.host._router", "try:\n    from strands import Agent\nexcept ImportError:\n    pass", "strands"),
-        ("agent_wait.host.api", "from agent_wait.host._checkpoints import S", "imports agent_wait.host._checkpoints"),
+        ("agent_wait.host.router", "try:\n    from strands import Agent\nexcept ImportError:\n    pass", "strands"),
+        (
+            "agent_wait.host.api",
+            "from agent_wait.langgraph.checkpoint.saver import S",
+            "imports agent_wait.langgraph.checkpoint.saver",
+        ),
     ],
 )
 def test_checker_flags_a_framework_the_host_imports_when_imported(module: str, source: str, fragment: str):
@@ -301,7 +339,7 @@ def test_checker_flags_a_framework_the_host_imports_when_imported(module: str, s
     [
         ("agent_wait.host._wiring", "def adapter():\n    from agent_wait.langgraph import LangGraphAdapter"),
         ("agent_wait.host._wiring", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import langgraph"),
-        ("agent_wait.host._checkpoints", "from langgraph_checkpoint_aws import DynamoDBSaver"),
+        ("agent_wait.langgraph.checkpoint.saver", "from langgraph_checkpoint_aws import DynamoDBSaver"),
         ("agent_wait.langgraph._ask", "from langgraph.types import interrupt"),
     ],
 )
@@ -312,15 +350,32 @@ def test_checker_allows_a_framework_imported_where_it_is_used(module: str, sourc
 @pytest.mark.parametrize(
     ("module", "source", "allowed"),
     [
-        ("agent_wait.host._router", "from botocore.exceptions import ClientError", False),
-        ("agent_wait.host.entry_queue", "def send():\n    import botocore.exceptions", False),
-        ("agent_wait.host.ledger.dynamodb", "from botocore.exceptions import ClientError", False),
-        ("agent_wait.aws._errors", "from botocore.exceptions import ClientError", True),
+        ("agent_wait.engine.router", "from botocore.exceptions import ClientError", False),
+        ("agent_wait.engine.entry_queue", "def send():\n    import botocore.exceptions", False),
+        ("agent_wait.langgraph.checkpoint.saver", "from botocore.exceptions import ClientError", False),
+        ("agent_wait.aws.ledger", "from botocore.exceptions import ClientError", True),
+        ("agent_wait.aws.errors", "from botocore.exceptions import ClientError", True),
         ("agent_wait.cli._target", "def profile():\n    import botocore.exceptions", True),
     ],
 )
 def test_checker_allows_botocore_only_in_the_aws_provider(module: str, source: str, allowed: bool):
     assert (botocore_violations(source, module) == []) is allowed
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "allowed"),
+    [
+        ("agent_wait.engine.router", "from agent_wait._time import utc_now", True),
+        ("agent_wait.engine.checks", "from agent_wait.engine._answer_schema import schema_problem", True),
+        ("agent_wait.host.api._questions", "from agent_wait.host.api._context import ApiContext", True),
+        ("agent_wait.host.router", "from agent_wait.host._wiring import build_router", True),
+        ("agent_wait.local.stack", "from agent_wait.host._wiring import build_router", False),
+        ("agent_wait.engine.router", "from agent_wait.aws._clients import make_client", False),
+        ("agent_wait.host._wiring", "from agent_wait.host.api._context import ApiContext", False),
+    ],
+)
+def test_checker_allows_a_private_module_only_inside_its_package(module: str, source: str, allowed: bool):
+    assert (private_violations(source, module) == []) is allowed
 
 
 def test_relative_imports_in_a_package_init_resolve_from_the_package():
@@ -352,11 +407,35 @@ def test_the_host_imports_no_framework_when_imported():
     assert problems == [], "\n".join(problems)
 
 
+def test_the_engine_imports_nothing_third_party_when_imported():
+    # GIVEN every engine module / THEN what it runs on import is the standard library and agent_wait only
+    problems = []
+    for path in runtime_files():
+        module = module_name(path)
+        if not module.startswith("agent_wait.engine"):
+            continue
+        source = path.read_text(encoding="utf-8")
+        on_import = {node.lineno for node in _executed_on_import(ast.parse(source))}
+        for line, target in imported_modules(source, module, is_package=path.name == "__init__.py"):
+            top = target.split(".")[0]
+            if line in on_import and top not in STDLIB and top != "agent_wait":
+                problems.append(f"{module}:{line} imports {target} when imported")
+    assert problems == [], "\n".join(problems)
+
+
 def test_only_the_aws_provider_imports_botocore():
     problems = []
     for path in runtime_files():
         module = module_name(path)
         problems += botocore_violations(path.read_text(encoding="utf-8"), module, is_package=path.name == "__init__.py")
+    assert problems == [], "\n".join(problems)
+
+
+def test_no_module_imports_another_packages_private_module():
+    problems = []
+    for path in runtime_files():
+        module = module_name(path)
+        problems += private_violations(path.read_text(encoding="utf-8"), module, is_package=path.name == "__init__.py")
     assert problems == [], "\n".join(problems)
 
 

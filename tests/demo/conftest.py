@@ -23,7 +23,7 @@ def world(refund_template: dict[str, Any]) -> Iterator[Any]:
     from examples.refund_agent.demo import MovableClock, World
 
     from agent_wait.cli._dev import Observer
-    from agent_wait.host.local import EmulatedStack
+    from agent_wait.local.stack import EmulatedStack
 
     clock = MovableClock()
     local = EmulatedStack(refund_template, clock=clock, stack_name=f"demo-{id(clock)}")

@@ -30,7 +30,7 @@ from examples.refund_agent.demo import MovableClock, count_refunds
 
 from agent_wait.cli import main
 from agent_wait.cli._target import LOCAL_STATE, Target
-from agent_wait.host.local import EmulatedStack
+from agent_wait.local.stack import EmulatedStack
 
 LARGE = 900
 """Over the refund's auto-approve limit: finance is asked."""
@@ -150,7 +150,7 @@ def api(refund_template: dict[str, Any]) -> Iterator[Api]:
 
 
 def test_the_router_names_the_api_in_each_envelope_reply_to(api: Api) -> None:
-    from agent_wait.host.ledger.dynamodb import DynamoDbLedger
+    from agent_wait.aws.ledger import DynamoDbLedger
 
     _, question = api.start()
     record = DynamoDbLedger(api.local.table, client=api.local.client("dynamodb")).find(question)
@@ -175,7 +175,7 @@ def test_without_a_token_api_gateway_says_unauthorized(api: Api, method: str, pa
 
 
 def _bad_tokens(api: Api) -> dict[str, str]:
-    from agent_wait.host._local_jwt import LocalIssuer
+    from agent_wait.local.jwt import LocalIssuer
 
     forger = LocalIssuer(api.local.issuer.url)
     forger.key_id = api.local.issuer.key_id  # same key id, another key: the signature must not verify
@@ -217,7 +217,7 @@ def test_a_bad_token_is_unauthorized_and_never_reaches_the_handler(api: Api, kin
 
 
 def test_a_verified_token_reaches_the_handler_as_api_gateway_flattens_it(api: Api) -> None:
-    from agent_wait.host._local_jwt import flatten_claims
+    from agent_wait.local.jwt import flatten_claims
 
     claims = jwt.decode(api.token(groups=("finance", "ops")), options={"verify_signature": False})
     flat = flatten_claims(claims)
@@ -498,7 +498,7 @@ def test_cli_token_without_a_running_dev_says_how_to_get_one(
 
 
 def test_the_local_api_protects_exactly_the_routes_the_construct_puts_behind_its_authorizer() -> None:
-    from agent_wait.host._local_api import PROTECTED_ROUTES
+    from agent_wait.local.api_server import PROTECTED_ROUTES
     from agent_wait_cdk.answer_api import SIGNED_IN_ROUTES
 
     assert sorted(PROTECTED_ROUTES) == sorted(f"{method} {path}" for method, path in SIGNED_IN_ROUTES)

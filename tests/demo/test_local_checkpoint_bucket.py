@@ -9,7 +9,7 @@ from typing import Any
 def test_the_checkpoint_bucket_is_deployed_locally_and_the_router_names_it(world: Any) -> None:
     import boto3
 
-    from agent_wait.host._wiring import checkpoint_saver
+    from agent_wait.host import checkpoint_saver
 
     local = world.local
     bucket = local.environment["AGENT_WAIT_CHECKPOINT_BUCKET"]

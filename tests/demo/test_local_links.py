@@ -20,7 +20,7 @@ from _http import Reply, call
 from examples.refund_agent.demo import MovableClock, count_refunds
 
 from agent_wait.cli._dev import Observer
-from agent_wait.host.local import EmulatedStack
+from agent_wait.local.stack import EmulatedStack
 
 LARGE = 900
 """Over the refund's auto-approve limit: finance is asked."""
@@ -107,7 +107,7 @@ def links(refund_template: dict[str, Any]) -> Iterator[Links]:
 
 
 def test_the_refund_stack_signs_links_with_its_own_secret_and_only_the_topic_carries_them(links: Links) -> None:
-    from agent_wait.host.ledger.dynamodb import DynamoDbLedger
+    from agent_wait.aws.ledger import DynamoDbLedger
 
     _, question, by_action = links.ask()
     # THEN the topic's envelope has one link per allowed action, to this API's confirmation page

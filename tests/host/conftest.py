@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from agent_wait.host import DynamoDbLedger
+from agent_wait.aws import DynamoDbLedger
 from agent_wait.schema import CHECKPOINT_TABLE, ENTRY_QUEUE, QUESTION_TABLE, Settings
 
 REGION = "us-east-1"

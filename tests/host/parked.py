@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from tests.host.conftest import reset_handlers
 
-from agent_wait.host import HostSettings, Router
-from agent_wait.host._wiring import build_router
+from agent_wait.engine import Router
+from agent_wait.host import HostSettings, build_router
 from agent_wait.schema import QuestionStatus, Settings
 
 

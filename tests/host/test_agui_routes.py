@@ -12,10 +12,11 @@ import pytest
 from ag_ui.core import Interrupt
 from tests.host.api_events import Response, call
 
+from agent_wait.engine import InMemoryEntryQueue
+from agent_wait.engine.answering import AnswerService
 from agent_wait.envelope import Question, WaitEnvelope
-from agent_wait.host import InMemoryEntryQueue, InMemoryLedger
-from agent_wait.host.answering import AnswerService
 from agent_wait.host.api import ApiContext, create_app
+from agent_wait.ledger import InMemoryLedger
 from agent_wait.messages import AnswerMessage, parse_message
 from agent_wait.policy import WaitPolicy
 from agent_wait.schema import QuestionStatus

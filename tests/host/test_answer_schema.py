@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agent_wait.host._answer_schema import schema_problem
+from agent_wait.engine._answer_schema import schema_problem
 
 LIMIT = {
     "type": "object",

@@ -11,10 +11,11 @@ import tests.host.graphs as graphs
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_wait import InMemoryAnnounce
-from agent_wait.host import InMemoryDeadLetter, InMemoryEntryQueue, InMemoryLedger, OutcomeKind, Router, Sweep
-from agent_wait.host._checks import Answerer
-from agent_wait.host.answering import AnswerService, AnswerStatus
+from agent_wait.engine import InMemoryDeadLetter, InMemoryEntryQueue, OutcomeKind, Router, Sweep
+from agent_wait.engine.answering import AnswerService, AnswerStatus
+from agent_wait.engine.checks import Answerer
 from agent_wait.langgraph import LangGraphAdapter
+from agent_wait.ledger import InMemoryLedger
 from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 9, 11, 9, 0, tzinfo=UTC)

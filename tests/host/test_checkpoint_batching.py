@@ -20,13 +20,13 @@ import pytest
 from langgraph.channels.delta import DeltaChannel
 from tests.host.conftest import REGION, create_checkpoint_table
 
+from agent_wait.engine.lease import hold_thread
 from agent_wait.errors import ThreadStateUnavailableError
-from agent_wait.host import InMemoryLedger
-from agent_wait.host._checkpoint_batch import BatchWriter, Held, StepBatch
-from agent_wait.host._checkpoint_notes import NOTE_WRITES_LIMIT, LatestKeys
-from agent_wait.host._lease import hold_thread
-from agent_wait.host._wiring import checkpoint_saver
+from agent_wait.host import checkpoint_saver
 from agent_wait.langgraph import LangGraphAdapter
+from agent_wait.langgraph.checkpoint.batch import BatchWriter, Held, StepBatch
+from agent_wait.langgraph.checkpoint.notes import NOTE_WRITES_LIMIT, LatestKeys
+from agent_wait.ledger import InMemoryLedger
 
 
 class Crash(BaseException):
@@ -373,7 +373,7 @@ def test_a_warm_saver_keeps_read_tokens_for_a_bounded_number_of_threads(
     saver_calls: tuple[Any, Calls], unique: str
 ) -> None:
     """A warm router sees many threads; what it keeps to know a read is current must not grow with them."""
-    from agent_wait.host._checkpoints import VERSIONS_KEPT
+    from agent_wait.langgraph.checkpoint.saver import VERSIONS_KEPT
 
     saver, calls = saver_calls
     thread_id = f"t-{unique}"

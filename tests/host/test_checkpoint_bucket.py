@@ -21,9 +21,10 @@ from tests.host.conftest import (
     sqs_record,
 )
 
+from agent_wait.engine import SqsEntryQueue, retry_thread
+from agent_wait.engine.dead_letter import DETAIL_ATTRIBUTE, REASON_ATTRIBUTE
 from agent_wait.errors import ConfigurationError
-from agent_wait.host import HostSettings, SqsEntryQueue, retry_thread
-from agent_wait.host.dead_letter import DETAIL_ATTRIBUTE, REASON_ATTRIBUTE
+from agent_wait.host import HostSettings
 from agent_wait.schema import QuestionStatus, Settings
 
 LARGE = 450_000
@@ -211,9 +212,9 @@ def test_dynamodb_refusing_an_item_for_its_size_is_told_as_too_large_too(
     import boto3
     from langgraph.checkpoint.base import empty_checkpoint
 
-    import agent_wait.host._checkpoints as checkpoints
+    import agent_wait.langgraph.checkpoint.saver as checkpoints
     from agent_wait.errors import ThreadStateTooLargeError
-    from agent_wait.host._wiring import checkpoint_saver
+    from agent_wait.host import checkpoint_saver
 
     monkeypatch.setattr(checkpoints, "PAYLOAD_LIMIT", 10 * 1024 * 1024)  # let DynamoDB (moto) refuse it
     saver = checkpoint_saver(host.checkpoint_table, boto3.Session(region_name="us-east-1"))

@@ -44,7 +44,7 @@ def test_the_task_atomic_saver_conforms_wherever_upstream_does_with_and_without_
     from langgraph_checkpoint_aws import DynamoDBSaver
     from langgraph_checkpoint_aws.checkpoint.dynamodb import storage_strategy
 
-    from agent_wait.host._checkpoints import TaskAtomicDynamoDBSaver
+    from agent_wait.langgraph.checkpoint.saver import TaskAtomicDynamoDBSaver
 
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
     session = boto3.Session(region_name="us-east-1")
@@ -86,9 +86,9 @@ def _every_call_a_delivery(moto_server: str, mismatches: list[str], noted_reads:
     import boto3
 
     from agent_wait._time import utc_now
-    from agent_wait.host import InMemoryLedger
-    from agent_wait.host._checkpoints import TaskAtomicDynamoDBSaver
-    from agent_wait.host._lease import hold_thread
+    from agent_wait.engine.lease import hold_thread
+    from agent_wait.langgraph.checkpoint.saver import TaskAtomicDynamoDBSaver
+    from agent_wait.ledger import InMemoryLedger
 
     ledger = InMemoryLedger()
     log = logging.getLogger("tests.conformance")

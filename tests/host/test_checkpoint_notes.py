@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_wait.host._checkpoint_notes import LatestKeys, LatestTracker
+from agent_wait.langgraph.checkpoint.notes import LatestKeys, LatestTracker
 
 THREAD = "t"
 
@@ -179,7 +179,7 @@ def test_a_failed_write_a_passed_over_head_or_an_unplaceable_item_leaves_no_note
 
 
 def test_a_warm_process_tracks_a_bounded_number_of_threads() -> None:
-    from agent_wait.host._checkpoint_notes import THREADS_KEPT
+    from agent_wait.langgraph.checkpoint.notes import THREADS_KEPT
 
     tracker = LatestTracker()
     for n in itertools.islice(itertools.count(), THREADS_KEPT + 1):

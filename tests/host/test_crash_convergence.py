@@ -33,9 +33,9 @@ from tests.host.conftest import HostStack
 from tests.host.graphs import body_runs, refunds_paid
 
 from agent_wait._time import utc_now
-from agent_wait.host import HostSettings, Router, Sweep
-from agent_wait.host._wiring import build_router, build_sweep
-from agent_wait.host.outcomes import OutcomeKind
+from agent_wait.engine import Router, Sweep
+from agent_wait.engine.outcomes import OutcomeKind
+from agent_wait.host import HostSettings, build_router, build_sweep
 
 
 class InjectedCrashError(BaseException):

@@ -16,8 +16,8 @@ from tests.host.conftest import FakeLambdaContext, HostStack, run_router, sqs_re
 
 from agent_wait.cli._dead_letters import list_dead_letters, redrive
 from agent_wait.cli._target import Target
-from agent_wait.host import SqsDeadLetter
-from agent_wait.host.dead_letter import MALFORMED_GROUP_PREFIX, REASON_ATTRIBUTE, malformed_group_id
+from agent_wait.engine import SqsDeadLetter
+from agent_wait.engine.dead_letter import MALFORMED_GROUP_PREFIX, REASON_ATTRIBUTE, malformed_group_id
 
 MALFORMED = 12
 """More than SQS hands out of one group at a time (ten)."""

@@ -25,7 +25,7 @@ from tests.host.conftest import (
 )
 
 from agent_wait._time import format_rfc3339
-from agent_wait.host import DEADLINE_ANSWERED_BY, OutcomeKind, RefusalReason
+from agent_wait.engine import DEADLINE_ANSWERED_BY, OutcomeKind, RefusalReason
 from agent_wait.messages import deadline_answer_id
 from agent_wait.schema import QuestionStatus, Settings
 

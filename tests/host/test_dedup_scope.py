@@ -13,8 +13,8 @@ import json
 
 from tests.host.conftest import HostStack, answer_message, start_message
 
-from agent_wait.host import HostSettings, OutcomeKind
-from agent_wait.host._wiring import build_router
+from agent_wait.engine import OutcomeKind
+from agent_wait.host import HostSettings, build_router
 from agent_wait.messages import group_id_for
 from agent_wait.schema import ENTRY_QUEUE, QuestionStatus
 

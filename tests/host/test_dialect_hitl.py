@@ -16,7 +16,7 @@ import tests.host.hitl_graphs as hitl
 from tests.host.conftest import HostStack
 from tests.host.parked import Parked, parking_router
 
-from agent_wait.host import OutcomeKind, RefusalReason
+from agent_wait.engine import OutcomeKind, RefusalReason
 from agent_wait.schema import QuestionStatus
 
 EDIT = {"type": "edit", "edited_action": {"name": "issue_refund", "args": {"order_id": "", "amount": 5}}}

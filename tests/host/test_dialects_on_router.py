@@ -19,7 +19,7 @@ from tests.host.conftest import HostStack
 from tests.host.parked import Parked, parking_router, router_for
 from tests.host.schema_graphs import RefundLimit
 
-from agent_wait.host import OutcomeKind, RefusalReason
+from agent_wait.engine import OutcomeKind, RefusalReason
 from agent_wait.schema import QuestionStatus
 
 Park = Callable[[dict[str, Any]], Parked]

@@ -28,15 +28,10 @@ from tests.host.conftest import (
 
 from agent_wait._time import utc_now
 from agent_wait.cli import main
-from agent_wait.host import (
-    FailureKind,
-    HostSettings,
-    SqsEntryQueue,
-    failed_threads,
-    retry_thread,
-)
-from agent_wait.host._wiring import build_sweep
-from agent_wait.host.dead_letter import DETAIL_ATTRIBUTE, REASON_ATTRIBUTE, THREAD_ATTRIBUTE
+from agent_wait.engine import SqsEntryQueue, failed_threads, retry_thread
+from agent_wait.engine.dead_letter import DETAIL_ATTRIBUTE, REASON_ATTRIBUTE, THREAD_ATTRIBUTE
+from agent_wait.host import HostSettings, build_sweep
+from agent_wait.ledger import FailureKind
 from agent_wait.schema import QuestionStatus
 
 

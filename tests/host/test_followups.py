@@ -21,18 +21,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from tests.host.conftest import create_question_table
 
 from agent_wait import InMemoryAnnounce
-from agent_wait.host import (
-    InMemoryDeadLetter,
-    InMemoryEntryQueue,
-    InMemoryLedger,
-    OutcomeKind,
-    RefusalReason,
-    Router,
-    Sweep,
-)
-from agent_wait.host.ledger.dynamodb import DynamoDbLedger
+from agent_wait.aws.ledger import DynamoDbLedger
+from agent_wait.engine import InMemoryDeadLetter, InMemoryEntryQueue, OutcomeKind, RefusalReason, Router, Sweep
 from agent_wait.langgraph import LangGraphAdapter
-from agent_wait.ledger import Ledger
+from agent_wait.ledger import InMemoryLedger, Ledger
 from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
@@ -369,13 +361,13 @@ def test_a_quorum_question_reaches_its_deadline_with_too_few_votes(quorum: World
 
 
 def _api_user(name: str) -> Any:
-    from agent_wait.host._checks import Answerer
+    from agent_wait.engine.checks import Answerer
 
     return Answerer(answered_by=f"{name}@example.com", via="api", sender=f"https://issuer#{name}")
 
 
 def test_votes_through_the_answer_api_are_counted_told_and_decide_once(quorum: World) -> None:
-    from agent_wait.host.answering import AnswerService, AnswerStatus
+    from agent_wait.engine.answering import AnswerService, AnswerStatus
 
     # GIVEN a quorum question and the answer API's service
     _, question_id = quorum.ask("api-1")
@@ -407,7 +399,7 @@ def test_votes_through_the_answer_api_are_counted_told_and_decide_once(quorum: W
 
 
 def test_an_api_vote_is_told_by_the_router_while_the_question_is_still_open(quorum: World) -> None:
-    from agent_wait.host.answering import AnswerService, AnswerStatus
+    from agent_wait.engine.answering import AnswerService, AnswerStatus
 
     thread_id, question_id = quorum.ask("api-2")
     service = AnswerService(quorum.ledger, quorum.queue, clock=lambda: quorum.now[0])
@@ -427,7 +419,7 @@ def test_an_api_vote_is_told_by_the_router_while_the_question_is_still_open(quor
 def test_racing_votes_decide_the_question_once_with_exactly_the_votes_that_made_the_quorum(quorum: World) -> None:
     import threading
 
-    from agent_wait.host._votes import VoteStatus, cast_vote
+    from agent_wait.engine.votes import VoteStatus, cast_vote
 
     # GIVEN a two-person quorum question, and four approvers voting at the same moment
     thread_id, question_id = quorum.ask("race-1")
@@ -503,8 +495,8 @@ def test_a_reminder_whose_announcement_failed_is_announced_by_the_next_run_and_o
 
 
 def test_one_person_is_one_vote_whether_they_answer_signed_in_or_by_a_link_made_for_them(quorum: World) -> None:
-    from agent_wait.host._checks import Answerer
-    from agent_wait.host.answering import AnswerService, AnswerStatus
+    from agent_wait.engine.answering import AnswerService, AnswerStatus
+    from agent_wait.engine.checks import Answerer
 
     # GIVEN alice voted through the API, signed in
     _, question_id = quorum.ask("who-1")

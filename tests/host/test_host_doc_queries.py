@@ -9,8 +9,7 @@ from typing import Any
 
 from tests.host.conftest import HostStack, start_message
 
-from agent_wait.host import HostSettings
-from agent_wait.host._wiring import build_router
+from agent_wait.host import HostSettings, build_router
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "host.md"
 

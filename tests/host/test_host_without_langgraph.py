@@ -50,7 +50,7 @@ ROUTE_A_START = textwrap.dedent(
     """
     import json
     from agent_wait.host import HostSettings
-    from agent_wait.host._wiring import build_router
+    from agent_wait.host import build_router
 
     router = build_router(HostSettings.from_env("router"))
     outcome = router.handle(json.dumps({"thread_id": sys.argv[2], "input": {"order_id": "o-1", "amount": 900}}))

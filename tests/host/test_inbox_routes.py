@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 
+from agent_wait.engine import InMemoryEntryQueue
+from agent_wait.engine.answering import AnswerService
 from agent_wait.errors import ConfigurationError
-from agent_wait.host import InMemoryEntryQueue, InMemoryLedger
-from agent_wait.host._local_api import LocalApi
-from agent_wait.host.answering import AnswerService
 from agent_wait.host.api import ApiContext, SignIn, create_app
 from agent_wait.host.links import LinkKeys
 from agent_wait.host.settings import HostSettings
+from agent_wait.ledger import InMemoryLedger
+from agent_wait.local.api_server import LocalApi
 from agent_wait.schema import Settings
 
 COGNITO = "https://approvals.auth.eu-west-1.amazoncognito.com"

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from agent_wait._time import format_rfc3339
+from agent_wait.aws import DynamoDbLedger
 from agent_wait.errors import ArgumentError, ConfigurationError
-from agent_wait.host import DynamoDbLedger
 from agent_wait.ledger import Decision
 from agent_wait.schema import (
     LEGACY_QUESTION_INDEXES,

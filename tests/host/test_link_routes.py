@@ -19,11 +19,12 @@ from typing import Any
 import pytest
 from tests.host.api_events import Response, call
 
+from agent_wait.engine import InMemoryEntryQueue
+from agent_wait.engine.answering import AnswerService
 from agent_wait.envelope import Question, WaitEnvelope
-from agent_wait.host import InMemoryEntryQueue, InMemoryLedger
-from agent_wait.host.answering import AnswerService
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.host.links import LinkKeys, link_url, mint_token
+from agent_wait.ledger import InMemoryLedger
 from agent_wait.policy import WaitPolicy
 from agent_wait.schema import QuestionStatus
 

@@ -567,7 +567,7 @@ def test_the_api_context_loads_the_link_keys_when_their_secret_is_set(
     import boto3
 
     from agent_wait.host import HostSettings
-    from agent_wait.host._wiring import build_api_context
+    from agent_wait.host.api import ApiContext
 
     # GIVEN the answer API's settings, with and without a link-keys secret on the emulator
     arn = aws_client("secretsmanager").create_secret(Name=f"api-link-keys-{unique}", SecretString=secret())["ARN"]
@@ -576,10 +576,10 @@ def test_the_api_context_loads_the_link_keys_when_their_secret_is_set(
     base = {"AGENT_WAIT_TABLE": "questions", "AGENT_WAIT_QUEUE_URL": f"{moto_server}/123456789012/entry.fifo"}
 
     # WHEN the API's context is built
-    with_links = build_api_context(
+    with_links = ApiContext.from_settings(
         HostSettings.from_env("api", {**base, "AGENT_WAIT_LINK_KEYS_ARN": arn}), session=session
     )
-    without_links = build_api_context(HostSettings.from_env("api", base), session=session)
+    without_links = ApiContext.from_settings(HostSettings.from_env("api", base), session=session)
 
     # THEN it holds the keys only when the secret is named
     assert isinstance(with_links.link_keys, LinkKeyring)

@@ -11,9 +11,10 @@ import tests.host.graphs as graphs
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_wait import InMemoryAnnounce, LogAnnounce
-from agent_wait.host import InMemoryDeadLetter, InMemoryLedger, Router
+from agent_wait.engine import InMemoryDeadLetter, Router
 from agent_wait.host.links import LinkKeys, answer_links, verify_token
 from agent_wait.langgraph import LangGraphAdapter
+from agent_wait.ledger import InMemoryLedger
 
 T0 = datetime(2026, 9, 11, 9, 0, tzinfo=UTC)
 KEYS = LinkKeys.parse(json.dumps({"active": "k1", "k1": "a-link-signing-key-of-at-least-32-chars"}))

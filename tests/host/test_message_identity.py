@@ -18,9 +18,9 @@ from tests.host.conftest import (
 )
 
 from agent_wait._time import parse_rfc3339, utc_now
-from agent_wait.host import HostSettings, OutcomeKind, SqsDeadLetter
-from agent_wait.host._wiring import build_router
-from agent_wait.host.dead_letter import THREAD_ATTRIBUTE
+from agent_wait.engine import OutcomeKind, SqsDeadLetter
+from agent_wait.engine.dead_letter import THREAD_ATTRIBUTE
+from agent_wait.host import HostSettings, build_router
 from agent_wait.messages import deadline_answer_id
 from agent_wait.schema import QuestionStatus
 

@@ -11,7 +11,7 @@ import pytest
 import tests.host.graphs as graphs
 from tests.host.conftest import FakeLambdaContext, HostStack, answer_message, run_router, sqs_record, start_message
 
-from agent_wait.host.dead_letter import DETAIL_ATTRIBUTE, REASON_ATTRIBUTE
+from agent_wait.engine.dead_letter import DETAIL_ATTRIBUTE, REASON_ATTRIBUTE
 
 CANARY = "4111-1111-1111-1111"
 """Stands for a card number: it must appear at DEBUG at most."""

@@ -21,19 +21,13 @@ from tests.host.conftest import (
 
 from agent_wait import BaseAnnounce, InMemoryAnnounce
 from agent_wait._time import format_rfc3339
+from agent_wait.engine import InMemoryDeadLetter, OutcomeKind, RecordingMetrics, Router
+from agent_wait.engine.dead_letter import REASON_ATTRIBUTE
+from agent_wait.engine.metrics import METRIC_NAMES
 from agent_wait.envelope import Transition, WaitEnvelope
-from agent_wait.host import (
-    HostSettings,
-    InMemoryDeadLetter,
-    InMemoryLedger,
-    OutcomeKind,
-    RecordingMetrics,
-    Router,
-)
-from agent_wait.host._wiring import build_router, build_sweep
-from agent_wait.host.dead_letter import REASON_ATTRIBUTE
-from agent_wait.host.observe import METRIC_NAMES
+from agent_wait.host import HostSettings, build_router, build_sweep
 from agent_wait.langgraph import LangGraphAdapter
+from agent_wait.ledger import InMemoryLedger
 from agent_wait.schema import Settings
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)

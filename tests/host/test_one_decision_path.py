@@ -21,11 +21,12 @@ import tests.host.graphs as graphs
 from langgraph.checkpoint.memory import InMemorySaver
 from tests.host.api_events import Response, call
 
-from agent_wait.host import InMemoryDeadLetter, InMemoryEntryQueue, InMemoryLedger, OutcomeKind, Router, Sweep
-from agent_wait.host._senders import SenderPolicy
-from agent_wait.host.answering import AnswerService
+from agent_wait.engine import InMemoryDeadLetter, InMemoryEntryQueue, OutcomeKind, Router, Sweep
+from agent_wait.engine.answering import AnswerService
+from agent_wait.engine.senders import SenderPolicy
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.langgraph import LangGraphAdapter
+from agent_wait.ledger import InMemoryLedger
 from agent_wait.messages import group_id_for
 from agent_wait.schema import QuestionStatus
 

@@ -25,9 +25,9 @@ from tests.host.conftest import (
 )
 
 from agent_wait._time import utc_now
-from agent_wait.host import HostSettings, OutcomeKind, Router
-from agent_wait.host._wiring import build_router
-from agent_wait.host.dead_letter import REASON_ATTRIBUTE
+from agent_wait.engine import OutcomeKind, Router
+from agent_wait.engine.dead_letter import REASON_ATTRIBUTE
+from agent_wait.host import HostSettings, build_router
 from agent_wait.messages import group_id_for
 from agent_wait.schema import QuestionStatus
 
@@ -189,7 +189,7 @@ def test_a_thread_id_sqs_refuses_as_a_group_id_runs_in_its_mapped_group(
     (question,) = host.ledger().questions(thread_id)
     from datetime import timedelta
 
-    from agent_wait.host._wiring import build_sweep
+    from agent_wait.host import build_sweep
 
     sweep = build_sweep(HostSettings.from_env("sweep"))
     sweep.clock = lambda: utc_now() + timedelta(days=4)

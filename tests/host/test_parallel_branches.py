@@ -22,8 +22,8 @@ import pytest
 from tests.host import branch_graphs
 from tests.host.conftest import HostStack, answer_message
 
-from agent_wait.host import HostSettings, OutcomeKind, Router
-from agent_wait.host._wiring import build_router
+from agent_wait.engine import OutcomeKind, Router
+from agent_wait.host import HostSettings, build_router
 from agent_wait.schema import Settings
 
 ROUNDS = 25

@@ -14,16 +14,9 @@ import pytest
 import tests.host.graphs as graphs
 from tests.host.conftest import FakeLambdaContext, HostStack, answer_message, run_router, sqs_record, start_message
 
-from agent_wait.host import (
-    FailureKind,
-    InMemoryDeadLetter,
-    InMemoryLedger,
-    OutcomeKind,
-    RecordingMetrics,
-    Router,
-    failed_threads,
-)
-from agent_wait.host.dead_letter import DETAIL_ATTRIBUTE, REASON_ATTRIBUTE
+from agent_wait.engine import InMemoryDeadLetter, OutcomeKind, RecordingMetrics, Router, failed_threads
+from agent_wait.engine.dead_letter import DETAIL_ATTRIBUTE, REASON_ATTRIBUTE
+from agent_wait.ledger import FailureKind, InMemoryLedger
 from agent_wait.schema import thread_key
 
 DEEP = 40
@@ -127,7 +120,7 @@ def test_a_question_no_store_can_hold_fails_the_start_visibly_never_an_invisible
 def test_a_write_the_store_refuses_as_invalid_is_dead_lettered_not_retried() -> None:
     # GIVEN a ledger whose store refuses the decision's write as invalid (DynamoDB ValidationException)
     from agent_wait.errors import LedgerRejectedError
-    from agent_wait.host import Decision
+    from agent_wait.ledger import Decision
 
     class RefusingLedger(InMemoryLedger):
         def decide(self, thread_id: str, question_id: str, decision: Decision, *, now: Any) -> Any:

@@ -17,7 +17,7 @@ import pytest
 from aws_lambda_powertools import Metrics
 
 import agent_wait
-from agent_wait.host.observe import PowertoolsMetrics
+from agent_wait.host._powertools import PowertoolsMetrics
 
 SERVICE, NAMESPACE = "refunds-approvals", "RefundsProd"
 

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from tests.host.api_events import Response, call
 
+from agent_wait.aws.ledger import DynamoDbLedger
+from agent_wait.engine import InMemoryEntryQueue
+from agent_wait.engine.answering import AnswerService
 from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.followup import Escalation, Quorum
-from agent_wait.host import InMemoryEntryQueue, InMemoryLedger
-from agent_wait.host.answering import AnswerService
 from agent_wait.host.api import ApiContext, create_app
-from agent_wait.host.ledger.dynamodb import DynamoDbLedger
-from agent_wait.ledger import Ledger
+from agent_wait.ledger import InMemoryLedger, Ledger
 from agent_wait.policy import WaitPolicy
 from agent_wait.schema import QuestionStatus
 
@@ -308,7 +308,7 @@ def test_a_decided_question_reports_who_could_answer_when_it_was_decided(api: Ap
 
 def test_a_vote_given_by_a_link_made_for_you_shows_as_yours_when_signed_in(api: Api) -> None:
     # The API refuses alice's second vote either way; the view must agree that she has voted.
-    from agent_wait.host._checks import Answerer
+    from agent_wait.engine.checks import Answerer
 
     question_id = api.ask(**QUORUM)
     link = Answerer(answered_by="alice@example.com", via="link", sender="link:k1")

@@ -10,8 +10,8 @@ import pytest
 import tests.host.graphs as graphs
 from tests.host.conftest import HostStack, answer_message, start_message
 
-from agent_wait.host import HostSettings, OutcomeKind, RefusalReason
-from agent_wait.host._wiring import build_router
+from agent_wait.engine import OutcomeKind, RefusalReason
+from agent_wait.host import HostSettings, build_router
 
 
 @pytest.mark.parametrize("round_", range(3))

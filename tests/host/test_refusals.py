@@ -17,10 +17,10 @@ import pytest
 import tests.host.graphs as graphs
 from tests.host.conftest import HostStack, answer_message, start_message
 
-from agent_wait.host import HostSettings, OutcomeKind, RecordingMetrics, RefusalReason, Router
-from agent_wait.host._senders import SenderPolicy
-from agent_wait.host._wiring import build_router
-from agent_wait.host.observe import METRIC_NAMES
+from agent_wait.engine import OutcomeKind, RecordingMetrics, RefusalReason, Router
+from agent_wait.engine.metrics import METRIC_NAMES
+from agent_wait.engine.senders import SenderPolicy
+from agent_wait.host import HostSettings, build_router
 from agent_wait.messages import deadline_answer_id
 from agent_wait.schema import QuestionStatus
 

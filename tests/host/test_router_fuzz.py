@@ -20,17 +20,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import EmptyInputError, InvalidUpdateError
 
 from agent_wait import InMemoryAnnounce
-from agent_wait.host import (
-    InMemoryDeadLetter,
-    InMemoryLedger,
-    LedgerUnavailableError,
-    OutcomeKind,
-    RecordingMetrics,
-    RefusalReason,
-    Router,
-)
-from agent_wait.host.observe import METRIC_NAMES
+from agent_wait.engine import InMemoryDeadLetter, OutcomeKind, RecordingMetrics, RefusalReason, Router
+from agent_wait.engine.metrics import METRIC_NAMES
+from agent_wait.errors import LedgerUnavailableError
 from agent_wait.langgraph import LangGraphAdapter
+from agent_wait.ledger import InMemoryLedger
 from agent_wait.messages import StartMessage, deadline_answer_id, parse_message
 from agent_wait.schema import QuestionStatus
 

@@ -14,8 +14,9 @@ from botocore.exceptions import ClientError
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
-from agent_wait.host import InMemoryDeadLetter, InMemoryLedger, OutcomeKind, RecordingMetrics, Router
+from agent_wait.engine import InMemoryDeadLetter, OutcomeKind, RecordingMetrics, Router
 from agent_wait.langgraph import LangGraphAdapter
+from agent_wait.ledger import InMemoryLedger
 
 SECRET = "card-4111-1111"
 

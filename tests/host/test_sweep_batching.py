@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from tests.host.conftest import REGION, HostStack
 
+from agent_wait.aws.ledger import DynamoDbLedger
+from agent_wait.engine import RecordingMetrics, Sweep
+from agent_wait.engine.entry_queue import SqsEntryQueue
+from agent_wait.engine.metrics import METRIC_NAMES
 from agent_wait.envelope import Question, WaitEnvelope
-from agent_wait.host import HostSettings, RecordingMetrics, Sweep
-from agent_wait.host._wiring import build_sweep
-from agent_wait.host.entry_queue import SqsEntryQueue
-from agent_wait.host.ledger.dynamodb import DynamoDbLedger
-from agent_wait.host.observe import METRIC_NAMES
+from agent_wait.host import HostSettings, build_sweep
 from agent_wait.messages import DEADLINE_ORIGIN, deadline_answer_id, group_id_for
 from agent_wait.policy import WaitPolicy
 
@@ -158,7 +158,7 @@ def test_a_batch_call_sqs_fails_as_a_whole_fails_only_its_own_messages(
     # GIVEN 15 messages for the entry queue, and SQS failing the second SendMessageBatch call as a whole
     import boto3
 
-    from agent_wait.host.entry_queue import EntryMessage
+    from agent_wait.engine.entry_queue import EntryMessage
 
     session = boto3.Session(region_name=REGION)
     seen: list[str] = []
@@ -187,7 +187,7 @@ def test_a_batch_over_sqs_payload_limit_is_split_into_calls_that_fit(host: HostS
     # GIVEN four messages of about 100 KiB each: 400 KiB, more than one SendMessageBatch may carry
     import boto3
 
-    from agent_wait.host.entry_queue import MAX_BATCH_BYTES, EntryMessage
+    from agent_wait.engine.entry_queue import MAX_BATCH_BYTES, EntryMessage
 
     session = boto3.Session(region_name=REGION)
     calls: list[int] = []

@@ -17,13 +17,14 @@ import pytest
 from tests.host.conftest import FakeLambdaContext, HostStack, load_event, reset_handlers
 
 from agent_wait import InMemoryAnnounce
+from agent_wait.aws.ledger import DynamoDbLedger
+from agent_wait.engine import InMemoryEntryQueue, RecordingMetrics, Sweep
+from agent_wait.engine.entry_queue import SqsEntryQueue
+from agent_wait.engine.metrics import METRIC_NAMES
 from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.errors import ConfigurationError, LedgerIndexMissingError
-from agent_wait.host import InMemoryEntryQueue, InMemoryLedger, RecordingMetrics, Sweep
-from agent_wait.host.entry_queue import SqsEntryQueue
-from agent_wait.host.ledger.base import Ledger, LedgerUnavailableError, QuestionRecord
-from agent_wait.host.ledger.dynamodb import DynamoDbLedger
-from agent_wait.host.observe import METRIC_NAMES
+from agent_wait.ledger import InMemoryLedger
+from agent_wait.ledger.base import Ledger, LedgerUnavailableError, QuestionRecord
 from agent_wait.policy import WaitPolicy
 from agent_wait.schema import QUESTION_TABLE, Settings
 

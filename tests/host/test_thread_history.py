@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from tests.host.conftest import HostStack, answer_message, start_message
 
-from agent_wait.host import HostSettings, OutcomeKind, Router
-from agent_wait.host._wiring import build_router
+from agent_wait.engine import OutcomeKind, Router
+from agent_wait.host import HostSettings, build_router
 
 
 def _lifecycle(router: Router, thread_id: str, turn: int) -> None:

@@ -18,8 +18,7 @@ from tests.host.conftest import HostStack
 from agent_wait import Question, WaitEnvelope, WaitPolicy, WebhookAnnounce, publish, verify_signature
 from agent_wait.announce import verify_standard_webhook
 from agent_wait.errors import ConfigurationError
-from agent_wait.host import HostSettings
-from agent_wait.host._wiring import announcers_for, build_sweep
+from agent_wait.host import HostSettings, announcers_for, build_sweep
 from agent_wait.schema import Settings
 
 REGION = "us-east-1"

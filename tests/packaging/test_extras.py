@@ -45,7 +45,7 @@ def test_a_langgraph_router_without_its_saver_names_the_extra() -> None:
     code = (
         "import sys; sys.modules['langgraph_checkpoint_aws'] = None\n"
         "import agent_wait.host\n"
-        "from agent_wait.host._wiring import checkpoint_saver\n"
+        "from agent_wait.host import checkpoint_saver\n"
         "from agent_wait.errors import MissingExtraError\n"
         "try:\n"
         "    checkpoint_saver('t', None)\n"

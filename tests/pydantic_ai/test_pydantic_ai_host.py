@@ -19,9 +19,9 @@ from pydantic_ai_host_agents import BARE, HOSTED, NO_DEFAULT, Deps, refund_agent
 from tests.host.conftest import create_checkpoint_table
 
 from agent_wait._wait import EXPIRED_WITHOUT_DEFAULT
+from agent_wait.engine import OutcomeKind, RefusalReason
 from agent_wait.errors import ConfigurationError, ThreadStateConflictError
-from agent_wait.host import OutcomeKind, RefusalReason
-from agent_wait.host._wiring import adapter_for
+from agent_wait.host import adapter_for
 from agent_wait.pydantic_ai import (
     MOVED_ON,
     DynamoDbHistoryStore,

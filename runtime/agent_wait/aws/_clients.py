@@ -13,7 +13,7 @@ from boto3.session import Session
 from botocore.config import Config
 from botocore.exceptions import NoRegionError
 
-from agent_wait.aws._errors import AWS_ERRORS, error_code, error_message
+from agent_wait.aws.errors import AWS_ERRORS, error_code, error_message
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import ArgumentError, AwsDeliveryError, ConfigurationError
 from agent_wait.messages import fifo_id

@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from agent_wait.aws._items import BATCH_GET_LIMIT, from_item, paginate, until_processed
+from agent_wait.aws.items import BATCH_GET_LIMIT, from_item, paginate, until_processed
 from agent_wait.errors import LedgerCursorError, LedgerIndexMissingError
 from agent_wait.ledger.base import (
     LedgerUnavailableError,

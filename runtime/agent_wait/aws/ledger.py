@@ -7,11 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from agent_wait._time import NEVER, format_rfc3339
-from agent_wait.aws._errors import ServiceError, condition_failed_item, error_code, error_message, is_condition_failed
-from agent_wait.aws._items import from_item, paginate, to_attribute, to_item
-from agent_wait.envelope import WaitEnvelope
-from agent_wait.errors import LedgerIndexMissingError, LedgerRejectedError, QuestionNotFoundError
-from agent_wait.host.ledger._dynamodb_indexes import (
+from agent_wait.aws._ledger_indexes import (
     BY_DUE,
     BY_QUESTION,
     BY_STATUS,
@@ -23,6 +19,10 @@ from agent_wait.host.ledger._dynamodb_indexes import (
     ShardedIndexes,
     decode_cursor,
 )
+from agent_wait.aws.errors import ServiceError, condition_failed_item, error_code, error_message, is_condition_failed
+from agent_wait.aws.items import from_item, paginate, to_attribute, to_item
+from agent_wait.envelope import WaitEnvelope
+from agent_wait.errors import LedgerIndexMissingError, LedgerRejectedError, QuestionNotFoundError
 from agent_wait.ledger.base import (
     DECIDED,
     PROGRESS_ATTRIBUTES,

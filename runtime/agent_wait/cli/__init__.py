@@ -171,7 +171,7 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 0
     if args.command in ("dev", "demo"):
-        from agent_wait.host.local import require_emulator
+        from agent_wait.local.stack import require_emulator
 
         require_emulator()  # before anything is synthesized: one line naming the extra
     if args.command == "dev":

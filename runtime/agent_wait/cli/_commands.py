@@ -55,7 +55,7 @@ def start(target: Target, thread_id: str, value: Any, start_id: str | None = Non
 
 def show(target: Target, question_id: str) -> dict[str, Any]:
     """One question as the answer API shows it: what is asked, its policy, its status and its outcome."""
-    from agent_wait.host.api._questions import question_view
+    from agent_wait.host.api import question_view
 
     record = _guard(lambda: _ledger(target).find(question_id), target)
     if record is None:
@@ -93,23 +93,23 @@ def list_questions(target: Target, status: str | None) -> list[dict[str, Any]]:
 
 
 def _ledger(target: Target) -> Any:
-    from agent_wait.host.ledger.dynamodb import DynamoDbLedger
+    from agent_wait.aws.ledger import DynamoDbLedger
 
     return DynamoDbLedger(target.table, client=target.client("dynamodb"))
 
 
 def failures(target: Target) -> list[Any]:
     """Every failed start and resume (`agent_wait.host.ThreadFailure`), oldest first."""
-    from agent_wait.host.operations import failed_threads
+    from agent_wait.engine.operations import failed_threads
 
     return _guard(lambda: failed_threads(_ledger(target), limit=1000), target)
 
 
 def retry(target: Target, thread_id: str, retry_id: str | None) -> tuple[Any, str]:
     """Check the thread is failed, then send a retry message; returns (the failure, the retry id)."""
+    from agent_wait.engine.entry_queue import SqsEntryQueue
+    from agent_wait.engine.operations import retry_thread
     from agent_wait.errors import NothingToRetryError
-    from agent_wait.host.entry_queue import SqsEntryQueue
-    from agent_wait.host.operations import retry_thread
 
     queue = SqsEntryQueue(target.queue_url, client=target.client("sqs"))
     try:

@@ -93,7 +93,7 @@ def run_dev(
         stop: set it to stop (Ctrl-C sets it too).
         api_port: the answer API's port on 127.0.0.1; 0 picks a free one.
     """
-    from agent_wait.host.local import EmulatedStack
+    from agent_wait.local.stack import EmulatedStack
 
     stop = stop or threading.Event()
     with progress("Synthesizing the stack template"):

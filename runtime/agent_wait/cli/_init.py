@@ -102,7 +102,7 @@ from __future__ import annotations
 
 import uuid
 
-from agent_wait.host.local import EmulatedStack
+from agent_wait.local.stack import EmulatedStack
 from agent_wait_cdk.local_template import template_for_graph
 
 

@@ -135,7 +135,7 @@ def _from_stack(name: str, *, region: str | None, profile: str | None, endpoint_
     except CliError:
         raise
     except Exception as exc:
-        from agent_wait.aws._errors import error_code  # the CLI loads the AWS provider only when it talks to AWS
+        from agent_wait.aws.errors import error_code  # the CLI loads the AWS provider only when it talks to AWS
 
         code = error_code(exc)
         raise CliError(

@@ -1,6 +1,6 @@
 """Deciding a question at once, for a person (the answer API, a signed link), then handing the resume to the router.
 
-`AnswerService.answer` runs the same checks as the router (`agent_wait.host._checks`), wins the same
+`AnswerService.answer` runs the same checks as the router (`agent_wait.engine.checks`), wins the same
 conditional write, and only then puts a resume message on the entry queue, so the person sees the real
 outcome in the response. The router finds the decision already made under the message's answer id and
 carries on from it, as it does after a crash. A decision whose resume never reached the queue is found by
@@ -17,10 +17,10 @@ from enum import StrEnum
 from typing import Any
 
 from agent_wait._time import utc_now
-from agent_wait.host._checks import Answerer, check_answer
-from agent_wait.host._votes import VoteStatus, cast_vote
-from agent_wait.host.entry_queue import EntryQueue
-from agent_wait.host.outcomes import RefusalReason
+from agent_wait.engine.checks import Answerer, check_answer
+from agent_wait.engine.entry_queue import EntryQueue
+from agent_wait.engine.outcomes import RefusalReason
+from agent_wait.engine.votes import VoteStatus, cast_vote
 from agent_wait.ledger import Decision, Ledger, QuestionRecord
 from agent_wait.messages import group_id_for
 from agent_wait.schema import QuestionStatus

@@ -13,8 +13,8 @@ from datetime import datetime
 from typing import Any
 
 from agent_wait.dialects import answer_problem, is_native_answer, response_schema_of, resume_value
-from agent_wait.host._answer_schema import schema_problem
-from agent_wait.host.outcomes import RefusalReason
+from agent_wait.engine._answer_schema import schema_problem
+from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.ledger import QuestionRecord
 
 __all__ = ("Answerer", "Refusal", "check_answer", "principal_of")

@@ -131,7 +131,7 @@ class SqsEntryQueue:
         )
 
     def send_batch(self, messages: Sequence[EntryMessage]) -> list[SendFailure]:
-        from agent_wait.aws._errors import AWS_ERRORS, error_code
+        from agent_wait.aws.errors import AWS_ERRORS, error_code
 
         failures: list[SendFailure] = []
         bodies = [dumps(entry.message) for entry in messages]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from agent_wait.engine.dead_letter import DeadLetter
+from agent_wait.engine.lease import error_name
+from agent_wait.engine.metrics import HostMetrics, Metric
+from agent_wait.engine.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
 from agent_wait.errors import ThreadBusyError, ThreadStateTooLargeError
-from agent_wait.host._lease import error_name
-from agent_wait.host.dead_letter import DeadLetter
-from agent_wait.host.observe import HostMetrics, Metric
-from agent_wait.host.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
 from agent_wait.ledger import FailureKind, Ledger, ThreadFailure
 
 __all__ = ("AGENT_FAILED", "Failures")

@@ -9,45 +9,14 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from agent_wait._delivery import Delivery, delivering
 from agent_wait.errors import ThreadBusyError
 from agent_wait.ledger import Ledger, ThreadLease
 
-__all__ = ("HeldThread", "error_name", "held_thread", "hold_thread")
-
-
-@dataclass(slots=True)
-class HeldThread:
-    """The lease this delivery holds, and what its release records."""
-
-    lease: ThreadLease
-    open_questions: tuple[str, ...] | None = None
-    """The thread's open question ids once the agent ran (`AskedQuestions.after_run` sets them), recorded by the
-    release; None when the agent did not run, which leaves the recorded ids as they are."""
-    new_thread: bool = False
-    """Set when the thread has no state and its lease recorded nothing: it has asked nothing yet, so its open
-    questions need no query of the ledger."""
-    decided: set[str] = field(default_factory=set)
-    """Question ids this delivery saw decided: a decided question never opens again, so none is read again."""
-    leave_note: Callable[[], str | None] | None = None
-    """Called at the release: what it returns is left for the next delivery (`ThreadLease.note`). The checkpoint
-    saver sets it when it reads the thread; a delivery that never did leaves no note."""
-    memo: dict[str, Any] = field(default_factory=dict)
-    """What may be remembered while the lease is held, and no longer: no other delivery can change the thread
-    meanwhile (the checkpoint saver keeps its latest read here)."""
-
-
-_HELD: ContextVar[HeldThread | None] = ContextVar("agent_wait_held_thread", default=None)
-
-
-def held_thread(thread_id: str) -> HeldThread | None:
-    """The lease this delivery holds on `thread_id` (inside `hold_thread`), or None."""
-    held = _HELD.get()
-    return held if held is not None and held.lease.thread_id == thread_id else None
+__all__ = ("error_name", "hold_thread")
 
 
 @contextmanager
@@ -81,12 +50,11 @@ def hold_thread(
         time.sleep(delay)
         delay = min(delay * 2, 1.0)
         lease = ledger.acquire_lease(thread_id, holder, now=clock(), seconds=seconds)
-    held = HeldThread(lease)
-    token = _HELD.set(held)
+    held = Delivery(lease)
     try:
-        yield lease
+        with delivering(held):
+            yield lease
     finally:
-        _HELD.reset(token)
         try:
             # Never the note this lease took: this delivery may have changed what it names without knowing.
             note = None if held.leave_note is None else held.leave_note()

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import uuid
 
+from agent_wait.engine.entry_queue import EntryQueue
 from agent_wait.errors import NothingToRetryError
-from agent_wait.host.entry_queue import EntryQueue
 from agent_wait.ledger import Ledger, ThreadFailure
 from agent_wait.messages import group_id_for
 

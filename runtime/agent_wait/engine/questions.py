@@ -8,12 +8,12 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from agent_wait._delivery import current_delivery
 from agent_wait._publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait.adapter import RunOutcome
 from agent_wait.announce.base import BaseAnnounce
+from agent_wait.engine.metrics import HostMetrics, Metric
 from agent_wait.envelope import Question, Transition, WaitEnvelope
-from agent_wait.host._lease import held_thread
-from agent_wait.host.observe import HostMetrics, Metric
 from agent_wait.ledger import Decision, Ledger, QuestionRecord
 from agent_wait.messages import internal_id
 from agent_wait.schema import QuestionStatus
@@ -68,7 +68,7 @@ class AskedQuestions:
         for record in self.open_records(thread_id):
             if record.question_id not in waiting:
                 self.cancel(record)
-        held = held_thread(thread_id)
+        held = current_delivery(thread_id)
         if held is not None:
             held.open_questions = waiting  # the lease's release records them for the next delivery
         return waiting
@@ -77,7 +77,7 @@ class AskedQuestions:
         """The thread's open questions: none on a new thread; by the ids its lease carries (one read each, however
         long its history), else by a query of every question it ever had (a thread from before the ids were
         recorded)."""
-        held = held_thread(thread_id)
+        held = current_delivery(thread_id)
         if held is not None and held.new_thread:
             return []
         if held is None or held.lease.open_questions is None:

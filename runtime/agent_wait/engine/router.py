@@ -33,11 +33,22 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
+from agent_wait._delivery import current_delivery
 from agent_wait._publish import Announcers, as_announcers
 from agent_wait._time import clock_scope, format_rfc3339, parse_rfc3339, seconds_between, utc_now
 from agent_wait.adapter import AgentAdapter, RunOutcome
-from agent_wait.aws._errors import AWS_ERRORS
+from agent_wait.aws.errors import AWS_ERRORS
 from agent_wait.dialects import resume_value
+from agent_wait.engine.answering import HANDED_OVER
+from agent_wait.engine.checks import Answerer, check_answer, principal_of
+from agent_wait.engine.dead_letter import DeadLetter
+from agent_wait.engine.failures import AGENT_FAILED, Failures
+from agent_wait.engine.lease import hold_thread
+from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
+from agent_wait.engine.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
+from agent_wait.engine.questions import AskedQuestions
+from agent_wait.engine.senders import SenderPolicy
+from agent_wait.engine.votes import VoteStatus, cast_vote, vote_progress
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import (
     ArgumentError,
@@ -49,16 +60,6 @@ from agent_wait.errors import (
     ThreadStateConflictError,
     ThreadStateUnavailableError,
 )
-from agent_wait.host._checks import Answerer, check_answer, principal_of
-from agent_wait.host._failures import AGENT_FAILED, Failures
-from agent_wait.host._lease import held_thread, hold_thread
-from agent_wait.host._questions import AskedQuestions
-from agent_wait.host._senders import SenderPolicy
-from agent_wait.host._votes import VoteStatus, cast_vote, vote_progress
-from agent_wait.host.answering import HANDED_OVER
-from agent_wait.host.dead_letter import DeadLetter
-from agent_wait.host.observe import HostMetrics, Metric, RecordingMetrics
-from agent_wait.host.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
 from agent_wait.ledger import (
     Decision,
     FailureKind,
@@ -283,7 +284,7 @@ class Router:
                 return self.failures.replay(failure, start_input=message.input)
             return self.failures.hold(body, thread_id, start_id, failure)
         progress = self.adapter.progress(thread_id)
-        held = held_thread(thread_id)
+        held = current_delivery(thread_id)
         if progress is None and held is not None and held.lease.open_questions is None:
             # No state and no ids recorded on the lease: nothing was ever asked here (a thread from before the
             # lease recorded ids has state), so the run's open questions are only what it asks.
@@ -505,7 +506,7 @@ class Router:
     ) -> Outcome:
         """Resume the agent with the recorded answer; `parked` is passed when this call just won the decision."""
         thread_id, question_id = record.thread_id, record.question_id
-        if (held := held_thread(thread_id)) is not None:
+        if (held := current_delivery(thread_id)) is not None:
             held.decided.add(question_id)  # decided, so the run's open questions need not read it again
         try:
             if parked is None:

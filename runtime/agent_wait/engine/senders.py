@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent_wait.host._checks import Answerer, principal_of
+from agent_wait.engine.checks import Answerer, principal_of
 from agent_wait.messages import AnswerMessage
 
 __all__ = ("SenderPolicy",)

@@ -30,11 +30,11 @@ from typing import Any, TypeVar
 
 from agent_wait._publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait._time import parse_rfc3339, seconds_between, utc_now
+from agent_wait.engine.answering import HANDED_OVER, resume_message
+from agent_wait.engine.entry_queue import EntryMessage, EntryQueue
+from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError, LedgerIndexMissingError
-from agent_wait.host.answering import HANDED_OVER, resume_message
-from agent_wait.host.entry_queue import EntryMessage, EntryQueue
-from agent_wait.host.observe import HostMetrics, Metric, RecordingMetrics
 from agent_wait.ledger import Ledger, Notice, Progress, QuestionRecord
 from agent_wait.messages import DEADLINE_ORIGIN, deadline_answer_id, group_id_for
 from agent_wait.schema import QuestionStatus

@@ -16,9 +16,9 @@ from enum import StrEnum
 from typing import Any
 
 from agent_wait._time import format_rfc3339
+from agent_wait.engine.checks import Answerer
 from agent_wait.errors import ArgumentError, LedgerUnavailableError, QuestionNotFoundError
 from agent_wait.followup import Quorum
-from agent_wait.host._checks import Answerer
 from agent_wait.ledger import Decision, Ledger, QuestionRecord, Vote
 from agent_wait.schema import QuestionStatus
 

@@ -35,6 +35,7 @@ __all__ = (
     "DEFAULT_SERVICE_NAME",
     "METRICS_NAMESPACE_VARIABLE",
     "SERVICE_NAME_VARIABLE",
+    "PowertoolsMetrics",
     "logger",
     "metrics",
     "metrics_namespace",
@@ -70,7 +71,7 @@ def logger() -> Logger:
 def metrics() -> Metrics:
     """A Powertools `Metrics` in `metrics_namespace()` with the `service` dimension `service_name()`.
 
-    Wrap it in `agent_wait.host.observe.PowertoolsMetrics` so metrics with a `reason` carry the same
+    Wrap it in `agent_wait.engine.metrics.PowertoolsMetrics` so metrics with a `reason` carry the same
     namespace and `service` dimension as the rest.
     """
     return Metrics(namespace=metrics_namespace(), service=service_name())
@@ -137,3 +138,49 @@ class _TracingOff(BaseProvider):
 
     def patch_all(self) -> None:
         pass
+
+
+class PowertoolsMetrics:
+    """Emit through a Powertools `Metrics` (CloudWatch embedded metric format), flushed by `@log_metrics`.
+
+    Every metric lands in the wrapped `Metrics`' namespace with its `service` dimension (and any default
+    dimensions). A count with a `reason` is emitted twice: the total under the same dimensions as every other
+    metric (what the construct's alarms watch, `SweepErrors` and `RouterErrors` among them), and the
+    breakdown under those dimensions plus `reason`.
+
+    Args:
+        metrics: a Powertools `Metrics`, e.g. `metrics()` of this module.
+    """
+
+    def __init__(self, metrics: Any) -> None:
+        from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
+        self._metrics = metrics
+        self._unit = MetricUnit
+        self._single_metric = single_metric
+
+    def count(self, name: str, value: float = 1, *, reason: str | None = None) -> None:
+        self._metrics.add_metric(name=name, unit=self._unit.Count, value=value)
+        if reason is None:
+            return
+        from aws_lambda_powertools.metrics.functions import is_metrics_disabled
+
+        if is_metrics_disabled():  # single_metric flushes on its own and does not check this itself
+            return
+        # A reason dimension needs its own metric set, or it would apply to every metric in the batch. A single
+        # metric starts with no dimensions at all: give it the batch's, so both land under the same service.
+        dimensions = {str(k): str(v) for k, v in (getattr(self._metrics, "default_dimensions", None) or {}).items()}
+        service = self._metrics.service
+        if service:
+            dimensions["service"] = str(service)
+        with self._single_metric(
+            name=name,
+            unit=self._unit.Count,
+            value=value,
+            namespace=self._metrics.namespace,
+            default_dimensions=dimensions,
+        ) as metric:
+            metric.add_dimension(name="reason", value=reason)
+
+    def seconds(self, name: str, value: float) -> None:
+        self._metrics.add_metric(name=name, unit=self._unit.Seconds, value=value)

@@ -11,15 +11,14 @@ from typing import TYPE_CHECKING, Any
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.announce.webhook import WebhookAnnounce
 from agent_wait.errors import ConfigurationError, require_extra
-from agent_wait.host.settings import HostSettings, load_object
+from agent_wait.host.settings import HostSettings, load_object, required
 from agent_wait.schema import Settings
 
 if TYPE_CHECKING:
-    from agent_wait.host._router import Router
-    from agent_wait.host._sweep import Sweep
-    from agent_wait.host.api._context import ApiContext
+    from agent_wait.engine.router import Router
+    from agent_wait.engine.sweep import Sweep
 
-__all__ = ("adapter_for", "announcers_for")
+__all__ = ("adapter_for", "announcers_for", "build_router", "build_sweep", "checkpoint_saver")
 
 logger = logging.getLogger("agent_wait.host")
 
@@ -66,7 +65,7 @@ def _webhook_secret(secret_arn: str, session: Any) -> str | list[str]:
     try:
         response = _client(session, "secretsmanager").get_secret_value(SecretId=secret_arn)
     except Exception as exc:  # AWS refused or never answered (no credentials, no endpoint), or a broken client
-        from agent_wait.aws._errors import error_code
+        from agent_wait.aws.errors import error_code
 
         code = error_code(exc)
         raise refuse(
@@ -179,29 +178,20 @@ def _langgraph_adapter(target: Any, checkpointer: Any) -> Any:
 
 
 def load_target(settings: HostSettings) -> Any:
-    return load_object(_setting(settings.graph, Settings.GRAPH))
-
-
-def _setting(value: str | None, setting: Settings) -> str:
-    """`value`, or a `ConfigurationError` naming the variable (`HostSettings.from_env` checks it first)."""
-    if not value:
-        raise ConfigurationError(
-            [f"{setting.value} is not set; AgentWait sets it, or export it"], variables=[setting.value]
-        )
-    return value
+    return load_object(required(settings.graph, Settings.GRAPH))
 
 
 def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = None, log: Any = None) -> Router:
     """A `Router` on DynamoDB (ledger and checkpoints), the DLQ and the configured announcers."""
     import boto3
 
-    from agent_wait.host._router import Router
-    from agent_wait.host.dead_letter import SqsDeadLetter
-    from agent_wait.host.ledger.dynamodb import DynamoDbLedger
+    from agent_wait.aws.ledger import DynamoDbLedger
+    from agent_wait.engine.dead_letter import SqsDeadLetter
+    from agent_wait.engine.router import Router
 
-    checkpoint_table = _setting(settings.checkpoint_table, Settings.CHECKPOINT_TABLE)
-    table = _setting(settings.table, Settings.TABLE)
-    dlq_url = _setting(settings.dlq_url, Settings.DLQ_URL)
+    checkpoint_table = required(settings.checkpoint_table, Settings.CHECKPOINT_TABLE)
+    table = required(settings.table, Settings.TABLE)
+    dlq_url = required(settings.dlq_url, Settings.DLQ_URL)
     session = session or boto3.Session()
     # One client for the ledger and for a Pydantic AI or Strands agent's store: each client costs cold start.
     dynamodb = session.client("dynamodb")
@@ -236,7 +226,7 @@ def checkpoint_saver(table: str, session: Any, *, bucket: str | None = None) -> 
         MissingExtraError: the `langgraph-host` extra (LangGraph's checkpoint saver on DynamoDB) is not installed.
     """
     require_extra("agent_wait.host (for a LangGraph agent)", "langgraph_checkpoint_aws", "langgraph-host")
-    from agent_wait.host._checkpoints import TaskAtomicDynamoDBSaver
+    from agent_wait.langgraph.checkpoint.saver import TaskAtomicDynamoDBSaver
 
     # No endpoint is passed: the saver's clients come from the session, which finds an emulator's endpoint
     # (AWS_ENDPOINT_URL) itself, as every other client of the router does.
@@ -251,18 +241,11 @@ def link_maker_for(settings: HostSettings, *, session: Any = None) -> Any:
     import boto3
 
     from agent_wait._time import utc_now
-    from agent_wait.host.links import answer_links
+    from agent_wait.host.links import answer_links, link_keyring
 
     ring = link_keyring(settings.link_keys_arn, client=(session or boto3.Session()).client("secretsmanager"))
     api_url = settings.api_url
     return lambda envelope: answer_links(ring.keys(), api_url, envelope, now=utc_now())
-
-
-def link_keyring(secret_arn: str, *, client: Any) -> Any:
-    """A `LinkKeyring` on the secret `secret_arn`: read now (cold start), and again when the keys may have rotated."""
-    from agent_wait.host.links import LinkKeyring, LinkKeys
-
-    return LinkKeyring(lambda: LinkKeys.load(secret_arn, client=client))
 
 
 def reply_to_for(settings: HostSettings) -> dict[str, str] | None:
@@ -275,7 +258,7 @@ def reply_to_for(settings: HostSettings) -> dict[str, str] | None:
 
 def sender_policy(settings: HostSettings, *, log: Any = None) -> Any:
     """The router's `SenderPolicy` from the settings; warns once when no sender is named as trusted."""
-    from agent_wait.host._senders import SenderPolicy
+    from agent_wait.engine.senders import SenderPolicy
 
     if settings.trusted_senders is None:
         (log or logger).warning(
@@ -289,12 +272,12 @@ def build_sweep(settings: HostSettings, *, session: Any = None, metrics: Any = N
     """A `Sweep` on the DynamoDB ledger and the SQS entry queue."""
     import boto3
 
-    from agent_wait.host._sweep import Sweep
-    from agent_wait.host.entry_queue import SqsEntryQueue
-    from agent_wait.host.ledger.dynamodb import DynamoDbLedger
+    from agent_wait.aws.ledger import DynamoDbLedger
+    from agent_wait.engine.entry_queue import SqsEntryQueue
+    from agent_wait.engine.sweep import Sweep
 
-    table = _setting(settings.table, Settings.TABLE)
-    queue_url = _setting(settings.queue_url, Settings.QUEUE_URL)
+    table = required(settings.table, Settings.TABLE)
+    queue_url = required(settings.queue_url, Settings.QUEUE_URL)
     session = session or boto3.Session()
     return Sweep(
         DynamoDbLedger(table, client=session.client("dynamodb")),
@@ -304,29 +287,3 @@ def build_sweep(settings: HostSettings, *, session: Any = None, metrics: Any = N
         limit=settings.sweep_limit,
         logger=log,
     )
-
-
-def build_api_context(settings: HostSettings, *, session: Any = None) -> ApiContext:
-    """The answer API's `ApiContext`: the DynamoDB ledger, the SQS entry queue, the groups claims and, when
-    `AGENT_WAIT_LINK_KEYS_ARN` is set, the keys that verify signed answer links.
-
-    Raises:
-        ConfigurationError: the link keys cannot be read or are not in their form (`LinkKeys.load`).
-    """
-    import boto3
-
-    from agent_wait.host.answering import AnswerService
-    from agent_wait.host.api._context import DEFAULT_GROUPS_CLAIMS, ApiContext
-    from agent_wait.host.entry_queue import SqsEntryQueue
-    from agent_wait.host.ledger.dynamodb import DynamoDbLedger
-
-    table = _setting(settings.table, Settings.TABLE)
-    queue_url = _setting(settings.queue_url, Settings.QUEUE_URL)
-    session = session or boto3.Session()
-    ledger = DynamoDbLedger(table, client=session.client("dynamodb"))
-    service = AnswerService(ledger, SqsEntryQueue(queue_url, client=session.client("sqs")))
-    claims = (settings.groups_claim,) if settings.groups_claim else DEFAULT_GROUPS_CLAIMS
-    link_keys = None
-    if settings.link_keys_arn:  # signed answer links: read at cold start, again when they may have rotated
-        link_keys = link_keyring(settings.link_keys_arn, client=session.client("secretsmanager"))
-    return ApiContext(ledger=ledger, service=service, link_keys=link_keys, groups_claims=claims)

@@ -49,7 +49,7 @@ from types import MappingProxyType
 from typing import Any
 
 from agent_wait._time import parse_rfc3339, require_aware
-from agent_wait.aws._errors import error_code
+from agent_wait.aws.errors import error_code
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import ArgumentError, ConfigurationError, WaitError
 from agent_wait.schema import Settings
@@ -67,6 +67,7 @@ __all__ = (
     "LinkKeys",
     "LinkReason",
     "answer_links",
+    "link_keyring",
     "link_url",
     "mint_token",
     "verify_token",
@@ -544,3 +545,8 @@ def _signature(key: bytes, signed: str) -> str:
 
 def _b64encode(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def link_keyring(secret_arn: str, *, client: Any) -> LinkKeyring:
+    """A `LinkKeyring` on the secret `secret_arn`: read now (cold start), and again when the keys may have rotated."""
+    return LinkKeyring(lambda: LinkKeys.load(secret_arn, client=client))

@@ -15,11 +15,10 @@ from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, proce
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from agent_wait.engine.outcomes import Outcome
+from agent_wait.engine.router import Router
 from agent_wait.host import _powertools
-from agent_wait.host._router import Router
 from agent_wait.host._wiring import build_router
-from agent_wait.host.observe import PowertoolsMetrics
-from agent_wait.host.outcomes import Outcome
 from agent_wait.host.settings import HostSettings
 
 __all__ = ("OUTCOME_LISTENERS", "Router", "handler", "record_handler", "reset")
@@ -41,7 +40,7 @@ def _settings() -> HostSettings:
 
 @functools.cache
 def _router() -> Router:
-    return build_router(_settings(), metrics=PowertoolsMetrics(metrics), log=logger)
+    return build_router(_settings(), metrics=_powertools.PowertoolsMetrics(metrics), log=logger)
 
 
 def reset() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 from agent_wait.errors import ConfigurationError
 from agent_wait.schema import Settings
 
-__all__ = ("DEFAULT_SIGN_IN_SCOPES", "HostRole", "HostSettings", "load_object")
+__all__ = ("DEFAULT_SIGN_IN_SCOPES", "HostRole", "HostSettings", "load_object", "required")
 
 DEFAULT_SIGN_IN_SCOPES = "openid email"
 """What the inbox page asks the issuer for when `AGENT_WAIT_SIGN_IN_SCOPES` is unset: an ID token with the email."""
@@ -324,3 +324,12 @@ def load_object(spec: str, *, variable: str = Settings.GRAPH.value) -> Any:
         raise ConfigurationError(
             [f"{variable}={spec!r}: module {module_name!r} has no attribute {attribute!r}"], variables=[variable]
         ) from None
+
+
+def required(value: str | None, setting: Settings) -> str:
+    """`value`, or a `ConfigurationError` naming the variable (`HostSettings.from_env` checks it first)."""
+    if not value:
+        raise ConfigurationError(
+            [f"{setting.value} is not set; AgentWait sets it, or export it"], variables=[setting.value]
+        )
+    return value

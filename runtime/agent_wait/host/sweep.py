@@ -13,10 +13,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from agent_wait.engine.sweep import Sweep, SweepReport
 from agent_wait.host import _powertools
-from agent_wait.host._sweep import Sweep, SweepReport
 from agent_wait.host._wiring import build_sweep
-from agent_wait.host.observe import PowertoolsMetrics
 from agent_wait.host.settings import HostSettings
 
 __all__ = ("Sweep", "SweepReport", "handler", "reset")
@@ -28,7 +27,7 @@ tracer = _powertools.tracer()
 
 @functools.cache
 def _sweep() -> Sweep:
-    return build_sweep(HostSettings.from_env("sweep"), metrics=PowertoolsMetrics(metrics), log=logger)
+    return build_sweep(HostSettings.from_env("sweep"), metrics=_powertools.PowertoolsMetrics(metrics), log=logger)
 
 
 def reset() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from langgraph.types import Command
 
+from agent_wait._delivery import RunBatcher
 from agent_wait.adapter import RunOutcome
 from agent_wait.envelope import Question
 from agent_wait.errors import ArgumentError
@@ -58,10 +59,11 @@ class LangGraphAdapter:
 
     def _invoke(self, value: Any, thread_id: str) -> RunOutcome:
         config = self.config(thread_id)
-        # A checkpointer that can batch a run's writes (agent-wait's DynamoDB saver) watches its tasks start and end.
-        batched_run = getattr(self.graph.checkpointer, "batched_run", None)
+        # A checkpointer that batches a run's writes (agent-wait's DynamoDB saver) watches its tasks start and end.
+        checkpointer = self.graph.checkpointer
         compact = not uses_delta_channels(self.graph)
-        with batched_run(thread_id, compact=compact) if batched_run is not None else nullcontext() as watcher:
+        batch = checkpointer.batched_run(thread_id, compact=compact) if isinstance(checkpointer, RunBatcher) else None
+        with batch if batch is not None else nullcontext() as watcher:
             if watcher is not None:
                 config["callbacks"] = [watcher]
             if self.use_async:

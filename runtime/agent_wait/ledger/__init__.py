@@ -3,7 +3,7 @@
 `Ledger` states the rules every backend keeps (one row per question, each decided exactly once, one
 thread at a time); `InMemoryLedger` is the executable spec, and `agent_wait.testing.ledger_contract`
 checks any backend against it. The DynamoDB backend lives with the AWS pieces
-(`agent_wait.host.DynamoDbLedger`).
+(`agent_wait.aws.DynamoDbLedger`).
 
 Example:
     >>> from agent_wait.ledger import InMemoryLedger

@@ -38,7 +38,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from agent_wait._time import clock_scope
-from agent_wait.host._local_jwt import (
+from agent_wait.local.jwt import (
     DEFAULT_AUDIENCE,
     MAX_LIFETIME,
     LocalIssuer,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_wait.errors import EmulatorError
-from agent_wait.host._local_template import function_environments, local_template
+from agent_wait.local.template import function_environments, local_template
 
 __all__ = ("Deployed", "EmulatorDeployment")
 

@@ -6,7 +6,7 @@ constructs deploy: there is no second definition to drift; `_local_template` pru
 locally, `_local_deploy` deploys the rest), and drives the same router and sweep
 handlers as Lambda: a loop over the entry queue stands in for the SQS event source, and `sweep()`
 for the schedule. Beside them, the answer API's routes are served on 127.0.0.1 (`api_url`) behind a
-local JWT authorizer and issuer (`issuer`), as API Gateway would serve them (`agent_wait.host._local_api`).
+local JWT authorizer and issuer (`issuer`), as API Gateway would serve them (`agent_wait.local.api_server`).
 Everything runs in this process; `stop()` (or leaving the `with` block) ends it.
 """
 
@@ -25,8 +25,8 @@ from typing import Any
 
 from agent_wait._time import clock_scope, utc_now
 from agent_wait.errors import EmulatorError, require_extra
-from agent_wait.host._local_deploy import EmulatorDeployment
-from agent_wait.host._local_template import local_template
+from agent_wait.local.deploy import EmulatorDeployment
+from agent_wait.local.template import local_template
 from agent_wait.messages import group_id_for
 
 __all__ = (
@@ -49,7 +49,7 @@ logger = logging.getLogger("agent_wait.local")
 def require_emulator() -> None:
     """Raise `MissingExtraError` naming the `local` extra unless the emulator and the local issuer import."""
     for package in ("moto", "flask", "jwt", "cryptography"):  # the emulator, its server, the local issuer
-        require_extra("agent_wait.host.local (agent-wait dev)", package, "local")
+        require_extra("agent_wait.local.stack (agent-wait dev)", package, "local")
 
 
 @dataclass
@@ -123,7 +123,7 @@ class EmulatedStack:
         self.api_url = ""
         """The answer API's base URL on 127.0.0.1, once started."""
         self.issuer: Any = None
-        """The local JWT issuer (`agent_wait.host._local_jwt.LocalIssuer`) the API's authorizer trusts."""
+        """The local JWT issuer (`agent_wait.local.jwt.LocalIssuer`) the API's authorizer trusts."""
         self._api: Any = None
 
     # -- lifecycle ------------------------------------------------------------------------------------
@@ -223,7 +223,7 @@ class EmulatedStack:
     def _start_api(self) -> None:
         """Serve the answer API on 127.0.0.1 and name it to the router, so envelopes' `reply_to` carry it."""
         from agent_wait.host import api
-        from agent_wait.host._local_api import LocalApi
+        from agent_wait.local.api_server import LocalApi
 
         self._api = LocalApi(self._invoke_api, port=self.api_port, clock=self._now)
         self.api_url, self.issuer = self._api.url, self._api.issuer

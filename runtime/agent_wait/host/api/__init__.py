@@ -19,7 +19,6 @@ then `groups`).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -61,10 +60,7 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
 
 @functools.cache
 def _context() -> ApiContext:
-    from agent_wait.host._wiring import build_api_context
-
-    settings = HostSettings.from_env("api")
-    return dataclasses.replace(build_api_context(settings), sign_in=SignIn.from_settings(settings))
+    return ApiContext.from_settings(HostSettings.from_env("api"))
 
 
 @functools.cache

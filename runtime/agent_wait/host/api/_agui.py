@@ -23,8 +23,9 @@ from pydantic import BaseModel, ValidationError
 
 from agent_wait._time import NEVER
 from agent_wait.dialects import agent_inbox, langchain_hitl
+from agent_wait.engine.checks import Answerer
+from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.errors import LedgerCursorError, MessageError
-from agent_wait.host._checks import Answerer
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
 from agent_wait.host.api._problems import json_response, problem
 from agent_wait.host.api._questions import (
@@ -37,7 +38,6 @@ from agent_wait.host.api._questions import (
     page_query,
     question_view,
 )
-from agent_wait.host.outcomes import RefusalReason
 from agent_wait.ledger import QuestionPage, QuestionRecord
 from agent_wait.schema import QuestionStatus
 

@@ -9,10 +9,12 @@ from datetime import datetime
 from typing import Any
 
 from agent_wait._time import utc_now
-from agent_wait.host._checks import Answerer
-from agent_wait.host.answering import AnswerService
-from agent_wait.host.settings import DEFAULT_SIGN_IN_SCOPES, HostSettings
+from agent_wait.engine.answering import AnswerService
+from agent_wait.engine.checks import Answerer
+from agent_wait.host.links import link_keyring
+from agent_wait.host.settings import DEFAULT_SIGN_IN_SCOPES, HostSettings, required
 from agent_wait.ledger import Ledger
+from agent_wait.schema import Settings
 
 __all__ = ("DEFAULT_GROUPS_CLAIMS", "ApiContext", "SignIn", "answerer_from_claims", "groups_from_claims")
 
@@ -74,6 +76,36 @@ class ApiContext:
     groups_claims: tuple[str, ...] = DEFAULT_GROUPS_CLAIMS
     clock: Callable[[], datetime] = field(default=utc_now)
     sign_in: SignIn | None = None
+
+    @classmethod
+    def from_settings(cls, settings: HostSettings, *, session: Any = None) -> ApiContext:
+        """The deployed API's context: the DynamoDB ledger, the SQS entry queue, the groups claims, the inbox's
+        sign-in and, when `AGENT_WAIT_LINK_KEYS_ARN` is set, the keys that verify signed answer links.
+
+        Raises:
+            ConfigurationError: the link keys cannot be read or are not in their form (`LinkKeys.load`).
+        """
+        import boto3
+
+        from agent_wait.aws import DynamoDbLedger
+        from agent_wait.engine.entry_queue import SqsEntryQueue
+
+        table = required(settings.table, Settings.TABLE)
+        queue_url = required(settings.queue_url, Settings.QUEUE_URL)
+        session = session or boto3.Session()
+        ledger = DynamoDbLedger(table, client=session.client("dynamodb"))
+        service = AnswerService(ledger, SqsEntryQueue(queue_url, client=session.client("sqs")))
+        claims = (settings.groups_claim,) if settings.groups_claim else DEFAULT_GROUPS_CLAIMS
+        link_keys = None
+        if settings.link_keys_arn:  # signed answer links: read at cold start, again when they may have rotated
+            link_keys = link_keyring(settings.link_keys_arn, client=session.client("secretsmanager"))
+        return cls(
+            ledger=ledger,
+            service=service,
+            link_keys=link_keys,
+            groups_claims=claims,
+            sign_in=SignIn.from_settings(settings),
+        )
 
 
 def groups_from_claims(claims: Mapping[str, Any], names: tuple[str, ...] = DEFAULT_GROUPS_CLAIMS) -> tuple[str, ...]:

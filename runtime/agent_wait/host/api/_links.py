@@ -30,14 +30,14 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from agent_wait._time import format_rfc3339
-from agent_wait.host._checks import Answerer
+from agent_wait.engine.checks import Answerer
+from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.host.api._context import ApiContext
 from agent_wait.host.api._pages import page_file
 from agent_wait.host.api._pages import secured as _secured
 from agent_wait.host.api._problems import json_response, problem
 from agent_wait.host.api._questions import answer_response, question_view
 from agent_wait.host.links import LinkClaims, LinkError, LinkKeyring, LinkKeys
-from agent_wait.host.outcomes import RefusalReason
 from agent_wait.ledger import QuestionRecord
 
 __all__ = ("LINK_ANSWERED_BY", "MAX_NOTE_CHARS", "PAGE_CONTENT_SECURITY_POLICY", "link_routes")

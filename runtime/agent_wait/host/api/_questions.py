@@ -14,13 +14,13 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from agent_wait._time import format_rfc3339, parse_rfc3339, utc_now
+from agent_wait.engine.answering import AnswerResult, AnswerStatus
+from agent_wait.engine.checks import Answerer
+from agent_wait.engine.outcomes import RefusalReason
+from agent_wait.engine.votes import vote_of, vote_progress
 from agent_wait.errors import MessageError
-from agent_wait.host._checks import Answerer
-from agent_wait.host._votes import vote_of, vote_progress
-from agent_wait.host.answering import AnswerResult, AnswerStatus
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
 from agent_wait.host.api._problems import json_response, problem
-from agent_wait.host.outcomes import RefusalReason
 from agent_wait.ledger import QuestionRecord
 from agent_wait.messages import AnswerMessage, parse_message
 from agent_wait.schema import QuestionStatus

@@ -25,7 +25,7 @@ its batch does not compact (`compact=False`).
 
 Reading the latest checkpoint takes its head, its writes' heads, and then every payload at once
 (`BatchGetItem`), in `DynamoDBSaver`'s own item layout; with the keys of the writes known, their heads come
-in the same `BatchGetItem` (`agent_wait.host._checkpoint_notes`). A read of a namespace the run holds items
+in the same `BatchGetItem` (`agent_wait.langgraph.checkpoint.notes`). A read of a namespace the run holds items
 in writes them first.
 """
 
@@ -45,7 +45,7 @@ from langgraph_checkpoint_aws.checkpoint.dynamodb.unified_repository import (
     _writes_pk,  # pyright: ignore[reportPrivateUsage]  # the library's own key layout, not a copy of it
 )
 
-from agent_wait.aws._items import BATCH_GET_LIMIT, BATCH_WRITE_LIMIT, paginate, until_processed
+from agent_wait.aws.items import BATCH_GET_LIMIT, BATCH_WRITE_LIMIT, paginate, until_processed
 from agent_wait.errors import ThreadStateUnavailableError
 
 __all__ = (

@@ -15,7 +15,7 @@ there). Without one, such a payload is refused before anything of it is written,
 instead of DynamoDB's `ValidationException`, which the router would take for a passing store failure
 and retry until SQS gives up.
 
-The items the library builds are collected and sent in batches (`agent_wait.host._checkpoint_batch`).
+The items the library builds are collected and sent in batches (`agent_wait.langgraph.checkpoint.batch`).
 """
 
 from __future__ import annotations
@@ -38,9 +38,10 @@ from langgraph_checkpoint_aws.checkpoint.dynamodb.unified_repository import (
     _writes_ref_pk,  # pyright: ignore[reportPrivateUsage]
 )
 
-from agent_wait.aws._errors import ServiceError, error_code, error_message
+from agent_wait._delivery import current_delivery
+from agent_wait.aws.errors import ServiceError, error_code, error_message
 from agent_wait.errors import ThreadStateTooLargeError
-from agent_wait.host._checkpoint_batch import (
+from agent_wait.langgraph.checkpoint.batch import (
     PAYLOAD_SK,
     BatchWriter,
     CollectingClient,
@@ -52,8 +53,7 @@ from agent_wait.host._checkpoint_batch import (
     read_payloads,
     read_write_heads,
 )
-from agent_wait.host._checkpoint_notes import LatestKeys, LatestTracker
-from agent_wait.host._lease import held_thread
+from agent_wait.langgraph.checkpoint.notes import LatestKeys, LatestTracker
 
 __all__ = ("ITEM_LIMIT", "PACKED_WRITES", "PAYLOAD_LIMIT", "TaskAtomicDynamoDBSaver")
 
@@ -163,11 +163,11 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
 
     Each save is one `BatchWriteItem` (a head and its payload item together). Inside `batched_run`, which
     `LangGraphAdapter` opens around each run, checkpoints and task writes wait for the next task to start, and a
-    checkpoint replaces the held writes it already holds (see `agent_wait.host._checkpoint_batch`). While a
+    checkpoint replaces the held writes it already holds (see `agent_wait.langgraph.checkpoint.batch`). While a
     delivery holds the thread's lease (the router), the latest checkpoint read is remembered until this saver
     writes to the thread or the lease is let go, so one message reads it once; and the release leaves the keys
     of the latest checkpoint's writes for the next delivery, which then reads it in two calls, not three
-    (`agent_wait.host._checkpoint_notes`).
+    (`agent_wait.langgraph.checkpoint.notes`).
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -231,7 +231,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         thread_id = str(config["configurable"]["thread_id"])
         ns = _at(config)[0]
         self._flush_held(thread_id, ns)
-        held = held_thread(thread_id)
+        held = current_delivery(thread_id)
         first_read = held is not None and held.leave_note is None
         if held is not None and first_read:
             # Known keys count only from this delivery's first read on: the delivery before may have been another's.
@@ -278,7 +278,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
 
         Three calls: its head, its writes' heads, then every payload kept in the table in one `BatchGetItem` (the
         library reads each payload with a `GetItem`). Two when `known` names the head found: the writes' heads
-        are then read by key with the payloads (`agent_wait.host._checkpoint_notes`).
+        are then read by key with the payloads (`agent_wait.langgraph.checkpoint.notes`).
         """
         thread_id = str(config["configurable"]["thread_id"])
         ns = str(config["configurable"].get("checkpoint_ns", ""))

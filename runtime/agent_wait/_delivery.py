@@ -1,0 +1,77 @@
+"""What one delivery holds while it applies a message, in the one place the engine and a checkpointer share it.
+
+A delivery is the router applying one message to a thread while it holds the thread's lease. For that time
+no other delivery can change the thread, so two parties keep state on it:
+
+- the engine, what the lease's release records (the thread's open question ids, the questions it saw
+  decided) and what it learnt when it took the lease (a new thread asks nothing yet);
+- a checkpointer (agent-wait's LangGraph saver), reads it may remember and the note it leaves for the next
+  delivery at the release (`Delivery.leave_note`).
+
+The engine opens a delivery with `delivering`; a checkpointer finds it with `current_delivery(thread_id)`.
+A checkpointer that batches one run's writes says so by its type (`RunBatcher`), so a binding opens the batch
+around each run without guessing at attributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from agent_wait.ledger import ThreadLease
+
+__all__ = ("Delivery", "RunBatcher", "current_delivery", "delivering")
+
+
+@dataclass(slots=True)
+class Delivery:
+    """The lease one delivery holds, what its release records, and what may be remembered until then."""
+
+    lease: ThreadLease
+    open_questions: tuple[str, ...] | None = None
+    """The thread's open question ids once the agent ran (the engine sets them after each run), recorded by the
+    release; None when the agent did not run, which leaves the recorded ids as they are."""
+    new_thread: bool = False
+    """Set when the thread has no state and its lease recorded nothing: it has asked nothing yet, so its open
+    questions need no query of the ledger."""
+    decided: set[str] = field(default_factory=set)
+    """Question ids this delivery saw decided: a decided question never opens again, so none is read again."""
+    leave_note: Callable[[], str | None] | None = None
+    """Called at the release: what it returns is left for the next delivery (`ThreadLease.note`). A checkpointer
+    sets it when it reads the thread; a delivery that never did leaves no note."""
+    memo: dict[str, Any] = field(default_factory=dict)
+    """What may be remembered while the lease is held, and no longer: no other delivery can change the thread
+    meanwhile (the checkpoint saver keeps its latest read here)."""
+
+
+_CURRENT: ContextVar[Delivery | None] = ContextVar("agent_wait_delivery", default=None)
+
+
+def current_delivery(thread_id: str) -> Delivery | None:
+    """The delivery applying a message to `thread_id` in this context (inside `delivering`), or None."""
+    delivery = _CURRENT.get()
+    return delivery if delivery is not None and delivery.lease.thread_id == thread_id else None
+
+
+@contextmanager
+def delivering(delivery: Delivery) -> Iterator[Delivery]:
+    """Make `delivery` the current one for the block (and for what the block runs in copied contexts)."""
+    token = _CURRENT.set(delivery)
+    try:
+        yield delivery
+    finally:
+        _CURRENT.reset(token)
+
+
+@runtime_checkable
+class RunBatcher(Protocol):
+    """A checkpointer that batches the writes of one run (agent-wait's DynamoDB saver).
+
+    A host opens `batched_run` around each run on a thread and passes the callback handler it yields (None: no
+    batching) in the run's callbacks, so the checkpointer sees the run's tasks start and end.
+    """
+
+    def batched_run(self, thread_id: str, *, compact: bool = True) -> AbstractContextManager[Any]: ...
