@@ -13,9 +13,19 @@ from agent_wait._json import canonical_json, to_jsonable
 from agent_wait.errors import EnvelopeError, PolicyError
 from agent_wait.followup import Escalation, FollowUps, Quorum, Reminder, check_names
 
-__all__ = ("DEFAULT_ACTIONS", "MAX_DEFAULT_BYTES", "MAX_RESPONSE_SCHEMA_BYTES", "MAX_TIMEOUT", "WaitPolicy")
+__all__ = (
+    "DEFAULT_ACTIONS",
+    "MAX_DEFAULT_BYTES",
+    "MAX_RESPONSE_SCHEMA_BYTES",
+    "MAX_TIMEOUT",
+    "SCHEMA_ACTION",
+    "WaitPolicy",
+    "schema_actions",
+)
 
 DEFAULT_ACTIONS: tuple[str, ...] = ("approve", "reject")
+SCHEMA_ACTION = "submit"
+"""The action shown for a question whose response schema names no `action` of its own."""
 
 MAX_TIMEOUT = MAX_DURATION
 """Longest `timeout` and `answer_ttl`: about ten years, so every deadline is a date every store can hold.
@@ -310,9 +320,18 @@ def _check_correlation(correlation: Mapping[str, str] | None) -> Mapping[str, st
 
 
 def _schema_actions(schema: Any) -> tuple[str, ...]:
-    from agent_wait.dialects import schema_actions
-
     return schema_actions(schema) if isinstance(schema, Mapping) else DEFAULT_ACTIONS  # a bad schema is refused next
+
+
+def schema_actions(schema: Mapping[str, Any]) -> tuple[str, ...]:
+    """The actions a response schema offers: its `action` property's `enum` (or `const`), else `("submit",)`."""
+    properties = schema.get("properties")
+    action = properties.get("action") if isinstance(properties, Mapping) else None
+    if isinstance(action, Mapping):
+        named = action.get("enum", [action.get("const")])
+        if isinstance(named, list) and named and all(isinstance(a, str) and a for a in named):
+            return tuple(dict.fromkeys(named))
+    return (SCHEMA_ACTION,)
 
 
 def _check_response_schema(schema: Mapping[str, Any] | None) -> Mapping[str, Any] | None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent_wait.dialects import agent_inbox, langchain_hitl
+from agent_wait.policy import schema_actions
 
 if TYPE_CHECKING:
     from agent_wait.envelope import WaitEnvelope
@@ -33,14 +34,11 @@ __all__ = (
     "recognize",
     "response_schema_of",
     "resume_value",
-    "schema_actions",
     "translate",
 )
 
 _DIALECTS = {langchain_hitl.NAME: langchain_hitl, agent_inbox.NAME: agent_inbox}
 
-SCHEMA_ACTION = "submit"
-"""The action shown for a question whose response schema names no `action` of its own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,17 +70,6 @@ def recognize(value: Any, response_schema: Any = None) -> Recognized | None:
     if schema is None:
         return None
     return Recognized(schema_actions(schema), False, None, schema)
-
-
-def schema_actions(schema: Mapping[str, Any]) -> tuple[str, ...]:
-    """The actions a response schema offers: its `action` property's `enum` (or `const`), else `("submit",)`."""
-    properties = schema.get("properties")
-    action = properties.get("action") if isinstance(properties, Mapping) else None
-    if isinstance(action, Mapping):
-        named = action.get("enum", [action.get("const")])
-        if isinstance(named, list) and named and all(isinstance(a, str) and a for a in named):
-            return tuple(dict.fromkeys(named))
-    return (SCHEMA_ACTION,)
 
 
 def dialect_of(envelope: WaitEnvelope) -> str | None:
