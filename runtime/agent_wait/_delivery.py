@@ -37,6 +37,9 @@ class Delivery:
     new_thread: bool = False
     """Set when the thread has no state and its lease recorded nothing: it has asked nothing yet, so its open
     questions need no query of the ledger."""
+    handed_over: tuple[str, ...] | None = None
+    """The decisions that still wait for the agent as the release records them (`ThreadLease.handed_over`); None
+    leaves what was recorded as it is."""
     decided: set[str] = field(default_factory=set)
     """Question ids this delivery saw decided: a decided question never opens again, so none is read again."""
     leave_note: Callable[[], str | None] | None = None

@@ -61,6 +61,8 @@ CORE_MODULES = (
     "agent_wait.testing.announce_contract",
     "agent_wait.ledger",
     "agent_wait.ledger.base",
+    "agent_wait.ledger.records",
+    "agent_wait._delivery",
     "agent_wait.ledger.memory",
 )
 
@@ -103,7 +105,7 @@ RULES: dict[str, Layer] = {
     ),
     "agent_wait.cli": Layer("cli", ("agent_wait",), None),
     # The ledger suite checks the core's ledger interface: the core and the standard library only.
-    "agent_wait.testing.ledger_contract": Layer("testing", (), frozenset()),
+    "agent_wait.testing.ledger_contract": Layer("testing", ("agent_wait.testing.ledger_contract",), frozenset()),
 }
 
 FRAMEWORKS = frozenset(

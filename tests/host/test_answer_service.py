@@ -11,8 +11,8 @@ import tests.host.graphs as graphs
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_wait import InMemoryAnnounce
-from agent_wait.engine import InMemoryDeadLetter, InMemoryEntryQueue, OutcomeKind, Router, Sweep
-from agent_wait.engine.answering import AnswerService, AnswerStatus
+from agent_wait.engine import InMemoryDeadLetter, InMemoryEntryQueue, OutcomeKind, RefusalReason, Router, Sweep
+from agent_wait.engine.answering import AnswerService, VerdictKind
 from agent_wait.engine.checks import Answerer
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger
@@ -66,7 +66,7 @@ def test_a_person_decides_at_once_and_the_router_carries_on_from_that_decision()
 
     # WHEN they approve through the answer service, then the resume reaches the router (twice, as SQS may)
     result = service.answer(question_id, {"action": "approve"}, FINANCE_USER, answer_id="api:k1")
-    assert (result.status, result.handed_over) == (AnswerStatus.WON, True)
+    assert (result.verdict.kind, result.handed_over) == (VerdictKind.DECIDED, True)
     queue.messages.append(queue.messages[0])
     outcomes = _deliver(router, queue)
 
@@ -85,9 +85,10 @@ def test_a_person_decides_at_once_and_the_router_carries_on_from_that_decision()
     # AND the same idempotency key again repeats the outcome; another answer learns who won
     again = service.answer(question_id, {"action": "approve"}, FINANCE_USER, answer_id="api:k1")
     late = service.answer(question_id, {"action": "reject"}, FINANCE_USER, answer_id="api:k2")
-    assert (again.status, late.status) == (AnswerStatus.REPEATED, AnswerStatus.DECIDED)
-    assert late.record is not None
-    assert late.record.answered_by == "fin@example.com"
+    assert (again.verdict.kind, late.verdict.kind) == (VerdictKind.REPEATED, VerdictKind.REFUSED)
+    assert late.verdict.reason is RefusalReason.ALREADY_DECIDED
+    assert late.verdict.record is not None
+    assert late.verdict.record.answered_by == "fin@example.com"
 
 
 def test_a_decision_whose_resume_was_not_queued_is_handed_over_by_the_sweep() -> None:
@@ -95,7 +96,7 @@ def test_a_decision_whose_resume_was_not_queued_is_handed_over_by_the_sweep() ->
     queue = FailingOnce()
     router, service, _, question_id, order = _world(queue)
     result = service.answer(question_id, {"action": "approve"}, FINANCE_USER, answer_id="api:k1")
-    assert (result.status, result.handed_over) == (AnswerStatus.WON, False)
+    assert (result.verdict.kind, result.handed_over) == (VerdictKind.DECIDED, False)
     assert queue.messages == []
 
     # WHEN the sweep runs a little later
@@ -118,10 +119,10 @@ def test_the_service_refuses_with_the_routers_reasons_and_the_question_stays_ope
         (service.answer(question_id, edit, FINANCE_USER, answer_id="b"), "edit_not_allowed"),
         (service.answer("no-such-question", {"action": "approve"}, FINANCE_USER, answer_id="c"), None),
     ]
-    assert [(r.status.value, r.reason.value if r.reason else None) for r, _ in cases] == [
-        ("refused", "action_not_allowed"),
-        ("refused", "edit_not_allowed"),
-        ("not_found", None),
+    assert [(r.verdict.kind.value, r.verdict.reason) for r, _ in cases] == [
+        ("refused", RefusalReason.ACTION_NOT_ALLOWED),
+        ("refused", RefusalReason.EDIT_NOT_ALLOWED),
+        ("refused", RefusalReason.UNKNOWN_QUESTION),
     ]
     row = router.ledger.get("t-api", question_id)
     assert row is not None

@@ -367,7 +367,7 @@ def _api_user(name: str) -> Any:
 
 
 def test_votes_through_the_answer_api_are_counted_told_and_decide_once(quorum: World) -> None:
-    from agent_wait.engine.answering import AnswerService, AnswerStatus
+    from agent_wait.engine.answering import AnswerService, VerdictKind
 
     # GIVEN a quorum question and the answer API's service
     _, question_id = quorum.ask("api-1")
@@ -379,18 +379,22 @@ def test_votes_through_the_answer_api_are_counted_told_and_decide_once(quorum: W
     second = service.answer(question_id, {"action": "approve"}, _api_user("bob"), answer_id="api:bob")
 
     # THEN alice's vote was recorded, her second refused, and bob's decided the question at once
-    assert (first.status, first.handed_over) == (AnswerStatus.VOTED, True)
-    assert (again.status, again.reason) == (AnswerStatus.REFUSED, RefusalReason.ALREADY_VOTED)
-    assert second.status is AnswerStatus.WON
-    assert second.record is not None
-    assert [v["by"] for v in second.record.answer["votes"]] == ["alice@example.com", "bob@example.com"]
+    assert (first.verdict.kind, first.handed_over) == (VerdictKind.VOTED, True)
+    assert (again.verdict.kind, again.verdict.reason) == (VerdictKind.REFUSED, RefusalReason.ALREADY_VOTED)
+    assert second.verdict.kind is VerdictKind.DECIDED
+    assert second.verdict.record is not None
+    assert [v["by"] for v in second.verdict.record.answer["votes"]] == ["alice@example.com", "bob@example.com"]
 
     # WHEN the router gets what the API queued (alice's vote to tell, bob's decision to resume)
     outcomes = quorum.deliver_queue()
 
-    # THEN alice's vote came too late to be told alone (the question was decided), the decision was
-    # applied once and told with both votes, and the refund was paid once
-    assert [o.kind for o in outcomes] == [OutcomeKind.REFUSED, OutcomeKind.APPLIED]
+    # THEN the decision reached the agent first, before alice's vote was told, which came too late to be told
+    # alone (the question was decided); its own hand-over then found it applied. It was applied once and told
+    # with both votes, and the refund was paid once
+    assert [(o.kind, o.reason) for o in outcomes] == [
+        (OutcomeKind.REFUSED, RefusalReason.ALREADY_DECIDED),
+        (OutcomeKind.REFUSED, RefusalReason.DUPLICATE),
+    ]
     assert quorum.router.metrics.total("VotesRecorded") == 1  # type: ignore[attr-defined]
     (told,) = quorum.envelopes(question_id, "wait.voted")
     assert (told.progress["approvals"], told.progress["remaining"]) == (2, 0)
@@ -399,12 +403,12 @@ def test_votes_through_the_answer_api_are_counted_told_and_decide_once(quorum: W
 
 
 def test_an_api_vote_is_told_by_the_router_while_the_question_is_still_open(quorum: World) -> None:
-    from agent_wait.engine.answering import AnswerService, AnswerStatus
+    from agent_wait.engine.answering import AnswerService, VerdictKind
 
     thread_id, question_id = quorum.ask("api-2")
     service = AnswerService(quorum.ledger, quorum.queue, clock=lambda: quorum.now[0])
-    assert service.answer(question_id, {"action": "approve"}, _api_user("alice"), answer_id="api:a").status is (
-        AnswerStatus.VOTED
+    assert service.answer(question_id, {"action": "approve"}, _api_user("alice"), answer_id="api:a").verdict.kind is (
+        VerdictKind.VOTED
     )
     (outcome,) = quorum.deliver_queue()
     assert outcome.kind is OutcomeKind.VOTED
@@ -495,14 +499,14 @@ def test_a_reminder_whose_announcement_failed_is_announced_by_the_next_run_and_o
 
 
 def test_one_person_is_one_vote_whether_they_answer_signed_in_or_by_a_link_made_for_them(quorum: World) -> None:
-    from agent_wait.engine.answering import AnswerService, AnswerStatus
+    from agent_wait.engine.answering import AnswerService, VerdictKind
     from agent_wait.engine.checks import Answerer
 
     # GIVEN alice voted through the API, signed in
     _, question_id = quorum.ask("who-1")
     service = AnswerService(quorum.ledger, quorum.queue, clock=lambda: quorum.now[0])
-    assert service.answer(question_id, {"action": "approve"}, _api_user("alice"), answer_id="api:a").status is (
-        AnswerStatus.VOTED
+    assert service.answer(question_id, {"action": "approve"}, _api_user("alice"), answer_id="api:a").verdict.kind is (
+        VerdictKind.VOTED
     )
 
     # WHEN she votes again with a signed link made for her
@@ -510,10 +514,10 @@ def test_one_person_is_one_vote_whether_they_answer_signed_in_or_by_a_link_made_
     again = service.answer(question_id, {"action": "approve"}, by_link, answer_id="link:a")
 
     # THEN it is her second vote, refused; the question still needs another person
-    assert (again.status, again.reason) == (AnswerStatus.REFUSED, RefusalReason.ALREADY_VOTED)
-    assert again.record is not None
-    assert len(again.record.progress.votes) == 1
-    assert again.record.status is QuestionStatus.OPEN
+    assert (again.verdict.kind, again.verdict.reason) == (VerdictKind.REFUSED, RefusalReason.ALREADY_VOTED)
+    assert again.verdict.record is not None
+    assert len(again.verdict.record.progress.votes) == 1
+    assert again.verdict.record.status is QuestionStatus.OPEN
 
 
 def test_the_sweep_reads_only_what_is_due_however_many_questions_are_open(moto_server: str, unique: str) -> None:

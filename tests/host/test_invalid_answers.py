@@ -34,7 +34,7 @@ from agent_wait.engine import (
     RefusalReason,
     Router,
 )
-from agent_wait.engine.answering import AnswerService, AnswerStatus
+from agent_wait.engine.answering import AnswerService, VerdictKind
 from agent_wait.engine.checks import Answerer
 from agent_wait.host.api._questions import answer_response
 from agent_wait.langgraph import LangGraphAdapter, wait
@@ -244,8 +244,8 @@ def test_the_answer_api_refuses_an_answer_that_cannot_apply_with_422_and_keeps_t
     response = answer_response(wrong)
     assert response.status_code == 422
     assert json.loads(str(response.body))["reason"] == "invalid_answer"
-    assert "1 decision(s), one per action request ['issue_refund']; got 0" in wrong.detail
-    assert right.status is AnswerStatus.WON
+    assert "1 decision(s), one per action request ['issue_refund']; got 0" in wrong.verdict.detail
+    assert right.verdict.kind is VerdictKind.DECIDED
     assert [message["answer_id"] for message, _, _ in queue.messages] == ["api:2"]
 
 

@@ -10,18 +10,18 @@ import pytest
 from agent_wait.aws import DynamoDbLedger
 from agent_wait.errors import LedgerIndexMissingError
 from agent_wait.ledger import Decision, InMemoryLedger, Notice, Progress
-from agent_wait.ledger.base import PROGRESS_ATTRIBUTES
+from agent_wait.ledger.records import PROGRESS_ATTRIBUTES
 from agent_wait.schema import QUESTION_TABLE, QuestionStatus, shard_key
 from agent_wait.testing import ledger_contract
 
 
-@pytest.mark.parametrize("rule", ledger_contract.REQUIRED, ids=lambda rule: rule.__name__)
+@pytest.mark.parametrize("rule", ledger_contract.rules_for(InMemoryLedger), ids=lambda rule: rule.__name__)
 def test_in_memory_ledger_conforms(rule: Any) -> None:
     shared = InMemoryLedger()
     rule(lambda: shared)
 
 
-@pytest.mark.parametrize("rule", ledger_contract.REQUIRED, ids=lambda rule: rule.__name__)
+@pytest.mark.parametrize("rule", ledger_contract.rules_for(DynamoDbLedger), ids=lambda rule: rule.__name__)
 def test_dynamodb_ledger_conforms(rule: Any, question_table: tuple[str, Any]) -> None:
     name, client = question_table
     rule(lambda: DynamoDbLedger(name, client=client))

@@ -30,10 +30,6 @@ from agent_wait.ledger import InMemoryLedger
 from agent_wait.messages import group_id_for
 from agent_wait.schema import QuestionStatus
 
-pytestmark = pytest.mark.xfail(
-    strict=True, reason="issue 24: the answer API decides without the thread's state, its own copy of the rules"
-)
-
 T0 = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
 ALICE = {"iss": "https://issuer.example.com", "sub": "u-alice", "email": "alice@example.com"}
 BOB = {"iss": "https://issuer.example.com", "sub": "u-bob", "email": "bob@example.com"}
@@ -222,3 +218,82 @@ def test_the_sweep_never_hands_a_decision_over_into_a_failed_thread() -> None:
     assert [o for o in outcomes if o.reason == "thread_failed"] == []
     assert len(world.dead_letter.records) == dead_before
     assert_told_the_truth(world, reply, thread_id, question_id, "o-handover-1")
+
+
+def test_an_answer_through_the_api_while_the_agent_runs_on_the_thread_is_refused_busy_and_decides_nothing() -> None:
+    # GIVEN a refund parked on its question, and a delivery of the router holding the thread (a run in progress)
+    world, thread_id = World(), "t-busy"
+    (question_id,) = world.start(thread_id, "o-busy").asked
+    holding = world.ledger.acquire_lease(thread_id, "a-run", now=world.now, seconds=60)
+    assert holding is not None
+    world.app = create_app(
+        lambda: ApiContext(
+            ledger=world.ledger,
+            service=AnswerService(world.ledger, world.queue, clock=lambda: world.now, lease_wait=0.1),
+            clock=lambda: world.now,
+        )
+    )
+
+    # WHEN a person approves through the API
+    reply = world.api_answer(question_id, "approve")
+
+    # THEN they are told to try again shortly, and nothing was decided or handed over
+    assert reply.status == 409, reply.body
+    assert reply.json()["reason"] == "thread_busy"
+    assert reply.headers["retry-after"] == "5"
+    assert world.row(thread_id, question_id).status is QuestionStatus.OPEN
+    assert world.queue.messages == []
+
+    # AND once the run let go, the same approval wins and reaches the agent
+    world.ledger.release_lease(thread_id, "a-run")
+    again = world.api_answer(question_id, "approve")
+    world.deliver()
+    assert again.status == 200
+    assert_told_the_truth(world, again, thread_id, question_id, "o-busy")
+
+
+def test_every_door_decides_through_the_one_desk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The queue, the answer API, AG-UI, a signed link and the sweep's deadline all reach `AnswerDesk.decide`."""
+    from agent_wait.engine.answering import AnswerDesk
+    from agent_wait.host.links import LinkKeys, mint_token
+
+    reached: list[tuple[str, bool]] = []
+    decide = AnswerDesk.decide
+
+    def spied(self: AnswerDesk, attempt: Any, thread: Any) -> Any:
+        reached.append((attempt.answerer.via, attempt.deadline))
+        return decide(self, attempt, thread)
+
+    monkeypatch.setattr(AnswerDesk, "decide", spied)
+    keys = LinkKeys.parse(json.dumps({"active": "k1", "k1": "k1-secret-" + "a" * 40}))
+    world = World()
+    service = AnswerService(world.ledger, world.queue, clock=lambda: world.now)
+    world.app = create_app(
+        lambda: ApiContext(ledger=world.ledger, service=service, link_keys=keys, clock=lambda: world.now)
+    )
+    asked = {door: world.start(f"t-door-{door}", f"o-door-{door}").asked[0] for door in ("q", "api", "ag", "ln", "dl")}
+
+    # the entry queue
+    by_queue = {"thread_id": "t-door-q", "question_id": asked["q"], "answer": {"action": "approve"}}
+    world.router.handle(json.dumps(by_queue), sender=API_ROLE)
+    # the answer API, and AG-UI
+    world.api_answer(asked["api"], "approve")
+    resume = {"resume": [{"interruptId": asked["ag"], "status": "resolved", "payload": {"action": "approve"}}]}
+    call(world.app, "POST", "/agui/resume", resume, claims=ALICE)
+    # a signed link
+    token = mint_token(
+        keys,
+        question_id=asked["ln"],
+        thread_id="t-door-ln",
+        action="approve",
+        expires_at=T0 + timedelta(days=1),
+        now=T0,
+    )
+    call(world.app, "POST", f"/questions/{asked['ln']}/link/answer", {"token": token})
+    # the sweep's deadline, past the policy's three days
+    world.now = T0 + timedelta(days=4)
+    world.queue.messages.clear()
+    world.sweep()
+    world.deliver()
+
+    assert reached == [("queue", False), ("api", False), ("api", False), ("link", False), ("deadline", True)]

@@ -22,9 +22,8 @@ from agent_wait.engine import InMemoryEntryQueue, RecordingMetrics, Sweep
 from agent_wait.engine.entry_queue import SqsEntryQueue
 from agent_wait.engine.metrics import METRIC_NAMES
 from agent_wait.envelope import Question, WaitEnvelope
-from agent_wait.errors import ConfigurationError, LedgerIndexMissingError
-from agent_wait.ledger import InMemoryLedger
-from agent_wait.ledger.base import Ledger, LedgerUnavailableError, QuestionRecord
+from agent_wait.errors import ConfigurationError, LedgerIndexMissingError, LedgerUnavailableError
+from agent_wait.ledger import InMemoryLedger, Ledger, QuestionRecord
 from agent_wait.policy import WaitPolicy
 from agent_wait.schema import QUESTION_TABLE, Settings
 

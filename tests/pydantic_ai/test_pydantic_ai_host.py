@@ -22,6 +22,7 @@ from agent_wait._wait import EXPIRED_WITHOUT_DEFAULT
 from agent_wait.engine import OutcomeKind, RefusalReason
 from agent_wait.errors import ConfigurationError, ThreadStateConflictError
 from agent_wait.host import adapter_for
+from agent_wait.ledger import Decision
 from agent_wait.pydantic_ai import (
     MOVED_ON,
     DynamoDbHistoryStore,
@@ -32,7 +33,7 @@ from agent_wait.pydantic_ai import (
     hosted,
 )
 from agent_wait.schema import QuestionStatus
-from hosted_router import APPROVE, REJECT, RouterRig, router_on_moto
+from hosted_router import APPROVE, REJECT, T0, RouterRig, router_on_moto
 from pydantic_ai import RunContext
 
 THREAD = "order-4471"
@@ -305,15 +306,16 @@ def test_a_crash_before_the_history_is_written_re_runs_the_run_from_the_stored_h
 
 
 def test_a_crash_after_the_history_is_written_converges_without_running_again():
-    # GIVEN an answer whose run was stored, but the router died before marking the question resumed
+    # GIVEN an answer decided and its run stored, but the router died before marking the question resumed
     built = refund_agent(refund_call("call-1"))
     rig = rig_for(built)
     rig.start(THREAD)
-    rig.adapter.resume(THREAD, "call-1", APPROVE)  # what the first attempt got done
-    record = rig.record(THREAD, "call-1")
-    assert record.status is QuestionStatus.OPEN
-    # WHEN the message arrives (again) THEN the router does not resume: the id is no longer pending
-    redelivered = rig.answer(THREAD, "call-1", APPROVE)
+    decision = Decision(QuestionStatus.ANSWERED, APPROVE, "answer-1", "sqs:tester", via="queue")
+    assert rig.ledger.decide(THREAD, "call-1", decision, now=T0).won  # what the first attempt got done: the decision,
+    rig.adapter.resume(THREAD, "call-1", APPROVE)  # and the run
+    assert rig.record(THREAD, "call-1").status is QuestionStatus.ANSWERED
+    # WHEN the message arrives again THEN the router does not resume: the id is no longer pending
+    redelivered = rig.answer(THREAD, "call-1", APPROVE, answer_id="answer-1")
     assert redelivered.kind is OutcomeKind.APPLIED
     assert built.runs == [("o-1", 900)]
     assert rig.record(THREAD, "call-1").status is QuestionStatus.RESUMED

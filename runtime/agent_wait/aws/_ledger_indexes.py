@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from agent_wait.aws.items import BATCH_GET_LIMIT, from_item, paginate, until_processed
 from agent_wait.errors import LedgerCursorError, LedgerIndexMissingError
-from agent_wait.ledger.base import (
+from agent_wait.ledger.records import (
     LedgerUnavailableError,
     QuestionPage,
     QuestionRecord,

@@ -23,14 +23,14 @@ from agent_wait.aws.errors import ServiceError, condition_failed_item, error_cod
 from agent_wait.aws.items import from_item, paginate, to_attribute, to_item
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import LedgerIndexMissingError, LedgerRejectedError, QuestionNotFoundError
-from agent_wait.ledger.base import (
+from agent_wait.ledger import FullLedger, NoteLedger
+from agent_wait.ledger.records import (
     DECIDED,
     PROGRESS_ATTRIBUTES,
     AdvanceResult,
     DecideResult,
     Decision,
     FailureKind,
-    Ledger,
     LedgerUnavailableError,
     OpenResult,
     Progress,
@@ -78,7 +78,7 @@ _CLOSED_REMOVES = "announce_due, open_since, #due, due_at"
 """What a decision removes: a decided question is neither unannounced, nor open, nor ever due."""
 
 
-class DynamoDbLedger(ShardedIndexes, Ledger):
+class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
     """The ledger on DynamoDB: every transition is one conditional write.
 
     Args:
@@ -559,6 +559,7 @@ class DynamoDbLedger(ShardedIndexes, Ledger):
             return None
         failure = (item or {}).get("failure")
         recorded = (item or {}).get("open_questions")
+        handed_over = (item or {}).get("handed_over")
         # A note counts only if no lease was taken since the release that left it: every lease write sets
         # `lease_until` (ours and an earlier agent-wait's, which neither reads nor removes notes), and only a
         # release that leaves a note sets it to `_NOTED`.
@@ -570,16 +571,28 @@ class DynamoDbLedger(ShardedIndexes, Ledger):
             ThreadFailure.from_item(thread_id, failure) if failure else None,
             tuple(str(q) for q in recorded) if isinstance(recorded, list) else None,
             note if isinstance(note, str) else None,
+            tuple(str(q) for q in handed_over) if isinstance(handed_over, list) else (),
         )
 
     def release_lease(
-        self, thread_id: str, holder: str, *, open_questions: Sequence[str] | None = None, note: str | None = None
+        self,
+        thread_id: str,
+        holder: str,
+        *,
+        open_questions: Sequence[str] | None = None,
+        note: str | None = None,
+        handed_over: Sequence[str] | None = None,
     ) -> None:
         values: dict[str, Any] = {":holder": {"S": holder}}
         sets, removes = [], ["lease_holder", "lease_until"]
         if open_questions is not None:  # in the write the release makes anyway: no extra call
             sets.append("open_questions = :open")
             values[":open"] = to_attribute(list(open_questions))
+        if handed_over:
+            sets.append("handed_over = :handed")
+            values[":handed"] = to_attribute(list(handed_over))
+        elif handed_over is not None:
+            removes.append("handed_over")
         if note is not None:
             sets += ["lease_note = :note", "lease_until = :noted"]
             values |= {":note": {"S": note}, ":noted": {"N": str(_NOTED)}}

@@ -40,7 +40,6 @@ __all__ = (
 _DIALECTS = {langchain_hitl.NAME: langchain_hitl, agent_inbox.NAME: agent_inbox}
 
 
-
 @dataclass(frozen=True, slots=True)
 class Recognized:
     """What a dialect's parked value says about its question."""

@@ -1,10 +1,20 @@
-"""Deciding a question at once, for a person (the answer API, a signed link), then handing the resume to the router.
+"""The one decision every answer goes through, whatever door it came in by.
 
-`AnswerService.answer` runs the same checks as the router (`agent_wait.engine.checks`), wins the same
-conditional write, and only then puts a resume message on the entry queue, so the person sees the real
-outcome in the response. The router finds the decision already made under the message's answer id and
-carries on from it, as it does after a crash. A decision whose resume never reached the queue is found by
-the sweep and handed over again (`Sweep` step `handover`): nothing is lost.
+The doors: the entry queue (the router), the answer API and its inbox page, AG-UI, signed links, the sweep's
+deadlines (sent through the queue) and every channel added later. Each turns what it received into an
+`AnswerAttempt` and says what it can see of the thread (`ThreadState`); `AnswerDesk.decide` then reads the
+question's row, checks the answer (`agent_wait.engine.checks`: actions, answerers, edits, schema, dialect
+shape), and decides it or records a vote with one conditional write, or refuses with one typed reason. No door
+keeps a rule of its own. The desk never runs the agent and never announces: after a decision the router resumes
+the agent and announces, for every door.
+
+A door that cannot run the agent (`AnswerService`: the API, links, AG-UI) decides while it holds the thread's
+lease, so no run starts meanwhile, and only when the thread is not failed and the agent waits on the question
+(the open ids the last run recorded on the lease). It records its decision on the lease (`handed_over`), so the
+router applies it before anything else runs on the thread, and puts a resume on the entry queue to wake the
+router. A person told "decided, the agent will resume" is therefore told the truth; a failed thread, a busy one
+or a question the agent moved past is refused instead. The sweep sends again a resume that never reached the
+queue (`Sweep` step `handover`), never into a failed thread.
 """
 
 from __future__ import annotations
@@ -16,49 +26,233 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from agent_wait._delivery import current_delivery
 from agent_wait._time import utc_now
 from agent_wait.engine.checks import Answerer, check_answer
 from agent_wait.engine.entry_queue import EntryQueue
+from agent_wait.engine.lease import hold_thread
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.engine.votes import VoteStatus, cast_vote
-from agent_wait.ledger import Decision, Ledger, QuestionRecord
+from agent_wait.errors import ThreadBusyError
+from agent_wait.ledger import (
+    Capability,
+    Decision,
+    FullLedger,
+    Ledger,
+    QuestionRecord,
+    ThreadFailure,
+    ThreadLease,
+    Vote,
+    require_capabilities,
+)
 from agent_wait.messages import group_id_for
 from agent_wait.schema import QuestionStatus
 
-__all__ = ("HANDED_OVER", "AnswerResult", "AnswerService", "AnswerStatus", "resume_message", "vote_message")
+__all__ = (
+    "HANDED_OVER",
+    "AnswerAttempt",
+    "AnswerDesk",
+    "AnswerResult",
+    "AnswerService",
+    "ThreadState",
+    "Verdict",
+    "VerdictKind",
+    "resume_message",
+    "vote_message",
+)
 
 logger = logging.getLogger("agent_wait.host")
 
 HANDED_OVER = frozenset({"api", "link"})
 """`via` of decisions made before the router saw them (the answer API, a signed link): it resumes them."""
 
-
-class AnswerStatus(StrEnum):
-    """What happened to an answer given through the API or a link."""
-
-    WON = "won"
-    """This answer decided the question; the resume is on its way to the agent."""
-    REPEATED = "repeated"
-    """This same answer (the same idempotency key) decided it earlier; nothing changed."""
-    DECIDED = "decided"
-    """Another outcome won first; `record` says which, by whom, when and how."""
-    VOTED = "voted"
-    """This vote on a quorum question was recorded; the question waits for more (`record.progress.votes`)."""
-    REFUSED = "refused"
-    """The answer broke a rule (`reason`); the question stays open."""
-    NOT_FOUND = "not_found"
-    """No question has this id."""
+_REFUSAL_FOR_OUTCOME = {
+    QuestionStatus.EXPIRED: RefusalReason.EXPIRED,
+    QuestionStatus.CANCELLED: RefusalReason.CANCELLED,
+}
 
 
 @dataclass(frozen=True, slots=True)
-class AnswerResult:
-    status: AnswerStatus
-    record: QuestionRecord | None = None
-    """The question's row after the attempt (the winner's outcome when decided)."""
+class AnswerAttempt:
+    """One answer as a door received it."""
+
+    thread_id: str
+    question_id: str
+    answer: Any
+    """As sent; for a deadline, ignored: the question's own default applies."""
+    answer_id: str
+    """This answer's identity: the same id again repeats its outcome, never decides twice."""
+    answerer: Answerer
+    """Who answers, as far as the door proved it, and how the answer came (`via`)."""
+    received_at: datetime
+    """When the door received it: the answer is judged against the deadline by this."""
+    valid_until: datetime | None = None
+    """The answer's own expiry, if it has one."""
+    deadline: bool = False
+    """The sweep's deadline answer (`origin: deadline`): the default applies, recorded `expired`."""
+
+
+def _unknown(question_id: str) -> bool | None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadState:
+    """What a door can see of the thread the question is on."""
+
+    failure: ThreadFailure | None = None
+    """The thread's failure: nothing is decided on a failed thread until it is retried."""
+    parked: Callable[[str], bool | None] = _unknown
+    """Whether the agent waits on a question: True or False, or None when the door cannot tell (the row then
+    decides). Called only for an open question that passed its checks."""
+
+    @classmethod
+    def from_lease(cls, lease: ThreadLease) -> ThreadState:
+        """The thread as its lease tells it: the failure, and the question ids the last run left open."""
+        recorded = lease.open_questions
+        return cls(lease.failure, (lambda question_id: None) if recorded is None else recorded.__contains__)
+
+
+class VerdictKind(StrEnum):
+    """What became of an answer."""
+
+    DECIDED = "decided"
+    """This answer decided the question (for a quorum, this vote completed it) in this call."""
+    VOTED = "voted"
+    """This vote on a quorum question was recorded; the question waits for more."""
+    REPEATED = "repeated"
+    """This same answer (its answer id) decided the question, or cast this vote, earlier; nothing changed."""
+    REFUSED = "refused"
+    """Refused with `reason`; nothing was written. A decided question says who won in `record`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The one result of `AnswerDesk.decide`, for every door."""
+
+    kind: VerdictKind
+    record: QuestionRecord | None
+    """The question's row after the attempt (the winner's outcome when another answer won); None when unknown."""
     reason: RefusalReason | None = None
+    """Why it was refused (`REFUSED` only)."""
     detail: str = ""
-    handed_over: bool = True
-    """False when the decision was made but the resume could not be queued yet (the sweep hands it over)."""
+    """One sentence with ids and rules, never the answer's content."""
+    vote: Vote | None = None
+    """For a vote: the answerer's vote on the row (this one, or an earlier one)."""
+
+    @classmethod
+    def refused(cls, reason: RefusalReason, detail: str, record: QuestionRecord | None = None) -> Verdict:
+        return cls(VerdictKind.REFUSED, record, reason, detail)
+
+
+class AnswerDesk:
+    """Decide one answer for any door: the rules live here, once.
+
+    Args:
+        ledger: the question ledger; quorum votes need its follow-ups (`FollowUpLedger`).
+    """
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = require_capabilities(ledger, Capability.FOLLOW_UPS, user="AnswerDesk")
+
+    def decide(self, attempt: AnswerAttempt, thread: ThreadState) -> Verdict:
+        """Check `attempt` against its question and thread, then decide, vote, or refuse; see `Verdict`."""
+        if thread.failure is not None:
+            return Verdict.refused(RefusalReason.THREAD_FAILED, _failed_detail(thread.failure, attempt.question_id))
+        record = self.ledger.get(attempt.thread_id, attempt.question_id)
+        if record is None:
+            if self.ledger.thread_exists(attempt.thread_id):
+                return Verdict.refused(RefusalReason.UNKNOWN_QUESTION, "no such question on this thread")
+            return Verdict.refused(RefusalReason.UNKNOWN_THREAD, "no question was ever asked on this thread")
+        if record.status is QuestionStatus.OPEN:
+            earlier = record.progress.vote_with(attempt.answer_id)
+            if earlier is not None:  # this vote again (a redelivery, or the router told of the API's vote)
+                return Verdict(VerdictKind.REPEATED, record, vote=earlier)
+            refusal = self._check(record, attempt)
+            if refusal is not None:
+                return refusal
+            if thread.parked(record.question_id) is False:
+                # Nothing can resume a question the agent is not waiting on: deciding it would tell a person their
+                # answer took effect when it never will. (The router cancels it; other doors only refuse.)
+                detail = "the agent is not waiting on this question any more (it moved past it)"
+                return Verdict.refused(RefusalReason.NOT_PARKED, detail, record)
+            if record.followups.voting and not attempt.deadline:
+                return self._vote(record, attempt)
+            decided = self.ledger.decide(
+                record.thread_id, record.question_id, _decision(record, attempt), now=attempt.received_at
+            )
+            if decided.won:
+                return Verdict(VerdictKind.DECIDED, decided.record)
+            record = decided.record
+        return _settled(record, attempt)
+
+    def _check(self, record: QuestionRecord, attempt: AnswerAttempt) -> Verdict | None:
+        if attempt.deadline:
+            if not record.is_overdue(attempt.received_at):
+                return Verdict.refused(RefusalReason.NOT_DUE, f"deadline is {record.expires_at}", record)
+            return None
+        refusal = check_answer(
+            record, attempt.answer, attempt.answerer, received_at=attempt.received_at, valid_until=attempt.valid_until
+        )
+        return Verdict.refused(refusal[0], refusal[1], record) if refusal is not None else None
+
+    def _vote(self, record: QuestionRecord, attempt: AnswerAttempt) -> Verdict:
+        answerer = attempt.answerer
+        if not answerer.vouched:
+            detail = (
+                f"a quorum counts people: {answerer.answered_by or 'this sender'} is not trusted to name who votes; "
+                "vote through the answer API, a link made for you, or a trusted sender that names you"
+            )
+            return Verdict.refused(RefusalReason.NOT_TRUSTED, detail, record)
+        voted = cast_vote(
+            self.ledger, record, attempt.answer, answerer, answer_id=attempt.answer_id, now=attempt.received_at
+        )
+        if voted.status is VoteStatus.DECIDED:
+            return Verdict(VerdictKind.DECIDED, voted.record, vote=voted.vote)
+        if voted.status is VoteStatus.RECORDED:
+            return Verdict(VerdictKind.VOTED, voted.record, vote=voted.vote)
+        if voted.status is VoteStatus.REPEATED:
+            return Verdict(VerdictKind.REPEATED, voted.record, vote=voted.vote)
+        if voted.status is VoteStatus.ALREADY_VOTED:
+            who = answerer.answered_by or "this answerer"
+            earlier = f" ({voted.vote.action})" if voted.vote is not None and voted.vote.action else ""
+            detail = f"{who} voted already{earlier}; a second vote changes nothing"
+            return Verdict(VerdictKind.REFUSED, voted.record, RefusalReason.ALREADY_VOTED, detail, voted.vote)
+        return _settled(voted.record, attempt)  # decided meanwhile, by another vote or answer
+
+
+def _decision(record: QuestionRecord, attempt: AnswerAttempt) -> Decision:
+    answerer = attempt.answerer
+    status = QuestionStatus.EXPIRED if attempt.deadline else QuestionStatus.ANSWERED
+    # A deadline always applies the question's own default, whatever the message carries.
+    answer = record.envelope.default if attempt.deadline else attempt.answer
+    return Decision(
+        status,
+        answer,
+        attempt.answer_id,
+        answerer.answered_by,
+        sender=answerer.sender,
+        via=answerer.via,
+        claimed_by=answerer.claimed_by,
+    )
+
+
+def _settled(record: QuestionRecord, attempt: AnswerAttempt) -> Verdict:
+    """The verdict on a question another call already decided: this answer's own decision, or who won."""
+    if record.answer_id == attempt.answer_id:
+        return Verdict(VerdictKind.REPEATED, record)
+    decided_as = record.outcome or record.status
+    reason = _REFUSAL_FOR_OUTCOME.get(decided_as, RefusalReason.ALREADY_DECIDED)
+    return Verdict.refused(reason, f"the question was {decided_as.value}; another outcome won", record)
+
+
+def _failed_detail(failure: ThreadFailure, question_id: str) -> str:
+    if failure.question_id == question_id:
+        return "the question was decided, but the agent failed applying the decision; run agent-wait retry"
+    return f"the thread is failed since {failure.failed_at} (the agent raised {failure.error}); retry it first"
+
+
+# -- the doors that cannot run the agent: decide under the lease, then hand over to the router --------------------
 
 
 def resume_message(record: QuestionRecord) -> dict[str, Any]:
@@ -90,19 +284,47 @@ def vote_message(record: QuestionRecord, answer_id: str) -> dict[str, Any]:
     return message
 
 
+@dataclass(frozen=True, slots=True)
+class AnswerResult:
+    """What `AnswerService.answer` did: the desk's verdict, and whether the router was told."""
+
+    verdict: Verdict
+    handed_over: bool = True
+    """False when the decision was made but its resume could not be queued yet (the sweep sends it again)."""
+
+
 class AnswerService:
-    """Decide questions for people, at once, with the router's rules.
+    """Decide answers for doors that cannot run the agent (the answer API, signed links, AG-UI), with the desk's rules.
+
+    Each answer is decided while the service holds the thread's lease (briefly: no run may start meanwhile), on a
+    thread that is not failed, for a question the agent waits on; the decision is recorded on the lease for the
+    router and its resume put on the entry queue.
 
     Args:
-        ledger: the question ledger.
+        ledger: the question ledger (with follow-ups, failures and leases).
         entry_queue: where the resume goes (the router's entry queue).
         clock: returns now (UTC).
+        lease_seconds: how long the lease lasts if this process dies holding it. Default 30 s: an API call
+            is over by then, and a router waiting on the thread is held back no longer.
+        lease_wait: how long to wait for a router run on the thread to finish before refusing `thread_busy`.
     """
 
-    def __init__(self, ledger: Ledger, entry_queue: EntryQueue, *, clock: Callable[[], datetime] = utc_now) -> None:
-        self.ledger = ledger
+    def __init__(
+        self,
+        ledger: Ledger,
+        entry_queue: EntryQueue,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        lease_seconds: float = 30.0,
+        lease_wait: float = 3.0,
+    ) -> None:
+        needed = (Capability.FOLLOW_UPS, Capability.FAILURES, Capability.LEASES)
+        self.ledger: FullLedger = require_capabilities(ledger, *needed, user="AnswerService")
+        self.desk = AnswerDesk(ledger)
         self.entry_queue = entry_queue
         self.clock = clock
+        self.lease_seconds = lease_seconds
+        self.lease_wait = lease_wait
 
     def answer(
         self,
@@ -113,74 +335,74 @@ class AnswerService:
         answer_id: str,
         valid_until: datetime | None = None,
     ) -> AnswerResult:
-        """Check and decide `question_id` with `answer`; queue the resume when this answer won.
+        """Decide `question_id` with `answer` for a person; hand the resume to the router when it decided.
 
         Args:
             question_id: the question.
-            answer: the answer (`{"action": ...}`).
+            answer: the answer (`{"action": ...}`, or the question's dialect's own shape).
             answerer: who answers, proven by the API's JWT or the link's signature.
             answer_id: this answer's identity: the same id again (an `Idempotency-Key` resent) repeats, never
                 decides twice.
             valid_until: the answer's own expiry.
         """
-        record = self.ledger.find(question_id)
-        if record is None:
-            return AnswerResult(AnswerStatus.NOT_FOUND, detail=f"no question {question_id}")
+        found = self.ledger.find(question_id)
+        if found is None:
+            return AnswerResult(Verdict.refused(RefusalReason.UNKNOWN_QUESTION, f"no question {question_id}"))
         now = self.clock()
-        if record.status is QuestionStatus.OPEN:
-            refusal = check_answer(record, answer, answerer, received_at=now, valid_until=valid_until)
-            if refusal is not None:
-                return AnswerResult(AnswerStatus.REFUSED, record, refusal[0], refusal[1])
-            if record.followups.voting:
-                return self._vote(record, answer, answerer, answer_id=answer_id, now=now)
-            decision = Decision(
-                QuestionStatus.ANSWERED,
-                answer,
-                answer_id,
-                answerer.answered_by,
-                sender=answerer.sender,
-                via=answerer.via,
-            )
-            decided = self.ledger.decide(record.thread_id, question_id, decision, now=now)
-            if decided.won:
-                return AnswerResult(AnswerStatus.WON, decided.record, handed_over=self._hand_over(decided.record))
-            record = decided.record
-        if record.answer_id == answer_id:
-            return AnswerResult(AnswerStatus.REPEATED, record)
-        return AnswerResult(AnswerStatus.DECIDED, record, detail=f"the question was already {record.outcome}")
+        attempt = AnswerAttempt(found.thread_id, question_id, answer, answer_id, answerer, now, valid_until)
+        try:
+            with hold_thread(
+                self.ledger,
+                found.thread_id,
+                clock=self.clock,
+                seconds=self.lease_seconds,
+                wait=self.lease_wait,
+                on_busy=lambda: None,
+                log=logger,
+            ) as lease:
+                verdict = self.desk.decide(attempt, ThreadState.from_lease(lease))
+                self._record_hand_over(lease, verdict)
+        except ThreadBusyError:
+            detail = "the agent is running on this thread; try again in a few seconds"
+            return AnswerResult(Verdict.refused(RefusalReason.THREAD_BUSY, detail, found))
+        return AnswerResult(verdict, self._hand_over(verdict, answer_id))
 
-    def _vote(
-        self, record: QuestionRecord, answer: Any, answerer: Answerer, *, answer_id: str, now: datetime
-    ) -> AnswerResult:
-        voted = cast_vote(self.ledger, record, answer, answerer, answer_id=answer_id, now=now)
-        if voted.status is VoteStatus.DECIDED:
-            return AnswerResult(AnswerStatus.WON, voted.record, handed_over=self._hand_over(voted.record))
-        if voted.status is VoteStatus.RECORDED:
-            # The router announces the vote (`wait.voted`); the vote itself is already recorded either way.
-            message = vote_message(voted.record, answer_id)
-            return AnswerResult(AnswerStatus.VOTED, voted.record, handed_over=self._hand_over(voted.record, message))
-        if voted.status is VoteStatus.REPEATED:
-            return AnswerResult(AnswerStatus.REPEATED, voted.record)
-        if voted.status is VoteStatus.ALREADY_VOTED:
-            who = answerer.answered_by or "this answerer"
-            detail = (
-                f"{who} voted already ({voted.vote.action if voted.vote else 'a vote'}); a second vote changes nothing"
-            )
-            return AnswerResult(AnswerStatus.REFUSED, voted.record, RefusalReason.ALREADY_VOTED, detail)
-        return AnswerResult(
-            AnswerStatus.DECIDED, voted.record, detail=f"the question was already {voted.record.outcome}"
-        )
+    def _record_hand_over(self, lease: ThreadLease, verdict: Verdict) -> None:
+        """Leave the lease as it was for the router, with this decision added to those waiting for the agent."""
+        delivery = current_delivery(lease.thread_id)
+        if delivery is None:  # pragma: no cover - hold_thread always opens one
+            return
+        note = lease.note
+        delivery.leave_note = lambda: note  # this door never touched the agent's state: the note still holds
+        waiting = _waiting_for_agent(verdict)
+        if waiting is not None:
+            question_id = waiting.question_id
+            delivery.handed_over = (*(q for q in lease.handed_over if q != question_id), question_id)
 
-    def _hand_over(self, record: QuestionRecord, message: dict[str, Any] | None = None) -> bool:
-        message = message if message is not None else resume_message(record)
+    def _hand_over(self, verdict: Verdict, answer_id: str) -> bool:
+        """Wake the router: the resume of a decision made now, or a vote to announce. A repeat sends nothing: the
+        first attempt sent it (or the sweep sends it again)."""
+        record = verdict.record
+        if record is None or verdict.kind not in (VerdictKind.DECIDED, VerdictKind.VOTED):
+            return True
+        # A vote recorded: the router announces it (`wait.voted`); a decision: the router resumes the agent.
+        message = vote_message(record, answer_id) if verdict.kind is VerdictKind.VOTED else resume_message(record)
         try:
             self.entry_queue.send(
                 message, group_id=group_id_for(record.thread_id), deduplication_id=str(message["answer_id"])
             )
-        except Exception as exc:  # the decision stands; the sweep hands it over again
+        except Exception as exc:  # the decision stands, recorded on the lease; the sweep sends the resume again
             logger.warning(
                 "decision made but its resume could not be queued; the sweep hands it over",
                 extra={"thread_id": record.thread_id, "question_id": record.question_id, "error": type(exc).__name__},
             )
             return False
         return True
+
+
+def _waiting_for_agent(verdict: Verdict) -> QuestionRecord | None:
+    """The row of a door's decision (made now, or repeated) that the agent has not received yet, or None."""
+    record = verdict.record
+    if verdict.kind not in (VerdictKind.DECIDED, VerdictKind.REPEATED) or record is None:
+        return None
+    return record if record.status is QuestionStatus.ANSWERED and record.via in HANDED_OVER else None

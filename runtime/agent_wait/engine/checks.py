@@ -39,6 +39,10 @@ class Answerer:
     """The queue sender's IAM unique id (`AROA...`), checked against the policy's `answerer_principals`."""
     claimed_by: str | None = None
     """An untrusted sender's claimed `answered_by`, recorded for audit only."""
+    vouched: bool = True
+    """Whether `answered_by` names the person who answers, as proven by the door (a JWT, a link made for them, a
+    trusted sender's claim). False for a queue sender that is not trusted: its role is not a person, so it cannot
+    vote on a quorum question, which counts people."""
 
     @property
     def identity(self) -> str:

@@ -10,7 +10,7 @@ from agent_wait.engine.lease import error_name
 from agent_wait.engine.metrics import HostMetrics, Metric
 from agent_wait.engine.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
 from agent_wait.errors import ThreadBusyError, ThreadStateTooLargeError
-from agent_wait.ledger import FailureKind, Ledger, ThreadFailure
+from agent_wait.ledger import FailureKind, FailureLedger, ThreadFailure
 
 __all__ = ("AGENT_FAILED", "Failures")
 
@@ -25,7 +25,7 @@ class Failures:
     the content, for a redrive; the detail, the logs and the metrics never do.
     """
 
-    def __init__(self, ledger: Ledger, dead_letter: DeadLetter, metrics: HostMetrics, log: logging.Logger | Any):
+    def __init__(self, ledger: FailureLedger, dead_letter: DeadLetter, metrics: HostMetrics, log: logging.Logger | Any):
         self.ledger = ledger
         self.dead_letter = dead_letter
         self.metrics = metrics

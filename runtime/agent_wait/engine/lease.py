@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
 import time
 import uuid
@@ -14,14 +12,14 @@ from typing import Any
 
 from agent_wait._delivery import Delivery, delivering
 from agent_wait.errors import ThreadBusyError
-from agent_wait.ledger import Ledger, ThreadLease
+from agent_wait.ledger import LeaseLedger, NoteLedger, ThreadLease
 
 __all__ = ("error_name", "hold_thread")
 
 
 @contextmanager
 def hold_thread(
-    ledger: Ledger,
+    ledger: LeaseLedger,
     thread_id: str,
     *,
     clock: Callable[[], datetime],
@@ -57,22 +55,16 @@ def hold_thread(
     finally:
         try:
             # Never the note this lease took: this delivery may have changed what it names without knowing.
-            note = None if held.leave_note is None else held.leave_note()
-            if note is None or not _takes_note(type(ledger)):
-                ledger.release_lease(thread_id, holder, open_questions=held.open_questions)
-            else:
-                ledger.release_lease(thread_id, holder, open_questions=held.open_questions, note=note)
+            # A ledger that keeps no notes (not a NoteLedger) is passed none.
+            note = held.leave_note() if held.leave_note is not None and isinstance(ledger, NoteLedger) else None
+            ledger.release_lease(
+                thread_id, holder, open_questions=held.open_questions, note=note, handed_over=held.handed_over
+            )
         except Exception as exc:  # the lease then runs out by itself; the outcome stands
             log.warning(
                 "could not release the thread's lease; it expires by itself",
                 extra={"thread_id": thread_id, "error": error_name(exc)},
             )
-
-
-@functools.cache
-def _takes_note(ledger_type: type) -> bool:
-    """Whether the ledger's `release_lease` takes a `note` (a ledger written before notes does not)."""
-    return "note" in inspect.signature(ledger_type.release_lease).parameters
 
 
 def error_name(exc: BaseException) -> str:

@@ -18,13 +18,13 @@ import uuid
 
 from agent_wait.engine.entry_queue import EntryQueue
 from agent_wait.errors import NothingToRetryError
-from agent_wait.ledger import Ledger, ThreadFailure
+from agent_wait.ledger import FailureLedger, ThreadFailure
 from agent_wait.messages import group_id_for
 
 __all__ = ("failed_threads", "request_retry", "retry_thread")
 
 
-def failed_threads(ledger: Ledger, *, limit: int = 100) -> list[ThreadFailure]:
+def failed_threads(ledger: FailureLedger, *, limit: int = 100) -> list[ThreadFailure]:
     """Every failed start and resume, oldest first, at most `limit`."""
     return ledger.failures(limit=limit)
 
@@ -47,7 +47,7 @@ def request_retry(entry_queue: EntryQueue, thread_id: str, *, retry_id: str | No
 
 
 def retry_thread(
-    ledger: Ledger, entry_queue: EntryQueue, thread_id: str, *, retry_id: str | None = None
+    ledger: FailureLedger, entry_queue: EntryQueue, thread_id: str, *, retry_id: str | None = None
 ) -> tuple[ThreadFailure, str]:
     """Check `thread_id` is failed, then ask the router to apply its recorded start or decision again.
 

@@ -58,12 +58,16 @@ class RefusalReason(StrEnum):
     EDIT_NOT_ALLOWED = "edit_not_allowed"
     """The answer edits the call's arguments, and the policy does not allow edits."""
     NOT_TRUSTED = "not_trusted"
-    """A deadline answer from a sender the deployment does not trust to send one."""
+    """A deadline answer from a sender the deployment does not trust to send one, or a vote on a quorum question
+    from a queue sender that is not trusted to name the person voting (a quorum counts people, not roles)."""
     ALREADY_VOTED = "already_voted"
     """On a quorum question, this answerer voted before; a second vote changes nothing."""
     INVALID_ANSWER = "invalid_answer"
     """The answer cannot be applied: an edit names an unknown parameter, or a dialect's answer has the wrong shape
     (`agent_wait.dialects`). Refused before the decision, so the question stays open for a correct answer."""
+    THREAD_BUSY = "thread_busy"
+    """A door that cannot wait (the answer API, a link) found the agent running on the thread; try again shortly.
+    Nothing was decided: the run may move past the question."""
 
 
 class DeadLetterReason(StrEnum):

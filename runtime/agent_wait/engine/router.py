@@ -26,7 +26,9 @@ The rules (DESIGN.md "Invariants"):
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -39,8 +41,16 @@ from agent_wait._time import clock_scope, format_rfc3339, parse_rfc3339, seconds
 from agent_wait.adapter import AgentAdapter, RunOutcome
 from agent_wait.aws.errors import AWS_ERRORS
 from agent_wait.dialects import resume_value
-from agent_wait.engine.answering import HANDED_OVER
-from agent_wait.engine.checks import Answerer, check_answer, principal_of
+from agent_wait.engine.answering import (
+    HANDED_OVER,
+    AnswerAttempt,
+    AnswerDesk,
+    ThreadState,
+    Verdict,
+    VerdictKind,
+    resume_message,
+)
+from agent_wait.engine.checks import Answerer, principal_of
 from agent_wait.engine.dead_letter import DeadLetter
 from agent_wait.engine.failures import AGENT_FAILED, Failures
 from agent_wait.engine.lease import hold_thread
@@ -48,7 +58,7 @@ from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
 from agent_wait.engine.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
 from agent_wait.engine.questions import AskedQuestions
 from agent_wait.engine.senders import SenderPolicy
-from agent_wait.engine.votes import VoteStatus, cast_vote, vote_progress
+from agent_wait.engine.votes import vote_progress
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import (
     ArgumentError,
@@ -61,13 +71,14 @@ from agent_wait.errors import (
     ThreadStateUnavailableError,
 )
 from agent_wait.ledger import (
-    Decision,
+    Capability,
     FailureKind,
     Ledger,
     QuestionRecord,
     StartState,
     ThreadFailure,
     ThreadLease,
+    require_capabilities,
 )
 from agent_wait.messages import (
     RESERVED_ID_PREFIX,
@@ -94,12 +105,6 @@ RETRYABLE: tuple[type[BaseException], ...] = (
     ConnectionError,
     TimeoutError,
 )
-
-
-_REFUSAL_FOR_STATUS = {
-    QuestionStatus.EXPIRED: RefusalReason.EXPIRED,
-    QuestionStatus.CANCELLED: RefusalReason.CANCELLED,
-}
 
 
 class Router:
@@ -144,7 +149,7 @@ class Router:
         if lease_seconds <= 0 or lease_wait < 0:
             raise ArgumentError(f"lease_seconds must be > 0 and lease_wait >= 0; got {lease_seconds}, {lease_wait}")
         self.adapter = adapter
-        self.ledger = ledger
+        self.ledger = require_capabilities(ledger, *Capability, user="Router")
         self.dead_letter = dead_letter
         self.metrics: HostMetrics = metrics if metrics is not None else RecordingMetrics()
         self.clock = clock
@@ -152,9 +157,10 @@ class Router:
         self.lease_seconds = lease_seconds
         self.lease_wait = lease_wait
         self.senders = senders or SenderPolicy()
-        self.failures = Failures(ledger, dead_letter, self.metrics, self.log)
+        self.desk = AnswerDesk(self.ledger)
+        self.failures = Failures(self.ledger, dead_letter, self.metrics, self.log)
         self.questions = AskedQuestions(
-            ledger,
+            self.ledger,
             metrics=self.metrics,
             log=self.log,
             announce=announce,
@@ -223,13 +229,17 @@ class Router:
             fallback_id = "sha256:" + hashlib.sha256(fallback_id.encode("utf-8")).hexdigest()
         try:
             with clock_scope(self.clock), self._hold(thread_id) as lease:
+                # Decisions a door made while holding the thread reach the agent before anything else runs on it.
+                applied, failure = self._catch_up(lease)
                 if isinstance(message, StartMessage):
-                    return self._start(message, message.start_id or fallback_id, body, lease.failure)
+                    return self._start(message, message.start_id or fallback_id, body, failure)
                 if isinstance(message, RetryMessage):
-                    return self._retry(message, body, lease.failure)
+                    return self._retry(message, body, failure)
                 answerer = self.senders.answerer(message, sender)
                 answer_id = message.answer_id or fallback_id
-                return self._answer(message, answer_id, body, lease.failure, sent_at=sent_at, answerer=answerer)
+                if applied.get(message.question_id) == answer_id:  # this hand-over, applied just now
+                    return Outcome(OutcomeKind.APPLIED, thread_id, message.question_id)
+                return self._answer(message, answer_id, body, failure, sent_at=sent_at, answerer=answerer)
         except LedgerRejectedError as exc:
             return self._dead_letter(
                 body, DeadLetterReason.REJECTED_BY_STORE, exc.message, message_id=message_id, thread_id=thread_id
@@ -338,58 +348,38 @@ class Router:
         sent_at: datetime | None,
         answerer: Answerer,
     ) -> Outcome:
-        thread_id, question_id, now = message.thread_id, message.question_id, self.clock()
-        if failure is not None:
-            if failure.question_id != question_id:
-                if message.from_deadline:  # the sweep sends it again once the thread is retried
-                    return self._refuse(RefusalReason.THREAD_FAILED, message, "the thread is failed; retry it first")
-                return self.failures.hold(body, thread_id, answer_id, failure)
-            if failure.message_id == answer_id:
-                return self.failures.replay(failure)
-            return self._refuse(
-                RefusalReason.THREAD_FAILED,
-                message,
-                "the question was decided, but the agent failed applying the decision; run agent-wait retry",
-            )
-        record = self.ledger.get(thread_id, question_id)
-        if record is None:
-            if self.ledger.thread_exists(thread_id):
-                return self._refuse(RefusalReason.UNKNOWN_QUESTION, message, "no such question on this thread")
-            return self._refuse(RefusalReason.UNKNOWN_THREAD, message, "no question was ever asked on this thread")
-        parked: bool | None = None
-        recorded_vote = record.progress.vote_with(answer_id) if record.status is QuestionStatus.OPEN else None
-        if recorded_vote is not None:
-            # A vote already on the row (the answer API's hand-over, or a redelivery): tell it, change nothing.
-            if recorded_vote.via in HANDED_OVER:
-                self.metrics.count(Metric.VOTES)  # the API that recorded it counts nothing itself
-            return self._tell_vote(record)
-        if record.status is QuestionStatus.OPEN:
-            refusal = self._check(record, message, now, sent_at, answerer)
-            if refusal is not None:
-                return refusal
-            parked = self._parked_on(thread_id, question_id)
-            if not parked and self.adapter.unfinished(thread_id):
-                # Open in the ledger, but the agent is stopped part-way through another run: a newer turn
-                # moved past this question and failed before it could cancel it. Nothing can resume the
-                # question, and deciding it would continue that other run under this answer's name.
-                self.questions.cancel(record)
-                return self._refuse(RefusalReason.NOT_PARKED, message, "the agent is part-way through another run")
-            if record.followups.voting and not message.from_deadline:
-                voted = self._vote(record, message, answer_id, answerer, now)
-                if isinstance(voted, Outcome):
-                    return voted
-                record, parked = voted, (parked if voted.answer_id == answer_id else None)
-            else:
-                record, parked = self._decide(record, message, answer_id, answerer, now=now, parked=parked)
-        elif record.status is QuestionStatus.ANSWERED and record.answer_id == answer_id and record.via in HANDED_OVER:
-            # Decided by the answer API or a link, which hand the resume here: announce the decision now.
+        thread_id, now = message.thread_id, self.clock()
+        # An answer counts from when the transport received it; a deadline is due by the router's clock or by SQS's
+        # (a router clock a little behind the sweep's still applies the deadline the sweep saw pass).
+        received = (max(now, sent_at) if message.from_deadline else min(now, sent_at)) if sent_at else now
+        attempt = AnswerAttempt(
+            thread_id,
+            message.question_id,
+            message.answer,
+            answer_id,
+            answerer,
+            received,
+            message.valid_until,
+            deadline=message.from_deadline,
+        )
+        parked = functools.cache(functools.partial(self._parked_on, thread_id))
+        verdict = self.desk.decide(attempt, ThreadState(failure, parked))
+        if verdict.kind is VerdictKind.REFUSED:
+            return self._refused(verdict, message, answer_id, body, failure)
+        record = verdict.record
+        if record is None:  # only a refusal has no row
+            return self._refuse(RefusalReason.UNKNOWN_QUESTION, message, verdict.detail)
+        if verdict.kind is VerdictKind.VOTED or (verdict.kind is VerdictKind.REPEATED and verdict.vote is not None):
+            if verdict.kind is VerdictKind.VOTED or (verdict.vote is not None and verdict.vote.via in HANDED_OVER):
+                self.metrics.count(Metric.VOTES)  # a door that recorded a vote counts nothing itself
+            if record.status is QuestionStatus.OPEN:
+                return self._tell_vote(record)
+        if verdict.kind is VerdictKind.DECIDED:
             if record.followups.voting:
-                self.metrics.count(Metric.VOTES)  # the deciding vote, which the API counted nowhere
+                self.metrics.count(Metric.VOTES)
             self._announce_decision(record, now)
-        if record.answer_id != answer_id:
-            decided_as = record.outcome or record.status
-            reason = _REFUSAL_FOR_STATUS.get(decided_as, RefusalReason.ALREADY_DECIDED)
-            return self._refuse(reason, message, f"the question was {decided_as.value}; another outcome won")
+            return self._resume(record, body=body, message_id=answer_id, parked=parked(record.question_id))
+        # The same answer again: carry on from its decision if the agent has not received it yet.
         if record.status is QuestionStatus.RESUMED:
             return self._refuse(RefusalReason.DUPLICATE, message, "this answer was already applied")
         if QuestionStatus.CANCELLED in (record.status, record.outcome):
@@ -398,58 +388,55 @@ class Router:
             return self._refuse(
                 RefusalReason.THREAD_FAILED, message, "applying this answer failed; run agent-wait retry"
             )
-        return self._resume(record, body=body, message_id=answer_id, parked=parked)
+        if record.via in HANDED_OVER:
+            # Decided by a door that hands the resume here, which announced nothing: announce the decision now.
+            if record.followups.voting:
+                self.metrics.count(Metric.VOTES)  # the deciding vote, which the door counted nowhere
+            self._announce_decision(record, now)
+        return self._resume(record, body=body, message_id=answer_id)
 
-    def _decide(
-        self,
-        record: QuestionRecord,
-        message: AnswerMessage,
-        answer_id: str,
-        answerer: Answerer,
-        *,
-        now: datetime,
-        parked: bool | None,
-    ) -> tuple[QuestionRecord, bool | None]:
-        """Try to decide the open question with this answer; the row after, and whether the agent is parked on it."""
-        thread_id, question_id = record.thread_id, record.question_id
-        status = QuestionStatus.EXPIRED if message.from_deadline else QuestionStatus.ANSWERED
-        # A deadline always applies the question's own default, whatever the message carries.
-        answer = record.envelope.default if message.from_deadline else message.answer
-        decision = Decision(
-            status,
-            answer,
-            answer_id,
-            answerer.answered_by,
-            sender=answerer.sender,
-            via=answerer.via,
-            claimed_by=answerer.claimed_by,
-        )
-        decided = self.ledger.decide(thread_id, question_id, decision, now=now)
-        if not decided.won:
-            return decided.record, None  # another attempt won: it may have resumed since, so look again
-        self._announce_decision(decided.record, now)
-        return decided.record, parked
+    def _refused(
+        self, verdict: Verdict, message: AnswerMessage, answer_id: str, body: str, failure: ThreadFailure | None
+    ) -> Outcome:
+        """What the queue does with a refused answer: most are refused; on a failed thread, one is replayed or held."""
+        reason = verdict.reason or RefusalReason.INVALID_ANSWER
+        if reason is RefusalReason.THREAD_FAILED and failure is not None:
+            if failure.question_id != message.question_id and not message.from_deadline:
+                # Another question of the failed thread: keep the answer in the dead-letter queue for a redrive.
+                return self.failures.hold(body, message.thread_id, answer_id, failure)
+            if failure.message_id == answer_id:
+                return self.failures.replay(failure)
+        moved_past = verdict.record if reason is RefusalReason.NOT_PARKED else None
+        if moved_past is not None and moved_past.status is QuestionStatus.OPEN:
+            self.questions.cancel(moved_past)  # nothing can resume it: say so to whoever watches
+        return self._refuse(reason, message, verdict.detail)
 
-    def _vote(
-        self, record: QuestionRecord, message: AnswerMessage, answer_id: str, answerer: Answerer, now: datetime
-    ) -> QuestionRecord | Outcome:
-        """Cast the answer as a vote on a quorum question: an outcome when it did not decide, else the decided row."""
-        voted = cast_vote(self.ledger, record, message.answer, answerer, answer_id=answer_id, now=now)
-        if voted.status is VoteStatus.ALREADY_VOTED:
-            return self._refuse(
-                RefusalReason.ALREADY_VOTED,
-                message,
-                f"{answerer.answered_by or 'this answerer'} voted already; a second vote changes nothing",
-            )
-        if voted.status is VoteStatus.CLOSED:
-            return voted.record
-        if voted.status is VoteStatus.REPEATED:
-            return self._tell_vote(voted.record)
-        self.metrics.count(Metric.VOTES)
-        if voted.status is VoteStatus.DECIDED:
-            self._announce_decision(voted.record, now)
-            return voted.record
-        return self._tell_vote(voted.record)
+    def _catch_up(self, lease: ThreadLease) -> tuple[dict[str, str], ThreadFailure | None]:
+        """Apply what doors decided on this thread and handed over (`ThreadLease.handed_over`), in order.
+
+        Returns the answer id of each question applied now, and the thread's failure as it stands after (a resume
+        that raised fails the thread; what is still waiting stays recorded for after the retry).
+        """
+        delivery = current_delivery(lease.thread_id)
+        if not lease.handed_over or lease.failure is not None or delivery is None:
+            return {}, lease.failure
+        applied: dict[str, str] = {}
+        waiting = list(lease.handed_over)
+        while waiting:
+            record = self.ledger.get(lease.thread_id, waiting[0])
+            if record is not None and record.status is QuestionStatus.ANSWERED:
+                if record.followups.voting:
+                    self.metrics.count(Metric.VOTES)  # the deciding vote, which the door counted nowhere
+                self._announce_decision(record, self.clock())
+                body = json.dumps(resume_message(record))
+                outcome = self._resume(record, body=body, message_id=str(record.answer_id))
+                if outcome.kind is OutcomeKind.DEAD_LETTERED:
+                    delivery.handed_over = tuple(waiting[1:])
+                    return applied, self.ledger.thread_failure(lease.thread_id)
+                applied[record.question_id] = str(record.answer_id)
+            waiting.pop(0)
+        delivery.handed_over = ()
+        return applied, None
 
     def _tell_vote(self, record: QuestionRecord) -> Outcome:
         """Announce the votes so far (`wait.voted`); a redelivery announces again under the same dedupe key, so a
@@ -475,25 +462,6 @@ class Router:
 
     def _parked_on(self, thread_id: str, question_id: str) -> bool:
         return question_id in {q.question_id for q in self.adapter.pending(thread_id)}
-
-    def _check(
-        self,
-        record: QuestionRecord,
-        message: AnswerMessage,
-        now: datetime,
-        sent_at: datetime | None,
-        answerer: Answerer,
-    ) -> Outcome | None:
-        if message.from_deadline:
-            # Due by the router's clock or by SQS's: a router clock a little behind the sweep's still
-            # applies the deadline the sweep saw pass.
-            if not record.is_overdue(max(now, sent_at) if sent_at else now):
-                return self._refuse(RefusalReason.NOT_DUE, message, f"deadline is {record.expires_at}")
-            return None
-        # An answer counts from when the transport received it, not from when the router got to it.
-        received = min(now, sent_at) if sent_at else now
-        refusal = check_answer(record, message.answer, answerer, received_at=received, valid_until=message.valid_until)
-        return self._refuse(refusal[0], message, refusal[1]) if refusal is not None else None
 
     def _resume(
         self,

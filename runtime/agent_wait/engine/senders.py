@@ -64,4 +64,5 @@ class SenderPolicy:
             sender=sender,
             principal=principal,
             claimed_by=message.answered_by,
+            vouched=False,
         )

@@ -20,6 +20,7 @@ way (`SweepStep`); a deadline answer the queue refuses is counted with reason `s
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -35,7 +36,7 @@ from agent_wait.engine.entry_queue import EntryMessage, EntryQueue
 from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError, LedgerIndexMissingError
-from agent_wait.ledger import Ledger, Notice, Progress, QuestionRecord
+from agent_wait.ledger import Capability, Ledger, Notice, Progress, QuestionRecord, require_capabilities
 from agent_wait.messages import DEADLINE_ORIGIN, deadline_answer_id, group_id_for
 from agent_wait.schema import QuestionStatus
 
@@ -164,7 +165,7 @@ class Sweep:
     ) -> None:
         if limit < 1:
             raise ArgumentError(f"Sweep limit must be at least 1; got {limit}", argument="limit")
-        self.ledger = ledger
+        self.ledger = require_capabilities(ledger, Capability.FOLLOW_UPS, Capability.FAILURES, user="Sweep")
         self.entry_queue = entry_queue
         self.announcers = as_announcers(announce)
         self.metrics: HostMetrics = metrics if metrics is not None else RecordingMetrics()
@@ -343,6 +344,7 @@ class Sweep:
 
     def _hand_over(self, now: datetime) -> tuple[str, ...]:
         # Decided but not yet resumed: the `answered` status holds only these, so the query stays small.
+        failed = functools.cache(lambda thread_id: self.ledger.thread_failure(thread_id) is not None)
         waiting: list[QuestionRecord] = []
         cursor: str | None = None
         while len(waiting) < self.limit:
@@ -353,6 +355,7 @@ class Sweep:
                 if record.via in HANDED_OVER
                 and record.decided_at is not None
                 and parse_rfc3339(record.decided_at) <= now - self.announce_grace
+                and not failed(record.thread_id)  # nothing runs on a failed thread; its retry comes first
             ]
             cursor = page.cursor
             if cursor is None:

@@ -19,7 +19,7 @@ from agent_wait._time import format_rfc3339
 from agent_wait.engine.checks import Answerer
 from agent_wait.errors import ArgumentError, LedgerUnavailableError, QuestionNotFoundError
 from agent_wait.followup import Quorum
-from agent_wait.ledger import Decision, Ledger, QuestionRecord, Vote
+from agent_wait.ledger import Decision, FollowUpLedger, QuestionRecord, Vote
 from agent_wait.schema import QuestionStatus
 
 __all__ = ("VoteResult", "VoteStatus", "cast_vote", "vote_of", "vote_progress")
@@ -53,7 +53,7 @@ class VoteResult:
 
 
 def cast_vote(
-    ledger: Ledger,
+    ledger: FollowUpLedger,
     record: QuestionRecord,
     answer: Any,
     answerer: Answerer,

@@ -1,8 +1,9 @@
 """The question ledger's interface and its in-memory reference backend. Standard library only.
 
-`Ledger` states the rules every backend keeps (one row per question, each decided exactly once, one
-thread at a time); `InMemoryLedger` is the executable spec, and `agent_wait.testing.ledger_contract`
-checks any backend against it. The DynamoDB backend lives with the AWS pieces
+`Ledger` states the rules every backend keeps (one row per question, each decided exactly once); what a
+backend can do besides (follow-ups, starts, failures, leases, notes) it declares by the capability classes it
+derives from (`agent_wait.ledger.base`). `InMemoryLedger` is the executable spec, and
+`agent_wait.testing.ledger_contract` checks any backend against it. The DynamoDB backend lives with the AWS pieces
 (`agent_wait.aws.DynamoDbLedger`).
 
 Example:
@@ -12,12 +13,24 @@ Example:
 """
 
 from agent_wait.ledger.base import (
+    Capability,
+    FailureLedger,
+    FollowUpLedger,
+    FullLedger,
+    LeaseLedger,
+    Ledger,
+    NoteLedger,
+    StartLedger,
+    capabilities_of,
+    require_capabilities,
+)
+from agent_wait.ledger.memory import InMemoryLedger
+from agent_wait.ledger.records import (
     DECIDED,
     AdvanceResult,
     DecideResult,
     Decision,
     FailureKind,
-    Ledger,
     Notice,
     OpenResult,
     Progress,
@@ -29,24 +42,32 @@ from agent_wait.ledger.base import (
     ThreadLease,
     Vote,
 )
-from agent_wait.ledger.memory import InMemoryLedger
 
 __all__ = (
     "DECIDED",
     "AdvanceResult",
+    "Capability",
     "DecideResult",
     "Decision",
     "FailureKind",
+    "FailureLedger",
+    "FollowUpLedger",
+    "FullLedger",
     "InMemoryLedger",
+    "LeaseLedger",
     "Ledger",
+    "NoteLedger",
     "Notice",
     "OpenResult",
     "Progress",
     "QuestionPage",
     "QuestionRecord",
+    "StartLedger",
     "StartRecord",
     "StartState",
     "ThreadFailure",
     "ThreadLease",
     "Vote",
+    "capabilities_of",
+    "require_capabilities",
 )

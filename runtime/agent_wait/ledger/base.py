@@ -1,477 +1,58 @@
-"""The question ledger: one row per question, and the conditional writes that decide it exactly once."""
+"""The question ledger's interface: a small required core, and the capabilities a host may need besides.
+
+Every backend keeps the core (`Ledger`): one row per question, opened once, decided exactly once by a
+conditional write, marked resumed and announced. What else a backend can do is a capability it declares by
+the classes it derives from, each with its own rules in `agent_wait.testing.ledger_contract`:
+
+| Capability | Class | For |
+|---|---|---|
+| follow-ups | `FollowUpLedger` | votes and follow-up claims (compare-and-set), what is due, the oldest open question |
+| starts | `StartLedger` | a start applied once, remembered by its id |
+| failures | `FailureLedger` | failed threads, their recorded message, and a retry applied once |
+| leases | `LeaseLedger` | one delivery per thread at a time; what the release records for the next |
+| notes | `NoteLedger` | a lease's release leaves a note the next lease takes (a `LeaseLedger` too) |
+
+`capabilities_of(ledger)` names what a ledger declares; `require_capabilities` refuses one that lacks what a
+host needs (the router needs all five; the sweep follow-ups; the answer API follow-ups, failures and leases).
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
-from agent_wait._time import NEVER, format_rfc3339, parse_rfc3339
 from agent_wait.envelope import WaitEnvelope
-from agent_wait.errors import ArgumentError, LedgerUnavailableError
-from agent_wait.followup import FollowUps
+from agent_wait.errors import ArgumentError
+from agent_wait.ledger.records import (
+    AdvanceResult,
+    DecideResult,
+    Decision,
+    OpenResult,
+    Progress,
+    QuestionPage,
+    QuestionRecord,
+    StartRecord,
+    StartState,
+    ThreadFailure,
+    ThreadLease,
+)
 from agent_wait.schema import QuestionStatus
 
 __all__ = (
-    "DECIDED",
-    "PROGRESS_ATTRIBUTES",
-    "AdvanceResult",
-    "DecideResult",
-    "Decision",
-    "FailureKind",
+    "Capability",
+    "FailureLedger",
+    "FollowUpLedger",
+    "FullLedger",
+    "LeaseLedger",
     "Ledger",
-    "LedgerUnavailableError",
-    "Notice",
-    "OpenResult",
-    "Progress",
-    "QuestionPage",
-    "QuestionRecord",
-    "StartRecord",
-    "StartState",
-    "ThreadFailure",
-    "ThreadLease",
-    "Vote",
-    "check_advance",
+    "NoteLedger",
+    "StartLedger",
+    "capabilities_of",
+    "require_capabilities",
 )
-
-DECIDED = frozenset({QuestionStatus.ANSWERED, QuestionStatus.EXPIRED, QuestionStatus.CANCELLED})
-"""Statuses that hold an outcome; only these can move on to `resumed`."""
-
-
-class FailureKind(StrEnum):
-    """What the agent was doing when it raised."""
-
-    START = "start"
-    """Running a start message's input."""
-    ANSWER = "answer"
-    """Resuming with a question's recorded decision."""
-
-
-@dataclass(frozen=True, slots=True)
-class ThreadFailure:
-    """The agent raised on this thread; recorded once, held until an operator retries it.
-
-    While a thread is failed the router applies nothing else to it: a new start or an answer to another
-    question is dead-lettered with reason `thread_failed` (redrive it after the retry), and a redelivery
-    of the message that failed runs nothing.
-    """
-
-    thread_id: str
-    kind: FailureKind
-    target_id: str
-    """The question id for an answer's resume; the start id for a start."""
-    message_id: str
-    """The id of the message whose application raised (an answer id, a start id or a retry id)."""
-    error: str
-    """The exception's type name only: its text may quote the agent's input."""
-    failed_at: str
-    """RFC 3339 time the failure was recorded."""
-    retries: int = 0
-    """How many retries of this thread failed before this one."""
-
-    @property
-    def question_id(self) -> str | None:
-        return self.target_id if self.kind is FailureKind.ANSWER else None
-
-    def to_item(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind.value,
-            "target_id": self.target_id,
-            "message_id": self.message_id,
-            "error": self.error,
-            "failed_at": self.failed_at,
-            "retries": self.retries,
-        }
-
-    @classmethod
-    def from_item(cls, thread_id: str, item: Mapping[str, Any]) -> ThreadFailure:
-        return cls(
-            thread_id=thread_id,
-            kind=FailureKind(item["kind"]),
-            target_id=str(item["target_id"]),
-            message_id=str(item["message_id"]),
-            error=str(item["error"]),
-            failed_at=str(item["failed_at"]),
-            retries=int(item.get("retries") or 0),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ThreadLease:
-    """One delivery's exclusive hold on a thread, until `until` (epoch seconds) or its release."""
-
-    thread_id: str
-    holder: str
-    until: float
-    failure: ThreadFailure | None = None
-    """The thread's recorded failure, read in the same write that took the lease."""
-    open_questions: tuple[str, ...] | None = None
-    """The thread's open question ids as the last delivery that ran the agent recorded them at its release (read
-    in the same write that took the lease, so finding what is open costs no query of the thread's history);
-    None when none was recorded yet."""
-    note: str | None = None
-    """What the last delivery left for the next one at its release (the router's checkpoint saver: the keys of the
-    thread's latest checkpoint), taken off the thread by the write that took this lease: a delivery that dies
-    before its release leaves none. Opaque to the ledger."""
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """The outcome a message wants to record on a question."""
-
-    status: QuestionStatus
-    """`answered`, `expired` or `cancelled`."""
-    answer: Any
-    """The answer, verbatim (the policy default for an expiry)."""
-    answer_id: str
-    """Identity of the message that carries it; a redelivery has the same id."""
-    answered_by: str | None = None
-    """Who answered: proven (an API user, a trusted sender's claim) or the transport's own identity."""
-    sender: str | None = None
-    """The identity the transport authenticated (SQS `SenderId`, the API's JWT subject), beside the claim."""
-    via: str | None = None
-    """How the answer came: `queue`, `api`, `link`, `deadline`, or what a trusted sender says."""
-    claimed_by: str | None = None
-    """What an untrusted sender claimed as `answered_by`; kept for audit, never used as the answerer."""
-
-
-class Notice(StrEnum):
-    """A follow-up the sweep has claimed on a question but not yet announced (it announces it until one succeeds)."""
-
-    REMINDER = "reminder"
-    ESCALATED = "escalated"
-
-
-@dataclass(frozen=True, slots=True)
-class Vote:
-    """One answerer's vote on a quorum question."""
-
-    voter: str
-    """Tells answerers apart: the API user's issuer and subject, else who answered (`Answerer.identity`)."""
-    by: str | None
-    """Who voted, as recorded (`answered_by`)."""
-    answer: Any
-    """The vote as given (`{"action": ...}`)."""
-    answer_id: str
-    """The message's identity; a redelivered vote has the same one."""
-    at: str
-    """RFC 3339 time the vote was recorded."""
-    via: str | None = None
-    sender: str | None = None
-
-    @property
-    def action(self) -> str | None:
-        action = self.answer.get("action") if isinstance(self.answer, Mapping) else None
-        return action if isinstance(action, str) else None
-
-    def summary(self) -> dict[str, Any]:
-        """What an envelope and the agent see: who, when, and their answer's fields (`action` first)."""
-        answer = dict(self.answer) if isinstance(self.answer, Mapping) else {"answer": self.answer}
-        return {"action": answer.pop("action", None), **answer, "by": self.by, "at": self.at}
-
-    def to_item(self) -> dict[str, Any]:
-        return {
-            "voter": self.voter,
-            "by": self.by,
-            "answer": self.answer,
-            "answer_id": self.answer_id,
-            "at": self.at,
-            "via": self.via,
-            "sender": self.sender,
-        }
-
-    @classmethod
-    def from_item(cls, item: Mapping[str, Any]) -> Vote:
-        return cls(
-            voter=str(item["voter"]),
-            by=item.get("by"),
-            answer=item.get("answer"),
-            answer_id=str(item["answer_id"]),
-            at=str(item["at"]),
-            via=item.get("via"),
-            sender=item.get("sender"),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """Where an open question's follow-ups stand: reminders sent, escalation steps in effect, votes cast.
-
-    `version` grows by one with every change, so each change is a compare-and-set (`Ledger.advance`): the
-    sweep and an answer racing on one question never both win, and a decided question never changes.
-    """
-
-    reminders: int = 0
-    """Reminders claimed so far (announced, or `notice` while the announcement is pending)."""
-    escalations: int = 0
-    """Escalation steps in effect."""
-    notice: Notice | None = None
-    """A claimed reminder or escalation whose announcement has not succeeded yet."""
-    votes: tuple[Vote, ...] = ()
-    """Votes cast on a quorum question, in order."""
-    version: int = 0
-
-    def to_item(self) -> dict[str, Any]:
-        """Row attributes (flat: `progress` is an envelope field name)."""
-        return {
-            "reminders_sent": self.reminders,
-            "escalations": self.escalations,
-            "notice": self.notice.value if self.notice else None,
-            "votes": [vote.to_item() for vote in self.votes],
-            "version": self.version,
-        }
-
-    @classmethod
-    def from_item(cls, item: Mapping[str, Any]) -> Progress:
-        notice = item.get("notice")
-        return cls(
-            reminders=int(item.get("reminders_sent") or 0),
-            escalations=int(item.get("escalations") or 0),
-            notice=Notice(notice) if notice else None,
-            votes=tuple(Vote.from_item(vote) for vote in item.get("votes") or ()),
-            version=int(item.get("version") or 0),
-        )
-
-    def voted(self, voter: str, by: str | None = None) -> Vote | None:
-        """The vote cast by `voter`, or recorded as `by` (one person answering two ways: their API sign-in and a
-        link made for them), or None."""
-        return next((vote for vote in self.votes if vote.voter == voter or (by is not None and vote.by == by)), None)
-
-    def vote_with(self, answer_id: str) -> Vote | None:
-        """The vote that message `answer_id` cast, or None (a redelivery or a hand-over finds its own vote)."""
-        return next((vote for vote in self.votes if vote.answer_id == answer_id), None)
-
-
-def check_advance(progress: Progress, expected_version: int) -> None:
-    """Refuse an `advance` whose new version does not follow the expected one (a caller's bug, not a race)."""
-    if progress.version != expected_version + 1:
-        raise ArgumentError(
-            f"advance writes version {progress.version} over expected version {expected_version}; "
-            "the new progress must be version expected_version + 1",
-            argument="progress",
-        )
-
-
-PROGRESS_ATTRIBUTES = ("reminders_sent", "escalations", "notice", "votes", "version")
-"""The row attributes `Progress` is stored in."""
-
-
-@dataclass(frozen=True, slots=True)
-class QuestionRecord:
-    """One question as the ledger holds it: the envelope fields plus status and outcome."""
-
-    envelope: WaitEnvelope
-    status: QuestionStatus
-    asked_at: str
-    """RFC 3339 time the question was first recorded."""
-    announced: bool = False
-    """True once an announcement succeeded on every announcer."""
-    outcome: QuestionStatus | None = None
-    """What decided the question (`answered`, `expired`, `cancelled`); kept once the status moves to `resumed`."""
-    answer: Any = None
-    answer_id: str | None = None
-    answered_by: str | None = None
-    sender: str | None = None
-    via: str | None = None
-    claimed_by: str | None = None
-    decided_at: str | None = None
-    resumed_at: str | None = None
-    failure: ThreadFailure | None = None
-    """Set while the agent's resume with this question's decision has failed (`status` is `failed`)."""
-    retry_id: str | None = None
-    """The retry that last re-applied the decision, if any."""
-    progress: Progress = field(default_factory=Progress)
-    """Reminders, escalation steps and votes so far (see `Progress`)."""
-    due_at: str | None = None
-    """When the sweep must next act on this open question (RFC 3339), or None; kept by every transition."""
-
-    @property
-    def thread_id(self) -> str:
-        return self.envelope.thread_id
-
-    @property
-    def question_id(self) -> str:
-        return self.envelope.question_id
-
-    @property
-    def expires_at(self) -> str | None:
-        return self.envelope.expires_at
-
-    def is_overdue(self, now: datetime) -> bool:
-        return self.expires_at is not None and self.expires_at <= format_rfc3339(now)
-
-    @property
-    def followups(self) -> FollowUps:
-        return FollowUps.of(self.envelope.rules)
-
-    def steps_due(self, at: datetime) -> int:
-        """How many escalation steps' times have come by `at`."""
-        return sum(1 for t in self.followups.escalation_times(parse_rfc3339(self.asked_at)) if t <= at)
-
-    def reminders_due(self, at: datetime) -> int:
-        """How many reminders' times have come by `at`."""
-        expires = parse_rfc3339(self.expires_at) if self.expires_at else None
-        return sum(1 for t in self.followups.reminder_times(parse_rfc3339(self.asked_at), expires) if t <= at)
-
-    def escalation_level(self, at: datetime) -> int:
-        """How many escalation steps are in effect at `at`: those the sweep applied, and those whose time has come."""
-        return max(self.progress.escalations, self.steps_due(at))
-
-    def answerers_at(self, at: datetime) -> dict[str, list[str]] | None:
-        """Who may answer at `at` (`{"groups", "principals"}`), escalation steps included; None: anyone."""
-        return self.answerers_for(self.escalation_level(at))
-
-    def answerers_for(self, level: int) -> dict[str, list[str]] | None:
-        """Who may answer once `level` escalation steps are in effect; None: anyone."""
-        answerers = self.envelope.rules.get("answerers")
-        return self.followups.answerers_at(answerers if isinstance(answerers, Mapping) else None, level)
-
-    def next_due(self, progress: Progress | None = None, *, announced: bool | None = None) -> str | None:
-        """When the sweep must next act on this question, given `progress` (default: its own), or None.
-
-        Due at once (`asked_at`) while the announcement or a claimed follow-up's notice is pending; else at the
-        next reminder, the next escalation step or the deadline, whichever comes first. A decided question is
-        never due.
-        """
-        progress = progress if progress is not None else self.progress
-        announced = self.announced if announced is None else announced
-        if self.status is not QuestionStatus.OPEN:
-            return None
-        if not announced or progress.notice is not None:
-            return self.asked_at
-        asked = parse_rfc3339(self.asked_at)
-        expires = parse_rfc3339(self.expires_at) if self.expires_at else None
-        followups = self.followups
-        times = [format_rfc3339(t) for t in followups.reminder_times(asked, expires)[progress.reminders :][:1]]
-        times += [format_rfc3339(t) for t in followups.escalation_times(asked)[progress.escalations :][:1]]
-        if self.expires_at is not None:
-            times.append(self.expires_at)
-        return min(times, default=None)
-
-    def with_decision(self, decision: Decision, now: datetime) -> QuestionRecord:
-        return replace(
-            self,
-            status=decision.status,
-            outcome=decision.status,
-            answer=decision.answer,
-            answer_id=decision.answer_id,
-            answered_by=decision.answered_by,
-            sender=decision.sender,
-            via=decision.via,
-            claimed_by=decision.claimed_by,
-            decided_at=format_rfc3339(now),
-            due_at=None,
-        )
-
-    def to_item(self) -> dict[str, Any]:
-        """Plain attributes in the ledger schema (keys excluded)."""
-        item: dict[str, Any] = {
-            **self.envelope.to_dict(),
-            "status": self.status.value,
-            "expires_at": self.expires_at or NEVER,
-            "asked_at": self.asked_at,
-            "outcome": self.outcome.value if self.outcome else None,
-            "answer": self.answer,
-            "answer_id": self.answer_id,
-            "answered_by": self.answered_by,
-            "sender": self.sender,
-            "via": self.via,
-            "claimed_by": self.claimed_by,
-            "decided_at": self.decided_at,
-            "resumed_at": self.resumed_at,
-            "failure": self.failure.to_item() if self.failure else None,
-            "retry_id": self.retry_id,
-            **self.progress.to_item(),
-        }
-        return item
-
-    @classmethod
-    def from_item(cls, item: Mapping[str, Any]) -> QuestionRecord:
-        fields = dict(item)
-        fields["expires_at"] = None if item.get("expires_at") in (None, NEVER) else item["expires_at"]
-        return cls(
-            envelope=WaitEnvelope.from_dict(fields),
-            status=QuestionStatus(item["status"]),
-            asked_at=item["asked_at"],
-            announced="announce_due" not in item,
-            outcome=QuestionStatus(item["outcome"]) if item.get("outcome") else None,
-            answer=item.get("answer"),
-            answer_id=item.get("answer_id"),
-            answered_by=item.get("answered_by"),
-            sender=item.get("sender"),
-            via=item.get("via"),
-            claimed_by=item.get("claimed_by"),
-            decided_at=item.get("decided_at"),
-            resumed_at=item.get("resumed_at"),
-            failure=ThreadFailure.from_item(fields["thread_id"], item["failure"]) if item.get("failure") else None,
-            retry_id=item.get("retry_id"),
-            progress=Progress.from_item(item),
-            due_at=item.get("due_at"),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class OpenResult:
-    record: QuestionRecord
-    created: bool
-    """False when the question was already in the ledger (a republish); nothing was overwritten."""
-
-
-@dataclass(frozen=True, slots=True)
-class QuestionPage:
-    """One page of questions with one status, soonest deadline first."""
-
-    records: list[QuestionRecord]
-    cursor: str | None
-    """Pass it back for the next page; None on the last one. Opaque."""
-
-
-@dataclass(frozen=True, slots=True)
-class AdvanceResult:
-    won: bool
-    """True when this call's change was written: the question was open at the `version` it expected."""
-    record: QuestionRecord | None
-    """The row after the call (None only when there is no such question)."""
-
-
-@dataclass(frozen=True, slots=True)
-class DecideResult:
-    won: bool
-    """True when this call moved the question from open to its outcome."""
-    record: QuestionRecord
-    """The row after the call: the winner's outcome either way."""
-
-
-class StartState(StrEnum):
-    """Where applying one start message stands."""
-
-    RUNNING = "running"
-    """The run began; its questions are not recorded yet."""
-    DONE = "done"
-    """The run's questions are recorded (or it finished without asking)."""
-    FAILED = "failed"
-    """The agent raised; the start waits for an operator's retry."""
-
-
-@dataclass(frozen=True, slots=True)
-class StartRecord:
-    """A start message the router has begun or finished applying."""
-
-    thread_id: str
-    start_id: str
-    state: StartState
-    """`running` until the run's questions are recorded, then `done`; `failed` when the agent raised."""
-    marker: str | None = None
-    """The agent's progress marker (checkpoint id) before the run; tells whether the run happened."""
-    created: bool = False
-    question_ids: tuple[str, ...] = field(default_factory=tuple)
-    input: Any = None
-    """The start's input, kept only once it failed, so a retry can run it again."""
-    retry_id: str | None = None
-    """The retry that last re-ran this start, if any."""
 
 
 class Ledger(ABC):
@@ -479,9 +60,9 @@ class Ledger(ABC):
 
     Every transition is a conditional write: `open` creates a row only if none exists (so a republish
     never moves `expires_at` nor clobbers an outcome), `decide` moves `open` to one outcome and tells a
-    loser who won, `mark_resumed` moves an outcome to `resumed`. A per-thread item holds the thread's
-    lease and its failure, so taking the lease also says whether the thread is failed. Implementations
-    only do I/O; refusal rules live in the router. Store failures raise `LedgerUnavailableError`; a
+    loser who won, `mark_resumed` moves an outcome to `resumed`. What a backend can do besides is declared
+    by the capability classes it derives from (this module's docstring). Implementations only do I/O;
+    refusal rules live in the engine. Store failures raise `LedgerUnavailableError`; a
     request the store refuses as invalid raises `LedgerRejectedError`.
     """
 
@@ -547,6 +128,11 @@ class Ledger(ABC):
         Changes nothing unless the question is open and not yet announced.
         """
 
+
+class FollowUpLedger(ABC):
+    """Capability `follow-ups`: progress written by compare-and-set (votes, reminders, escalation claims), and
+    what is due when, read through an index at a cost proportional to what is due."""
+
     @abstractmethod
     def advance(
         self,
@@ -578,6 +164,10 @@ class Ledger(ABC):
     def oldest_open(self) -> QuestionRecord | None:
         """The open question asked longest ago, or None when none is open."""
 
+
+class StartLedger(ABC):
+    """Capability `starts`: each start recorded once by its id, so a redelivered start never runs the agent again."""
+
     @abstractmethod
     def begin_start(self, thread_id: str, start_id: str, *, marker: str | None, now: datetime) -> StartRecord:
         """Record a start as running unless it is already recorded; `created` says which happened."""
@@ -594,7 +184,13 @@ class Ledger(ABC):
     ) -> None:
         """Mark a start `done` (with the questions its run left open) or `failed` (the agent raised)."""
 
-    # -- failures and retries --------------------------------------------------------------------------
+    @abstractmethod
+    def start_record(self, thread_id: str, start_id: str) -> StartRecord | None:
+        """The start's record, or None."""
+
+
+class FailureLedger(ABC):
+    """Capability `failures`: a thread whose agent raised is failed, visibly, until one retry applies it again."""
 
     @abstractmethod
     def mark_failed(self, failure: ThreadFailure, *, start_input: Any = None) -> None:
@@ -625,11 +221,10 @@ class Ledger(ABC):
     def failures(self, *, limit: int = 100) -> list[ThreadFailure]:
         """Every failed row (question resumes and starts) across threads, at most `limit`."""
 
-    @abstractmethod
-    def start_record(self, thread_id: str, start_id: str) -> StartRecord | None:
-        """The start's record, or None."""
 
-    # -- one thread at a time ---------------------------------------------------------------------------
+class LeaseLedger(ABC):
+    """Capability `leases`: one delivery holds a thread at a time; a lease carries what the last release recorded
+    (the thread's failure, its open question ids, the decisions waiting for the agent) at no extra read."""
 
     @abstractmethod
     def acquire_lease(self, thread_id: str, holder: str, *, now: datetime, seconds: float) -> ThreadLease | None:
@@ -642,11 +237,81 @@ class Ledger(ABC):
 
     @abstractmethod
     def release_lease(
-        self, thread_id: str, holder: str, *, open_questions: Sequence[str] | None = None, note: str | None = None
+        self,
+        thread_id: str,
+        holder: str,
+        *,
+        open_questions: Sequence[str] | None = None,
+        note: str | None = None,
+        handed_over: Sequence[str] | None = None,
     ) -> None:
         """Give the lease back if `holder` still holds it; otherwise change nothing.
 
         With `open_questions`, the same write records the thread's open question ids, which the next lease
         returns (`ThreadLease.open_questions`); None leaves what was recorded as it is. With `note`, the same
-        write leaves it for the next lease (`ThreadLease.note`).
+        write leaves it for the next lease (`ThreadLease.note`). With `handed_over`, the same write records the
+        decisions that still wait for the agent (`ThreadLease.handed_over`; empty clears them); None leaves them.
         """
+
+
+class NoteLedger(LeaseLedger):
+    """Capability `notes`: a release that passes `note` leaves it on the thread, and the next lease returns it once
+    (`ThreadLease.note`) and takes it off in the same write. A `LeaseLedger` that is not a `NoteLedger` never
+    returns a note, and its callers pass none."""
+
+
+class Capability(StrEnum):
+    """What a ledger can do besides its core; each is a class a backend derives from."""
+
+    FOLLOW_UPS = "follow-ups"
+    """`FollowUpLedger`: votes, reminders and escalation steps, what is due, the oldest open question."""
+    STARTS = "starts"
+    """`StartLedger`: starts applied once."""
+    FAILURES = "failures"
+    """`FailureLedger`: failed threads and their retry."""
+    LEASES = "leases"
+    """`LeaseLedger`: one delivery per thread at a time."""
+    NOTES = "notes"
+    """`NoteLedger`: a note from one delivery to the next, on the lease."""
+
+
+_CLASSES: dict[Capability, type] = {
+    Capability.FOLLOW_UPS: FollowUpLedger,
+    Capability.STARTS: StartLedger,
+    Capability.FAILURES: FailureLedger,
+    Capability.LEASES: LeaseLedger,
+    Capability.NOTES: NoteLedger,
+}
+
+
+def capabilities_of(ledger: Ledger | type[Ledger]) -> frozenset[Capability]:
+    """The capabilities `ledger` (an instance or its class) declares by the classes it derives from."""
+    kind = ledger if isinstance(ledger, type) else type(ledger)
+    return frozenset(capability for capability, base in _CLASSES.items() if issubclass(kind, base))
+
+
+class FullLedger(Ledger, FollowUpLedger, StartLedger, FailureLedger, LeaseLedger, ABC):
+    """Every capability at once: how a host holds a ledger it checked with `require_capabilities`. A backend need
+    not derive from it; the two shipped ones do (with `NoteLedger`)."""
+
+
+def require_capabilities(ledger: Any, *needed: Capability, user: str) -> FullLedger:
+    """`ledger`, once it is known to be a `Ledger` that declares every capability `user` needs.
+
+    The host's code calls only what it checked for; the return type lets it do so without a cast at each call.
+
+    Raises:
+        ArgumentError: naming what is missing and the classes to derive from.
+    """
+    if not isinstance(ledger, Ledger):
+        raise ArgumentError(f"{user} needs a Ledger; got a {type(ledger).__name__}", argument="ledger")
+    missing = [c for c in needed if c not in capabilities_of(ledger)]
+    if missing:
+        bases = ", ".join(_CLASSES[c].__name__ for c in missing)
+        names = ", ".join(c.value for c in missing)
+        raise ArgumentError(
+            f"{user} needs a ledger with {names}; {type(ledger).__name__} does not declare them (derive it from "
+            f"{bases}, and run their rules in agent_wait.testing.ledger_contract)",
+            argument="ledger",
+        )
+    return cast(FullLedger, ledger)

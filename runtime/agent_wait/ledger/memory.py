@@ -12,13 +12,13 @@ from typing import Any
 from agent_wait._time import NEVER, format_rfc3339
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import LedgerCursorError, QuestionNotFoundError
-from agent_wait.ledger.base import (
+from agent_wait.ledger.base import FullLedger, NoteLedger
+from agent_wait.ledger.records import (
     DECIDED,
     AdvanceResult,
     DecideResult,
     Decision,
     FailureKind,
-    Ledger,
     OpenResult,
     Progress,
     QuestionPage,
@@ -34,8 +34,11 @@ from agent_wait.schema import QuestionStatus
 __all__ = ("InMemoryLedger",)
 
 
-class InMemoryLedger(Ledger):
-    """A ledger in a dict, with the same conditional semantics as `DynamoDbLedger` (one lock per ledger)."""
+class InMemoryLedger(FullLedger, NoteLedger):
+    """A ledger in a dict, with the same conditional semantics as `DynamoDbLedger` (one lock per ledger).
+
+    The executable spec: it declares every capability (`capabilities_of`) and passes every contract rule.
+    """
 
     def __init__(self) -> None:
         self._questions: dict[tuple[str, str], QuestionRecord] = {}
@@ -47,6 +50,7 @@ class InMemoryLedger(Ledger):
         self._failures: dict[str, ThreadFailure] = {}
         self._open_sets: dict[str, tuple[str, ...]] = {}
         self._notes: dict[str, str] = {}
+        self._handed_over: dict[str, tuple[str, ...]] = {}
         self._lock = threading.Lock()
 
     def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
@@ -273,12 +277,19 @@ class InMemoryLedger(Ledger):
                 self._failures.get(thread_id),
                 self._open_sets.get(thread_id),
                 self._notes.pop(thread_id, None),
+                self._handed_over.get(thread_id, ()),
             )
             self._leases[thread_id] = lease
             return lease
 
     def release_lease(
-        self, thread_id: str, holder: str, *, open_questions: Sequence[str] | None = None, note: str | None = None
+        self,
+        thread_id: str,
+        holder: str,
+        *,
+        open_questions: Sequence[str] | None = None,
+        note: str | None = None,
+        handed_over: Sequence[str] | None = None,
     ) -> None:
         with self._lock:
             held = self._leases.get(thread_id)
@@ -288,6 +299,8 @@ class InMemoryLedger(Ledger):
                     self._open_sets[thread_id] = tuple(open_questions)
                 if note is not None:
                     self._notes[thread_id] = note
+                if handed_over is not None:
+                    self._handed_over[thread_id] = tuple(handed_over)
 
     def snapshot(self) -> dict[tuple[str, str], QuestionRecord]:
         """A copy of every question row (for tests and the local demo)."""

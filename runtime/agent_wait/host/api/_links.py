@@ -122,8 +122,8 @@ def link_routes(context: Callable[[], ApiContext]) -> Router:
                 "question_id": claims.question_id,
                 "thread_id": claims.thread_id,
                 "kid": claims.kid,
-                "result": result.status.value,
-                "reason": result.reason.value if result.reason else None,
+                "result": result.verdict.kind.value,
+                "reason": result.verdict.reason.value if result.verdict.reason else None,
             },
         )
         # A vote on a quorum question that waits for more is 202, its body the votes so far (`remaining`).
@@ -162,14 +162,6 @@ def _verify(ctx: ApiContext, question_id: str, body: str | None, *, fields: tupl
     if record.thread_id != claims.thread_id:
         logger.info("signed link refused", extra={"question_id": question_id, "reason": "wrong_question"})
         return problem(403, "wrong_question", f"this link answers another question, not {question_id}")
-    if claims.action not in record.envelope.allowed_actions:
-        allowed = list(record.envelope.allowed_actions)
-        return problem(
-            422,
-            RefusalReason.ACTION_NOT_ALLOWED.value,
-            f"this link's action is not one this question allows ({allowed}); ask for a new link",
-            question=question_view(record, now=ctx.clock()),
-        )
     return _Verified(claims, token if isinstance(token, str) else "", note.strip() if note else None, record)
 
 

@@ -14,7 +14,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from agent_wait._time import format_rfc3339, parse_rfc3339, utc_now
-from agent_wait.engine.answering import AnswerResult, AnswerStatus
+from agent_wait.engine.answering import AnswerResult, VerdictKind
 from agent_wait.engine.checks import Answerer
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.engine.votes import vote_of, vote_progress
@@ -41,14 +41,27 @@ MAX_PAGE = 100
 """The most questions one `GET /questions` returns."""
 
 _STATUS_FOR_REFUSAL = {
+    RefusalReason.UNKNOWN_QUESTION: 404,
+    RefusalReason.UNKNOWN_THREAD: 404,
     RefusalReason.EXPIRED: 410,
     RefusalReason.ANSWERER_NOT_ALLOWED: 403,
+    RefusalReason.NOT_TRUSTED: 403,
     RefusalReason.ACTION_NOT_ALLOWED: 422,
     RefusalReason.EDIT_NOT_ALLOWED: 422,
     RefusalReason.ANSWER_STALE: 422,
     RefusalReason.INVALID_ANSWER: 422,
-    RefusalReason.ALREADY_VOTED: 409,
 }
+"""Any other refusal is a 409: the question's or the thread's state conflicts with the answer."""
+_TITLE_FOR_REFUSAL = {
+    RefusalReason.ALREADY_VOTED: "Already voted",
+    RefusalReason.THREAD_FAILED: "The agent failed on this thread",
+    RefusalReason.THREAD_BUSY: "The agent is busy",
+    RefusalReason.NOT_PARKED: "No longer waiting",
+}
+_RESULT_FOR_KIND = {VerdictKind.DECIDED: "won", VerdictKind.REPEATED: "repeated", VerdictKind.VOTED: "voted"}
+"""The `result` of a 200 or 202 body (what the inbox page and clients read)."""
+THREAD_BUSY_RETRY_SECONDS = 5
+"""`Retry-After` on a `thread_busy` refusal: the agent's run on the thread is usually over by then."""
 
 
 def question_view(
@@ -147,24 +160,25 @@ def _votes(record: QuestionRecord, viewer: Answerer | None) -> dict[str, Any]:
 
 def answer_response(result: AnswerResult, *, now: datetime | None = None, viewer: Answerer | None = None) -> Response:
     """The HTTP response for an answer attempt: 200 won or repeated, 202 a vote recorded on a question that waits
-    for more, or a problem: 404, 403, 409, 410 or 422 with the reason (`question_view` args: `now`, `viewer`)."""
-    if result.status is AnswerStatus.NOT_FOUND or result.record is None:
-        return problem(404, RefusalReason.UNKNOWN_QUESTION.value, result.detail or "no such question")
-    view = question_view(result.record, now=now, viewer=viewer)
-    if result.status in (AnswerStatus.WON, AnswerStatus.REPEATED):
-        return json_response(200, {"result": result.status.value, "handed_over": result.handed_over, **view})
-    if result.status is AnswerStatus.VOTED:
-        # Recorded, not yet decided: the body shows the votes so far and how many more approvals are needed.
-        return json_response(202, {"result": result.status.value, "handed_over": result.handed_over, **view})
-    if result.status is AnswerStatus.REFUSED:
-        reason = result.reason or RefusalReason.INVALID_ANSWER
-        title = "Already voted" if reason is RefusalReason.ALREADY_VOTED else None
-        return problem(_STATUS_FOR_REFUSAL.get(reason, 422), reason.value, result.detail, title=title, question=view)
-    outcome = result.record.outcome
-    if outcome is QuestionStatus.EXPIRED:
-        return problem(410, RefusalReason.EXPIRED.value, "the deadline passed and the default applied", question=view)
-    reason = RefusalReason.CANCELLED if outcome is QuestionStatus.CANCELLED else RefusalReason.ALREADY_DECIDED
-    return problem(409, reason.value, result.detail, question=view)
+    for more, or a problem with the refusal's reason: 404, 403, 409 (the question's or the thread's state, with
+    `Retry-After` when the agent is busy), 410 or 422 (`question_view` args: `now`, `viewer`)."""
+    verdict = result.verdict
+    if verdict.record is None:
+        reason = verdict.reason or RefusalReason.UNKNOWN_QUESTION
+        return problem(_STATUS_FOR_REFUSAL.get(reason, 409), reason.value, verdict.detail or "no such question")
+    view = question_view(verdict.record, now=now, viewer=viewer)
+    if verdict.kind is not VerdictKind.REFUSED:
+        # A vote recorded on a question that waits for more: the body shows the votes so far and what is needed.
+        status = 202 if verdict.kind is VerdictKind.VOTED else 200
+        return json_response(
+            status, {"result": _RESULT_FOR_KIND[verdict.kind], "handed_over": result.handed_over, **view}
+        )
+    reason = verdict.reason or RefusalReason.INVALID_ANSWER
+    status = _STATUS_FOR_REFUSAL.get(reason, 409)
+    response = problem(status, reason.value, verdict.detail, title=_TITLE_FOR_REFUSAL.get(reason), question=view)
+    if reason is RefusalReason.THREAD_BUSY:
+        response.headers["Retry-After"] = str(THREAD_BUSY_RETRY_SECONDS)
+    return response
 
 
 def jwt_claims(event: Any) -> dict[str, Any] | None:

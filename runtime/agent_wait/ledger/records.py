@@ -1,0 +1,475 @@
+"""What the question ledger stores and returns: rows, decisions, votes, starts, failures and leases."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from agent_wait._time import NEVER, format_rfc3339, parse_rfc3339
+from agent_wait.envelope import WaitEnvelope
+from agent_wait.errors import ArgumentError, LedgerUnavailableError
+from agent_wait.followup import FollowUps
+from agent_wait.schema import QuestionStatus
+
+__all__ = (
+    "DECIDED",
+    "PROGRESS_ATTRIBUTES",
+    "AdvanceResult",
+    "DecideResult",
+    "Decision",
+    "FailureKind",
+    "LedgerUnavailableError",
+    "Notice",
+    "OpenResult",
+    "Progress",
+    "QuestionPage",
+    "QuestionRecord",
+    "StartRecord",
+    "StartState",
+    "ThreadFailure",
+    "ThreadLease",
+    "Vote",
+    "check_advance",
+)
+
+DECIDED = frozenset({QuestionStatus.ANSWERED, QuestionStatus.EXPIRED, QuestionStatus.CANCELLED})
+"""Statuses that hold an outcome; only these can move on to `resumed`."""
+
+
+class FailureKind(StrEnum):
+    """What the agent was doing when it raised."""
+
+    START = "start"
+    """Running a start message's input."""
+    ANSWER = "answer"
+    """Resuming with a question's recorded decision."""
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadFailure:
+    """The agent raised on this thread; recorded once, held until an operator retries it.
+
+    While a thread is failed the router applies nothing else to it: a new start or an answer to another
+    question is dead-lettered with reason `thread_failed` (redrive it after the retry), and a redelivery
+    of the message that failed runs nothing.
+    """
+
+    thread_id: str
+    kind: FailureKind
+    target_id: str
+    """The question id for an answer's resume; the start id for a start."""
+    message_id: str
+    """The id of the message whose application raised (an answer id, a start id or a retry id)."""
+    error: str
+    """The exception's type name only: its text may quote the agent's input."""
+    failed_at: str
+    """RFC 3339 time the failure was recorded."""
+    retries: int = 0
+    """How many retries of this thread failed before this one."""
+
+    @property
+    def question_id(self) -> str | None:
+        return self.target_id if self.kind is FailureKind.ANSWER else None
+
+    def to_item(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "target_id": self.target_id,
+            "message_id": self.message_id,
+            "error": self.error,
+            "failed_at": self.failed_at,
+            "retries": self.retries,
+        }
+
+    @classmethod
+    def from_item(cls, thread_id: str, item: Mapping[str, Any]) -> ThreadFailure:
+        return cls(
+            thread_id=thread_id,
+            kind=FailureKind(item["kind"]),
+            target_id=str(item["target_id"]),
+            message_id=str(item["message_id"]),
+            error=str(item["error"]),
+            failed_at=str(item["failed_at"]),
+            retries=int(item.get("retries") or 0),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadLease:
+    """One delivery's exclusive hold on a thread, until `until` (epoch seconds) or its release."""
+
+    thread_id: str
+    holder: str
+    until: float
+    failure: ThreadFailure | None = None
+    """The thread's recorded failure, read in the same write that took the lease."""
+    open_questions: tuple[str, ...] | None = None
+    """The thread's open question ids as the last delivery that ran the agent recorded them at its release (read
+    in the same write that took the lease, so finding what is open costs no query of the thread's history);
+    None when none was recorded yet."""
+    note: str | None = None
+    """What the last delivery left for the next one at its release (the router's checkpoint saver: the keys of the
+    thread's latest checkpoint), taken off the thread by the write that took this lease: a delivery that dies
+    before its release leaves none. Opaque to the ledger."""
+    handed_over: tuple[str, ...] = ()
+    """Question ids a door (the answer API, a signed link) decided while it held the thread, that the agent has not
+    received yet: the router applies them before anything else runs on the thread. Read in the same write."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The outcome a message wants to record on a question."""
+
+    status: QuestionStatus
+    """`answered`, `expired` or `cancelled`."""
+    answer: Any
+    """The answer, verbatim (the policy default for an expiry)."""
+    answer_id: str
+    """Identity of the message that carries it; a redelivery has the same id."""
+    answered_by: str | None = None
+    """Who answered: proven (an API user, a trusted sender's claim) or the transport's own identity."""
+    sender: str | None = None
+    """The identity the transport authenticated (SQS `SenderId`, the API's JWT subject), beside the claim."""
+    via: str | None = None
+    """How the answer came: `queue`, `api`, `link`, `deadline`, or what a trusted sender says."""
+    claimed_by: str | None = None
+    """What an untrusted sender claimed as `answered_by`; kept for audit, never used as the answerer."""
+
+
+class Notice(StrEnum):
+    """A follow-up the sweep has claimed on a question but not yet announced (it announces it until one succeeds)."""
+
+    REMINDER = "reminder"
+    ESCALATED = "escalated"
+
+
+@dataclass(frozen=True, slots=True)
+class Vote:
+    """One answerer's vote on a quorum question."""
+
+    voter: str
+    """Tells answerers apart: the API user's issuer and subject, else who answered (`Answerer.identity`)."""
+    by: str | None
+    """Who voted, as recorded (`answered_by`)."""
+    answer: Any
+    """The vote as given (`{"action": ...}`)."""
+    answer_id: str
+    """The message's identity; a redelivered vote has the same one."""
+    at: str
+    """RFC 3339 time the vote was recorded."""
+    via: str | None = None
+    sender: str | None = None
+
+    @property
+    def action(self) -> str | None:
+        action = self.answer.get("action") if isinstance(self.answer, Mapping) else None
+        return action if isinstance(action, str) else None
+
+    def summary(self) -> dict[str, Any]:
+        """What an envelope and the agent see: who, when, and their answer's fields (`action` first)."""
+        answer = dict(self.answer) if isinstance(self.answer, Mapping) else {"answer": self.answer}
+        return {"action": answer.pop("action", None), **answer, "by": self.by, "at": self.at}
+
+    def to_item(self) -> dict[str, Any]:
+        return {
+            "voter": self.voter,
+            "by": self.by,
+            "answer": self.answer,
+            "answer_id": self.answer_id,
+            "at": self.at,
+            "via": self.via,
+            "sender": self.sender,
+        }
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> Vote:
+        return cls(
+            voter=str(item["voter"]),
+            by=item.get("by"),
+            answer=item.get("answer"),
+            answer_id=str(item["answer_id"]),
+            at=str(item["at"]),
+            via=item.get("via"),
+            sender=item.get("sender"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Where an open question's follow-ups stand: reminders sent, escalation steps in effect, votes cast.
+
+    `version` grows by one with every change, so each change is a compare-and-set (`Ledger.advance`): the
+    sweep and an answer racing on one question never both win, and a decided question never changes.
+    """
+
+    reminders: int = 0
+    """Reminders claimed so far (announced, or `notice` while the announcement is pending)."""
+    escalations: int = 0
+    """Escalation steps in effect."""
+    notice: Notice | None = None
+    """A claimed reminder or escalation whose announcement has not succeeded yet."""
+    votes: tuple[Vote, ...] = ()
+    """Votes cast on a quorum question, in order."""
+    version: int = 0
+
+    def to_item(self) -> dict[str, Any]:
+        """Row attributes (flat: `progress` is an envelope field name)."""
+        return {
+            "reminders_sent": self.reminders,
+            "escalations": self.escalations,
+            "notice": self.notice.value if self.notice else None,
+            "votes": [vote.to_item() for vote in self.votes],
+            "version": self.version,
+        }
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> Progress:
+        notice = item.get("notice")
+        return cls(
+            reminders=int(item.get("reminders_sent") or 0),
+            escalations=int(item.get("escalations") or 0),
+            notice=Notice(notice) if notice else None,
+            votes=tuple(Vote.from_item(vote) for vote in item.get("votes") or ()),
+            version=int(item.get("version") or 0),
+        )
+
+    def voted(self, voter: str, by: str | None = None) -> Vote | None:
+        """The vote cast by `voter`, or recorded as `by` (one person answering two ways: their API sign-in and a
+        link made for them), or None."""
+        return next((vote for vote in self.votes if vote.voter == voter or (by is not None and vote.by == by)), None)
+
+    def vote_with(self, answer_id: str) -> Vote | None:
+        """The vote that message `answer_id` cast, or None (a redelivery or a hand-over finds its own vote)."""
+        return next((vote for vote in self.votes if vote.answer_id == answer_id), None)
+
+
+def check_advance(progress: Progress, expected_version: int) -> None:
+    """Refuse an `advance` whose new version does not follow the expected one (a caller's bug, not a race)."""
+    if progress.version != expected_version + 1:
+        raise ArgumentError(
+            f"advance writes version {progress.version} over expected version {expected_version}; "
+            "the new progress must be version expected_version + 1",
+            argument="progress",
+        )
+
+
+PROGRESS_ATTRIBUTES = ("reminders_sent", "escalations", "notice", "votes", "version")
+"""The row attributes `Progress` is stored in."""
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionRecord:
+    """One question as the ledger holds it: the envelope fields plus status and outcome."""
+
+    envelope: WaitEnvelope
+    status: QuestionStatus
+    asked_at: str
+    """RFC 3339 time the question was first recorded."""
+    announced: bool = False
+    """True once an announcement succeeded on every announcer."""
+    outcome: QuestionStatus | None = None
+    """What decided the question (`answered`, `expired`, `cancelled`); kept once the status moves to `resumed`."""
+    answer: Any = None
+    answer_id: str | None = None
+    answered_by: str | None = None
+    sender: str | None = None
+    via: str | None = None
+    claimed_by: str | None = None
+    decided_at: str | None = None
+    resumed_at: str | None = None
+    failure: ThreadFailure | None = None
+    """Set while the agent's resume with this question's decision has failed (`status` is `failed`)."""
+    retry_id: str | None = None
+    """The retry that last re-applied the decision, if any."""
+    progress: Progress = field(default_factory=Progress)
+    """Reminders, escalation steps and votes so far (see `Progress`)."""
+    due_at: str | None = None
+    """When the sweep must next act on this open question (RFC 3339), or None; kept by every transition."""
+
+    @property
+    def thread_id(self) -> str:
+        return self.envelope.thread_id
+
+    @property
+    def question_id(self) -> str:
+        return self.envelope.question_id
+
+    @property
+    def expires_at(self) -> str | None:
+        return self.envelope.expires_at
+
+    def is_overdue(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= format_rfc3339(now)
+
+    @property
+    def followups(self) -> FollowUps:
+        return FollowUps.of(self.envelope.rules)
+
+    def steps_due(self, at: datetime) -> int:
+        """How many escalation steps' times have come by `at`."""
+        return sum(1 for t in self.followups.escalation_times(parse_rfc3339(self.asked_at)) if t <= at)
+
+    def reminders_due(self, at: datetime) -> int:
+        """How many reminders' times have come by `at`."""
+        expires = parse_rfc3339(self.expires_at) if self.expires_at else None
+        return sum(1 for t in self.followups.reminder_times(parse_rfc3339(self.asked_at), expires) if t <= at)
+
+    def escalation_level(self, at: datetime) -> int:
+        """How many escalation steps are in effect at `at`: those the sweep applied, and those whose time has come."""
+        return max(self.progress.escalations, self.steps_due(at))
+
+    def answerers_at(self, at: datetime) -> dict[str, list[str]] | None:
+        """Who may answer at `at` (`{"groups", "principals"}`), escalation steps included; None: anyone."""
+        return self.answerers_for(self.escalation_level(at))
+
+    def answerers_for(self, level: int) -> dict[str, list[str]] | None:
+        """Who may answer once `level` escalation steps are in effect; None: anyone."""
+        answerers = self.envelope.rules.get("answerers")
+        return self.followups.answerers_at(answerers if isinstance(answerers, Mapping) else None, level)
+
+    def next_due(self, progress: Progress | None = None, *, announced: bool | None = None) -> str | None:
+        """When the sweep must next act on this question, given `progress` (default: its own), or None.
+
+        Due at once (`asked_at`) while the announcement or a claimed follow-up's notice is pending; else at the
+        next reminder, the next escalation step or the deadline, whichever comes first. A decided question is
+        never due.
+        """
+        progress = progress if progress is not None else self.progress
+        announced = self.announced if announced is None else announced
+        if self.status is not QuestionStatus.OPEN:
+            return None
+        if not announced or progress.notice is not None:
+            return self.asked_at
+        asked = parse_rfc3339(self.asked_at)
+        expires = parse_rfc3339(self.expires_at) if self.expires_at else None
+        followups = self.followups
+        times = [format_rfc3339(t) for t in followups.reminder_times(asked, expires)[progress.reminders :][:1]]
+        times += [format_rfc3339(t) for t in followups.escalation_times(asked)[progress.escalations :][:1]]
+        if self.expires_at is not None:
+            times.append(self.expires_at)
+        return min(times, default=None)
+
+    def with_decision(self, decision: Decision, now: datetime) -> QuestionRecord:
+        return replace(
+            self,
+            status=decision.status,
+            outcome=decision.status,
+            answer=decision.answer,
+            answer_id=decision.answer_id,
+            answered_by=decision.answered_by,
+            sender=decision.sender,
+            via=decision.via,
+            claimed_by=decision.claimed_by,
+            decided_at=format_rfc3339(now),
+            due_at=None,
+        )
+
+    def to_item(self) -> dict[str, Any]:
+        """Plain attributes in the ledger schema (keys excluded)."""
+        item: dict[str, Any] = {
+            **self.envelope.to_dict(),
+            "status": self.status.value,
+            "expires_at": self.expires_at or NEVER,
+            "asked_at": self.asked_at,
+            "outcome": self.outcome.value if self.outcome else None,
+            "answer": self.answer,
+            "answer_id": self.answer_id,
+            "answered_by": self.answered_by,
+            "sender": self.sender,
+            "via": self.via,
+            "claimed_by": self.claimed_by,
+            "decided_at": self.decided_at,
+            "resumed_at": self.resumed_at,
+            "failure": self.failure.to_item() if self.failure else None,
+            "retry_id": self.retry_id,
+            **self.progress.to_item(),
+        }
+        return item
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> QuestionRecord:
+        fields = dict(item)
+        fields["expires_at"] = None if item.get("expires_at") in (None, NEVER) else item["expires_at"]
+        return cls(
+            envelope=WaitEnvelope.from_dict(fields),
+            status=QuestionStatus(item["status"]),
+            asked_at=item["asked_at"],
+            announced="announce_due" not in item,
+            outcome=QuestionStatus(item["outcome"]) if item.get("outcome") else None,
+            answer=item.get("answer"),
+            answer_id=item.get("answer_id"),
+            answered_by=item.get("answered_by"),
+            sender=item.get("sender"),
+            via=item.get("via"),
+            claimed_by=item.get("claimed_by"),
+            decided_at=item.get("decided_at"),
+            resumed_at=item.get("resumed_at"),
+            failure=ThreadFailure.from_item(fields["thread_id"], item["failure"]) if item.get("failure") else None,
+            retry_id=item.get("retry_id"),
+            progress=Progress.from_item(item),
+            due_at=item.get("due_at"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class OpenResult:
+    record: QuestionRecord
+    created: bool
+    """False when the question was already in the ledger (a republish); nothing was overwritten."""
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionPage:
+    """One page of questions with one status, soonest deadline first."""
+
+    records: list[QuestionRecord]
+    cursor: str | None
+    """Pass it back for the next page; None on the last one. Opaque."""
+
+
+@dataclass(frozen=True, slots=True)
+class AdvanceResult:
+    won: bool
+    """True when this call's change was written: the question was open at the `version` it expected."""
+    record: QuestionRecord | None
+    """The row after the call (None only when there is no such question)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DecideResult:
+    won: bool
+    """True when this call moved the question from open to its outcome."""
+    record: QuestionRecord
+    """The row after the call: the winner's outcome either way."""
+
+
+class StartState(StrEnum):
+    """Where applying one start message stands."""
+
+    RUNNING = "running"
+    """The run began; its questions are not recorded yet."""
+    DONE = "done"
+    """The run's questions are recorded (or it finished without asking)."""
+    FAILED = "failed"
+    """The agent raised; the start waits for an operator's retry."""
+
+
+@dataclass(frozen=True, slots=True)
+class StartRecord:
+    """A start message the router has begun or finished applying."""
+
+    thread_id: str
+    start_id: str
+    state: StartState
+    """`running` until the run's questions are recorded, then `done`; `failed` when the agent raised."""
+    marker: str | None = None
+    """The agent's progress marker (checkpoint id) before the run; tells whether the run happened."""
+    created: bool = False
+    question_ids: tuple[str, ...] = field(default_factory=tuple)
+    input: Any = None
+    """The start's input, kept only once it failed, so a retry can run it again."""
+    retry_id: str | None = None
+    """The retry that last re-ran this start, if any."""

@@ -1,0 +1,80 @@
+"""The ledger conformance suite: every rule a question ledger keeps, one plain function each, one file per
+capability.
+
+`REQUIRED` holds the core's rules (`questions.py`, `decisions.py`), which every backend passes; each capability
+a backend declares (`agent_wait.ledger.Capability`, by the classes it derives from) adds its own:
+`followups.py`, `starts.py`, `failures.py`, `leases.py`, `notes.py`. `rules_for` lists what a backend must pass:
+
+    @pytest.mark.parametrize("rule", ledger_contract.rules_for(MyLedger), ids=lambda rule: rule.__name__)
+    def test_my_ledger_conforms(rule):
+        rule(lambda: MyLedger(...))
+
+Each rule builds fresh ids, so a factory may return the same store every time. Standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from agent_wait.ledger import Capability, Ledger, capabilities_of
+from agent_wait.testing.ledger_contract import decisions, failures, followups, leases, notes, questions, starts
+from agent_wait.testing.ledger_contract._support import T0, LedgerFactory, sample_envelope
+
+__all__ = ("BY_CAPABILITY", "EVERY", "REQUIRED", "T0", "LedgerFactory", "Rule", "rules_for", "sample_envelope")
+
+Rule = Callable[[LedgerFactory], None]
+"""One rule: called with a factory of the ledger under test; raises `AssertionError` naming what broke."""
+
+REQUIRED: tuple[Rule, ...] = (
+    questions.open_records_the_question,
+    questions.reopen_never_overwrites,
+    questions.questions_lists_a_thread_by_status,
+    questions.a_question_is_found_by_its_id_alone,
+    questions.pages_list_a_status_soonest_deadline_first,
+    decisions.first_decision_wins,
+    decisions.a_decision_records_who_made_it_and_how,
+    decisions.racing_decisions_have_one_winner,
+    decisions.decide_unknown_question_raises_key_error,
+    decisions.resumed_only_after_a_decision,
+)
+"""Every ledger passes these: the core (`Ledger`)."""
+
+BY_CAPABILITY: Mapping[Capability, tuple[Rule, ...]] = MappingProxyType(
+    {
+        Capability.FOLLOW_UPS: (
+            followups.due_returns_exactly_the_due_open_questions_soonest_first,
+            followups.advance_is_a_compare_and_set,
+            followups.advance_with_a_decision_decides_in_the_same_write,
+            followups.a_racing_decide_and_advance_have_one_winner,
+            followups.progress_round_trips,
+            followups.oldest_open_is_the_earliest_asked_open_question,
+        ),
+        Capability.STARTS: (starts.a_start_is_recorded_once,),
+        Capability.FAILURES: (
+            failures.a_failed_resume_is_recorded_and_retried_once,
+            failures.a_failed_start_keeps_its_input_for_a_retry,
+        ),
+        Capability.LEASES: (
+            leases.one_lease_per_thread,
+            leases.racing_leases_have_one_holder,
+            leases.a_release_records_the_open_questions_the_next_lease_reads,
+            leases.a_release_records_the_decisions_handed_over_until_one_clears_them,
+        ),
+        Capability.NOTES: (notes.a_release_leaves_a_note_the_next_lease_takes,),
+    }
+)
+"""The rules of each capability, required only of a backend that declares it."""
+
+EVERY: tuple[Rule, ...] = REQUIRED + tuple(rule for rules in BY_CAPABILITY.values() for rule in rules)
+"""Every rule of the suite."""
+
+
+def rules_for(ledger: Ledger | type[Ledger] | Any) -> tuple[Rule, ...]:
+    """The rules `ledger` (an instance or its class) must pass: the core's, and those of each capability it
+    declares."""
+    declared = capabilities_of(ledger)
+    return REQUIRED + tuple(
+        rule for capability in Capability if capability in declared for rule in BY_CAPABILITY[capability]
+    )

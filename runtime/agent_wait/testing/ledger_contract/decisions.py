@@ -1,0 +1,99 @@
+"""Rules of the core: each question decided once, by whom and how, and resumed only after."""
+
+from __future__ import annotations
+
+from agent_wait.ledger import (
+    Decision,
+)
+from agent_wait.schema import QuestionStatus
+from agent_wait.testing.ledger_contract._support import T0, LedgerFactory, make_decision, race, sample_envelope
+
+
+def first_decision_wins(make: LedgerFactory) -> None:
+    """The first decision moves open to its outcome; a second, different one loses and learns the winner."""
+    ledger = make()
+    envelope = sample_envelope()
+    ledger.open(envelope, now=T0)
+    first = ledger.decide(
+        envelope.thread_id,
+        envelope.question_id,
+        make_decision(QuestionStatus.ANSWERED, {"action": "approve"}, "A"),
+        now=T0,
+    )
+    second = ledger.decide(
+        envelope.thread_id,
+        envelope.question_id,
+        make_decision(QuestionStatus.ANSWERED, {"action": "reject"}, "B"),
+        now=T0,
+    )
+    assert first.won, "the first decision must win"
+    assert not second.won, "a second decision must lose"
+    assert second.record.answer_id == "A", f"the loser must see the winner's answer id, got {second.record.answer_id!r}"
+    assert second.record.answer == {"action": "approve"}, f"the winner's answer changed: {second.record.answer!r}"
+
+
+def a_decision_records_who_made_it_and_how(make: LedgerFactory) -> None:
+    """The claimed answerer, the transport's identity, the way it came and an untrusted claim are all kept."""
+    ledger = make()
+    envelope = sample_envelope()
+    ledger.open(envelope, now=T0)
+    decision = Decision(
+        QuestionStatus.ANSWERED,
+        {"action": "approve"},
+        "a-1",
+        "sqs:AROAOTHER",
+        sender="AROAOTHER:lambda",
+        via="queue",
+        claimed_by="cfo@example.com",
+    )
+    ledger.decide(envelope.thread_id, envelope.question_id, decision, now=T0)
+    record = ledger.get(envelope.thread_id, envelope.question_id)
+    assert record is not None
+    got = (record.answered_by, record.sender, record.via, record.claimed_by)
+    assert got == ("sqs:AROAOTHER", "AROAOTHER:lambda", "queue", "cfo@example.com"), f"got {got}"
+
+
+def racing_decisions_have_one_winner(make: LedgerFactory) -> None:
+    """Eight threads deciding the same question at once: exactly one wins."""
+    ledger = make()
+    envelope = sample_envelope()
+    ledger.open(envelope, now=T0)
+
+    def decide(index: int) -> bool:
+        decision = make_decision(QuestionStatus.ANSWERED, {"action": "approve", "i": index})
+        return ledger.decide(envelope.thread_id, envelope.question_id, decision, now=T0).won
+
+    winners = race(8, decide)
+    assert len(winners) == 1, f"expected exactly one winner, got {len(winners)} of 8"
+
+
+def decide_unknown_question_raises_key_error(make: LedgerFactory) -> None:
+    """Deciding a question that was never opened raises KeyError and creates no row."""
+    ledger = make()
+    envelope = sample_envelope()
+    try:
+        ledger.decide(envelope.thread_id, envelope.question_id, make_decision(QuestionStatus.ANSWERED, None), now=T0)
+    except KeyError:
+        pass
+    else:
+        raise AssertionError("deciding an unknown question must raise KeyError")
+    assert ledger.get(envelope.thread_id, envelope.question_id) is None, "a phantom row was created"
+
+
+def resumed_only_after_a_decision(make: LedgerFactory) -> None:
+    """`mark_resumed` refuses an open question, moves a decided one to resumed once, and keeps its outcome."""
+    ledger = make()
+    envelope = sample_envelope()
+    ledger.open(envelope, now=T0)
+    assert not ledger.mark_resumed(envelope.thread_id, envelope.question_id, now=T0), (
+        "an open question cannot be resumed"
+    )
+    ledger.decide(
+        envelope.thread_id, envelope.question_id, make_decision(QuestionStatus.EXPIRED, {"action": "reject"}), now=T0
+    )
+    assert ledger.mark_resumed(envelope.thread_id, envelope.question_id, now=T0), "a decided question can be resumed"
+    assert not ledger.mark_resumed(envelope.thread_id, envelope.question_id, now=T0), "resumed only once"
+    record = ledger.get(envelope.thread_id, envelope.question_id)
+    assert record is not None, "a resumed question must still be readable"
+    assert record.status is QuestionStatus.RESUMED, f"expected resumed, got {record.status}"
+    assert record.outcome is QuestionStatus.EXPIRED, f"the outcome must survive resuming, got {record.outcome}"

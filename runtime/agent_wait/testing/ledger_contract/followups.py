@@ -1,0 +1,236 @@
+"""Rules of the `follow-ups` capability (`FollowUpLedger`): compare-and-set progress, what is due, the oldest."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from agent_wait._time import format_rfc3339
+from agent_wait.errors import ArgumentError
+from agent_wait.ledger import (
+    AdvanceResult,
+    Decision,
+    Notice,
+    Progress,
+    Vote,
+)
+from agent_wait.schema import QuestionStatus
+from agent_wait.testing.ledger_contract._support import (
+    T0,
+    LedgerFactory,
+    advanced,
+    make_decision,
+    make_vote,
+    race,
+    row_of,
+    sample_envelope,
+)
+
+
+def due_returns_exactly_the_due_open_questions_soonest_first(make: LedgerFactory) -> None:
+    """`due(now)` returns the open questions whose `due_at` is at or before `now`, soonest first, at most `limit`.
+
+    A new question is due at once (when it was asked: its announcement must succeed); once announced it is
+    due when `mark_announced` says (or never); a decided question is never due.
+    """
+    ledger = make()
+    thread = f"thread-{uuid.uuid4().hex[:12]}"
+    # Asked far in the past so these are the soonest due rows of a shared store.
+    base = T0 - timedelta(days=3650)
+    first, second, announced, later, quiet, decided = (sample_envelope(thread_id=thread) for _ in range(6))
+    opened = ledger.open(first, now=base)
+    assert opened.record.due_at == format_rfc3339(base), f"a new question is due when asked, got {opened.record!r}"
+    ledger.open(second, now=base + timedelta(minutes=1))
+    for envelope in (announced, later, quiet, decided):
+        ledger.open(envelope, now=base)
+    ledger.mark_announced(thread, announced.question_id, due_at=format_rfc3339(base + timedelta(hours=2)))
+    ledger.mark_announced(thread, later.question_id, due_at=format_rfc3339(base + timedelta(hours=5)))
+    ledger.mark_announced(thread, quiet.question_id, due_at=None)
+    ledger.decide(thread, decided.question_id, make_decision(QuestionStatus.ANSWERED, {"action": "approve"}), now=base)
+    # A second announcement changes nothing: the first one set the question's next due time.
+    ledger.mark_announced(thread, later.question_id, due_at=format_rfc3339(base))
+    ledger.mark_announced(thread, decided.question_id, due_at=format_rfc3339(base))
+
+    now = base + timedelta(hours=3)
+    every = ledger.due(now, limit=1000)
+    due = [r.question_id for r in every if r.thread_id == thread]
+    expected = [first.question_id, second.question_id, announced.question_id]
+    assert due == expected, f"expected {expected} (soonest first), got {due}"
+    times = [r.due_at or "" for r in every]
+    assert times == sorted(times), f"due must list the soonest first, got {times}"
+    assert all(r.status is QuestionStatus.OPEN for r in every), "due must list open questions only"
+    bounded = [r.question_id for r in ledger.due(now, limit=2)]
+    assert bounded == [r.question_id for r in every[:2]], f"limit must keep the soonest two, got {bounded}"
+
+    rows = {e.question_id: ledger.get(thread, e.question_id) for e in (announced, later, quiet, decided)}
+    got = {question_id: (r.announced, r.due_at) if r else None for question_id, r in rows.items()}
+    assert got[announced.question_id] == (True, format_rfc3339(base + timedelta(hours=2))), f"got {got}"
+    assert got[later.question_id] == (True, format_rfc3339(base + timedelta(hours=5))), f"got {got}"
+    assert got[quiet.question_id] == (True, None), f"announced with nothing due: never due, got {got}"
+    decided_row = row_of(ledger, thread, decided.question_id)
+    assert decided_row.due_at is None, f"a decided question is not due: {decided_row!r}"
+    assert decided_row.status is QuestionStatus.ANSWERED, f"mark_announced must not reopen: {decided_row!r}"
+
+    # Deciding a due question takes it off the list (and leaves the shared store with nothing of ours due).
+    for envelope in (first, second, announced, later, quiet):
+        ledger.decide(thread, envelope.question_id, make_decision(QuestionStatus.CANCELLED, None), now=base)
+    left = [r.question_id for r in ledger.due(base + timedelta(days=1), limit=1000) if r.thread_id == thread]
+    assert left == [], f"decided questions must leave the due list, got {left}"
+
+
+def advance_is_a_compare_and_set(make: LedgerFactory) -> None:
+    """`advance` writes only over the version it expects: a stale writer loses and reads the current row; a decided
+    or unknown question never advances; the new due time is what `due` then sees."""
+    ledger = make()
+    envelope = sample_envelope(reminders=("PT10M", "PT20M"), asked_at=T0)
+    thread, question = envelope.thread_id, envelope.question_id
+    ledger.open(envelope, now=T0)
+    ledger.mark_announced(thread, question, due_at=format_rfc3339(T0 + timedelta(minutes=10)))
+    reminded = Progress(reminders=1, notice=Notice.REMINDER, version=1)
+    soon = format_rfc3339(T0 + timedelta(minutes=10))
+    first = ledger.advance(thread, question, reminded, expected_version=0, due_at=soon, now=T0)
+    assert first.won, f"advancing from version 0 must win, got {first!r}"
+    assert advanced(first).progress == reminded, f"got {first.record!r}"
+    assert advanced(first).due_at == soon, f"the new due time must be written, got {first.record!r}"
+
+    stale = ledger.advance(thread, question, Progress(reminders=2, version=1), expected_version=0, due_at=None, now=T0)
+    assert not stale.won, "a writer that expected an old version must lose"
+    assert advanced(stale).progress == reminded, f"the loser must get the current row, got {stale.record!r}"
+    assert row_of(ledger, thread, question).progress == reminded, "a losing advance must change nothing"
+
+    try:
+        ledger.advance(thread, question, Progress(version=5), expected_version=1, due_at=None, now=T0)
+    except ArgumentError:
+        pass
+    else:
+        raise AssertionError("a new version other than expected + 1 is a caller's bug and must raise ArgumentError")
+
+    quiet = Progress(reminders=2, version=2)
+    second = ledger.advance(thread, question, quiet, expected_version=1, due_at=None, now=T0)
+    assert second.won, f"advancing from the current version must win, got {second!r}"
+    assert advanced(second).due_at is None, f"nothing due any more: {second.record!r}"
+    assert advanced(second).progress.notice is None, f"the notice must be cleared, got {second.record!r}"
+    due = [r.question_id for r in ledger.due(T0 + timedelta(days=1), limit=1000)]
+    assert question not in due, "a question advanced to nothing due must leave the due list"
+
+    later = format_rfc3339(T0 + timedelta(minutes=20))
+    third = ledger.advance(thread, question, Progress(reminders=2, version=3), expected_version=2, due_at=later, now=T0)
+    assert third.won, f"got {third!r}"
+    due = [r.question_id for r in ledger.due(T0 + timedelta(minutes=20), limit=1000)]
+    assert question in due, "a question advanced to a due time is due from then"
+
+    ledger.decide(thread, question, make_decision(QuestionStatus.ANSWERED, {"action": "approve"}, "A"), now=T0)
+    after = ledger.advance(thread, question, Progress(reminders=3, version=4), expected_version=3, due_at=later, now=T0)
+    assert not after.won, "a decided question never advances"
+    assert advanced(after).status is QuestionStatus.ANSWERED, f"got {after.record!r}"
+    assert advanced(after).progress.version == 3, f"a decided question's progress must not change, got {after.record!r}"
+    assert question not in [r.question_id for r in ledger.due(T0 + timedelta(days=1), limit=1000)]
+
+    missing = sample_envelope()
+    unknown = ledger.advance(
+        missing.thread_id, missing.question_id, Progress(version=1), expected_version=0, due_at=later, now=T0
+    )
+    assert unknown == AdvanceResult(False, None), (
+        f"advancing an unknown question must return (False, None): {unknown!r}"
+    )
+    assert ledger.get(missing.thread_id, missing.question_id) is None, "advance must never create a row"
+
+
+def advance_with_a_decision_decides_in_the_same_write(make: LedgerFactory) -> None:
+    """A vote that completes a quorum is written with the decision it makes: the question is answered, keeps its
+    votes, is not due any more, and a later decision loses."""
+    ledger = make()
+    envelope = sample_envelope(quorum=2)
+    thread, question = envelope.thread_id, envelope.question_id
+    ledger.open(envelope, now=T0)
+    ana, bo = make_vote("ana", "approve", "a-ana"), make_vote("bo", "approve", "a-bo")
+    one = Progress(votes=(ana,), version=1)
+    first = ledger.advance(thread, question, one, expected_version=0, due_at=envelope.expires_at, now=T0)
+    assert first.won, f"the first vote must be written, got {first!r}"
+    assert advanced(first).status is QuestionStatus.OPEN, "one vote of two decides nothing"
+
+    both = Progress(votes=(ana, bo), version=2)
+    answer = {"action": "approve", "votes": [ana.summary(), bo.summary()]}
+    decision = Decision(QuestionStatus.ANSWERED, answer, "a-bo", "bo", sender="sub-bo", via="api")
+    decided = ledger.advance(thread, question, both, expected_version=1, due_at=None, decision=decision, now=T0)
+    assert decided.won, f"the deciding vote must win, got {decided!r}"
+    record = row_of(ledger, thread, question)
+    got = (record.status, record.outcome, record.answer, record.answer_id, record.answered_by, record.via)
+    assert got == (QuestionStatus.ANSWERED, QuestionStatus.ANSWERED, answer, "a-bo", "bo", "api"), f"got {got}"
+    assert record.progress == both, f"the votes must be kept with the decision, got {record.progress!r}"
+    assert record.due_at is None, f"a decided question is not due, got {record.due_at!r}"
+    assert question not in [r.question_id for r in ledger.due(T0 + timedelta(days=30), limit=1000)]
+    late = ledger.decide(thread, question, make_decision(QuestionStatus.EXPIRED, {"action": "reject"}), now=T0)
+    assert not late.won, f"a later decision must lose to the vote: {late!r}"
+    assert late.record.answer_id == "a-bo", f"the loser must see the deciding vote's answer id: {late!r}"
+
+
+def a_racing_decide_and_advance_have_one_winner(make: LedgerFactory) -> None:
+    """Deciders and deciding votes racing on one question: exactly one of all of them wins."""
+    ledger = make()
+    envelope = sample_envelope(quorum=2)
+    thread, question = envelope.thread_id, envelope.question_id
+    ledger.open(envelope, now=T0)
+
+    def decide_or_vote(index: int) -> bool:
+        decision = make_decision(QuestionStatus.ANSWERED, {"action": "approve", "i": index}, f"a-{index}")
+        if index % 2:
+            return ledger.decide(thread, question, decision, now=T0).won
+        votes = Progress(votes=(make_vote(f"v{index}", "reject", f"a-{index}"),), version=1)
+        return ledger.advance(thread, question, votes, expected_version=0, due_at=None, decision=decision, now=T0).won
+
+    winners = race(8, decide_or_vote)
+    assert len(winners) == 1, f"expected exactly one winner, got {winners}"
+    record = row_of(ledger, thread, question)
+    assert record.answer_id == f"a-{winners[0]}", f"the row must hold the winner's answer: {record!r}"
+    expected_votes = 0 if winners[0] % 2 else 1
+    assert len(record.progress.votes) == expected_votes, f"only a winning vote is recorded, got {record.progress!r}"
+
+
+def progress_round_trips(make: LedgerFactory) -> None:
+    """Reminders, escalation steps, a pending notice and votes (floats, nulls and all) read back as written."""
+    ledger = make()
+    envelope = sample_envelope(quorum=3)
+    thread, question = envelope.thread_id, envelope.question_id
+    opened = ledger.open(envelope, now=T0)
+    assert opened.record.progress == Progress(), f"a new question has no progress, got {opened.record.progress!r}"
+    fresh = row_of(ledger, thread, question)
+    assert fresh.progress == Progress(), f"a new row has no progress, got {fresh.progress!r}"
+    quiet = Vote(
+        "issuer|cy", None, {"action": "approve", "ratio": 0.1, "n": 0, "no": False}, "a-cy", "2026-09-11T09:05:00Z"
+    )
+    progress = Progress(
+        reminders=2,
+        escalations=1,
+        notice=Notice.ESCALATED,
+        votes=(make_vote("ana", "approve", note="Zoë ✓", amount=410.25), quiet),
+        version=1,
+    )
+    ledger.advance(thread, question, progress, expected_version=0, due_at=format_rfc3339(T0), now=T0)
+    record = row_of(ledger, thread, question)
+    assert record.progress == progress, f"expected {progress!r}, got {record.progress!r}"
+    assert record.progress.votes[1].action == "approve", f"got {record.progress.votes!r}"
+    assert ledger.find(question) == record, "find must read the same progress as get"
+    cleared = Progress(reminders=2, escalations=1, votes=progress.votes, version=2)
+    ledger.advance(thread, question, cleared, expected_version=1, due_at=None, now=T0)
+    record = row_of(ledger, thread, question)
+    assert record.progress == cleared, f"expected {cleared!r}, got {record.progress!r}"
+    ledger.decide(thread, question, make_decision(QuestionStatus.CANCELLED, None), now=T0)
+
+
+def oldest_open_is_the_earliest_asked_open_question(make: LedgerFactory) -> None:
+    """`oldest_open()` is the open question recorded earliest; decided ones never count."""
+    ledger = make()
+    # Recorded before every other rule's rows (which use T0) so it is the oldest in a shared store.
+    first = T0 - timedelta(days=7300)
+    older, newer = sample_envelope(asked_at=first), sample_envelope(asked_at=first)
+    ledger.open(older, now=first)
+    ledger.open(newer, now=first + timedelta(seconds=1))
+    oldest = ledger.oldest_open()
+    assert oldest is not None, "expected an oldest open question"
+    assert oldest.question_id == older.question_id, f"expected {older.question_id}, got {oldest.question_id}"
+    ledger.decide(older.thread_id, older.question_id, make_decision(QuestionStatus.ANSWERED, None), now=first)
+    oldest = ledger.oldest_open()
+    assert oldest is not None, "the newer question is still open"
+    assert oldest.question_id == newer.question_id, f"a decided question still counted: got {oldest.question_id}"
+    ledger.decide(newer.thread_id, newer.question_id, make_decision(QuestionStatus.CANCELLED, None), now=first)

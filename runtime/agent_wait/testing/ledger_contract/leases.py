@@ -1,0 +1,106 @@
+"""Rules of the `leases` capability (`LeaseLedger`): one holder per thread, and what a release records."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from datetime import timedelta
+
+from agent_wait.testing.ledger_contract._support import T0, LedgerFactory, make_failure
+
+
+def one_lease_per_thread(make: LedgerFactory) -> None:
+    """A thread's lease has one holder until released or expired; it carries the thread's failure; it never
+    makes an unknown thread exist."""
+    ledger = make()
+    thread = f"thread-{uuid.uuid4().hex[:12]}"
+    first = ledger.acquire_lease(thread, "h-1", now=T0, seconds=60)
+    assert first is not None, f"a free thread's lease must be granted, got {first!r}"
+    assert first.failure is None, f"a free thread's lease must be granted, got {first!r}"
+    assert ledger.acquire_lease(thread, "h-2", now=T0 + timedelta(seconds=30), seconds=60) is None, (
+        "a held lease must refuse another holder"
+    )
+    assert not ledger.thread_exists(thread), "a lease alone does not make a thread exist"
+    ledger.release_lease(thread, "h-2")  # not the holder: changes nothing
+    assert ledger.acquire_lease(thread, "h-3", now=T0 + timedelta(seconds=31), seconds=60) is None
+    ledger.release_lease(thread, "h-1")
+    second = ledger.acquire_lease(thread, "h-2", now=T0 + timedelta(seconds=32), seconds=60)
+    assert second is not None, "a released lease must be granted again"
+    taken = ledger.acquire_lease(thread, "h-4", now=T0 + timedelta(seconds=200), seconds=60)
+    assert taken is not None, "an expired lease (its holder died) must be taken over"
+    ledger.release_lease(thread, "h-4")
+    ledger.begin_start(thread, "s-1", marker=None, now=T0)
+    failure = make_failure(thread, "start", "s-1", "s-1")
+    ledger.mark_failed(failure)
+    leased = ledger.acquire_lease(thread, "h-5", now=T0 + timedelta(seconds=300), seconds=60)
+    assert leased is not None, f"the lease must carry the failure, got {leased!r}"
+    assert leased.failure == failure, f"the lease must carry the failure, got {leased!r}"
+
+
+def racing_leases_have_one_holder(make: LedgerFactory) -> None:
+    """Eight threads reaching for one thread's lease at once: exactly one holds it."""
+    ledger = make()
+    thread = f"thread-{uuid.uuid4().hex[:12]}"
+    barrier = threading.Barrier(8)
+    got: list[str] = []
+    lock = threading.Lock()
+
+    def reach(holder: str) -> None:
+        barrier.wait()
+        if ledger.acquire_lease(thread, holder, now=T0, seconds=60) is not None:
+            with lock:
+                got.append(holder)
+
+    racers = [threading.Thread(target=reach, args=(f"h-{n}",)) for n in range(8)]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join()
+    assert len(got) == 1, f"expected one holder, got {got}"
+
+
+def a_release_records_the_open_questions_the_next_lease_reads(make: LedgerFactory) -> None:
+    """`release_lease(open_questions=...)` records the thread's open ids; the next lease carries them; a release
+    without them, or by a delivery that no longer holds the lease, leaves them as they were."""
+    ledger = make()
+    thread = f"thread-{uuid.uuid4().hex[:12]}"
+    first = ledger.acquire_lease(thread, "h-1", now=T0, seconds=60)
+    assert first is not None, "a free thread's lease must be granted"
+    assert first.open_questions is None, f"nothing was recorded yet, got {first.open_questions}"
+    ledger.release_lease(thread, "h-1", open_questions=("q-1", "q-2"))
+    second = ledger.acquire_lease(thread, "h-2", now=T0, seconds=60)
+    assert second is not None, "a released lease must be granted again"
+    assert second.open_questions == ("q-1", "q-2"), f"expected the recorded ids, got {second.open_questions}"
+    ledger.release_lease(thread, "h-9", open_questions=())  # not the holder: changes nothing
+    ledger.release_lease(thread, "h-2")  # the agent did not run: the ids stay
+    third = ledger.acquire_lease(thread, "h-3", now=T0, seconds=60)
+    assert third is not None, "a released lease must be granted again"
+    assert third.open_questions == ("q-1", "q-2"), f"expected the ids kept, got {third.open_questions}"
+    ledger.release_lease(thread, "h-3", open_questions=())
+    fourth = ledger.acquire_lease(thread, "h-4", now=T0, seconds=60)
+    assert fourth is not None, "a released lease must be granted again"
+    assert fourth.open_questions == (), f"expected no open question recorded, got {fourth.open_questions}"
+
+
+def a_release_records_the_decisions_handed_over_until_one_clears_them(make: LedgerFactory) -> None:
+    """`release_lease(handed_over=...)` records the decisions that wait for the agent; every later lease carries
+    them until a release clears them (empty); a release without them, or by a non-holder, leaves them as they are."""
+    ledger = make()
+    thread = f"thread-{uuid.uuid4().hex[:12]}"
+    first = ledger.acquire_lease(thread, "h-1", now=T0, seconds=60)
+    assert first is not None, "a free thread's lease must be granted"
+    assert first.handed_over == (), f"nothing was handed over yet, got {first.handed_over}"
+    ledger.release_lease(thread, "h-1", handed_over=("q-1",))
+    second = ledger.acquire_lease(thread, "h-2", now=T0, seconds=60)
+    assert second is not None, "a released lease must be granted again"
+    assert second.handed_over == ("q-1",), f"expected the decision handed over, got {second.handed_over}"
+    ledger.release_lease(thread, "h-9", handed_over=())  # not the holder: changes nothing
+    ledger.release_lease(thread, "h-2", open_questions=("q-2",))  # not applied yet: it stays
+    third = ledger.acquire_lease(thread, "h-3", now=T0, seconds=60)
+    assert third is not None, "a released lease must be granted again"
+    assert third.handed_over == ("q-1",), f"expected the decision kept, got {third.handed_over}"
+    ledger.release_lease(thread, "h-3", handed_over=())
+    fourth = ledger.acquire_lease(thread, "h-4", now=T0, seconds=60)
+    assert fourth is not None, "a released lease must be granted again"
+    assert fourth.handed_over == (), f"expected none once applied, got {fourth.handed_over}"
+    assert fourth.open_questions == ("q-2",), "clearing the hand-overs leaves the open ids alone"
