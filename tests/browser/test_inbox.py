@@ -295,3 +295,33 @@ def test_a_response_without_a_note_is_refused_by_the_api_and_the_question_stays_
     page.get_by_label("Note (optional)").fill("Call the customer first.")
     page.get_by_role("button", name="Response").click()
     expect(status(page)).to_have_text("Done: your answer “response” is recorded, and the agent carries on.")
+
+
+def test_an_answer_while_the_agent_runs_on_the_thread_is_not_recorded_and_the_page_says_to_try_again(
+    inbox: Inbox, tmp_path: Path
+) -> None:
+    from agent_wait.aws import DynamoDbLedger
+
+    # GIVEN a question, and a run of the agent holding its thread (the router's lease)
+    thread, question = inbox.ask()
+    ledger = DynamoDbLedger(inbox.local.table, client=inbox.local.client("dynamodb"))
+    assert ledger.acquire_lease(thread, "a-run", now=inbox.clock(), seconds=60) is not None
+    page = inbox.page()
+    inbox.open(page, question)
+
+    # WHEN alice approves while the run holds the thread
+    page.get_by_role("button", name="Approve").click()
+
+    # THEN nothing is recorded, the page says why and to try again, and the buttons stay
+    busy = "Not recorded: The agent is working on this thread right now; try again in a few seconds."
+    expect(status(page)).to_have_text(busy)
+    expect(page.get_by_role("button", name="Approve")).to_be_enabled()
+    page.screenshot(path=str(Path(os.environ.get("AGENT_WAIT_SCREENSHOTS") or tmp_path) / "inbox-thread-busy.png"))
+    assert inbox.status(question)["status"] == "open"
+
+    # AND once the run lets go, the same click decides and the agent runs once
+    ledger.release_lease(thread, "a-run")
+    page.get_by_role("button", name="Approve").click()
+    expect(status(page)).to_contain_text("Done: your answer “approve” is recorded")
+    assert [o.kind.value for o in inbox.local.pump().outcomes] == ["applied"]
+    assert inbox.refunds(thread) == [900]

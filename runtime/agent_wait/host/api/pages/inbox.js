@@ -26,7 +26,13 @@
     answer_stale: "The answer arrived too late to be used.",
     unknown_question: "There is no such question.",
     already_voted: "You voted already; a second vote changes nothing.",
+    not_trusted: "This answer does not say who you are, and this question counts people.",
+    thread_failed: "The agent failed on this thread; nothing can be decided there until an operator retries it.",
+    thread_busy: "The agent is working on this thread right now; try again in a few seconds.",
+    not_parked: "The agent is no longer waiting on this question; no answer can reach it.",
   };
+  // Refusals about the thread, not the question: the question is still open, and the page says why instead.
+  var THREAD_REASONS = ["thread_failed", "thread_busy", "not_parked"];
 
   // The API's root: the page is <root>/inbox, under whatever stage or base path the API is served from.
   var ROOT = location.pathname.replace(/\/inbox\/?$/, "");
@@ -1217,6 +1223,9 @@
         } else if (reply.status === 409 && data.reason === "already_voted" && isObject(data.question)) {
           renderQuestion(data.question);
           say("Not recorded: " + REASONS.already_voted, true);
+        } else if (reply.status === 409 && THREAD_REASONS.indexOf(data.reason) >= 0 && isObject(data.question)) {
+          renderQuestion(data.question);
+          say("Not recorded: " + REASONS[data.reason], true);
         } else if (reply.status === 200) {
           renderQuestion(data);
           say(
