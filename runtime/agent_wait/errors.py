@@ -17,6 +17,7 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
            │    ├─ ThreadBusyError               another delivery holds the thread's lease; this one is retried later
            │    └─ NothingToRetryError(LookupError)  a retry was asked for a thread that is not failed
            ├─ AwsDeliveryError                   an AWS call did not deliver an envelope (names the call and the code)
+           ├─ QueueUnavailableError              the entry queue or the dead-letter queue failed; the message is retried
            ├─ ThreadStateError                   a hosted agent's stored thread (Pydantic AI history, Strands session)
            │    ├─ ThreadStateConflictError      another writer moved the thread first; this write lost, nothing saved
            │    ├─ ThreadStateTooLargeError(ValueError)  over the store's item limit, even compressed
@@ -48,6 +49,7 @@ __all__ = (
     "PolicyError",
     "QuestionNotFoundError",
     "QuestionTooLargeError",
+    "QueueUnavailableError",
     "SignatureError",
     "ThreadBusyError",
     "ThreadStateConflictError",
@@ -228,6 +230,18 @@ class AwsDeliveryError(WaitError):
         super().__init__(message)
         self.code = code
         """The AWS error code (`ThrottlingException`, `ResourceNotFoundException`, ...) when there is one."""
+
+
+class QueueUnavailableError(WaitError):
+    """Raised when an entry-queue or dead-letter-queue call failed (SQS throttled, refused or unreachable).
+
+    Applying a message that needed it is retried; the message names the call and the code.
+    """
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        """The queue's error code (`ThrottlingException`, `AWS.SimpleQueueService.NonExistentQueue`, ...), if any."""
 
 
 class MissingExtraError(WaitError, ImportError):

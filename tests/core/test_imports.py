@@ -95,7 +95,8 @@ RULES: dict[str, Layer] = {
     ),
     "agent_wait.strands": Layer("binding", ("agent_wait.strands",), frozenset({"strands"})),
     "agent_wait.aws": Layer("provider", ("agent_wait.aws",), frozenset({"boto3", "botocore"})),
-    # boto3 and jsonschema only inside the functions that use them (`test_the_engine_imports_nothing_third_party_...`)
+    # jsonschema, boto3 and the SQS queues' error translation (aws.errors) only inside the functions that use them
+    # (`test_the_engine_imports_nothing_third_party_when_imported`, `test_the_engine_imports_no_aws_when_imported`).
     "agent_wait.engine": Layer(
         "engine", ("agent_wait.engine", "agent_wait.aws.errors"), frozenset({"jsonschema", "boto3"})
     ),
@@ -421,6 +422,21 @@ def test_the_engine_imports_nothing_third_party_when_imported():
         for line, target in imported_modules(source, module, is_package=path.name == "__init__.py"):
             top = target.split(".")[0]
             if line in on_import and top not in STDLIB and top != "agent_wait":
+                problems.append(f"{module}:{line} imports {target} when imported")
+    assert problems == [], "\n".join(problems)
+
+
+def test_the_engine_imports_no_aws_when_imported():
+    # GIVEN every engine module / THEN none imports agent_wait.aws on import: only the SQS queues do, when they call
+    problems = []
+    for path in runtime_files():
+        module = module_name(path)
+        if not module.startswith("agent_wait.engine"):
+            continue
+        source = path.read_text(encoding="utf-8")
+        on_import = {node.lineno for node in _executed_on_import(ast.parse(source))}
+        for line, target in imported_modules(source, module, is_package=path.name == "__init__.py"):
+            if line in on_import and target.startswith("agent_wait.aws"):
                 problems.append(f"{module}:{line} imports {target} when imported")
     assert problems == [], "\n".join(problems)
 

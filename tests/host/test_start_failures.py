@@ -14,7 +14,9 @@ from botocore.exceptions import ClientError
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
+from agent_wait.aws.errors import is_transient
 from agent_wait.engine import InMemoryDeadLetter, OutcomeKind, RecordingMetrics, Router
+from agent_wait.errors import LedgerUnavailableError
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger
 
@@ -26,7 +28,7 @@ class State(TypedDict, total=False):
     done: bool
 
 
-def _router(node: Any) -> tuple[Router, InMemoryDeadLetter, RecordingMetrics]:
+def _router(node: Any, *, transient: Any = is_transient) -> tuple[Router, InMemoryDeadLetter, RecordingMetrics]:
     builder = StateGraph(State)
     builder.add_node("work", node)
     builder.add_edge(START, "work")
@@ -37,6 +39,7 @@ def _router(node: Any) -> tuple[Router, InMemoryDeadLetter, RecordingMetrics]:
         InMemoryLedger(),
         dead_letter=dead_letter,
         metrics=metrics,
+        transient=transient,  # as the AWS host builds it (build_router)
     )
     return router, dead_letter, metrics
 
@@ -91,3 +94,23 @@ def test_a_store_failure_inside_the_run_is_retried_not_dead_lettered() -> None:
     assert router.handle(body, message_id="m-2").kind is OutcomeKind.STARTED
     assert dead_letter.records == []
     assert len(attempts) == 2
+
+
+def test_the_engine_itself_retries_only_agent_waits_own_store_errors() -> None:
+    """The engine knows no AWS: a driver error from the agent's code is retried only because the AWS host says it is
+    transient (`Router(transient=agent_wait.aws.errors.is_transient)`); agent-wait's own store errors always are."""
+
+    def throttled(state: State) -> State:
+        raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow down"}}, "PutItem")
+
+    def store_down(state: State) -> State:
+        raise LedgerUnavailableError("question table t: PutItem failed with ThrottlingException; SQS will retry")
+
+    bare, dead_letter, _ = _router(throttled, transient=None)
+    body = json.dumps({"thread_id": "t-3", "input": {"order_id": "o-3"}, "start_id": "s-3"})
+    assert bare.handle(body, message_id="m-3").reason == "agent_failed"
+    assert [r.reason for r in dead_letter.records] == ["agent_failed"]
+    own, dead_letter, _ = _router(store_down, transient=None)
+    with pytest.raises(LedgerUnavailableError):
+        own.handle(body, message_id="m-4")
+    assert dead_letter.records == []

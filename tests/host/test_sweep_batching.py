@@ -17,8 +17,7 @@ import pytest
 from tests.host.conftest import REGION, HostStack
 
 from agent_wait.aws.ledger import DynamoDbLedger
-from agent_wait.engine import RecordingMetrics, Sweep
-from agent_wait.engine.entry_queue import SqsEntryQueue
+from agent_wait.engine import RecordingMetrics, SqsEntryQueue, Sweep
 from agent_wait.engine.metrics import METRIC_NAMES
 from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.host import HostSettings, build_sweep

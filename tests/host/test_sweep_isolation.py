@@ -18,8 +18,7 @@ from tests.host.conftest import FakeLambdaContext, HostStack, load_event, reset_
 
 from agent_wait import InMemoryAnnounce
 from agent_wait.aws.ledger import DynamoDbLedger
-from agent_wait.engine import InMemoryEntryQueue, RecordingMetrics, Sweep
-from agent_wait.engine.entry_queue import SqsEntryQueue
+from agent_wait.engine import InMemoryEntryQueue, RecordingMetrics, SqsEntryQueue, Sweep
 from agent_wait.engine.metrics import METRIC_NAMES
 from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.errors import ConfigurationError, LedgerIndexMissingError, LedgerUnavailableError

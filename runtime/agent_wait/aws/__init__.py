@@ -1,4 +1,5 @@
 """agent-wait on AWS: announcers for SNS, SQS, EventBridge and a DynamoDB row, and the DynamoDB question ledger.
+Every AWS failure leaves it as an error of `agent_wait.errors`.
 
 Needs the `aws` extra (`pip install 'agent-wait[aws]'`); importing this package without boto3 raises
 `MissingExtraError` naming it.
@@ -19,4 +20,10 @@ from agent_wait.aws.ledger import DynamoDbLedger  # noqa: E402
 from agent_wait.aws.sns import SnsAnnounce  # noqa: E402
 from agent_wait.aws.sqs import SqsAnnounce  # noqa: E402
 
-__all__ = ("DynamoDbAnnounce", "DynamoDbLedger", "EventBridgeAnnounce", "SnsAnnounce", "SqsAnnounce")
+__all__ = (
+    "DynamoDbAnnounce",
+    "DynamoDbLedger",
+    "EventBridgeAnnounce",
+    "SnsAnnounce",
+    "SqsAnnounce",
+)

@@ -1,14 +1,20 @@
 """How an AWS failure is told apart, written once: its error code, whether it is AWS's, a failed condition.
 
-The host's AWS backends (the DynamoDB ledger, the SQS entry queue and dead letter) and the router use
-these names, so nothing outside `agent_wait.aws` imports botocore.
+The AWS backends (the DynamoDB ledger, the SQS queues, the LangGraph checkpoint saver) use these names to turn
+every AWS failure into an error of `agent_wait.errors` at their boundary, so nothing outside them imports
+botocore and the engine retries only agent-wait's own errors. `is_transient` is what the AWS host gives the
+router for a driver error raised inside the agent's own code.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
+
+from agent_wait.errors import QueueUnavailableError
 
 __all__ = (
     "AWS_ERRORS",
@@ -19,6 +25,8 @@ __all__ = (
     "error_code",
     "error_message",
     "is_condition_failed",
+    "is_transient",
+    "queue_errors",
 )
 
 ServiceError = ClientError
@@ -59,3 +67,19 @@ def condition_failed_item(exc: BaseException) -> dict[str, Any] | None:
     response = getattr(exc, "response", None)
     item = response.get("Item") if isinstance(response, dict) else None
     return item if isinstance(item, dict) else None
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for any AWS failure (a driver error the agent's own code raised): the store's or the network's, never
+    the agent's, so the router retries the message instead of failing the thread."""
+    return isinstance(exc, AWS_ERRORS)
+
+
+@contextmanager
+def queue_errors(where: str) -> Iterator[None]:
+    """An SQS failure of the call `where` names, raised as `QueueUnavailableError` (its code kept, its text not)."""
+    try:
+        yield
+    except AWS_ERRORS as exc:
+        code = error_code(exc)
+        raise QueueUnavailableError(f"{where} failed with {code}; the message is retried", code=code) from exc

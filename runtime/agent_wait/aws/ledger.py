@@ -19,7 +19,14 @@ from agent_wait.aws._ledger_indexes import (
     ShardedIndexes,
     decode_cursor,
 )
-from agent_wait.aws.errors import ServiceError, condition_failed_item, error_code, error_message, is_condition_failed
+from agent_wait.aws.errors import (
+    ServiceError,
+    TransportError,
+    condition_failed_item,
+    error_code,
+    error_message,
+    is_condition_failed,
+)
 from agent_wait.aws.items import from_item, paginate, to_attribute, to_item
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import LedgerIndexMissingError, LedgerRejectedError, QuestionNotFoundError
@@ -124,6 +131,12 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             if operation == "batch_get_item":  # names its tables in RequestItems
                 return self._client.batch_get_item(**kwargs)
             return getattr(self._client, operation)(TableName=self.table_name, **kwargs)
+        except TransportError as exc:  # DynamoDB never answered (connection, timeout, credentials)
+            raise LedgerUnavailableError(
+                f"question table {self.table_name}: {operation} got no answer ({type(exc).__name__}); SQS will retry",
+                table=self.table_name,
+                code=type(exc).__name__,
+            ) from exc
         except ServiceError as exc:
             if is_condition_failed(exc):
                 raise

@@ -107,7 +107,7 @@ def failures(target: Target) -> list[Any]:
 
 def retry(target: Target, thread_id: str, retry_id: str | None) -> tuple[Any, str]:
     """Check the thread is failed, then send a retry message; returns (the failure, the retry id)."""
-    from agent_wait.engine.entry_queue import SqsEntryQueue
+    from agent_wait.engine import SqsEntryQueue
     from agent_wait.engine.operations import retry_thread
     from agent_wait.errors import NothingToRetryError
 

@@ -9,7 +9,14 @@ from typing import Any, Protocol
 
 from agent_wait.messages import group_id_for
 
-__all__ = ("DeadLetter", "DeadLetterRecord", "InMemoryDeadLetter", "SqsDeadLetter", "malformed_group_id")
+__all__ = (
+    "DeadLetter",
+    "DeadLetterRecord",
+    "InMemoryDeadLetter",
+    "SqsDeadLetter",
+    "malformed_group_id",
+    "message_identity",
+)
 
 REASON_ATTRIBUTE = "agent_wait_reason"
 DETAIL_ATTRIBUTE = "agent_wait_detail"
@@ -86,6 +93,11 @@ class SqsDeadLetter:
     def send(
         self, body: str, *, reason: str, detail: str, message_id: str | None, thread_id: str | None = None
     ) -> None:
+        """Dead-letter `body` with its reason.
+
+        Raises:
+            QueueUnavailableError: SQS refused it or did not answer; the message is retried.
+        """
         attributes = {
             REASON_ATTRIBUTE: {"DataType": "String", "StringValue": reason},
             DETAIL_ATTRIBUTE: {"DataType": "String", "StringValue": detail[:1000] or reason},
@@ -99,20 +111,27 @@ class SqsDeadLetter:
             "MessageAttributes": attributes,
         }
         if self._fifo:
-            identity = _identity(body, message_id)
+            identity = message_identity(body, message_id)
             key = "\0".join((thread_id or "", identity, reason))
             kwargs["MessageGroupId"] = (
                 group_id_for(thread_id) if thread_id is not None else malformed_group_id(body, message_id)
             )
             kwargs["MessageDeduplicationId"] = hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()
-        self._client.send_message(**kwargs)
+        from agent_wait.aws.errors import queue_errors  # this queue is SQS: AWS is installed
+
+        with queue_errors(f"dead-letter queue {self.queue_url}: SendMessage"):
+            self._client.send_message(**kwargs)
 
 
 def malformed_group_id(body: str, message_id: str | None) -> str:
     """The FIFO group of a dead letter with no thread: `malformed-` and the SHA-256 of its message id, else of
     its body. The same message gets the same group on every redelivery; two messages get two groups."""
-    return MALFORMED_GROUP_PREFIX + hashlib.sha256(_identity(body, message_id).encode("utf-8", "replace")).hexdigest()
+    return (
+        MALFORMED_GROUP_PREFIX
+        + hashlib.sha256(message_identity(body, message_id).encode("utf-8", "replace")).hexdigest()
+    )
 
 
-def _identity(body: str, message_id: str | None) -> str:
+def message_identity(body: str, message_id: str | None) -> str:
+    """What tells one dead-lettered message from another: its message id, else the SHA-256 of its body."""
     return message_id or hashlib.sha256(body.encode("utf-8", "replace")).hexdigest()

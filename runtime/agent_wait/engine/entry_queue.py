@@ -23,6 +23,8 @@ __all__ = (
     "InMemoryEntryQueue",
     "SendFailure",
     "SqsEntryQueue",
+    "batch_chunks",
+    "sqs_deduplication_id",
 )
 
 MAX_BATCH_ENTRIES = 10
@@ -123,25 +125,33 @@ class SqsEntryQueue:
         self._client = client
 
     def send(self, message: dict[str, Any], *, group_id: str, deduplication_id: str) -> None:
-        self._client.send_message(
-            QueueUrl=self.queue_url,
-            MessageBody=dumps(message),
-            MessageGroupId=group_id,
-            MessageDeduplicationId=_dedupe(deduplication_id),
-        )
+        """Send one message.
+
+        Raises:
+            QueueUnavailableError: SQS refused it or did not answer; the caller decides whether to try again.
+        """
+        from agent_wait.aws.errors import queue_errors  # this queue is SQS: AWS is installed
+
+        with queue_errors(f"entry queue {self.queue_url}: SendMessage"):
+            self._client.send_message(
+                QueueUrl=self.queue_url,
+                MessageBody=dumps(message),
+                MessageGroupId=group_id,
+                MessageDeduplicationId=sqs_deduplication_id(deduplication_id),
+            )
 
     def send_batch(self, messages: Sequence[EntryMessage]) -> list[SendFailure]:
-        from agent_wait.aws.errors import AWS_ERRORS, error_code
+        from agent_wait.aws.errors import AWS_ERRORS, error_code  # this queue is SQS: AWS is installed
 
         failures: list[SendFailure] = []
         bodies = [dumps(entry.message) for entry in messages]
-        for chunk in _chunks(bodies):
+        for chunk in batch_chunks(bodies):
             entries = [
                 {
                     "Id": str(index),  # unique within the call; maps a result back to its message
                     "MessageBody": bodies[index],
                     "MessageGroupId": messages[index].group_id,
-                    "MessageDeduplicationId": _dedupe(messages[index].deduplication_id),
+                    "MessageDeduplicationId": sqs_deduplication_id(messages[index].deduplication_id),
                 }
                 for index in chunk
             ]
@@ -160,12 +170,12 @@ class SqsEntryQueue:
         return sorted(failures, key=lambda failure: failure.index)
 
 
-def _dedupe(key: str) -> str:
-    # Deduplication ids allow 128 characters; a hash keeps any key within that.
+def sqs_deduplication_id(key: str) -> str:
+    """The SQS deduplication id for a caller's key: its SHA-256 (SQS allows 128 characters; a hash fits any key)."""
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-def _chunks(bodies: Sequence[str]) -> Iterator[list[int]]:
+def batch_chunks(bodies: Sequence[str]) -> Iterator[list[int]]:
     """Indexes of `bodies` in runs SQS takes in one call: at most 10 entries and 256 KiB of bodies.
 
     A body alone over the limit still gets a call of its own, so SQS reports it and the others go.

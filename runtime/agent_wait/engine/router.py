@@ -39,7 +39,6 @@ from agent_wait._delivery import current_delivery
 from agent_wait._publish import Announcers, as_announcers
 from agent_wait._time import clock_scope, format_rfc3339, parse_rfc3339, seconds_between, utc_now
 from agent_wait.adapter import AgentAdapter, RunOutcome
-from agent_wait.aws.errors import AWS_ERRORS
 from agent_wait.dialects import resume_value
 from agent_wait.engine.answering import (
     HANDED_OVER,
@@ -66,6 +65,7 @@ from agent_wait.errors import (
     LedgerUnavailableError,
     MessageError,
     QuestionNotFoundError,
+    QueueUnavailableError,
     ThreadBusyError,
     ThreadStateConflictError,
     ThreadStateUnavailableError,
@@ -95,16 +95,18 @@ __all__ = ("AGENT_FAILED", "DEFAULT_LEASE_SECONDS", "Router")
 DEFAULT_LEASE_SECONDS = 900.0
 """How long a thread's lease lasts unless released: Lambda's longest timeout, so a live holder never loses it."""
 
-# Failures of the stores and the network, not of the agent: the message is retried and converges.
 RETRYABLE: tuple[type[BaseException], ...] = (
     LedgerUnavailableError,
+    QueueUnavailableError,
     ThreadBusyError,
     ThreadStateConflictError,
     ThreadStateUnavailableError,
-    *AWS_ERRORS,
     ConnectionError,
     TimeoutError,
 )
+"""Failures of the stores and the network, not of the agent: the message is retried and converges. Backends raise
+these (they translate their drivers' errors at their boundary); a host adds what its own drivers raise from inside
+the agent's run with `Router(transient=...)`."""
 
 
 class Router:
@@ -127,6 +129,9 @@ class Router:
             restriction (a host that is not SQS has no sender identity to check).
         link_maker: makes a question's signed answer links (`agent_wait.host.links.answer_links`); None: none.
         link_announcers: names of the announcers whose `wait.created` envelopes carry those links.
+        transient: tells a store's or the network's failure raised from inside the agent's run (an AWS call in a
+            node, throttled) from the agent's own: True retries the message instead of failing the thread. The
+            AWS host passes `agent_wait.aws.errors.is_transient`; None: only agent-wait's own errors (`RETRYABLE`).
     """
 
     def __init__(
@@ -145,10 +150,12 @@ class Router:
         senders: SenderPolicy | None = None,
         link_maker: Callable[[WaitEnvelope], dict[str, str]] | None = None,
         link_announcers: frozenset[str] = frozenset(),
+        transient: Callable[[BaseException], bool] | None = None,
     ) -> None:
         if lease_seconds <= 0 or lease_wait < 0:
             raise ArgumentError(f"lease_seconds must be > 0 and lease_wait >= 0; got {lease_seconds}, {lease_wait}")
         self.adapter = adapter
+        self.transient = transient
         self.ledger = require_capabilities(ledger, *Capability, user="Router")
         self.dead_letter = dead_letter
         self.metrics: HostMetrics = metrics if metrics is not None else RecordingMetrics()
@@ -326,9 +333,9 @@ class Router:
                 # An earlier attempt died after the agent moved: finish from the checkpoint, never restart.
                 run = self._converge(thread_id)
             asked = self.questions.after_run(thread_id, run)
-        except RETRYABLE:
-            raise  # a store or network failure: SQS redelivers and the start converges
         except Exception as exc:
+            if self.is_transient(exc):
+                raise  # a store or network failure: SQS redelivers and the start converges
             failure = ThreadFailure(thread_id, FailureKind.START, start_id, start_id, type(exc).__name__, self._stamp())
             return self.failures.agent_failed(failure, body, exc, start_input=message.input)
         self.ledger.finish_start(thread_id, start_id, asked, now=self.clock())
@@ -484,9 +491,9 @@ class Router:
             value = resume_value(record.envelope, record.answer)
             run = self.adapter.resume(thread_id, question_id, value) if parked else self._converge(thread_id)
             asked = self.questions.after_run(thread_id, run)
-        except RETRYABLE:
-            raise
         except Exception as exc:
+            if self.is_transient(exc):
+                raise
             failure = ThreadFailure(
                 thread_id, FailureKind.ANSWER, question_id, message_id, type(exc).__name__, self._stamp(), retries
             )
@@ -568,9 +575,9 @@ class Router:
             unfinished = self.adapter.unfinished(thread_id)
             run = self.adapter.continue_run(thread_id) if unfinished else self.adapter.start(thread_id, start_input)
             asked = self.questions.after_run(thread_id, run)
-        except RETRYABLE:
-            raise
         except Exception as exc:
+            if self.is_transient(exc):
+                raise
             retried = ThreadFailure(
                 thread_id, FailureKind.START, start_id, retry_id, type(exc).__name__, self._stamp(), failure.retries + 1
             )
@@ -579,6 +586,11 @@ class Router:
         return Outcome(OutcomeKind.STARTED, thread_id, asked=asked)
 
     # -- shared steps ----------------------------------------------------------------------------------
+
+    def is_transient(self, exc: BaseException) -> bool:
+        """Whether `exc`, raised while the agent ran, is a store's or the network's (retry the message), not the
+        agent's (fail the thread): agent-wait's own (`RETRYABLE`), or what the host's `transient` says."""
+        return isinstance(exc, RETRYABLE) or (self.transient is not None and self.transient(exc))
 
     def _now(self) -> datetime:
         return self.clock()  # read late: a host or a test may swap `clock` after construction

@@ -185,8 +185,9 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
     """A `Router` on DynamoDB (ledger and checkpoints), the DLQ and the configured announcers."""
     import boto3
 
-    from agent_wait.aws.ledger import DynamoDbLedger
-    from agent_wait.engine.dead_letter import SqsDeadLetter
+    from agent_wait.aws import DynamoDbLedger
+    from agent_wait.aws.errors import is_transient
+    from agent_wait.engine import SqsDeadLetter
     from agent_wait.engine.router import Router
 
     checkpoint_table = required(settings.checkpoint_table, Settings.CHECKPOINT_TABLE)
@@ -213,6 +214,7 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
         senders=sender_policy(settings, log=log),
         link_maker=link_maker_for(settings, session=session),
         link_announcers=settings.link_announcers,
+        transient=is_transient,  # a throttled AWS call in the agent's own code is retried, as the stores' are
     )
 
 
@@ -273,7 +275,7 @@ def build_sweep(settings: HostSettings, *, session: Any = None, metrics: Any = N
     import boto3
 
     from agent_wait.aws.ledger import DynamoDbLedger
-    from agent_wait.engine.entry_queue import SqsEntryQueue
+    from agent_wait.engine import SqsEntryQueue
     from agent_wait.engine.sweep import Sweep
 
     table = required(settings.table, Settings.TABLE)

@@ -88,7 +88,7 @@ class ApiContext:
         import boto3
 
         from agent_wait.aws import DynamoDbLedger
-        from agent_wait.engine.entry_queue import SqsEntryQueue
+        from agent_wait.engine import SqsEntryQueue
 
         table = required(settings.table, Settings.TABLE)
         queue_url = required(settings.queue_url, Settings.QUEUE_URL)

@@ -45,8 +45,9 @@ from langgraph_checkpoint_aws.checkpoint.dynamodb.unified_repository import (
     _writes_pk,  # pyright: ignore[reportPrivateUsage]  # the library's own key layout, not a copy of it
 )
 
+from agent_wait.aws.errors import ServiceError, TransportError, error_code, error_message
 from agent_wait.aws.items import BATCH_GET_LIMIT, BATCH_WRITE_LIMIT, paginate, until_processed
-from agent_wait.errors import ThreadStateUnavailableError
+from agent_wait.errors import ThreadStateError, ThreadStateUnavailableError
 
 __all__ = (
     "BatchWriter",
@@ -61,6 +62,48 @@ __all__ = (
     "read_payloads",
     "read_write_heads",
 )
+
+
+def is_too_large(exc: BaseException) -> bool:
+    """DynamoDB's or S3's refusal of an item or object for its size."""
+    if not isinstance(exc, ServiceError):
+        return False
+    code = error_code(exc)
+    return code == "EntityTooLarge" or (code == "ValidationException" and "Item size" in error_message(exc))
+
+
+@contextmanager
+def store_errors(what: str, *, thread_id: str, table: str) -> Iterator[None]:
+    """AWS's failures of `what` as agent-wait's errors, at the saver's boundary.
+
+    No answer, throttling or any other failure of the store: `ThreadStateUnavailableError` (the message is retried).
+    A request the store refuses as invalid: `ThreadStateError` (retrying cannot help; the thread fails visibly). A
+    refusal for size passes through as it is, for the saver to name the payload (`ThreadStateTooLargeError`).
+    """
+    try:
+        yield
+    except TransportError as exc:
+        raise ThreadStateUnavailableError(
+            f"{what} of thread {thread_id!r} got no answer from AWS ({type(exc).__name__}); the message is retried",
+            thread_id=thread_id,
+            table=table,
+        ) from exc
+    except ServiceError as exc:
+        if is_too_large(exc):
+            raise
+        code = error_code(exc)
+        if code == "ValidationException":  # AWS's text may quote a value: only the code is repeated
+            raise ThreadStateError(
+                f"{what} of thread {thread_id!r} was refused as invalid ({code}); retrying cannot help",
+                thread_id=thread_id,
+                table=table,
+            ) from exc
+        raise ThreadStateUnavailableError(
+            f"{what} of thread {thread_id!r} failed with {code}; the message is retried",
+            thread_id=thread_id,
+            table=table,
+        ) from exc
+
 
 PAYLOAD_SK = "CHUNK"
 """The sort key of every payload item `DynamoDBSaver` keeps in the table."""
@@ -129,13 +172,14 @@ class BatchWriter:
             self._write_all(unique[start : start + BATCH_WRITE_LIMIT], thread_id)
 
     def _write_all(self, items: list[dict[str, Any]], thread_id: str) -> None:
-        _, left = until_processed(
-            self.client.batch_write_item,
-            {self.table_name: [{"PutRequest": {"Item": item}} for item in items]},
-            unprocessed="UnprocessedItems",
-            attempts=self.attempts,
-            sleep=self.sleep,
-        )
+        with store_errors("BatchWriteItem of checkpoints", thread_id=thread_id, table=self.table_name):
+            _, left = until_processed(
+                self.client.batch_write_item,
+                {self.table_name: [{"PutRequest": {"Item": item}} for item in items]},
+                unprocessed="UnprocessedItems",
+                attempts=self.attempts,
+                sleep=self.sleep,
+            )
         if left:
             raise ThreadStateUnavailableError(
                 f"DynamoDB left {len(left[self.table_name])} checkpoint items of thread {thread_id!r} unwritten after "
@@ -157,7 +201,8 @@ def read_write_heads(client: Any, table_name: str, thread_id: str, ns: str, chec
         "ProjectionExpression": "SK, task_id, channel, ref_key, ref_loc, #t, compression",
         "ExpressionAttributeNames": {"#t": "type"},
     }
-    return list(paginate(client.query, request))
+    with store_errors("Query of checkpoint writes", thread_id=thread_id, table=table_name):
+        return list(paginate(client.query, request))
 
 
 def read_items(
@@ -178,9 +223,14 @@ def read_items(
         request: dict[str, Any] = {"Keys": [{"PK": {"S": pk}, "SK": {"S": sk}} for pk, sk in page]}
         if projection is not None:
             request["ProjectionExpression"] = projection
-        responses, left = until_processed(
-            client.batch_get_item, {table_name: request}, unprocessed="UnprocessedKeys", attempts=attempts, sleep=sleep
-        )
+        with store_errors("BatchGetItem of checkpoints", thread_id=thread_id, table=table_name):
+            responses, left = until_processed(
+                client.batch_get_item,
+                {table_name: request},
+                unprocessed="UnprocessedKeys",
+                attempts=attempts,
+                sleep=sleep,
+            )
         for response in responses:
             found.extend(response.get("Responses", {}).get(table_name, []))
         if left:

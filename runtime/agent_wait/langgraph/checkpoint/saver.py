@@ -39,7 +39,7 @@ from langgraph_checkpoint_aws.checkpoint.dynamodb.unified_repository import (
 )
 
 from agent_wait._delivery import current_delivery
-from agent_wait.aws.errors import ServiceError, error_code, error_message
+from agent_wait.aws.errors import ServiceError
 from agent_wait.errors import ThreadStateTooLargeError
 from agent_wait.langgraph.checkpoint.batch import (
     PAYLOAD_SK,
@@ -52,6 +52,7 @@ from agent_wait.langgraph.checkpoint.batch import (
     read_items,
     read_payloads,
     read_write_heads,
+    store_errors,
 )
 from agent_wait.langgraph.checkpoint.notes import LatestKeys, LatestTracker
 
@@ -94,14 +95,6 @@ class _SizeCheckedStorage(StorageStrategy):
         if size > PAYLOAD_LIMIT:
             raise _PayloadTooLargeError(size, PAYLOAD_LIMIT, "a DynamoDB item")
         return False
-
-
-def _is_too_large(exc: BaseException) -> bool:
-    """DynamoDB's or S3's refusal of an item or object for its size (a key longer than `PAYLOAD_LIMIT` allows)."""
-    if not isinstance(exc, ServiceError):
-        return False
-    code = error_code(exc)
-    return code == "EntityTooLarge" or (code == "ValidationException" and "Item size" in error_message(exc))
 
 
 def _too_large(exc: BaseException, *, what: str, config: Any, table: str, offload: bool) -> ThreadStateTooLargeError:
@@ -210,7 +203,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             self._wrote(thread_id)  # what the run held back has landed: a read from before it is stale
 
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-        with self._too_large_told("checkpoint", config), collected_puts() as items:
+        with self._translated("checkpoint", config), collected_puts() as items:
             stored = super().put(config, checkpoint, metadata, new_versions)
         ns, parent_id = _at(config)
         self._send(config, items, Held(items, ns, str(checkpoint["id"]), parent_id=parent_id))
@@ -221,13 +214,21 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         # Special writes (interrupt, resume, error) keep their own slots: LangGraph overwrites those.
         if len(writes) > 1 and not special:
             writes = [(PACKED_WRITES, [[channel, value] for channel, value in writes])]
-        with self._too_large_told("writes of one step", config), collected_puts() as items:
+        with self._translated("writes of one step", config), collected_puts() as items:
             super().put_writes(config, writes, task_id, task_path)
         ns, checkpoint_id = _at(config)
         # An interrupt or an error ends the run: nothing follows to carry them, so they go now.
         self._send(config, items, None if special else Held(items, ns, str(checkpoint_id)))
 
     def get_tuple(self, config: Any) -> CheckpointTuple | None:
+        thread_id = str(config["configurable"]["thread_id"])
+        with (
+            self._translated("state", config),
+            store_errors("reading the state", thread_id=thread_id, table=self.table_name),
+        ):
+            return self._get_tuple(config)
+
+    def _get_tuple(self, config: Any) -> CheckpointTuple | None:
         thread_id = str(config["configurable"]["thread_id"])
         ns = _at(config)[0]
         self._flush_held(thread_id, ns)
@@ -366,16 +367,18 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         if config is not None and "thread_id" in config.get("configurable", {}):
             configurable = config["configurable"]
             self._flush_held(str(configurable["thread_id"]), configurable.get("checkpoint_ns"))
-        for found in super().list(config, **kwargs):
-            unpacked = _unpack(found)
-            if unpacked is not None:  # never None for a found checkpoint; the check is for the type
-                yield unpacked
+        thread_id = (config or {}).get("configurable", {}).get("thread_id")
+        with store_errors("listing the checkpoints", thread_id=str(thread_id), table=self.table_name):
+            for found in super().list(config, **kwargs):
+                unpacked = _unpack(found)
+                if unpacked is not None:  # never None for a found checkpoint; the check is for the type
+                    yield unpacked
 
     def _flush_held(self, thread_id: str, ns: str | None) -> None:
         """Write what the thread's run holds back in namespace `ns` (any, if None), so a read sees it."""
         batch = current_batch(thread_id)
         if batch is not None:
-            with self._too_large_told("state", {"configurable": {"thread_id": thread_id}}):
+            with self._translated("state", {"configurable": {"thread_id": thread_id}}):
                 batch.flush(ns)
 
     def _send(self, config: Any, items: list[dict[str, Any]], held: Held | None) -> None:
@@ -384,7 +387,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         batch = current_batch(thread_id)
         self._wrote(thread_id)
         try:
-            with self._too_large_told("state", config):
+            with self._translated("state", config):
                 if batch is None:
                     self.writer.write(items, thread_id=thread_id)
                 elif held is None:
@@ -399,11 +402,14 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             self._versions.pop(thread_id, None)  # a read remembered before this has a token no longer current
 
     @contextmanager
-    def _too_large_told(self, what: str, config: Any) -> Iterator[None]:
-        """A payload too large for its store, however it was found, raised as `ThreadStateTooLargeError`."""
+    def _translated(self, what: str, config: Any) -> Iterator[None]:
+        """Every failure of the stores as agent-wait's own error: a payload too large for its store, however it was
+        found, as `ThreadStateTooLargeError`; any other as `store_errors` says."""
+        thread_id = str(config["configurable"].get("thread_id"))
         try:
-            yield
-        except (_PayloadTooLargeError, ServiceError) as exc:
-            if isinstance(exc, ServiceError) and not _is_too_large(exc):
-                raise
+            with store_errors(f"writing the {what}", thread_id=thread_id, table=self.table_name):
+                yield
+        except _PayloadTooLargeError as exc:
+            raise _too_large(exc, what=what, config=config, table=self.table_name, offload=self.offloads) from None
+        except ServiceError as exc:  # store_errors lets only a refusal for size through
             raise _too_large(exc, what=what, config=config, table=self.table_name, offload=self.offloads) from None
