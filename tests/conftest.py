@@ -63,3 +63,34 @@ def aws_client(moto_server: str) -> Any:
 def unique() -> str:
     """A short unique suffix for resource names and ids."""
     return uuid.uuid4().hex[:12]
+
+
+# -- depth: every test is marked by how deep it reaches, so a focused run is one command -----------------------
+
+DEPTH_BY_FOLDER = {"browser": "browser", "packaging": "packaging", "cdk": "synth"}
+"""Folders whose every test has one depth; elsewhere a test is `emulator` if it uses the moto server, else `unit`."""
+EMULATOR_FIXTURES = frozenset({"moto_server", "aws_client", "host", "question_table"})
+"""Fixtures that reach the embedded moto server (directly or through another fixture)."""
+SHARED_SETUP_GROUPS = frozenset({"browser", "packaging", "synth"})
+"""Depths whose tests share a costly session or module setup (a Chromium and a stack, a built wheel, a jsii kernel):
+under pytest-xdist each runs on one worker (`--dist loadgroup`), so the setup is paid once."""
+
+
+def depth_of(item: pytest.Item) -> str:
+    """`unit`, `emulator`, `browser`, `packaging` or `synth`: how deep a test reaches."""
+    parts = item.path.parts
+    folder = parts[parts.index("tests") + 1] if "tests" in parts and parts.index("tests") + 1 < len(parts) else ""
+    if folder in DEPTH_BY_FOLDER:
+        return DEPTH_BY_FOLDER[folder]
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if folder == "demo" or fixtures & EMULATOR_FIXTURES:
+        return "emulator"
+    return "unit"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        depth = depth_of(item)
+        item.add_marker(getattr(pytest.mark, depth))
+        if depth in SHARED_SETUP_GROUPS:
+            item.add_marker(pytest.mark.xdist_group(depth))
