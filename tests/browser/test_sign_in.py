@@ -23,8 +23,7 @@ from typing import Any
 
 import pytest
 
-from agent_wait.engine import InMemoryEntryQueue
-from agent_wait.engine.answering import AnswerService
+from agent_wait.engine import AnswerService, InMemoryEntryQueue
 from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.host.api import ApiContext, SignIn, create_app
 from agent_wait.ledger import InMemoryLedger

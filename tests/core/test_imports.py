@@ -549,3 +549,17 @@ def test_schema_create_table_request_matches_the_table_shape():
     assert {a["AttributeType"] for a in request["AttributeDefinitions"]} == {"S"}
     assert request["BillingMode"] == "PAY_PER_REQUEST"
     assert "GlobalSecondaryIndexes" not in CHECKPOINT_TABLE.create_table_request("c")
+
+
+LONG_MODULE = 420
+"""Lines past which a module says why it is long (`Long on purpose:` in its docstring), or is split by job."""
+
+
+def test_a_long_runtime_module_says_why_at_its_top():
+    too_long = []
+    for path in runtime_files():
+        lines = path.read_text(encoding="utf-8").count("\n")
+        docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        if lines > LONG_MODULE and "Long on purpose:" not in docstring:
+            too_long.append(f"{module_name(path)} ({lines} lines)")
+    assert too_long == [], f"split these by job, or say why at their top: {too_long}"

@@ -12,8 +12,7 @@ import pytest
 from ag_ui.core import Interrupt
 from tests.host.api_events import Response, call
 
-from agent_wait.engine import InMemoryEntryQueue
-from agent_wait.engine.answering import AnswerService
+from agent_wait.engine import AnswerService, InMemoryEntryQueue
 from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.ledger import InMemoryLedger

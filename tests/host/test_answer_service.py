@@ -11,8 +11,16 @@ import tests.host.graphs as graphs
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_wait import InMemoryAnnounce
-from agent_wait.engine import InMemoryDeadLetter, InMemoryEntryQueue, OutcomeKind, RefusalReason, Router, Sweep
-from agent_wait.engine.answering import AnswerService, VerdictKind
+from agent_wait.engine import (
+    AnswerService,
+    InMemoryDeadLetter,
+    InMemoryEntryQueue,
+    OutcomeKind,
+    RefusalReason,
+    Router,
+    Sweep,
+    VerdictKind,
+)
 from agent_wait.engine.checks import Answerer
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger

@@ -367,7 +367,7 @@ def _api_user(name: str) -> Any:
 
 
 def test_votes_through_the_answer_api_are_counted_told_and_decide_once(quorum: World) -> None:
-    from agent_wait.engine.answering import AnswerService, VerdictKind
+    from agent_wait.engine import AnswerService, VerdictKind
 
     # GIVEN a quorum question and the answer API's service
     _, question_id = quorum.ask("api-1")
@@ -403,7 +403,7 @@ def test_votes_through_the_answer_api_are_counted_told_and_decide_once(quorum: W
 
 
 def test_an_api_vote_is_told_by_the_router_while_the_question_is_still_open(quorum: World) -> None:
-    from agent_wait.engine.answering import AnswerService, VerdictKind
+    from agent_wait.engine import AnswerService, VerdictKind
 
     thread_id, question_id = quorum.ask("api-2")
     service = AnswerService(quorum.ledger, quorum.queue, clock=lambda: quorum.now[0])
@@ -499,7 +499,7 @@ def test_a_reminder_whose_announcement_failed_is_announced_by_the_next_run_and_o
 
 
 def test_one_person_is_one_vote_whether_they_answer_signed_in_or_by_a_link_made_for_them(quorum: World) -> None:
-    from agent_wait.engine.answering import AnswerService, VerdictKind
+    from agent_wait.engine import AnswerService, VerdictKind
     from agent_wait.engine.checks import Answerer
 
     # GIVEN alice voted through the API, signed in

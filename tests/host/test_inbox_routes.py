@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent_wait.engine import InMemoryEntryQueue
-from agent_wait.engine.answering import AnswerService
+from agent_wait.engine import AnswerService, InMemoryEntryQueue
 from agent_wait.errors import ConfigurationError
 from agent_wait.host.api import ApiContext, SignIn, create_app
 from agent_wait.host.links import LinkKeys

@@ -27,14 +27,15 @@ from langgraph.graph import END, START, StateGraph
 
 from agent_wait import InMemoryAnnounce, WaitEnvelope, WaitPolicy
 from agent_wait.engine import (
+    AnswerService,
     InMemoryDeadLetter,
     InMemoryEntryQueue,
     OutcomeKind,
     RecordingMetrics,
     RefusalReason,
     Router,
+    VerdictKind,
 )
-from agent_wait.engine.answering import AnswerService, VerdictKind
 from agent_wait.engine.checks import Answerer
 from agent_wait.host.api._questions import answer_response
 from agent_wait.langgraph import LangGraphAdapter, wait

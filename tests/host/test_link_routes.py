@@ -19,8 +19,7 @@ from typing import Any
 import pytest
 from tests.host.api_events import Response, call
 
-from agent_wait.engine import InMemoryEntryQueue
-from agent_wait.engine.answering import AnswerService
+from agent_wait.engine import AnswerService, InMemoryEntryQueue
 from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.host.links import LinkKeys, link_url, mint_token

@@ -21,8 +21,7 @@ import tests.host.graphs as graphs
 from langgraph.checkpoint.memory import InMemorySaver
 from tests.host.api_events import Response, call
 
-from agent_wait.engine import InMemoryDeadLetter, InMemoryEntryQueue, OutcomeKind, Router, Sweep
-from agent_wait.engine.answering import AnswerService
+from agent_wait.engine import AnswerService, InMemoryDeadLetter, InMemoryEntryQueue, OutcomeKind, Router, Sweep
 from agent_wait.engine.senders import SenderPolicy
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.langgraph import LangGraphAdapter
@@ -254,7 +253,7 @@ def test_an_answer_through_the_api_while_the_agent_runs_on_the_thread_is_refused
 
 def test_every_door_decides_through_the_one_desk(monkeypatch: pytest.MonkeyPatch) -> None:
     """The queue, the answer API, AG-UI, a signed link and the sweep's deadline all reach `AnswerDesk.decide`."""
-    from agent_wait.engine.answering import AnswerDesk
+    from agent_wait.engine import AnswerDesk
     from agent_wait.host.links import LinkKeys, mint_token
 
     reached: list[tuple[str, bool]] = []

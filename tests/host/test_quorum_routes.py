@@ -17,8 +17,7 @@ import pytest
 from tests.host.api_events import Response, call
 
 from agent_wait.aws.ledger import DynamoDbLedger
-from agent_wait.engine import InMemoryEntryQueue
-from agent_wait.engine.answering import AnswerService
+from agent_wait.engine import AnswerService, InMemoryEntryQueue
 from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.followup import Escalation, Quorum
 from agent_wait.host.api import ApiContext, create_app

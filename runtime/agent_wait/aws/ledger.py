@@ -1,4 +1,8 @@
-"""`DynamoDbLedger`: the question ledger on one DynamoDB table (see `agent_wait.schema.QUESTION_TABLE`)."""
+"""`DynamoDbLedger`: the question ledger on one DynamoDB table (see `agent_wait.schema.QUESTION_TABLE`).
+
+Long on purpose: one backend declares every capability of the ledger (`agent_wait.ledger.base`), each a few
+conditional writes on the same items; reading the sharded indexes is apart (`agent_wait.aws._ledger_indexes`).
+"""
 
 from __future__ import annotations
 

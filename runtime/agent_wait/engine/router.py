@@ -22,6 +22,10 @@ The rules (DESIGN.md "Invariants"):
   start or decision again, once.
 - Every write is idempotent, so Lambda may die between any two of them and SQS's redelivery
   converges: the same message id finds its own work and carries on from where it stopped.
+
+Long on purpose: one class applies starts, answers and retries because all three share the delivery (its lease,
+the failures, the resume and the hand-over catch-up); the decision itself is `AnswerDesk`'s, the bookkeeping of
+what the agent asked `AskedQuestions`'.
 """
 
 from __future__ import annotations
@@ -40,18 +44,11 @@ from agent_wait._publish import Announcers, as_announcers
 from agent_wait._time import clock_scope, format_rfc3339, parse_rfc3339, seconds_between, utc_now
 from agent_wait.adapter import AgentAdapter, RunOutcome
 from agent_wait.dialects import resume_value
-from agent_wait.engine.answering import (
-    HANDED_OVER,
-    AnswerAttempt,
-    AnswerDesk,
-    ThreadState,
-    Verdict,
-    VerdictKind,
-    resume_message,
-)
+from agent_wait.engine.answering import AnswerAttempt, AnswerDesk, ThreadState, Verdict, VerdictKind
 from agent_wait.engine.checks import Answerer, principal_of
 from agent_wait.engine.dead_letter import DeadLetter
 from agent_wait.engine.failures import AGENT_FAILED, Failures
+from agent_wait.engine.handover import HANDED_OVER, resume_message
 from agent_wait.engine.lease import hold_thread
 from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
 from agent_wait.engine.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason

@@ -16,6 +16,9 @@ what is due (never every open question) and dispatches each row by what it needs
 Each question is isolated: one that raises is logged (its type and ids, never content), counted as
 `SweepErrors` with its work as the reason, and the others still run. The run's steps are isolated the same
 way (`SweepStep`); a deadline answer the queue refuses is counted with reason `send` and sent again next run.
+
+Long on purpose: the four kinds of due work (announce, expire, remind, escalate) share one claim on the row and
+one isolation of failures; apart, each would repeat them.
 """
 
 from __future__ import annotations
@@ -31,8 +34,8 @@ from typing import Any, TypeVar
 
 from agent_wait._publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait._time import parse_rfc3339, seconds_between, utc_now
-from agent_wait.engine.answering import HANDED_OVER, resume_message
 from agent_wait.engine.entry_queue import EntryMessage, EntryQueue
+from agent_wait.engine.handover import HANDED_OVER, resume_message
 from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError, LedgerIndexMissingError

@@ -26,6 +26,9 @@ Example:
     ...                    expires_at=now + timedelta(hours=4), now=now)
     >>> verify_token(keys, token, question_id="q-1", now=now).action
     'approve'
+
+Long on purpose: a link's token, its keys and their rotation are one security boundary, kept in one place to
+be read and reviewed whole.
 """
 
 from __future__ import annotations

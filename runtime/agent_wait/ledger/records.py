@@ -1,4 +1,8 @@
-"""What the question ledger stores and returns: rows, decisions, votes, starts, failures and leases."""
+"""What the question ledger stores and returns: rows, decisions, votes, starts, failures and leases.
+
+Long on purpose: every record a ledger writes and reads, with its item codec beside it, so a backend and the
+contract agree on one shape; each record is small.
+"""
 
 from __future__ import annotations
 

@@ -20,6 +20,9 @@ Lambda app, whose `config.json` names the API's OIDC issuer or asks for a token.
 
 Request bodies, query strings and tokens are never logged: a line names the route, the status and the
 time taken.
+
+Long on purpose: one HTTP server stands in for API Gateway (routing, the JWT authorizer, the dev sign-in) so
+that the Lambda app it serves stays exactly the deployed one.
 """
 
 from __future__ import annotations

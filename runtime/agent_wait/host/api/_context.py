@@ -9,8 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from agent_wait._time import utc_now
-from agent_wait.engine.answering import AnswerService
 from agent_wait.engine.checks import Answerer
+from agent_wait.engine.handover import AnswerService
 from agent_wait.host.links import link_keyring
 from agent_wait.host.settings import DEFAULT_SIGN_IN_SCOPES, HostSettings, required
 from agent_wait.ledger import Ledger

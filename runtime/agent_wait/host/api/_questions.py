@@ -14,7 +14,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from agent_wait._time import format_rfc3339, parse_rfc3339, utc_now
-from agent_wait.engine.answering import AnswerResult, VerdictKind
+from agent_wait.engine import AnswerResult, VerdictKind
 from agent_wait.engine.checks import Answerer
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.engine.votes import vote_of, vote_progress

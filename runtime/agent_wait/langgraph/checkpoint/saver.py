@@ -16,6 +16,10 @@ instead of DynamoDB's `ValidationException`, which the router would take for a p
 and retry until SQS gives up.
 
 The items the library builds are collected and sent in batches (`agent_wait.langgraph.checkpoint.batch`).
+
+Long on purpose: the saver overrides the library's storage operations together, since each must keep the
+same promises (task-atomic writes, size checks, error translation, the note); batching and the note's
+bookkeeping are apart (`batch`, `notes`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,190 @@
+"""The doors that cannot run the agent (the answer API, its inbox page, AG-UI, signed links): decide, hand over.
+
+`AnswerService.answer` decides through the one desk (`agent_wait.engine.answering`) while it holds the thread's
+lease, so no run starts meanwhile, and only when the thread is not failed and the agent waits on the question
+(the open ids the last run recorded on the lease). It records its decision on the lease (`handed_over`), so the
+router applies it before anything else runs on the thread, and puts a resume on the entry queue to wake the
+router. A person told "decided, the agent will resume" is therefore told the truth; a failed thread, a busy one
+or a question the agent moved past is refused instead. The sweep sends again a resume that never reached the
+queue (`Sweep` step `handover`), never into a failed thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from agent_wait._delivery import current_delivery
+from agent_wait._time import utc_now
+from agent_wait.engine.answering import AnswerAttempt, AnswerDesk, ThreadState, Verdict, VerdictKind
+from agent_wait.engine.checks import Answerer
+from agent_wait.engine.entry_queue import EntryQueue
+from agent_wait.engine.lease import hold_thread
+from agent_wait.engine.outcomes import RefusalReason
+from agent_wait.errors import ThreadBusyError
+from agent_wait.ledger import Capability, FullLedger, Ledger, QuestionRecord, ThreadLease, require_capabilities
+from agent_wait.messages import group_id_for
+from agent_wait.schema import QuestionStatus
+
+__all__ = ("HANDED_OVER", "AnswerResult", "AnswerService", "resume_message", "vote_message")
+
+logger = logging.getLogger("agent_wait.host")
+
+HANDED_OVER = frozenset({"api", "link"})
+"""`via` of decisions made before the router saw them (the answer API, a signed link): it resumes them."""
+
+
+def resume_message(record: QuestionRecord) -> dict[str, Any]:
+    """The entry-queue message that tells the router to carry on from `record`'s decision."""
+    message: dict[str, Any] = {
+        "thread_id": record.thread_id,
+        "question_id": record.question_id,
+        "answer": record.answer,
+        "answer_id": record.answer_id,
+        "via": record.via or "api",
+    }
+    if record.answered_by:
+        message["answered_by"] = record.answered_by
+    return message
+
+
+def vote_message(record: QuestionRecord, answer_id: str) -> dict[str, Any]:
+    """The entry-queue message that tells the router a vote was recorded, so it announces `wait.voted`."""
+    vote = record.progress.vote_with(answer_id)
+    message: dict[str, Any] = {
+        "thread_id": record.thread_id,
+        "question_id": record.question_id,
+        "answer": vote.answer if vote else None,
+        "answer_id": answer_id,
+        "via": (vote.via if vote else None) or "api",
+    }
+    if vote is not None and vote.by:
+        message["answered_by"] = vote.by
+    return message
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerResult:
+    """What `AnswerService.answer` did: the desk's verdict, and whether the router was told."""
+
+    verdict: Verdict
+    handed_over: bool = True
+    """False when the decision was made but its resume could not be queued yet (the sweep sends it again)."""
+
+
+class AnswerService:
+    """Decide answers for doors that cannot run the agent (the answer API, signed links, AG-UI), with the desk's rules.
+
+    Each answer is decided while the service holds the thread's lease (briefly: no run may start meanwhile), on a
+    thread that is not failed, for a question the agent waits on; the decision is recorded on the lease for the
+    router and its resume put on the entry queue.
+
+    Args:
+        ledger: the question ledger (with follow-ups, failures and leases).
+        entry_queue: where the resume goes (the router's entry queue).
+        clock: returns now (UTC).
+        lease_seconds: how long the lease lasts if this process dies holding it. Default 30 s: an API call
+            is over by then, and a router waiting on the thread is held back no longer.
+        lease_wait: how long to wait for a router run on the thread to finish before refusing `thread_busy`.
+    """
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        entry_queue: EntryQueue,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        lease_seconds: float = 30.0,
+        lease_wait: float = 3.0,
+    ) -> None:
+        needed = (Capability.FOLLOW_UPS, Capability.FAILURES, Capability.LEASES)
+        self.ledger: FullLedger = require_capabilities(ledger, *needed, user="AnswerService")
+        self.desk = AnswerDesk(ledger)
+        self.entry_queue = entry_queue
+        self.clock = clock
+        self.lease_seconds = lease_seconds
+        self.lease_wait = lease_wait
+
+    def answer(
+        self,
+        question_id: str,
+        answer: Any,
+        answerer: Answerer,
+        *,
+        answer_id: str,
+        valid_until: datetime | None = None,
+    ) -> AnswerResult:
+        """Decide `question_id` with `answer` for a person; hand the resume to the router when it decided.
+
+        Args:
+            question_id: the question.
+            answer: the answer (`{"action": ...}`, or the question's dialect's own shape).
+            answerer: who answers, proven by the API's JWT or the link's signature.
+            answer_id: this answer's identity: the same id again (an `Idempotency-Key` resent) repeats, never
+                decides twice.
+            valid_until: the answer's own expiry.
+        """
+        found = self.ledger.find(question_id)
+        if found is None:
+            return AnswerResult(Verdict.refused(RefusalReason.UNKNOWN_QUESTION, f"no question {question_id}"))
+        now = self.clock()
+        attempt = AnswerAttempt(found.thread_id, question_id, answer, answer_id, answerer, now, valid_until)
+        try:
+            with hold_thread(
+                self.ledger,
+                found.thread_id,
+                clock=self.clock,
+                seconds=self.lease_seconds,
+                wait=self.lease_wait,
+                on_busy=lambda: None,
+                log=logger,
+            ) as lease:
+                verdict = self.desk.decide(attempt, ThreadState.from_lease(lease))
+                self._record_hand_over(lease, verdict)
+        except ThreadBusyError:
+            detail = "the agent is running on this thread; try again in a few seconds"
+            return AnswerResult(Verdict.refused(RefusalReason.THREAD_BUSY, detail, found))
+        return AnswerResult(verdict, self._hand_over(verdict, answer_id))
+
+    def _record_hand_over(self, lease: ThreadLease, verdict: Verdict) -> None:
+        """Leave the lease as it was for the router, with this decision added to those waiting for the agent."""
+        delivery = current_delivery(lease.thread_id)
+        if delivery is None:  # pragma: no cover - hold_thread always opens one
+            return
+        note = lease.note
+        delivery.leave_note = lambda: note  # this door never touched the agent's state: the note still holds
+        waiting = _waiting_for_agent(verdict)
+        if waiting is not None:
+            question_id = waiting.question_id
+            delivery.handed_over = (*(q for q in lease.handed_over if q != question_id), question_id)
+
+    def _hand_over(self, verdict: Verdict, answer_id: str) -> bool:
+        """Wake the router: the resume of a decision made now, or a vote to announce. A repeat sends nothing: the
+        first attempt sent it (or the sweep sends it again)."""
+        record = verdict.record
+        if record is None or verdict.kind not in (VerdictKind.DECIDED, VerdictKind.VOTED):
+            return True
+        # A vote recorded: the router announces it (`wait.voted`); a decision: the router resumes the agent.
+        message = vote_message(record, answer_id) if verdict.kind is VerdictKind.VOTED else resume_message(record)
+        try:
+            self.entry_queue.send(
+                message, group_id=group_id_for(record.thread_id), deduplication_id=str(message["answer_id"])
+            )
+        except Exception as exc:  # the decision stands, recorded on the lease; the sweep sends the resume again
+            logger.warning(
+                "decision made but its resume could not be queued; the sweep hands it over",
+                extra={"thread_id": record.thread_id, "question_id": record.question_id, "error": type(exc).__name__},
+            )
+            return False
+        return True
+
+
+def _waiting_for_agent(verdict: Verdict) -> QuestionRecord | None:
+    """The row of a door's decision (made now, or repeated) that the agent has not received yet, or None."""
+    record = verdict.record
+    if verdict.kind not in (VerdictKind.DECIDED, VerdictKind.REPEATED) or record is None:
+        return None
+    return record if record.status is QuestionStatus.ANSWERED and record.via in HANDED_OVER else None
