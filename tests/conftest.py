@@ -9,6 +9,9 @@ from typing import Any
 
 import pytest
 
+# The AWS resources on the emulator, real-shaped SQS events and a Lambda context, for every folder.
+pytest_plugins = ("tests.support.aws_stack",)
+
 # Never let a test reach a real AWS account or the instance metadata service.
 os.environ.update(
     {
@@ -83,7 +86,7 @@ def depth_of(item: pytest.Item) -> str:
     if folder in DEPTH_BY_FOLDER:
         return DEPTH_BY_FOLDER[folder]
     fixtures = set(getattr(item, "fixturenames", ()))
-    if folder == "demo" or fixtures & EMULATOR_FIXTURES:
+    if folder == "local" or fixtures & EMULATOR_FIXTURES:
         return "emulator"
     return "unit"
 

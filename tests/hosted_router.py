@@ -111,7 +111,7 @@ def router_on_moto(endpoint: str, unique: str, graph: str, monkeypatch: Any) -> 
     Fresh question and checkpoint tables and a DLQ, named with `unique`. Returns (router, DynamoDB client).
     """
     import boto3
-    from tests.host.conftest import create_checkpoint_table, create_question_table
+    from tests.support.aws_stack import create_checkpoint_table, create_question_table
 
     from agent_wait.host import HostSettings, build_router
     from agent_wait.schema import Settings

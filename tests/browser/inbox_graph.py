@@ -28,7 +28,7 @@ from examples.refund_agent.graph import AUTO_APPROVE_LIMIT, FINANCE, RefundState
 from examples.refund_agent.graph import issue_refund as example_refund
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
-from tests.host.schema_graphs import RefundLimit
+from tests.agents.schema_graphs import RefundLimit
 
 from agent_wait import WaitPolicy
 from agent_wait.followup import Escalation

@@ -30,11 +30,11 @@ RUN_BY: dict[str, tuple[str, str]] = {
     "agent-wait dev --graph": ("tests/packaging/test_journey.py", "agent-wait dev --graph "),
     "agent-wait start svc-1": ("tests/packaging/test_journey.py", "start, listing, answer, resumed = SECOND"),
     "agent-wait questions --status resumed": ("tests/packaging/test_journey.py", "resumed"),
-    "agent-wait questions": ("tests/demo/test_cli.py", '["questions", "--status", "open", "--json"]'),
-    "agent-wait answer QUESTION_ID approve --outputs": ("tests/demo/test_cli.py", "test_outputs_file_of_a_deployed"),
-    "agent-wait answer QUESTION_ID approve --note": ("tests/demo/test_cli.py", '"approve", "--note", "within budget"'),
-    "agent-wait answer QUESTION_ID approve": ("tests/demo/test_local_api.py", '"approve", "--token", token'),
-    "agent-wait answer Q-ID approve --note": ("tests/demo/test_local_api.py", '"--note", "within budget"'),
+    "agent-wait questions": ("tests/local/test_cli.py", '["questions", "--status", "open", "--json"]'),
+    "agent-wait answer QUESTION_ID approve --outputs": ("tests/local/test_cli.py", "test_outputs_file_of_a_deployed"),
+    "agent-wait answer QUESTION_ID approve --note": ("tests/local/test_cli.py", '"approve", "--note", "within budget"'),
+    "agent-wait answer QUESTION_ID approve": ("tests/local/test_local_api.py", '"approve", "--token", token'),
+    "agent-wait answer Q-ID approve --note": ("tests/local/test_local_api.py", '"--note", "within budget"'),
     # the contributors' two commands and the repository's own tools
     "scripts/dev test": ("tests/docs/test_readme.py", "test_ci_runs_the_readme_test_command"),
     "scripts/dev demo": ("tests/docs/test_commands.py", "test_scripts_dev_demo_runs_the_demo_command"),
@@ -54,20 +54,20 @@ RUN_BY: dict[str, tuple[str, str]] = {
         'os.environ.get("AGENT_WAIT_SCREENSHOTS")',
     ),
     # running it locally
-    "agent-wait dev": ("tests/demo/test_local_api.py", "test_dev_serves_the_api_and_prints_a_curl_line_that_works"),
-    "agent-wait init my-project": ("tests/demo/test_init.py", 'main(["init", str(folder)])'),
-    "agent-wait start order-7": ("tests/demo/test_cli.py", 'main(["start", thread, "--input"'),
-    "agent-wait start order-1": ("tests/demo/test_cli.py", "test_outputs_file_of_a_deployed_stack_is_read"),
-    "agent-wait questions --status open --stack": ("tests/demo/test_cli.py", "test_stack_finds_a_deployed_stack"),
-    "agent-wait questions --status open": ("tests/demo/test_cli.py", '["questions", "--status", "open", "--json"]'),
-    "agent-wait questions --status failed": ("tests/host/test_failed_threads.py", "QuestionStatus.FAILED"),
-    "agent-wait questions show": ("tests/demo/test_cli.py", '["questions", "show", question]'),
-    "export AGENT_WAIT_TOKEN=$(": ("tests/demo/test_local_api.py", 'main(["token", "--user", "carol@example.com"'),
-    "agent-wait failures": ("tests/host/test_failed_threads.py", 'main(["failures"])'),
-    "agent-wait retry": ("tests/host/test_failed_threads.py", 'main(["retry", thread_id, "--retry-id", "fix-1"])'),
-    "agent-wait dead-letters list": ("tests/demo/test_cli.py", '["dead-letters", "list", "--json"]'),
+    "agent-wait dev": ("tests/local/test_local_api.py", "test_dev_serves_the_api_and_prints_a_curl_line_that_works"),
+    "agent-wait init my-project": ("tests/local/test_init.py", 'main(["init", str(folder)])'),
+    "agent-wait start order-7": ("tests/local/test_cli.py", 'main(["start", thread, "--input"'),
+    "agent-wait start order-1": ("tests/local/test_cli.py", "test_outputs_file_of_a_deployed_stack_is_read"),
+    "agent-wait questions --status open --stack": ("tests/local/test_cli.py", "test_stack_finds_a_deployed_stack"),
+    "agent-wait questions --status open": ("tests/local/test_cli.py", '["questions", "--status", "open", "--json"]'),
+    "agent-wait questions --status failed": ("tests/engine/test_failed_threads.py", "QuestionStatus.FAILED"),
+    "agent-wait questions show": ("tests/local/test_cli.py", '["questions", "show", question]'),
+    "export AGENT_WAIT_TOKEN=$(": ("tests/local/test_local_api.py", 'main(["token", "--user", "carol@example.com"'),
+    "agent-wait failures": ("tests/engine/test_failed_threads.py", 'main(["failures"])'),
+    "agent-wait retry": ("tests/engine/test_failed_threads.py", 'main(["retry", thread_id, "--retry-id", "fix-1"])'),
+    "agent-wait dead-letters list": ("tests/local/test_cli.py", '["dead-letters", "list", "--json"]'),
     'curl -s -H "Authorization: Bearer $AGENT_WAIT_TOKEN"': (
-        "tests/demo/test_local_api.py",
+        "tests/local/test_local_api.py",
         "curl -s -H 'Authorization: Bearer",
     ),
 }
@@ -135,7 +135,7 @@ def test_the_pydantic_ai_router_requirements_export(tmp_path: Path) -> None:
 
 def test_scripts_dev_demo_runs_the_demo_command() -> None:
     # The demo itself is run as a test by tests/packaging/test_journey.py (`agent-wait demo`) and, scenario
-    # by scenario, by tests/demo; `scripts/dev demo` sets up and then runs that same command.
+    # by scenario, by tests/local; `scripts/dev demo` sets up and then runs that same command.
     script = (ROOT / "scripts" / "dev").read_text(encoding="utf-8")
     demo_branch = script.split("  demo)", 1)[1].split(";;", 1)[0]
     assert "agent-wait demo" in demo_branch

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from ag_ui.core import Interrupt
-from tests.host.api_events import Response, call
+from tests.support.api_events import Response, call
 
 from agent_wait.engine import AnswerService, InMemoryEntryQueue
 from agent_wait.envelope import Question, WaitEnvelope

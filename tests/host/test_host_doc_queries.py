@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.host.conftest import HostStack, start_message
+from tests.support.aws_stack import HostStack, start_message
 
 from agent_wait.host import HostSettings, build_router
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import boto3
 import pytest
-from tests.host.conftest import create_checkpoint_table, create_question_table
+from tests.support.aws_stack import create_checkpoint_table, create_question_table
 
 from agent_wait.schema import Settings
 

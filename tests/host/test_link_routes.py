@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.host.api_events import Response, call
+from tests.support.api_events import Response, call
 
 from agent_wait.engine import AnswerService, InMemoryEntryQueue
 from agent_wait.envelope import Question, WaitEnvelope

@@ -7,7 +7,7 @@ import logging
 from datetime import UTC, datetime
 
 import pytest
-import tests.host.graphs as graphs
+import tests.agents.graphs as graphs
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_wait import InMemoryAnnounce, LogAnnounce

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from tests.host.conftest import FakeLambdaContext, HostStack, answer_message, sqs_event, sqs_record, start_message
+from tests.support.aws_stack import FakeLambdaContext, HostStack, answer_message, sqs_event, sqs_record, start_message
 
 MARKER_AMOUNT = 7_654_321
 

@@ -8,8 +8,8 @@ import json
 import logging
 
 import pytest
-import tests.host.graphs as graphs
-from tests.host.conftest import FakeLambdaContext, HostStack, answer_message, run_router, sqs_record, start_message
+import tests.agents.graphs as graphs
+from tests.support.aws_stack import FakeLambdaContext, HostStack, answer_message, run_router, sqs_record, start_message
 
 from agent_wait.engine.dead_letter import DETAIL_ATTRIBUTE, REASON_ATTRIBUTE
 
@@ -39,7 +39,7 @@ def test_a_canary_in_the_input_and_the_answer_stays_below_info_when_the_agent_ra
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("LOG_LEVEL", "DEBUG")
-    from tests.host.conftest import reset_handlers
+    from tests.support.aws_stack import reset_handlers
 
     reset_handlers()
     caplog.set_level(logging.DEBUG)

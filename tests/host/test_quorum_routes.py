@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from tests.host.api_events import Response, call
+from tests.support.api_events import Response, call
 
 from agent_wait.aws.ledger import DynamoDbLedger
 from agent_wait.engine import AnswerService, InMemoryEntryQueue

@@ -1,7 +1,7 @@
 """The router Lambda, driven with real-shaped SQS FIFO events against moto: one outcome per question.
 
 Every test here calls `agent_wait.host.router.handler(event, context)` exactly as Lambda's SQS event
-source does, with the refund graph from tests/host/graphs.py on `DynamoDBSaver`, the question ledger on
+source does, with the refund graph from tests/agents/graphs.py on `DynamoDBSaver`, the question ledger on
 DynamoDB, the DLQ on SQS FIFO and announcements on SNS (read back through a raw SQS subscription).
 """
 
@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 import pytest
-import tests.host.graphs as graphs
-from tests.host.conftest import (
+import tests.agents.graphs as graphs
+from tests.support.aws_stack import (
     FakeLambdaContext,
     HostStack,
     answer_message,
@@ -243,7 +243,7 @@ def test_two_questions_open_at_once_are_answered_independently(
     host: HostStack, lambda_context: FakeLambdaContext, unique: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN a graph with two interrupting nodes in parallel, parked on both
-    monkeypatch.setenv(Settings.GRAPH.value, "tests.host.graphs:build_parallel_graph")
+    monkeypatch.setenv(Settings.GRAPH.value, "tests.agents.graphs:build_parallel_graph")
     reset_handlers()
     thread_id, order_id = f"order-{unique}", f"o-{unique}"
     _handle(sqs_record(start_message(thread_id, order_id), group_id=thread_id), context=lambda_context)
@@ -274,7 +274,7 @@ def test_a_graph_that_asks_twice_in_sequence_records_the_second_question_when_it
     host: HostStack, lambda_context: FakeLambdaContext, unique: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN a graph that asks finance, then asks again to close the case
-    monkeypatch.setenv(Settings.GRAPH.value, "tests.host.graphs:build_two_step_graph")
+    monkeypatch.setenv(Settings.GRAPH.value, "tests.agents.graphs:build_two_step_graph")
     reset_handlers()
     thread_id, order_id = f"order-{unique}", f"o-{unique}"
     first = _parked(host, thread_id, order_id, lambda_context)

@@ -10,10 +10,10 @@ import subprocess
 import sys
 
 import pytest
-import tests.host.graphs as graphs
+import tests.agents.graphs as graphs
 from langgraph.checkpoint.memory import InMemorySaver
-from tests.host.conftest import FakeLambdaContext, HostStack, answer_message, reset_handlers, sqs_event, sqs_record
-from tests.host.conftest import start_message as start
+from tests.support.aws_stack import FakeLambdaContext, HostStack, answer_message, reset_handlers, sqs_event, sqs_record
+from tests.support.aws_stack import start_message as start
 
 from agent_wait import InMemoryAnnounce
 from agent_wait.engine import InMemoryDeadLetter, OutcomeKind, Router
@@ -98,11 +98,13 @@ def test_the_router_handler_fails_at_cold_start_naming_the_missing_variable(
             re.escape("AGENT_WAIT_GRAPH='no_such_module_anywhere:graph': cannot import module"),
         ),
         (
-            "tests.host.graphs:nope",
-            re.escape("AGENT_WAIT_GRAPH='tests.host.graphs:nope': module 'tests.host.graphs' has no attribute 'nope'"),
+            "tests.agents.graphs:nope",
+            re.escape(
+                "AGENT_WAIT_GRAPH='tests.agents.graphs:nope': module 'tests.agents.graphs' has no attribute 'nope'"
+            ),
         ),
         (
-            "tests.host.graphs:NOT_A_GRAPH",
+            "tests.agents.graphs:NOT_A_GRAPH",
             re.escape("AGENT_WAIT_GRAPH must name a compiled LangGraph graph or a factory that takes a checkpointer")
             + ".*; got dict$",
         ),
@@ -130,7 +132,7 @@ def test_a_graph_compiled_without_a_checkpointer_runs_on_the_checkpoint_table(
     host: HostStack, lambda_context: FakeLambdaContext, monkeypatch: pytest.MonkeyPatch, unique: str
 ) -> None:
     # GIVEN AGENT_WAIT_GRAPH naming a compiled graph rather than a factory
-    monkeypatch.setenv(Settings.GRAPH.value, "tests.host.graphs:compiled_graph")
+    monkeypatch.setenv(Settings.GRAPH.value, "tests.agents.graphs:compiled_graph")
     reset_handlers()
     from agent_wait.host import router
 

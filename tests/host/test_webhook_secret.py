@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from tests.announce.conftest import Receiver, start_receiver
-from tests.host.conftest import HostStack
+from tests.support.aws_stack import HostStack
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy, WebhookAnnounce, publish, verify_signature
 from agent_wait.announce import verify_standard_webhook

@@ -12,7 +12,7 @@ import warnings
 from typing import Any
 
 import pytest
-import tests.host.agent_inbox_graphs as inbox
+import tests.agents.agent_inbox_graphs as inbox
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_wait import InMemoryAnnounce

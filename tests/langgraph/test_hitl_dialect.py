@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typing
 
-import tests.host.hitl_graphs as hitl
+import tests.agents.hitl_graphs as hitl
 from langchain.agents.middleware import human_in_the_loop
 from langgraph.checkpoint.memory import InMemorySaver
 

@@ -16,7 +16,7 @@ import boto3
 import pytest
 from pydantic_ai.exceptions import CallDeferred
 from pydantic_ai_host_agents import BARE, HOSTED, NO_DEFAULT, Deps, refund_agent, refund_call
-from tests.host.conftest import create_checkpoint_table
+from tests.support.aws_stack import create_checkpoint_table
 
 from agent_wait._wait import EXPIRED_WITHOUT_DEFAULT
 from agent_wait.engine import OutcomeKind, RefusalReason

@@ -20,7 +20,7 @@ from strands.types.session import Session, SessionAgent, SessionMessage, Session
 from strands.types.tools import ToolContext
 from strands_host_agents import HOSTED, NO_DEFAULT, RefundAgents, TurnModel, refund_agents, refund_call
 from strands_script import scripted_agent
-from tests.host.conftest import create_checkpoint_table
+from tests.support.aws_stack import create_checkpoint_table
 
 from agent_wait._wait import EXPIRED_WITHOUT_DEFAULT
 from agent_wait.engine import OutcomeKind, RefusalReason

@@ -67,7 +67,7 @@ PROTECTED_ROUTES: tuple[str, ...] = (
     "POST /agui/resume",
 )
 """The routes the `AgentWait` construct puts behind the JWT authorizer (`agent_wait_cdk.answer_api.SIGNED_IN_ROUTES`;
-the runtime never imports the constructs, so tests/demo/test_local_api.py keeps the two lists equal)."""
+the runtime never imports the constructs, so tests/local/test_local_api.py keeps the two lists equal)."""
 PUBLIC_ROUTES: tuple[str, ...] = (
     "ANY /questions/{question_id}/confirm",
     "ANY /questions/{question_id}/link",

@@ -1,0 +1,169 @@
+"""Nothing is lost: a failed announcement is retried by the sweep; a message the router cannot process
+goes to the dead-letter queue with its reason, and is neither dropped nor retried forever."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import tests.agents.graphs as graphs
+from langgraph.checkpoint.memory import InMemorySaver
+from tests.support.aws_stack import (
+    FakeLambdaContext,
+    HostStack,
+    reset_handlers,
+    sqs_event,
+    sqs_record,
+    start_message,
+)
+
+from agent_wait import BaseAnnounce, InMemoryAnnounce
+from agent_wait._time import format_rfc3339
+from agent_wait.engine import InMemoryDeadLetter, OutcomeKind, RecordingMetrics, Router
+from agent_wait.engine.dead_letter import REASON_ATTRIBUTE
+from agent_wait.engine.metrics import METRIC_NAMES
+from agent_wait.envelope import Transition, WaitEnvelope
+from agent_wait.host import HostSettings, build_router, build_sweep
+from agent_wait.langgraph import LangGraphAdapter
+from agent_wait.ledger import InMemoryLedger
+from agent_wait.schema import Settings
+
+T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
+
+
+class BrokenAnnounce(BaseAnnounce):
+    """An announcer whose backend is down."""
+
+    name = "broken"
+
+    def deliver(self, envelope: WaitEnvelope, transition: Transition) -> None:
+        raise ConnectionError("backend unreachable")
+
+
+def test_a_question_whose_announcement_failed_stays_in_the_ledger_and_the_sweep_announces_it(
+    host: HostStack, unique: str
+) -> None:
+    # GIVEN a router whose only announcer is down
+    metrics = RecordingMetrics()
+    router = build_router(HostSettings.from_env("router"), metrics=metrics)
+    router.announcers = (BrokenAnnounce(),)
+    router.clock = lambda: T0
+    thread_id = f"order-{unique}"
+
+    # WHEN a start parks the thread on a question
+    outcome = router.handle(json.dumps(start_message(thread_id, f"o-{unique}")))
+
+    # THEN the run is not disturbed, the failure is counted, and the question waits in the ledger as due
+    assert outcome.kind is OutcomeKind.STARTED
+    (question_id,) = outcome.asked
+    assert metrics.counts[(METRIC_NAMES["announce_failed"], "broken")] == 1
+    ledger = host.ledger()
+    assert [r.question_id for r in ledger.due(T0, limit=10)] == [question_id]
+    waiting = ledger.get(thread_id, question_id)
+    assert waiting is not None
+    assert waiting.announced is False
+    assert waiting.due_at == format_rfc3339(T0)  # due at once: the sweep retries it
+
+    # WHEN the sweep runs inside the announce grace (the router may still be announcing)
+    sweep = build_sweep(HostSettings.from_env("sweep"))
+    sweep.clock = lambda: T0 + sweep.announce_grace - timedelta(seconds=1)
+    assert sweep.run().reannounced == ()
+
+    # ... and again once the grace has passed
+    sweep.clock = lambda: T0 + sweep.announce_grace + timedelta(seconds=1)
+    report = sweep.run()
+
+    # THEN it announced the question (on SNS) and the question is due next only at what its policy sets
+    assert report.reannounced == (question_id,)
+    assert host.types_for(question_id) == ["wait.created"]
+    assert ledger.due(T0 + sweep.announce_grace + timedelta(seconds=1), limit=10) == []
+    announced = ledger.get(thread_id, question_id)
+    assert announced is not None
+    assert announced.announced is True
+    assert announced.due_at is not None
+    assert announced.due_at == announced.next_due() == announced.expires_at
+    assert sweep.run().reannounced == ()
+
+
+def test_a_broken_announcer_never_raises_into_the_run_and_the_others_still_deliver(unique: str) -> None:
+    # GIVEN a router with a broken announcer beside a working one
+    memory, metrics, ledger = InMemoryAnnounce(), RecordingMetrics(), InMemoryLedger()
+    router = Router(
+        LangGraphAdapter(graphs.build_graph(InMemorySaver())),
+        ledger,
+        dead_letter=InMemoryDeadLetter(),
+        announce=[BrokenAnnounce(), memory],
+        metrics=metrics,
+    )
+    thread_id, order_id = f"order-{unique}", f"o-{unique}"
+
+    # WHEN a whole lifecycle runs
+    (question_id,) = router.handle(json.dumps(start_message(thread_id, order_id))).asked
+    applied = router.handle(
+        json.dumps({"thread_id": thread_id, "question_id": question_id, "answer": {"action": "approve"}})
+    )
+
+    # THEN the agent ran as if nothing failed, the working announcer delivered every transition, and
+    # each failure was counted (the question stayed due for the sweep until it was decided)
+    assert applied.kind is OutcomeKind.APPLIED
+    assert graphs.refunds_paid(order_id) == 1
+    assert [t.value for t, _ in memory.events] == ["created", "answered", "resumed"]
+    assert metrics.counts[(METRIC_NAMES["announce_failed"], "broken")] == 3
+
+
+MALFORMED: dict[str, str] = {
+    "not_json": "this is { not JSON",
+    "not_object": "[1, 2, 3]",
+    "bad_thread_id": json.dumps({"input": {"order_id": "o-1", "amount": 900}}),
+    "bad_thread_id:type": json.dumps({"thread_id": 4471, "input": {}}),
+    "missing_input": json.dumps({"thread_id": "order-1"}),
+    "missing_answer": json.dumps({"thread_id": "order-1", "question_id": "q-1"}),
+    "bad_valid_until": json.dumps(
+        {"thread_id": "order-1", "question_id": "q-1", "answer": {"action": "approve"}, "valid_until": "tomorrow"}
+    ),
+    "bad_origin": json.dumps(
+        {"thread_id": "order-1", "question_id": "q-1", "answer": {"action": "approve"}, "origin": "human"}
+    ),
+}
+
+
+# Dead-letter metrics carry a reason dimension, so they flush on their own; Powertools then warns that the
+# batch's own metric set is empty.
+@pytest.mark.filterwarnings("ignore:No application metrics to publish")
+def test_malformed_messages_go_to_the_dead_letter_queue_with_their_reason_and_are_not_retried(
+    host: HostStack, lambda_context: FakeLambdaContext
+) -> None:
+    # GIVEN a batch of malformed messages, each in its own group
+    records = [sqs_record(body, group_id=f"g-{i}") for i, body in enumerate(MALFORMED.values())]
+
+    # WHEN the router handles it
+    from agent_wait.host import router
+
+    response = router.handler(sqs_event(*records), lambda_context)
+
+    # THEN no record is reported as failed (SQS will not retry them forever) ...
+    assert response == {"batchItemFailures": []}
+    # ... and every one is in the DLQ, body intact, with its reason
+    dead = {m["Body"]: m["MessageAttributes"][REASON_ATTRIBUTE]["StringValue"] for m in host.dead_letters()}
+    assert dead == {body: case.split(":")[0] for case, body in MALFORMED.items()}
+
+
+def test_a_malformed_message_is_reported_as_failed_when_the_dead_letter_queue_refuses_it(
+    host: HostStack, lambda_context: FakeLambdaContext, monkeypatch: pytest.MonkeyPatch, unique: str
+) -> None:
+    # GIVEN a router whose dead-letter queue does not exist
+    monkeypatch.setenv(Settings.DLQ_URL.value, f"{host.endpoint}/123456789012/missing-{unique}.fifo")
+    reset_handlers()
+    malformed = sqs_record("not JSON", group_id="g-malformed")
+    healthy = sqs_record(start_message(f"order-{unique}", f"o-{unique}"), group_id=f"order-{unique}")
+
+    # WHEN the router handles a batch with a malformed message and a healthy start
+    from agent_wait.host import router
+
+    response: dict[str, Any] = router.handler(sqs_event(malformed, healthy), lambda_context)
+
+    # THEN the malformed message is reported as failed (kept for SQS to retry, then redrive), the other applied
+    assert response == {"batchItemFailures": [{"itemIdentifier": malformed["messageId"]}]}
+    assert len(host.ledger().questions(f"order-{unique}")) == 1
