@@ -72,31 +72,31 @@ RUN_BY: dict[str, tuple[str, str]] = {
     ),
     # docs/cli.md: each command's options, as the tests of the CLI run them
     'agent-wait start order-7 --input \'{"order_id": "order-7", "amount": 900}\' --start-id': (
-        "tests/demo/test_cli.py",
+        "tests/local/test_cli.py",
         '"--start-id", "ticket-4471"',
     ),
     "agent-wait questions --status open --output json": (
-        "tests/demo/test_cli.py",
+        "tests/local/test_cli.py",
         '"--status", "open", "--output", "json"',
     ),
     "agent-wait questions show QUESTION_ID --json": (
-        "tests/demo/test_cli.py",
+        "tests/local/test_cli.py",
         '["questions", "show", question, "--json"]',
     ),
     "agent-wait answer QUESTION_ID approve --args": (
-        "tests/demo/test_cli.py",
+        "tests/local/test_cli.py",
         '"approve", "--args", \'{"amount": 500}\'',
     ),
     "agent-wait answer QUESTION_ID --answer": (
-        "tests/demo/test_cli.py",
+        "tests/local/test_cli.py",
         '"--answer", \'{"action": "reject", "reason": "duplicate order"}\'',
     ),
     "agent-wait answer QUESTION_ID approve --by": (
-        "tests/demo/test_local_api.py",
+        "tests/local/test_local_api.py",
         '"approve", "--by", "cfo@example.com"',
     ),
     "agent-wait dead-letters redrive --reason retries_exhausted": (
-        "tests/demo/test_cli.py",
+        "tests/local/test_cli.py",
         '["dead-letters", "redrive", "--reason", "retries_exhausted", "--thread", thread]',
     ),
 }

@@ -13,10 +13,10 @@ from typing import Any
 
 import boto3
 import pytest
-import tests.host.graphs as graphs
+import tests.agents.graphs as graphs
 from tests.docs.test_readme import run_snippets
-from tests.host import conftest as host_fixtures
-from tests.host.conftest import HostStack, answer_message, start_message
+from tests.support import aws_stack as host_fixtures
+from tests.support.aws_stack import HostStack, answer_message, start_message
 
 from agent_wait.messages import group_id_for
 from agent_wait.schema import QuestionStatus
@@ -24,7 +24,7 @@ from agent_wait.schema import QuestionStatus
 DOC = Path(__file__).resolve().parents[2] / "docs" / "host.md"
 
 host = host_fixtures.host
-"""The tables, queues and topic of tests/host on moto, with the router's variables pointing at them."""
+"""The tables, queues and topic of tests/support/aws_stack.py on moto, with the router's variables pointing at them."""
 
 
 @pytest.fixture(scope="module")
