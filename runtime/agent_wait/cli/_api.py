@@ -134,6 +134,14 @@ def _won(data: Mapping[str, Any], question_id: str, action: str) -> str:
     return line + "; the agent resumes"
 
 
+_THREAD_REFUSALS = {
+    "thread_failed": "the agent failed on its thread; run agent-wait retry THREAD after the fix, then answer again",
+    "thread_busy": "the agent is running on its thread right now; answer again in a few seconds",
+    "not_parked": "the agent is no longer waiting on it, so no answer can reach it",
+}
+"""409s about the thread rather than the question: nothing was decided, and each says what to do."""
+
+
 def _refused(status: int, data: Mapping[str, Any], question_id: str) -> str:
     reason, detail = data.get("reason"), data.get("detail")
     question: Mapping[str, Any] = data["question"] if isinstance(data.get("question"), Mapping) else {}
@@ -147,6 +155,8 @@ def _refused(status: int, data: Mapping[str, Any], question_id: str) -> str:
         return f"no question {question_id!r}; list them with: agent-wait questions --status open"
     if status == 409 and reason == "already_voted":
         return f"you already voted on question {question_id}; a second vote changes nothing"
+    if status == 409 and reason in _THREAD_REFUSALS:  # about the thread: nothing was decided
+        return f"question {question_id} was not answered: {_THREAD_REFUSALS[reason]} ({detail})"
     if status == 409:
         decided = (outcome.get("answer") or {}).get("action") if isinstance(outcome.get("answer"), Mapping) else None
         what = f"{outcome.get('status')}" + (f" with {decided!r}" if decided else "")
