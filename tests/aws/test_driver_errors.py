@@ -87,3 +87,26 @@ def test_the_checkpoint_saver_turns_a_failed_read_into_thread_state_unavailable(
         raise INVALID
     assert not isinstance(caught.value, RETRYABLE), "a request refused as invalid would be refused again"
     assert "secret" not in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("error", "transient"),
+    [
+        (THROTTLED, True),
+        (UNREACHABLE, True),
+        (ClientError({"Error": {"Code": "ProvisionedThroughputExceededException"}}, "PutItem"), True),
+        (ClientError({"Error": {"Code": "Oops"}, "ResponseMetadata": {"HTTPStatusCode": 503}}, "GetItem"), True),
+        (ClientError({"Error": {"Code": "AccessDeniedException"}}, "PutItem"), False),
+        (INVALID, False),
+        (ValueError("not AWS"), False),
+    ],
+    ids=["throttled", "unreachable", "throughput", "5xx", "access-denied", "invalid", "not-aws"],
+)
+def test_the_aws_host_retries_the_agents_own_aws_failure_only_when_it_could_pass(
+    error: Exception, transient: bool
+) -> None:
+    from agent_wait.aws.errors import is_transient
+
+    # A throttled call in a node is retried; an AccessDenied would fail the same way on every delivery, so the
+    # thread fails visibly instead of being retried into the dead-letter queue.
+    assert is_transient(error) is transient

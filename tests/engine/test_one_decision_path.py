@@ -21,7 +21,15 @@ import tests.agents.graphs as graphs
 from langgraph.checkpoint.memory import InMemorySaver
 from tests.support.api_events import Response, call
 
-from agent_wait.engine import AnswerService, InMemoryDeadLetter, InMemoryEntryQueue, OutcomeKind, Router, Sweep
+from agent_wait.engine import (
+    AnswerService,
+    InMemoryDeadLetter,
+    InMemoryEntryQueue,
+    OutcomeKind,
+    RecordingMetrics,
+    Router,
+    Sweep,
+)
 from agent_wait.engine.senders import SenderPolicy
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.langgraph import LangGraphAdapter
@@ -225,13 +233,9 @@ def test_an_answer_through_the_api_while_the_agent_runs_on_the_thread_is_refused
     (question_id,) = world.start(thread_id, "o-busy").asked
     holding = world.ledger.acquire_lease(thread_id, "a-run", now=world.now, seconds=60)
     assert holding is not None
-    world.app = create_app(
-        lambda: ApiContext(
-            ledger=world.ledger,
-            service=AnswerService(world.ledger, world.queue, clock=lambda: world.now, lease_wait=0.1),
-            clock=lambda: world.now,
-        )
-    )
+    metrics = RecordingMetrics()
+    service = AnswerService(world.ledger, world.queue, clock=lambda: world.now, lease_wait=0.1, metrics=metrics)
+    world.app = create_app(lambda: ApiContext(ledger=world.ledger, service=service, clock=lambda: world.now))
 
     # WHEN a person approves through the API
     reply = world.api_answer(question_id, "approve")
@@ -242,6 +246,9 @@ def test_an_answer_through_the_api_while_the_agent_runs_on_the_thread_is_refused
     assert reply.headers["retry-after"] == "5"
     assert world.row(thread_id, question_id).status is QuestionStatus.OPEN
     assert world.queue.messages == []
+    # AND the refusal is counted by its reason, as the router's are, for the operator's dashboard
+    assert metrics.counts[("AnswersRefused", "thread_busy")] == 1
+    assert metrics.total("ThreadBusy") == 1
 
     # AND once the run let go, the same approval wins and reaches the agent
     world.ledger.release_lease(thread_id, "a-run")

@@ -19,6 +19,7 @@ from agent_wait.errors import QueueUnavailableError
 __all__ = (
     "AWS_ERRORS",
     "CONDITION_FAILED",
+    "TRANSIENT_CODES",
     "ServiceError",
     "TransportError",
     "condition_failed_item",
@@ -69,10 +70,46 @@ def condition_failed_item(exc: BaseException) -> dict[str, Any] | None:
     return item if isinstance(item, dict) else None
 
 
+TRANSIENT_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "Throttling",
+        "ThrottledException",
+        "TooManyRequestsException",
+        "ProvisionedThroughputExceededException",
+        "RequestLimitExceeded",
+        "RequestThrottled",
+        "RequestThrottledException",
+        "SlowDown",
+        "LimitExceededException",
+        "TransactionConflictException",
+        "ServiceUnavailable",
+        "ServiceUnavailableException",
+        "InternalError",
+        "InternalFailure",
+        "InternalServerError",
+        "InternalServerException",
+        "RequestTimeout",
+        "RequestTimeoutException",
+    }
+)
+"""AWS error codes that say "not now" (throttled, busy, a passing fault of the service): worth the same call later."""
+
+
 def is_transient(exc: BaseException) -> bool:
-    """True for any AWS failure (a driver error the agent's own code raised): the store's or the network's, never
-    the agent's, so the router retries the message instead of failing the thread."""
-    return isinstance(exc, AWS_ERRORS)
+    """Whether an AWS failure the agent's own code raised is worth retrying the message for.
+
+    True when AWS never answered (connection, timeout), throttled the call, or failed on its side (a code in
+    `TRANSIENT_CODES`, or HTTP 5xx): the router retries the message. False for anything else, such as
+    `AccessDenied` or a `ValidationException`, which would fail the same way on every delivery: the router fails
+    the thread visibly (`agent_failed`) instead of retrying it into the dead-letter queue.
+    """
+    if isinstance(exc, TransportError):
+        return True
+    if not isinstance(exc, ServiceError):
+        return False
+    status = getattr(exc, "response", {}).get("ResponseMetadata", {}).get("HTTPStatusCode")
+    return error_code(exc) in TRANSIENT_CODES or (isinstance(status, int) and status >= 500)
 
 
 @contextmanager

@@ -99,7 +99,7 @@ def _ledger(target: Target) -> Any:
 
 
 def failures(target: Target) -> list[Any]:
-    """Every failed start and resume (`agent_wait.host.ThreadFailure`), oldest first."""
+    """Every failed start and resume (`agent_wait.ledger.ThreadFailure`), oldest first."""
     from agent_wait.engine.operations import failed_threads
 
     return _guard(lambda: failed_threads(_ledger(target), limit=1000), target)

@@ -23,6 +23,7 @@ from agent_wait.engine.answering import AnswerAttempt, AnswerDesk, ThreadState, 
 from agent_wait.engine.checks import Answerer
 from agent_wait.engine.entry_queue import EntryQueue
 from agent_wait.engine.lease import hold_thread
+from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.errors import ThreadBusyError
 from agent_wait.ledger import Capability, FullLedger, Ledger, QuestionRecord, ThreadLease, require_capabilities
@@ -89,6 +90,8 @@ class AnswerService:
         lease_seconds: how long the lease lasts if this process dies holding it. Default 30 s: an API call
             is over by then, and a router waiting on the thread is held back no longer.
         lease_wait: how long to wait for a router run on the thread to finish before refusing `thread_busy`.
+        metrics: where refusals are counted (`AnswersRefused` by reason, as the router's); in memory when omitted.
+        log: a stdlib-compatible logger (Powertools' Logger in Lambda).
     """
 
     def __init__(
@@ -99,6 +102,8 @@ class AnswerService:
         clock: Callable[[], datetime] = utc_now,
         lease_seconds: float = 30.0,
         lease_wait: float = 3.0,
+        metrics: HostMetrics | None = None,
+        log: logging.Logger | Any = None,
     ) -> None:
         needed = (Capability.FOLLOW_UPS, Capability.FAILURES, Capability.LEASES)
         self.ledger: FullLedger = require_capabilities(ledger, *needed, user="AnswerService")
@@ -107,6 +112,8 @@ class AnswerService:
         self.clock = clock
         self.lease_seconds = lease_seconds
         self.lease_wait = lease_wait
+        self.metrics: HostMetrics = metrics if metrics is not None else RecordingMetrics()
+        self.log = log or logger
 
     def answer(
         self,
@@ -127,6 +134,26 @@ class AnswerService:
                 decides twice.
             valid_until: the answer's own expiry.
         """
+        result = self._answer(question_id, answer, answerer, answer_id=answer_id, valid_until=valid_until)
+        verdict = result.verdict
+        if verdict.kind is VerdictKind.REFUSED and verdict.reason is not None:
+            # Counted and logged as the router's refusals are (ids and the reason, never the answer).
+            self.metrics.count(Metric.REFUSED, reason=verdict.reason.value)
+            self.log.info(
+                "answer refused: %s",
+                verdict.reason.value,
+                extra={
+                    "thread_id": verdict.record.thread_id if verdict.record else None,
+                    "question_id": question_id,
+                    "via": answerer.via,
+                    "detail": verdict.detail,
+                },
+            )
+        return result
+
+    def _answer(
+        self, question_id: str, answer: Any, answerer: Answerer, *, answer_id: str, valid_until: datetime | None
+    ) -> AnswerResult:
         found = self.ledger.find(question_id)
         if found is None:
             return AnswerResult(Verdict.refused(RefusalReason.UNKNOWN_QUESTION, f"no question {question_id}"))
@@ -139,8 +166,8 @@ class AnswerService:
                 clock=self.clock,
                 seconds=self.lease_seconds,
                 wait=self.lease_wait,
-                on_busy=lambda: None,
-                log=logger,
+                on_busy=lambda: self.metrics.count(Metric.THREAD_BUSY),
+                log=self.log,
             ) as lease:
                 verdict = self.desk.decide(attempt, ThreadState.from_lease(lease))
                 self._record_hand_over(lease, verdict)

@@ -41,7 +41,7 @@ METRIC_NAMES = {metric.name.lower(): metric.value for metric in Metric}
 """Every metric name by its short key (`METRIC_NAMES["asked"]`, as before `Metric`); refusals and dead letters
 carry a `reason` dimension.
 
-`AgentFailures` (reason `start`, `resume` or `retry`) counts runs whose agent raised: the thread is failed
+`AgentFailures` (reason `start`, `answer` or `retry`) counts runs whose agent raised: the thread is failed
 until `agent-wait retry`. `RouterErrors` (reason: the error type) counts records the router could not
 apply this time and handed back to SQS. `SweepErrors` (reason: the step) counts what one sweep run had
 to skip. `ThreadBusy` counts deliveries that waited out another delivery's lease on their thread.

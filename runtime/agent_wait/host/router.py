@@ -21,7 +21,7 @@ from agent_wait.host import _powertools
 from agent_wait.host._wiring import build_router
 from agent_wait.host.settings import HostSettings
 
-__all__ = ("OUTCOME_LISTENERS", "Router", "handler", "record_handler", "reset")
+__all__ = ("OUTCOME_LISTENERS", "handler", "record_handler", "reset")
 
 logger = _powertools.logger()
 metrics = _powertools.metrics()

@@ -47,7 +47,7 @@ _SECRET_ARN = re.compile(r"arn:[a-z][a-z0-9-]*:secretsmanager:[a-z0-9-]+:\d{12}:
 
 @dataclass(frozen=True, slots=True)
 class HostSettings:
-    """Everything the router and the sweep read from the environment (`agent_wait.schema.Settings`)."""
+    """Everything the router, the sweep and the answer API read from the environment (`agent_wait.schema.Settings`)."""
 
     graph: str | None
     table: str | None

@@ -13,7 +13,8 @@ the classes it derives from, each with its own rules in `agent_wait.testing.ledg
 | notes | `NoteLedger` | a lease's release leaves a note the next lease takes (a `LeaseLedger` too) |
 
 `capabilities_of(ledger)` names what a ledger declares; `require_capabilities` refuses one that lacks what a
-host needs (the router needs all five; the sweep follow-ups; the answer API follow-ups, failures and leases).
+host needs (the router needs all five; the sweep follow-ups and failures; the answer API follow-ups, failures
+and leases).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 `EmulatedStack` starts moto in server mode on 127.0.0.1, deploys the synthesized CloudFormation template
 of an `AgentWait` stack into moto's CloudFormation (the same tables, queues, topic and bus the
-constructs deploy: there is no second definition to drift; `_local_template` prunes what cannot run
-locally, `_local_deploy` deploys the rest), and drives the same router and sweep
+constructs deploy: there is no second definition to drift; `agent_wait.local.template` prunes what cannot run
+locally, `agent_wait.local.deploy` deploys the rest), and drives the same router and sweep
 handlers as Lambda: a loop over the entry queue stands in for the SQS event source, and `sweep()`
 for the schedule. Beside them, the answer API's routes are served on 127.0.0.1 (`api_url`) behind a
 local JWT authorizer and issuer (`issuer`), as API Gateway would serve them (`agent_wait.local.api_server`).

@@ -9,12 +9,13 @@ Handler: `agent_wait.host.api.handler`. Routes:
     POST /agui/resume                      {"resume": [ResumeEntry...]} or a RunAgentInput; header Idempotency-Key
     GET  /inbox                            the approvals inbox page (and /inbox/{asset}, its files and sign-in)
 
-An answer decides at once, with the router's checks and the same conditional write, and only then hands
-the resume to the entry queue: the response is the real outcome (200; 202 for a vote on a quorum question
-that still needs more, with the votes so far; or a problem+json 403, 404, 409 — `already_decided`,
-`already_voted`, `cancelled` —, 410, 422 with the router's reason). Who answers comes from the JWT claims
-API Gateway verified (`email`, else `sub`; groups from `AGENT_WAIT_GROUPS_CLAIM`, default `cognito:groups`
-then `groups`).
+An answer decides at once, through the one decision every door uses (`agent_wait.engine.AnswerService`, while it
+holds the thread), and only then hands the resume to the router: the response is the real outcome (200; 202 for
+a vote on a quorum question that still needs more, with the votes so far; or a problem+json 403, 404, 409 —
+`already_decided`, `already_voted`, `cancelled`, `thread_failed`, `thread_busy` with `Retry-After`,
+`not_parked` —, 410, 422 with the engine's reason). Refusals are logged and counted (`AnswersRefused` by
+reason). Who answers comes from the JWT claims API Gateway verified (`email`, else `cognito:username`, else
+`username`, else `sub`; groups from `AGENT_WAIT_GROUPS_CLAIM`, default `cognito:groups` then `groups`).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ __all__ = (
 )
 
 logger = _powertools.logger()
+metrics = _powertools.metrics()
 tracer = _powertools.tracer()
 
 
@@ -60,7 +62,8 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
 
 @functools.cache
 def _context() -> ApiContext:
-    return ApiContext.from_settings(HostSettings.from_env("api"))
+    settings = HostSettings.from_env("api")
+    return ApiContext.from_settings(settings, metrics=_powertools.PowertoolsMetrics(metrics), log=logger)
 
 
 @functools.cache
@@ -76,6 +79,7 @@ def reset() -> None:
 
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler(capture_response=False)  # responses hold question content
+@metrics.log_metrics  # refusals counted as AnswersRefused by reason, as the router's are
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """Lambda entry point for the HTTP API (payload format 2.0).
 

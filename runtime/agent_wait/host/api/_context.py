@@ -78,7 +78,9 @@ class ApiContext:
     sign_in: SignIn | None = None
 
     @classmethod
-    def from_settings(cls, settings: HostSettings, *, session: Any = None) -> ApiContext:
+    def from_settings(
+        cls, settings: HostSettings, *, session: Any = None, metrics: Any = None, log: Any = None
+    ) -> ApiContext:
         """The deployed API's context: the DynamoDB ledger, the SQS entry queue, the groups claims, the inbox's
         sign-in and, when `AGENT_WAIT_LINK_KEYS_ARN` is set, the keys that verify signed answer links.
 
@@ -94,7 +96,8 @@ class ApiContext:
         queue_url = required(settings.queue_url, Settings.QUEUE_URL)
         session = session or boto3.Session()
         ledger = DynamoDbLedger(table, client=session.client("dynamodb"))
-        service = AnswerService(ledger, SqsEntryQueue(queue_url, client=session.client("sqs")))
+        queue = SqsEntryQueue(queue_url, client=session.client("sqs"))
+        service = AnswerService(ledger, queue, metrics=metrics, log=log)
         claims = (settings.groups_claim,) if settings.groups_claim else DEFAULT_GROUPS_CLAIMS
         link_keys = None
         if settings.link_keys_arn:  # signed answer links: read at cold start, again when they may have rotated
