@@ -17,11 +17,12 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 
+from agent_wait_cdk._lambda_function import check_log_level
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.alarms import AgentWaitAlarms
 from agent_wait_cdk.checkpoint_bucket import check_checkpoint_bucket
 from agent_wait_cdk.entry_queue import EntryQueue, check_max_receive_count
-from agent_wait_cdk.functions import RouterFunction, SweepFunction, check_log_level
+from agent_wait_cdk.functions import RouterFunction, SweepFunction
 from agent_wait_cdk.question_table import check_question_table_shape
 
 __all__ = ("VISIBILITY_FACTOR", "check_agent_wait_props", "check_existing_resources", "times")

@@ -32,6 +32,7 @@ from agent_wait_cdk._agent_wait_checks import (
 )
 from agent_wait_cdk._bundling import BUNDLE_CONTEXT, LambdaBundle, warn_if_graph_missing
 from agent_wait_cdk._defaults import ONE_DAY, ONE_MINUTE
+from agent_wait_cdk._lambda_function import check_extra_environment, powertools_environment
 from agent_wait_cdk._senders import SenderLists, role_id, sender_id
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.alarms import AgentWaitAlarms
@@ -43,10 +44,8 @@ from agent_wait_cdk.entry_queue import EntryQueue, redrive_count
 from agent_wait_cdk.functions import (
     RouterFunction,
     SweepFunction,
-    check_extra_environment,
     check_max_concurrency,
     check_network,
-    powertools_environment,
     router_variables,
 )
 from agent_wait_cdk.question_table import QuestionTable

@@ -44,9 +44,9 @@ from agent_wait_cdk import _grants, _perms
 from agent_wait_cdk import _shapes as shapes
 from agent_wait_cdk._defaults import TEN_SECONDS
 from agent_wait_cdk._inbox import INBOX_ROUTES, INBOX_ROUTES_OPEN, InboxSignIn, check_inbox, inbox_client
+from agent_wait_cdk._lambda_function import check_function, check_log_level, lambda_function, powertools_environment
 from agent_wait_cdk._senders import role_id
 from agent_wait_cdk._validate import PropChecks
-from agent_wait_cdk.functions import _check_function, _function, check_log_level, powertools_environment
 from agent_wait_cdk.question_table import grant_answer_api
 
 LINK_ANNOUNCERS = ("eventbridge", "sns", "webhook")
@@ -305,7 +305,7 @@ class AnswerApi(Construct):
             environment[shapes.ENV_LINK_KEYS_ARN] = self.link_keys.secret_arn
         if groups_claim is not None:
             environment[shapes.ENV_GROUPS_CLAIM] = groups_claim
-        self.function, self.role, self.log_group = _function(
+        self.function, self.role, self.log_group = lambda_function(
             Construct(self, "Function"),
             handler=shapes.API_HANDLER,
             description="agent-wait answer API: people list, read and answer questions; signed links",
@@ -493,7 +493,7 @@ class AnswerApi(Construct):
         )
         checks.int_between("throttle_burst_limit", throttle_burst_limit, minimum=1, maximum=5000, unit="requests")
         checks.duration_between("timeout", timeout, minimum=Duration.seconds(1), maximum=_TIMEOUT_LIMIT)
-        _check_function(checks, timeout=None, memory_size=memory_size)
+        check_function(checks, timeout=None, memory_size=memory_size)
         check_log_level(checks, log_level)
 
 
