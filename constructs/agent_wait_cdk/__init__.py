@@ -4,9 +4,17 @@ The constructs name the runtime's Lambda handlers by string and never import `ag
 is bundled into the functions' code, not loaded beside CDK.
 
 Example:
-    from agent_wait_cdk import AgentWait
+    from aws_cdk import Duration
 
-    agent = AgentWait(self, "AgentWait", graph="my_app.graph:build_graph", graph_source=["src/my_app"])
+    from agent_wait_cdk import AgentWait, RouterProps
+
+    agent = AgentWait(
+        self,
+        "AgentWait",
+        graph="my_app.graph:build_graph",
+        graph_source=["src/my_app"],
+        router=RouterProps(timeout=Duration.minutes(2)),
+    )
     agent.grant_send_answers(approvals_api_role)
 """
 
@@ -34,8 +42,8 @@ from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, FifoSubs
 from agent_wait_cdk.answer_api import LINK_ANNOUNCERS, AnswerApi, AnswerApiProps
 from agent_wait_cdk.checkpoint_bucket import CheckpointBucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable
-from agent_wait_cdk.entry_queue import EntryQueue
-from agent_wait_cdk.functions import LAMBDA_RUNTIME, RouterFunction, SweepFunction
+from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps
+from agent_wait_cdk.functions import LAMBDA_RUNTIME, RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.question_table import QuestionTable
 
 __all__ = (
@@ -61,12 +69,15 @@ __all__ = (
     "CheckpointBucket",
     "CheckpointTable",
     "EntryQueue",
+    "EntryQueueProps",
     "FifoSubscriptionError",
     "InboxSignIn",
     "LambdaBundle",
     "QuestionTable",
     "RouterFunction",
+    "RouterProps",
     "SweepFunction",
+    "SweepProps",
     "check_queue_subscription",
     "oldest_open_question_metric",
     "router_errors_metric",

@@ -1,8 +1,11 @@
-"""`RouterFunction` (the entry queue's consumer) and `SweepFunction` (the scheduled sweep)."""
+"""`RouterFunction` (the entry queue's consumer) and `SweepFunction` (the scheduled sweep), and the props
+`AgentWait` passes through to them whole (`RouterProps`, `SweepProps`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
 
 from aws_cdk import Duration, RemovalPolicy, Token
 from aws_cdk import aws_ec2 as ec2
@@ -21,10 +24,96 @@ from agent_wait_cdk._lambda_function import LAMBDA_RUNTIME, check_function, lamb
 from agent_wait_cdk._shapes import ROUTER_HANDLER, SWEEP_HANDLER
 from agent_wait_cdk._validate import PropChecks
 
-__all__ = ("LAMBDA_RUNTIME", "RouterFunction", "SweepFunction", "check_max_concurrency")
+__all__ = ("LAMBDA_RUNTIME", "RouterFunction", "RouterProps", "SweepFunction", "SweepProps", "check_max_concurrency")
 
 MIN_EVENT_SOURCE_CONCURRENCY, MAX_EVENT_SOURCE_CONCURRENCY = 2, 1000
 """The range of an SQS event source's maximum concurrency (Lambda's `ScalingConfig.MaximumConcurrency`)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RouterProps:
+    """The router's own props, as `AgentWait(router=RouterProps(...))` takes them.
+
+    Each field is the `RouterFunction` prop of that name, except `environment`, which holds only your extra
+    variables: AgentWait adds its own to them. AgentWait supplies the rest of `RouterFunction`'s props: the
+    code, the entry queue, and `architecture`, `log_retention`, `removal_policy` and `tracing`, which stay
+    flat on AgentWait because every function it creates must share them (and the bundle, `architecture`).
+    The VPC props are here, not there, because only the router runs in the VPC: the graph runs there, and
+    the sweep and the answer API stay outside it.
+
+    Example:
+        RouterProps(timeout=Duration.minutes(2), memory_size=2048, environment={"MODEL_ID": "my-model"})
+    """
+
+    timeout: Duration = ONE_MINUTE
+    """The function's timeout. Default 1 minute: one graph step between two interrupts; raise it for slow
+    model calls. The entry queue's visibility timeout must be at least six times this (the queue AgentWait
+    creates gets exactly that), and a thread's lease is this plus a minute."""
+    memory_size: int = 1024
+    """The function's memory, 128 to 10,240 MB. Default 1024 MB: importing LangGraph is CPU-bound, and
+    Lambda's CPU grows with memory, so cold starts are shorter."""
+    batch_size: int = 10
+    """Records per invocation, 1 to 10. Default 10, the FIFO maximum: fewer receive and delete calls; the
+    records of one thread stay in order."""
+    reserved_concurrent_executions: int | None = None
+    """Concurrency reserved for the router, 0 to 10,000 (0 stops it). Default None, unreserved: reserving
+    takes from the account's pool, and new accounts may not have enough to reserve at all."""
+    max_concurrency: int | None = None
+    """The most invocations the entry queue's event source runs at once, 2 to 1,000
+    (`ScalingConfig.MaximumConcurrency`). Default None: not set, so the router scales to the threads with
+    messages waiting (one FIFO message group each), up to Lambda's own ceiling. Set it to keep account
+    concurrency for other functions or to cap the load on the tables; messages past it wait in the queue,
+    they are not throttled. At most `reserved_concurrent_executions` when both are set."""
+    environment: Mapping[str, str] | None = None
+    """Extra variables for the router, where the graph runs: a model id, a secret's ARN (never a secret's
+    value, which anyone who may read the function's configuration could read). Default None: only
+    AgentWait's own. A key AgentWait or Lambda sets (`AGENT_WAIT_*`, `LOG_LEVEL`, `POWERTOOLS_*`,
+    `AWS_REGION`, ...) is refused, by name."""
+    layers: Sequence[lambda_.ILayerVersion] = ()
+    """Lambda layers for the router. Default (): the bundle holds everything; add a layer for what it should
+    not (a large native library, a shared extension)."""
+    vpc: ec2.IVpc | None = None
+    """Run the router in this VPC, for a graph that calls private resources. Default None: no VPC, so it
+    reaches AWS's public endpoints directly. In a VPC it needs egress to DynamoDB, SQS, SNS, EventBridge and
+    S3 (and the webhook, whatever the graph calls): a NAT gateway or VPC endpoints, which AgentWait does not
+    create. The router's role gets Lambda's network interface actions."""
+    vpc_subnets: ec2.SubnetSelection | None = None
+    """The router's subnets in `vpc`. Default None: CDK's default, the VPC's private subnets. Needs `vpc`."""
+    security_groups: Sequence[ec2.ISecurityGroup] | None = None
+    """The router's security groups. Default None: one CDK creates, all egress allowed. Needs `vpc`."""
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """These props as keyword arguments of `RouterFunction`, `environment` holding only the extra variables."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepProps:
+    """The sweep's own props, as `AgentWait(sweep=SweepProps(...))` takes them.
+
+    Each field is the `SweepFunction` prop of that name. AgentWait supplies the rest (the code, its
+    variables, and `architecture`, `log_retention`, `removal_policy` and `tracing`, shared by every function).
+
+    Example:
+        SweepProps(rate=Duration.minutes(5), limit=600, timeout=Duration.minutes(2))
+    """
+
+    rate: Duration = ONE_MINUTE
+    """How often the sweep runs, in whole minutes, 1 minute to 1 day. Default 1 minute: a question expires
+    at most a minute after its deadline, for about 43,000 short runs a month."""
+    timeout: Duration = ONE_MINUTE
+    """The function's timeout. Default 1 minute, the default rate: a run should finish before the next one
+    starts."""
+    memory_size: int = 512
+    """The function's memory, 128 to 10,240 MB. Default 512 MB: the sweep queries and sends; it does not run
+    the graph."""
+    limit: int | None = None
+    """The most due questions one run handles, 1 to 10,000 (`AGENT_WAIT_SWEEP_LIMIT`). Default None: the
+    runtime's 100 (deadlines, reminders, escalation steps, announcement retries); raise it with `timeout`."""
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """These props as keyword arguments of `SweepFunction` (and of `SweepFunction.check_props`)."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
 
 
 def check_network(
@@ -39,7 +128,8 @@ def check_network(
         return
     for field, value in (("vpc_subnets", vpc_subnets), ("security_groups", security_groups)):
         if value is not None:
-            checks.fail(field, "places the router in a VPC, but there is no vpc; pass vpc too, or drop it")
+            named = checks.name("vpc")
+            checks.fail(field, f"places the router in a VPC, but there is no {named}; pass {named} too, or drop it")
 
 
 def check_max_concurrency(
@@ -47,8 +137,7 @@ def check_max_concurrency(
 ) -> None:
     """The event source's `max_concurrency` lies in Lambda's range and, with a reservation, within it.
 
-    Only `max_concurrency` is checked here (`RouterFunction.check_props` checks the reservation's own range), so
-    a composing construct can check the one prop it adds without reporting the other twice.
+    Only `max_concurrency` is checked here (`RouterFunction.check_props` checks the reservation's own range).
     """
     checks.int_between(
         "max_concurrency",
@@ -152,8 +241,10 @@ class RouterFunction(Construct):
             batch_size=batch_size,
             reserved_concurrent_executions=reserved_concurrent_executions,
             max_concurrency=max_concurrency,
+            vpc=vpc,
+            vpc_subnets=vpc_subnets,
+            security_groups=security_groups,
         )
-        check_network(checks, vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups)
         checks.raise_if_any()
         self.function, self.role, self.log_group = lambda_function(
             self,
@@ -187,8 +278,12 @@ class RouterFunction(Construct):
         batch_size: int | None = None,
         reserved_concurrent_executions: int | None = None,
         max_concurrency: int | None = None,
+        vpc: ec2.IVpc | None = None,
+        vpc_subnets: ec2.SubnetSelection | None = None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
     ) -> None:
-        """Record every out-of-range prop in `checks` (Lambda's and SQS's limits); None means not given."""
+        """Record every out-of-range prop in `checks` (Lambda's and SQS's limits), and network props without a
+        VPC; None means not given."""
         check_function(checks, timeout=timeout, memory_size=memory_size)
         checks.int_between("batch_size", batch_size, minimum=1, maximum=10, unit="records")
         checks.int_between(
@@ -201,6 +296,7 @@ class RouterFunction(Construct):
         check_max_concurrency(
             checks, max_concurrency=max_concurrency, reserved_concurrent_executions=reserved_concurrent_executions
         )
+        check_network(checks, vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups)
 
 
 class SweepFunction(Construct):
@@ -225,6 +321,8 @@ class SweepFunction(Construct):
             minute after its deadline, for about 43,000 short invocations a month.
         timeout: Default 1 minute, the default rate: a run should finish before the next one starts.
         memory_size: Default 512 MB: the sweep queries and sends; it does not run the graph.
+        limit: the most due questions one run handles, 1 to 10,000, set as `AGENT_WAIT_SWEEP_LIMIT`.
+            Default None: not set, so the runtime's 100; raise it with `timeout`.
         architecture: Default x86_64 (see `RouterFunction`).
         log_retention: Default one month.
         removal_policy: the log group's. Default RETAIN.
@@ -241,6 +339,7 @@ class SweepFunction(Construct):
         rate: Duration = ONE_MINUTE,
         timeout: Duration = ONE_MINUTE,
         memory_size: int = 512,
+        limit: int | None = None,
         architecture: lambda_.Architecture = lambda_.Architecture.X86_64,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
@@ -248,8 +347,10 @@ class SweepFunction(Construct):
     ) -> None:
         super().__init__(scope, id)
         checks = PropChecks(self.node.path)
-        self.check_props(checks, rate=rate, timeout=timeout, memory_size=memory_size)
+        self.check_props(checks, rate=rate, timeout=timeout, memory_size=memory_size, limit=limit)
         checks.raise_if_any()
+        if limit is not None:
+            environment = {**environment, shapes.ENV_SWEEP_LIMIT: str(limit)}
         self.function, self.role, self.log_group = lambda_function(
             self,
             handler=SWEEP_HANDLER,
@@ -279,12 +380,14 @@ class SweepFunction(Construct):
         rate: Duration | None = None,
         timeout: Duration | None = None,
         memory_size: int | None = None,
+        limit: int | None = None,
     ) -> None:
         """Record every out-of-range prop in `checks`; None means not given."""
-        check_function(checks, timeout=timeout, memory_size=memory_size)
         checks.duration_between("rate", rate, minimum=Duration.minutes(1), maximum=Duration.days(1), unit="minutes")
         if rate is not None and not rate.is_unresolved() and rate.to_seconds(integral=False) % 60:
             checks.fail("rate", f"must be a whole number of minutes; got {rate.to_seconds(integral=False):g} seconds")
+        check_function(checks, timeout=timeout, memory_size=memory_size)
+        checks.int_between("limit", limit, minimum=1, maximum=10000, unit="questions")
 
 
 def router_variables(
