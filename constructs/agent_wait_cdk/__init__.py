@@ -18,7 +18,6 @@ Example:
     agent.grant_send_answers(approvals_api_role)
 """
 
-from agent_wait_cdk._bundling import LAMBDA_PYTHON_VERSION, BundleError, LambdaBundle
 from agent_wait_cdk._inbox import InboxSignIn
 from agent_wait_cdk._shapes import (
     API_HANDLER,
@@ -40,6 +39,7 @@ from agent_wait_cdk.alarms import (
 )
 from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, FifoSubscriptionError, check_queue_subscription
 from agent_wait_cdk.answer_api import LINK_ANNOUNCERS, AnswerApi, AnswerApiProps
+from agent_wait_cdk.bundling import LAMBDA_PYTHON_VERSION, BundleError, LambdaBundle
 from agent_wait_cdk.checkpoint_bucket import CheckpointBucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps

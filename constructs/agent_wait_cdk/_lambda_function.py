@@ -31,7 +31,7 @@ __all__ = (
 )
 
 LAMBDA_RUNTIME = lambda_.Runtime.PYTHON_3_13
-"""The runtime the bundle is built for (`_bundling.LAMBDA_PYTHON_VERSION`)."""
+"""The runtime the bundle is built for (`bundling.LAMBDA_PYTHON_VERSION`)."""
 _MAX_TIMEOUT = Duration.minutes(15)
 _VPC_ACTIONS = (
     "ec2:CreateNetworkInterface",

@@ -31,7 +31,6 @@ from agent_wait_cdk._agent_wait_checks import (
     check_topic_scope,
     times,
 )
-from agent_wait_cdk._bundling import BUNDLE_CONTEXT, LambdaBundle, warn_if_graph_missing
 from agent_wait_cdk._defaults import FOUR_DAYS, ONE_DAY
 from agent_wait_cdk._lambda_function import powertools_environment
 from agent_wait_cdk._senders import SenderLists, role_id, sender_id
@@ -39,6 +38,7 @@ from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.alarms import AgentWaitAlarms
 from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, _FifoSubscriptionCheck, check_queue_subscription
 from agent_wait_cdk.answer_api import AnswerApi, AnswerApiProps, check_answer_api_switch
+from agent_wait_cdk.bundling.bundle import BUNDLE_CONTEXT, LambdaBundle, warn_if_graph_missing
 from agent_wait_cdk.checkpoint_bucket import CheckpointBucket, grant_checkpoint_bucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, redrive_count
