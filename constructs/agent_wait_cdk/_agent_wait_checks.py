@@ -9,6 +9,7 @@ combines them for `AgentWait`, naming a grouped prop by its group (`router.memor
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from aws_cdk import Duration, Token
 from aws_cdk import aws_dynamodb as dynamodb
@@ -22,6 +23,7 @@ from agent_wait_cdk._lambda_function import check_extra_environment, check_log_l
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.alarms import AgentWaitAlarms
 from agent_wait_cdk.announce_targets import AnnounceTopic
+from agent_wait_cdk.answer_api import LINK_ANNOUNCERS, AnswerApi, AnswerApiProps
 from agent_wait_cdk.checkpoint_bucket import check_checkpoint_bucket
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, check_max_receive_count
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps
@@ -30,6 +32,7 @@ from agent_wait_cdk.question_table import check_question_table_shape
 __all__ = (
     "VISIBILITY_FACTOR",
     "check_agent_wait_props",
+    "check_answer_api_switch",
     "check_existing_resources",
     "check_router_props",
     "check_topic_scope",
@@ -179,3 +182,38 @@ def check_existing_resources(
     if isinstance(existing_question_table, dynamodb.Table):
         check_question_table_shape(checks, existing_question_table)
     check_max_receive_count(checks.prefixed("queue."), existing_entry_queue, queue.max_receive_count)
+
+
+def check_answer_api_switch(
+    checks: PropChecks,
+    *,
+    answer_api: bool,
+    answer_api_props: AnswerApiProps | None,
+    link_announcers: Sequence[str],
+    announcers: dict[str, bool],
+) -> None:
+    """The answer API's switch and props go together; link announcers need links and their announcer."""
+    if answer_api and answer_api_props is None:
+        checks.fail(
+            "answer_api_props",
+            "must say how people sign in when answer_api=True: AnswerApiProps(jwt_issuer=..., jwt_audience=[...]) "
+            "for any OIDC issuer, or AnswerApiProps(user_pool=..., user_pool_clients=[...]) for Cognito; got None",
+        )
+    if answer_api_props is not None and not answer_api:
+        checks.fail("answer_api_props", "configures the answer API, which is off; pass answer_api=True too, or drop it")
+    if answer_api_props is not None:
+        AnswerApi.check_props(checks.prefixed("answer_api_props."), **answer_api_props.as_kwargs())
+    if not link_announcers:
+        return
+    unknown = [name for name in link_announcers if name not in LINK_ANNOUNCERS]
+    if unknown:
+        checks.fail("link_announcers", f"must name announcers among {', '.join(LINK_ANNOUNCERS)}; got {unknown}")
+    if not answer_api or answer_api_props is None or not answer_api_props.links:
+        checks.fail(
+            "link_announcers",
+            "needs answer_api=True with links on (AnswerApiProps.links, the default): links point at the answer "
+            f"API and are signed with its keys; got {list(link_announcers)}",
+        )
+    for name, prop in (("sns", "a topic"), ("eventbridge", "a bus"), ("webhook", "webhook_url")):
+        if name in link_announcers and not announcers[name]:
+            checks.fail("link_announcers", f"names {name!r}, which needs {prop}; there is none")

@@ -1,4 +1,8 @@
-"""`AgentWait`: the whole of agent-wait on AWS in one construct."""
+"""`AgentWait`: the whole of agent-wait on AWS in one construct.
+
+Over 400 lines because it composes everything: a third is the documentation of its props and grants; its
+rules live in `_agent_wait_checks.py`, its parts and their props objects in their own modules.
+"""
 
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from agent_wait_cdk import question_table as questions
 from agent_wait_cdk._agent_wait_checks import (
     VISIBILITY_FACTOR,
     check_agent_wait_props,
+    check_answer_api_switch,
     check_existing_resources,
     check_topic_scope,
     times,
@@ -37,7 +42,7 @@ from agent_wait_cdk._senders import SenderLists, role_id, sender_id
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.alarms import AgentWaitAlarms
 from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, _FifoSubscriptionCheck, check_queue_subscription
-from agent_wait_cdk.answer_api import AnswerApi, AnswerApiProps, check_answer_api_switch
+from agent_wait_cdk.answer_api import AnswerApi, AnswerApiProps
 from agent_wait_cdk.bundling.bundle import BUNDLE_CONTEXT, LambdaBundle, warn_if_graph_missing
 from agent_wait_cdk.checkpoint_bucket import CheckpointBucket, grant_checkpoint_bucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable

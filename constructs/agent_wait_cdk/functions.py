@@ -1,5 +1,9 @@
 """`RouterFunction` (the entry queue's consumer) and `SweepFunction` (the scheduled sweep), and the props
-`AgentWait` passes through to them whole (`RouterProps`, `SweepProps`)."""
+`AgentWait` passes through to them whole (`RouterProps`, `SweepProps`).
+
+About 400 lines because each prop is documented twice, on its construct and on its props object, as a
+user meets it in one or the other; what every function shares is in `_lambda_function.py`.
+"""
 
 from __future__ import annotations
 
