@@ -4,16 +4,10 @@ The constructs name the runtime's Lambda handlers by string and never import `ag
 is bundled into the functions' code, not loaded beside CDK.
 
 Example:
-    from aws_cdk import Duration
-
-    from agent_wait_cdk import AgentWait, RouterProps
+    from agent_wait_cdk import AgentWait, SweepProps
 
     agent = AgentWait(
-        self,
-        "AgentWait",
-        graph="my_app.graph:build_graph",
-        graph_source=["src/my_app"],
-        router=RouterProps(timeout=Duration.minutes(2)),
+        self, "AgentWait", graph="my_app.graph:build_graph", graph_source=["src/my_app"], sweep=SweepProps(limit=600)
     )
     agent.grant_send_answers(approvals_api_role)
 """
