@@ -41,7 +41,7 @@ from pathlib import Path
 
 from aws_cdk import aws_lambda as lambda_
 
-from agent_wait_cdk._bundling import (
+from agent_wait_cdk.bundling import (
     LAMBDA_PYTHON_VERSION,
     REQUIREMENTS_FILE,
     LambdaBundle,

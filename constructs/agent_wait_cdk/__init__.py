@@ -4,13 +4,14 @@ The constructs name the runtime's Lambda handlers by string and never import `ag
 is bundled into the functions' code, not loaded beside CDK.
 
 Example:
-    from agent_wait_cdk import AgentWait
+    from agent_wait_cdk import AgentWait, SweepProps
 
-    agent = AgentWait(self, "AgentWait", graph="my_app.graph:build_graph", graph_source=["src/my_app"])
+    agent = AgentWait(
+        self, "AgentWait", graph="my_app.graph:build_graph", graph_source=["src/my_app"], sweep=SweepProps(limit=600)
+    )
     agent.grant_send_answers(approvals_api_role)
 """
 
-from agent_wait_cdk._bundling import LAMBDA_PYTHON_VERSION, BundleError, LambdaBundle
 from agent_wait_cdk._inbox import InboxSignIn
 from agent_wait_cdk._shapes import (
     API_HANDLER,
@@ -32,10 +33,11 @@ from agent_wait_cdk.alarms import (
 )
 from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, FifoSubscriptionError, check_queue_subscription
 from agent_wait_cdk.answer_api import LINK_ANNOUNCERS, AnswerApi, AnswerApiProps
+from agent_wait_cdk.bundling import LAMBDA_PYTHON_VERSION, BundleError, LambdaBundle
 from agent_wait_cdk.checkpoint_bucket import CheckpointBucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable
-from agent_wait_cdk.entry_queue import EntryQueue
-from agent_wait_cdk.functions import LAMBDA_RUNTIME, RouterFunction, SweepFunction
+from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps
+from agent_wait_cdk.functions import LAMBDA_RUNTIME, RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.question_table import QuestionTable
 
 __all__ = (
@@ -61,12 +63,15 @@ __all__ = (
     "CheckpointBucket",
     "CheckpointTable",
     "EntryQueue",
+    "EntryQueueProps",
     "FifoSubscriptionError",
     "InboxSignIn",
     "LambdaBundle",
     "QuestionTable",
     "RouterFunction",
+    "RouterProps",
     "SweepFunction",
+    "SweepProps",
     "check_queue_subscription",
     "oldest_open_question_metric",
     "router_errors_metric",

@@ -1,13 +1,15 @@
-"""The rules between `AgentWait`'s props: each range under AgentWait's own field names, and what may go together.
+"""The rules between `AgentWait`'s props: each range under the name the user writes, and what may go together.
 
 The parts check their own props (`RouterFunction.check_props`, `EntryQueue.check_props`, ...) and brought
 resources against their shapes (`check_question_table_shape`, `check_max_receive_count`); this module
-combines them for `AgentWait`, whose fields name them differently and add rules across parts.
+combines them for `AgentWait`, naming a grouped prop by its group (`router.memory_size`, `sweep.rate`,
+`queue.visibility_timeout`), and adds the rules across parts.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from aws_cdk import Duration, Token
 from aws_cdk import aws_dynamodb as dynamodb
@@ -17,14 +19,25 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 
+from agent_wait_cdk._lambda_function import check_extra_environment, check_log_level
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.alarms import AgentWaitAlarms
+from agent_wait_cdk.announce_targets import AnnounceTopic
+from agent_wait_cdk.answer_api import LINK_ANNOUNCERS, AnswerApi, AnswerApiProps
 from agent_wait_cdk.checkpoint_bucket import check_checkpoint_bucket
-from agent_wait_cdk.entry_queue import EntryQueue, check_max_receive_count
-from agent_wait_cdk.functions import RouterFunction, SweepFunction, check_log_level
+from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, check_max_receive_count
+from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.question_table import check_question_table_shape
 
-__all__ = ("VISIBILITY_FACTOR", "check_agent_wait_props", "check_existing_resources", "times")
+__all__ = (
+    "VISIBILITY_FACTOR",
+    "check_agent_wait_props",
+    "check_answer_api_switch",
+    "check_existing_resources",
+    "check_router_props",
+    "check_topic_scope",
+    "times",
+)
 
 _GRAPH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 VISIBILITY_FACTOR = 6
@@ -40,20 +53,13 @@ def check_agent_wait_props(
     webhook_secret: secretsmanager.ISecret | None,
     alarms: bool,
     alarm_topic: sns.ITopic | None,
-    router_timeout: Duration,
-    router_memory_size: int,
-    router_batch_size: int,
-    router_reserved_concurrent_executions: int | None,
-    sweep_rate: Duration,
-    sweep_timeout: Duration,
-    sweep_memory_size: int,
-    sweep_limit: int | None,
+    router: RouterProps,
+    sweep: SweepProps,
+    queue: EntryQueueProps,
     index_shards: int | None,
     oldest_open_question_threshold: Duration,
-    queue_visibility_timeout: Duration | None,
-    queue_retention_period: Duration | None,
 ) -> None:
-    """Every range and format rule, with the parts' own rules under AgentWait's field names."""
+    """Every range and format rule, with the parts' own rules under the names the user writes."""
     if not _GRAPH.match(graph):
         checks.fail("graph", f"must be 'module:attribute', e.g. 'my_app.graph:build_graph'; got {graph!r}")
     check_log_level(checks, log_level)
@@ -70,28 +76,55 @@ def check_agent_wait_props(
         )
     if alarm_topic is not None and not alarms:
         checks.fail("alarm_topic", "cannot go with alarms=False: there would be no alarm to notify it; drop one")
-    RouterFunction.check_props(
-        checks.prefixed("router_"),
-        timeout=router_timeout,
-        memory_size=router_memory_size,
-        batch_size=router_batch_size,
-        reserved_concurrent_executions=router_reserved_concurrent_executions,
-    )
-    SweepFunction.check_props(
-        checks.prefixed("sweep_"), rate=sweep_rate, timeout=sweep_timeout, memory_size=sweep_memory_size
-    )
-    checks.int_between("sweep_limit", sweep_limit, minimum=1, maximum=10000, unit="questions")
+    check_router_props(checks.prefixed("router."), router)
+    SweepFunction.check_props(checks.prefixed("sweep."), **sweep.as_kwargs())
     checks.int_between("index_shards", index_shards, minimum=1, maximum=1000, unit="shards")
     AgentWaitAlarms.check_props(checks, oldest_open_question_threshold=oldest_open_question_threshold)
-    EntryQueue.check_props(
-        checks.prefixed("queue_"), visibility_timeout=queue_visibility_timeout, retention_period=queue_retention_period
-    )
+    EntryQueue.check_props(checks.prefixed("queue."), **queue.as_kwargs())
     checks.duration_at_least(
-        "queue_visibility_timeout",
-        queue_visibility_timeout,
-        minimum=times(router_timeout, VISIBILITY_FACTOR),
-        why="six times router_timeout, so a retried batch is not seen twice while the first attempt runs",
+        "queue.visibility_timeout",
+        queue.visibility_timeout,
+        minimum=times(router.timeout, VISIBILITY_FACTOR),
+        why="six times router.timeout, so a retried batch is not seen twice while the first attempt runs",
     )
+
+
+def check_router_props(checks: PropChecks, router: RouterProps) -> None:
+    """`RouterFunction`'s own rules, and extra variables that must not set what AgentWait or Lambda sets (a
+    rule of AgentWait's: for `RouterFunction` alone, `environment` is the whole environment)."""
+    RouterFunction.check_props(
+        checks,
+        timeout=router.timeout,
+        memory_size=router.memory_size,
+        batch_size=router.batch_size,
+        reserved_concurrent_executions=router.reserved_concurrent_executions,
+        max_concurrency=router.max_concurrency,
+        vpc=router.vpc,
+        vpc_subnets=router.vpc_subnets,
+        security_groups=router.security_groups,
+    )
+    check_extra_environment(checks, "environment", router.environment)
+
+
+def check_topic_scope(
+    checks: PropChecks,
+    topic: bool,
+    topic_fifo: bool,
+    scope: sns.FifoThroughputScope | None,
+    existing_topic: sns.ITopic | None,
+) -> None:
+    """The scope shapes a FIFO topic AgentWait creates: not a brought topic, not a standard one, not none."""
+    if scope is None:
+        return
+    if existing_topic is not None:
+        checks.fail(
+            "topic_fifo_throughput_scope",
+            "shapes a topic AgentWait creates; with existing_topic, set the scope on your own topic",
+        )
+    elif not topic:
+        checks.fail("topic_fifo_throughput_scope", "cannot go with topic=False: there is no topic to shape")
+    else:
+        AnnounceTopic.check_props(checks.prefixed("topic_"), fifo=topic_fifo, fifo_throughput_scope=scope)
 
 
 def times(duration: Duration, factor: int) -> Duration:
@@ -111,9 +144,7 @@ def check_existing_resources(
     existing_question_table: dynamodb.ITable | None,
     existing_entry_queue: sqs.IQueue | None,
     existing_dead_letter_queue: sqs.IQueue | None,
-    existing_queue_max_receive_count: int | None,
-    queue_visibility_timeout: Duration | None,
-    queue_retention_period: Duration | None,
+    queue: EntryQueueProps,
     checkpoint_bucket: bool = True,
     existing_checkpoint_bucket: s3.IBucket | None = None,
 ) -> None:
@@ -133,16 +164,16 @@ def check_existing_resources(
         )
     if existing_entry_queue is not None:
         for field, value in (
-            ("queue_visibility_timeout", queue_visibility_timeout),
-            ("queue_retention_period", queue_retention_period),
+            ("queue.visibility_timeout", queue.visibility_timeout),
+            ("queue.retention_period", queue.retention_period),
         ):
             if value is not None:
                 checks.fail(field, "shapes an entry queue AgentWait creates; it cannot go with existing_entry_queue")
-    for field, queue in (
+    for field, brought in (
         ("existing_entry_queue", existing_entry_queue),
         ("existing_dead_letter_queue", existing_dead_letter_queue),
     ):
-        if queue is not None and not queue.fifo:
+        if brought is not None and not brought.fifo:
             checks.fail(
                 field,
                 "must be a FIFO queue (starts and answers are ordered per thread); if it is, import it with "
@@ -150,4 +181,39 @@ def check_existing_resources(
             )
     if isinstance(existing_question_table, dynamodb.Table):
         check_question_table_shape(checks, existing_question_table)
-    check_max_receive_count(checks, existing_entry_queue, existing_queue_max_receive_count)
+    check_max_receive_count(checks.prefixed("queue."), existing_entry_queue, queue.max_receive_count)
+
+
+def check_answer_api_switch(
+    checks: PropChecks,
+    *,
+    answer_api: bool,
+    answer_api_props: AnswerApiProps | None,
+    link_announcers: Sequence[str],
+    announcers: dict[str, bool],
+) -> None:
+    """The answer API's switch and props go together; link announcers need links and their announcer."""
+    if answer_api and answer_api_props is None:
+        checks.fail(
+            "answer_api_props",
+            "must say how people sign in when answer_api=True: AnswerApiProps(jwt_issuer=..., jwt_audience=[...]) "
+            "for any OIDC issuer, or AnswerApiProps(user_pool=..., user_pool_clients=[...]) for Cognito; got None",
+        )
+    if answer_api_props is not None and not answer_api:
+        checks.fail("answer_api_props", "configures the answer API, which is off; pass answer_api=True too, or drop it")
+    if answer_api_props is not None:
+        AnswerApi.check_props(checks.prefixed("answer_api_props."), **answer_api_props.as_kwargs())
+    if not link_announcers:
+        return
+    unknown = [name for name in link_announcers if name not in LINK_ANNOUNCERS]
+    if unknown:
+        checks.fail("link_announcers", f"must name announcers among {', '.join(LINK_ANNOUNCERS)}; got {unknown}")
+    if not answer_api or answer_api_props is None or not answer_api_props.links:
+        checks.fail(
+            "link_announcers",
+            "needs answer_api=True with links on (AnswerApiProps.links, the default): links point at the answer "
+            f"API and are signed with its keys; got {list(link_announcers)}",
+        )
+    for name, prop in (("sns", "a topic"), ("eventbridge", "a bus"), ("webhook", "webhook_url")):
+        if name in link_announcers and not announcers[name]:
+            checks.fail("link_announcers", f"names {name!r}, which needs {prop}; there is none")

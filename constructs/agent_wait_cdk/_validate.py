@@ -36,7 +36,7 @@ class PropChecks:
         self.problems: list[str] = [] if problems is None else problems
 
     def prefixed(self, prefix: str) -> PropChecks:
-        """A view that records into the same list with field names prefixed (`timeout` -> `router_timeout`).
+        """A view that records into the same list with field names prefixed (`timeout` -> `router.timeout`).
 
         A composing construct checks its parts' props with their own rules before creating anything, so
         one error lists every problem, in the caller's field names.
@@ -44,7 +44,7 @@ class PropChecks:
         return PropChecks(self.construct, prefix=self.prefix + prefix, problems=self.problems)
 
     def name(self, field: str) -> str:
-        """`field` as the caller knows it (`reserved_concurrent_executions` -> `router_reserved_concurrent_executions`),
+        """`field` as the caller knows it (`reserved_concurrent_executions` -> `router.reserved_concurrent_executions`),
         for a message that names a second prop."""
         return self.prefix + field
 

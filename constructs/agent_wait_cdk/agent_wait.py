@@ -1,14 +1,18 @@
-"""`AgentWait`: the whole of agent-wait on AWS in one construct."""
+"""`AgentWait`: the whole of agent-wait on AWS in one construct.
+
+Over 400 lines because it composes everything: a third is the documentation of its props and grants; its
+rules live in `_agent_wait_checks.py`, its parts and their props objects in their own modules.
+"""
 
 from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from aws_cdk import Annotations, CfnOutput, Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -27,28 +31,23 @@ from agent_wait_cdk import question_table as questions
 from agent_wait_cdk._agent_wait_checks import (
     VISIBILITY_FACTOR,
     check_agent_wait_props,
+    check_answer_api_switch,
     check_existing_resources,
+    check_topic_scope,
     times,
 )
-from agent_wait_cdk._bundling import BUNDLE_CONTEXT, LambdaBundle, warn_if_graph_missing
-from agent_wait_cdk._defaults import ONE_DAY, ONE_MINUTE
+from agent_wait_cdk._defaults import FOUR_DAYS, ONE_DAY
+from agent_wait_cdk._lambda_function import powertools_environment
 from agent_wait_cdk._senders import SenderLists, role_id, sender_id
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.alarms import AgentWaitAlarms
 from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, _FifoSubscriptionCheck, check_queue_subscription
-from agent_wait_cdk.answer_api import AnswerApi, AnswerApiProps, check_answer_api_switch
+from agent_wait_cdk.answer_api import AnswerApi, AnswerApiProps
+from agent_wait_cdk.bundling.bundle import BUNDLE_CONTEXT, LambdaBundle, warn_if_graph_missing
 from agent_wait_cdk.checkpoint_bucket import CheckpointBucket, grant_checkpoint_bucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable
-from agent_wait_cdk.entry_queue import EntryQueue, redrive_count
-from agent_wait_cdk.functions import (
-    RouterFunction,
-    SweepFunction,
-    check_extra_environment,
-    check_max_concurrency,
-    check_network,
-    powertools_environment,
-    router_variables,
-)
+from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, redrive_count
+from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps, router_variables
 from agent_wait_cdk.question_table import QuestionTable
 
 __all__ = ("AgentWait",)
@@ -64,6 +63,13 @@ class AgentWait(Construct):
     signed in or through signed links. Bring your own question table, topic, bus or entry queue with the
     `existing_*` props.
 
+    The router, the sweep and the entry queue each take their own props object (`router=RouterProps(...)`,
+    `sweep=SweepProps(...)`, `queue=EntryQueueProps(...)`, like `answer_api_props=AnswerApiProps(...)`),
+    passed through whole to the construct that makes them. What every function shares stays flat here:
+    `architecture` (which the bundle must match), `log_retention`, `log_level`, `tracing`, `code`,
+    `requirements_file`, `runtime_source`, `index_shards` (every function must shard alike), and
+    `encryption_key` and `removal_policy` (every resource): set once, they cannot disagree between functions.
+
     The router trusts the sweep's role and the answer API's role (`AGENT_WAIT_TRUSTED_SENDERS`): only they
     may say who answered or send a deadline answer. Each `grant_send_starts` / `grant_send_answers` adds its
     grantee to the router's `AGENT_WAIT_START_SENDERS` / `AGENT_WAIT_ANSWER_SENDERS`; once one is made, only
@@ -75,6 +81,7 @@ class AgentWait(Construct):
             "AgentWait",
             graph="my_app.graph:build_graph",
             graph_source=["src/my_app"],
+            router=RouterProps(timeout=Duration.minutes(2)),
         )
         agent.grant_send_answers(approvals_api_role)
         agent.subscribe_queue(approvals_queue)
@@ -128,53 +135,29 @@ class AgentWait(Construct):
         existing_checkpoint_bucket: offload to this bucket instead of creating one; its keys start with the
             thread id, so give it to one AgentWait only. The router gets the same grant. Needs `checkpoint_bucket`.
         existing_entry_queue: consume this FIFO queue instead of creating one; needs
-            `existing_dead_letter_queue`, and its visibility timeout must be at least six times `router_timeout`.
+            `existing_dead_letter_queue`, and its visibility timeout must be at least six times `router.timeout`.
+            Its `maxReceiveCount`, when AgentWait cannot read it: `queue.max_receive_count`.
         existing_dead_letter_queue: the FIFO dead-letter queue of `existing_entry_queue`.
-        existing_queue_max_receive_count: the `maxReceiveCount` of `existing_entry_queue`'s redrive policy,
-            set as `AGENT_WAIT_MAX_RECEIVE_COUNT` so the router dead-letters a message it still cannot apply on
-            its last receive, with its reason. Default None: read from the queue when it is defined in this
-            app (an `sqs.Queue` with `dead_letter_queue`), else 5, the SQS console's and AgentWait's own.
-            Only with `existing_entry_queue`; a queue AgentWait creates uses 5.
         encryption_key: a customer managed KMS key for the tables, queues, topic and checkpoint bucket
             AgentWait creates. Default None: AWS managed encryption (`aws/dynamodb`, SSE-SQS, `aws/sns`, SSE-S3),
             which needs no key policy; the bus is always encrypted by EventBridge.
         removal_policy: for the tables, queues, checkpoint bucket and log groups AgentWait creates. Default RETAIN: the
             ledger, checkpoints and pending messages outlive an accidental `cdk destroy`.
-        router_timeout: Default 1 minute (see `RouterFunction`).
-        router_memory_size: Default 1024 MB (see `RouterFunction`).
-        router_batch_size: Default 10, the FIFO maximum.
-        router_reserved_concurrent_executions: Default None (unreserved).
-        router_max_concurrency: the most router invocations the entry queue's event source runs at once, 2 to
-            1,000 (`ScalingConfig.MaximumConcurrency`). Default None: not set, so the router scales to the threads
-            with messages waiting (one FIFO message group each), up to Lambda's own ceiling. Set it to keep
-            account concurrency for other functions or to cap the load on the tables; messages past it wait in
-            the queue, they are not throttled. At most `router_reserved_concurrent_executions` when both are set.
-        router_environment: extra variables for the router, where the graph runs (a model id, a secret's
-            ARN: never a secret's value, which anyone who may read the function's configuration could read).
-            Default None: only AgentWait's own. A key AgentWait or Lambda sets (`AGENT_WAIT_*`, `LOG_LEVEL`,
-            `POWERTOOLS_SERVICE_NAME`, `AWS_REGION`, ...) is refused, by name.
-        router_layers: Lambda layers for the router. Default (): the bundle holds everything.
-        vpc: run the router in this VPC, for a graph that calls private resources. Default None: no VPC. In
-            a VPC the router needs egress to DynamoDB, SQS, SNS, EventBridge and S3 (and the webhook, whatever the
-            graph calls): a NAT gateway or VPC endpoints, which AgentWait does not create. Router only: the graph
-            runs there; the sweep and the answer API stay outside the VPC.
-        vpc_subnets: the router's subnets in `vpc`. Default None: the VPC's private subnets. Needs `vpc`.
-        security_groups: the router's security groups. Default None: one CDK creates, all egress allowed.
-            Needs `vpc`.
-        sweep_rate: Default 1 minute: questions expire at most a minute late.
-        sweep_timeout: Default 1 minute.
-        sweep_memory_size: Default 512 MB.
-        sweep_limit: the most due questions one sweep run handles (`AGENT_WAIT_SWEEP_LIMIT`). Default
-            None: the runtime's default (100).
+        router: the router's own props (`RouterProps`: timeout, memory, batch size, concurrency, extra
+            variables, layers, VPC placement), passed through to `RouterFunction`. Default `RouterProps()`,
+            whose fields say why. One object rather than a `router_*` prop each, so the router's props read the
+            same here and on `RouterFunction`; its checks are reported as `router.<field>`.
+        sweep: the sweep's own props (`SweepProps`: rate, timeout, memory, limit), passed through to
+            `SweepFunction`. Default `SweepProps()`: every minute, for a minute, 512 MB, the runtime's limit.
+        queue: the entry queue's props (`EntryQueueProps`: visibility timeout and retention for the queue
+            AgentWait creates, the receive count of one you bring). Default `EntryQueueProps()`: six router
+            timeouts, 4 days, 5 receives.
         index_shards: shards per shared key of the question table's indexes (`AGENT_WAIT_INDEX_SHARDS`), set
             alike on the router, the sweep and the answer API, 1 to 1000. Default None: the runtime's 8, about
             2,000 lifecycles a second (docs/scaling.md: at least 4 x lifecycles a second / 1,000,
             with room). Only ever raise it: questions in a dropped shard are no longer found.
-        architecture: for both functions and the bundle. Default x86_64; arm64 is cheaper.
-        queue_visibility_timeout: the entry queue's. Default None: six times `router_timeout`, the AWS
-            recommendation for a Lambda-consumed queue; a smaller value is refused. Not with `existing_entry_queue`.
-        queue_retention_period: the entry queue's. Default None: 4 days. Not with `existing_entry_queue`.
-        log_retention: both functions' logs. Default one month.
+        architecture: for every function and the bundle. Default x86_64; arm64 is cheaper.
+        log_retention: every function's logs. Default one month.
         log_level: `LOG_LEVEL` for Powertools. Default "INFO": ids only, never question content.
         tracing: X-Ray tracing for both functions. Default None: off, with `POWERTOOLS_TRACE_DISABLED=true`,
             so there are no traces to pay for and no X-Ray permissions; `Tracing.ACTIVE` traces every
@@ -226,27 +209,13 @@ class AgentWait(Construct):
         existing_checkpoint_bucket: s3.IBucket | None = None,
         existing_entry_queue: sqs.IQueue | None = None,
         existing_dead_letter_queue: sqs.IQueue | None = None,
-        existing_queue_max_receive_count: int | None = None,
         encryption_key: kms.IKey | None = None,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
-        router_timeout: Duration = ONE_MINUTE,
-        router_memory_size: int = 1024,
-        router_batch_size: int = 10,
-        router_reserved_concurrent_executions: int | None = None,
-        router_max_concurrency: int | None = None,
-        router_environment: Mapping[str, str] | None = None,
-        router_layers: Sequence[lambda_.ILayerVersion] = (),
-        vpc: ec2.IVpc | None = None,
-        vpc_subnets: ec2.SubnetSelection | None = None,
-        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
-        sweep_rate: Duration = ONE_MINUTE,
-        sweep_timeout: Duration = ONE_MINUTE,
-        sweep_memory_size: int = 512,
-        sweep_limit: int | None = None,
+        router: RouterProps = RouterProps(),
+        sweep: SweepProps = SweepProps(),
+        queue: EntryQueueProps = EntryQueueProps(),
         index_shards: int | None = None,
         architecture: lambda_.Architecture = lambda_.Architecture.X86_64,
-        queue_visibility_timeout: Duration | None = None,
-        queue_retention_period: Duration | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         log_level: str = "INFO",
         tracing: lambda_.Tracing | None = None,
@@ -259,7 +228,6 @@ class AgentWait(Construct):
         runtime_source: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__(scope, id)
-        visibility = queue_visibility_timeout or times(router_timeout, VISIBILITY_FACTOR)
 
         # Every prop is checked before anything is created, so one error lists every problem.
         checks = PropChecks(self.node.path)
@@ -271,29 +239,13 @@ class AgentWait(Construct):
             webhook_secret=webhook_secret,
             alarms=alarms,
             alarm_topic=alarm_topic,
-            router_timeout=router_timeout,
-            router_memory_size=router_memory_size,
-            router_batch_size=router_batch_size,
-            router_reserved_concurrent_executions=router_reserved_concurrent_executions,
-            sweep_rate=sweep_rate,
-            sweep_timeout=sweep_timeout,
-            sweep_memory_size=sweep_memory_size,
-            sweep_limit=sweep_limit,
+            router=router,
+            sweep=sweep,
+            queue=queue,
             index_shards=index_shards,
             oldest_open_question_threshold=oldest_open_question_threshold,
-            queue_visibility_timeout=queue_visibility_timeout,
-            queue_retention_period=queue_retention_period,
         )
-        _check_topic_scope(checks, topic, topic_fifo, topic_fifo_throughput_scope, existing_topic)
-        _check_router_props(
-            checks,
-            environment=router_environment,
-            vpc=vpc,
-            vpc_subnets=vpc_subnets,
-            security_groups=security_groups,
-            max_concurrency=router_max_concurrency,
-            reserved_concurrent_executions=router_reserved_concurrent_executions,
-        )
+        check_topic_scope(checks, topic, topic_fifo, topic_fifo_throughput_scope, existing_topic)
         check_answer_api_switch(
             checks,
             answer_api=answer_api,
@@ -312,9 +264,7 @@ class AgentWait(Construct):
             existing_question_table=existing_question_table,
             existing_entry_queue=existing_entry_queue,
             existing_dead_letter_queue=existing_dead_letter_queue,
-            existing_queue_max_receive_count=existing_queue_max_receive_count,
-            queue_visibility_timeout=queue_visibility_timeout,
-            queue_retention_period=queue_retention_period,
+            queue=queue,
             checkpoint_bucket=checkpoint_bucket,
             existing_checkpoint_bucket=existing_checkpoint_bucket,
         )
@@ -337,15 +287,13 @@ class AgentWait(Construct):
         if existing_entry_queue is not None and existing_dead_letter_queue is not None:
             self.entry_queue: sqs.IQueue = existing_entry_queue
             self.dead_letter_queue: sqs.IQueue = existing_dead_letter_queue
-            max_receive_count = (
-                existing_queue_max_receive_count or redrive_count(existing_entry_queue) or max_receive_count
-            )
+            max_receive_count = queue.max_receive_count or redrive_count(existing_entry_queue) or max_receive_count
         else:
             entry = EntryQueue(
                 self,
                 "EntryQueue",
-                visibility_timeout=visibility,
-                retention_period=queue_retention_period or Duration.days(4),
+                visibility_timeout=queue.visibility_timeout or times(router.timeout, VISIBILITY_FACTOR),
+                retention_period=queue.retention_period or FOUR_DAYS,
                 encryption_key=encryption_key,
                 removal_policy=removal_policy,
             )
@@ -368,11 +316,10 @@ class AgentWait(Construct):
         )
         ours = router_variables(
             environment,
-            router_timeout=router_timeout,
+            router_timeout=router.timeout,
             max_receive_count=max_receive_count,
             checkpoint_bucket=self.checkpoint_bucket,
         )
-        router_env = {**(router_environment or {}), **ours}
         self.bundle: LambdaBundle | None = None
         if code is None:
             self.bundle = LambdaBundle.for_architecture(
@@ -382,49 +329,25 @@ class AgentWait(Construct):
                 requirements_file=requirements_file,
             )
             code = self._bundle_code(self.bundle, graph)
-        router = RouterFunction(
-            self,
-            "Router",
-            code=code,
-            entry_queue=self.entry_queue,
-            environment=router_env,
-            timeout=router_timeout,
-            memory_size=router_memory_size,
-            architecture=architecture,
-            batch_size=router_batch_size,
-            reserved_concurrent_executions=router_reserved_concurrent_executions,
-            max_concurrency=router_max_concurrency,
-            log_retention=log_retention,
-            removal_policy=removal_policy,
-            tracing=tracing,
-            vpc=vpc,
-            vpc_subnets=vpc_subnets,
-            security_groups=security_groups,
-            layers=router_layers,
-        )
-        sweep_environment = dict(environment)
-        if sweep_limit is not None:
-            sweep_environment[shapes.ENV_SWEEP_LIMIT] = str(sweep_limit)
-        sweep = SweepFunction(
-            self,
-            "Sweep",
-            code=code,
-            environment=sweep_environment,
-            rate=sweep_rate,
-            timeout=sweep_timeout,
-            memory_size=sweep_memory_size,
-            architecture=architecture,
-            log_retention=log_retention,
-            removal_policy=removal_policy,
-            tracing=tracing,
-        )
-        self.router_function: lambda_.Function = router.function
-        self.sweep_function: lambda_.Function = sweep.function
-        self.sweep_schedule: events.Rule = sweep.schedule
+        # What every function shares; each function's own props are passed through whole.
+        shared: dict[str, Any] = {
+            "code": code,
+            "architecture": architecture,
+            "log_retention": log_retention,
+            "removal_policy": removal_policy,
+            "tracing": tracing,
+        }
+        router_props = router.as_kwargs()
+        router_props["environment"] = {**(router.environment or {}), **ours}  # a clash was refused above
+        router_function = RouterFunction(self, "Router", entry_queue=self.entry_queue, **shared, **router_props)
+        sweep_function = SweepFunction(self, "Sweep", environment=environment, **shared, **sweep.as_kwargs())
+        self.router_function: lambda_.Function = router_function.function
+        self.sweep_function: lambda_.Function = sweep_function.function
+        self.sweep_schedule: events.Rule = sweep_function.schedule
         self.webhook_secret: secretsmanager.ISecret | None = webhook_secret
         self._grant_functions()
         self._senders = SenderLists(self.router_function)
-        self._senders.add(shapes.ENV_TRUSTED_SENDERS, [role_id(sweep.role)])
+        self._senders.add(shapes.ENV_TRUSTED_SENDERS, [role_id(sweep_function.role)])
         self.answer_api: AnswerApi | None = None
         if answer_api and answer_api_props is not None:
             self.answer_api = AnswerApi(
@@ -432,13 +355,9 @@ class AgentWait(Construct):
                 "AnswerApi",
                 question_table=self.question_table,
                 entry_queue=self.entry_queue,
-                code=code,
-                architecture=architecture,
-                log_retention=log_retention,
                 log_level=log_level,
-                tracing=tracing,
                 encryption_key=encryption_key,
-                removal_policy=removal_policy,
+                **shared,
                 **answer_api_props.as_kwargs(),
             )
             self._wire_answer_api(self.answer_api, link_announcers, index_shards=index_shards)
@@ -655,48 +574,6 @@ class AgentWait(Construct):
             values["AnswerApiUrl"] = (self.answer_api.url, "The answer API (people answer here, signed in or by link)")
         for output_id, (value, description) in values.items():
             CfnOutput(self, output_id, value=value, description=f"agent-wait: {description}")
-
-
-def _check_topic_scope(
-    checks: PropChecks,
-    topic: bool,
-    topic_fifo: bool,
-    scope: sns.FifoThroughputScope | None,
-    existing_topic: sns.ITopic | None,
-) -> None:
-    """The scope shapes a FIFO topic AgentWait creates: not a brought topic, not a standard one, not none."""
-    if scope is None:
-        return
-    if existing_topic is not None:
-        checks.fail(
-            "topic_fifo_throughput_scope",
-            "shapes a topic AgentWait creates; with existing_topic, set the scope on your own topic",
-        )
-    elif not topic:
-        checks.fail("topic_fifo_throughput_scope", "cannot go with topic=False: there is no topic to shape")
-    else:
-        AnnounceTopic.check_props(checks.prefixed("topic_"), fifo=topic_fifo, fifo_throughput_scope=scope)
-
-
-def _check_router_props(
-    checks: PropChecks,
-    *,
-    environment: Mapping[str, str] | None,
-    vpc: ec2.IVpc | None,
-    vpc_subnets: ec2.SubnetSelection | None,
-    security_groups: Sequence[ec2.ISecurityGroup] | None,
-    max_concurrency: int | None,
-    reserved_concurrent_executions: int | None,
-) -> None:
-    """The router's props `check_agent_wait_props` leaves: extra variables, network placement, event source
-    concurrency (its reservation's own range is checked there, so it is not reported twice)."""
-    check_extra_environment(checks, "router_environment", environment)
-    check_network(checks, vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups)
-    check_max_concurrency(
-        checks.prefixed("router_"),
-        max_concurrency=max_concurrency,
-        reserved_concurrent_executions=reserved_concurrent_executions,
-    )
 
 
 def _deprecated(old: str, new: str) -> None:

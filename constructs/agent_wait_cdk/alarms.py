@@ -21,7 +21,7 @@ with a `reason` is also emitted as a total under `service` alone, which is what 
   invocations failed (a setting missing at cold start, a graph that does not import, a timeout, out of
   memory); the whole batch goes back to the queue. Partial batch failures do not show here; those are
   `RouterErrors`. *Do:* read the router's log group for the `ConfigurationError` or traceback; fix the
-  setting or the bundle, or raise `router_timeout` / `router_memory_size`.
+  setting or the bundle, or raise `router.timeout` / `router.memory_size`.
 - **SweepErrors** — the sweep's `SweepErrors` (Sum over 5 minutes) is above 0: a step of a run failed
   (`reason` `due`, `oldest_open` or `handover`), acting on one due question failed (`announce`, `expire`,
   `remind`, `escalate`, `repair`), or a deadline answer was refused (`send`). The other steps and questions
@@ -29,7 +29,7 @@ with a `reason` is also emitted as a total under `service` alone, which is what 
   sweep's log lines for the step, the error type or code, and the question ids.
 - **SweepFunctionErrors** — the sweep function's own `Errors` (Sum over 5 minutes) is above 0: the
   invocation itself failed (a setting missing at cold start, a timeout), so nothing expired in that run.
-  *Do:* read the sweep's log group; fix the setting, or raise `sweep_timeout`.
+  *Do:* read the sweep's log group; fix the setting, or raise `sweep.timeout`.
 
 With `alarm_topic`, every alarm notifies it both when it fires and when it is OK again.
 """

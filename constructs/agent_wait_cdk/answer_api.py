@@ -1,5 +1,8 @@
 """`AnswerApi`: the HTTPS answer API (API Gateway HTTP API, a JWT authorizer, one Lambda) and its signed links.
 
+Over 400 lines because the construct has 25 props, each documented on it (16 again on `AnswerApiProps`),
+and 11 routes; its prop rules are in `_answer_api_checks.py`, the inbox's sign-in in `_inbox.py`.
+
 Signed-in people list, read and answer questions on five routes behind the JWT authorizer. With `links`
 (the default), four more routes carry no authorizer, because the capability is the signed token itself
 (HMAC under a key id, for one question): the page a link opens only shows, and only a POST carrying the
@@ -20,13 +23,12 @@ token acts. The access log format holds no query string, header or body, so a to
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, cast
 
 import jsii
-from aws_cdk import Acknowledgment, Duration, Names, RemovalPolicy, Token, Validations
+from aws_cdk import Acknowledgment, Duration, Names, RemovalPolicy, Validations
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_apigatewayv2_authorizers as authorizers
@@ -42,11 +44,12 @@ from constructs import Construct
 
 from agent_wait_cdk import _grants, _perms
 from agent_wait_cdk import _shapes as shapes
+from agent_wait_cdk._answer_api_checks import check_answer_api_props
 from agent_wait_cdk._defaults import TEN_SECONDS
-from agent_wait_cdk._inbox import INBOX_ROUTES, INBOX_ROUTES_OPEN, InboxSignIn, check_inbox, inbox_client
+from agent_wait_cdk._inbox import INBOX_ROUTES, INBOX_ROUTES_OPEN, InboxSignIn, inbox_client
+from agent_wait_cdk._lambda_function import lambda_function, powertools_environment
 from agent_wait_cdk._senders import role_id
 from agent_wait_cdk._validate import PropChecks
-from agent_wait_cdk.functions import _check_function, _function, check_log_level, powertools_environment
 from agent_wait_cdk.question_table import grant_answer_api
 
 LINK_ANNOUNCERS = ("eventbridge", "sns", "webhook")
@@ -86,10 +89,6 @@ ACCESS_LOG_FORMAT = (
 )
 """One JSON line per request. Never the query string, a header or the body: a link's token is never logged."""
 
-_TIMEOUT_LIMIT = Duration.seconds(30)
-"""API Gateway HTTP APIs wait at most 30 seconds for an integration."""
-_ORIGIN = re.compile(r"https://[A-Za-z0-9.-]+(:\d{1,5})?|http://(localhost|127\.0\.0\.1)(:\d{1,5})?")
-_CLAIM = re.compile(r"[^\s,]+")
 _CORS_HEADERS = ("authorization", "content-type", "idempotency-key")
 _LINK_KEYS_TEMPLATE = '{"active":"k1"}'
 
@@ -305,7 +304,7 @@ class AnswerApi(Construct):
             environment[shapes.ENV_LINK_KEYS_ARN] = self.link_keys.secret_arn
         if groups_claim is not None:
             environment[shapes.ENV_GROUPS_CLAIM] = groups_claim
-        self.function, self.role, self.log_group = _function(
+        self.function, self.role, self.log_group = lambda_function(
             Construct(self, "Function"),
             handler=shapes.API_HANDLER,
             description="agent-wait answer API: people list, read and answer questions; signed links",
@@ -435,114 +434,8 @@ class AnswerApi(Construct):
         """The function role's IAM unique id (`AROA...`, CloudFormation `RoleId`): a trusted sender."""
         return role_id(self.role)
 
-    @staticmethod
-    def check_props(
-        checks: PropChecks,
-        *,
-        jwt_issuer: str | None = None,
-        jwt_audience: Sequence[str] = (),
-        user_pool: cognito.IUserPool | None = None,
-        user_pool_clients: Sequence[cognito.IUserPoolClient] = (),
-        sign_in_domain: cognito.UserPoolDomain | None = None,
-        inbox_callback_urls: Sequence[str] = (),
-        inbox_sign_in: InboxSignIn | None = None,
-        inbox: bool = True,
-        links: bool = True,
-        link_keys: secretsmanager.ISecret | None = None,
-        groups_claim: str | None = None,
-        cors_allowed_origins: Sequence[str] = (),
-        throttle_rate_limit: float | None = None,
-        throttle_burst_limit: int | None = None,
-        timeout: Duration | None = None,
-        memory_size: int | None = None,
-        log_level: str | None = None,
-    ) -> None:
-        """Record every problem in `checks`: one way to sign in, link keys only with links, limits (None: not given)."""
-        _check_sign_in(
-            checks,
-            jwt_issuer=jwt_issuer,
-            jwt_audience=jwt_audience,
-            user_pool=user_pool,
-            user_pool_clients=user_pool_clients,
-            inbox_client=sign_in_domain is not None,
-        )
-        check_inbox(
-            checks,
-            inbox=inbox,
-            sign_in_domain=sign_in_domain,
-            inbox_sign_in=inbox_sign_in,
-            inbox_callback_urls=inbox_callback_urls,
-            user_pool=user_pool,
-            jwt_audience=jwt_audience,
-        )
-        if link_keys is not None and not links:
-            checks.fail("link_keys", "cannot go with links=False: there are no links to sign; drop one")
-        if groups_claim is not None and not Token.is_unresolved(groups_claim) and not _CLAIM.fullmatch(groups_claim):
-            checks.fail(
-                "groups_claim", f"must be one JWT claim name such as 'cognito:groups' or 'groups'; got {groups_claim!r}"
-            )
-        for origin in cors_allowed_origins:
-            if not Token.is_unresolved(origin) and not _ORIGIN.fullmatch(origin):
-                checks.fail(
-                    "cors_allowed_origins",
-                    "must list origins such as 'https://approvals.example.com' (https, host and optional port, "
-                    f"no path, no '*'; http only for localhost); got {origin!r}",
-                )
-        checks.int_between(
-            "throttle_rate_limit", throttle_rate_limit, minimum=1, maximum=10000, unit="requests per second"
-        )
-        checks.int_between("throttle_burst_limit", throttle_burst_limit, minimum=1, maximum=5000, unit="requests")
-        checks.duration_between("timeout", timeout, minimum=Duration.seconds(1), maximum=_TIMEOUT_LIMIT)
-        _check_function(checks, timeout=None, memory_size=memory_size)
-        check_log_level(checks, log_level)
-
-
-def _check_sign_in(
-    checks: PropChecks,
-    *,
-    jwt_issuer: str | None,
-    jwt_audience: Sequence[str],
-    user_pool: cognito.IUserPool | None,
-    user_pool_clients: Sequence[cognito.IUserPoolClient],
-    inbox_client: bool = False,
-) -> None:
-    """Exactly one way to sign in: `jwt_issuer` + `jwt_audience` (OIDC) or `user_pool` + `user_pool_clients`
-    (or the inbox's own client, with `sign_in_domain`)."""
-    oidc = jwt_issuer is not None or bool(jwt_audience)
-    pool = user_pool is not None or bool(user_pool_clients)
-    if not oidc and not pool:
-        checks.fail(
-            "jwt_issuer",
-            "and jwt_audience (any OIDC issuer), or user_pool and user_pool_clients (Cognito), must be given: "
-            "the signed-in routes need a JWT authorizer; got neither",
-        )
-        return
-    if oidc and pool:
-        checks.fail(
-            "user_pool",
-            "cannot go with jwt_issuer/jwt_audience: the API has one JWT authorizer; pass jwt_issuer and "
-            "jwt_audience (any OIDC issuer) or user_pool and user_pool_clients (Cognito), not both",
-        )
-        return
-    if oidc:
-        if jwt_issuer is None:
-            checks.fail("jwt_issuer", "must be given with jwt_audience: the https URL of the tokens' issuer; got None")
-        elif not Token.is_unresolved(jwt_issuer) and not jwt_issuer.startswith("https://"):
-            checks.fail(
-                "jwt_issuer",
-                f"must be the issuer's https:// URL (API Gateway reads its OpenID configuration); got {jwt_issuer!r}",
-            )
-        if not jwt_audience:
-            checks.fail("jwt_audience", "must list at least 1 audience (a client id) with jwt_issuer; got 0")
-        return
-    if user_pool is None:
-        checks.fail("user_pool", "must be given with user_pool_clients: the pool that issues the tokens; got None")
-    if not user_pool_clients and not inbox_client:
-        checks.fail(
-            "user_pool_clients",
-            "must list at least 1 app client of user_pool (or give sign_in_domain, and the inbox's client is "
-            "made for you); got 0",
-        )
+    check_props = staticmethod(check_answer_api_props)
+    """Record every problem of these props in `checks` (`_answer_api_checks.check_answer_api_props`)."""
 
 
 def _cors(origins: Sequence[str]) -> apigwv2.CorsPreflightOptions | None:
@@ -554,38 +447,3 @@ def _cors(origins: Sequence[str]) -> apigwv2.CorsPreflightOptions | None:
         allow_headers=list(_CORS_HEADERS),
         max_age=Duration.hours(1),
     )
-
-
-def check_answer_api_switch(
-    checks: PropChecks,
-    *,
-    answer_api: bool,
-    answer_api_props: AnswerApiProps | None,
-    link_announcers: Sequence[str],
-    announcers: dict[str, bool],
-) -> None:
-    """The answer API's switch and props go together; link announcers need links and their announcer."""
-    if answer_api and answer_api_props is None:
-        checks.fail(
-            "answer_api_props",
-            "must say how people sign in when answer_api=True: AnswerApiProps(jwt_issuer=..., jwt_audience=[...]) "
-            "for any OIDC issuer, or AnswerApiProps(user_pool=..., user_pool_clients=[...]) for Cognito; got None",
-        )
-    if answer_api_props is not None and not answer_api:
-        checks.fail("answer_api_props", "configures the answer API, which is off; pass answer_api=True too, or drop it")
-    if answer_api_props is not None:
-        AnswerApi.check_props(checks.prefixed("answer_api_props."), **answer_api_props.as_kwargs())
-    if not link_announcers:
-        return
-    unknown = [name for name in link_announcers if name not in LINK_ANNOUNCERS]
-    if unknown:
-        checks.fail("link_announcers", f"must name announcers among {', '.join(LINK_ANNOUNCERS)}; got {unknown}")
-    if not answer_api or answer_api_props is None or not answer_api_props.links:
-        checks.fail(
-            "link_announcers",
-            "needs answer_api=True with links on (AnswerApiProps.links, the default): links point at the answer "
-            f"API and are signed with its keys; got {list(link_announcers)}",
-        )
-    for name, prop in (("sns", "a topic"), ("eventbridge", "a bus"), ("webhook", "webhook_url")):
-        if name in link_announcers and not announcers[name]:
-            checks.fail("link_announcers", f"names {name!r}, which needs {prop}; there is none")

@@ -1,6 +1,10 @@
-"""`EntryQueue`: the one FIFO queue that starts and answers arrive on, with its FIFO dead-letter queue."""
+"""`EntryQueue`: the one FIFO queue that starts and answers arrive on, with its FIFO dead-letter queue; and
+`EntryQueueProps`, its props as `AgentWait` takes them."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
 
 from aws_cdk import Duration, RemovalPolicy, Token
 from aws_cdk import aws_iam as iam
@@ -13,10 +17,43 @@ from agent_wait_cdk._defaults import FOUR_DAYS, FOURTEEN_DAYS, SIX_MINUTES
 from agent_wait_cdk._shapes import ENTRY_QUEUE_MAX_RECEIVE_COUNT
 from agent_wait_cdk._validate import PropChecks
 
-__all__ = ("EntryQueue",)
+__all__ = ("EntryQueue", "EntryQueueProps")
 
 _SQS_MIN_RETENTION, _SQS_MAX_RETENTION = Duration.seconds(60), Duration.days(14)
 _SQS_MAX_VISIBILITY = Duration.hours(12)
+
+
+@dataclass(frozen=True, kw_only=True)
+class EntryQueueProps:
+    """The entry queue's props, as `AgentWait(queue=EntryQueueProps(...))` takes them.
+
+    `visibility_timeout` and `retention_period` shape the queue AgentWait creates (the `EntryQueue` props of
+    those names); `max_receive_count` describes the queue you bring with `existing_entry_queue`. The brought
+    queues themselves stay flat on AgentWait (`existing_entry_queue`, `existing_dead_letter_queue`), as every
+    `existing_*` does: a resource is brought or shaped, never both. Each default is None, resolved by
+    AgentWait, so a value given where it cannot apply is refused rather than ignored.
+
+    Example:
+        EntryQueueProps(retention_period=Duration.days(7))
+    """
+
+    visibility_timeout: Duration | None = None
+    """How long a received message stays hidden, at most 12 hours. Default None: six times `router.timeout`
+    (6 minutes with the default), AWS's advice for a queue a Lambda function consumes, so a retried batch is
+    not seen twice while the first attempt runs; a smaller value is refused. Not with `existing_entry_queue`."""
+    retention_period: Duration | None = None
+    """How long an unreceived message waits, 1 minute to 14 days. Default None: 4 days, the SQS default, long
+    enough to ride out a weekend outage of the router. Not with `existing_entry_queue`."""
+    max_receive_count: int | None = None
+    """The `maxReceiveCount` of `existing_entry_queue`'s redrive policy, 1 to 1,000, set as the router's
+    `AGENT_WAIT_MAX_RECEIVE_COUNT` so it dead-letters a message it still cannot apply on its last receive,
+    with its reason. Default None: read from the queue when it is defined in this app (an `sqs.Queue` with
+    `dead_letter_queue`), else 5, the SQS console's default and AgentWait's own. Only with
+    `existing_entry_queue`: the queue AgentWait creates uses 5."""
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """These props as keyword arguments of `EntryQueue.check_props` (None: not given)."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
 
 
 class EntryQueue(Construct):
@@ -154,21 +191,24 @@ class EntryQueue(Construct):
 
 
 def check_max_receive_count(checks: PropChecks, queue: sqs.IQueue | None, count: int | None) -> None:
-    """A receive count describes a brought queue, and must be the one its redrive policy says, when known."""
+    """A receive count describes a brought queue, and must be the one its redrive policy says, when known.
+
+    `checks` names the count's field (`queue.max_receive_count` through `AgentWait`); its range is
+    `EntryQueue.check_props`'s.
+    """
     if count is None:
         return
     if queue is None:
         checks.fail(
-            "existing_queue_max_receive_count",
+            "max_receive_count",
             f"describes existing_entry_queue, which is not given; the queue AgentWait creates uses "
             f"{ENTRY_QUEUE_MAX_RECEIVE_COUNT}",
         )
         return
-    checks.int_between("existing_queue_max_receive_count", count, minimum=1, maximum=1000, unit="receives")
     known = redrive_count(queue)
     if known is not None and not Token.is_unresolved(count) and count != known:
         checks.fail(
-            "existing_queue_max_receive_count",
+            "max_receive_count",
             f"must match existing_entry_queue's redrive policy, whose maxReceiveCount is {known}; got {count}",
         )
 

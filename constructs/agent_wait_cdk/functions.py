@@ -1,14 +1,20 @@
-"""`RouterFunction` (the entry queue's consumer) and `SweepFunction` (the scheduled sweep)."""
+"""`RouterFunction` (the entry queue's consumer) and `SweepFunction` (the scheduled sweep), and the props
+`AgentWait` passes through to them whole (`RouterProps`, `SweepProps`).
+
+About 400 lines because each prop is documented twice, on its construct and on its props object, as a
+user meets it in one or the other; what every function shares is in `_lambda_function.py`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
 
-from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Token, Validations
+from aws_cdk import Duration, RemovalPolicy, Token
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
@@ -18,103 +24,100 @@ from constructs import Construct
 
 from agent_wait_cdk import _shapes as shapes
 from agent_wait_cdk._defaults import ONE_MINUTE
-from agent_wait_cdk._shapes import (
-    METRICS_NAMESPACE,
-    ROUTER_HANDLER,
-    SERVICE_NAME,
-    SWEEP_HANDLER,
-    TRACE_DISABLED_VARIABLE,
-)
+from agent_wait_cdk._lambda_function import LAMBDA_RUNTIME, check_function, lambda_function
+from agent_wait_cdk._shapes import ROUTER_HANDLER, SWEEP_HANDLER
 from agent_wait_cdk._validate import PropChecks
 
-__all__ = ("LAMBDA_RESERVED_VARIABLES", "LAMBDA_RUNTIME", "RouterFunction", "SweepFunction", "check_max_concurrency")
+__all__ = ("LAMBDA_RUNTIME", "RouterFunction", "RouterProps", "SweepFunction", "SweepProps", "check_max_concurrency")
 
-LAMBDA_RUNTIME = lambda_.Runtime.PYTHON_3_13
-"""The runtime the bundle is built for (`_bundling.LAMBDA_PYTHON_VERSION`)."""
 MIN_EVENT_SOURCE_CONCURRENCY, MAX_EVENT_SOURCE_CONCURRENCY = 2, 1000
 """The range of an SQS event source's maximum concurrency (Lambda's `ScalingConfig.MaximumConcurrency`)."""
-_MAX_TIMEOUT = Duration.minutes(15)
-_VPC_ACTIONS = (
-    "ec2:CreateNetworkInterface",
-    "ec2:DescribeNetworkInterfaces",
-    "ec2:DescribeSubnets",
-    "ec2:DeleteNetworkInterface",
-    "ec2:AssignPrivateIpAddresses",
-    "ec2:UnassignPrivateIpAddresses",
-)
-"""What Lambda's `AWSLambdaVPCAccessExecutionRole` allows: the function's network interfaces in the VPC."""
 
 
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-"""What Powertools' Logger takes as `LOG_LEVEL`."""
+@dataclass(frozen=True, kw_only=True)
+class RouterProps:
+    """The router's own props, as `AgentWait(router=RouterProps(...))` takes them.
 
+    Each field is the `RouterFunction` prop of that name, except `environment`, which holds only your extra
+    variables: AgentWait adds its own to them. AgentWait supplies the rest of `RouterFunction`'s props: the
+    code, the entry queue, and `architecture`, `log_retention`, `removal_policy` and `tracing`, which stay
+    flat on AgentWait because every function it creates must share them (and the bundle, `architecture`).
+    The VPC props are here, not there, because only the router runs in the VPC: the graph runs there, and
+    the sweep and the answer API stay outside it.
 
-def check_log_level(checks: PropChecks, log_level: str | None) -> None:
-    """`log_level` must be one of `LOG_LEVELS`; None means not given."""
-    if log_level is not None and log_level not in LOG_LEVELS:
-        checks.fail("log_level", f"must be one of {', '.join(LOG_LEVELS)}; got {log_level!r}")
-
-
-def powertools_environment(*, log_level: str, tracing: lambda_.Tracing | None) -> dict[str, str]:
-    """Powertools' variables, the same on every function: service, namespace, log level, tracer switch."""
-    return {
-        "POWERTOOLS_SERVICE_NAME": SERVICE_NAME,
-        "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
-        "LOG_LEVEL": log_level,
-        # Powertools' Tracer is off outside Lambda on its own; on Lambda, only when X-Ray traces the function.
-        TRACE_DISABLED_VARIABLE: "false" if tracing == lambda_.Tracing.ACTIVE else "true",
-    }
-
-
-LAMBDA_RESERVED_VARIABLES = frozenset(
-    {
-        "_HANDLER",
-        "_X_AMZN_TRACE_ID",
-        "AWS_ACCESS_KEY",
-        "AWS_ACCESS_KEY_ID",
-        "AWS_DEFAULT_REGION",
-        "AWS_EXECUTION_ENV",
-        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE",
-        "AWS_LAMBDA_FUNCTION_NAME",
-        "AWS_LAMBDA_FUNCTION_VERSION",
-        "AWS_LAMBDA_INITIALIZATION_TYPE",
-        "AWS_LAMBDA_LOG_GROUP_NAME",
-        "AWS_LAMBDA_LOG_STREAM_NAME",
-        "AWS_LAMBDA_RUNTIME_API",
-        "AWS_REGION",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "LAMBDA_RUNTIME_DIR",
-        "LAMBDA_TASK_ROOT",
-    }
-)
-"""The variables Lambda sets itself and refuses in a function's configuration (at deploy time)."""
-_OWN_PREFIX = "AGENT_WAIT_"
-_POWERTOOLS_PROPS = {
-    "LOG_LEVEL": "set by log_level",
-    TRACE_DISABLED_VARIABLE: "set by tracing",
-    "POWERTOOLS_SERVICE_NAME": "fixed: the metrics' service dimension the alarms watch",
-    "POWERTOOLS_METRICS_NAMESPACE": "fixed: the namespace the alarms watch",
-}
-
-
-def check_extra_environment(checks: PropChecks, field: str, environment: Mapping[str, str] | None) -> None:
-    """Extra variables must not collide with the ones the construct sets (`AGENT_WAIT_*`, Powertools') or Lambda's.
-
-    Every colliding key is named with the reason it is taken, in one problem.
+    Example:
+        RouterProps(timeout=Duration.minutes(2), memory_size=2048, environment={"MODEL_ID": "my-model"})
     """
-    if not environment:
-        return
-    taken = []
-    for key in environment:
-        if key.startswith(_OWN_PREFIX):
-            taken.append(f"{key} (every {_OWN_PREFIX}* variable is AgentWait's own; set it through its props)")
-        elif key in _POWERTOOLS_PROPS:
-            taken.append(f"{key} ({_POWERTOOLS_PROPS[key]})")
-        elif key in LAMBDA_RESERVED_VARIABLES:
-            taken.append(f"{key} (reserved by Lambda)")
-    if taken:
-        checks.fail(field, f"must not set a variable the construct or Lambda sets; got {', '.join(taken)}")
+
+    timeout: Duration = ONE_MINUTE
+    """The function's timeout. Default 1 minute: one graph step between two interrupts; raise it for slow
+    model calls. The entry queue's visibility timeout must be at least six times this (the queue AgentWait
+    creates gets exactly that), and a thread's lease is this plus a minute."""
+    memory_size: int = 1024
+    """The function's memory, 128 to 10,240 MB. Default 1024 MB: importing LangGraph is CPU-bound, and
+    Lambda's CPU grows with memory, so cold starts are shorter."""
+    batch_size: int = 10
+    """Records per invocation, 1 to 10. Default 10, the FIFO maximum: fewer receive and delete calls; the
+    records of one thread stay in order."""
+    reserved_concurrent_executions: int | None = None
+    """Concurrency reserved for the router, 0 to 10,000 (0 stops it). Default None, unreserved: reserving
+    takes from the account's pool, and new accounts may not have enough to reserve at all."""
+    max_concurrency: int | None = None
+    """The most invocations the entry queue's event source runs at once, 2 to 1,000
+    (`ScalingConfig.MaximumConcurrency`). Default None: not set, so the router scales to the threads with
+    messages waiting (one FIFO message group each), up to Lambda's own ceiling. Set it to keep account
+    concurrency for other functions or to cap the load on the tables; messages past it wait in the queue,
+    they are not throttled. At most `reserved_concurrent_executions` when both are set."""
+    environment: Mapping[str, str] | None = None
+    """Extra variables for the router, where the graph runs: a model id, a secret's ARN (never a secret's
+    value, which anyone who may read the function's configuration could read). Default None: only
+    AgentWait's own. A key AgentWait or Lambda sets (`AGENT_WAIT_*`, `LOG_LEVEL`, `POWERTOOLS_*`,
+    `AWS_REGION`, ...) is refused, by name."""
+    layers: Sequence[lambda_.ILayerVersion] = ()
+    """Lambda layers for the router. Default (): the bundle holds everything; add a layer for what it should
+    not (a large native library, a shared extension)."""
+    vpc: ec2.IVpc | None = None
+    """Run the router in this VPC, for a graph that calls private resources. Default None: no VPC, so it
+    reaches AWS's public endpoints directly. In a VPC it needs egress to DynamoDB, SQS, SNS, EventBridge and
+    S3 (and the webhook, whatever the graph calls): a NAT gateway or VPC endpoints, which AgentWait does not
+    create. The router's role gets Lambda's network interface actions."""
+    vpc_subnets: ec2.SubnetSelection | None = None
+    """The router's subnets in `vpc`. Default None: CDK's default, the VPC's private subnets. Needs `vpc`."""
+    security_groups: Sequence[ec2.ISecurityGroup] | None = None
+    """The router's security groups. Default None: one CDK creates, all egress allowed. Needs `vpc`."""
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """These props as keyword arguments of `RouterFunction`, `environment` holding only the extra variables."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepProps:
+    """The sweep's own props, as `AgentWait(sweep=SweepProps(...))` takes them.
+
+    Each field is the `SweepFunction` prop of that name. AgentWait supplies the rest (the code, its
+    variables, and `architecture`, `log_retention`, `removal_policy` and `tracing`, shared by every function).
+
+    Example:
+        SweepProps(rate=Duration.minutes(5), limit=600, timeout=Duration.minutes(2))
+    """
+
+    rate: Duration = ONE_MINUTE
+    """How often the sweep runs, in whole minutes, 1 minute to 1 day. Default 1 minute: a question expires
+    at most a minute after its deadline, for about 43,000 short runs a month."""
+    timeout: Duration = ONE_MINUTE
+    """The function's timeout. Default 1 minute, the default rate: a run should finish before the next one
+    starts."""
+    memory_size: int = 512
+    """The function's memory, 128 to 10,240 MB. Default 512 MB: the sweep queries and sends; it does not run
+    the graph."""
+    limit: int | None = None
+    """The most due questions one run handles, 1 to 10,000 (`AGENT_WAIT_SWEEP_LIMIT`). Default None: the
+    runtime's 100 (deadlines, reminders, escalation steps, announcement retries); raise it with `timeout`."""
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """These props as keyword arguments of `SweepFunction` (and of `SweepFunction.check_props`)."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
 
 
 def check_network(
@@ -129,7 +132,8 @@ def check_network(
         return
     for field, value in (("vpc_subnets", vpc_subnets), ("security_groups", security_groups)):
         if value is not None:
-            checks.fail(field, "places the router in a VPC, but there is no vpc; pass vpc too, or drop it")
+            named = checks.name("vpc")
+            checks.fail(field, f"places the router in a VPC, but there is no {named}; pass {named} too, or drop it")
 
 
 def check_max_concurrency(
@@ -137,8 +141,7 @@ def check_max_concurrency(
 ) -> None:
     """The event source's `max_concurrency` lies in Lambda's range and, with a reservation, within it.
 
-    Only `max_concurrency` is checked here (`RouterFunction.check_props` checks the reservation's own range), so
-    a composing construct can check the one prop it adds without reporting the other twice.
+    Only `max_concurrency` is checked here (`RouterFunction.check_props` checks the reservation's own range).
     """
     checks.int_between(
         "max_concurrency",
@@ -162,103 +165,6 @@ def check_max_concurrency(
             "source would start invocations Lambda throttles, and each throttled batch spends a receive of "
             f"its records); got {max_concurrency} and {reserved_concurrent_executions}",
         )
-
-
-def _check_function(checks: PropChecks, *, timeout: Duration | None, memory_size: int | None) -> None:
-    checks.duration_between("timeout", timeout, minimum=Duration.seconds(1), maximum=_MAX_TIMEOUT)
-    checks.int_between("memory_size", memory_size, minimum=128, maximum=10240, unit="MB")
-
-
-def _function(
-    scope: Construct,
-    *,
-    handler: str,
-    description: str,
-    code: lambda_.Code,
-    environment: Mapping[str, str],
-    timeout: Duration,
-    memory_size: int,
-    architecture: lambda_.Architecture,
-    log_retention: logs.RetentionDays,
-    removal_policy: RemovalPolicy,
-    reserved_concurrent_executions: int | None = None,
-    tracing: lambda_.Tracing | None = None,
-    vpc: ec2.IVpc | None = None,
-    vpc_subnets: ec2.SubnetSelection | None = None,
-    security_groups: Sequence[ec2.ISecurityGroup] | None = None,
-    layers: Sequence[lambda_.ILayerVersion] = (),
-) -> tuple[lambda_.Function, iam.Role, logs.LogGroup]:
-    """A function with its own log group and a role that may write only to that log group.
-
-    No managed policy: `AWSLambdaBasicExecutionRole` allows `logs:CreateLogGroup` on `*`, and the log group
-    already exists, so `logs:CreateLogStream` and `logs:PutLogEvents` on it are all the function needs.
-    With `Tracing.ACTIVE`, Lambda adds `xray:PutTraceSegments` and `xray:PutTelemetryRecords`, which X-Ray
-    grants only on `*`. In a VPC, the role gets the network interface actions of Lambda's
-    `AWSLambdaVPCAccessExecutionRole` (CDK adds them only to a role it creates itself), also only on `*`:
-    Lambda creates the interfaces, so their ids are not known. That `*` finding is acknowledged, with its reasons.
-    """
-    log_group = logs.LogGroup(scope, "LogGroup", retention=log_retention, removal_policy=removal_policy)
-    role = iam.Role(
-        scope,
-        "ServiceRole",
-        assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),  # pyright: ignore[reportArgumentType]
-        description=description,
-    )
-    log_group.grant_write(role)
-    if vpc is not None:
-        # Before the function: Lambda checks the role can create the interfaces when it creates the function,
-        # and the function depends on the role, its default policy included.
-        role.add_to_policy(iam.PolicyStatement(actions=list(_VPC_ACTIONS), resources=["*"]))
-    function = lambda_.Function(
-        scope,
-        "Resource",
-        runtime=LAMBDA_RUNTIME,
-        handler=handler,
-        code=code,
-        description=description,
-        environment=dict(environment),
-        timeout=timeout,
-        memory_size=memory_size,
-        architecture=architecture,
-        role=role,  # pyright: ignore[reportArgumentType]
-        log_group=log_group,
-        reserved_concurrent_executions=reserved_concurrent_executions,
-        tracing=tracing,
-        vpc=vpc,
-        vpc_subnets=vpc_subnets,
-        security_groups=list(security_groups) if security_groups is not None else None,
-        layers=list(layers),
-    )
-    reasons = []
-    if tracing == lambda_.Tracing.ACTIVE:
-        reasons.append(
-            "X-Ray tracing (tracing=Tracing.ACTIVE): xray:PutTraceSegments and xray:PutTelemetryRecords "
-            "support no resource-level permissions, so Lambda grants them on '*'"
-        )
-    if vpc is not None:
-        reasons.append(
-            "in a VPC (vpc=...): Lambda creates and deletes the function's network interfaces itself, so "
-            f"{', '.join(_VPC_ACTIONS)} name no interface the role could know; the same as AWS's "
-            "AWSLambdaVPCAccessExecutionRole"
-        )
-    if reasons:
-        Validations.of(role).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions-IAM5[Resource::*]",  # only the `*` resource, not other wildcards
-                reason="; ".join(reasons) + ". Every other statement of this role names its resources.",
-            )
-        )
-    Validations.of(function).acknowledge(
-        Acknowledgment(
-            id="AwsSolutions-L1",
-            reason=(
-                "Pinned to python3.13 on purpose: the bundle's wheels are resolved for cp313 "
-                "(LAMBDA_PYTHON_VERSION) and the runtime is tested on it; moving to a newer runtime is a "
-                "deliberate change of both together."
-            ),
-        )
-    )
-    return function, role, log_group
 
 
 class RouterFunction(Construct):
@@ -339,10 +245,12 @@ class RouterFunction(Construct):
             batch_size=batch_size,
             reserved_concurrent_executions=reserved_concurrent_executions,
             max_concurrency=max_concurrency,
+            vpc=vpc,
+            vpc_subnets=vpc_subnets,
+            security_groups=security_groups,
         )
-        check_network(checks, vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups)
         checks.raise_if_any()
-        self.function, self.role, self.log_group = _function(
+        self.function, self.role, self.log_group = lambda_function(
             self,
             handler=ROUTER_HANDLER,
             description="agent-wait router: applies starts and answers from the entry queue, resumes the graph",
@@ -374,9 +282,13 @@ class RouterFunction(Construct):
         batch_size: int | None = None,
         reserved_concurrent_executions: int | None = None,
         max_concurrency: int | None = None,
+        vpc: ec2.IVpc | None = None,
+        vpc_subnets: ec2.SubnetSelection | None = None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
     ) -> None:
-        """Record every out-of-range prop in `checks` (Lambda's and SQS's limits); None means not given."""
-        _check_function(checks, timeout=timeout, memory_size=memory_size)
+        """Record every out-of-range prop in `checks` (Lambda's and SQS's limits), and network props without a
+        VPC; None means not given."""
+        check_function(checks, timeout=timeout, memory_size=memory_size)
         checks.int_between("batch_size", batch_size, minimum=1, maximum=10, unit="records")
         checks.int_between(
             "reserved_concurrent_executions",
@@ -388,6 +300,7 @@ class RouterFunction(Construct):
         check_max_concurrency(
             checks, max_concurrency=max_concurrency, reserved_concurrent_executions=reserved_concurrent_executions
         )
+        check_network(checks, vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups)
 
 
 class SweepFunction(Construct):
@@ -412,6 +325,8 @@ class SweepFunction(Construct):
             minute after its deadline, for about 43,000 short invocations a month.
         timeout: Default 1 minute, the default rate: a run should finish before the next one starts.
         memory_size: Default 512 MB: the sweep queries and sends; it does not run the graph.
+        limit: the most due questions one run handles, 1 to 10,000, set as `AGENT_WAIT_SWEEP_LIMIT`.
+            Default None: not set, so the runtime's 100; raise it with `timeout`.
         architecture: Default x86_64 (see `RouterFunction`).
         log_retention: Default one month.
         removal_policy: the log group's. Default RETAIN.
@@ -428,6 +343,7 @@ class SweepFunction(Construct):
         rate: Duration = ONE_MINUTE,
         timeout: Duration = ONE_MINUTE,
         memory_size: int = 512,
+        limit: int | None = None,
         architecture: lambda_.Architecture = lambda_.Architecture.X86_64,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
@@ -435,9 +351,11 @@ class SweepFunction(Construct):
     ) -> None:
         super().__init__(scope, id)
         checks = PropChecks(self.node.path)
-        self.check_props(checks, rate=rate, timeout=timeout, memory_size=memory_size)
+        self.check_props(checks, rate=rate, timeout=timeout, memory_size=memory_size, limit=limit)
         checks.raise_if_any()
-        self.function, self.role, self.log_group = _function(
+        if limit is not None:
+            environment = {**environment, shapes.ENV_SWEEP_LIMIT: str(limit)}
+        self.function, self.role, self.log_group = lambda_function(
             self,
             handler=SWEEP_HANDLER,
             description="agent-wait sweep: expires overdue questions, re-announces, reminds and escalates",
@@ -466,12 +384,14 @@ class SweepFunction(Construct):
         rate: Duration | None = None,
         timeout: Duration | None = None,
         memory_size: int | None = None,
+        limit: int | None = None,
     ) -> None:
         """Record every out-of-range prop in `checks`; None means not given."""
-        _check_function(checks, timeout=timeout, memory_size=memory_size)
         checks.duration_between("rate", rate, minimum=Duration.minutes(1), maximum=Duration.days(1), unit="minutes")
         if rate is not None and not rate.is_unresolved() and rate.to_seconds(integral=False) % 60:
             checks.fail("rate", f"must be a whole number of minutes; got {rate.to_seconds(integral=False):g} seconds")
+        check_function(checks, timeout=timeout, memory_size=memory_size)
+        checks.int_between("limit", limit, minimum=1, maximum=10000, unit="questions")
 
 
 def router_variables(

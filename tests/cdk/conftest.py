@@ -26,7 +26,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
-from agent_wait_cdk import AgentWait, AnswerApiProps, InboxSignIn
+from agent_wait_cdk import AgentWait, AnswerApiProps, EntryQueueProps, InboxSignIn, RouterProps, SweepProps
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -131,16 +131,12 @@ def features() -> Synth:
         webhook_secret=secret,  # type: ignore[arg-type]
         encryption_key=key,
         removal_policy=RemovalPolicy.DESTROY,
-        router_timeout=Duration.minutes(2),
-        router_memory_size=2048,
-        router_batch_size=5,
-        router_reserved_concurrent_executions=5,
-        sweep_rate=Duration.minutes(5),
-        sweep_timeout=Duration.seconds(90),
-        sweep_memory_size=256,
-        sweep_limit=50,
+        router=RouterProps(
+            timeout=Duration.minutes(2), memory_size=2048, batch_size=5, reserved_concurrent_executions=5
+        ),
+        sweep=SweepProps(rate=Duration.minutes(5), timeout=Duration.seconds(90), memory_size=256, limit=50),
+        queue=EntryQueueProps(retention_period=Duration.days(7)),
         architecture=lambda_.Architecture.ARM_64,
-        queue_retention_period=Duration.days(7),
         log_retention=logs.RetentionDays.ONE_WEEK,
         log_level="DEBUG",
         tracing=lambda_.Tracing.ACTIVE,

@@ -14,7 +14,7 @@ import pytest
 from aws_cdk import aws_lambda as lambda_
 
 from agent_wait_cdk import BundleError, LambdaBundle
-from agent_wait_cdk._bundling import (
+from agent_wait_cdk.bundling import (
     LAZY_PACKAGES,
     PRUNED,
     RUNTIME_AWS_SERVICES,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from agent_wait_cdk._bundling import strip_debug_sections
+from agent_wait_cdk.bundling.prune import strip_debug_sections
 
 
 def _unstripped_library() -> Path:

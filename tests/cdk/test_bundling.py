@@ -17,7 +17,7 @@ from aws_cdk.assertions import Template
 from tests.cdk.conftest import EXAMPLES, Synth, new_app
 
 from agent_wait_cdk import AgentWait, BundleError, LambdaBundle
-from agent_wait_cdk._bundling import REQUIREMENTS_FILE, RUNTIME_AWS_SERVICES, find_lambda_python
+from agent_wait_cdk.bundling import REQUIREMENTS_FILE, RUNTIME_AWS_SERVICES, find_lambda_python
 
 X86, ARM = lambda_.Architecture.X86_64, lambda_.Architecture.ARM_64
 
@@ -273,7 +273,7 @@ def test_an_unreadable_requirements_file_is_one_message(graph_dir: Path, tmp_pat
 
 
 def test_a_bundle_over_lambdas_limit_fails_naming_the_five_largest_entries(tmp_path: Path) -> None:
-    from agent_wait_cdk._bundling import check_size
+    from agent_wait_cdk.bundling.bundle import check_size
 
     for name, size in (
         ("torch", 9000),

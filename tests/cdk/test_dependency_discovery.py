@@ -17,7 +17,7 @@ from aws_cdk.assertions import Annotations, Match
 from tests.cdk.conftest import REPO, new_app
 
 from agent_wait_cdk import AgentWait, BundleError, LambdaBundle
-from agent_wait_cdk._bundling import REQUIREMENTS_FILE, UV_EXPORT, find_dependencies
+from agent_wait_cdk.bundling import REQUIREMENTS_FILE, UV_EXPORT, find_dependencies
 
 X86 = lambda_.Architecture.X86_64
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 from aws_cdk.assertions import Template
 from tests.cdk.conftest import REPO, new_app, statements, synth
 
-from agent_wait_cdk import AgentWait, AnswerApi
+from agent_wait_cdk import AgentWait, AnswerApi, EntryQueueProps, RouterProps, SweepProps
 
 DOC = (REPO / "docs" / "constructs.md").read_text()
 
@@ -126,11 +127,20 @@ def test_the_graph_module_snippet_reads_the_key_once_from_secrets_manager(monkey
         assert key() == "sk-test"  # type: ignore[operator]  # read once per cold start
 
 
+def _props_table(heading: str) -> set[str]:
+    """The names in the first column of the table under `heading`, up to the next heading."""
+    table = re.split(r"\n##+ ", DOC.split(f"\n{heading}\n", 1)[1], maxsplit=1)[0]
+    return set(re.findall(r"^\| `(\w+)` \|", table, re.MULTILINE))
+
+
 def test_every_agent_wait_prop_is_in_the_props_table() -> None:
-    table = DOC.split("## `AgentWait` props", 1)[1].split("\n## ", 1)[0]
-    documented = set(re.findall(r"^\| `(\w+)` \|", table, re.MULTILINE))
     params = set(inspect.signature(AgentWait.__init__).parameters) - {"self", "scope", "id"}
-    assert documented == params
+    assert _props_table("## `AgentWait` props") == params
+
+
+@pytest.mark.parametrize("props", [RouterProps, SweepProps, EntryQueueProps], ids=lambda props: props.__name__)
+def test_every_field_of_a_props_class_is_in_its_own_table(props: type) -> None:
+    assert _props_table(f"### `{props.__name__}`") == {field.name for field in dataclasses.fields(props)}
 
 
 def test_every_answer_api_prop_is_in_its_props_table() -> None:

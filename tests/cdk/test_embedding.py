@@ -14,7 +14,7 @@ from aws_cdk import aws_sqs as sqs
 from tests.cdk.conftest import Synth, getatt, inline_code, new_app, ref
 from tests.cdk.test_permissions import ROUTER_QUESTIONS, actions_on, index_arn, statements
 
-from agent_wait_cdk import AgentWait, AgentWaitPropsError
+from agent_wait_cdk import AgentWait, AgentWaitPropsError, EntryQueueProps
 
 
 def test_embedded_stack_uses_the_existing_table_and_topic(embedded: Synth) -> None:
@@ -61,7 +61,7 @@ def test_existing_and_props_for_the_same_resource_are_refused_together() -> None
             existing_bus=bus,
             bus=False,
             existing_entry_queue=queue,
-            queue_retention_period=Duration.days(1),
+            queue=EntryQueueProps(retention_period=Duration.days(1)),
         )
     assert info.value.problems == (
         "existing_topic cannot go with topic=False; pass existing_topic to announce on it, or neither",
@@ -69,7 +69,7 @@ def test_existing_and_props_for_the_same_resource_are_refused_together() -> None
         "existing_bus cannot go with bus=False; pass existing_bus to announce on it, or neither",
         "existing_entry_queue and existing_dead_letter_queue go together: the router dead-letters malformed "
         "messages itself, so it needs the queue the entry queue's redrive policy sends to",
-        "queue_retention_period shapes an entry queue AgentWait creates; it cannot go with existing_entry_queue",
+        "queue.retention_period shapes an entry queue AgentWait creates; it cannot go with existing_entry_queue",
     )
 
 

@@ -9,7 +9,7 @@ from aws_cdk import Duration, Stack
 from aws_cdk.assertions import Match, Template
 from tests.cdk.conftest import Synth, inline_code, new_app
 
-from agent_wait_cdk import AgentWait, AgentWaitPropsError, EntryQueue
+from agent_wait_cdk import AgentWait, AgentWaitPropsError, EntryQueue, EntryQueueProps, RouterProps
 
 
 def entry_and_dlq(synth: Synth) -> tuple[tuple[str, dict], tuple[str, dict]]:
@@ -89,9 +89,9 @@ def test_both_queues_refuse_plain_http(refund: Synth) -> None:
 
 def test_visibility_timeout_is_six_times_the_router_timeout(refund: Synth, features: Synth) -> None:
     (_, entry), _ = entry_and_dlq(refund)
-    assert entry["Properties"]["VisibilityTimeout"] == 360  # router_timeout 1 minute
+    assert entry["Properties"]["VisibilityTimeout"] == 360  # router.timeout 1 minute
     (_, entry), _ = entry_and_dlq(features)
-    assert entry["Properties"]["VisibilityTimeout"] == 720  # router_timeout 2 minutes
+    assert entry["Properties"]["VisibilityTimeout"] == 720  # router.timeout 2 minutes
 
 
 def test_retention_defaults_and_prop(refund: Synth, features: Synth) -> None:
@@ -116,7 +116,7 @@ def test_a_visibility_timeout_under_six_router_timeouts_is_refused() -> None:
     with pytest.raises(
         AgentWaitPropsError,
         match=re.escape(
-            "queue_visibility_timeout must be at least 720 seconds (six times router_timeout, so a retried "
+            "queue.visibility_timeout must be at least 720 seconds (six times router.timeout, so a retried "
             "batch is not seen twice while the first attempt runs); got 300 seconds"
         ),
     ):
@@ -125,8 +125,8 @@ def test_a_visibility_timeout_under_six_router_timeouts_is_refused() -> None:
             "AgentWait",
             graph="m:g",
             code=inline_code(),
-            router_timeout=Duration.minutes(2),
-            queue_visibility_timeout=Duration.minutes(5),
+            router=RouterProps(timeout=Duration.minutes(2)),
+            queue=EntryQueueProps(visibility_timeout=Duration.minutes(5)),
         )
 
 

@@ -11,7 +11,7 @@ from aws_cdk import Duration, Stack
 from aws_cdk.assertions import Template
 from tests.cdk.conftest import EMBEDDED_GRAPH, Synth, inline_code, new_app
 
-from agent_wait_cdk import AgentWait, AgentWaitPropsError
+from agent_wait_cdk import AgentWait, AgentWaitPropsError, EntryQueueProps, RouterProps, SweepProps
 
 REFUND_GRAPH = "examples.refund_agent.graph:build_graph"
 
@@ -188,7 +188,7 @@ def test_each_function_logs_to_its_own_log_group_with_retention(refund: Synth, f
             assert fn["Properties"]["LoggingConfig"]["LogGroup"]["Ref"] in groups
 
 
-def test_function_props_are_checked_together_under_agent_wait_names() -> None:
+def test_function_props_are_checked_together_under_the_names_the_user_writes() -> None:
     stack = Stack(new_app(), "S")
     with pytest.raises(AgentWaitPropsError) as info:
         AgentWait(
@@ -196,22 +196,19 @@ def test_function_props_are_checked_together_under_agent_wait_names() -> None:
             "AgentWait",
             graph="not a graph",
             code=inline_code(),
-            router_timeout=Duration.minutes(16),
-            router_memory_size=64,
-            router_batch_size=11,
-            sweep_rate=Duration.seconds(90),
-            sweep_limit=0,
+            router=RouterProps(timeout=Duration.minutes(16), memory_size=64, batch_size=11),
+            sweep=SweepProps(rate=Duration.seconds(90), limit=0),
             log_level="LOUD",
             oldest_open_question_threshold=Duration.seconds(10),
         )
     assert info.value.problems == (
         "graph must be 'module:attribute', e.g. 'my_app.graph:build_graph'; got 'not a graph'",
         "log_level must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL; got 'LOUD'",
-        "router_timeout must be between 1 and 900 seconds; got 960 seconds",
-        "router_memory_size must be between 128 and 10240 MB; got 64 MB",
-        "router_batch_size must be between 1 and 10 records; got 11 records",
-        "sweep_rate must be a whole number of minutes; got 90 seconds",
-        "sweep_limit must be between 1 and 10000 questions; got 0 questions",
+        "router.timeout must be between 1 and 900 seconds; got 960 seconds",
+        "router.memory_size must be between 128 and 10240 MB; got 64 MB",
+        "router.batch_size must be between 1 and 10 records; got 11 records",
+        "sweep.rate must be a whole number of minutes; got 90 seconds",
+        "sweep.limit must be between 1 and 10000 questions; got 0 questions",
         "oldest_open_question_threshold must be between 60 and 31536000 seconds; got 10 seconds",
     )
     assert str(info.value).startswith("S/AgentWait: 8 invalid prop(s):\n  - graph must be")
@@ -222,13 +219,13 @@ def test_unresolved_tokens_are_not_range_checked() -> None:
 
     stack = Stack(new_app(), "S")
     memory = CfnParameter(stack, "Memory", type="Number", default=64).value_as_number
-    AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), router_memory_size=memory)  # type: ignore[arg-type]
+    AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), router=RouterProps(memory_size=memory))  # type: ignore[arg-type]
 
 
 def test_rate_message_names_the_unit() -> None:
     stack = Stack(new_app(), "S")
-    with pytest.raises(AgentWaitPropsError, match=re.escape("sweep_rate must be between 1 and 1440 minutes; got 2880")):
-        AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), sweep_rate=Duration.days(2))
+    with pytest.raises(AgentWaitPropsError, match=re.escape("sweep.rate must be between 1 and 1440 minutes; got 2880")):
+        AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), sweep=SweepProps(rate=Duration.days(2)))
 
 
 def test_the_router_leases_a_thread_for_its_timeout_plus_a_minute(refund: Synth, features: Synth) -> None:
@@ -273,7 +270,7 @@ def test_the_receive_count_of_an_imported_queue_is_the_prop_or_five() -> None:
         stack = Stack(new_app(), "S")
         queue = sqs.Queue.from_queue_arn(stack, "Q", "arn:aws:sqs:us-east-1:123456789012:entry.fifo")
         dlq = sqs.Queue.from_queue_arn(stack, "D", "arn:aws:sqs:us-east-1:123456789012:entry-dlq.fifo")
-        # WHEN AgentWait consumes it, with or without existing_queue_max_receive_count
+        # WHEN AgentWait consumes it, with or without queue.max_receive_count
         agent = AgentWait(
             stack,
             "AgentWait",
@@ -281,7 +278,7 @@ def test_the_receive_count_of_an_imported_queue_is_the_prop_or_five() -> None:
             code=inline_code(),
             existing_entry_queue=queue,
             existing_dead_letter_queue=dlq,
-            existing_queue_max_receive_count=given,
+            queue=EntryQueueProps(max_receive_count=given),
         )
         # THEN the router is told the given count, or SQS's usual 5
         functions = Template.from_stack(stack).find_resources("AWS::Lambda::Function")
@@ -314,16 +311,22 @@ def test_receive_count_webhook_secret_and_alarm_topic_props_are_checked() -> Non
             alarm_topic=sns.Topic(stack, "Oncall"),  # type: ignore[arg-type]
             existing_entry_queue=queue,
             existing_dead_letter_queue=dlq,
-            existing_queue_max_receive_count=5,
+            queue=EntryQueueProps(max_receive_count=5),
         )
     assert info.value.problems == (
         "webhook_secret signs webhook deliveries, but there is no webhook_url to deliver to; pass webhook_url too, "
         "or drop it",
         "alarm_topic cannot go with alarms=False: there would be no alarm to notify it; drop one",
-        "existing_queue_max_receive_count must match existing_entry_queue's redrive policy, whose maxReceiveCount "
-        "is 3; got 5",
+        "queue.max_receive_count must match existing_entry_queue's redrive policy, whose maxReceiveCount is 3; got 5",
     )
-    with pytest.raises(AgentWaitPropsError, match=re.escape("describes existing_entry_queue, which is not given")):
+    with pytest.raises(
+        AgentWaitPropsError,
+        match=re.escape("queue.max_receive_count describes existing_entry_queue, which is not given; the queue "),
+    ):
         AgentWait(
-            Stack(new_app(), "T"), "AgentWait", graph="m:g", code=inline_code(), existing_queue_max_receive_count=5
+            Stack(new_app(), "T"),
+            "AgentWait",
+            graph="m:g",
+            code=inline_code(),
+            queue=EntryQueueProps(max_receive_count=5),
         )

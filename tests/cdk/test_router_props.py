@@ -15,7 +15,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_lambda as lambda_
 from tests.cdk.conftest import Synth, inline_code, lone_router_function, new_app, statements, synth
 
-from agent_wait_cdk import AgentWait, AgentWaitPropsError
+from agent_wait_cdk import AgentWait, AgentWaitPropsError, RouterProps
 
 ROUTER, SWEEP = "agent_wait.host.router.handler", "agent_wait.host.sweep.handler"
 LAYER_ARN = "arn:aws:lambda:us-east-1:123456789012:layer:model-client:3"
@@ -49,11 +49,13 @@ def placed() -> Synth:
         "AgentWait",
         graph="m:g",
         code=inline_code(),
-        router_environment={"MODEL_ID": "anthropic.claude-3-5-haiku-20241022-v1:0", "OPENAI_API_KEY_SECRET_ARN": "arn"},
-        vpc=vpc,
-        vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED),
-        security_groups=[group],
-        router_layers=[layer],
+        router=RouterProps(
+            environment={"MODEL_ID": "anthropic.claude-3-5-haiku-20241022-v1:0", "OPENAI_API_KEY_SECRET_ARN": "arn"},
+            vpc=vpc,
+            vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED),
+            security_groups=[group],
+            layers=[layer],
+        ),
     )
     return synth(app, stack)
 
@@ -127,17 +129,19 @@ def test_router_environment_may_not_set_what_agent_wait_or_lambda_sets() -> None
             "AgentWait",
             graph="m:g",
             code=inline_code(),
-            router_environment={
-                "MODEL_ID": "fine",
-                "AGENT_WAIT_GRAPH": "other:graph",
-                "LOG_LEVEL": "DEBUG",
-                "POWERTOOLS_TRACE_DISABLED": "false",
-                "POWERTOOLS_METRICS_NAMESPACE": "Mine",
-                "AWS_REGION": "eu-west-1",
-            },
+            router=RouterProps(
+                environment={
+                    "MODEL_ID": "fine",
+                    "AGENT_WAIT_GRAPH": "other:graph",
+                    "LOG_LEVEL": "DEBUG",
+                    "POWERTOOLS_TRACE_DISABLED": "false",
+                    "POWERTOOLS_METRICS_NAMESPACE": "Mine",
+                    "AWS_REGION": "eu-west-1",
+                }
+            ),
         )
     assert caught.value.problems == (
-        "router_environment must not set a variable the construct or Lambda sets; got "
+        "router.environment must not set a variable the construct or Lambda sets; got "
         "AGENT_WAIT_GRAPH (every AGENT_WAIT_* variable is AgentWait's own; set it through its props), "
         "LOG_LEVEL (set by log_level), POWERTOOLS_TRACE_DISABLED (set by tracing), "
         "POWERTOOLS_METRICS_NAMESPACE (fixed: the namespace the alarms watch), AWS_REGION (reserved by Lambda)",
@@ -149,7 +153,11 @@ def test_a_variable_agent_wait_adds_later_is_refused_too() -> None:
     stack = Stack(new_app(), "S")
     with pytest.raises(AgentWaitPropsError, match=re.escape("got AGENT_WAIT_START_SENDERS (every AGENT_WAIT_*")):
         AgentWait(
-            stack, "AgentWait", graph="m:g", code=inline_code(), router_environment={"AGENT_WAIT_START_SENDERS": ""}
+            stack,
+            "AgentWait",
+            graph="m:g",
+            code=inline_code(),
+            router=RouterProps(environment={"AGENT_WAIT_START_SENDERS": ""}),
         )
 
 
@@ -162,12 +170,15 @@ def test_subnets_and_security_groups_need_a_vpc() -> None:
             "AgentWait",
             graph="m:g",
             code=inline_code(),
-            vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED),
-            security_groups=[group],
+            router=RouterProps(
+                vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED),
+                security_groups=[group],
+            ),
         )
     assert caught.value.problems == (
-        "vpc_subnets places the router in a VPC, but there is no vpc; pass vpc too, or drop it",
-        "security_groups places the router in a VPC, but there is no vpc; pass vpc too, or drop it",
+        "router.vpc_subnets places the router in a VPC, but there is no router.vpc; pass router.vpc too, or drop it",
+        "router.security_groups places the router in a VPC, but there is no router.vpc; pass router.vpc too, or "
+        "drop it",
     )
 
 

@@ -15,7 +15,7 @@ from tests.cdk.conftest import REPO, Synth
 
 from agent_wait import schema
 from agent_wait_cdk import _shapes
-from agent_wait_cdk._bundling import REQUIREMENTS_FILE
+from agent_wait_cdk.bundling import REQUIREMENTS_FILE
 
 
 def key_schema(partition: str, sort: str) -> list[dict[str, str]]:

@@ -14,7 +14,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Template
 from tests.cdk.conftest import Synth, inline_code, lone_router_function, new_app, synth
 
-from agent_wait_cdk import AgentWait, AgentWaitPropsError, AnnounceTopic
+from agent_wait_cdk import AgentWait, AgentWaitPropsError, AnnounceTopic, RouterProps
 
 ROUTER = "agent_wait.host.router.handler"
 
@@ -28,7 +28,7 @@ def capped() -> Synth:
     """A FIFO topic at its default scope and a router whose event source runs at most 50 invocations at once."""
     app = new_app()
     stack = Stack(app, "Capped")
-    _agent_wait(stack, topic_fifo=True, router_max_concurrency=50)
+    _agent_wait(stack, topic_fifo=True, router=RouterProps(max_concurrency=50))
     return synth(app, stack)  # cdk-nag runs as a validation plugin: a finding fails here
 
 
@@ -88,16 +88,16 @@ def test_announce_topic_alone_defaults_a_fifo_topic_to_message_group_scope() -> 
 @pytest.mark.parametrize("value", [0, 1, 1001, 5000])
 def test_router_max_concurrency_outside_2_to_1000_is_refused(value: int) -> None:
     stack = Stack(new_app(), "S")
-    message = f"router_max_concurrency must be between 2 and 1000 concurrent invocations; got {value} concurrent"
+    message = f"router.max_concurrency must be between 2 and 1000 concurrent invocations; got {value} concurrent"
     with pytest.raises(AgentWaitPropsError, match=re.escape(message)) as info:
-        _agent_wait(stack, router_max_concurrency=value)
+        _agent_wait(stack, router=RouterProps(max_concurrency=value))
     assert len(info.value.problems) == 1
 
 
 @pytest.mark.parametrize("value", [2, 1000])
 def test_router_max_concurrency_bounds_are_accepted(value: int) -> None:
     stack = Stack(new_app(), "S")
-    _agent_wait(stack, router_max_concurrency=value)
+    _agent_wait(stack, router=RouterProps(max_concurrency=value))
     assert Template.from_stack(stack).find_resources(
         "AWS::Lambda::EventSourceMapping", {"Properties": {"ScalingConfig": {"MaximumConcurrency": value}}}
     )
@@ -106,16 +106,12 @@ def test_router_max_concurrency_bounds_are_accepted(value: int) -> None:
 def test_router_max_concurrency_above_the_reservation_is_refused() -> None:
     stack = Stack(new_app(), "S")
     message = (
-        "router_max_concurrency must be at most router_reserved_concurrent_executions when both are set (the "
+        "router.max_concurrency must be at most router.reserved_concurrent_executions when both are set (the "
         "event source would start invocations Lambda throttles, and each throttled batch spends a receive of "
         "its records); got 50 and 10"
     )
     with pytest.raises(AgentWaitPropsError, match=re.escape(message)):
-        _agent_wait(
-            stack,
-            router_max_concurrency=50,
-            router_reserved_concurrent_executions=10,
-        )
+        _agent_wait(stack, router=RouterProps(max_concurrency=50, reserved_concurrent_executions=10))
 
 
 @pytest.mark.parametrize(("maximum", "reserved"), [(10, 10), (5, 10), (50, 0)])
@@ -123,11 +119,7 @@ def test_router_max_concurrency_within_the_reservation_or_with_the_router_stoppe
     maximum: int, reserved: int
 ) -> None:
     stack = Stack(new_app(), "S")
-    _agent_wait(
-        stack,
-        router_max_concurrency=maximum,
-        router_reserved_concurrent_executions=reserved,
-    )
+    _agent_wait(stack, router=RouterProps(max_concurrency=maximum, reserved_concurrent_executions=reserved))
 
 
 def test_router_function_checks_max_concurrency_under_its_own_names() -> None:
