@@ -540,3 +540,35 @@ def test_a_bare_interrupt_is_hosted_with_the_default_policy():
     assert rig.record(THREAD, question_id).envelope.question == {"pick": "a carrier"}
     rig.answer(THREAD, question_id, {"action": "approve", "carrier": "acme"})
     assert model.last_seen == {"tu-ship": "shipped with acme"}
+
+
+def test_a_strands_question_is_answered_over_the_api_by_its_id_as_a_browser_or_the_cli_sends_it():
+    # GIVEN a Strands agent parked on a question whose id holds ':' (`v1:tool_call:...`)
+    import urllib.parse
+
+    from tests.support.api_events import call
+
+    from agent_wait.engine import AnswerService, InMemoryEntryQueue
+    from agent_wait.host.api import ApiContext, create_app
+
+    agents = refund_agents([refund_call("tu-1")])
+    rig = rig_for(agents)
+    rig.start(THREAD)
+    queue = InMemoryEntryQueue()
+    context = ApiContext(ledger=rig.ledger, service=AnswerService(rig.ledger, queue, clock=lambda: rig.now))
+    app = create_app(lambda: context)
+    path = f"/questions/{urllib.parse.quote(qid('tu-1'), safe='')}"  # encodeURIComponent, and the CLI's quote
+    alice = {"iss": "https://issuer.example.com", "sub": "u-alice", "email": "alice@example.com"}
+
+    # WHEN a person reads it and approves it through the API
+    read = call(app, "GET", path, claims=alice)
+    approved = call(app, "POST", f"{path}/answer", {"answer": APPROVE}, claims=alice)
+
+    # THEN both find the question, the approval wins, and the router's hand-over runs the tool once
+    assert read.status == 200, read.body
+    assert read.json()["question_id"] == qid("tu-1")
+    assert approved.status == 200, approved.body
+    for message, _, dedup in queue.messages:
+        rig.router().handle(json.dumps(message), deduplication_id=dedup)
+    assert agents.runs == [("o-1", 900)]
+    assert rig.record(THREAD, qid("tu-1")).status is QuestionStatus.RESUMED

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +35,7 @@ from agent_wait.host.api._context import ApiContext
 from agent_wait.host.api._pages import page_file
 from agent_wait.host.api._pages import secured as _secured
 from agent_wait.host.api._problems import json_response, problem
-from agent_wait.host.api._questions import answer_response, question_view
+from agent_wait.host.api._questions import answer_response, path_question_id, question_view
 from agent_wait.host.links import LinkClaims, LinkError, LinkKeyring, LinkKeys
 from agent_wait.ledger import QuestionRecord
 
@@ -150,7 +149,7 @@ def _verify(ctx: ApiContext, question_id: str, body: str | None, *, fields: tupl
     if note is not None and (not isinstance(note, str) or len(note) > MAX_NOTE_CHARS):
         return problem(400, "bad_note", f"note must be text of at most {MAX_NOTE_CHARS} characters")
     token = data.get("token")
-    question_id = urllib.parse.unquote(question_id)
+    question_id = path_question_id(question_id)
     try:
         claims = keys.verify(token if isinstance(token, str) else "", question_id=question_id, now=ctx.clock())
     except LinkError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import urllib.parse
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ __all__ = (
     "jwt_claims",
     "not_signed_in",
     "page_query",
+    "path_question_id",
     "question_routes",
     "question_view",
 )
@@ -181,6 +183,12 @@ def answer_response(result: AnswerResult, *, now: datetime | None = None, viewer
     return response
 
 
+def path_question_id(raw: str) -> str:
+    """The question id a route's path names, decoded: API Gateway passes the path as sent, and a browser or the CLI
+    percent-encodes what an id may hold (`:` in a Strands id, `v1:tool_call:...`; `/`, `%`)."""
+    return urllib.parse.unquote(raw)
+
+
 def jwt_claims(event: Any) -> dict[str, Any] | None:
     """The claims API Gateway's JWT authorizer verified (`requestContext.authorizer.jwt.claims`), or None."""
     authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
@@ -274,6 +282,7 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
 
     @router.get("/questions/<question_id>")
     def get_question(question_id: str) -> Response:
+        question_id = path_question_id(question_id)
         verified = claims()
         if verified is None:
             return not_signed_in()
@@ -286,6 +295,7 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
 
     @router.post("/questions/<question_id>/answer")
     def answer_question(question_id: str) -> Response:
+        question_id = path_question_id(question_id)
         verified = claims()
         if verified is None:
             return not_signed_in()
