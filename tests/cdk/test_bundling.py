@@ -103,12 +103,43 @@ def test_uv_installs_for_the_lambda_platform(architecture: lambda_.Architecture,
     assert "--target /out -r /req.txt" in joined
 
 
-def test_pip_is_the_fallback_without_uv(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pip_is_the_fallback_without_uv_and_accepts_every_glibc_lambda_can_load(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(shutil, "which", lambda _name: None)
     command = " ".join(LambdaBundle.for_architecture(ARM).install_command(Path("/out"), Path("/req.txt")))
     assert "-m pip install" in command
-    assert "--platform manylinux_2_34_aarch64 --implementation cp --python-version 3.13" in command
+    assert "--platform manylinux_2_34_aarch64 --platform manylinux_2_33_aarch64" in command
+    # pip takes a platform literally: without the older tags a wheel published as manylinux_2_17 is invisible
+    assert "--platform manylinux_2_17_aarch64 --platform manylinux2014_aarch64 --implementation cp" in command
+    assert "manylinux_2_16_aarch64" not in command, "no aarch64 wheel is older than glibc 2.17"
+    x86 = " ".join(LambdaBundle.for_architecture(X86).install_command(Path("/out"), Path("/req.txt")))
+    assert "--platform manylinux_2_5_x86_64 --platform manylinux2014_x86_64" in x86
+    assert "--platform manylinux1_x86_64 --implementation cp --python-version 3.13" in x86
     assert "--only-binary=:all:" in command
+
+
+@pytest.mark.slow
+def test_without_uv_pip_installs_a_wheel_published_only_for_an_older_glibc(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """orjson 3.10.18 publishes its Linux wheels as manylinux_2_17 only: pip found none for manylinux_2_34 alone
+    (`No matching distribution found`), so no pip user could synthesize a stack (issue 26)."""
+    import subprocess
+    import sys
+
+    from agent_wait_cdk.bundling.install import install
+
+    # A pip user's interpreter: this checkout's virtualenv is uv's and has no pip; the Python it was made from has.
+    python = sys._base_executable  # pyright: ignore[reportAttributeAccessIssue]
+    if subprocess.run([python, "-m", "pip", "--version"], check=False, capture_output=True).returncode:
+        pytest.skip(f"{python} has no pip")
+    monkeypatch.setattr(sys, "executable", python)
+    monkeypatch.setattr(shutil, "which", lambda _name: None)
+    install("x86_64", "orjson==3.10.18\n", tmp_path)
+    assert any(path.name.startswith("orjson") for path in tmp_path.iterdir()), sorted(
+        p.name for p in tmp_path.iterdir()
+    )
 
 
 def test_a_missing_graph_source_is_refused(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """Installing the requirements for the Lambda platform, without Docker.
 
 `uv pip install --python-platform <arch>-manylinux_2_34 --python-version 3.13 --only-binary :all:` into the
-asset, or pip with `--platform`/`--implementation cp` when uv is not on PATH; `--no-deps` for a complete
+asset, or pip with every compatible `--platform` tag (`pip_platforms`) and `--implementation cp` when uv is not on
+PATH; `--no-deps` for a complete
 closure, resolved for that platform for found requirements. Console scripts (`bin/`) are dropped: nothing
 in Lambda runs them.
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from agent_wait_cdk.bundling.errors import BundleError
 
-__all__ = ("ARCHITECTURES", "LAMBDA_PYTHON_VERSION", "install", "install_command", "platform")
+__all__ = ("ARCHITECTURES", "LAMBDA_PYTHON_VERSION", "install", "install_command", "pip_platforms", "platform")
 
 LAMBDA_PYTHON_VERSION = "3.13"
 """The Lambda runtime the bundle targets (`python3.13`)."""
@@ -25,6 +26,25 @@ _GLIBC = "2_34"
 _MACHINES = {"x86_64": "x86_64", "arm64": "aarch64"}
 ARCHITECTURES = tuple(sorted(_MACHINES))
 """The Lambda architecture names the bundler builds for."""
+
+
+_OLDEST_GLIBC_MINOR = {"x86_64": 5, "arm64": 17}
+"""The oldest manylinux each machine has wheels under (manylinux1 is glibc 2.5; aarch64 wheels start at 2.17)."""
+_LEGACY_ALIASES = {"x86_64": ("manylinux2014", "manylinux2010", "manylinux1"), "arm64": ("manylinux2014",)}
+"""PEP 599/571/513 names some wheels still use for glibc 2.17, 2.12 and 2.5."""
+
+
+def pip_platforms(architecture: str) -> list[str]:
+    """Every platform tag a wheel for Lambda may carry, newest first, for pip's repeated `--platform`.
+
+    pip takes one `--platform` literally (a `manylinux_2_34` tag matches no `manylinux_2_17` wheel), while uv's
+    `--python-platform` means "this glibc or older": given every tag from 2.34 down, pip chooses as uv does.
+    """
+    machine = _MACHINES[architecture]
+    tags = [
+        f"manylinux_2_{minor}_{machine}" for minor in range(int(_GLIBC[2:]), _OLDEST_GLIBC_MINOR[architecture] - 1, -1)
+    ]
+    return tags + [f"{alias}_{machine}" for alias in _LEGACY_ALIASES[architecture]]
 
 
 def platform(architecture: str) -> str:
@@ -54,10 +74,10 @@ def install_command(
             "--python-platform", platform(architecture), "--python-version", python_version,
             "--target", str(target), "-r", str(requirements),
         ]  # fmt: skip
-    pip_platform = f"manylinux_{_GLIBC}_{_MACHINES[architecture]}"
+    platforms = [flag for tag in pip_platforms(architecture) for flag in ("--platform", tag)]
     return [
         sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
-        *no_deps, "--only-binary=:all:", "--platform", pip_platform, "--implementation", "cp",
+        *no_deps, "--only-binary=:all:", *platforms, "--implementation", "cp",
         "--python-version", python_version, "--target", str(target), "-r", str(requirements),
     ]  # fmt: skip
 
@@ -82,9 +102,17 @@ def install(
         result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         tail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-20:])
+        if "No module named pip" in tail:
+            hint = f"{command[0]} has no pip: install uv (pip install uv) or pip where cdk runs. "
+        elif "No matching distribution" in tail or "no wheels" in tail.lower():
+            hint = (
+                "A requirement has no wheel for Lambda (CPython 3.13, manylinux up to glibc 2.34) at that version: "
+                "pin a version that publishes one, or drop it from the bundle's requirements. "
+            )
+        else:
+            hint = "The bundle needs PyPI (or a warm uv/pip cache). "
         raise BundleError(
             f"installing the Lambda dependencies failed (exit {result.returncode}): {' '.join(command)}\n{tail}\n"
-            "The bundle needs PyPI or a warm uv/pip cache. To synthesize without bundling, "
-            "run: cdk synth -c agent-wait:bundle=false"
+            f"{hint}To synthesize without bundling, run: cdk synth -c agent-wait:bundle=false"
         )
     shutil.rmtree(output_dir / "bin", ignore_errors=True)  # console scripts: useless in Lambda
