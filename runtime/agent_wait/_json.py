@@ -19,6 +19,9 @@ MAX_SIGNIFICANT_DIGITS = 38
 """Most significant digits a number may have: DynamoDB's Number keeps 38 and refuses more."""
 _SMALLEST, _LARGEST = Decimal("1e-130"), Decimal("1e126")
 """A non-zero number's magnitude must lie in [1e-130, 1e126), DynamoDB's Number range."""
+MIN_INTEGER, MAX_INTEGER = -(2**63), 2**64 - 1
+"""The integers a checkpointer can store: LangGraph's msgpack takes 64 bits (signed, or unsigned up to 2**64 - 1).
+A larger integer would fail inside the agent's run, after the message was taken, so it is refused on sight."""
 
 
 def to_jsonable(value: Any, *, where: str = "value", _depth: int = 0) -> Any:
@@ -26,8 +29,8 @@ def to_jsonable(value: Any, *, where: str = "value", _depth: int = 0) -> Any:
 
     Decimals (what DynamoDB hands back) become int when integral, float otherwise. NaN and infinity
     are refused: JSON has no spelling for them and receivers would choke. So is what a store agent-wait
-    writes to could not hold, before anything is written: numbers beyond DynamoDB's 38 digits or its
-    range, nesting deeper than `MAX_DEPTH`, and lone surrogates.
+    writes to could not hold, before anything is written: integers past 64 bits (a checkpoint's limit),
+    numbers beyond DynamoDB's 38 digits or its range, nesting deeper than `MAX_DEPTH`, and lone surrogates.
     """
     if isinstance(value, str):
         try:
@@ -41,6 +44,12 @@ def to_jsonable(value: Any, *, where: str = "value", _depth: int = 0) -> Any:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
+        if not MIN_INTEGER <= value <= MAX_INTEGER:
+            # The value may be personal data (an account number): name its size, not its digits.
+            raise EnvelopeError(
+                f"{where} is an integer of {int(value).bit_length()} bits; agent-wait carries integers of at most "
+                "64 bits (what an agent's checkpoint stores): send it as a string"
+            )
         _check_storable_number(Decimal(int(value)), where)
         return int(value)
     if isinstance(value, float):

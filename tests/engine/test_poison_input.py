@@ -42,6 +42,11 @@ POISON: dict[str, tuple[Any, str]] = {
     "number beyond DynamoDB's range": (lambda t: _start(t, {"amount": 1e300}), "bad_input"),
     "number below DynamoDB's range": (lambda t: _start(t, {"amount": 1e-300}), "bad_input"),
     "integer of 41 digits": (lambda t: _start(t, {"account": 10**40 + 7}), "bad_input"),
+    # Issue 25: 10**40 has one significant digit, which passed as storable; 2**64 is past msgpack's 64 bits.
+    "integer 10**40": (lambda t: _start(t, {"account": 10**40}), "bad_input"),
+    "integer past 64 bits": (lambda t: _start(t, {"account": 2**64}), "bad_input"),
+    "answer integer 10**40": (lambda t: _answer(t, {"action": "approve", "amount": 10**40}), "bad_answer"),
+    "answer integer below -2**63": (lambda t: _answer(t, {"action": "approve", "amount": -(2**63) - 1}), "bad_answer"),
     "answer number beyond range": (lambda t: _answer(t, {"action": "approve", "amount": 1e300}), "bad_answer"),
     "answer over 64 KiB": (lambda t: _answer(t, {"action": "approve", "note": "x" * 70_000}), "bad_answer"),
     "answer nested too deep": (lambda t: _answer(t, {"action": "approve", "why": _nested(DEEP)}), "bad_answer"),

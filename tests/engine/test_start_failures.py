@@ -114,3 +114,27 @@ def test_the_engine_itself_retries_only_agent_waits_own_store_errors() -> None:
     with pytest.raises(LedgerUnavailableError):
         own.handle(body, message_id="m-4")
     assert dead_letter.records == []
+
+
+@pytest.mark.parametrize("code", ["AccessDeniedException", "ValidationException", "ResourceNotFoundException"])
+def test_an_aws_error_the_agent_cannot_outwait_fails_the_thread_once_and_its_side_effect_runs_once(code: str) -> None:
+    # GIVEN an agent whose tool runs a side effect, then makes an AWS call refused for good (issue 25: on main the
+    # side effect ran on every one of SQS's five deliveries and the message left as retries_exhausted)
+    effects: list[int] = []
+
+    def tool(state: State) -> State:
+        effects.append(1)
+        raise ClientError({"Error": {"Code": code, "Message": "no"}}, "PutItem")
+
+    router, dead_letter, _ = _router(tool)  # as the AWS host builds it: transient=is_transient
+    body = json.dumps({"thread_id": "t-5", "input": {"order_id": "o-5"}, "start_id": "s-5"})
+
+    # WHEN SQS delivers the start, and delivers it again
+    first = router.handle(body, message_id="m-5")
+    again = router.handle(body, message_id="m-5")
+
+    # THEN the thread failed visibly on the first delivery, once, and nothing ran again
+    assert (first.kind, first.reason) == (OutcomeKind.DEAD_LETTERED, "agent_failed")
+    assert again.kind is OutcomeKind.START_REPLAYED
+    assert effects == [1]
+    assert [r.reason for r in dead_letter.records] == ["agent_failed"]

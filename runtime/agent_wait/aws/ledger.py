@@ -33,7 +33,7 @@ from agent_wait.aws.errors import (
 )
 from agent_wait.aws.items import from_item, paginate, to_attribute, to_item
 from agent_wait.envelope import WaitEnvelope
-from agent_wait.errors import LedgerIndexMissingError, LedgerRejectedError, QuestionNotFoundError
+from agent_wait.errors import EnvelopeError, LedgerIndexMissingError, LedgerRejectedError, QuestionNotFoundError
 from agent_wait.ledger import FullLedger, NoteLedger
 from agent_wait.ledger.records import (
     DECIDED,
@@ -463,6 +463,12 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
 
     def mark_failed(self, failure: ThreadFailure, *, start_input: Any = None) -> None:
         values: dict[str, Any] = {":failure": to_attribute(failure.to_item()), ":failed": {"S": "failed"}}
+        # Encoded before anything is written: recording a failure must never fail on the values it records, or
+        # the thread would be held with its start still `running` and nothing to retry.
+        try:
+            stored_input = to_attribute(start_input)
+        except (EnvelopeError, ArithmeticError):
+            stored_input = {"NULL": True}
         # The thread first: a crash before the row is written leaves the thread held, and the redelivery
         # that finds it so writes the row (a row written first would leave the thread running on).
         self._call(
@@ -506,7 +512,7 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
                     **values,
                     ":shard": self._shard("failed", failure.target_id),
                     ":never": {"S": NEVER},
-                    ":input": to_attribute(start_input),
+                    ":input": stored_input,
                 },
             )
 

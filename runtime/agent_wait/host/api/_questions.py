@@ -23,7 +23,7 @@ from agent_wait.errors import MessageError
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
 from agent_wait.host.api._problems import json_response, problem
 from agent_wait.ledger import QuestionRecord
-from agent_wait.messages import AnswerMessage, parse_message
+from agent_wait.messages import MAX_ID_LENGTH, AnswerMessage, parse_message
 from agent_wait.schema import QuestionStatus
 
 __all__ = (
@@ -286,6 +286,8 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
         verified = claims()
         if verified is None:
             return not_signed_in()
+        if len(question_id) > MAX_ID_LENGTH:
+            return _no_such_question(question_id)
         ctx = context()
         record = ctx.ledger.find(question_id)
         if record is None:
@@ -299,6 +301,8 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
         verified = claims()
         if verified is None:
             return not_signed_in()
+        if len(question_id) > MAX_ID_LENGTH:
+            return _no_such_question(question_id)
         ctx = context()
         answerer = answerer_from_claims(verified, groups_claims=ctx.groups_claims)
         parsed = _answer_body(router.current_event.body, question_id)
@@ -314,6 +318,12 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
         return answer_response(result, now=ctx.clock(), viewer=answerer)
 
     return router
+
+
+def _no_such_question(question_id: str) -> Response:
+    """The 404 for an id no question can have (longer than any id agent-wait accepts): no store is asked."""
+    detail = f"no question has an id of {len(question_id)} characters; ids are at most {MAX_ID_LENGTH}"
+    return problem(404, RefusalReason.UNKNOWN_QUESTION.value, detail)
 
 
 def _answer_body(body: str | None, question_id: str) -> AnswerMessage | Response:
@@ -332,4 +342,5 @@ def _answer_body(body: str | None, question_id: str) -> AnswerMessage | Response
     try:
         return checked_answer(question_id, data)
     except MessageError as exc:
-        return problem(400, exc.reason, exc.message)
+        # A well-formed body whose answer no store can hold (too big a number, too deep) is unprocessable, not bad.
+        return problem(422 if exc.reason == "bad_answer" else 400, exc.reason, exc.message)
