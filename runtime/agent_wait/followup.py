@@ -39,8 +39,14 @@ def _duration(owner: str, name: str, value: object) -> tuple[timedelta, str]:
     return delta, text
 
 
-def check_names(field: str, values: Iterable[str], *, label: str | None = None) -> tuple[str, ...]:
-    """`values` as a tuple of non-empty strings, or a `PolicyError` on `field` (`label` names it in the message)."""
+def check_names(
+    field: str, values: Iterable[str], *, label: str | None = None, spaces: bool = True
+) -> tuple[str, ...]:
+    """`values` as a tuple of non-empty strings, or a `PolicyError` on `field` (`label` names it in the message).
+
+    With `spaces=False` a name holding white space is refused too (group names: API Gateway flattens a JWT's
+    groups claim into `[finance ops]`, where `Finance Managers` would read as two groups).
+    """
     label = label or field
     if isinstance(values, str):
         raise PolicyError(field, values, f"{label} must be a list of strings such as ['finance']; got {values!r}")
@@ -48,6 +54,14 @@ def check_names(field: str, values: Iterable[str], *, label: str | None = None) 
     for value in names:
         if not isinstance(value, str) or not value.strip():
             raise PolicyError(field, names, f"{label} must hold non-empty strings; got {value!r}")
+        if not spaces and any(character.isspace() for character in value):
+            raise PolicyError(
+                field,
+                names,
+                f"{label} must hold group names without spaces; got {value!r}: API Gateway passes a JWT's groups "
+                "claim flattened as '[a b]', where a name with a space would read as two groups and never match "
+                "(name the group 'finance-managers')",
+            )
     return names
 
 
@@ -148,7 +162,7 @@ class Escalation:
             or not all(isinstance(k, str) and k and isinstance(v, str) for k, v in tags.items())
         ):
             raise PolicyError("escalation", tags, f"escalation tags must map non-empty str keys to str; got {tags!r}")
-        groups = check_names("escalation", answerer_groups, label="escalation answerer_groups")
+        groups = check_names("escalation", answerer_groups, label="escalation answerer_groups", spaces=False)
         principals = check_names("escalation", answerer_principals, label="escalation answerer_principals")
         if not isinstance(replace_answerers, bool):
             raise PolicyError("escalation", replace_answerers, "escalation replace_answerers must be True or False")

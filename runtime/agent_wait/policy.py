@@ -17,6 +17,7 @@ __all__ = (
     "DEFAULT_ACTIONS",
     "MAX_DEFAULT_BYTES",
     "MAX_RESPONSE_SCHEMA_BYTES",
+    "MAX_TAGS_BYTES",
     "MAX_TIMEOUT",
     "SCHEMA_ACTION",
     "WaitPolicy",
@@ -33,6 +34,9 @@ Wait longer with `timeout=None` (no deadline)."""
 MAX_DEFAULT_BYTES = 64 * 1024
 """Largest `default` as JSON. It rides in every envelope and ledger row beside the question (at most 64 KiB
 itself), so both stay inside what SNS, EventBridge and a DynamoDB item can carry."""
+MAX_TAGS_BYTES = 4 * 1024
+"""Largest `tags` as JSON. They ride in every envelope (and as SNS message attributes and EventBridge detail),
+beside a question of up to 64 KiB; unbounded, they made a question no announcer could carry."""
 MAX_RESPONSE_SCHEMA_BYTES = 32 * 1024
 """Largest `response_schema` as JSON; it rides in the envelope's `rules` beside the question and the default."""
 
@@ -143,7 +147,7 @@ class WaitPolicy:
         object.__setattr__(self, "correlation", checked_correlation)
         object.__setattr__(self, "answer_ttl", ttl_delta)
         object.__setattr__(self, "answer_ttl_iso", ttl_text)
-        object.__setattr__(self, "answerer_groups", check_names("answerer_groups", answerer_groups))
+        object.__setattr__(self, "answerer_groups", check_names("answerer_groups", answerer_groups, spaces=False))
         object.__setattr__(self, "answerer_principals", check_names("answerer_principals", answerer_principals))
         if quorum is not None and response_schema is not None and Quorum.parse(quorum).approvals > 1:
             raise PolicyError(
@@ -299,6 +303,14 @@ def _check_tags(tags: Mapping[str, str] | None) -> Mapping[str, str]:
             raise PolicyError(
                 "tags", dict(tags), f"tags must map non-empty str keys to str values; got {key!r}: {value!r}"
             )
+    size = len(canonical_json(dict(tags), where="tags").encode("utf-8"))
+    if size > MAX_TAGS_BYTES:
+        raise PolicyError(
+            "tags",
+            f"<{len(tags)} tags>",
+            f"tags are {size} bytes as JSON; the most is {MAX_TAGS_BYTES} (MAX_TAGS_BYTES): they ride in every "
+            "envelope and SNS message attribute; route by a few short tags and keep the rest in the question",
+        )
     return MappingProxyType(dict(tags))
 
 

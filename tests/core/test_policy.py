@@ -434,3 +434,23 @@ def test_a_response_schema_that_cannot_travel_is_refused_at_construction(schema:
     with pytest.raises(PolicyError, match=re.escape(fragment)) as caught:
         WaitPolicy(response_schema=schema)
     assert caught.value.field == "response_schema"
+
+
+def test_tags_are_bounded_like_the_default_so_every_announcer_can_carry_the_question() -> None:
+    # 300 KB of tags made a question no announcer could carry (issue 25)
+    big = {f"k{n}": "v" * 100 for n in range(3_000)}
+    with pytest.raises(PolicyError, match=re.escape("the most is 4096 (MAX_TAGS_BYTES)")) as refused:
+        WaitPolicy(tags=big)
+    assert refused.value.field == "tags"
+    assert "v" * 100 not in str(refused.value), "a refusal names the size, not the values"
+    assert WaitPolicy(tags={"approver_group": "finance"}).tags == {"approver_group": "finance"}
+
+
+@pytest.mark.parametrize("groups", [["Finance Managers"], ["finance", "on call"], ["tab\tgroup"]])
+def test_a_group_name_with_a_space_is_refused_since_api_gateway_would_read_it_as_two(groups: list[str]) -> None:
+    from agent_wait import Escalation
+
+    with pytest.raises(PolicyError, match="must hold group names without spaces"):
+        WaitPolicy(answerer_groups=groups)
+    with pytest.raises(PolicyError, match="must hold group names without spaces"):
+        Escalation(after="P1D", answerer_groups=groups)
