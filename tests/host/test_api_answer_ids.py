@@ -34,3 +34,28 @@ def test_one_key_on_two_questions_of_one_thread_hands_over_both() -> None:
     # AND the same key resent on the first question still repeats, never decides twice
     again = api.answer("q-first", "approve", ALICE, key="k-1")
     assert (again.status, again.json()["result"]) == (200, "repeated")
+
+
+def test_one_key_resent_with_another_answer_is_422_and_changes_nothing() -> None:
+    # GIVEN alice approved with a key (issue 25: on main the same key with a reject answered 200 repeated)
+    api = Api(InMemoryLedger())
+    question = Question("order-2", "q-key", REFUND, policy=WaitPolicy(timeout="P3D"), asked_at=T0)
+    api.ledger.open(WaitEnvelope.create(question), now=T0)
+    assert api.answer("q-key", "approve", ALICE, key="k-2").status == 200
+
+    # WHEN her client resends that key with another answer, and then the same one
+    other = api.answer("q-key", "reject", ALICE, key="k-2")
+    same = api.answer("q-key", "approve", ALICE, key="k-2")
+
+    # THEN the other answer is refused as a reused key, and the first stands; the same answer repeats
+    assert (other.status, other.json()["reason"]) == (422, "idempotency_key_reused")
+    assert other.json()["question"]["outcome"]["answer"] == {"action": "approve"}
+    assert (same.status, same.json()["result"]) == (200, "repeated")
+
+
+def test_a_vote_resent_under_its_key_with_another_answer_is_422_too() -> None:
+    api = Api(InMemoryLedger())
+    question_id = api.ask(timeout="P3D", allowed_actions=("approve", "reject"), quorum=2)
+    assert api.answer(question_id, "approve", ALICE, key="k-3").status == 202
+    assert api.answer(question_id, "reject", ALICE, key="k-3").json()["reason"] == "idempotency_key_reused"
+    assert api.answer(question_id, "approve", ALICE, key="k-3").status == 200

@@ -284,7 +284,8 @@ def _apply(ctx: ApiContext, entry: ResumeEntry, answerer: Answerer, key: str | N
                 question=question_view(record, now=ctx.clock()),
             )
     result = ctx.service.answer(question_id, answer, answerer, answer_id=answer_id)
-    return answer_response(result, now=ctx.clock(), viewer=answerer)
+    keyed = answer_id if key else None
+    return answer_response(result, now=ctx.clock(), viewer=answerer, sent=answer, answer_id=keyed)
 
 
 def _result(entry: ResumeEntry, response: Response) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from agent_wait._time import format_rfc3339, parse_rfc3339, utc_now
-from agent_wait.engine import AnswerResult, VerdictKind
+from agent_wait.engine import AnswerResult, Verdict, VerdictKind
 from agent_wait.engine.checks import Answerer
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.engine.votes import vote_of, vote_progress
@@ -160,11 +160,26 @@ def _votes(record: QuestionRecord, viewer: Answerer | None) -> dict[str, Any]:
     return votes
 
 
-def answer_response(result: AnswerResult, *, now: datetime | None = None, viewer: Answerer | None = None) -> Response:
+def answer_response(
+    result: AnswerResult,
+    *,
+    now: datetime | None = None,
+    viewer: Answerer | None = None,
+    sent: Any = None,
+    answer_id: str | None = None,
+) -> Response:
     """The HTTP response for an answer attempt: 200 won or repeated, 202 a vote recorded on a question that waits
     for more, or a problem with the refusal's reason: 404, 403, 409 (the question's or the thread's state, with
-    `Retry-After` when the agent is busy), 410 or 422 (`question_view` args: `now`, `viewer`)."""
+    `Retry-After` when the agent is busy), 410 or 422 (`question_view` args: `now`, `viewer`).
+
+    With `sent` and `answer_id` (an answer given under an `Idempotency-Key`): a repeat of that key with another
+    answer is 422 `idempotency_key_reused`, as a payment API refuses a key reused with another body.
+    """
     verdict = result.verdict
+    if answer_id is not None and verdict.kind is VerdictKind.REPEATED and _first_answer(verdict, answer_id) != sent:
+        detail = "this Idempotency-Key was used for another answer to this question; use a new key for a new answer"
+        view = question_view(verdict.record, now=now, viewer=viewer) if verdict.record is not None else None
+        return problem(422, "idempotency_key_reused", detail, title="Idempotency-Key reused", question=view)
     if verdict.record is None:
         reason = verdict.reason or RefusalReason.UNKNOWN_QUESTION
         return problem(_STATUS_FOR_REFUSAL.get(reason, 409), reason.value, verdict.detail or "no such question")
@@ -187,6 +202,15 @@ def path_question_id(raw: str) -> str:
     """The question id a route's path names, decoded: API Gateway passes the path as sent, and a browser or the CLI
     percent-encodes what an id may hold (`:` in a Strands id, `v1:tool_call:...`; `/`, `%`)."""
     return urllib.parse.unquote(raw)
+
+
+def _first_answer(verdict: Verdict, answer_id: str) -> Any:
+    """What was first answered under `answer_id`: its vote's answer on a quorum question, else the decision's."""
+    record = verdict.record
+    vote = verdict.vote or (record.progress.vote_with(answer_id) if record is not None else None)
+    if vote is not None:
+        return vote.answer
+    return record.answer if record is not None else None
 
 
 def jwt_claims(event: Any) -> dict[str, Any] | None:
@@ -315,7 +339,8 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
         result = ctx.service.answer(
             question_id, parsed.answer, answerer, answer_id=answer_id, valid_until=parsed.valid_until
         )
-        return answer_response(result, now=ctx.clock(), viewer=answerer)
+        keyed = answer_id if key else None
+        return answer_response(result, now=ctx.clock(), viewer=answerer, sent=parsed.answer, answer_id=keyed)
 
     return router
 
