@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
@@ -72,7 +73,7 @@ def to_jsonable(value: Any, *, where: str = "value", _depth: int = 0) -> Any:
             if not isinstance(key, str):
                 raise EnvelopeError(f"{where} has a key {key!r} of type {type(key).__name__}; JSON keys are strings")
             checked_key = to_jsonable(key, where=f"{where} key")
-            out[checked_key] = to_jsonable(item, where=f"{where}.{key}", _depth=_depth + 1)
+            out[checked_key] = to_jsonable(item, where=field_path(where, key), _depth=_depth + 1)
         return out
     if isinstance(value, (list, tuple)):
         return [to_jsonable(item, where=f"{where}[{index}]", _depth=_depth + 1) for index, item in enumerate(value)]
@@ -80,6 +81,18 @@ def to_jsonable(value: Any, *, where: str = "value", _depth: int = 0) -> Any:
         f"{where} is a {type(value).__name__}, which is not JSON; pass {_ACCEPTED} "
         "(convert dates to ISO strings and objects to dicts before asking)"
     )
+
+
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+"""A key shown in an error's path: a field name. Anything else may be content (a card number as a key)."""
+
+
+def field_path(where: str, key: str) -> str:
+    """`where.key` for a key that reads as a field name, else `where[<a key of N characters>]`: errors name where a
+    value is, and land in logs and dead-letter details above DEBUG, where no content may."""
+    if _FIELD_NAME.fullmatch(key):
+        return f"{where}.{key}"
+    return f"{where}[<a key of {len(key)} characters>]"
 
 
 def _check_storable_number(number: Decimal, where: str) -> None:

@@ -79,3 +79,24 @@ def test_a_canary_in_the_input_and_the_answer_stays_below_info_when_the_agent_ra
         assert CANARY not in message["MessageAttributes"][DETAIL_ATTRIBUTE]["StringValue"]
     # AND at DEBUG the detail is there for whoever turned it on
     assert any(CANARY in r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG)
+
+
+def test_a_key_of_the_input_that_may_be_content_never_reaches_a_dead_letters_detail(
+    host: HostStack, lambda_context: FakeLambdaContext, unique: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # GIVEN a start whose input has the canary as a key, with a value JSON cannot carry (NaN): issue 25 saw
+    # the dead letter's detail say "input.4111-1111-1111-1111 is nan" at WARNING
+    thread_id = f"order-{unique}"
+    body = f'{{"thread_id": "{thread_id}", "input": {{"{CANARY}": NaN}}, "start_id": "s-1"}}'
+    caplog.set_level(logging.INFO)
+
+    # WHEN the router dead-letters it
+    run_router(sqs_record(body, group_id=thread_id), context=lambda_context)
+
+    # THEN the detail says where the bad value is without the key, and no line above DEBUG holds the key
+    [dead] = host.dead_letters()
+    detail = dead["MessageAttributes"][DETAIL_ATTRIBUTE]["StringValue"]
+    assert dead["MessageAttributes"][REASON_ATTRIBUTE]["StringValue"] == "bad_input"
+    assert "input[<a key of 19 characters>]" in detail
+    assert CANARY not in detail
+    assert all(CANARY not in line for line in _lines_above_debug(caplog, ""))
