@@ -36,13 +36,14 @@ With `alarm_topic`, every alarm notifies it both when it fires and when it is OK
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+import jsii
+from aws_cdk import Annotations, Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
-from constructs import Construct
+from constructs import Construct, IValidation
 
 from agent_wait_cdk._defaults import FIVE_MINUTES, ONE_DAY
 from agent_wait_cdk._shapes import (
@@ -185,6 +186,8 @@ class AgentWaitAlarms(Construct):
             action = cloudwatch_actions.SnsAction(alarm_topic)  # pyright: ignore[reportArgumentType]
             self.add_alarm_action(action)  # pyright: ignore[reportArgumentType]
             self.add_ok_action(action)  # pyright: ignore[reportArgumentType]
+        # Checked at synth, not here: actions may still be added after construction (`add_alarm_action`).
+        self.node.add_validation(_TellsSomebody(self))
 
     def _alarm(
         self, id: str, metric: cloudwatch.IMetric, description: str, *, threshold: float = 0
@@ -225,6 +228,17 @@ class AgentWaitAlarms(Construct):
         )
         return tuple(alarm for alarm in made if alarm is not None)
 
+    def without_actions(self) -> list[str]:
+        """The ids of the alarms that notify nobody when they fire (no alarm action)."""
+        stack = Stack.of(self)
+        silent = []
+        for alarm in self.alarms:
+            cfn = alarm.node.default_child
+            actions = stack.resolve(cfn.alarm_actions) if isinstance(cfn, cloudwatch.CfnAlarm) else None
+            if not actions:
+                silent.append(alarm.node.id)
+        return silent
+
     def add_alarm_action(self, *actions: cloudwatch.IAlarmAction) -> None:
         """Add `actions` (e.g. `cloudwatch_actions.SnsAction(topic)`) to every alarm, for when it fires."""
         for alarm in self.alarms:
@@ -234,3 +248,21 @@ class AgentWaitAlarms(Construct):
         """Add `actions` to every alarm, for when it returns to OK."""
         for alarm in self.alarms:
             alarm.add_ok_action(*actions)
+
+
+@jsii.implements(IValidation)
+class _TellsSomebody:
+    """At synth: warn when an alarm has no action, so a deploy never has alarms that tell nobody."""
+
+    def __init__(self, alarms: AgentWaitAlarms) -> None:
+        self.alarms = alarms
+
+    def validate(self) -> list[str]:
+        silent = self.alarms.without_actions()
+        if silent:
+            Annotations.of(self.alarms).add_warning_v2(
+                "agent-wait:alarms-without-actions",
+                f"the alarms {', '.join(silent)} notify nobody: pass AgentWait(alarm_topic=...) (your on-call SNS "
+                "topic), or call agent_wait.alarms.add_alarm_action(...); alarms=False turns them off",
+            )
+        return []  # a warning, never a failed synth: a stack may still be wired to a topic elsewhere

@@ -3,6 +3,8 @@ consumer needs."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import Stack
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_sns as sns
@@ -174,3 +176,32 @@ def test_outputs_follow_the_announcers(features: Synth, quiet: Synth) -> None:
     assert "TopicArn" in names
     assert "BusName" not in names
     assert "Outputs" not in quiet.json
+
+
+def _warnings(scope: Any, code: str) -> list[str]:
+    """Warnings on `scope`'s tree with this id, read from the metadata (see tests/cdk/test_embedding.py for why)."""
+    found = []
+    for construct in scope.node.find_all():
+        for entry in construct.node.metadata:
+            if entry.type == "aws:cdk:warning" and code in str(entry.data):
+                found.append(str(entry.data))
+    return found
+
+
+def test_alarms_that_notify_nobody_warn_at_synth_and_an_action_added_later_silences_it() -> None:
+    # Issue 25: none of the six alarms had an action unless alarm_topic was given, and nothing said so.
+    import aws_cdk as cdk
+
+    app = cdk.App(context={"aws:cdk:bundling-stacks": []})
+    silent = cdk.Stack(app, "Silent")
+    AgentWait(silent, "AgentWait", graph="m:g", code=inline_code())
+    told = cdk.Stack(app, "Told")
+    wired = AgentWait(told, "AgentWait", graph="m:g", code=inline_code())
+    assert wired.alarms is not None
+    wired.alarms.add_alarm_action(actions.SnsAction(sns.Topic(told, "OnCall")))  # after construction
+    app.synth()
+
+    (warning,) = _warnings(silent, "alarms-without-actions")
+    assert "DeadLetters" in warning
+    assert "pass AgentWait(alarm_topic=...)" in warning
+    assert _warnings(told, "alarms-without-actions") == []
