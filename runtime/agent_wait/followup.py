@@ -39,9 +39,7 @@ def _duration(owner: str, name: str, value: object) -> tuple[timedelta, str]:
     return delta, text
 
 
-def check_names(
-    field: str, values: Iterable[str], *, label: str | None = None, spaces: bool = True
-) -> tuple[str, ...]:
+def check_names(field: str, values: Iterable[str], *, label: str | None = None, spaces: bool = True) -> tuple[str, ...]:
     """`values` as a tuple of non-empty strings, or a `PolicyError` on `field` (`label` names it in the message).
 
     With `spaces=False` a name holding white space is refused too (group names: API Gateway flattens a JWT's

@@ -528,3 +528,16 @@ def test_an_ag_ui_client_lists_the_refund_and_resumes_it_over_http(api: Api) -> 
     assert reply.body["outcome"]["answered_by"] == "alice@example.com"
     assert [o.kind.value for o in api.local.pump().outcomes] == ["applied"]
     assert api.refunds(thread) == 1
+
+
+@pytest.mark.parametrize("host", ["rebind.attacker.example", "rebind.attacker.example:{port}", "127.0.0.1:1", ""])
+def test_a_request_for_another_host_is_refused_so_a_rebinding_page_cannot_reach_the_dev_api(
+    api: Api, host: str
+) -> None:
+    # Issue 25: a page whose own name resolves to 127.0.0.1 (DNS rebinding) could mint a dev token and answer on a
+    # developer's stack from their browser; it sends its own name as Host, which is refused before any route.
+    port = api.url.rsplit(":", 1)[1]
+    reply = call(f"{api.url}/inbox", headers={"Host": host.format(port=port)})
+    assert reply.status == 421
+    for name in (f"localhost:{port}", f"127.0.0.1:{port}"):
+        assert call(f"{api.url}/inbox", headers={"Host": name}).status == 200

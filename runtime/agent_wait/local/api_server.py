@@ -233,6 +233,20 @@ class LocalApi:
         }
 
 
+_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})
+"""The names a request to this server may carry in `Host`; the server listens on 127.0.0.1 only."""
+
+
+def _loopback_host(host: str | None, port: int) -> bool:
+    """Whether `Host` names this machine's loopback and this server's port (or no port: HTTP's default)."""
+    host = (host or "").strip().lower()
+    if host.endswith("]") or ":" not in host:  # no port: `[::1]`, `localhost`
+        name, given = host, ""
+    else:
+        name, _, given = host.rpartition(":")
+    return name in _LOOPBACK_NAMES and given in ("", str(port))
+
+
 class _RequestHandler(BaseHTTPRequestHandler):
     server: _Server  # pyright: ignore[reportIncompatibleVariableOverride]
     server_version = "agent-wait-local-api"
@@ -265,6 +279,14 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         started = time.monotonic()
         front = self.server.front
+        if not _loopback_host(self.headers.get("Host"), front.port):
+            # A page elsewhere that rebinds its own name to 127.0.0.1 would reach this server from the developer's
+            # browser (DNS rebinding): it would send its own name as Host. Only the loopback names are served.
+            logger.info("local api: 421 for a Host that is not this machine's loopback")
+            self._send_json(
+                421, {"message": f"this server answers only for localhost:{front.port}, 127.0.0.1:{front.port}"}
+            )
+            return
         method = self.command
         path, _, query = self.path.partition("?")
         route, parameters, protected = _match(method, path)
