@@ -325,3 +325,19 @@ def test_an_answer_while_the_agent_runs_on_the_thread_is_not_recorded_and_the_pa
     expect(status(page)).to_contain_text("Done: your answer “approve” is recorded")
     assert [o.kind.value for o in inbox.local.pump().outcomes] == ["applied"]
     assert inbox.refunds(thread) == [900]
+
+
+def test_the_confirmation_page_takes_the_links_token_out_of_the_address_bar_and_history(inbox: Inbox) -> None:
+    # Issue 25: the token (a capability to answer) stayed in the URL fragment, so in the browser's history
+    _, question = inbox.ask()
+    link = inbox.links(question)["approve"]
+    token = link.split("#", 1)[1]
+    page = inbox.browser.new_context().new_page()
+    page.goto(link)
+    expect(page.get_by_role("button", name="Confirm: approve")).to_be_enabled()
+    assert page.evaluate("location.hash") == ""
+    assert token not in page.evaluate("location.href")
+    # AND the page still answers with the token it read
+    page.get_by_role("button", name="Confirm: approve").click()
+    expect(status(page)).to_have_text(DONE_APPROVE)
+    assert [o.kind.value for o in inbox.local.pump().outcomes] == ["applied"]

@@ -25,6 +25,10 @@
   var button = byId("confirm");
   var note = byId("note");
   var token = String(location.hash || "").replace(/^#/, "");
+  if (token && window.history && history.replaceState) {
+    // The token is a capability: once read, keep it out of the address bar and the browser's history.
+    history.replaceState(null, "", location.pathname + location.search);
+  }
   var action = "";
 
   function say(text) {
