@@ -25,7 +25,7 @@
   var button = byId("confirm");
   var note = byId("note");
   var token = String(location.hash || "").replace(/^#/, "");
-  if (token && window.history && history.replaceState) {
+  if (token && typeof history !== "undefined" && history.replaceState) {
     // The token is a capability: once read, keep it out of the address bar and the browser's history.
     history.replaceState(null, "", location.pathname + location.search);
   }
