@@ -240,6 +240,25 @@ def test_other_voters_see_who_voted_what_and_when_but_never_a_note(api: Api) -> 
     assert api.get(question_id, ALICE).json()["your_vote"]["action"] == "approve"
 
 
+def test_once_decided_the_outcome_still_shows_no_voters_note(api: Api) -> None:
+    # Issue 25: hidden while open, alice's note showed to everyone in outcome.answer.votes once decided
+    question_id = api.ask(**QUORUM)
+    api.answer(question_id, "approve", ALICE, note=SECRET)
+    decided = api.answer(question_id, "approve", BOB)
+    assert decided.status == 200
+    for reader in (BOB, CAROL):
+        reply = api.get(question_id, reader)
+        assert "Zoë" not in reply.body
+        votes = reply.json()["outcome"]["answer"]["votes"]
+        assert [(v["by"], v["action"]) for v in votes] == [
+            ("alice@example.com", "approve"),
+            ("bob@example.com", "approve"),
+        ]
+        assert all(set(vote) == {"by", "action", "at"} for vote in votes)
+    # AND the agent got every vote in full: the note is in the decision the router hands over
+    assert SECRET in str(api.record(question_id).answer)
+
+
 def test_a_custom_quorum_counts_its_own_approving_and_vetoing_actions(api: Api) -> None:
     question_id = api.ask(
         timeout="P3D", allowed_actions=("ok", "block", "abstain"), quorum=Quorum(2, approve=["ok"], veto=["block"])

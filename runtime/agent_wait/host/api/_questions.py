@@ -103,7 +103,7 @@ def question_view(
     if record.outcome is not None:
         view["outcome"] = {
             "status": record.outcome.value,
-            "answer": record.answer,
+            "answer": _shown_answer(record),
             "answered_by": record.answered_by,
             "via": record.via,
             "decided_at": record.decided_at,
@@ -117,6 +117,19 @@ def question_view(
     if record.followups.voting:
         view.update(_votes(record, viewer))
     return view
+
+
+def _shown_answer(record: QuestionRecord) -> Any:
+    """The decided answer as everyone signed in may see it: a quorum decision's votes show who, which way and when,
+    never a voter's note or edited arguments (those are for the agent, which gets them in full)."""
+    answer = record.answer
+    if not (record.followups.voting and isinstance(answer, Mapping) and isinstance(answer.get("votes"), list)):
+        return answer
+    votes = [
+        {key: vote.get(key) for key in ("by", "action", "at")} if isinstance(vote, Mapping) else vote
+        for vote in answer["votes"]
+    ]
+    return {**answer, "votes": votes}
 
 
 def _audience(record: QuestionRecord, now: datetime) -> dict[str, Any]:
