@@ -64,7 +64,9 @@ def _sweep(context: FakeLambdaContext) -> dict[str, Any]:
 def _parked_at_t0(host: HostStack, unique: str, context: FakeLambdaContext) -> tuple[str, str, str]:
     thread_id, order_id = f"order-{unique}", f"o-{unique}"
     _at(T0)
-    start = sqs_record(start_message(thread_id, order_id), group_id=thread_id, deduplication_id=f"s-{unique}")
+    start = sqs_record(
+        start_message(thread_id, order_id), group_id=thread_id, deduplication_id=f"s-{unique}", message_id=f"m-{unique}"
+    )
     assert _route(start, context) == {"batchItemFailures": []}
     (record,) = host.ledger().questions(thread_id)
     return thread_id, order_id, record.question_id
@@ -78,7 +80,13 @@ def test_a_republish_keeps_the_deadline_fixed_when_the_question_was_first_asked(
 
     # WHEN the start is redelivered a day later (the router republishes the open question)
     _at(T0 + timedelta(days=1))
-    redelivered = sqs_record(start_message(thread_id, order_id), group_id=thread_id, deduplication_id=f"s-{unique}")
+    redelivered = sqs_record(
+        start_message(thread_id, order_id),
+        group_id=thread_id,
+        deduplication_id=f"s-{unique}",
+        message_id=f"m-{unique}",
+        receive_count=2,
+    )
     assert _route(redelivered, lambda_context) == {"batchItemFailures": []}
 
     # THEN both announcements and the ledger carry the deadline fixed at T0 + 3 days

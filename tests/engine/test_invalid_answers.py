@@ -131,7 +131,11 @@ wait_answers = (
 def _never_burnt(router: Router, thread_id: str, question_id: str, outcome: Any) -> None:
     record = router.ledger.get(thread_id, question_id)
     assert record is not None
-    if outcome.kind is OutcomeKind.REFUSED:
+    if outcome.kind is OutcomeKind.REFUSED or (outcome.kind, outcome.reason) == (
+        OutcomeKind.DEAD_LETTERED,
+        "bad_answer",
+    ):
+        # refused, or not an answer at all (an integer the checkpoint cannot store): the question stays open
         assert record.status is QuestionStatus.OPEN, (outcome, record.status)
         return
     assert outcome.kind is OutcomeKind.APPLIED, outcome

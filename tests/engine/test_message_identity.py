@@ -145,3 +145,29 @@ def test_the_sweeps_deadline_answer_applies_when_the_routers_clock_is_a_little_b
     assert (row.status, row.outcome) == (QuestionStatus.RESUMED, QuestionStatus.EXPIRED)
     assert utc_now() < deadline  # the real clock never reached the deadline: only SQS's said it passed
     assert host.dead_letters() == []
+
+
+def test_an_identical_start_without_a_start_id_sent_again_later_is_a_new_turn(
+    host: HostStack, lambda_context: FakeLambdaContext, unique: str, outcomes: list[Any]
+) -> None:
+    # GIVEN a start without start_id on a queue with content-based deduplication, applied and answered
+    thread_id, order_id = f"order-{unique}", f"o-{unique}"
+    body = start_message(thread_id, order_id)
+    first = sqs_record(body, group_id=thread_id)
+    run_router(first, context=lambda_context)
+    (question,) = host.ledger().questions(thread_id)
+    run_router(sqs_record(answer_message(thread_id, question.question_id), group_id=thread_id), context=lambda_context)
+    assert graphs.refunds_paid(order_id) == 1
+
+    # WHEN the first delivery comes back (SQS redelivers it), and then the same body is sent again an hour
+    # later: a new SQS message, whose content-based deduplication id is the same hash of the same body
+    redelivered = {**first, "attributes": {**first["attributes"], "ApproximateReceiveCount": "2"}}
+    run_router(redelivered, context=lambda_context)
+    replay = outcomes[-1]
+    run_router(sqs_record(body, group_id=thread_id), context=lambda_context)
+
+    # THEN the redelivery ran nothing, and the later start is a new turn that asks again
+    assert replay.kind is OutcomeKind.START_REPLAYED
+    assert outcomes[-1].kind is OutcomeKind.STARTED
+    assert len(outcomes[-1].asked) == 1
+    assert outcomes[-1].asked != (question.question_id,)

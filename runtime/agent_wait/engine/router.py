@@ -228,15 +228,18 @@ class Router:
         refusal = self._check_sender(message, sender, body, message_id)
         if refusal is not None:
             return refusal
-        fallback_id = deduplication_id or message_id or hashlib.sha256(body.encode("utf-8")).hexdigest()
-        if fallback_id.startswith(RESERVED_ID_PREFIX):  # a transport id may not pose as agent-wait's own
-            fallback_id = "sha256:" + hashlib.sha256(fallback_id.encode("utf-8")).hexdigest()
+        body_hash = hashlib.sha256(body.encode("utf-8")).hexdigest()
+        # A start without its own id is one SQS message: its message id is the same on every redelivery, and a
+        # later identical start (past SQS's five-minute deduplication) is a new turn. With content-based
+        # deduplication the deduplication id is only the body's hash, which would swallow it forever.
+        start_fallback = _transport_id(message_id or deduplication_id or body_hash)
+        fallback_id = _transport_id(deduplication_id or message_id or body_hash)
         try:
             with clock_scope(self.clock), self._hold(thread_id) as lease:
                 # Decisions a door made while holding the thread reach the agent before anything else runs on it.
                 applied, failure = self._catch_up(lease)
                 if isinstance(message, StartMessage):
-                    return self._start(message, message.start_id or fallback_id, body, failure)
+                    return self._start(message, message.start_id or start_fallback, body, failure)
                 if isinstance(message, RetryMessage):
                     return self._retry(message, body, failure)
                 answerer = self.senders.answerer(message, sender)
@@ -599,3 +602,10 @@ class Router:
         if self.adapter.unfinished(thread_id):
             return self.adapter.continue_run(thread_id)
         return RunOutcome(None, tuple(self.adapter.pending(thread_id)))
+
+
+def _transport_id(transport_id: str) -> str:
+    """A transport's id as a fallback for the message's own; it may not pose as one of agent-wait's own ids."""
+    if transport_id.startswith(RESERVED_ID_PREFIX):
+        return "sha256:" + hashlib.sha256(transport_id.encode("utf-8")).hexdigest()
+    return transport_id
