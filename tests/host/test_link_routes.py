@@ -22,7 +22,7 @@ from tests.support.api_events import Response, call
 from agent_wait.engine import AnswerService, InMemoryEntryQueue
 from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.host.api import ApiContext, create_app
-from agent_wait.host.links import LinkKeys, link_url, mint_token
+from agent_wait.host.links import LinkKeyring, LinkKeys, link_url, mint_token
 from agent_wait.ledger import InMemoryLedger
 from agent_wait.policy import WaitPolicy
 from agent_wait.schema import QuestionStatus
@@ -332,6 +332,21 @@ def test_a_link_signed_with_a_rotated_out_key_is_refused_while_the_new_key_works
     # THEN the k1 link is refused as unknown_key, and the k2 link still answers
     assert api.answer("q-1", old).json()["reason"] == "unknown_key"
     assert api.answer("q-1", new).status == 200
+
+
+def test_a_forged_key_id_just_before_a_rotation_does_not_refuse_the_new_keys_first_link(api: Api):
+    # GIVEN a warm API whose keyring read k1, and a forged link under a made-up key id that it refuses
+    secret = {"value": json.dumps({"active": "k1", "k1": K1})}
+    api.context.link_keys = LinkKeyring(lambda: LinkKeys.parse(secret["value"]))
+    forged = link(keys=LinkKeys.parse(json.dumps({"active": "k9", "k9": K2})))
+    assert api.answer("q-1", forged).json()["reason"] == "unknown_key"
+
+    # WHEN the keys rotate to k2 and the router's first link under k2 is opened
+    secret["value"] = json.dumps({"active": "k2", "k1": K1, "k2": K2})
+    reply = api.answer("q-1", link(keys=LinkKeys.parse(secret["value"])))
+
+    # THEN the API read the keys again for it and the answer won
+    assert (reply.status, reply.json()["result"]) == (200, "won")
 
 
 def test_a_link_from_before_a_rotation_still_answers_after_it(api: Api):

@@ -650,7 +650,7 @@ def test_links_in_flight_keep_working_through_a_rotation_and_a_removed_key_stops
     assert caught.value.reason is LinkReason.UNKNOWN_KEY
 
 
-def test_unknown_key_ids_read_the_secret_at_most_once_per_min_refresh():
+def test_the_same_unknown_key_id_reads_the_secret_at_most_once_per_min_refresh():
     store, clock = Secret(secret("k1", k1=K1)), Clock()
     ring = LinkKeyring(store.load, monotonic=clock, min_refresh=timedelta(seconds=30))
     forged = token_for(LinkKeys.parse(secret("k9", k9=K2)))
@@ -661,8 +661,50 @@ def test_unknown_key_ids_read_the_secret_at_most_once_per_min_refresh():
             ring.verify(forged, question_id="q-1", now=T0)
         clock.seconds += 1
 
-    # THEN the secret was read at cold start, then once per 30 seconds
+    # THEN the secret was read at cold start, then once for that key id
     assert store.reads == 1 + 1
+
+
+def test_a_forged_key_id_does_not_keep_a_genuine_new_key_out():
+    # GIVEN a warm API that read k1, a forged link under a made-up key id, then a rotation to k2
+    store, clock = Secret(secret("k1", k1=K1)), Clock()
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        clock.seconds += seconds
+
+    ring = LinkKeyring(store.load, monotonic=clock, sleep=sleep)
+    with pytest.raises(LinkError, match="no longer in use"):
+        ring.verify(token_for(LinkKeys.parse(secret("k9", k9=K2))), question_id="q-1", now=T0)
+    store.value = secret("k2", k1=K1, k2=K2)
+
+    # WHEN a genuine link under k2 arrives a tenth of a second after the forged one
+    clock.seconds += 0.1
+    claims = ring.verify(token_for(LinkKeys.parse(store.value)), question_id="q-1", now=T0)
+
+    # THEN it waited out the rest of the interval, read the secret again and works
+    assert (claims.kid, store.reads) == ("k2", 3)
+    assert sleeps == [pytest.approx(0.9)]
+
+
+def test_ever_new_forged_key_ids_read_the_secret_at_most_once_per_interval():
+    store, clock = Secret(secret("k1", k1=K1)), Clock()
+
+    def sleep(seconds: float) -> None:
+        clock.seconds += seconds
+
+    ring = LinkKeyring(store.load, monotonic=clock, sleep=sleep, min_interval=timedelta(seconds=1))
+    start = clock.seconds
+
+    # WHEN 50 links under 50 different made-up key ids arrive at once
+    for n in range(50):
+        with pytest.raises(LinkError, match="no longer in use"):
+            ring.verify(token_for(LinkKeys.parse(secret(f"forged{n}", **{f"forged{n}": K2}))), question_id="q", now=T0)
+
+    # THEN the reads they caused were at least a second apart
+    assert store.reads - 1 == 50
+    assert clock.seconds - start >= 49
 
 
 def test_a_failed_reread_keeps_the_keys_in_hand_and_says_so_in_the_log(caplog: pytest.LogCaptureFixture):

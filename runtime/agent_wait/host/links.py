@@ -17,7 +17,9 @@ Keys live in one Secrets Manager secret (`AGENT_WAIT_LINK_KEYS_ARN`) whose `Secr
 links in flight: add `k2`, then set `active` to `k2`, and remove `k1` once its last link has expired
 (at most `MAX_LINK_LIFETIME` later). A link signed with a removed key is refused as `unknown_key`.
 Warm functions read the secret again through `LinkKeyring`: at once when a link names a key id they do
-not know, and every `KEYRING_MAX_AGE` besides, so a rotation reaches them without a redeploy.
+not know (bounded, so forged key ids can neither flood the secret nor crowd out a genuine new key), and
+every `KEYRING_MAX_AGE` besides, so a rotation reaches them without a redeploy. Add a key and wait
+`KEYRING_MAX_AGE` before making it active, and no link ever depends on the first of those reads.
 
 Example:
     >>> keys = LinkKeys.parse('{"active": "k1", "k1": "' + "x" * 32 + '"}')
@@ -44,6 +46,7 @@ import re
 import threading
 import time
 import urllib.parse
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -59,6 +62,7 @@ from agent_wait.schema import Settings
 
 __all__ = (
     "KEYRING_MAX_AGE",
+    "KEYRING_MIN_INTERVAL",
     "KEYRING_MIN_REFRESH",
     "MAX_LINK_LIFETIME",
     "MAX_TOKEN_CHARS",
@@ -90,8 +94,14 @@ KEYRING_MAX_AGE = timedelta(minutes=5)
 """How long a warm function uses the keys it read before reading the secret again: a removed key stops
 verifying, and a new active key starts signing, at most this long after the secret changed."""
 KEYRING_MIN_REFRESH = timedelta(seconds=30)
-"""The least time between two reads a token with an unknown key id may cause (so such tokens cannot flood
-Secrets Manager)."""
+"""How long a key id that a read of the secret did not find is refused without reading again (so the same
+forged key id cannot flood Secrets Manager)."""
+KEYRING_MIN_INTERVAL = timedelta(seconds=1)
+"""The least time between two reads that unknown key ids cause. A token under another unknown key id inside
+it waits for the rest of the interval, then reads: a genuine new key is never refused because a forged one
+came first, and tokens under ever new forged key ids cause at most one read per interval."""
+KEYRING_MAX_MISSING = 1024
+"""How many key ids that a read did not find are remembered (the oldest are forgotten first)."""
 
 logger = logging.getLogger("agent_wait.host")
 
@@ -390,16 +400,21 @@ class LinkKeyring:
     """The link keys of a warm function, read again from their secret when they may have rotated.
 
     The first read happens here (at cold start) and raises if the secret is unusable. Afterwards the keys
-    are read again once they are older than `max_age`, and at once (at most every `min_refresh`) when a
-    token names a key id they do not hold: a link signed under a new key by a function that has already
-    read it works here too. A later read that fails keeps the keys in hand and logs the error's code:
-    links keep working through a Secrets Manager outage.
+    are read again once they are older than `max_age`, and at once when a token names a key id they do not
+    hold: a link signed under a new key by a function that has already read it works here too. Anyone can
+    send a token under a made-up key id, so such reads are bounded without letting a forged id block a
+    genuine one: a key id a read did not find is refused without reading for `min_refresh`, and reads for
+    other unknown ids are at least `min_interval` apart (a token waits for its turn rather than being
+    refused). A later read that fails keeps the keys in hand and logs the error's code: links keep working
+    through a Secrets Manager outage.
 
     Args:
         load: reads the keys (`lambda: LinkKeys.load(arn, client=...)`).
         max_age: how long keys are used before they are read again.
-        min_refresh: the least time between two reads caused by unknown key ids.
+        min_refresh: how long a key id a read did not find is refused without reading again.
+        min_interval: the least time between two reads that unknown key ids cause.
         monotonic: seconds on a clock that never goes back (tests pass their own).
+        sleep: waits a number of seconds (tests pass their own).
 
     Raises:
         ConfigurationError: the first read failed (see `LinkKeys.load`).
@@ -417,16 +432,21 @@ class LinkKeyring:
         *,
         max_age: timedelta = KEYRING_MAX_AGE,
         min_refresh: timedelta = KEYRING_MIN_REFRESH,
+        min_interval: timedelta = KEYRING_MIN_INTERVAL,
         monotonic: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._load = load
         self._max_age = max_age.total_seconds()
         self._min_refresh = min_refresh.total_seconds()
+        self._min_interval = min_interval.total_seconds()
         self._monotonic = monotonic
+        self._sleep = sleep
         self._lock = threading.Lock()
         self._keys = load()
         self._read_at = monotonic()
         self._asked_at = -math.inf  # the last read an unknown key id caused
+        self._missing: OrderedDict[str, float] = OrderedDict()  # key id -> when a read did not find it
 
     def keys(self) -> LinkKeys:
         """The keys, read again first when they are older than `max_age`."""
@@ -446,12 +466,31 @@ class LinkKeyring:
         except LinkError as exc:
             if exc.reason is not LinkReason.UNKNOWN_KEY:
                 raise
+            kid = token.split(".")[1]  # verify_token found a well-formed key id there
             with self._lock:
-                if self._monotonic() - self._asked_at < self._min_refresh:
+                if kid not in self._keys.keys and not self._read_for(kid):
                     raise
-                self._asked_at = self._monotonic()
-                self._reload()
-            return verify_token(self._keys, token, question_id=question_id, now=now)
+                keys = self._keys
+            return verify_token(keys, token, question_id=question_id, now=now)
+
+    def _read_for(self, kid: str) -> bool:
+        """Read the secret again for an unknown key id, unless a recent read already did not find it."""
+        missed_at = self._missing.get(kid)
+        if missed_at is not None and self._monotonic() - missed_at < self._min_refresh:
+            return False
+        wait = self._asked_at + self._min_interval - self._monotonic()
+        if wait > 0:
+            self._sleep(wait)
+        self._asked_at = self._monotonic()
+        self._reload()
+        if kid in self._keys.keys:
+            self._missing.pop(kid, None)
+            return True
+        self._missing[kid] = self._asked_at
+        self._missing.move_to_end(kid)
+        while len(self._missing) > KEYRING_MAX_MISSING:
+            self._missing.popitem(last=False)
+        return False
 
     def _reload(self) -> None:
         tried_at = self._monotonic()
