@@ -118,8 +118,8 @@ class AgentWait(Construct):
             One object rather than a dozen `answer_api_*` props, so the API's props read the same here and
             on `AnswerApi`. Default None. Only with `answer_api=True`.
         link_announcers: announcers whose envelopes carry signed answer links: any of `eventbridge`, `sns`,
-            `webhook`, the ones AgentWait configures (never the log). Sets the router's
-            `AGENT_WAIT_LINK_ANNOUNCERS` and `AGENT_WAIT_LINK_KEYS_ARN`, and lets it read the link keys.
+            `webhook`, the ones AgentWait configures (never the log). Sets the router's and the sweep's
+            `AGENT_WAIT_LINK_ANNOUNCERS` and `AGENT_WAIT_LINK_KEYS_ARN`, and lets them read the link keys.
             Default (): no envelope carries a link (a link is a capability: choose where it goes). Needs
             `answer_api` with links on; `sns`, `eventbridge` and `webhook` need that announcer.
         existing_question_table: use this table as the question ledger; it must have the shape of
@@ -547,17 +547,20 @@ class AgentWait(Construct):
         return grant
 
     def _wire_answer_api(self, api: AnswerApi, link_announcers: Sequence[str], *, index_shards: int | None) -> None:
-        """The router learns the API's URL and trusts its role; with link announcers, it signs links. The API
-        shards the question table's index keys as the router and the sweep do."""
+        """The router learns the API's URL and trusts its role; with link announcers, it and the sweep sign links.
+        The API shards the question table's index keys as the router and the sweep do."""
         if index_shards is not None:
             api.function.add_environment(shapes.ENV_INDEX_SHARDS, str(index_shards))
         self._senders.add(shapes.ENV_TRUSTED_SENDERS, [api.role_id])
         router = self.router_function
         router.add_environment(shapes.ENV_API_URL, api.url)
         if link_announcers and api.link_keys is not None:
-            router.add_environment(shapes.ENV_LINK_KEYS_ARN, api.link_keys.secret_arn)
-            router.add_environment(shapes.ENV_LINK_ANNOUNCERS, ",".join(dict.fromkeys(link_announcers)))
-            _grants.grant_secret_value(router, api.link_keys)
+            # The sweep re-announces a question whose first announcement failed: with the same links.
+            for announcing in (router, self.sweep_function):
+                announcing.add_environment(shapes.ENV_API_URL, api.url)
+                announcing.add_environment(shapes.ENV_LINK_KEYS_ARN, api.link_keys.secret_arn)
+                announcing.add_environment(shapes.ENV_LINK_ANNOUNCERS, ",".join(dict.fromkeys(link_announcers)))
+                _grants.grant_secret_value(announcing, api.link_keys)
 
     def _outputs(self) -> None:
         values = {

@@ -69,9 +69,10 @@ SENDERS_AND_LINKS = (
     "AGENT_WAIT_LINK_KEYS_ARN",
     "AGENT_WAIT_LINK_ANNOUNCERS",
 )
-"""The router's alone: only it decides what a queue message may do and mints signed links into envelopes
-(the sweep sends as a trusted sender and announces without links). Their values are pinned in
+"""The senders are the router's alone: only it decides what a queue message may do. The link settings are the
+router's and the sweep's (both announce `wait.created`, with the same links). Their values are pinned in
 test_senders.py; the comparisons here leave them out."""
+LINKS = SENDERS_AND_LINKS[3:]
 
 
 def without(variables: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
@@ -105,7 +106,9 @@ def test_environment_with_topic_and_bus(refund: Synth) -> None:
     # The refund stack answers over the API with links on SNS and grants a caller starts; nobody answers by queue.
     assert set(SENDERS_AND_LINKS) - set(router_env) == {"AGENT_WAIT_ANSWER_SENDERS"}
     assert without(router_env, SENDERS_AND_LINKS) == {**common, **refunds, **router_only}
-    assert sweep_fn["Properties"]["Environment"]["Variables"] == common
+    sweep_env = sweep_fn["Properties"]["Environment"]["Variables"]
+    assert without(sweep_env, LINKS) == common
+    assert {name: sweep_env[name] for name in LINKS} == {name: router_env[name] for name in LINKS}
 
 
 def test_environment_with_webhook_no_bus_and_a_sweep_limit(features: Synth) -> None:

@@ -75,6 +75,16 @@ def test_the_router_knows_the_api_url_and_signs_links_for_the_named_announcers(a
     assert "kms:Decrypt" in granted[getatt("Key961B73FD")]
 
 
+def test_the_sweep_signs_the_same_links_when_it_announces_a_question_again(answering: Synth) -> None:
+    _, sweep = answering.one("AWS::Lambda::Function", Handler="agent_wait.host.sweep.handler")
+    env, router_env = sweep["Properties"]["Environment"]["Variables"], router_environment(answering.json)
+    for name in ("AGENT_WAIT_API_URL", "AGENT_WAIT_LINK_KEYS_ARN", "AGENT_WAIT_LINK_ANNOUNCERS"):
+        assert env[name] == router_env[name], name
+    (secret_id,) = answering.resources("AWS::SecretsManager::Secret")
+    granted = actions_on(statements(answering, "AgentWaitSweep"))
+    assert granted[f'{{"Ref": "{secret_id}"}}'] == {"secretsmanager:GetSecretValue"}
+
+
 def test_without_link_announcers_the_router_never_reads_the_link_keys(cognito_api: Synth) -> None:
     env = router_environment(cognito_api.json)
     assert env["AGENT_WAIT_API_URL"]["Fn::Join"][1][0] == "https://"

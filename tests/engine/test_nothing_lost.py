@@ -20,12 +20,13 @@ from tests.support.aws_stack import (
 )
 
 from agent_wait import BaseAnnounce, InMemoryAnnounce
-from agent_wait._time import format_rfc3339
+from agent_wait._time import format_rfc3339, utc_now
 from agent_wait.engine import InMemoryDeadLetter, OutcomeKind, RecordingMetrics, Router
 from agent_wait.engine.dead_letter import REASON_ATTRIBUTE
 from agent_wait.engine.metrics import METRIC_NAMES
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.host import HostSettings, build_router, build_sweep
+from agent_wait.host.links import LinkKeys, verify_token
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger
 from agent_wait.schema import Settings
@@ -85,6 +86,40 @@ def test_a_question_whose_announcement_failed_stays_in_the_ledger_and_the_sweep_
     assert announced.due_at is not None
     assert announced.due_at == announced.next_due() == announced.expires_at
     assert sweep.run().reannounced == ()
+
+
+def test_the_sweeps_re_announcement_carries_the_signed_links_the_first_would_have(
+    host: HostStack, unique: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a deployment whose SNS envelopes carry signed answer links, and a router whose announcement fails
+    import boto3
+
+    secrets = boto3.client("secretsmanager", region_name="us-east-1", endpoint_url=host.endpoint)
+    keys = json.dumps({"active": "k1", "k1": "k" * 48})
+    arn = secrets.create_secret(Name=f"link-keys-{unique}", SecretString=keys)["ARN"]
+    api_url = "https://answers.example.com"
+    monkeypatch.setenv(Settings.API_URL.value, api_url)
+    monkeypatch.setenv(Settings.LINK_KEYS_ARN.value, arn)
+    monkeypatch.setenv(Settings.LINK_ANNOUNCERS.value, "sns")
+    router = build_router(HostSettings.from_env("router"))
+    router.announcers = (BrokenAnnounce(),)
+    asked_at = utc_now()  # links are signed for now, and expire with the question
+    router.clock = lambda: asked_at
+    (question_id,) = router.handle(json.dumps(start_message(f"order-{unique}", f"o-{unique}"))).asked
+
+    # WHEN the sweep announces it once the grace has passed
+    sweep = build_sweep(HostSettings.from_env("sweep"))
+    sweep.clock = lambda: asked_at + sweep.announce_grace + timedelta(seconds=1)
+    assert sweep.run().reannounced == (question_id,)
+
+    # THEN the envelope SNS delivered has one working link per action, as the router's would have
+    (created,) = [e for e in host.announcements() if e["question_id"] == question_id]
+    links = created["reply_to"]["links"]
+    assert sorted(links) == ["approve", "reject"]
+    assert links["approve"].startswith(f"{api_url}/questions/{question_id}/confirm#")
+    token = links["approve"].split("#", 1)[1]
+    claims = verify_token(LinkKeys.parse(keys), token, question_id=question_id, now=utc_now())
+    assert claims.action == "approve"
 
 
 def test_a_broken_announcer_never_raises_into_the_run_and_the_others_still_deliver(unique: str) -> None:

@@ -18,10 +18,50 @@ from agent_wait.ledger import Decision, Ledger, QuestionRecord
 from agent_wait.messages import internal_id
 from agent_wait.schema import QuestionStatus
 
-__all__ = ("AskedQuestions",)
+__all__ = ("AskedQuestions", "CreatedAnnouncement")
 
 MOVED_ON = "agent-wait:moved-on"
 """`answered_by` of a question the router cancelled because the agent moved past it unanswered."""
+
+
+class CreatedAnnouncement:
+    """Announces `wait.created`: the link-carrying announcers get the envelope with its signed answer links in
+    `reply_to.links`, every other announcer (never the log: a link is a bearer capability) gets it without.
+
+    The router's first announcement and the sweep's re-announcement of one that failed both go through here, so a
+    person who answers from an email or a chat message gets working links whichever of them announced it.
+
+    Args:
+        metrics: counts announcements that failed, by announcer.
+        link_maker: makes a question's signed answer links (`{action: url}`); None: no links.
+        link_announcers: names of the announcers whose envelopes carry the links.
+    """
+
+    def __init__(
+        self,
+        *,
+        metrics: HostMetrics,
+        link_maker: Callable[[WaitEnvelope], dict[str, str]] | None = None,
+        link_announcers: frozenset[str] = frozenset(),
+    ) -> None:
+        self.metrics = metrics
+        self.link_maker = link_maker if link_announcers else None
+        self.link_announcers = link_announcers
+
+    def publish(self, envelope: WaitEnvelope, announcers: tuple[BaseAnnounce, ...]) -> PublishReport:
+        """Announce `envelope`'s `wait.created` to `announcers`; the report covers every one of them."""
+        carriers = tuple(a for a in announcers if a.name in self.link_announcers) if self.link_maker else ()
+        others = tuple(a for a in announcers if a not in carriers)
+        report = publish(envelope.for_transition(Transition.CREATED), others)
+        if self.link_maker is not None and carriers:
+            links = self.link_maker(envelope)
+            reply_to = dict(envelope.reply_to) if isinstance(envelope.reply_to, Mapping) else {}
+            linked = replace(envelope, reply_to={**reply_to, "links": links}) if links else envelope
+            carried = publish(linked.for_transition(Transition.CREATED), carriers)
+            report = PublishReport(report.envelope, report.deliveries + carried.deliveries)
+        for failure in report.failed:
+            self.metrics.count(Metric.ANNOUNCE_FAILED, reason=failure.announcer)
+        return report
 
 
 class AskedQuestions:
@@ -57,8 +97,7 @@ class AskedQuestions:
         self.announcers = as_announcers(announce)
         self.reply_to = reply_to
         self.clock = clock
-        self.link_maker = link_maker
-        self.link_announcers = link_announcers
+        self.created = CreatedAnnouncement(metrics=metrics, link_maker=link_maker, link_announcers=link_announcers)
 
     def after_run(self, thread_id: str, run: RunOutcome) -> tuple[str, ...]:
         """Record and announce what the agent now waits on; cancel what it moved past unanswered."""
@@ -98,10 +137,7 @@ class AskedQuestions:
             self.announce_created(opened.record)
 
     def announce_created(self, record: QuestionRecord) -> PublishReport:
-        report = self.announce(record.envelope, Transition.CREATED)
-        carriers = tuple(a for a in self.announcers if a.name in self.link_announcers)
-        if self.link_maker is not None and carriers:
-            report = self._announce_with_links(record, report, carriers, self.link_maker)
+        report = self.created.publish(record.envelope, self.announcers)
         if report.ok:
             self.ledger.mark_announced(record.thread_id, record.question_id, due_at=record.next_due(announced=True))
         return report
@@ -112,29 +148,12 @@ class AskedQuestions:
             self.metrics.count(Metric.CANCELLED)
             self.announce(record.envelope, Transition.CANCELLED)
 
-    def _announce_with_links(
-        self,
-        record: QuestionRecord,
-        plain: PublishReport,
-        carriers: tuple[BaseAnnounce, ...],
-        link_maker: Callable[[WaitEnvelope], Any],
-    ) -> PublishReport:
-        """Give the link-carrying announcers the envelope with `reply_to.links`; the report covers all of them."""
-        links = link_maker(record.envelope)
-        reply_to = dict(record.envelope.reply_to) if isinstance(record.envelope.reply_to, Mapping) else {}
-        linked = replace(record.envelope, reply_to={**reply_to, "links": links}) if links else record.envelope
-        report = publish(linked.for_transition(Transition.CREATED), carriers)
-        for failure in report.failed:
-            self.metrics.count(Metric.ANNOUNCE_FAILED, reason=failure.announcer)
-        return PublishReport(plain.envelope, plain.deliveries + report.deliveries)
-
     def announce(
         self, envelope: WaitEnvelope, transition: Transition, *, progress: Mapping[str, Any] | None = None
     ) -> PublishReport:
-        announcers = self.announcers
-        if transition is Transition.CREATED and self.link_maker is not None:
-            announcers = tuple(a for a in announcers if a.name not in self.link_announcers)
-        report = publish(envelope.for_transition(transition, progress=progress), announcers)
+        if transition is Transition.CREATED:
+            return self.created.publish(envelope, self.announcers)
+        report = publish(envelope.for_transition(transition, progress=progress), self.announcers)
         for failure in report.failed:
             self.metrics.count(Metric.ANNOUNCE_FAILED, reason=failure.announcer)
         return report

@@ -37,6 +37,7 @@ from agent_wait._time import parse_rfc3339, seconds_between, utc_now
 from agent_wait.engine.entry_queue import EntryMessage, EntryQueue
 from agent_wait.engine.handover import HANDED_OVER, resume_message
 from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
+from agent_wait.engine.questions import CreatedAnnouncement
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError, LedgerIndexMissingError
 from agent_wait.ledger import Capability, Ledger, Notice, Progress, QuestionRecord, require_capabilities
@@ -146,6 +147,9 @@ class Sweep:
             indexes, every shard of each, then the rows by key).
         entry_queue: where deadline answers go, in batches (`EntryQueue.send_batch`).
         announce: announcers for re-announcements, reminders and escalation steps.
+        link_maker: makes a question's signed answer links, as the router's does; a re-announcement carries the
+            same links the first announcement would have. None: no links.
+        link_announcers: names of the announcers whose `wait.created` envelopes carry those links.
         metrics: where counts go. Default None: kept in memory (`RecordingMetrics`).
         limit: the most due questions one run handles; the next run picks up the rest.
         announce_grace: questions younger than this are left to the router that is announcing them now; and
@@ -160,6 +164,8 @@ class Sweep:
         entry_queue: EntryQueue,
         *,
         announce: Announcers = None,
+        link_maker: Callable[[WaitEnvelope], dict[str, str]] | None = None,
+        link_announcers: frozenset[str] = frozenset(),
         metrics: HostMetrics | None = None,
         limit: int = 100,
         announce_grace: timedelta = timedelta(seconds=60),
@@ -172,6 +178,7 @@ class Sweep:
         self.entry_queue = entry_queue
         self.announcers = as_announcers(announce)
         self.metrics: HostMetrics = metrics if metrics is not None else RecordingMetrics()
+        self.created = CreatedAnnouncement(metrics=self.metrics, link_maker=link_maker, link_announcers=link_announcers)
         self.limit = limit
         self.announce_grace = announce_grace
         self.clock = clock
@@ -300,7 +307,7 @@ class Sweep:
         return self._advance(claimed, replace(claimed.progress, notice=None), now)
 
     def _reannounce(self, record: QuestionRecord) -> bool:
-        report = self._publish(record.envelope.for_transition(Transition.CREATED))
+        report = self.created.publish(record.envelope, self.announcers)
         if report.ok:
             self.ledger.mark_announced(record.thread_id, record.question_id, due_at=record.next_due(announced=True))
             self.metrics.count(Metric.REANNOUNCED)

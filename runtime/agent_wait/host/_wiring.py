@@ -285,6 +285,8 @@ def build_sweep(settings: HostSettings, *, session: Any = None, metrics: Any = N
         DynamoDbLedger(table, client=session.client("dynamodb")),
         SqsEntryQueue(queue_url, client=session.client("sqs")),
         announce=announcers_for(settings, session=session),
+        link_maker=link_maker_for(settings, session=session),
+        link_announcers=settings.link_announcers,
         metrics=metrics,
         limit=settings.sweep_limit,
         logger=log,
