@@ -143,7 +143,7 @@ class WaitFlow(Generic[C]):
         self.fn = fn
         self.binding = binding
         self.signature = WaitSignature(fn, decision=decision, is_injected=binding.is_injected)
-        self.source = self.signature.source
+        self.source = self.signature.source_for(policy)
         self.policy, self.mode, self.announcers, self.when = policy, mode, announcers, when
 
     def decide(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Step:
@@ -154,9 +154,10 @@ class WaitFlow(Generic[C]):
             return Step(bound)
         question = self.signature.question(bound)
         if self.mode == "async":
-            envelope, pending = pending_call(question, self.policy, self.binding.thread_id(context))
+            envelope, pending = pending_call(question, self.policy, self.binding.thread_id(context), self.source)
             return Step(None, pending, envelope)
-        plan = self.signature.plan(bound, self.binding.park(context, pack_question(question, self.policy, self.source)))
+        answer = self.binding.park(context, pack_question(question, self.policy, self.source))
+        plan = self.signature.plan(bound, answer, allow_edits=self.policy.allow_edits)
         return Step(plan.arguments if plan.run else None, plan.value)
 
     def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -254,14 +255,16 @@ def wait_decorator(
     return wait
 
 
-def pending_call(question: dict[str, Any], policy: WaitPolicy, thread_id: str) -> tuple[WaitEnvelope, dict[str, Any]]:
+def pending_call(
+    question: dict[str, Any], policy: WaitPolicy, thread_id: str, source: Mapping[str, Any] | None = None
+) -> tuple[WaitEnvelope, dict[str, Any]]:
     """An async-mode `@wait` call: the envelope to publish and what the call returns in place of its body.
 
     The question id is `question_id_for(thread_id, function, args)`, so a repeated call publishes the
     same id. The call returns `{"status": "pending_approval", "question_id": ..., "function": ...}`.
     """
     question_id = question_id_for(thread_id, question["function"], question["args"])
-    source = {"function": question["function"]}
+    source = dict(source) if source is not None else {"function": question["function"]}
     envelope = WaitEnvelope.create(Question(thread_id, question_id, question, policy, source))
     result = {"status": "pending_approval", "question_id": question_id, "function": question["function"]}
     return envelope, result

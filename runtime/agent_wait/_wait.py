@@ -8,8 +8,9 @@ this module decides what is asked and what an answer does, so the rules are the 
   parameters; values the framework injects (config, runtime, store, tool-call ids, ...) and the
   decision parameter are never published and never hashed;
 - `{"action": "approve"}` runs the body; `{"action": "approve", "args": {...}}` runs it with edited
-  arguments, but only visible parameters may be edited, anything else is an error value returned in
-  place of the body; any other answer is returned in place of the body;
+  arguments when the policy allows edits (`allow_edits=True`, off by default), but only visible
+  parameters may be edited, each with a value that fits its annotation (`agent_wait._edits`); anything
+  else is an error value returned in place of the body; any other answer is returned in place of the body;
 - a function with a decision parameter always runs and receives the answer verbatim.
 """
 
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from agent_wait._edits import EditValidator, editable_args_schema
 from agent_wait._json import to_jsonable
 from agent_wait._time import parse_rfc3339, utc_now
 from agent_wait.dialects import recognize
@@ -193,6 +195,8 @@ class WaitSignature:
             for name in self.visible
             if params[name].kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
         )
+        self._hints = type_hints(fn)
+        self._edits = EditValidator(self._hints)
 
     @property
     def source(self) -> dict[str, Any]:
@@ -204,6 +208,16 @@ class WaitSignature:
         source: dict[str, Any] = {"function": self.function}
         if self.editable != self.visible:
             source["editable"] = list(self.editable)
+        return source
+
+    def source_for(self, policy: WaitPolicy) -> dict[str, Any]:
+        """`source`, plus `"args_schema"` when the policy allows edits: the JSON Schema an edit must fit, which
+        the host checks before the decision (`agent_wait._edits.editable_args_schema`)."""
+        source = self.source
+        if policy.allow_edits:
+            schema = editable_args_schema(self.function, self._hints, self.editable)
+            if schema is not None:
+                source["args_schema"] = schema
         return source
 
     @property
@@ -236,16 +250,24 @@ class WaitSignature:
         check_question_size(question)
         return question
 
-    def plan(self, bound: inspect.BoundArguments, answer: Any) -> AnswerPlan:
-        """Apply the `@wait` answer rules (module docstring) to `answer`."""
+    def plan(self, bound: inspect.BoundArguments, answer: Any, *, allow_edits: bool = False) -> AnswerPlan:
+        """Apply the `@wait` answer rules (module docstring) to `answer`; edits only when `allow_edits`."""
         if self.decision is not None:
             bound.arguments[self.decision] = answer
             return AnswerPlan(run=True, arguments=bound)
         if not isinstance(answer, Mapping) or answer.get("action") != APPROVE:
             return AnswerPlan(run=False, value=answer)
         edits = answer.get("args")
-        if edits is None:
+        if edits is None or (isinstance(edits, Mapping) and not edits):
             return AnswerPlan(run=True, arguments=bound)
+        if not allow_edits:  # the host refuses these before the decision; an answer resumed in-process too
+            logger.warning("edit refused: function=%s allows no edits", self.function)
+            refusal = edit_refused(self.function, sorted(map(str, edits)), [], "")
+            refusal["message"] = (
+                f"this question's policy does not allow edited arguments of {self.function}() (the function's "
+                "author opts in with WaitPolicy(allow_edits=True)). Nothing was run."
+            )
+            return AnswerPlan(run=False, value=refusal)
         if not isinstance(edits, Mapping):
             return AnswerPlan(
                 run=False,
@@ -263,7 +285,12 @@ class WaitSignature:
             )
             logger.warning("edit refused: function=%s refused=%s", self.function, refused)
             return AnswerPlan(run=False, value=edit_refused(self.function, refused, list(self.editable), reason))
-        for name, value in edits.items():
+        validated, misfits = self._edits.validate(edits)
+        if misfits:
+            logger.warning("edit refused: function=%s does not fit=%s", self.function, misfits)
+            reason = f"the edited value(s) of {misfits} do not fit the parameters' annotations"
+            return AnswerPlan(run=False, value=edit_refused(self.function, misfits, list(self.editable), reason))
+        for name, value in validated.items():
             bound.arguments[name] = value
         return AnswerPlan(run=True, arguments=bound)
 

@@ -93,9 +93,10 @@ class WaitPolicy:
     """When set, only people in one of these groups (an API user's group claims) may answer."""
     answerer_principals: tuple[str, ...] = ()
     """When set, only these queue senders (IAM role or user unique ids, e.g. `AROA...`) may answer directly."""
-    allow_edits: bool = True
-    """Whether an approval may carry edited arguments (`{"action": "approve", "args": {...}}`). Default True,
-    except with a `quorum`, where it must be False."""
+    allow_edits: bool = False
+    """Whether an approval may carry edited arguments (`{"action": "approve", "args": {...}}`). Default False: an
+    approval runs the call as it was asked. True lets an approver change a `@wait` function's parameters, each
+    checked against the parameter's annotation before the decision. Never with a `quorum`."""
     response_schema: Mapping[str, Any] | None = None
     """A JSON Schema the answer must fit. When set, the answer is the value itself (no `action` of ours is
     required); the host refuses one that does not fit before the decision. LangGraph's
@@ -164,7 +165,7 @@ class WaitPolicy:
             allowed_actions=actions,
         )
         if allow_edits is None:
-            allow_edits = followups.quorum is None  # votes with different edits could not make one answer
+            allow_edits = False  # opt in: an approver changing what the call does is a choice the author makes
         if not isinstance(allow_edits, bool):
             raise PolicyError("allow_edits", allow_edits, f"allow_edits must be True or False; got {allow_edits!r}")
         if allow_edits and followups.quorum is not None:
@@ -172,7 +173,7 @@ class WaitPolicy:
                 "allow_edits",
                 allow_edits,
                 "a quorum question cannot allow edited arguments: each voter could approve different ones, and the "
-                "agent receives one answer. Leave allow_edits unset (False with a quorum)",
+                "agent receives one answer. Leave allow_edits unset",
             )
         object.__setattr__(self, "allow_edits", allow_edits)
         object.__setattr__(self, "response_schema", _check_response_schema(response_schema))

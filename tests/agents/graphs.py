@@ -4,6 +4,8 @@
     build_two_step_graph    START → prepare → review → audit → finish → END   (two questions in sequence)
     build_parallel_graph    START → prepare → {review, second_review} → finish → END   (two at once)
     build_no_default_graph  START → prepare → hold → finish → END   (a question with no default)
+    build_editable_graph    START → prepare → adjust → finish → END   (an approver may edit the amount)
+    build_as_asked_graph    START → prepare → ship → finish → END   (a default policy: no edits)
 
 Each factory takes a checkpointer, as `AGENT_WAIT_GRAPH="tests.agents.graphs:build_graph"` requires.
 Side effects are counted here, per order id, so a test can assert that the refund ran exactly 0 or 1
@@ -17,11 +19,12 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, NotRequired, TypedDict
+from typing import Annotated, Any, NotRequired, TypedDict
 
 from botocore.exceptions import ClientError
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
+from pydantic import Field
 
 from agent_wait import WaitPolicy
 from agent_wait.langgraph import wait
@@ -30,7 +33,7 @@ AUTO_APPROVE_LIMIT = 500
 """Refunds up to this amount are approved without asking."""
 
 FINANCE = WaitPolicy(timeout="P3D", default={"action": "reject", "reason": "timeout"}, allow_edits=False)
-NO_DEFAULT = WaitPolicy(timeout="PT1H")
+NO_DEFAULT = WaitPolicy(timeout="PT1H", allow_edits=True)
 
 _lock = threading.Lock()
 BODY_RUNS: Counter[str] = Counter()
@@ -205,6 +208,41 @@ def ask_raw(state: RefundState) -> dict[str, Any]:
     """A plain `interrupt()` (not through `ask()`) whose value the checkpoint holds but DynamoDB cannot (1e300)."""
     _ran("ask_raw", state)
     return {"hold": interrupt({"order_id": _order(state), "exposure": 1e300 * state.get("amount", 1)})}
+
+
+@wait(WaitPolicy(timeout="PT1H", allow_edits=True))
+def adjust_refund(order_id: str, amount: Annotated[int, Field(gt=0, le=10_000)]) -> dict[str, Any]:
+    """Opts in to edits: an approver may change the amount (a whole number from 1 to 10,000) or the order."""
+    with _lock:
+        BODY_RUNS[order_id] += 1
+    return {"status": "refunded", "order_id": order_id, "amount": amount}
+
+
+def adjust(state: RefundState) -> dict[str, Any]:
+    _ran("adjust", state)
+    return {"hold": adjust_refund(_order(state), state["amount"])}
+
+
+def build_editable_graph(checkpointer: Any) -> Any:
+    """START → prepare → adjust → finish: `adjust_refund` allows edits, checked against its annotations."""
+    return _chain(checkpointer, prepare, adjust, finish)
+
+
+@wait(WaitPolicy(timeout="PT1H"))
+def ship_order(order_id: str) -> dict[str, Any]:
+    with _lock:
+        BODY_RUNS[order_id] += 1
+    return {"status": "shipped", "order_id": order_id}
+
+
+def ship(state: RefundState) -> dict[str, Any]:
+    _ran("ship", state)
+    return {"hold": ship_order(_order(state))}
+
+
+def build_as_asked_graph(checkpointer: Any) -> Any:
+    """START → prepare → ship → finish: `ship_order`'s policy is the default, so no answer may edit it."""
+    return _chain(checkpointer, prepare, ship, finish)
 
 
 def build_unstorable_question_graph(checkpointer: Any) -> Any:

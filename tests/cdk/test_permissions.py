@@ -70,6 +70,7 @@ def test_sweep_gets_exactly_what_it_uses(refund: Synth) -> None:
     i = ids(refund)
     topic = next(iter(refund.resources("AWS::SNS::Topic")))
     bus = next(iter(refund.resources("AWS::Events::EventBus")))
+    link_keys = next(iter(refund.resources("AWS::SecretsManager::Secret")))
     assert actions_on(statements(refund, "AgentWaitSweep")) == {
         getatt(i["sweep_logs"]): LOGS,
         getatt(i["questions"]): SWEEP_QUESTIONS,
@@ -79,6 +80,7 @@ def test_sweep_gets_exactly_what_it_uses(refund: Synth) -> None:
         getatt(i["entry"]): SEND,
         ref(topic): {"sns:Publish"},
         getatt(bus): {"events:PutEvents"},
+        ref(link_keys): {"secretsmanager:GetSecretValue"},  # a question announced again carries its links
     }
 
 

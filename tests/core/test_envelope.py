@@ -81,9 +81,11 @@ def test_rules_say_who_may_answer_and_whether_edits_are_allowed():
     # GIVEN a policy restricted to finance, with edits off / WHEN its envelope is built
     policy = WaitPolicy(answerer_groups=["finance"], allow_edits=False)
     rules = WaitEnvelope.create(contract_question(policy=policy)).to_dict()["rules"]
-    # THEN the rules travel with the question; an unrestricted policy says so too
+    # THEN the rules travel with the question; an unrestricted policy says so too, and edits are opt-in
     assert rules == {"answerers": {"groups": ["finance"], "principals": []}, "edits": False}
-    assert WaitEnvelope.create(contract_question()).rules == {"answerers": None, "edits": True}
+    assert WaitEnvelope.create(contract_question()).rules == {"answerers": None, "edits": False}
+    editable = WaitEnvelope.create(contract_question(policy=WaitPolicy(allow_edits=True))).rules
+    assert editable == {"answerers": None, "edits": True}
 
 
 def test_an_envelope_written_before_rules_existed_reads_back_with_open_rules():
@@ -99,7 +101,7 @@ def test_envelope_built_from_the_contract_inputs_is_the_contract_example():
     assert ULID.match(data["event_id"])
     assert {**data, "event_id": CONTRACT_EXAMPLE["event_id"]} == {
         **CONTRACT_EXAMPLE,
-        "rules": {"answerers": None, "edits": True},
+        "rules": {"answerers": None, "edits": False},
     }
 
 

@@ -46,10 +46,11 @@ def test_reminders_are_ordered_by_when_they_fall() -> None:
 
 def test_a_quorum_of_one_is_the_default_where_the_first_answer_decides() -> None:
     assert WaitPolicy(quorum=1).quorum is None
-    assert WaitPolicy(quorum=1).allow_edits is True
+    assert WaitPolicy(quorum=1, allow_edits=True).allow_edits is True
 
 
-def test_a_quorum_turns_edits_off_by_default() -> None:
+def test_edits_are_off_by_default_with_or_without_a_quorum() -> None:
+    assert WaitPolicy().allow_edits is False
     assert WaitPolicy(quorum=2).allow_edits is False
 
 

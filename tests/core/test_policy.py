@@ -305,7 +305,7 @@ def test_to_dict_holds_plain_json_types():
         "answer_ttl": None,
         "answerer_groups": [],
         "answerer_principals": [],
-        "allow_edits": True,
+        "allow_edits": False,
     }
     assert type(data["tags"]) is dict
     assert type(data["correlation"]) is dict
@@ -344,7 +344,7 @@ def test_repr_shows_the_shape_not_the_default_answer():
     # THEN the repr shows timeout, actions and tags, not the default
     assert repr(policy) == (
         "WaitPolicy(timeout='PT1H', allowed_actions=('approve', 'reject'), tags={'g': 'finance'}, answer_ttl=None, "
-        "answerer_groups=(), allow_edits=True)"
+        "answerer_groups=(), allow_edits=False)"
     )
 
 
@@ -399,7 +399,7 @@ SCHEMA = {"type": "object", "properties": {"limit": {"type": "integer"}}, "requi
 
 def test_a_response_schema_rides_in_the_rules_and_round_trips() -> None:
     policy = WaitPolicy(response_schema=SCHEMA)
-    assert policy.rules() == {"answerers": None, "edits": True, "response_schema": SCHEMA}
+    assert policy.rules() == {"answerers": None, "edits": False, "response_schema": SCHEMA}
     assert WaitPolicy.from_dict(policy.to_dict()) == policy
     assert "response_schema" not in WaitPolicy().to_dict(), "a policy without one reads as before"
     assert "response_schema" not in WaitPolicy().rules()

@@ -23,7 +23,12 @@ from agent_wait._time import clock_scope
 from . import toy_framework as toy
 from .toy_framework import PausedError, Run, invoke, publish_interrupts, wait
 
-FINANCE = WaitPolicy(timeout="P3D", default={"action": "reject"}, tags={"approver_group": "finance"})
+FINANCE = WaitPolicy(timeout="P3D", default={"action": "reject"}, tags={"approver_group": "finance"}, allow_edits=True)
+REFUND_ARGS_SCHEMA = {
+    "type": "object",
+    "properties": {"order_id": {"type": "string"}, "amount": {"type": "integer"}},
+    "additionalProperties": False,
+}
 ASKED_AT = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 THREAD = "thread-toy-1"
 
@@ -84,7 +89,8 @@ def test_wait_parks_and_publishes_the_envelope(issue_refund, calls):
     envelope = memory.last()
     assert envelope is not None
     assert envelope.question == {"function": "issue_refund", "args": {"order_id": "order-4471", "amount": 41000}}
-    assert dict(envelope.source or {}) == {"function": "issue_refund"}
+    # the policy allows edits: the source carries the schema an edit must fit, read from the annotations
+    assert dict(envelope.source or {}) == {"function": "issue_refund", "args_schema": REFUND_ARGS_SCHEMA}
     assert (envelope.thread_id, envelope.question_id) == (THREAD, f"{THREAD}.issue_refund")
     assert envelope.expires_at == "2026-09-14T09:00:00Z"
     assert envelope.default == {"action": "reject"}

@@ -259,7 +259,7 @@ class _NoteState(TypedDict):
     out: NotRequired[Any]
 
 
-@wait(WaitPolicy())
+@wait(WaitPolicy(allow_edits=True))
 def annotate(order_id: str, /, note: str = "", **labels: str) -> dict[str, Any]:
     return {"order_id": order_id, "note": note, "labels": labels}
 
@@ -278,7 +278,11 @@ def test_published_parameters_that_cannot_be_edited_are_refused_before_the_decis
     question_id = _park(router, "order-note", {"order_id": "o-note"})
     record = router.ledger.get("order-note", question_id)
     assert record is not None
-    assert dict(record.envelope.source or {}) == {"function": "annotate", "editable": ["note"]}
+    assert dict(record.envelope.source or {}) == {
+        "function": "annotate",
+        "editable": ["note"],
+        "args_schema": {"type": "object", "properties": {"note": {"type": "string"}}, "additionalProperties": False},
+    }
 
     # WHEN approvals edit each of them, then the editable one
     refused = [

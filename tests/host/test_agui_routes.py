@@ -102,7 +102,13 @@ def api() -> Api:
 
 def test_a_wait_function_question_is_a_tool_approval_whose_schema_is_our_answer(api: Api) -> None:
     # GIVEN an open @wait question about a function call
-    api.ask("q-1", source={"function": "refund"}, allowed_actions=("approve", "reject"), tags={"team": "finance"})
+    api.ask(
+        "q-1",
+        source={"function": "refund"},
+        allowed_actions=("approve", "reject"),
+        tags={"team": "finance"},
+        allow_edits=True,
+    )
     # WHEN an AG-UI client lists the interrupts
     response = api.interrupts()
     # THEN it is one interrupt, every field mapped, in the AG-UI shape
@@ -198,9 +204,8 @@ def test_an_agent_inbox_request_is_prompted_by_its_description_and_offers_our_ed
         "config": {"allow_accept": True, "allow_edit": True, "allow_respond": False, "allow_ignore": False},
         "description": "Refund 900 on A-1?",
     }
-    api.ask(
-        "q-1", [request], source={"dialect": "agent_inbox", "tools": ["refund"]}, allowed_actions=["accept", "edit"]
-    )
+    source = {"dialect": "agent_inbox", "tools": ["refund"]}
+    api.ask("q-1", [request], source=source, allowed_actions=["accept", "edit"], allow_edits=True)
     [interrupt] = api.interrupts().json()["interrupts"]
     assert (interrupt["reason"], interrupt["message"]) == ("tool_approval", "Refund 900 on A-1?")
     assert interrupt["responseSchema"]["properties"]["args"] == {"type": "object"}
@@ -261,7 +266,7 @@ def test_without_jwt_claims_both_routes_are_401(api: Api, method: str, path: str
 
 def test_a_resolved_entry_decides_with_its_payload_as_sent_and_queues_the_resume(api: Api) -> None:
     # GIVEN an open question
-    api.ask("q-1", source={"function": "refund"})
+    api.ask("q-1", source={"function": "refund"}, allow_edits=True)
     payload = {"action": "approve", "note": "checked", "args": {"amount": 500}}
     # WHEN an AG-UI client resolves it
     response = api.resume({"resume": [resolved("q-1", payload)]}, key="k-1")

@@ -137,7 +137,7 @@ def test_resume_command_refuses_an_id_langgraph_would_not_read_as_an_interrupt_i
 
 def test_the_section_4_host_loop_runs_a_question_from_start_to_answer(graph_of, memory, calls):
     # GIVEN a graph with a @wait step, and the host of message-formats section 4
-    @wait(WaitPolicy(timeout="P3D"))
+    @wait(WaitPolicy(timeout="P3D", allow_edits=True))
     def issue_refund(order_id: str, amount: int) -> str:
         calls(order_id=order_id, amount=amount)
         return "refunded"

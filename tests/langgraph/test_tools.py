@@ -19,7 +19,12 @@ from langgraph.prebuilt import InjectedState, ToolNode, ToolRuntime
 from agent_wait import WaitPolicy, question_id_for
 from agent_wait.langgraph import publish_interrupts, wait
 
-FINANCE = WaitPolicy(timeout="P3D", default={"action": "reject"}, tags={"approver_group": "finance"})
+FINANCE = WaitPolicy(timeout="P3D", default={"action": "reject"}, tags={"approver_group": "finance"}, allow_edits=True)
+REFUND_ARGS_SCHEMA = {
+    "type": "object",
+    "properties": {"order_id": {"type": "string"}, "amount": {"type": "integer"}},
+    "additionalProperties": False,
+}
 
 
 def tool_graph(checkpointer, *tools):
@@ -123,7 +128,8 @@ def test_a_tool_call_parks_on_the_visible_arguments_only(checkpointer, config, t
     # THEN the run parks on {"function", "args"} without tool_call_id, state or runtime, and the body waits
     envelope = memory.last()
     assert envelope.question == {"function": "issue_refund", "args": {"order_id": "order-4471", "amount": 41000}}
-    assert dict(envelope.source) == {"function": "issue_refund"}
+    # the policy allows edits: the source carries the schema an edit must fit, read from the annotations
+    assert dict(envelope.source) == {"function": "issue_refund", "args_schema": REFUND_ARGS_SCHEMA}
     assert dict(envelope.tags) == {"approver_group": "finance"}
     assert calls.count == 0
 

@@ -20,7 +20,12 @@ from agent_wait import (
 )
 from agent_wait.langgraph import publish_interrupts, wait
 
-FINANCE = WaitPolicy(timeout="P3D", default={"action": "reject"}, tags={"approver_group": "finance"})
+FINANCE = WaitPolicy(timeout="P3D", default={"action": "reject"}, tags={"approver_group": "finance"}, allow_edits=True)
+REFUND_ARGS_SCHEMA = {
+    "type": "object",
+    "properties": {"order_id": {"type": "string"}, "amount": {"type": "integer"}},
+    "additionalProperties": False,
+}
 
 # --- async def in interrupt mode ------------------------------------------------------------------
 
@@ -207,7 +212,8 @@ def test_async_mode_publishes_from_inside_the_run_and_returns_pending_approval(
     assert envelope.question_id == question_id
     assert envelope.thread_id == thread_id
     assert envelope.question == {"function": "issue_refund", "args": args}
-    assert dict(envelope.source) == {"function": "issue_refund"}
+    # the policy allows edits: the source carries the schema an edit must fit, read from the annotations
+    assert dict(envelope.source) == {"function": "issue_refund", "args_schema": REFUND_ARGS_SCHEMA}
     assert envelope.default == {"action": "reject"}
     assert dict(envelope.tags) == {"approver_group": "finance"}
     assert envelope.expires_at is not None

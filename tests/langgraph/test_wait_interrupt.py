@@ -25,7 +25,7 @@ from agent_wait import (
 )
 from agent_wait.langgraph import MARKER, publish_interrupts, wait
 
-FINANCE = WaitPolicy(timeout="P3D", default={"action": "reject"}, tags={"approver_group": "finance"})
+FINANCE = WaitPolicy(timeout="P3D", default={"action": "reject"}, tags={"approver_group": "finance"}, allow_edits=True)
 
 
 @pytest.fixture
@@ -58,7 +58,15 @@ def test_wait_parks_on_the_function_name_and_its_arguments(refund_graph, config,
     assert calls.count == 0
     envelope = memory.last()
     assert envelope.question == {"function": "issue_refund", "args": {"order_id": "order-4471", "amount": 41000}}
-    assert dict(envelope.source) == {"function": "issue_refund"}
+    # the policy allows edits, so the source carries the schema an edit must fit (from the annotations)
+    assert dict(envelope.source) == {
+        "function": "issue_refund",
+        "args_schema": {
+            "type": "object",
+            "properties": {"order_id": {"type": "string"}, "amount": {"type": "integer"}},
+            "additionalProperties": False,
+        },
+    }
     assert envelope.question_id == parked["__interrupt__"][0].id
     assert envelope.expires_at == "2026-09-14T09:00:00Z"
     assert envelope.default == {"action": "reject"}
@@ -325,9 +333,54 @@ def test_editing_a_value_langgraph_injects_into_a_node_returns_edit_refused_and_
     assert (done["status"], done["error"], done["refused"]) == ("error", "edit_refused", [injected])
 
 
+def test_an_edit_under_a_policy_that_does_not_opt_in_runs_nothing(graph_of, config, resume, caplog):
+    # GIVEN a @wait function whose policy is the default (no edits), resumed in-process (no host to refuse it)
+    runs: list[int] = []
+
+    @wait()
+    def issue_refund(order_id: str, amount: int) -> str:
+        runs.append(amount)
+        return "ran"
+
+    def refund(state):
+        return {"result": issue_refund(state["order_id"], state["amount"])}
+
+    graph = graph_of(refund)
+    parked = graph.invoke(START_VALUE, config)
+    # WHEN the answer edits the amount
+    with caplog.at_level(logging.WARNING, logger="agent_wait.wait"):
+        done = resume(graph, config, parked, {"action": "approve", "args": {"amount": 1}})
+    # THEN the body did not run, and the error value says how the author would opt in
+    assert runs == []
+    assert (done["result"]["error"], done["result"]["refused"]) == ("edit_refused", ["amount"])
+    assert "WaitPolicy(allow_edits=True)" in done["result"]["message"]
+    assert "edit refused: function=issue_refund allows no edits" in caplog.text
+
+
+def test_an_edited_value_that_does_not_fit_the_annotation_runs_nothing_in_process(graph_of, config, resume):
+    # GIVEN a @wait function that opts in to edits, resumed in-process
+    runs: list[Any] = []
+
+    @wait(WaitPolicy(allow_edits=True))
+    def issue_refund(order_id: str, amount: int) -> str:
+        runs.append(amount)
+        return "ran"
+
+    def refund(state):
+        return {"result": issue_refund(state["order_id"], state["amount"])}
+
+    graph = graph_of(refund)
+    parked = graph.invoke(START_VALUE, config)
+    # WHEN the answer edits the amount to a value an int parameter cannot take
+    done = resume(graph, config, parked, {"action": "approve", "args": {"amount": "lots"}})
+    # THEN the body did not run, and the error value names the parameter
+    assert runs == []
+    assert (done["result"]["error"], done["result"]["refused"]) == ("edit_refused", ["amount"])
+
+
 def test_edit_refused_for_an_injected_value_says_it_was_injected(graph_of, config, resume):
     # GIVEN a @wait helper that takes the run's config
-    @wait()
+    @wait(WaitPolicy(allow_edits=True))
     def issue_refund(order_id: str, config: RunnableConfig) -> str:
         return "ran"
 
@@ -350,7 +403,7 @@ def test_approve_with_edited_state_runs_the_node_with_that_state(graph_of, confi
     # GIVEN a parked @wait node
     seen: list[dict[str, Any]] = []
 
-    @wait()
+    @wait(WaitPolicy(allow_edits=True))
     def approve_order(state):
         seen.append(dict(state))
         return {"status": "done", "amount": state["amount"]}
@@ -548,5 +601,6 @@ def test_an_unknown_mode_is_refused():
 def test_the_marker_carries_the_source_function_through_the_checkpoint(refund_graph, config):
     refund_graph.invoke(START_VALUE, config)
     (pending,) = refund_graph.get_state(config).interrupts
-    assert pending.value[MARKER]["source"] == {"function": "issue_refund"}
+    assert pending.value[MARKER]["source"]["function"] == "issue_refund"
+    assert set(pending.value[MARKER]["source"]["args_schema"]["properties"]) == {"order_id", "amount"}
     assert pending.value[MARKER]["policy"] == FINANCE.to_dict()

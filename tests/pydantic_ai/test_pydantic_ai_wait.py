@@ -31,7 +31,13 @@ FINANCE = WaitPolicy(
     tags={"approver_group": "finance"},
     answer_ttl="PT15M",
     correlation={"provider": "zendesk", "id": "T-1"},
+    allow_edits=True,
 )
+REFUND_ARGS_SCHEMA = {
+    "type": "object",
+    "properties": {"order_id": {"type": "string"}, "amount": {"type": "integer"}},
+    "additionalProperties": False,
+}
 REFUND_CALL = ("issue_refund", {"order_id": "order-4471", "amount": 41000}, "call-refund-1")
 
 
@@ -82,7 +88,8 @@ def test_wait_parks_the_run_and_the_envelope_carries_the_policy():
     assert envelope["question_id"] == "call-refund-1"
     assert envelope["thread_id"] == "order-4471"
     assert envelope["question"] == {"function": "issue_refund", "args": {"order_id": "order-4471", "amount": 41000}}
-    assert envelope["source"] == {"function": "issue_refund"}
+    # the policy allows edits: the source carries the schema an edit must fit, read from the annotations
+    assert envelope["source"] == {"function": "issue_refund", "args_schema": REFUND_ARGS_SCHEMA}
     assert envelope["allowed_actions"] == ["approve", "reject"]
     assert envelope["default"] == {"action": "reject", "reason": "no response within P3D"}
     assert envelope["answer_ttl"] == "PT15M"

@@ -17,13 +17,15 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
-__all__ = ("schema_problem",)
+__all__ = ("edit_problem", "schema_problem")
 
 _SHOWN = 120
 """Longest piece of the schema quoted in a refusal (schema text only: never the answer's values)."""
 
 
-def schema_problem(schema: Mapping[str, Any], value: Any) -> str | None:
+def schema_problem(
+    schema: Mapping[str, Any], value: Any, *, fits: str = "answer does not fit the question's response_schema"
+) -> str | None:
     """Why `value` does not fit `schema` (one sentence of schema rules and paths, no answer values), or None."""
     text = json.dumps(schema, sort_keys=True)
     validator = _validator(text)
@@ -34,7 +36,21 @@ def schema_problem(schema: Mapping[str, Any], value: Any) -> str | None:
     error = best_match(validator.iter_errors(value))
     if error is None:
         return None
-    return f"answer does not fit the question's response_schema: at {_clip(error.json_path)}, {_expected(error)}"
+    return f"{fits}: at {_clip(error.json_path)}, {_expected(error)}"
+
+
+def edit_problem(source: Any, answer: Any) -> str | None:
+    """Why an approval's edited `args` do not fit the `@wait` function's parameters, or None.
+
+    The schema is `source["args_schema"]`, published by `@wait` from the function's annotations when its policy
+    allows edits (`agent_wait._edits`); a question without one is checked by parameter name only.
+    """
+    if not isinstance(source, Mapping) or not isinstance(answer, Mapping):
+        return None
+    schema, edits = source.get("args_schema"), answer.get("args")
+    if not isinstance(schema, Mapping) or not isinstance(edits, Mapping) or answer.get("action") != "approve":
+        return None
+    return schema_problem(schema, edits, fits=f"edited args do not fit {source.get('function')}()'s parameters")
 
 
 @functools.lru_cache(maxsize=256)

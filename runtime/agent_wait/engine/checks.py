@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from agent_wait.dialects import answer_problem, is_native_answer, response_schema_of, resume_value
-from agent_wait.engine._answer_schema import schema_problem
+from agent_wait.engine._answer_schema import edit_problem, schema_problem
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.ledger import QuestionRecord
 
@@ -88,7 +88,7 @@ def check_answer(
         if action not in allowed:
             return RefusalReason.ACTION_NOT_ALLOWED, f"answer must be an object whose action is one of {allowed}"
     # Before any decision: an answer the agent could not apply would burn the question.
-    problem = answer_problem(envelope, answer)
+    problem = answer_problem(envelope, answer) or edit_problem(envelope.source, answer)
     schema = response_schema_of(envelope)
     if problem is None and schema is not None:
         problem = schema_problem(schema, resume_value(envelope, answer))  # what the agent would receive
