@@ -38,8 +38,8 @@ from agent_wait.messages import group_id_for
 from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
-ALICE = {"iss": "https://issuer.example.com", "sub": "u-alice", "email": "alice@example.com"}
-BOB = {"iss": "https://issuer.example.com", "sub": "u-bob", "email": "bob@example.com"}
+ALICE = {"iss": "https://issuer.example.com", "sub": "u-alice", "email": "alice@example.com", "email_verified": "true"}
+BOB = {"iss": "https://issuer.example.com", "sub": "u-bob", "email": "bob@example.com", "email_verified": "true"}
 API_ROLE, ALICE_ROLE = "AROAAPIFUNCTION", "AROAALICE"
 
 

@@ -25,6 +25,7 @@ ALICE = {
     "iss": "https://issuer.example.com",
     "sub": "u-alice",
     "email": "alice@example.com",
+    "email_verified": "true",
     "cognito:groups": "[finance]",
 }
 SECRET = "Zoë-4111-1111-1111-1111"
@@ -465,7 +466,13 @@ def test_an_entry_after_the_deadline_is_410_even_a_cancel_without_a_default(api:
 
 # -- quorum questions: each resume entry is a vote ---------------------------------------------------------------
 
-BOB = {"iss": "https://issuer.example.com", "sub": "u-bob", "email": "bob@example.com", "cognito:groups": "[finance]"}
+BOB = {
+    "iss": "https://issuer.example.com",
+    "sub": "u-bob",
+    "email": "bob@example.com",
+    "email_verified": "true",
+    "cognito:groups": "[finance]",
+}
 
 
 def test_a_quorum_interrupt_carries_its_votes_so_far_and_how_many_more_it_needs(api: Api) -> None:

@@ -17,7 +17,7 @@ from agent_wait.policy import WaitPolicy
 from agent_wait.schema import QuestionStatus
 from agent_wait.testing.ledger_contract import T0
 
-ALICE = {"iss": "https://issuer.example.com", "sub": "u-alice", "email": "alice@example.com"}
+ALICE = {"iss": "https://issuer.example.com", "sub": "u-alice", "email": "alice@example.com", "email_verified": "true"}
 
 
 @pytest.fixture

@@ -27,9 +27,27 @@ from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 ISSUER = "https://issuer.example.com"
-ALICE = {"iss": ISSUER, "sub": "u-alice", "email": "alice@example.com", "cognito:groups": "[finance]"}
-BOB = {"iss": ISSUER, "sub": "u-bob", "email": "bob@example.com", "cognito:groups": "[finance]"}
-CAROL = {"iss": ISSUER, "sub": "u-carol", "email": "carol@example.com", "cognito:groups": "[finance-managers]"}
+ALICE = {
+    "iss": ISSUER,
+    "sub": "u-alice",
+    "email": "alice@example.com",
+    "email_verified": "true",
+    "cognito:groups": "[finance]",
+}
+BOB = {
+    "iss": ISSUER,
+    "sub": "u-bob",
+    "email": "bob@example.com",
+    "email_verified": "true",
+    "cognito:groups": "[finance]",
+}
+CAROL = {
+    "iss": ISSUER,
+    "sub": "u-carol",
+    "email": "carol@example.com",
+    "email_verified": "true",
+    "cognito:groups": "[finance-managers]",
+}
 SECRET = "Zoë's card 4111-1111-1111-1111"
 """A voter's free text; no other person may read it back from the API."""
 REFUND = {"function": "refund", "args": {"order": "A-1", "amount": 900}}
@@ -186,6 +204,23 @@ def test_a_second_vote_by_the_same_person_is_409_already_voted_and_changes_nothi
     after = api.record(question_id)
     assert (after.status, after.progress) == (before.status, before.progress)
     assert len(api.queue.messages) == queued
+
+
+def test_an_unverified_email_never_takes_someone_elses_vote_or_name(api: Api) -> None:
+    # GIVEN Mallory, whose issuer lets her set her own email, sets it to Bob's without verifying it
+    mallory = {"iss": ISSUER, "sub": "u-mallory", "email": "bob@example.com", "email_verified": "false"}
+    mallory["cognito:username"] = "mallory"
+    question_id = api.ask(**QUORUM)
+
+    # WHEN she votes, then the real Bob (verified) votes
+    hers = api.answer(question_id, "approve", mallory)
+    bobs = api.answer(question_id, "approve", BOB)
+
+    # THEN she is recorded by her own username, and Bob's vote counts: two people, the question decided
+    assert hers.status == 202, hers.body
+    assert bobs.status == 200, bobs.body
+    recorded = api.record(question_id).answer["votes"]
+    assert [(v["by"], v["action"]) for v in recorded] == [("mallory", "approve"), ("bob@example.com", "approve")]
 
 
 def test_the_same_vote_resent_with_its_key_repeats_and_counts_once(api: Api) -> None:

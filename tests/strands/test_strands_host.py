@@ -558,7 +558,12 @@ def test_a_strands_question_is_answered_over_the_api_by_its_id_as_a_browser_or_t
     context = ApiContext(ledger=rig.ledger, service=AnswerService(rig.ledger, queue, clock=lambda: rig.now))
     app = create_app(lambda: context)
     path = f"/questions/{urllib.parse.quote(qid('tu-1'), safe='')}"  # encodeURIComponent, and the CLI's quote
-    alice = {"iss": "https://issuer.example.com", "sub": "u-alice", "email": "alice@example.com"}
+    alice = {
+        "iss": "https://issuer.example.com",
+        "sub": "u-alice",
+        "email": "alice@example.com",
+        "email_verified": "true",
+    }
 
     # WHEN a person reads it and approves it through the API
     read = call(app, "GET", path, claims=alice)

@@ -1,7 +1,7 @@
 """A local JWT issuer and the checks API Gateway's JWT authorizer makes, for `agent-wait dev` and tests.
 
 `LocalIssuer` holds an RSA key made when it starts (never written anywhere), publishes it as a JWKS,
-and signs RS256 tokens shaped like a Cognito ID token: `iss`, `aud`, `sub`, `email`,
+and signs RS256 tokens shaped like a Cognito ID token: `iss`, `aud`, `sub`, `email` (verified),
 `cognito:groups`, `iat`, `exp`. `verify_token` checks a token the way an HTTP API's JWT authorizer
 does (signature against the JWKS by `kid`, issuer, audience, expiry) and `flatten_claims` turns the
 claims into the strings API Gateway hands the Lambda (`["finance", "ops"]` becomes `"[finance ops]"`).
@@ -152,8 +152,9 @@ class LocalIssuer:
             "iat": now,
             "exp": now + int(self.lifetime if expires_in is None else expires_in),
         }
-        if "@" in name:
+        if "@" in name:  # the dev issuer vouches for the address it was given, as Cognito does once verified
             claims["email"] = name
+            claims["email_verified"] = True
         if nonce is not None:
             claims["nonce"] = nonce
         return jwt.encode(claims, self._key, algorithm="RS256", headers={"kid": self.key_id})
@@ -170,7 +171,17 @@ class LocalIssuer:
             "id_token_signing_alg_values_supported": ["RS256"],
             "subject_types_supported": ["public"],
             "response_types_supported": ["id_token"],
-            "claims_supported": ["iss", "aud", "sub", "email", "cognito:username", "cognito:groups", "iat", "exp"],
+            "claims_supported": [
+                "iss",
+                "aud",
+                "sub",
+                "email",
+                "email_verified",
+                "cognito:username",
+                "cognito:groups",
+                "iat",
+                "exp",
+            ],
         }
 
 

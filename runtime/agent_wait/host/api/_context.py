@@ -135,9 +135,16 @@ def groups_from_claims(claims: Mapping[str, Any], names: tuple[str, ...] = DEFAU
 
 
 def answerer_from_claims(claims: Mapping[str, Any], *, groups_claims: tuple[str, ...], via: str = "api") -> Answerer:
-    """The person behind a verified JWT: recorded by email (else username, else subject), with their groups."""
+    """The person behind a verified JWT, with their groups.
+
+    They are told apart by their issuer and subject (`sender`, `iss#sub`), which nobody can change. They are
+    shown (`answered_by`) by their email only when the issuer says it is verified (`email_verified`: a user
+    who may set their own address could otherwise answer, or vote, under someone else's), else by their
+    username (`cognito:username`, or `username` in a Cognito access token), else by their subject.
+    """
     subject = str(claims.get("sub") or "")
-    name = claims.get("email") or claims.get("cognito:username") or claims.get("username") or subject
+    email = claims.get("email") if email_verified(claims) else None
+    name = email or claims.get("cognito:username") or claims.get("username") or subject
     issuer = str(claims.get("iss") or "")
     return Answerer(
         answered_by=str(name) if name else None,
@@ -145,3 +152,9 @@ def answerer_from_claims(claims: Mapping[str, Any], *, groups_claims: tuple[str,
         sender=f"{issuer}#{subject}" if issuer else subject or None,
         groups=groups_from_claims(claims, groups_claims),
     )
+
+
+def email_verified(claims: Mapping[str, Any]) -> bool:
+    """Whether the token says its `email` is verified: `true`, or `"true"` as API Gateway passes claims."""
+    verified = claims.get("email_verified")
+    return verified is True or (isinstance(verified, str) and verified.strip().lower() == "true")
