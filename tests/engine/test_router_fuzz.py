@@ -32,13 +32,17 @@ T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 PARKED_THREAD = "order-parked"
 MISSING = object()
 
+LONG_STRINGS = st.sampled_from(["k" * 129, "k" * 1025, "é" * 513, "k" * 2049, "🙂" * 600, "q" * 70_000])
+"""Past a FIFO group id (128), DynamoDB's sort key (1,024 bytes) and partition key (2,048 bytes), and an answer
+(64 KiB): as ids they are refused at parse time, as values they are stored or refused, never a store error."""
 json_values = st.recursive(
     st.none()
     | st.booleans()
     | st.integers()  # past 2**53, and past 64 bits: what a checkpoint cannot store is refused on sight
     | st.sampled_from([2**63 - 1, 2**63, 2**64 - 1, 2**64, -(2**63), -(2**63) - 1, 10**38, 10**40])
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=12),
+    | st.text(max_size=12)
+    | LONG_STRINGS,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=8,
 )
@@ -62,12 +66,12 @@ message_keys = st.sampled_from(
 def valid_start() -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries(
         {
-            "thread_id": st.sampled_from([PARKED_THREAD, "order-new", "order-other"]),
+            "thread_id": st.sampled_from([PARKED_THREAD, "order-new", "order-other"]) | LONG_STRINGS,
             "input": st.fixed_dictionaries(
                 {"order_id": st.text(max_size=8), "amount": st.integers(min_value=0, max_value=2000)}
             ),
         },
-        optional={"start_id": st.sampled_from(["s-1", "s-2"])},
+        optional={"start_id": st.sampled_from(["s-1", "s-2"]) | LONG_STRINGS},
     )
 
 
@@ -75,7 +79,7 @@ def valid_answer(question_id: str) -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries(
         {
             "thread_id": st.sampled_from([PARKED_THREAD, PARKED_THREAD, "order-new"]),
-            "question_id": st.sampled_from([question_id, question_id, "0" * 32]),
+            "question_id": st.sampled_from([question_id, question_id, "0" * 32]) | LONG_STRINGS,
             "answer": st.sampled_from(
                 [{"action": "approve"}, {"action": "reject"}, {"action": "escalate"}, None, "approve"]
             ),
@@ -83,7 +87,7 @@ def valid_answer(question_id: str) -> st.SearchStrategy[dict[str, Any]]:
         optional={
             "valid_until": st.sampled_from(["2026-09-11T08:00:00Z", "2999-01-01T00:00:00+02:00"]),
             "answered_by": st.sampled_from(["finance@example.com", "ops@example.com"]),
-            "answer_id": st.sampled_from(["a-1", "a-2", deadline_answer_id(question_id)]),
+            "answer_id": st.sampled_from(["a-1", "a-2", deadline_answer_id(question_id)]) | LONG_STRINGS,
             "origin": st.just("deadline"),
         },
     )
