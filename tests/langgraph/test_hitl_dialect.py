@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import typing
 
+import pytest
 import tests.agents.hitl_graphs as hitl
 from langchain.agents.middleware import human_in_the_loop
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_wait import InMemoryAnnounce, WaitEnvelope
 from agent_wait.dialects import dialect_of, langchain_hitl, resume_value
-from agent_wait.langgraph import LangGraphAdapter, WaitPublisher, publish_interrupts
+from agent_wait.errors import EnvelopeError
+from agent_wait.langgraph import LangGraphAdapter, WaitPublisher, publish_interrupts, resume_command
 
 
 def _parked(kind: str) -> typing.Any:
@@ -77,6 +79,32 @@ def test_wait_publisher_translates_our_answer_for_the_middleware() -> None:
     assert "with reason: no" in [m for m in result["messages"] if m.type == "tool"][-1].content
     assert hitl.runs("o-publisher") == []
     assert [e.question_id for e in announce.of("resumed")] == [question.question_id]
+
+
+@pytest.mark.parametrize("parked_on", ["result", "state"])
+def test_resume_command_puts_our_approval_in_the_middlewares_decisions_in_process(parked_on: str) -> None:
+    # GIVEN a middleware graph parked on a batched review of two calls, resumed in-process (no router)
+    graph = hitl.build_hitl_graph(InMemorySaver())
+    thread_id, order_id = f"inproc-hitl-{parked_on}", f"o-inproc-{parked_on}"
+    config = {"configurable": {"thread_id": thread_id}}
+    result = graph.invoke(hitl.start_input("both", order_id), config)
+    (item,) = result["__interrupt__"]
+    parked = result if parked_on == "result" else graph.get_state(config)
+
+    # WHEN the README's answer is resumed with what the thread is parked on
+    message = {"thread_id": thread_id, "question_id": item.id, "answer": {"action": "approve"}}
+    graph.invoke(resume_command(message, parked), config)
+
+    # THEN the middleware got one approve decision per call (no KeyError 'decisions'), and both tools ran
+    assert sorted(name for name, _ in hitl.runs(order_id)) == ["close_case", "issue_refund"]
+
+
+def test_resume_command_refuses_an_answer_for_a_question_the_thread_is_not_parked_on() -> None:
+    result = _parked("both")
+    message = {"thread_id": "pin-both", "question_id": "0" * 32, "answer": {"action": "approve"}}
+
+    with pytest.raises(EnvelopeError, match=r"not parked on question 0{32}"):
+        resume_command(message, result)
 
 
 def _parked_per_call(kind: str) -> typing.Any:

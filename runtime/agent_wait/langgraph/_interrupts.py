@@ -12,6 +12,7 @@ from langgraph.types import Command, Interrupt
 from agent_wait._flow import publish_questions, require_thread_id
 from agent_wait._publish import Announcers, PublishReport
 from agent_wait._wait import unpack_question
+from agent_wait.dialects import translate
 from agent_wait.envelope import Question
 from agent_wait.errors import EnvelopeError
 from agent_wait.messages import is_answer, question_id_of
@@ -74,8 +75,14 @@ def publish_interrupts(
     return publish_questions(questions_from_result(result, thread_id), announce, reply_to=reply_to, now=now)
 
 
-def resume_command(message: Mapping[str, Any]) -> Command[Any]:
+def resume_command(message: Mapping[str, Any], parked: Any = None) -> Command[Any]:
     """`Command(resume={question_id: answer})` for an answer message.
+
+    With `parked`, what the thread is parked on (the run's result, `graph.get_state(config)`, or its interrupts),
+    the answer is first put in its question's dialect, as the router does (`agent_wait.dialects.translate`): our
+    `{"action": "approve"}` reaches a `HumanInTheLoopMiddleware` question as its `{"decisions": [...]}`, and an
+    Agent Inbox one as its response list. Without it, the answer is resumed as sent (right for `@wait`, `ask`
+    and a bare `interrupt`).
 
     Only ids shaped like LangGraph's `Interrupt.id` (32 lowercase hex characters) are accepted:
     LangGraph 1.2 treats a resume map with any other key as one plain value and hands the whole
@@ -83,7 +90,8 @@ def resume_command(message: Mapping[str, Any]) -> Command[Any]:
     tests/langgraph/test_langgraph_facts.py), so a wrong id would answer an unrelated question.
 
     Raises:
-        EnvelopeError: the message has no usable question id, or one LangGraph would not read as an id.
+        EnvelopeError: the message has no usable question id, or one LangGraph would not read as an id; or
+            `parked` is given and the thread is not parked on that question.
     """
     question_id = question_id_of(message)
     if not question_id:
@@ -98,4 +106,23 @@ def resume_command(message: Mapping[str, Any]) -> Command[Any]:
             "only ids publish_interrupts published; an async-mode question is never resumed: deliver its decision "
             "as a new message"
         )
-    return Command(resume={question_id: message.get("answer")})
+    answer = message.get("answer")
+    if parked is not None:
+        answer = _in_dialect(question_id, answer, parked)
+    return Command(resume={question_id: answer})
+
+
+def _in_dialect(question_id: str, answer: Any, parked: Any) -> Any:
+    """`answer` as the question `question_id` among `parked`'s interrupts takes it."""
+    if isinstance(parked, Mapping):
+        pending = parked.get("__interrupt__") or ()
+    else:
+        pending = getattr(parked, "interrupts", parked)  # a StateSnapshot, or the interrupts themselves
+    for item in pending if isinstance(pending, (list, tuple)) else ():
+        if isinstance(item, Interrupt) and item.id == question_id:
+            question = question_from_interrupt(item, "in-process")
+            return translate(question.source, question.value, answer, question.policy.response_schema)
+    raise EnvelopeError(
+        f"the thread is not parked on question {question_id}: pass resume_command the result or state of the run "
+        "that asked it (its interrupts name the questions it waits on)"
+    )
