@@ -123,7 +123,7 @@ class AgentWait(Construct):
             Default (): no envelope carries a link (a link is a capability: choose where it goes). Needs
             `answer_api` with links on; `sns`, `eventbridge` and `webhook` need that announcer.
         existing_question_table: use this table as the question ledger; it must have the shape of
-            `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status_shard` on
+            `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status` on
             `status_shard`/`expires_at` with keys and `tags`, `by_due_shard` on `due`/`due_at` and
             `open_by_age_shard` on `open_since`/`asked_at`, keys only, and `by_question` on `question_id`/`pk`,
             keys only). A `dynamodb.Table`
@@ -436,7 +436,7 @@ class AgentWait(Construct):
         return self.grant_send_answers(grantee, principal_id=principal_id)
 
     def grant_read_questions(self, grantee: iam.IGrantable) -> iam.Grant:
-        """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the question table and its `by_status_shard` and
+        """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the question table and its `by_status` and
         `by_question` indexes."""
         return questions.grant_read_questions(grantee, self.question_table)
 

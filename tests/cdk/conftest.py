@@ -224,7 +224,7 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Synth:
         time_to_live_attribute="ttl",
     )
     table.add_global_secondary_index(
-        index_name="by_status_shard",
+        index_name="by_status",
         partition_key=dynamodb.Attribute(name="status_shard", type=string),
         sort_key=dynamodb.Attribute(name="expires_at", type=string),
         projection_type=dynamodb.ProjectionType.INCLUDE,

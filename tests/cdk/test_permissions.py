@@ -40,7 +40,7 @@ def ids(synth: Synth) -> dict[str, str]:
     }
 
 
-def index_arn(table_id: str, index: str = "by_status_shard") -> str:
+def index_arn(table_id: str, index: str = "by_status") -> str:
     return json.dumps({"Fn::Join": ["", [{"Fn::GetAtt": [table_id, "Arn"]}, f"/index/{index}"]]}, sort_keys=True)
 
 
