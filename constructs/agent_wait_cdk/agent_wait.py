@@ -171,12 +171,14 @@ class AgentWait(Construct):
         code: Lambda code to use instead of bundling (e.g. built by your CI). Default None: bundle
             `agent_wait`, `graph_source` and `requirements_file` on this machine, without Docker.
         requirements_file: the complete pinned requirements installed into the bundle as they are
-            (`--no-deps`). Default None: found the way `PythonFunction` finds them, in each `graph_source`
-            folder and then the working directory: `requirements.txt`, else `uv.lock` (exported with
-            `uv export --frozen --no-dev --no-hashes --no-emit-project`), else `pyproject.toml`'s
-            `[project] dependencies`; the first found is installed with its dependencies resolved, on top of
-            the runtime's pins for whatever it does not name. None found: the runtime's own pins
-            (`agent_wait_cdk/requirements-lambda.txt`). The synth output says which was used.
+            (`--no-deps`). Default None: found the way `PythonFunction` finds them, in the folder of
+            `graph`'s module, each `graph_source` folder, then the working directory: `requirements.txt`,
+            else `uv.lock` (exported with `uv export --frozen --no-dev --no-hashes --no-emit-project`), else
+            `pyproject.toml`'s `[project] dependencies`, passing over any that names `aws-cdk-lib` (the CDK
+            app's own, such as the root `requirements.txt` of `cdk init`: never bundled); the first found is
+            installed with its dependencies resolved, on top of the runtime's pins for whatever it does not
+            name. None found: the runtime's own pins (`agent_wait_cdk/requirements-lambda.txt`). The synth
+            output, and every bundle error, says which was used.
         runtime_source: the `agent_wait` directory to bundle. Default None: found beside the constructs.
 
     Raises:
@@ -327,6 +329,7 @@ class AgentWait(Construct):
                 graph_source=graph_source,
                 runtime_source=runtime_source,
                 requirements_file=requirements_file,
+                graph=graph,
             )
             code = self._bundle_code(self.bundle, graph)
         # What every function shares; each function's own props are passed through whole.
