@@ -52,6 +52,7 @@ def check_agent_wait_props(
     webhook_url: str | None,
     webhook_secret: secretsmanager.ISecret | None,
     alarms: bool,
+    webhook_url_secret: secretsmanager.ISecret | None = None,
     alarm_topic: sns.ITopic | None,
     router: RouterProps,
     sweep: SweepProps,
@@ -69,10 +70,16 @@ def check_agent_wait_props(
         and not webhook_url.startswith(("https://", "http://"))
     ):
         checks.fail("webhook_url", f"must start with https:// or http://; got {webhook_url!r}")
-    if webhook_secret is not None and webhook_url is None:
+    if webhook_url is not None and webhook_url_secret is not None:
+        checks.fail(
+            "webhook_url",
+            "cannot go with webhook_url_secret: the URL comes from one place; keep webhook_url_secret and drop "
+            "webhook_url",
+        )
+    if webhook_secret is not None and webhook_url is None and webhook_url_secret is None:
         checks.fail(
             "webhook_secret",
-            "signs webhook deliveries, but there is no webhook_url to deliver to; pass webhook_url too, or drop it",
+            "signs webhook deliveries, but there is no webhook to deliver to; pass webhook_url_secret too, or drop it",
         )
     if alarm_topic is not None and not alarms:
         checks.fail("alarm_topic", "cannot go with alarms=False: there would be no alarm to notify it; drop one")

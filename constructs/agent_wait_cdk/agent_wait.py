@@ -104,11 +104,20 @@ class AgentWait(Construct):
         bus: announce on an EventBridge bus. Default True: rules route envelopes by `detail-type` to any
             target without changing agent-wait.
         existing_bus: announce on this bus instead of creating one (for example the default bus).
-        webhook_url: also POST each envelope here (`AGENT_WAIT_WEBHOOK_URL`). Default None: off. It is
-            stored in plain text in the functions' configuration: put no secret in it.
+        webhook_url_secret: also POST each envelope to the webhook whose URL is this Secrets Manager secret's
+            value (its text, such as `https://hooks.slack.com/services/...`); its ARN is set as
+            `AGENT_WAIT_WEBHOOK_URL_SECRET_ARN` on the router and the sweep, which may read it
+            (`secret.grant_read`, with its KMS key) and read it once at cold start. Default None: no webhook.
+            A webhook URL is a secret (Slack and Teams incoming webhooks carry their token in it), so it never
+            goes into the functions' configuration in plain text.
+        webhook_url: deprecated; use `webhook_url_secret`. The webhook URL in plain text, set as
+            `AGENT_WAIT_WEBHOOK_URL` in both functions' environment, where anyone who may read their
+            configuration sees it; the synth warns (`agent-wait:webhook-url-plain-text`). Default None. Not
+            with `webhook_url_secret`.
         webhook_secret: the Secrets Manager secret whose value signs the webhook deliveries; its ARN is set
             as `AGENT_WAIT_WEBHOOK_SECRET_ARN` on both functions, which may read it (`secret.grant_read`,
-            with its KMS key). Default None: deliveries are unsigned. Needs `webhook_url`.
+            with its KMS key). Default None: deliveries are unsigned. Needs `webhook_url_secret` (or
+            `webhook_url`).
         answer_api: create the HTTPS answer API (`AnswerApi`) on the same table, queue and code; its URL is set
             as the router's `AGENT_WAIT_API_URL` (envelopes carry it in `reply_to`), its role becomes a trusted
             sender, and `AnswerApiUrl` is an output. Default False: it needs a sign-in (an OIDC issuer or a
@@ -203,6 +212,7 @@ class AgentWait(Construct):
         existing_bus: events.IEventBus | None = None,
         webhook_url: str | None = None,
         webhook_secret: secretsmanager.ISecret | None = None,
+        webhook_url_secret: secretsmanager.ISecret | None = None,
         answer_api: bool = False,
         answer_api_props: AnswerApiProps | None = None,
         link_announcers: Sequence[str] = (),
@@ -239,6 +249,7 @@ class AgentWait(Construct):
             log_level=log_level,
             webhook_url=webhook_url,
             webhook_secret=webhook_secret,
+            webhook_url_secret=webhook_url_secret,
             alarms=alarms,
             alarm_topic=alarm_topic,
             router=router,
@@ -254,7 +265,7 @@ class AgentWait(Construct):
             answer_api_props=answer_api_props,
             link_announcers=link_announcers,
             # An existing topic or bus needs its switch on too (`check_existing_resources`), so the switches say it all.
-            announcers={"sns": topic, "eventbridge": bus, "webhook": bool(webhook_url)},
+            announcers={"sns": topic, "eventbridge": bus, "webhook": bool(webhook_url or webhook_url_secret)},
         )
         check_existing_resources(
             checks,
@@ -312,6 +323,7 @@ class AgentWait(Construct):
             graph=graph,
             webhook_url=webhook_url,
             webhook_secret=webhook_secret,
+            webhook_url_secret=webhook_url_secret,
             log_level=log_level,
             tracing=tracing,
             index_shards=index_shards,
@@ -348,7 +360,15 @@ class AgentWait(Construct):
         self.sweep_function: lambda_.Function = sweep_function.function
         self.sweep_schedule: events.Rule = sweep_function.schedule
         self.webhook_secret: secretsmanager.ISecret | None = webhook_secret
+        self.webhook_url_secret: secretsmanager.ISecret | None = webhook_url_secret
         self._grant_functions()
+        if webhook_url is not None:
+            Annotations.of(self).add_warning_v2(
+                "agent-wait:webhook-url-plain-text",
+                "webhook_url is deprecated: it is stored in plain text in the router's and the sweep's environment, "
+                "and a webhook URL carries a token (Slack, Teams). Store the URL as a Secrets Manager secret and "
+                'pass webhook_url_secret= instead (docs/constructs.md, "Moving a webhook URL into Secrets Manager")',
+            )
         self._senders = SenderLists(self.router_function)
         self._senders.add(shapes.ENV_TRUSTED_SENDERS, [role_id(sweep_function.role)])
         self.answer_api: AnswerApi | None = None
@@ -495,6 +515,7 @@ class AgentWait(Construct):
         graph: str,
         webhook_url: str | None,
         webhook_secret: secretsmanager.ISecret | None,
+        webhook_url_secret: secretsmanager.ISecret | None,
         log_level: str,
         tracing: lambda_.Tracing | None,
         index_shards: int | None,
@@ -514,6 +535,8 @@ class AgentWait(Construct):
             environment[shapes.ENV_BUS_NAME] = self.bus.event_bus_name
         if webhook_url is not None:
             environment[shapes.ENV_WEBHOOK_URL] = webhook_url
+        if webhook_url_secret is not None:
+            environment[shapes.ENV_WEBHOOK_URL_SECRET_ARN] = webhook_url_secret.secret_arn
         if webhook_secret is not None:
             environment[shapes.ENV_WEBHOOK_SECRET_ARN] = webhook_secret.secret_arn
         if index_shards is not None:  # every function that reads the ledger must shard alike
@@ -538,9 +561,10 @@ class AgentWait(Construct):
                 _grants.grant_publish(function, self.topic)
             if self.bus is not None:
                 self.bus.grant_put_events_to(function)
-            if self.webhook_secret is not None:
-                # secretsmanager:GetSecretValue and DescribeSecret on this secret, and decrypt on its key if any.
-                self.webhook_secret.grant_read(function)
+            for secret in (self.webhook_url_secret, self.webhook_secret):
+                if secret is not None:
+                    # secretsmanager:GetSecretValue and DescribeSecret on the secret, and decrypt on its key if any.
+                    secret.grant_read(function)
 
     def _grant_sender(self, grantee: iam.IGrantable, principal_id: str | None, variable: str, method: str) -> iam.Grant:
         """Send on the entry queue, and the grantee's IAM unique id in the router's `variable` sender list."""

@@ -271,7 +271,10 @@ class Settings(StrEnum):
     BUS_NAME = "AGENT_WAIT_BUS_NAME"
     """Optional: announce on this EventBridge bus."""
     WEBHOOK_URL = "AGENT_WAIT_WEBHOOK_URL"
-    """Optional: announce to this webhook."""
+    """Optional: announce to this webhook, named in plain text. A webhook URL usually carries a token (Slack, Teams):
+    prefer `AGENT_WAIT_WEBHOOK_URL_SECRET_ARN`; the two are not set together."""
+    WEBHOOK_URL_SECRET_ARN = "AGENT_WAIT_WEBHOOK_URL_SECRET_ARN"
+    """Optional: announce to the webhook whose URL is this Secrets Manager secret's value (read once at cold start)."""
     SWEEP_LIMIT = "AGENT_WAIT_SWEEP_LIMIT"
     """Optional: the most due questions one sweep run handles (default 100); the next run picks up the rest."""
     WEBHOOK_SECRET_ARN = "AGENT_WAIT_WEBHOOK_SECRET_ARN"
