@@ -20,6 +20,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 
 from agent_wait_cdk._lambda_function import check_extra_environment, check_log_level
+from agent_wait_cdk._names import check_resource_name_prefix
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.alarms import AgentWaitAlarms
 from agent_wait_cdk.announce_targets import AnnounceTopic
@@ -53,6 +54,7 @@ def check_agent_wait_props(
     webhook_secret: secretsmanager.ISecret | None,
     alarms: bool,
     webhook_url_secret: secretsmanager.ISecret | None = None,
+    resource_name_prefix: str | None = None,
     alarm_topic: sns.ITopic | None,
     router: RouterProps,
     sweep: SweepProps,
@@ -64,6 +66,7 @@ def check_agent_wait_props(
     if not _GRAPH.match(graph):
         checks.fail("graph", f"must be 'module:attribute', e.g. 'my_app.graph:build_graph'; got {graph!r}")
     check_log_level(checks, log_level)
+    check_resource_name_prefix(checks, resource_name_prefix)
     if (
         webhook_url is not None
         and not Token.is_unresolved(webhook_url)

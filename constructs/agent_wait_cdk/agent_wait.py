@@ -38,6 +38,7 @@ from agent_wait_cdk._agent_wait_checks import (
 )
 from agent_wait_cdk._defaults import FOUR_DAYS, ONE_DAY
 from agent_wait_cdk._lambda_function import powertools_environment
+from agent_wait_cdk._names import ResourceNames
 from agent_wait_cdk._senders import SenderLists, role_id, sender_id
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.alarms import AgentWaitAlarms
@@ -101,8 +102,9 @@ class AgentWait(Construct):
             the SNS announcer publishes each thread in its own group; `FifoThroughputScope.TOPIC` caps the whole
             topic at 3,000 messages a second. Only with `topic_fifo=True`; not with `existing_topic`.
         existing_topic: announce on this topic instead of creating one.
-        bus: announce on an EventBridge bus. Default True: rules route envelopes by `detail-type` to any
-            target without changing agent-wait.
+        bus: announce on an EventBridge bus. Default None: True, so rules route envelopes by `detail-type` to
+            any target without changing agent-wait, except with `existing_topic`: an app that brings its topic
+            has its fan-out already, so no bus is created unless `bus=True` (or `existing_bus`) asks for one.
         existing_bus: announce on this bus instead of creating one (for example the default bus).
         webhook_url_secret: also POST each envelope to the webhook whose URL is this Secrets Manager secret's
             value (its text, such as `https://hooks.slack.com/services/...`); its ARN is set as
@@ -189,6 +191,13 @@ class AgentWait(Construct):
             name. None found: the runtime's own pins (`agent_wait_cdk/requirements-lambda.txt`). The synth
             output, and every bundle error, says which was used.
         runtime_source: the `agent_wait` directory to bundle. Default None: found beside the constructs.
+        resource_name_prefix: name what AgentWait creates `<prefix>-<role>`: the tables `-questions` and
+            `-checkpoints`, the queues `-entry.fifo` and `-entry-dlq.fifo`, the topic and the bus
+            `-announcements` (`.fifo` for a FIFO topic), the functions `-router` and `-sweep` (log groups
+            `/aws/lambda/<name>`), the bucket `-checkpoints-<account>-<region>`. 1 to 20 lowercase letters,
+            digits and hyphens. Default None: CloudFormation generates every name, so two stacks (or a
+            replacement) never collide. Fixed names cannot be replaced in place: a change that replaces a
+            named resource fails until the name changes too.
 
     Raises:
         AgentWaitPropsError: one error listing every prop that is out of range or contradicts another.
@@ -208,7 +217,7 @@ class AgentWait(Construct):
         topic_fifo: bool = False,
         topic_fifo_throughput_scope: sns.FifoThroughputScope | None = None,
         existing_topic: sns.ITopic | None = None,
-        bus: bool = True,
+        bus: bool | None = None,
         existing_bus: events.IEventBus | None = None,
         webhook_url: str | None = None,
         webhook_secret: secretsmanager.ISecret | None = None,
@@ -238,8 +247,12 @@ class AgentWait(Construct):
         code: lambda_.Code | None = None,
         requirements_file: str | os.PathLike[str] | None = None,
         runtime_source: str | os.PathLike[str] | None = None,
+        resource_name_prefix: str | None = None,
     ) -> None:
         super().__init__(scope, id)
+        # A brought topic is the app's fan-out already: a bus only when asked for (or brought).
+        bus = bus if bus is not None else (existing_bus is not None or existing_topic is None)
+        names = ResourceNames(resource_name_prefix)
 
         # Every prop is checked before anything is created, so one error lists every problem.
         checks = PropChecks(self.node.path)
@@ -250,6 +263,7 @@ class AgentWait(Construct):
             webhook_url=webhook_url,
             webhook_secret=webhook_secret,
             webhook_url_secret=webhook_url_secret,
+            resource_name_prefix=resource_name_prefix,
             alarms=alarms,
             alarm_topic=alarm_topic,
             router=router,
@@ -286,13 +300,23 @@ class AgentWait(Construct):
         # Storage.
         self.question_table: dynamodb.ITable = (
             existing_question_table
-            or QuestionTable(self, "QuestionTable", removal_policy=removal_policy, encryption_key=encryption_key).table
+            or QuestionTable(
+                self,
+                "QuestionTable",
+                table_name=names.question_table,
+                removal_policy=removal_policy,
+                encryption_key=encryption_key,
+            ).table
         )
         self.checkpoint_table: dynamodb.ITable = CheckpointTable(
-            self, "CheckpointTable", removal_policy=removal_policy, encryption_key=encryption_key
+            self,
+            "CheckpointTable",
+            table_name=names.checkpoint_table,
+            removal_policy=removal_policy,
+            encryption_key=encryption_key,
         ).table
         self.checkpoint_bucket: s3.IBucket | None = self._checkpoint_bucket(
-            checkpoint_bucket, existing_checkpoint_bucket, removal_policy, encryption_key
+            checkpoint_bucket, existing_checkpoint_bucket, removal_policy, encryption_key, name=names.checkpoint_bucket
         )
 
         # The entry queue.
@@ -308,15 +332,23 @@ class AgentWait(Construct):
                 visibility_timeout=queue.visibility_timeout or times(router.timeout, VISIBILITY_FACTOR),
                 retention_period=queue.retention_period or FOUR_DAYS,
                 encryption_key=encryption_key,
+                queue_name=names.entry_queue,
                 removal_policy=removal_policy,
             )
             self.entry_queue, self.dead_letter_queue = entry.queue, entry.dead_letter_queue
 
         # Announcers.
         self.topic: sns.ITopic | None = self._topic(
-            topic, topic_fifo, topic_fifo_throughput_scope, existing_topic, encryption_key
+            topic,
+            topic_fifo,
+            topic_fifo_throughput_scope,
+            existing_topic,
+            encryption_key,
+            topic_name=names.topic(topic_fifo),
         )
-        self.bus: events.IEventBus | None = existing_bus or (AnnounceBus(self, "Bus").bus if bus else None)
+        self.bus: events.IEventBus | None = existing_bus or (
+            AnnounceBus(self, "Bus", event_bus_name=names.bus).bus if bus else None
+        )
 
         # Functions.
         environment = self._environment(
@@ -354,21 +386,17 @@ class AgentWait(Construct):
         }
         router_props = router.as_kwargs()
         router_props["environment"] = {**(router.environment or {}), **ours}  # a clash was refused above
-        router_function = RouterFunction(self, "Router", entry_queue=self.entry_queue, **shared, **router_props)
-        sweep_function = SweepFunction(self, "Sweep", environment=environment, **shared, **sweep.as_kwargs())
+        router_function = RouterFunction(
+            self, "Router", entry_queue=self.entry_queue, function_name=names.router, **shared, **router_props
+        )
+        sweep_function = SweepFunction(
+            self, "Sweep", environment=environment, function_name=names.sweep, **shared, **sweep.as_kwargs()
+        )
         self.router_function: lambda_.Function = router_function.function
         self.sweep_function: lambda_.Function = sweep_function.function
         self.sweep_schedule: events.Rule = sweep_function.schedule
-        self.webhook_secret: secretsmanager.ISecret | None = webhook_secret
-        self.webhook_url_secret: secretsmanager.ISecret | None = webhook_url_secret
+        self._keep_webhook(webhook_url, webhook_url_secret, webhook_secret)
         self._grant_functions()
-        if webhook_url is not None:
-            Annotations.of(self).add_warning_v2(
-                "agent-wait:webhook-url-plain-text",
-                "webhook_url is deprecated: it is stored in plain text in the router's and the sweep's environment, "
-                "and a webhook URL carries a token (Slack, Teams). Store the URL as a Secrets Manager secret and "
-                'pass webhook_url_secret= instead (docs/constructs.md, "Moving a webhook URL into Secrets Manager")',
-            )
         self._senders = SenderLists(self.router_function)
         self._senders.add(shapes.ENV_TRUSTED_SENDERS, [role_id(sweep_function.role)])
         self.answer_api: AnswerApi | None = None
@@ -485,12 +513,38 @@ class AgentWait(Construct):
         Annotations.of(self).add_info(f"agent-wait: the Lambda bundle's dependencies: {bundle.origin}")
         return bundle.code(bundled=not skip)
 
+    def _keep_webhook(
+        self,
+        webhook_url: str | None,
+        webhook_url_secret: secretsmanager.ISecret | None,
+        webhook_secret: secretsmanager.ISecret | None,
+    ) -> None:
+        """The webhook's secrets, which the functions may read; the deprecated `webhook_url` still works, with a
+        warning that says how to move it."""
+        self.webhook_secret: secretsmanager.ISecret | None = webhook_secret
+        self.webhook_url_secret: secretsmanager.ISecret | None = webhook_url_secret
+        if webhook_url is not None:
+            Annotations.of(self).add_warning_v2(
+                "agent-wait:webhook-url-plain-text",
+                "webhook_url is deprecated: it is stored in plain text in the router's and the sweep's environment, "
+                "and a webhook URL carries a token (Slack, Teams). Store the URL as a Secrets Manager secret and "
+                'pass webhook_url_secret= instead (docs/constructs.md, "Moving a webhook URL into Secrets Manager")',
+            )
+
     def _checkpoint_bucket(
-        self, switch: bool, existing: s3.IBucket | None, removal_policy: RemovalPolicy, key: kms.IKey | None
+        self,
+        switch: bool,
+        existing: s3.IBucket | None,
+        removal_policy: RemovalPolicy,
+        key: kms.IKey | None,
+        *,
+        name: str | None,
     ) -> s3.IBucket | None:
         if existing is not None or not switch:
             return existing
-        return CheckpointBucket(self, "CheckpointBucket", removal_policy=removal_policy, encryption_key=key).bucket
+        return CheckpointBucket(
+            self, "CheckpointBucket", bucket_name=name, removal_policy=removal_policy, encryption_key=key
+        ).bucket
 
     def _topic(
         self,
@@ -499,13 +553,20 @@ class AgentWait(Construct):
         scope: sns.FifoThroughputScope | None,
         existing_topic: sns.ITopic | None,
         encryption_key: kms.IKey | None,
+        *,
+        topic_name: str | None,
     ) -> sns.ITopic | None:
         if existing_topic is not None:
             self.node.add_validation(_FifoSubscriptionCheck(existing_topic))
             return existing_topic
         if topic:
             return AnnounceTopic(
-                self, "Topic", fifo=topic_fifo, fifo_throughput_scope=scope, master_key=encryption_key
+                self,
+                "Topic",
+                fifo=topic_fifo,
+                fifo_throughput_scope=scope,
+                master_key=encryption_key,
+                topic_name=topic_name,
             ).topic  # pyright: ignore[reportReturnType]
         return None
 

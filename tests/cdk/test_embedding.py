@@ -35,8 +35,8 @@ def test_embedded_stack_uses_the_existing_table_and_topic(embedded: Synth) -> No
 
 
 def test_embedded_stack_keeps_the_generated_defaults_elsewhere(embedded: Synth) -> None:
-    """A bus and the entry queue are still created; the graph is the service's own."""
-    assert len(embedded.resources("AWS::Events::EventBus")) == 1
+    """The entry queue is still created; no bus, since the stack brought its topic (and asked for none)."""
+    assert len(embedded.resources("AWS::Events::EventBus")) == 0
     assert len(embedded.resources("AWS::SQS::Queue")) == 2
 
 
