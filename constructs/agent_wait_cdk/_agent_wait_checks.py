@@ -20,6 +20,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 
 from agent_wait_cdk._lambda_function import check_extra_environment, check_log_level
+from agent_wait_cdk._names import check_resource_name_prefix
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.alarms import AgentWaitAlarms
 from agent_wait_cdk.announce_targets import AnnounceTopic
@@ -52,6 +53,8 @@ def check_agent_wait_props(
     webhook_url: str | None,
     webhook_secret: secretsmanager.ISecret | None,
     alarms: bool,
+    webhook_url_secret: secretsmanager.ISecret | None = None,
+    resource_name_prefix: str | None = None,
     alarm_topic: sns.ITopic | None,
     router: RouterProps,
     sweep: SweepProps,
@@ -63,16 +66,23 @@ def check_agent_wait_props(
     if not _GRAPH.match(graph):
         checks.fail("graph", f"must be 'module:attribute', e.g. 'my_app.graph:build_graph'; got {graph!r}")
     check_log_level(checks, log_level)
+    check_resource_name_prefix(checks, resource_name_prefix)
     if (
         webhook_url is not None
         and not Token.is_unresolved(webhook_url)
         and not webhook_url.startswith(("https://", "http://"))
     ):
         checks.fail("webhook_url", f"must start with https:// or http://; got {webhook_url!r}")
-    if webhook_secret is not None and webhook_url is None:
+    if webhook_url is not None and webhook_url_secret is not None:
+        checks.fail(
+            "webhook_url",
+            "cannot go with webhook_url_secret: the URL comes from one place; keep webhook_url_secret and drop "
+            "webhook_url",
+        )
+    if webhook_secret is not None and webhook_url is None and webhook_url_secret is None:
         checks.fail(
             "webhook_secret",
-            "signs webhook deliveries, but there is no webhook_url to deliver to; pass webhook_url too, or drop it",
+            "signs webhook deliveries, but there is no webhook to deliver to; pass webhook_url_secret too, or drop it",
         )
     if alarm_topic is not None and not alarms:
         checks.fail("alarm_topic", "cannot go with alarms=False: there would be no alarm to notify it; drop one")

@@ -140,6 +140,7 @@ def lambda_function(
     vpc_subnets: ec2.SubnetSelection | None = None,
     security_groups: Sequence[ec2.ISecurityGroup] | None = None,
     layers: Sequence[lambda_.ILayerVersion] = (),
+    function_name: str | None = None,
 ) -> tuple[lambda_.Function, iam.Role, logs.LogGroup]:
     """A function with its own log group and a role that may write only to that log group.
 
@@ -150,7 +151,13 @@ def lambda_function(
     `AWSLambdaVPCAccessExecutionRole` (CDK adds them only to a role it creates itself), also only on `*`:
     Lambda creates the interfaces, so their ids are not known. That `*` finding is acknowledged, with its reasons.
     """
-    log_group = logs.LogGroup(scope, "LogGroup", retention=log_retention, removal_policy=removal_policy)
+    log_group = logs.LogGroup(
+        scope,
+        "LogGroup",
+        log_group_name=f"/aws/lambda/{function_name}" if function_name else None,  # Lambda's own name for it
+        retention=log_retention,
+        removal_policy=removal_policy,
+    )
     role = iam.Role(
         scope,
         "ServiceRole",
@@ -166,6 +173,7 @@ def lambda_function(
         scope,
         "Resource",
         runtime=LAMBDA_RUNTIME,
+        function_name=function_name,
         handler=handler,
         code=code,
         description=description,

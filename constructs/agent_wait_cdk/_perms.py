@@ -20,13 +20,13 @@ the same per-item actions, so there is no separate transaction action to grant."
 
 QUESTION_SWEEP = (*QUESTION_READ, "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
 """The sweep queries `by_due_shard` for what is due (announcement retries, reminders, escalation steps,
-deadlines), `by_status_shard` for decisions to hand over and `open_by_age_shard` for the oldest open question,
+deadlines), `by_status` for decisions to hand over and `open_by_age_shard` for the oldest open question,
 reads those rows by key (`BatchGetItem`: the indexes hold keys only), and records each re-announcement,
 reminder and escalation step with a conditional update."""
 
 QUESTION_API_READ = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
 """The answer API reads one question by key (after finding its thread in `by_question`) and lists a status's
-questions a page at a time: the page's keys from `by_status_shard`, then the rows by key (`BatchGetItem`)."""
+questions a page at a time: the page's keys from `by_status`, then the rows by key (`BatchGetItem`)."""
 QUESTION_API_DECIDE = ("dynamodb:UpdateItem",)
 """The answer API decides a question at once with the router's conditional update, on the table only."""
 

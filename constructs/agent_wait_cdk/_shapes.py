@@ -17,8 +17,13 @@ API_HANDLER = "agent_wait.host.api.handler"
 QUESTION_PARTITION_KEY = "pk"
 QUESTION_SORT_KEY = "sk"
 QUESTION_TTL_ATTRIBUTE = "ttl"
-STATUS_INDEX_NAME = "by_status_shard"
+STATUS_INDEX_NAME = "by_status"
 """A status's questions by deadline; the partition key is `<status>#<shard>`. Keys and `tags` only."""
+RENAMED_STATUS_INDEX_NAME = "by_status_shard"
+"""The same index (keys, projection) under the name it had before it took `by_status`, for tables deployed with it."""
+UNSHARDED_STATUS_INDEX = "by_status_unsharded"
+"""The upgrade context's name for the unsharded status index of a table from before the shards: it is deployed as
+`by_status` on (`status`, `expires_at`), so it cannot be listed beside the current `by_status`."""
 STATUS_INDEX_PARTITION_KEY = "status_shard"
 STATUS_INDEX_SORT_KEY = "expires_at"
 STATUS_INDEX_INCLUDE = ("tags",)
@@ -38,7 +43,8 @@ LEGACY_INDEXES = {
     DUE_INDEX_NAME: ("by_due", "due", "due_at"),
     OPEN_AGE_INDEX_NAME: ("open_by_age", "open_since", "asked_at"),
 }
-"""Each sharded index's predecessor (name, partition key, sort key; every attribute projected), for upgrades."""
+"""Each sharded index's predecessor from before the shards (name, partition key, sort key; every attribute
+projected), for upgrades. The unsharded `by_status` shares the current status index's name."""
 QUESTION_INDEXES_CONTEXT = "agent-wait:question-table-indexes"
 """CDK context: the comma-separated index names to deploy on the question table, current and legacy, while an
 existing table is upgraded one index per deploy (docs/constructs.md, "Upgrading the question table's indexes")."""
@@ -63,6 +69,8 @@ ENV_DLQ_URL = "AGENT_WAIT_DLQ_URL"
 ENV_TOPIC_ARN = "AGENT_WAIT_TOPIC_ARN"
 ENV_BUS_NAME = "AGENT_WAIT_BUS_NAME"
 ENV_WEBHOOK_URL = "AGENT_WAIT_WEBHOOK_URL"
+ENV_WEBHOOK_URL_SECRET_ARN = "AGENT_WAIT_WEBHOOK_URL_SECRET_ARN"
+"""The Secrets Manager secret whose value is the webhook URL: a webhook URL carries a token."""
 ENV_SWEEP_LIMIT = "AGENT_WAIT_SWEEP_LIMIT"
 ENV_WEBHOOK_SECRET_ARN = "AGENT_WAIT_WEBHOOK_SECRET_ARN"
 ENV_LEASE_SECONDS = "AGENT_WAIT_LEASE_SECONDS"

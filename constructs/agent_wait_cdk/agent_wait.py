@@ -38,6 +38,7 @@ from agent_wait_cdk._agent_wait_checks import (
 )
 from agent_wait_cdk._defaults import FOUR_DAYS, ONE_DAY
 from agent_wait_cdk._lambda_function import powertools_environment
+from agent_wait_cdk._names import ResourceNames
 from agent_wait_cdk._senders import SenderLists, role_id, sender_id
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.alarms import AgentWaitAlarms
@@ -101,14 +102,24 @@ class AgentWait(Construct):
             the SNS announcer publishes each thread in its own group; `FifoThroughputScope.TOPIC` caps the whole
             topic at 3,000 messages a second. Only with `topic_fifo=True`; not with `existing_topic`.
         existing_topic: announce on this topic instead of creating one.
-        bus: announce on an EventBridge bus. Default True: rules route envelopes by `detail-type` to any
-            target without changing agent-wait.
+        bus: announce on an EventBridge bus. Default None: True, so rules route envelopes by `detail-type` to
+            any target without changing agent-wait, except with `existing_topic`: an app that brings its topic
+            has its fan-out already, so no bus is created unless `bus=True` (or `existing_bus`) asks for one.
         existing_bus: announce on this bus instead of creating one (for example the default bus).
-        webhook_url: also POST each envelope here (`AGENT_WAIT_WEBHOOK_URL`). Default None: off. It is
-            stored in plain text in the functions' configuration: put no secret in it.
+        webhook_url_secret: also POST each envelope to the webhook whose URL is this Secrets Manager secret's
+            value (its text, such as `https://hooks.slack.com/services/...`); its ARN is set as
+            `AGENT_WAIT_WEBHOOK_URL_SECRET_ARN` on the router and the sweep, which may read it
+            (`secret.grant_read`, with its KMS key) and read it once at cold start. Default None: no webhook.
+            A webhook URL is a secret (Slack and Teams incoming webhooks carry their token in it), so it never
+            goes into the functions' configuration in plain text.
+        webhook_url: deprecated; use `webhook_url_secret`. The webhook URL in plain text, set as
+            `AGENT_WAIT_WEBHOOK_URL` in both functions' environment, where anyone who may read their
+            configuration sees it; the synth warns (`agent-wait:webhook-url-plain-text`). Default None. Not
+            with `webhook_url_secret`.
         webhook_secret: the Secrets Manager secret whose value signs the webhook deliveries; its ARN is set
             as `AGENT_WAIT_WEBHOOK_SECRET_ARN` on both functions, which may read it (`secret.grant_read`,
-            with its KMS key). Default None: deliveries are unsigned. Needs `webhook_url`.
+            with its KMS key). Default None: deliveries are unsigned. Needs `webhook_url_secret` (or
+            `webhook_url`).
         answer_api: create the HTTPS answer API (`AnswerApi`) on the same table, queue and code; its URL is set
             as the router's `AGENT_WAIT_API_URL` (envelopes carry it in `reply_to`), its role becomes a trusted
             sender, and `AnswerApiUrl` is an output. Default False: it needs a sign-in (an OIDC issuer or a
@@ -123,7 +134,7 @@ class AgentWait(Construct):
             Default (): no envelope carries a link (a link is a capability: choose where it goes). Needs
             `answer_api` with links on; `sns`, `eventbridge` and `webhook` need that announcer.
         existing_question_table: use this table as the question ledger; it must have the shape of
-            `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status_shard` on
+            `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status` on
             `status_shard`/`expires_at` with keys and `tags`, `by_due_shard` on `due`/`due_at` and
             `open_by_age_shard` on `open_since`/`asked_at`, keys only, and `by_question` on `question_id`/`pk`,
             keys only). A `dynamodb.Table`
@@ -171,13 +182,22 @@ class AgentWait(Construct):
         code: Lambda code to use instead of bundling (e.g. built by your CI). Default None: bundle
             `agent_wait`, `graph_source` and `requirements_file` on this machine, without Docker.
         requirements_file: the complete pinned requirements installed into the bundle as they are
-            (`--no-deps`). Default None: found the way `PythonFunction` finds them, in each `graph_source`
-            folder and then the working directory: `requirements.txt`, else `uv.lock` (exported with
-            `uv export --frozen --no-dev --no-hashes --no-emit-project`), else `pyproject.toml`'s
-            `[project] dependencies`; the first found is installed with its dependencies resolved, on top of
-            the runtime's pins for whatever it does not name. None found: the runtime's own pins
-            (`agent_wait_cdk/requirements-lambda.txt`). The synth output says which was used.
+            (`--no-deps`). Default None: found the way `PythonFunction` finds them, in the folder of
+            `graph`'s module, each `graph_source` folder, then the working directory: `requirements.txt`,
+            else `uv.lock` (exported with `uv export --frozen --no-dev --no-hashes --no-emit-project`), else
+            `pyproject.toml`'s `[project] dependencies`, passing over any that names `aws-cdk-lib` (the CDK
+            app's own, such as the root `requirements.txt` of `cdk init`: never bundled); the first found is
+            installed with its dependencies resolved, on top of the runtime's pins for whatever it does not
+            name. None found: the runtime's own pins (`agent_wait_cdk/requirements-lambda.txt`). The synth
+            output, and every bundle error, says which was used.
         runtime_source: the `agent_wait` directory to bundle. Default None: found beside the constructs.
+        resource_name_prefix: name what AgentWait creates `<prefix>-<role>`: the tables `-questions` and
+            `-checkpoints`, the queues `-entry.fifo` and `-entry-dlq.fifo`, the topic and the bus
+            `-announcements` (`.fifo` for a FIFO topic), the functions `-router` and `-sweep` (log groups
+            `/aws/lambda/<name>`), the bucket `-checkpoints-<account>-<region>`. 1 to 20 lowercase letters,
+            digits and hyphens. Default None: CloudFormation generates every name, so two stacks (or a
+            replacement) never collide. Fixed names cannot be replaced in place: a change that replaces a
+            named resource fails until the name changes too.
 
     Raises:
         AgentWaitPropsError: one error listing every prop that is out of range or contradicts another.
@@ -197,10 +217,11 @@ class AgentWait(Construct):
         topic_fifo: bool = False,
         topic_fifo_throughput_scope: sns.FifoThroughputScope | None = None,
         existing_topic: sns.ITopic | None = None,
-        bus: bool = True,
+        bus: bool | None = None,
         existing_bus: events.IEventBus | None = None,
         webhook_url: str | None = None,
         webhook_secret: secretsmanager.ISecret | None = None,
+        webhook_url_secret: secretsmanager.ISecret | None = None,
         answer_api: bool = False,
         answer_api_props: AnswerApiProps | None = None,
         link_announcers: Sequence[str] = (),
@@ -226,8 +247,12 @@ class AgentWait(Construct):
         code: lambda_.Code | None = None,
         requirements_file: str | os.PathLike[str] | None = None,
         runtime_source: str | os.PathLike[str] | None = None,
+        resource_name_prefix: str | None = None,
     ) -> None:
         super().__init__(scope, id)
+        # A brought topic is the app's fan-out already: a bus only when asked for (or brought).
+        bus = bus if bus is not None else (existing_bus is not None or existing_topic is None)
+        names = ResourceNames(resource_name_prefix)
 
         # Every prop is checked before anything is created, so one error lists every problem.
         checks = PropChecks(self.node.path)
@@ -237,6 +262,8 @@ class AgentWait(Construct):
             log_level=log_level,
             webhook_url=webhook_url,
             webhook_secret=webhook_secret,
+            webhook_url_secret=webhook_url_secret,
+            resource_name_prefix=resource_name_prefix,
             alarms=alarms,
             alarm_topic=alarm_topic,
             router=router,
@@ -252,7 +279,7 @@ class AgentWait(Construct):
             answer_api_props=answer_api_props,
             link_announcers=link_announcers,
             # An existing topic or bus needs its switch on too (`check_existing_resources`), so the switches say it all.
-            announcers={"sns": topic, "eventbridge": bus, "webhook": bool(webhook_url)},
+            announcers={"sns": topic, "eventbridge": bus, "webhook": bool(webhook_url or webhook_url_secret)},
         )
         check_existing_resources(
             checks,
@@ -273,13 +300,23 @@ class AgentWait(Construct):
         # Storage.
         self.question_table: dynamodb.ITable = (
             existing_question_table
-            or QuestionTable(self, "QuestionTable", removal_policy=removal_policy, encryption_key=encryption_key).table
+            or QuestionTable(
+                self,
+                "QuestionTable",
+                table_name=names.question_table,
+                removal_policy=removal_policy,
+                encryption_key=encryption_key,
+            ).table
         )
         self.checkpoint_table: dynamodb.ITable = CheckpointTable(
-            self, "CheckpointTable", removal_policy=removal_policy, encryption_key=encryption_key
+            self,
+            "CheckpointTable",
+            table_name=names.checkpoint_table,
+            removal_policy=removal_policy,
+            encryption_key=encryption_key,
         ).table
         self.checkpoint_bucket: s3.IBucket | None = self._checkpoint_bucket(
-            checkpoint_bucket, existing_checkpoint_bucket, removal_policy, encryption_key
+            checkpoint_bucket, existing_checkpoint_bucket, removal_policy, encryption_key, name=names.checkpoint_bucket
         )
 
         # The entry queue.
@@ -295,21 +332,30 @@ class AgentWait(Construct):
                 visibility_timeout=queue.visibility_timeout or times(router.timeout, VISIBILITY_FACTOR),
                 retention_period=queue.retention_period or FOUR_DAYS,
                 encryption_key=encryption_key,
+                queue_name=names.entry_queue,
                 removal_policy=removal_policy,
             )
             self.entry_queue, self.dead_letter_queue = entry.queue, entry.dead_letter_queue
 
         # Announcers.
         self.topic: sns.ITopic | None = self._topic(
-            topic, topic_fifo, topic_fifo_throughput_scope, existing_topic, encryption_key
+            topic,
+            topic_fifo,
+            topic_fifo_throughput_scope,
+            existing_topic,
+            encryption_key,
+            topic_name=names.topic(topic_fifo),
         )
-        self.bus: events.IEventBus | None = existing_bus or (AnnounceBus(self, "Bus").bus if bus else None)
+        self.bus: events.IEventBus | None = existing_bus or (
+            AnnounceBus(self, "Bus", event_bus_name=names.bus).bus if bus else None
+        )
 
         # Functions.
         environment = self._environment(
             graph=graph,
             webhook_url=webhook_url,
             webhook_secret=webhook_secret,
+            webhook_url_secret=webhook_url_secret,
             log_level=log_level,
             tracing=tracing,
             index_shards=index_shards,
@@ -327,6 +373,7 @@ class AgentWait(Construct):
                 graph_source=graph_source,
                 runtime_source=runtime_source,
                 requirements_file=requirements_file,
+                graph=graph,
             )
             code = self._bundle_code(self.bundle, graph)
         # What every function shares; each function's own props are passed through whole.
@@ -339,12 +386,16 @@ class AgentWait(Construct):
         }
         router_props = router.as_kwargs()
         router_props["environment"] = {**(router.environment or {}), **ours}  # a clash was refused above
-        router_function = RouterFunction(self, "Router", entry_queue=self.entry_queue, **shared, **router_props)
-        sweep_function = SweepFunction(self, "Sweep", environment=environment, **shared, **sweep.as_kwargs())
+        router_function = RouterFunction(
+            self, "Router", entry_queue=self.entry_queue, function_name=names.router, **shared, **router_props
+        )
+        sweep_function = SweepFunction(
+            self, "Sweep", environment=environment, function_name=names.sweep, **shared, **sweep.as_kwargs()
+        )
         self.router_function: lambda_.Function = router_function.function
         self.sweep_function: lambda_.Function = sweep_function.function
         self.sweep_schedule: events.Rule = sweep_function.schedule
-        self.webhook_secret: secretsmanager.ISecret | None = webhook_secret
+        self._keep_webhook(webhook_url, webhook_url_secret, webhook_secret)
         self._grant_functions()
         self._senders = SenderLists(self.router_function)
         self._senders.add(shapes.ENV_TRUSTED_SENDERS, [role_id(sweep_function.role)])
@@ -436,7 +487,7 @@ class AgentWait(Construct):
         return self.grant_send_answers(grantee, principal_id=principal_id)
 
     def grant_read_questions(self, grantee: iam.IGrantable) -> iam.Grant:
-        """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the question table and its `by_status_shard` and
+        """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the question table and its `by_status` and
         `by_question` indexes."""
         return questions.grant_read_questions(grantee, self.question_table)
 
@@ -462,12 +513,38 @@ class AgentWait(Construct):
         Annotations.of(self).add_info(f"agent-wait: the Lambda bundle's dependencies: {bundle.origin}")
         return bundle.code(bundled=not skip)
 
+    def _keep_webhook(
+        self,
+        webhook_url: str | None,
+        webhook_url_secret: secretsmanager.ISecret | None,
+        webhook_secret: secretsmanager.ISecret | None,
+    ) -> None:
+        """The webhook's secrets, which the functions may read; the deprecated `webhook_url` still works, with a
+        warning that says how to move it."""
+        self.webhook_secret: secretsmanager.ISecret | None = webhook_secret
+        self.webhook_url_secret: secretsmanager.ISecret | None = webhook_url_secret
+        if webhook_url is not None:
+            Annotations.of(self).add_warning_v2(
+                "agent-wait:webhook-url-plain-text",
+                "webhook_url is deprecated: it is stored in plain text in the router's and the sweep's environment, "
+                "and a webhook URL carries a token (Slack, Teams). Store the URL as a Secrets Manager secret and "
+                'pass webhook_url_secret= instead (docs/constructs.md, "Moving a webhook URL into Secrets Manager")',
+            )
+
     def _checkpoint_bucket(
-        self, switch: bool, existing: s3.IBucket | None, removal_policy: RemovalPolicy, key: kms.IKey | None
+        self,
+        switch: bool,
+        existing: s3.IBucket | None,
+        removal_policy: RemovalPolicy,
+        key: kms.IKey | None,
+        *,
+        name: str | None,
     ) -> s3.IBucket | None:
         if existing is not None or not switch:
             return existing
-        return CheckpointBucket(self, "CheckpointBucket", removal_policy=removal_policy, encryption_key=key).bucket
+        return CheckpointBucket(
+            self, "CheckpointBucket", bucket_name=name, removal_policy=removal_policy, encryption_key=key
+        ).bucket
 
     def _topic(
         self,
@@ -476,13 +553,20 @@ class AgentWait(Construct):
         scope: sns.FifoThroughputScope | None,
         existing_topic: sns.ITopic | None,
         encryption_key: kms.IKey | None,
+        *,
+        topic_name: str | None,
     ) -> sns.ITopic | None:
         if existing_topic is not None:
             self.node.add_validation(_FifoSubscriptionCheck(existing_topic))
             return existing_topic
         if topic:
             return AnnounceTopic(
-                self, "Topic", fifo=topic_fifo, fifo_throughput_scope=scope, master_key=encryption_key
+                self,
+                "Topic",
+                fifo=topic_fifo,
+                fifo_throughput_scope=scope,
+                master_key=encryption_key,
+                topic_name=topic_name,
             ).topic  # pyright: ignore[reportReturnType]
         return None
 
@@ -492,6 +576,7 @@ class AgentWait(Construct):
         graph: str,
         webhook_url: str | None,
         webhook_secret: secretsmanager.ISecret | None,
+        webhook_url_secret: secretsmanager.ISecret | None,
         log_level: str,
         tracing: lambda_.Tracing | None,
         index_shards: int | None,
@@ -511,6 +596,8 @@ class AgentWait(Construct):
             environment[shapes.ENV_BUS_NAME] = self.bus.event_bus_name
         if webhook_url is not None:
             environment[shapes.ENV_WEBHOOK_URL] = webhook_url
+        if webhook_url_secret is not None:
+            environment[shapes.ENV_WEBHOOK_URL_SECRET_ARN] = webhook_url_secret.secret_arn
         if webhook_secret is not None:
             environment[shapes.ENV_WEBHOOK_SECRET_ARN] = webhook_secret.secret_arn
         if index_shards is not None:  # every function that reads the ledger must shard alike
@@ -535,9 +622,10 @@ class AgentWait(Construct):
                 _grants.grant_publish(function, self.topic)
             if self.bus is not None:
                 self.bus.grant_put_events_to(function)
-            if self.webhook_secret is not None:
-                # secretsmanager:GetSecretValue and DescribeSecret on this secret, and decrypt on its key if any.
-                self.webhook_secret.grant_read(function)
+            for secret in (self.webhook_url_secret, self.webhook_secret):
+                if secret is not None:
+                    # secretsmanager:GetSecretValue and DescribeSecret on the secret, and decrypt on its key if any.
+                    secret.grant_read(function)
 
     def _grant_sender(self, grantee: iam.IGrantable, principal_id: str | None, variable: str, method: str) -> iam.Grant:
         """Send on the entry queue, and the grantee's IAM unique id in the router's `variable` sender list."""

@@ -165,7 +165,7 @@ class AnswerApi(Construct):
     An API Gateway HTTP API (payload format 2.0) in front of one function, `agent_wait.host.api.handler`,
     which decides each answer at once with the router's checks and conditional write, then hands the resume
     to the entry queue. The function may read questions (`GetItem`, `BatchGetItem`; `Query` on the table,
-    `by_status_shard` and `by_question`), decide them (`UpdateItem` on the table), send to the entry queue
+    `by_status` and `by_question`), decide them (`UpdateItem` on the table), send to the entry queue
     and, with links, read the link keys: nothing else. The default stage is throttled and logs each request
     as one JSON line without the query string or the body. The routes are in the module docstring.
 

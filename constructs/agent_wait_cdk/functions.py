@@ -212,6 +212,8 @@ class RouterFunction(Construct):
         security_groups: Default None: CDK creates one that allows all outbound traffic. Needs `vpc`.
         layers: Lambda layers added to the router (for example a dependency too big for the bundle).
             Default (): none; the bundle holds everything.
+        function_name: a fixed name; the log group is then `/aws/lambda/<name>`. Default None: generated, so
+            stacks never collide.
     """
 
     def __init__(
@@ -235,6 +237,7 @@ class RouterFunction(Construct):
         vpc_subnets: ec2.SubnetSelection | None = None,
         security_groups: Sequence[ec2.ISecurityGroup] | None = None,
         layers: Sequence[lambda_.ILayerVersion] = (),
+        function_name: str | None = None,
     ) -> None:
         super().__init__(scope, id)
         checks = PropChecks(self.node.path)
@@ -253,6 +256,7 @@ class RouterFunction(Construct):
         self.function, self.role, self.log_group = lambda_function(
             self,
             handler=ROUTER_HANDLER,
+            function_name=function_name,
             description="agent-wait router: applies starts and answers from the entry queue, resumes the graph",
             code=code,
             environment=environment,
@@ -331,6 +335,7 @@ class SweepFunction(Construct):
         log_retention: Default one month.
         removal_policy: the log group's. Default RETAIN.
         tracing: X-Ray tracing mode. Default None: not set (see `RouterFunction`).
+        function_name: a fixed name; the log group is then `/aws/lambda/<name>`. Default None: generated.
     """
 
     def __init__(
@@ -348,6 +353,7 @@ class SweepFunction(Construct):
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
         tracing: lambda_.Tracing | None = None,
+        function_name: str | None = None,
     ) -> None:
         super().__init__(scope, id)
         checks = PropChecks(self.node.path)
@@ -358,6 +364,7 @@ class SweepFunction(Construct):
         self.function, self.role, self.log_group = lambda_function(
             self,
             handler=SWEEP_HANDLER,
+            function_name=function_name,
             description="agent-wait sweep: expires overdue questions, re-announces, reminds and escalates",
             code=code,
             environment=environment,

@@ -24,10 +24,12 @@ from agent_wait_cdk._shapes import (
     QUESTION_PARTITION_KEY,
     QUESTION_SORT_KEY,
     QUESTION_TTL_ATTRIBUTE,
+    RENAMED_STATUS_INDEX_NAME,
     STATUS_INDEX_INCLUDE,
     STATUS_INDEX_NAME,
     STATUS_INDEX_PARTITION_KEY,
     STATUS_INDEX_SORT_KEY,
+    UNSHARDED_STATUS_INDEX,
 )
 from agent_wait_cdk._tables import on_demand_table
 from agent_wait_cdk._validate import PropChecks
@@ -35,23 +37,55 @@ from agent_wait_cdk._validate import PropChecks
 __all__ = ("QuestionTable", "grant_answer_api", "grant_read_questions", "grant_router", "grant_sweep")
 
 
-_INDEXES: dict[str, tuple[str, str, dynamodb.ProjectionType, tuple[str, ...]]] = {
-    STATUS_INDEX_NAME: (
-        STATUS_INDEX_PARTITION_KEY,
-        STATUS_INDEX_SORT_KEY,
-        dynamodb.ProjectionType.INCLUDE,
-        STATUS_INDEX_INCLUDE,
+_STATUS = (STATUS_INDEX_PARTITION_KEY, STATUS_INDEX_SORT_KEY, dynamodb.ProjectionType.INCLUDE, STATUS_INDEX_INCLUDE)
+_INDEXES: dict[str, tuple[str, str, str, dynamodb.ProjectionType, tuple[str, ...]]] = {
+    STATUS_INDEX_NAME: (STATUS_INDEX_NAME, *_STATUS),
+    DUE_INDEX_NAME: (
+        DUE_INDEX_NAME,
+        DUE_INDEX_PARTITION_KEY,
+        DUE_INDEX_SORT_KEY,
+        dynamodb.ProjectionType.KEYS_ONLY,
+        (),
     ),
-    DUE_INDEX_NAME: (DUE_INDEX_PARTITION_KEY, DUE_INDEX_SORT_KEY, dynamodb.ProjectionType.KEYS_ONLY, ()),
-    OPEN_AGE_INDEX_NAME: (OPEN_AGE_INDEX_PARTITION_KEY, OPEN_AGE_INDEX_SORT_KEY, dynamodb.ProjectionType.KEYS_ONLY, ()),
-    QUESTION_INDEX_NAME: (QUESTION_INDEX_PARTITION_KEY, QUESTION_INDEX_SORT_KEY, dynamodb.ProjectionType.KEYS_ONLY, ()),
-    **{name: (partition, sort, dynamodb.ProjectionType.ALL, ()) for name, partition, sort in LEGACY_INDEXES.values()},
+    OPEN_AGE_INDEX_NAME: (
+        OPEN_AGE_INDEX_NAME,
+        OPEN_AGE_INDEX_PARTITION_KEY,
+        OPEN_AGE_INDEX_SORT_KEY,
+        dynamodb.ProjectionType.KEYS_ONLY,
+        (),
+    ),
+    QUESTION_INDEX_NAME: (
+        QUESTION_INDEX_NAME,
+        QUESTION_INDEX_PARTITION_KEY,
+        QUESTION_INDEX_SORT_KEY,
+        dynamodb.ProjectionType.KEYS_ONLY,
+        (),
+    ),
+    RENAMED_STATUS_INDEX_NAME: (RENAMED_STATUS_INDEX_NAME, *_STATUS),
+    **{
+        UNSHARDED_STATUS_INDEX if name == STATUS_INDEX_NAME else name: (
+            name,
+            partition,
+            sort,
+            dynamodb.ProjectionType.ALL,
+            (),
+        )
+        for name, partition, sort in LEGACY_INDEXES.values()
+    },
 }
-"""Every index the question table can have: the current four, and the three they replaced (for upgrades)."""
+"""Every index the question table can have, by its name in the upgrade context: (index name, partition key, sort
+key, projection, projected attributes). The current four; `by_status_shard`, the current status index under its
+former name; and the three from before the shards (the unsharded `by_status` as `by_status_unsharded`)."""
+_PREDECESSORS = {
+    STATUS_INDEX_NAME: (RENAMED_STATUS_INDEX_NAME, LEGACY_INDEXES[STATUS_INDEX_NAME][0]),
+    DUE_INDEX_NAME: (LEGACY_INDEXES[DUE_INDEX_NAME][0],),
+    OPEN_AGE_INDEX_NAME: (LEGACY_INDEXES[OPEN_AGE_INDEX_NAME][0],),
+}
+"""The indexes the runtime queries, in order, while the table lacks the current one (an upgrade in progress)."""
 
 
 class QuestionTable(Construct):
-    """The question ledger: `pk`/`sk` strings, on demand, GSIs `by_status_shard`, `by_due_shard`,
+    """The question ledger: `pk`/`sk` strings, on demand, GSIs `by_status`, `by_due_shard`,
     `open_by_age_shard`, `by_question`.
 
     One item per question (`pk = THREAD#<thread_id>`, `sk = WAIT#<question_id>`); the router decides each
@@ -61,7 +95,7 @@ class QuestionTable(Construct):
     (`<value>#<shard>`, `AGENT_WAIT_INDEX_SHARDS`, default 8), and the runtime queries every shard. The sweep
     finds every question something is due on (an announcement to retry, a reminder, an escalation step, a
     deadline) through the sparse `by_due_shard` (`due`, `due_at`, keys only), hands over decisions through
-    `by_status_shard` (`status_shard`, `expires_at`, keys and `tags`), and finds the oldest open question
+    `by_status` (`status_shard`, `expires_at`, keys and `tags`), and finds the oldest open question
     through the sparse `open_by_age_shard` (`open_since`, `asked_at`, keys only). `by_question`
     (`question_id`, `pk`) projects keys only: the answer API and signed links know a question by its id
     alone, find its thread there, then read the item by its key (consistently). TTL on `ttl` lets decided
@@ -113,8 +147,8 @@ class QuestionTable(Construct):
             encryption_key=encryption_key,
             point_in_time_recovery=point_in_time_recovery,
         )
-        for name in deployed_indexes(self):
-            partition, sort, projection, include = _INDEXES[name]
+        for listed in deployed_indexes(self):
+            name, partition, sort, projection, include = _INDEXES[listed]
             self.table.add_global_secondary_index(
                 index_name=name,
                 partition_key=dynamodb.Attribute(name=partition, type=string),
@@ -132,12 +166,12 @@ class QuestionTable(Construct):
         return self.table.table_arn
 
     def grant_read_questions(self, grantee: iam.IGrantable) -> iam.Grant:
-        """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the table and its `by_status_shard` and
+        """`dynamodb:GetItem`, `BatchGetItem` and `Query` on the table and its `by_status` and
         `by_question` indexes; nothing else."""
         return grant_read_questions(grantee, self.table)
 
     def grant_answer_api(self, grantee: iam.IGrantable) -> iam.Grant:
-        """What the answer API needs: `GetItem`, `BatchGetItem` and `Query` on the table, `by_status_shard` and
+        """What the answer API needs: `GetItem`, `BatchGetItem` and `Query` on the table, `by_status` and
         `by_question`; `UpdateItem` (its conditional decision) on the table only."""
         return grant_answer_api(grantee, self.table)
 
@@ -146,13 +180,14 @@ class QuestionTable(Construct):
         return grant_router(grantee, self.table)
 
     def grant_sweep(self, grantee: iam.IGrantable) -> iam.Grant:
-        """What the sweep needs: `Query` on `by_status_shard`, `by_due_shard` and `open_by_age_shard`, `GetItem`
+        """What the sweep needs: `Query` on `by_status`, `by_due_shard` and `open_by_age_shard`, `GetItem`
         and `BatchGetItem`, and `UpdateItem` to record re-announcements, reminders and escalation steps."""
         return grant_sweep(grantee, self.table)
 
 
 def deployed_indexes(scope: IConstruct) -> list[str]:
-    """The question table's indexes: the current four, or those the upgrade context names (in its order)."""
+    """The question table's indexes by their name in the upgrade context (`_INDEXES`): the current four, or those
+    the upgrade context names (in its order)."""
     listed = scope.node.try_get_context(QUESTION_INDEXES_CONTEXT)
     if listed is None:
         return [STATUS_INDEX_NAME, DUE_INDEX_NAME, OPEN_AGE_INDEX_NAME, QUESTION_INDEX_NAME]
@@ -163,6 +198,12 @@ def deployed_indexes(scope: IConstruct) -> list[str]:
             f"context {QUESTION_INDEXES_CONTEXT} must list index names from {sorted(_INDEXES)}, separated by "
             f"commas; got {listed!r}"
         )
+    if STATUS_INDEX_NAME in names and UNSHARDED_STATUS_INDEX in names:
+        raise ValueError(
+            f"context {QUESTION_INDEXES_CONTEXT}: {STATUS_INDEX_NAME} and {UNSHARDED_STATUS_INDEX} are both the index "
+            f"named {STATUS_INDEX_NAME!r}, so a table has one or the other; list one (docs/constructs.md, "
+            f'"Upgrading the question table\'s indexes"); got {listed!r}'
+        )
     return names
 
 
@@ -171,11 +212,12 @@ def _granted(scope: IConstruct, *names: str) -> tuple[str, ...]:
     runtime queries the legacy one until the new one exists."""
     if scope.node.try_get_context(QUESTION_INDEXES_CONTEXT) is None:
         return names
-    return (*names, *(LEGACY_INDEXES[name][0] for name in names if name in LEGACY_INDEXES))
+    predecessors = (before for name in names for before in _PREDECESSORS.get(name, ()))
+    return tuple(dict.fromkeys((*names, *predecessors)))
 
 
 def grant_read_questions(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
-    """Readers (a dashboard, an approvals UI) list a status's questions through `by_status_shard` and find one
+    """Readers (a dashboard, an approvals UI) list a status's questions through `by_status` and find one
     by its id alone through `by_question`."""
     return _grants.grant_table(
         grantee, table, _perms.QUESTION_READ, indexes=_granted(table, STATUS_INDEX_NAME, QUESTION_INDEX_NAME)
@@ -188,7 +230,7 @@ def grant_router(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
 
 
 def grant_sweep(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
-    """The sweep's `due` queries `by_due_shard`, its hand-over step `by_status_shard`, `oldest_open`
+    """The sweep's `due` queries `by_due_shard`, its hand-over step `by_status`, `oldest_open`
     `open_by_age_shard`, each then reading the rows by key (`BatchGetItem`); it records announcements,
     reminders and escalation steps (`mark_announced`, `advance`) with conditional updates."""
     return _grants.grant_table(
@@ -201,7 +243,7 @@ def grant_sweep(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
 
 
 def grant_answer_api(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
-    """The answer API lists (`by_status_shard`, then the rows by key), finds (`by_question`) and reads questions,
+    """The answer API lists (`by_status`, then the rows by key), finds (`by_question`) and reads questions,
     and decides one with the router's conditional `UpdateItem`, on the table only; it never puts, deletes or
     scans."""
     read = _grants.grant_table(
@@ -219,8 +261,9 @@ def check_question_table_shape(checks: PropChecks, table: dynamodb.Table) -> Non
     if keys != (QUESTION_PARTITION_KEY, QUESTION_SORT_KEY):
         checks.fail("existing_question_table", f"must have {want}: keys ('pk', 'sk'); its keys are {keys}")
         return
-    for name in deployed_indexes(table):
-        wanted = _INDEXES[name][:2]
+    for listed in deployed_indexes(table):
+        name, *wanted_keys = _INDEXES[listed][:3]
+        wanted = tuple(wanted_keys)
         try:
             index_keys = _key_names(table.schema(name))
         except RuntimeError:

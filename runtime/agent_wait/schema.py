@@ -22,6 +22,7 @@ __all__ = (
     "LEGACY_QUESTION_INDEXES",
     "MAX_INDEX_SHARDS",
     "QUESTION_TABLE",
+    "RENAMED_STATUS_INDEX",
     "QuestionStatus",
     "Settings",
     "index_shards_from_env",
@@ -68,7 +69,7 @@ class TableShape:
         Example:
             >>> request = QUESTION_TABLE.create_table_request("questions")
             >>> [index["IndexName"] for index in request["GlobalSecondaryIndexes"]]
-            ['by_status_shard', 'by_due_shard', 'open_by_age_shard', 'by_question']
+            ['by_status', 'by_due_shard', 'open_by_age_shard', 'by_question']
         """
         keys = {self.partition_key, self.sort_key}
         for index in self.indexes:
@@ -168,7 +169,7 @@ QUESTION_TABLE = TableShape(
     sort_key="sk",
     ttl_attribute="ttl",
     indexes=(
-        IndexShape("by_status_shard", "status_shard", "expires_at", include=("tags",), sharded=True),
+        IndexShape("by_status", "status_shard", "expires_at", include=("tags",), sharded=True),
         IndexShape("by_due_shard", "due", "due_at", keys_only=True, sharded=True),
         IndexShape("open_by_age_shard", "open_since", "asked_at", keys_only=True, sharded=True),
         IndexShape("by_question", "question_id", "pk", keys_only=True),
@@ -182,7 +183,7 @@ index's key or a projected attribute changes. The three indexes every open quest
 their partition key is `<value>#<shard>` (`shard_key`; the shard a stable hash of the question id, 0 to
 `AGENT_WAIT_INDEX_SHARDS` - 1), and a query reads every shard and merges them in key order.
 
-GSI `by_status_shard` (status_shard = `<status>#<shard>`, expires_at) lists a status's questions by
+GSI `by_status` (status_shard = `<status>#<shard>`, expires_at) lists a status's questions by
 deadline (the answer API, the CLI, the sweep's hand-over of `answered` questions, failed rows); it
 projects `tags`, so a tag filter runs in the index. GSI `by_due_shard` (due = `due#<shard>`, due_at,
 keys only) is sparse: an open question carries `due` exactly while it has a next due time `due_at`
@@ -207,6 +208,11 @@ LEGACY_QUESTION_INDEXES = (
 )
 """The indexes the question table had before they were sharded (every attribute projected), by the name of
 the index that replaced each. The ledger falls back to them while a table is being upgraded."""
+
+RENAMED_STATUS_INDEX = IndexShape("by_status_shard", "status_shard", "expires_at", include=("tags",), sharded=True)
+"""The sharded status index under the name it had before it took `by_status` (the unsharded index's name, as
+the product's card names it): same keys, same projection. The ledger falls back to it while a table deployed
+with it gets `by_status` (docs/constructs.md, "Upgrading the question table's indexes")."""
 
 CHECKPOINT_TABLE = TableShape(partition_key="PK", sort_key="SK", ttl_attribute="ttl")
 """What `langgraph_checkpoint_aws.DynamoDBSaver` needs."""
@@ -265,7 +271,10 @@ class Settings(StrEnum):
     BUS_NAME = "AGENT_WAIT_BUS_NAME"
     """Optional: announce on this EventBridge bus."""
     WEBHOOK_URL = "AGENT_WAIT_WEBHOOK_URL"
-    """Optional: announce to this webhook."""
+    """Optional: announce to this webhook, named in plain text. A webhook URL usually carries a token (Slack, Teams):
+    prefer `AGENT_WAIT_WEBHOOK_URL_SECRET_ARN`; the two are not set together."""
+    WEBHOOK_URL_SECRET_ARN = "AGENT_WAIT_WEBHOOK_URL_SECRET_ARN"
+    """Optional: announce to the webhook whose URL is this Secrets Manager secret's value (read once at cold start)."""
     SWEEP_LIMIT = "AGENT_WAIT_SWEEP_LIMIT"
     """Optional: the most due questions one sweep run handles (default 100); the next run picks up the rest."""
     WEBHOOK_SECRET_ARN = "AGENT_WAIT_WEBHOOK_SECRET_ARN"

@@ -308,7 +308,7 @@ def test_status_index_answers_open_and_open_overdue_exactly_across_its_shards(
     answered = ask("answered", "PT1H", now - timedelta(days=1))
     assert publish(answered.for_transition("answered"), announcer).ok
 
-    # WHEN the two queries a host or UI runs are made on every shard of by_status_shard
+    # WHEN the two queries a host or UI runs are made on every shard of by_status
     table = questions.table
 
     def query(status: str, before: str | None = None) -> list[dict[str, Any]]:
@@ -317,7 +317,7 @@ def test_status_index_answers_open_and_open_overdue_exactly_across_its_shards(
             condition = Key("status_shard").eq(f"{status}#{shard}")
             if before is not None:
                 condition &= Key("expires_at").lt(before)
-            items += table.query(IndexName="by_status_shard", KeyConditionExpression=condition)["Items"]
+            items += table.query(IndexName="by_status", KeyConditionExpression=condition)["Items"]
         return items
 
     open_rows = query("open")

@@ -102,7 +102,7 @@ def test_open_questions_are_spread_over_the_shards_and_the_indexes_hold_only_the
     # WHEN each shard of each shared key is read straight from its index
     due = _every_shard(client, name, "by_due_shard", "due", "due")
     open_since = _every_shard(client, name, "open_by_age_shard", "open_since", "open")
-    status = _every_shard(client, name, "by_status_shard", "status_shard", "open")
+    status = _every_shard(client, name, "by_status", "status_shard", "open")
 
     # THEN every question is in each index once, in its own shard, with more than one shard in use
     assert len(due) == len(open_since) == len(status) == 24
@@ -166,7 +166,7 @@ def test_a_decided_question_leaves_the_open_indexes_and_moves_to_its_status_shar
     # WHEN the indexes are read
     in_due = {i["sk"]["S"] for i in _every_shard(client, name, "by_due_shard", "due", "due")}
     in_open = {i["sk"]["S"] for i in _every_shard(client, name, "open_by_age_shard", "open_since", "open")}
-    answered = _every_shard(client, name, "by_status_shard", "status_shard", "answered")
+    answered = _every_shard(client, name, "by_status", "status_shard", "answered")
 
     # THEN the decided question is in neither open index, only in the answered shard of the status index
     assert in_due == in_open == {f"WAIT#{newer.question_id}"}
@@ -343,3 +343,39 @@ def _gsi(name: str, partition: str, sort: str, projection: dict[str, Any]) -> di
         "KeySchema": [{"AttributeName": partition, "KeyType": "HASH"}, {"AttributeName": sort, "KeyType": "RANGE"}],
         "Projection": projection,
     }
+
+
+def test_a_warm_ledger_follows_the_rename_from_by_status_shard_to_by_status(moto_server: str) -> None:
+    # GIVEN a table deployed before the status index took its name `by_status`: the same sharded keys under
+    # `by_status_shard`, and a ledger that has listed through it
+    import boto3
+
+    client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=moto_server)
+    name = f"questions-rename-{uuid.uuid4().hex[:8]}"
+    include = {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["tags"]}
+    request = QUESTION_TABLE.create_table_request(name)
+    request["GlobalSecondaryIndexes"] = [
+        _gsi("by_status_shard", "status_shard", "expires_at", include) if i["IndexName"] == "by_status" else i
+        for i in request["GlobalSecondaryIndexes"]
+    ]
+    client.create_table(**request)
+    ledger = DynamoDbLedger(name, client=client, index_shards=SHARDS)
+    envelope = ledger_contract.sample_envelope()
+    ledger.open(envelope, now=T0)
+    assert [r.question_id for r in ledger.page(QuestionStatus.OPEN, limit=10).records] == [envelope.question_id]
+
+    # WHEN later deploys add `by_status`, then delete `by_status_shard` (the Lambda stays warm through both)
+    client.update_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": k, "AttributeType": "S"} for k in ("status_shard", "expires_at")],
+        GlobalSecondaryIndexUpdates=[{"Create": _gsi("by_status", "status_shard", "expires_at", include)}],
+    )
+    assert [r.question_id for r in ledger.page(QuestionStatus.OPEN, limit=10).records] == [envelope.question_id]
+    client.update_table(TableName=name, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "by_status_shard"}}])
+
+    # THEN the same ledger lists through `by_status`, and a cold one does too
+    assert [r.question_id for r in ledger.page(QuestionStatus.OPEN, limit=10).records] == [envelope.question_id]
+    cold = DynamoDbLedger(name, client=client, index_shards=SHARDS)
+    assert [f.thread_id for f in cold.failures()] == []
+    assert [r.question_id for r in cold.page(QuestionStatus.OPEN, limit=10).records] == [envelope.question_id]
+    client.delete_table(TableName=name)

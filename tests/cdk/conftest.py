@@ -120,6 +120,13 @@ def features() -> Synth:
             reason="A test webhook signing secret; rotating it is the webhook owner's schedule, not the stack's.",
         )
     )
+    url = secretsmanager.Secret(stack, "WebhookUrl", encryption_key=key)  # type: ignore[arg-type]
+    Validations.of(url).acknowledge(
+        Acknowledgment(
+            id="AwsSolutions-SMG4",
+            reason="A test webhook URL; a new URL comes from the webhook's owner, on their schedule, not the stack's.",
+        )
+    )
     agent = AgentWait(
         stack,
         "AgentWait",
@@ -127,7 +134,7 @@ def features() -> Synth:
         graph_source=[EXAMPLES],
         topic_fifo=True,
         bus=False,
-        webhook_url="https://hooks.example.com/agent-wait",
+        webhook_url_secret=url,  # type: ignore[arg-type]
         webhook_secret=secret,  # type: ignore[arg-type]
         encryption_key=key,
         removal_policy=RemovalPolicy.DESTROY,
@@ -224,7 +231,7 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Synth:
         time_to_live_attribute="ttl",
     )
     table.add_global_secondary_index(
-        index_name="by_status_shard",
+        index_name="by_status",
         partition_key=dynamodb.Attribute(name="status_shard", type=string),
         sort_key=dynamodb.Attribute(name="expires_at", type=string),
         projection_type=dynamodb.ProjectionType.INCLUDE,

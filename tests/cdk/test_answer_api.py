@@ -149,7 +149,7 @@ def test_the_api_role_reads_and_decides_questions_sends_resumes_and_reads_the_li
     assert actions_on(statements(refund, "AgentWaitAnswerApi")) == {
         getatt(logs_id): LOGS,
         getatt(table_id): API_READ | {"dynamodb:UpdateItem"},  # the decision: a conditional update
-        index_arn(table_id, "by_status_shard"): API_READ,  # lists a status's questions (keys, then rows)
+        index_arn(table_id, "by_status"): API_READ,  # lists a status's questions (keys, then rows)
         index_arn(table_id, "by_question"): API_READ,  # finds a question's thread by its id
         getatt("AgentWaitEntryQueue74B3737D"): {"sqs:SendMessage"},  # by URL: no attribute or URL look-ups
         ref(secret_id): {"secretsmanager:GetSecretValue"},  # not DescribeSecret

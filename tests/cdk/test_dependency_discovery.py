@@ -314,3 +314,88 @@ def test_the_synth_output_says_which_file_was_used(project: Path) -> None:
             re.escape(f"agent-wait: the Lambda bundle's dependencies: {project / 'requirements.txt'}, resolved on top")
         ),
     )
+
+
+# The CDK app's own requirements are never the graph's; the graph's module's folder is looked in first.
+
+CDK_INIT_REQUIREMENTS = "aws-cdk-lib==2.215.0\nconstructs>=10.0.0,<11.0.0\n"
+"""The root `requirements.txt` that `cdk init app --language python` writes: the CDK app's own dependencies."""
+
+
+def test_the_cdk_apps_own_requirements_txt_is_never_bundled(project: Path) -> None:
+    # GIVEN an ordinary CDK app (made by `cdk init`) whose root requirements.txt names aws-cdk-lib and constructs
+    (project / "requirements.txt").write_text(CDK_INIT_REQUIREMENTS)
+    # WHEN the bundle is planned from it, with the graph in my_agent
+    bundle = LambdaBundle.for_architecture(X86, graph_source=["my_agent"], graph="my_agent.graph:graph")
+    # THEN the app's file is passed over (and said so): the runtime's pins are installed as they are
+    assert "aws-cdk-lib" not in bundle.requirements
+    assert bundle.requirements == REQUIREMENTS_FILE.read_text()
+    assert not bundle.resolve
+    assert f"passed over {project / 'requirements.txt'}: it names aws-cdk-lib" in bundle.origin
+    assert "the CDK app's own dependencies, never the graph's" in bundle.origin
+
+
+def test_the_cdk_apps_pyproject_is_passed_over_too_and_the_search_goes_on(project: Path, tmp_path: Path) -> None:
+    # GIVEN a CDK app's pyproject.toml at the root, and the graph's own requirements beside its module
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "infra"\nversion = "0"\ndependencies = ["aws-cdk-lib>=2", "constructs>=10", "cdk-nag"]\n'
+    )
+    (project / "my_agent" / "requirements.txt").write_text("httpx==0.28.1\n")
+    bundle = LambdaBundle.for_architecture(X86, graph_source=["my_agent"], graph="my_agent.graph:graph")
+    assert bundle.origin.startswith(str(project / "my_agent" / "requirements.txt"))
+    # AND with no file beside the graph, the app's pyproject is still not used
+    (project / "my_agent" / "requirements.txt").unlink()
+    bundle = LambdaBundle.for_architecture(X86, graph_source=["my_agent"], graph="my_agent.graph:graph")
+    assert "aws-cdk-lib" not in bundle.requirements
+    assert f"passed over {project / 'pyproject.toml'} [project] dependencies: it names aws-cdk-lib" in bundle.origin
+
+
+def test_the_folder_of_the_graphs_module_is_looked_in_before_the_graph_source_folder(project: Path) -> None:
+    # GIVEN graph_source `src`, the graph `src.my_agent.graph`, a requirements.txt in each folder
+    src = project / "src"
+    src.mkdir()
+    (project / "my_agent").rename(src / "my_agent")
+    (src / "requirements.txt").write_text("requests==2.32.3\n")
+    (src / "my_agent" / "requirements.txt").write_text("httpx==0.28.1\n")
+    # WHEN the bundle is planned
+    bundle = LambdaBundle.for_architecture(X86, graph_source=["src"], graph="src.my_agent.graph:graph")
+    # THEN the file beside the graph's module wins
+    assert bundle.origin.startswith(str(src / "my_agent" / "requirements.txt"))
+    assert "httpx==0.28.1" in bundle.requirements
+    assert "requests==2.32.3" not in bundle.requirements
+
+
+def test_a_bundle_over_lambdas_limit_names_the_requirements_it_came_from(tmp_path: Path) -> None:
+    from agent_wait_cdk.bundling.bundle import check_size
+
+    (tmp_path / "big").write_bytes(b"x" * 2000)
+    origin = "/app/requirements.txt, resolved on top of the runtime's pins for what it does not name"
+    with pytest.raises(BundleError) as caught:
+        check_size(tmp_path, limit=1000, origin=origin)
+    assert f"The bundle's requirements: {origin}." in str(caught.value)
+
+
+def test_a_failed_install_names_the_requirements_it_came_from(
+    project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import subprocess
+
+    def failing(command: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(command, 1, stdout="", stderr="ERROR: No matching distribution for x\n")
+
+    (project / "my_agent" / "requirements.txt").write_text("x==1\n")
+    bundle = LambdaBundle.for_architecture(X86, graph_source=["my_agent"], graph="my_agent.graph:graph")
+    monkeypatch.setattr(subprocess, "run", failing)
+    with pytest.raises(BundleError) as caught:
+        bundle.build(tmp_path / "out")
+    assert f"The bundle's requirements: {project / 'my_agent' / 'requirements.txt'}, resolved" in str(caught.value)
+
+
+def test_the_synth_output_says_the_cdk_apps_requirements_were_passed_over(project: Path) -> None:
+    (project / "requirements.txt").write_text(CDK_INIT_REQUIREMENTS)
+    stack = Stack(new_app(), "Mine")
+    AgentWait(stack, "AgentWait", graph="my_agent.graph:graph", graph_source=["my_agent"])
+    Annotations.from_stack(stack).has_info(
+        "/Mine/AgentWait",
+        Match.string_like_regexp(re.escape(f"passed over {project / 'requirements.txt'}: it names aws-cdk-lib")),
+    )

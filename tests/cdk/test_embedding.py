@@ -35,8 +35,8 @@ def test_embedded_stack_uses_the_existing_table_and_topic(embedded: Synth) -> No
 
 
 def test_embedded_stack_keeps_the_generated_defaults_elsewhere(embedded: Synth) -> None:
-    """A bus and the entry queue are still created; the graph is the service's own."""
-    assert len(embedded.resources("AWS::Events::EventBus")) == 1
+    """The entry queue is still created; no bus, since the stack brought its topic (and asked for none)."""
+    assert len(embedded.resources("AWS::Events::EventBus")) == 0
     assert len(embedded.resources("AWS::SQS::Queue")) == 2
 
 
@@ -119,7 +119,7 @@ def test_an_existing_table_without_the_status_index_is_refused() -> None:
         AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), existing_question_table=table)
     assert info.value.problems == (
         "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
-        "'by_status_shard' on ('status_shard', 'expires_at')",
+        "'by_status' on ('status_shard', 'expires_at')",
         "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
         "'by_due_shard' on ('due', 'due_at')",
         "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
@@ -193,7 +193,7 @@ def test_an_existing_table_whose_by_question_index_has_other_keys_is_refused() -
         sort_key=dynamodb.Attribute(name="sk", type=string),
     )
     for name, partition, sort in (
-        ("by_status_shard", "status_shard", "expires_at"),
+        ("by_status", "status_shard", "expires_at"),
         ("by_due_shard", "due", "due_at"),
         ("open_by_age_shard", "open_since", "asked_at"),
         ("by_question", "question_id", "sk"),

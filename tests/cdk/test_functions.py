@@ -115,7 +115,8 @@ def test_environment_with_webhook_no_bus_and_a_sweep_limit(features: Synth) -> N
     _, r = router(features)
     _, s = sweep(features)
     env = r["Properties"]["Environment"]["Variables"]
-    assert env["AGENT_WAIT_WEBHOOK_URL"] == "https://hooks.example.com/agent-wait"
+    assert env["AGENT_WAIT_WEBHOOK_URL_SECRET_ARN"] == ref_of(features, "AWS::SecretsManager::Secret", "WebhookUrl")
+    assert "AGENT_WAIT_WEBHOOK_URL" not in env  # a webhook URL carries a token: never in plain text
     assert env["LOG_LEVEL"] == "DEBUG"
     assert "AGENT_WAIT_BUS_NAME" not in env
     assert "AGENT_WAIT_TOPIC_ARN" in env
@@ -265,6 +266,45 @@ def test_the_webhook_secret_arn_is_set_on_both_functions(features: Synth) -> Non
         assert fn["Properties"]["Environment"]["Variables"]["AGENT_WAIT_WEBHOOK_SECRET_ARN"] == secret
 
 
+def test_a_plain_text_webhook_url_still_works_and_warns_how_to_move_it_to_secrets_manager(answering: Synth) -> None:
+    # GIVEN an app that still passes webhook_url (the answering variant)
+    _, r = router(answering)
+    assert (
+        r["Properties"]["Environment"]["Variables"]["AGENT_WAIT_WEBHOOK_URL"] == "https://hooks.example.com/agent-wait"
+    )
+    # THEN the synth warns, saying how to move the URL into Secrets Manager
+    warnings = [
+        entry.data
+        for entry in answering.stack.node.find_child("AgentWait").node.metadata
+        if entry.type == "aws:cdk:warning"
+    ]
+    assert [w for w in warnings if "webhook_url is deprecated" in str(w)] == [
+        "webhook_url is deprecated: it is stored in plain text in the router's and the sweep's environment, and a "
+        "webhook URL carries a token (Slack, Teams). Store the URL as a Secrets Manager secret and pass "
+        'webhook_url_secret= instead (docs/constructs.md, "Moving a webhook URL into Secrets Manager") '
+        "[ack: agent-wait:webhook-url-plain-text]"
+    ]
+
+
+def test_the_webhook_url_comes_from_one_place() -> None:
+    from aws_cdk import aws_secretsmanager as secretsmanager
+
+    stack = Stack(new_app(), "S")
+    with pytest.raises(AgentWaitPropsError) as info:
+        AgentWait(
+            stack,
+            "AgentWait",
+            graph="m:g",
+            code=inline_code(),
+            webhook_url="https://hooks.example.com/agent-wait",
+            webhook_url_secret=secretsmanager.Secret(stack, "Url"),  # type: ignore[arg-type]
+        )
+    assert info.value.problems == (
+        "webhook_url cannot go with webhook_url_secret: the URL comes from one place; keep webhook_url_secret and "
+        "drop webhook_url",
+    )
+
+
 def test_the_receive_count_of_an_imported_queue_is_the_prop_or_five() -> None:
     from aws_cdk import aws_sqs as sqs
 
@@ -317,8 +357,8 @@ def test_receive_count_webhook_secret_and_alarm_topic_props_are_checked() -> Non
             queue=EntryQueueProps(max_receive_count=5),
         )
     assert info.value.problems == (
-        "webhook_secret signs webhook deliveries, but there is no webhook_url to deliver to; pass webhook_url too, "
-        "or drop it",
+        "webhook_secret signs webhook deliveries, but there is no webhook to deliver to; pass webhook_url_secret "
+        "too, or drop it",
         "alarm_topic cannot go with alarms=False: there would be no alarm to notify it; drop one",
         "queue.max_receive_count must match existing_entry_queue's redrive policy, whose maxReceiveCount is 3; got 5",
     )

@@ -40,7 +40,7 @@ def ids(synth: Synth) -> dict[str, str]:
     }
 
 
-def index_arn(table_id: str, index: str = "by_status_shard") -> str:
+def index_arn(table_id: str, index: str = "by_status") -> str:
     return json.dumps({"Fn::Join": ["", [{"Fn::GetAtt": [table_id, "Arn"]}, f"/index/{index}"]]}, sort_keys=True)
 
 
@@ -144,11 +144,14 @@ def test_xray_is_granted_only_to_traced_functions(refund: Synth, features: Synth
         assert actions_on(statements(features, prefix))[json.dumps("*")] == XRAY
 
 
-def test_both_functions_may_read_the_webhook_secret_and_decrypt_it(features: Synth) -> None:
-    (secret,) = features.resources("AWS::SecretsManager::Secret")
+def test_both_functions_may_read_the_webhook_secrets_and_decrypt_them(features: Synth) -> None:
+    # the signing secret and the URL's secret
+    secrets = features.resources("AWS::SecretsManager::Secret")
+    assert len(secrets) == 2
     for prefix in ("AgentWaitRouter", "AgentWaitSweep"):
         granted = actions_on(statements(features, prefix))
-        assert granted[ref(secret)] == {"secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"}
+        for secret in secrets:
+            assert granted[ref(secret)] == {"secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"}
         assert "kms:Decrypt" in granted[getatt("Key961B73FD")]
 
 

@@ -15,7 +15,7 @@ QUESTION_TABLE_SHAPE = {
     "BillingMode": "PAY_PER_REQUEST",
     "GlobalSecondaryIndexes": [
         {
-            "IndexName": "by_status_shard",
+            "IndexName": "by_status",
             "KeySchema": [
                 {"AttributeName": "status_shard", "KeyType": "HASH"},
                 {"AttributeName": "expires_at", "KeyType": "RANGE"},
@@ -121,9 +121,9 @@ def test_question_table_grants_cover_the_table_and_only_the_indexes_each_reader_
     (stmt,) = policy["Properties"]["PolicyDocument"]["Statement"]
     arn = {"Fn::GetAtt": [stack.resolve(table.table.node.default_child.logical_id), "Arn"]}  # type: ignore[union-attr]
     indexes = {
-        "grant_read_questions": ["by_status_shard", "by_question"],
+        "grant_read_questions": ["by_status", "by_question"],
         "grant_router": [],
-        "grant_sweep": ["by_status_shard", "by_due_shard", "open_by_age_shard"],
+        "grant_sweep": ["by_status", "by_due_shard", "open_by_age_shard"],
     }
     resources = [arn, *({"Fn::Join": ["", [arn, f"/index/{name}"]]} for name in indexes[grant])]
     assert stmt["Resource"] == (resources if len(resources) > 1 else arn)
@@ -154,7 +154,7 @@ def test_agent_wait_grant_read_questions_is_read_only_with_kms_decrypt(features:
     table_id, _ = question_table(features)
     arn = {"Fn::GetAtt": [table_id, "Arn"]}
     assert by_resource[_j(arn)] == {"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"}
-    assert by_resource[_j({"Fn::Join": ["", [arn, "/index/by_status_shard"]]})] == by_resource[_j(arn)]
+    assert by_resource[_j({"Fn::Join": ["", [arn, "/index/by_status"]]})] == by_resource[_j(arn)]
     assert by_resource[_j({"Fn::Join": ["", [arn, "/index/by_question"]]})] == by_resource[_j(arn)]
     assert by_resource[_j({"Fn::GetAtt": ["Key961B73FD", "Arn"]})] == {"kms:Decrypt", "kms:DescribeKey"}
 
@@ -185,14 +185,16 @@ def _indexes_and_sweep_grant(context: dict[str, object]) -> tuple[list[tuple[str
 
 
 def test_the_upgrade_context_deploys_the_listed_indexes_and_grants_the_legacy_ones_too() -> None:
-    # GIVEN the first upgrade step: the three legacy indexes, by_question, and one new index
-    listed = "by_status,by_due,open_by_age,by_question,by_due_shard"
+    # GIVEN the first upgrade step of a table from before the shards: the three legacy indexes (the unsharded
+    # `by_status` named by its token), by_question, and one new index
+    listed = "by_status_unsharded,by_due,open_by_age,by_question,by_due_shard"
 
     # WHEN the table is synthesized with the upgrade context
     indexes, granted = _indexes_and_sweep_grant({UPGRADE: listed})
 
-    # THEN exactly those indexes exist (legacy ones project ALL, as they were deployed), and the sweep may query
-    # the new index and the legacy one the runtime falls back to while the new one is missing
+    # THEN exactly those indexes exist (legacy ones project ALL, as they were deployed; the unsharded status index
+    # under its own name, on `status`), and the sweep may query the new indexes and every predecessor the runtime
+    # falls back to while a new one is missing
     assert indexes == [
         ("by_status", "ALL"),
         ("by_due", "ALL"),
@@ -201,19 +203,50 @@ def test_the_upgrade_context_deploys_the_listed_indexes_and_grants_the_legacy_on
         ("by_due_shard", "KEYS_ONLY"),
     ]
     assert granted == [
-        "by_status_shard",
+        "by_status",
         "by_due_shard",
         "open_by_age_shard",
-        "by_status",
+        "by_status_shard",
         "by_due",
         "open_by_age",
     ]
 
 
+def test_the_unsharded_by_status_keeps_its_old_keys_under_the_upgrade_context() -> None:
+    stack = Stack(new_app(**{UPGRADE: "by_status_unsharded,by_question"}), "S")
+    QuestionTable(stack, "Questions")
+    (resource,) = Template.from_stack(stack).find_resources("AWS::DynamoDB::Table").values()
+    (status, _) = resource["Properties"]["GlobalSecondaryIndexes"]
+    assert status["IndexName"] == "by_status"
+    assert [k["AttributeName"] for k in status["KeySchema"]] == ["status", "expires_at"]
+
+
+def test_a_table_deployed_with_by_status_shard_moves_to_by_status_in_two_deploys() -> None:
+    # GIVEN a table deployed before the status index was renamed (`by_status_shard`, the same sharded keys)
+    # WHEN the first deploy adds `by_status` beside it
+    listed = "by_status_shard,by_due_shard,open_by_age_shard,by_question,by_status"
+    indexes, granted = _indexes_and_sweep_grant({UPGRADE: listed})
+    # THEN both exist, and the sweep may query both (the runtime reads `by_status_shard` until `by_status` exists)
+    assert indexes == [
+        ("by_status_shard", "INCLUDE"),
+        ("by_due_shard", "KEYS_ONLY"),
+        ("open_by_age_shard", "KEYS_ONLY"),
+        ("by_question", "KEYS_ONLY"),
+        ("by_status", "INCLUDE"),
+    ]
+    assert granted[:3] == ["by_status", "by_due_shard", "open_by_age_shard"]
+    assert "by_status_shard" in granted
+
+
+def test_the_two_status_indexes_that_share_a_name_cannot_both_be_listed() -> None:
+    with pytest.raises(ValueError, match="by_status and by_status_unsharded are both the index named 'by_status'"):
+        _indexes_and_sweep_grant({UPGRADE: "by_status_unsharded,by_status,by_question"})
+
+
 def test_without_the_upgrade_context_only_the_current_indexes_are_deployed_and_granted() -> None:
     indexes, granted = _indexes_and_sweep_grant({})
-    assert [name for name, _ in indexes] == ["by_status_shard", "by_due_shard", "open_by_age_shard", "by_question"]
-    assert granted == ["by_status_shard", "by_due_shard", "open_by_age_shard"]
+    assert [name for name, _ in indexes] == ["by_status", "by_due_shard", "open_by_age_shard", "by_question"]
+    assert granted == ["by_status", "by_due_shard", "open_by_age_shard"]
 
 
 def test_an_unknown_index_in_the_upgrade_context_is_refused() -> None:

@@ -122,3 +122,38 @@ def test_bus_is_created_by_default_and_named_in_the_environment(refund: Synth) -
 def test_no_bus_and_no_topic_when_switched_off(quiet: Synth) -> None:
     quiet.template.resource_count_is("AWS::Events::EventBus", 0)
     quiet.template.resource_count_is("AWS::SNS::Topic", 0)
+
+
+# An existing topic means the app already has its fan-out: no bus is created unless asked for.
+
+
+def _bus_and_variables(**props: object) -> tuple[int, set[str]]:
+    from aws_cdk import aws_sns as sns
+    from aws_cdk.assertions import Template
+
+    stack = Stack(new_app(), "S")
+    topic = sns.Topic(stack, "Theirs", enforce_ssl=True)
+    AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), existing_topic=topic, **props)  # type: ignore[arg-type]
+    template = Template.from_stack(stack)
+    functions = template.find_resources("AWS::Lambda::Function").values()
+    names = {name for fn in functions for name in fn["Properties"]["Environment"]["Variables"]}
+    return len(template.find_resources("AWS::Events::EventBus")), names
+
+
+def test_an_existing_topic_means_no_bus_unless_asked() -> None:
+    # GIVEN an app that brings its own topic and says nothing of a bus
+    buses, variables = _bus_and_variables()
+    # THEN AgentWait creates no bus, and no function is told of one
+    assert buses == 0
+    assert "AGENT_WAIT_BUS_NAME" not in variables
+    assert "AGENT_WAIT_TOPIC_ARN" in variables
+
+
+def test_an_existing_topic_with_bus_true_also_gets_a_bus() -> None:
+    buses, variables = _bus_and_variables(bus=True)
+    assert buses == 1
+    assert "AGENT_WAIT_BUS_NAME" in variables
+
+
+def test_without_an_existing_topic_the_bus_is_still_on_by_default(refund: Synth) -> None:
+    assert len(refund.resources("AWS::Events::EventBus")) == 1

@@ -561,6 +561,6 @@ def test_the_sweep_reads_only_what_is_due_however_many_questions_are_open(moto_s
     assert report.due_read == 3
     assert sum(n for index, n in queried if index == "by_due_shard") == 3
     assert sum(n for index, n in queried if index == "open_by_age_shard") <= ledger.index_shards
-    assert sum(n for index, n in queried if index == "by_status_shard") == 0
+    assert sum(n for index, n in queried if index == "by_status") == 0
     assert read_by_key == [3, 1]
     client.delete_table(TableName=name)

@@ -70,8 +70,8 @@ def test_a_secret_without_a_webhook_url_is_a_problem_listed_with_the_others() ->
     # THEN one error lists both problems and names both variables
     assert raised.value.variables == ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_WEBHOOK_SECRET_ARN")
     assert raised.value.problems[-1] == (
-        "AGENT_WAIT_WEBHOOK_SECRET_ARN is set but AGENT_WAIT_WEBHOOK_URL is not: the secret only signs webhook "
-        "deliveries; set the webhook URL, or unset the secret"
+        "AGENT_WAIT_WEBHOOK_SECRET_ARN is set but AGENT_WAIT_WEBHOOK_URL_SECRET_ARN (or AGENT_WAIT_WEBHOOK_URL) is "
+        "not: the secret only signs webhook deliveries; set the webhook URL, or unset the secret"
     )
 
 

@@ -39,6 +39,7 @@ __all__ = (
     "MAX_BUNDLE_BYTES",
     "LambdaBundle",
     "check_size",
+    "find_graph_module",
     "find_runtime_source",
     "warn_if_graph_missing",
 )
@@ -107,14 +108,17 @@ class LambdaBundle:
         runtime_source: str | os.PathLike[str] | None = None,
         requirements_file: str | os.PathLike[str] | None = None,
         aws_services: Sequence[str] = (),
+        graph: str | None = None,
     ) -> LambdaBundle:
         """Plan a bundle; raises `BundleError` for a missing path, an unknown architecture, a name clash, or
         requirements that cannot be read.
 
-        Without `requirements_file`, the requirements are found (`find_dependencies`) in each graph source
-        folder (a file's own folder), then the working directory; a found file is completed with the
-        runtime's pins for every package it does not name. None found: the runtime's pins. `aws_services`:
-        botocore models to keep besides those the bundle's code names (see the module docstring).
+        Without `requirements_file`, the requirements are found (`find_dependencies`) in the folder of
+        `graph`'s module (`module:attribute`, when a graph source holds it), each graph source folder (a
+        file's own folder), then the working directory, passing over the CDK app's own files (they name
+        `aws-cdk-lib`); a found file is completed with the runtime's pins for every package it does not
+        name. None found: the runtime's pins. `aws_services`: botocore models to keep besides those the
+        bundle's code names (see the module docstring).
         """
         name = architecture.name
         services = tuple(sorted(set(aws_services)))
@@ -134,6 +138,9 @@ class LambdaBundle:
             raise BundleError(f"graph_source entries must have distinct names, other than agent_wait; clash: {clashes}")
 
         folders = [path if path.is_dir() else path.parent for path, _ in sources[1:]]
+        module = find_graph_module(graph, sources[1:]) if graph else None
+        if module is not None:
+            folders.insert(0, module.parent)
         dependencies = bundle_requirements(folders, requirements_file)
         return cls(
             name,
@@ -202,7 +209,12 @@ class LambdaBundle:
         """Install the requirements, copy the sources into `output_dir` and prune the dependencies; raises
         `BundleError` on failure. `python_version`: see `install_command` (never set for a deployed bundle)."""
         installer.install(
-            self.architecture, self.requirements, output_dir, resolve=self.resolve, python_version=python_version
+            self.architecture,
+            self.requirements,
+            output_dir,
+            resolve=self.resolve,
+            python_version=python_version,
+            origin=self.origin,
         )
         strip_debug_sections(output_dir)
         for source, dest in self.sources:
@@ -216,11 +228,12 @@ class LambdaBundle:
             lazy_package_init(output_dir.joinpath(*package.split(".")), package)
         if self.bytecode_python and python_version == LAMBDA_PYTHON_VERSION:
             compile_bytecode(output_dir, self.bytecode_python)
-        check_size(output_dir)
+        check_size(output_dir, origin=self.origin)
 
 
-def check_size(bundle_dir: Path, limit: int = MAX_BUNDLE_BYTES) -> None:
-    """Raise `BundleError` naming the five largest entries when the bundle is over Lambda's unzipped limit."""
+def check_size(bundle_dir: Path, limit: int = MAX_BUNDLE_BYTES, *, origin: str | None = None) -> None:
+    """Raise `BundleError` naming the five largest entries when the bundle is over Lambda's unzipped limit, and
+    `origin`, where the bundle's requirements came from (`LambdaBundle.origin`)."""
     sizes = {entry.name: tree_size(entry) for entry in bundle_dir.iterdir()}
     total = sum(sizes.values())
     if total <= limit:
@@ -230,6 +243,7 @@ def check_size(bundle_dir: Path, limit: int = MAX_BUNDLE_BYTES) -> None:
     raise BundleError(
         f"the Lambda bundle is {total / 1e6:.0f} MB unzipped; Lambda allows {limit / 1e6:.0f} MB. The largest: "
         f"{named}. Drop what the graph does not import from requirements_file, or move it to a layer"
+        + (f". The bundle's requirements: {origin}." if origin else "")
     )
 
 
@@ -257,22 +271,32 @@ def _files(source: Path) -> Iterator[Path]:
                 yield Path(root) / name
 
 
-def warn_if_graph_missing(scope: Construct, graph: str, bundle: LambdaBundle) -> None:
-    """Warn at synth time when no graph source holds the graph's module (the router could not import it)."""
-    if len(bundle.sources) == 1:
-        return  # no graph_source: the module may come from requirements_file
+def find_graph_module(graph: str, sources: Sequence[tuple[Path, str]]) -> Path | None:
+    """The file of `graph`'s module (`module:attribute`) in the graph sources ((path, name in the asset)), or
+    None when none holds it."""
     module = graph.split(":", 1)[0].split(".")
-    for source, dest in bundle.sources[1:]:
+    for source, dest in sources:
         if source.is_file():
             if [dest.removesuffix(".py")] == module:
-                return
+                return source
             continue
         if module[0] != dest:
             continue
         base = Path(source, *module[1:])
-        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
-            return
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def warn_if_graph_missing(scope: Construct, graph: str, bundle: LambdaBundle) -> None:
+    """Warn at synth time when no graph source holds the graph's module (the router could not import it)."""
+    if len(bundle.sources) == 1:
+        return  # no graph_source: the module may come from requirements_file
+    if find_graph_module(graph, bundle.sources[1:]) is not None:
+        return
+    module = graph.split(":", 1)[0]
     Annotations.of(scope).add_warning_v2(
         "agent-wait:graph-not-found",
-        f"graph module {'.'.join(module)!r} is not in graph_source; the router will fail to import it",
+        f"graph module {module!r} is not in graph_source; the router will fail to import it",
     )

@@ -89,11 +89,14 @@ def install(
     *,
     resolve: bool = False,
     python_version: str = LAMBDA_PYTHON_VERSION,
+    origin: str | None = None,
 ) -> None:
     """Install `requirements` (their text) into `output_dir` for the Lambda platform, then drop `bin/`.
 
+    `origin`: where the requirements came from, in words (`LambdaBundle.origin`), said in the error.
+
     Raises:
-        BundleError: the installer failed; the message holds its command and the end of its output.
+        BundleError: the installer failed; the message holds its command, the end of its output and `origin`.
     """
     with tempfile.TemporaryDirectory(prefix="agent-wait-bundle-") as tmp:
         file = Path(tmp) / "requirements.txt"
@@ -111,8 +114,9 @@ def install(
             )
         else:
             hint = "The bundle needs PyPI (or a warm uv/pip cache). "
+        said = f"The bundle's requirements: {origin}. " if origin else ""
         raise BundleError(
             f"installing the Lambda dependencies failed (exit {result.returncode}): {' '.join(command)}\n{tail}\n"
-            f"{hint}To synthesize without bundling, run: cdk synth -c agent-wait:bundle=false"
+            f"{said}{hint}To synthesize without bundling, run: cdk synth -c agent-wait:bundle=false"
         )
     shutil.rmtree(output_dir / "bin", ignore_errors=True)  # console scripts: useless in Lambda

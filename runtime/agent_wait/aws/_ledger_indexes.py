@@ -2,8 +2,9 @@
 
 A key value every open question would share (`due`, `open`, a status) is `<value>#<shard>`; a read queries
 every shard and merges them in key order, then reads the rows themselves by key (the indexes hold keys,
-and `by_status_shard` also `tags`). While a table being upgraded lacks a sharded index, its predecessor is
-queried instead; rows written before the shards keep their unsharded `due`/`open` values, which are read too.
+and `by_status` also `tags`). While a table being upgraded lacks a sharded index, its predecessor is
+queried instead (for `by_status`: `by_status_shard`, its former name, then the unsharded `by_status`); rows
+written before the shards keep their unsharded `due`/`open` values, which are read too.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from agent_wait.ledger.records import (
 from agent_wait.schema import (
     LEGACY_QUESTION_INDEXES,
     QUESTION_TABLE,
+    RENAMED_STATUS_INDEX,
     IndexShape,
     QuestionStatus,
     question_key,
@@ -37,8 +39,12 @@ __all__ = ("ShardedIndexes",)
 
 _PK, _SK = QUESTION_TABLE.partition_key, QUESTION_TABLE.sort_key
 BY_STATUS, BY_DUE, OPEN_BY_AGE, BY_QUESTION = QUESTION_TABLE.indexes
-_LEGACY = {index.name: legacy for index, legacy in zip(QUESTION_TABLE.indexes, LEGACY_QUESTION_INDEXES, strict=False)}
-"""Each sharded index's predecessor, queried instead while a table being upgraded lacks the new index."""
+_LEGACY = {
+    index.name: ((RENAMED_STATUS_INDEX,) if index is BY_STATUS else ()) + (legacy,)
+    for index, legacy in zip(QUESTION_TABLE.indexes, LEGACY_QUESTION_INDEXES, strict=False)
+}
+"""Each sharded index's predecessors, in the order they are tried while a table being upgraded lacks the index.
+The unsharded `by_status` has the new index's name: a query on the wrong keys counts as the index missing."""
 STATUS_SHARD = BY_STATUS.partition_key
 START_PREFIX = "START#"
 DUE = "due"
@@ -52,8 +58,8 @@ class ShardedIndexes:
 
     table_name: str
     index_shards: int
-    _legacy: set[str]
-    """Sharded indexes this table lacks (an upgrade in progress): their predecessors are queried instead."""
+    _legacy: dict[str, int]
+    """Indexes this table lacks (an upgrade in progress), each with the predecessor queried instead (1 = first)."""
 
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:  # pragma: no cover - the ledger's
         raise NotImplementedError
@@ -67,41 +73,43 @@ class ShardedIndexes:
         return {"S": shard_key(value, item_id, self.index_shards)}
 
     def _index(self, index: IndexShape) -> IndexShape:
-        """The index to query: `index`, or its predecessor while the table lacks it (an upgrade in progress)."""
-        return _LEGACY[index.name] if index.name in self._legacy else index
+        """The index to query: `index`, or a predecessor while the table lacks it (an upgrade in progress)."""
+        at = self._legacy.get(index.name, 0)
+        return _LEGACY[index.name][at - 1] if at else index
 
     def _partitions(self, index: IndexShape, value: str) -> list[str]:
         """Every partition key value holding `value`'s rows: each shard, and the unsharded value rows written
-        before the keys were sharded still carry (`due`, `open`; a legacy `by_status` holds only that one)."""
-        if index is BY_STATUS and index.name in self._legacy:
+        before the keys were sharded still carry (`due`, `open`; an unsharded `by_status` holds only that one)."""
+        if index is BY_STATUS and not self._index(index).sharded:
             return [value]
         shards = [f"{value}#{n}" for n in range(self.index_shards)]
         return shards if index is BY_STATUS else [*shards, value]
 
     def _with_fallback(self, index: IndexShape, work: Callable[[], _T]) -> _T:
-        """Run `work` on `index`, or on its predecessor while the table lacks `index` (an upgrade in progress).
+        """Run `work` on `index`, or on a predecessor while the table lacks `index` (an upgrade in progress).
 
-        Whichever of the two the table lacks is remembered, and the other is tried once: a warm ledger on the
-        predecessor moves to `index` when a later deploy deletes the predecessor. With neither, the error names
-        `index`, the one to deploy.
+        The index or predecessor in use is remembered; when it goes missing, the next is tried, round to `index`
+        again: a warm ledger on a predecessor moves to `index` when a later deploy deletes the predecessor. With
+        none of them, the error names `index`, the one to deploy.
         """
-        legacy = _LEGACY[index.name].name
+        chain = _LEGACY[index.name]
+        names = {index.name, *(predecessor.name for predecessor in chain)}
         missing_new: LedgerIndexMissingError | None = None
-        for _ in range(2):
+        for _ in range(len(chain) + 1):
             try:
                 return work()
             except LedgerIndexMissingError as missing:
-                if missing.index not in (index.name, legacy):
+                if missing.index not in names:
                     raise
-                if index.name in self._legacy:
-                    self._legacy.discard(index.name)
-                else:
+                at = self._legacy.pop(index.name, 0)
+                if at == 0:
                     missing_new = missing
-                    self._legacy.add(index.name)
-        self._legacy.discard(index.name)
-        if missing_new is None:  # pragma: no cover - one of the two attempts was on `index`
+                if at < len(chain):
+                    self._legacy[index.name] = at + 1
+        self._legacy.pop(index.name, None)
+        if missing_new is None:  # pragma: no cover - one of the attempts was on `index`
             raise LedgerIndexMissingError(
-                f"question table {self.table_name} has neither {index.name!r} nor {legacy!r}",
+                f"question table {self.table_name} has neither {index.name!r} nor its predecessors",
                 index=index.name,
                 table=self.table_name,
                 code="ResourceNotFoundException",

@@ -118,13 +118,13 @@ class DynamoDbAnnounce(BaseAnnounce):
     decision and changes nothing. A reminder, an escalation step or a vote updates only `type`, `event_id`
     and `progress`, and only while the row is open: one that arrives after the decision changes nothing.
 
-    The `by_status_shard` index (`status_shard`, `expires_at`; keys and `tags` only) answers "open questions"
+    The `by_status` index (`status_shard`, `expires_at`; keys and `tags` only) answers "open questions"
     and "open and overdue": query each shard (`open#0` to `open#<index_shards - 1>`), merge by `expires_at`,
     and read the rows by key (`DynamoDbLedger.page` does all of it):
 
         from boto3.dynamodb.conditions import Key
         for shard in range(rows.index_shards):
-            table.query(IndexName="by_status_shard", KeyConditionExpression=Key("status_shard").eq(f"open#{shard}"))
+            table.query(IndexName="by_status", KeyConditionExpression=Key("status_shard").eq(f"open#{shard}"))
 
     Example:
         >>> import boto3

@@ -93,7 +93,7 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
     """The ledger on DynamoDB: every transition is one conditional write.
 
     Args:
-        table_name: the question table (shape: `agent_wait.schema.QUESTION_TABLE`; GSIs `by_status_shard`,
+        table_name: the question table (shape: `agent_wait.schema.QUESTION_TABLE`; GSIs `by_status`,
             `by_due_shard`, `open_by_age_shard`, `by_question`).
         client: a boto3 DynamoDB client; one is created for `region_name` when omitted.
         region_name: region for the client created here.
@@ -125,8 +125,8 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
         """Shards of each shared index key value (`agent_wait.schema.shard_key`)."""
         self._client = client
         self._closed_ttl = closed_ttl
-        self._legacy: set[str] = set()
-        """Sharded indexes this table lacks (an upgrade in progress): their predecessors are queried instead."""
+        self._legacy: dict[str, int] = {}
+        """Indexes this table lacks (an upgrade in progress), each with the predecessor queried instead (1 = first)."""
 
     # -- I/O helpers ---------------------------------------------------------------------------------
 
@@ -149,10 +149,12 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             index = kwargs.get("IndexName")
             text = error_message(exc)
             # DynamoDB answers a query on a missing index with ValidationException, moto with
-            # ResourceNotFoundException; both name the index.
-            if index and code in ("ValidationException", "ResourceNotFoundException") and "index" in text.lower():
+            # ResourceNotFoundException; both name the index. An index of that name on other keys (the unsharded
+            # `by_status` of a table not yet upgraded) "missed key schema element": for the query, it is missing too.
+            missing = "index" in text.lower() or "key schema element" in text.lower()
+            if index and code in ("ValidationException", "ResourceNotFoundException") and missing:
                 raise LedgerIndexMissingError(
-                    f"{where} needs index {index!r}, which the table does not have; deploy the table shape "
+                    f"{where} needs index {index!r} on its keys, which the table does not have; deploy the table shape "
                     "in agent_wait.schema.QUESTION_TABLE (the AgentWait construct creates it)",
                     index=str(index),
                     table=self.table_name,

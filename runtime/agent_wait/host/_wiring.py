@@ -26,11 +26,13 @@ logger = logging.getLogger("agent_wait.host")
 def announcers_for(settings: HostSettings, *, session: Any = None) -> list[BaseAnnounce]:
     """The announcers whose variable is set: topic, bus, webhook. Always a log line besides.
 
-    With `AGENT_WAIT_WEBHOOK_SECRET_ARN` the webhook is signed with that secret, read here once (at cold
-    start, since the handlers build their router or sweep once): see `_webhook_secret` for its forms.
+    The webhook's URL is `AGENT_WAIT_WEBHOOK_URL_SECRET_ARN`'s secret value (a webhook URL carries a token), or
+    `AGENT_WAIT_WEBHOOK_URL` in plain text. With `AGENT_WAIT_WEBHOOK_SECRET_ARN` the webhook is signed with that
+    secret. Each secret is read here once (at cold start, since the handlers build their router or sweep once):
+    see `_webhook_url` and `_webhook_secret` for their forms.
 
     Raises:
-        ConfigurationError: the webhook secret cannot be read or is not in a form it can sign with.
+        ConfigurationError: a webhook secret cannot be read, or is not in a form it can use.
     """
     from agent_wait.announce.log import LogAnnounce
 
@@ -43,10 +45,48 @@ def announcers_for(settings: HostSettings, *, session: Any = None) -> list[BaseA
         from agent_wait.aws import EventBridgeAnnounce
 
         announcers.append(EventBridgeAnnounce(settings.bus_name, client=_client(session, "events")))
-    if settings.webhook_url:
+    url = _webhook_url(settings.webhook_url_secret_arn, session) if settings.webhook_url_secret_arn else None
+    url = url or settings.webhook_url
+    if url:
         secret = _webhook_secret(settings.webhook_secret_arn, session) if settings.webhook_secret_arn else None
-        announcers.append(WebhookAnnounce(settings.webhook_url, secret=secret))
+        announcers.append(WebhookAnnounce(url, secret=secret))
     return announcers
+
+
+def _secret_string(secret_arn: str, variable: str, what: str, session: Any) -> str | None:
+    """The `SecretString` of `secret_arn` (None for a binary secret). The error names the variable, the ARN and
+    AWS's error code, never the value."""
+    try:
+        response = _client(session, "secretsmanager").get_secret_value(SecretId=secret_arn)
+    except Exception as exc:  # AWS refused or never answered (no credentials, no endpoint), or a broken client
+        from agent_wait.aws.errors import error_code
+
+        code = error_code(exc)
+        raise ConfigurationError(
+            [
+                f"{variable}={secret_arn!r}: cannot read {what} ({code}); check the ARN, and give the function "
+                "secretsmanager:GetSecretValue on it (and kms:Decrypt on its key if it has its own)"
+            ],
+            variables=[variable],
+        ) from None
+    text = response.get("SecretString")
+    return text if isinstance(text, str) else None
+
+
+def _webhook_url(secret_arn: str, session: Any) -> str:
+    """The webhook URL stored as the Secrets Manager secret `secret_arn`'s text, surrounding whitespace ignored.
+    Errors never show the value: a webhook URL carries a token."""
+    variable = Settings.WEBHOOK_URL_SECRET_ARN.value
+    url = (_secret_string(secret_arn, variable, "the webhook URL", session) or "").strip()
+    if not url.startswith(("https://", "http://")) or any(c.isspace() for c in url):
+        raise ConfigurationError(
+            [
+                f"{variable}={secret_arn!r}: the secret must be the webhook URL itself, starting with https:// or "
+                "http:// (its value is not shown: a webhook URL carries a token)"
+            ],
+            variables=[variable],
+        )
+    return url
 
 
 def _webhook_secret(secret_arn: str, session: Any) -> str | list[str]:
@@ -62,18 +102,8 @@ def _webhook_secret(secret_arn: str, session: Any) -> str | list[str]:
     def refuse(problem: str) -> ConfigurationError:
         return ConfigurationError([f"{variable}={secret_arn!r}: {problem}"], variables=[variable])
 
-    try:
-        response = _client(session, "secretsmanager").get_secret_value(SecretId=secret_arn)
-    except Exception as exc:  # AWS refused or never answered (no credentials, no endpoint), or a broken client
-        from agent_wait.aws.errors import error_code
-
-        code = error_code(exc)
-        raise refuse(
-            f"cannot read the webhook secret ({code}); check the ARN, and give the function "
-            "secretsmanager:GetSecretValue on it (and kms:Decrypt on its key if it has its own)"
-        ) from None
-    text = response.get("SecretString")
-    if not isinstance(text, str):
+    text = _secret_string(secret_arn, variable, "the webhook secret", session)
+    if text is None:
         raise refuse("the secret is binary; store the webhook secret as text (SecretString)")
     text = text.strip()
     if not text.startswith(("[", "{")):

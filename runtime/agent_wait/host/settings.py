@@ -66,6 +66,9 @@ class HostSettings:
     webhook_secret_arn: str | None = None
     """The Secrets Manager secret that signs webhook deliveries (`AGENT_WAIT_WEBHOOK_SECRET_ARN`), read once at
     cold start; unsigned when None."""
+    webhook_url_secret_arn: str | None = None
+    """The Secrets Manager secret whose value is the webhook URL (`AGENT_WAIT_WEBHOOK_URL_SECRET_ARN`), read once
+    at cold start; never set with `webhook_url`."""
     trusted_senders: frozenset[str] | None = None
     """IAM unique ids whose claims are trusted (`AGENT_WAIT_TRUSTED_SENDERS`); None: every sender is."""
     start_senders: frozenset[str] | None = None
@@ -119,11 +122,7 @@ class HostSettings:
                 shown = _url_shown(str(value[name])) if name is Settings.WEBHOOK_URL else repr(value[name])
                 problems.append(f"{name.value} must be a URL starting with http(s)://; got {shown}")
                 wrong.append(name.value)
-        secret_arn = value[Settings.WEBHOOK_SECRET_ARN]
-        secret_problems = _webhook_secret_problems(secret_arn, webhook_url=value[Settings.WEBHOOK_URL])
-        if secret_problems:
-            problems.extend(secret_problems)
-            wrong.append(Settings.WEBHOOK_SECRET_ARN.value)
+        secret_arn, url_secret_arn = _webhook_secrets(value, problems, wrong)
         if value[Settings.TOPIC_ARN] is not None and not str(value[Settings.TOPIC_ARN]).startswith("arn:"):
             problems.append(f"{Settings.TOPIC_ARN.value} must be an SNS topic ARN; got {value[Settings.TOPIC_ARN]!r}")
             wrong.append(Settings.TOPIC_ARN.value)
@@ -170,6 +169,7 @@ class HostSettings:
             lease_seconds=float(lease_seconds),
             max_receive_count=max_receive_count,
             webhook_secret_arn=secret_arn,
+            webhook_url_secret_arn=url_secret_arn,
             checkpoint_bucket=bucket,
             **identity,
             **sign_in,
@@ -279,6 +279,23 @@ def _url_shown(url: str) -> str:
     return f"scheme {parts.scheme!r} and host {parts.hostname!r} (the rest is not shown: it may carry a token)"
 
 
+def _webhook_secrets(
+    value: Mapping[Settings, str | None], problems: list[str], wrong: list[str]
+) -> tuple[str | None, str | None]:
+    """The signing secret's ARN and the URL secret's ARN, checked, with every problem added to `problems`."""
+    secret_arn = value[Settings.WEBHOOK_SECRET_ARN]
+    url_secret_arn = value[Settings.WEBHOOK_URL_SECRET_ARN]
+    secret_problems = _webhook_secret_problems(secret_arn, webhook_url=value[Settings.WEBHOOK_URL] or url_secret_arn)
+    if secret_problems:
+        problems.extend(secret_problems)
+        wrong.append(Settings.WEBHOOK_SECRET_ARN.value)
+    url_secret_problems = _webhook_url_secret_problems(url_secret_arn, webhook_url=value[Settings.WEBHOOK_URL])
+    if url_secret_problems:
+        problems.extend(url_secret_problems)
+        wrong.append(Settings.WEBHOOK_URL_SECRET_ARN.value)
+    return secret_arn, url_secret_arn
+
+
 def _webhook_secret_problems(secret_arn: str | None, *, webhook_url: str | None) -> list[str]:
     if secret_arn is None:
         return []
@@ -290,8 +307,27 @@ def _webhook_secret_problems(secret_arn: str | None, *, webhook_url: str | None)
         )
     if webhook_url is None:
         problems.append(
-            f"{Settings.WEBHOOK_SECRET_ARN.value} is set but {Settings.WEBHOOK_URL.value} is not: the secret only "
-            "signs webhook deliveries; set the webhook URL, or unset the secret"
+            f"{Settings.WEBHOOK_SECRET_ARN.value} is set but {Settings.WEBHOOK_URL_SECRET_ARN.value} (or "
+            f"{Settings.WEBHOOK_URL.value}) is not: the secret only signs webhook deliveries; set the webhook URL, "
+            "or unset the secret"
+        )
+    return problems
+
+
+def _webhook_url_secret_problems(secret_arn: str | None, *, webhook_url: str | None) -> list[str]:
+    if secret_arn is None:
+        return []
+    problems = []
+    if not _SECRET_ARN.fullmatch(secret_arn):
+        problems.append(
+            f"{Settings.WEBHOOK_URL_SECRET_ARN.value} must be a Secrets Manager secret ARN such as "
+            "'arn:aws:secretsmanager:us-east-1:123456789012:secret:agent-wait-webhook-url-AbCdEf'; "
+            f"got {secret_arn!r}"
+        )
+    if webhook_url is not None:
+        problems.append(
+            f"{Settings.WEBHOOK_URL.value} and {Settings.WEBHOOK_URL_SECRET_ARN.value} are both set: the webhook URL "
+            f"comes from one place; keep the secret and unset {Settings.WEBHOOK_URL.value}"
         )
     return problems
 
