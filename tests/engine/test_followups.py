@@ -388,16 +388,16 @@ def test_votes_through_the_answer_api_are_counted_told_and_decide_once(quorum: W
     # WHEN the router gets what the API queued (alice's vote to tell, bob's decision to resume)
     outcomes = quorum.deliver_queue()
 
-    # THEN the decision reached the agent first, before alice's vote was told, which came too late to be told
-    # alone (the question was decided); its own hand-over then found it applied. It was applied once and told
-    # with both votes, and the refund was paid once
+    # THEN the decision reached the agent first; alice's vote was then told as it stood when she cast it (one
+    # approval, one to go), and bob's own hand-over found his decision applied. Each vote was counted and told
+    # once, the decision applied once, and the refund paid once
     assert [(o.kind, o.reason) for o in outcomes] == [
-        (OutcomeKind.REFUSED, RefusalReason.ALREADY_DECIDED),
+        (OutcomeKind.VOTED, None),
         (OutcomeKind.REFUSED, RefusalReason.DUPLICATE),
     ]
-    assert quorum.router.metrics.total("VotesRecorded") == 1  # type: ignore[attr-defined]
-    (told,) = quorum.envelopes(question_id, "wait.voted")
-    assert (told.progress["approvals"], told.progress["remaining"]) == (2, 0)
+    assert quorum.router.metrics.total("VotesRecorded") == 2  # type: ignore[attr-defined]
+    told = quorum.envelopes(question_id, "wait.voted")
+    assert sorted((e.progress["approvals"], e.progress["remaining"]) for e in told) == [(1, 1), (2, 0)]
     assert quorum.types(question_id).count("wait.answered") == 1
     assert graphs.PAID.count("api-1") == 1
 

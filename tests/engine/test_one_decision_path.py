@@ -21,6 +21,7 @@ import tests.agents.graphs as graphs
 from langgraph.checkpoint.memory import InMemorySaver
 from tests.support.api_events import Response, call
 
+from agent_wait import InMemoryAnnounce
 from agent_wait.engine import (
     AnswerService,
     InMemoryDeadLetter,
@@ -30,6 +31,7 @@ from agent_wait.engine import (
     Router,
     Sweep,
 )
+from agent_wait.engine.metrics import METRIC_NAMES
 from agent_wait.engine.senders import SenderPolicy
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.langgraph import LangGraphAdapter
@@ -199,6 +201,32 @@ def test_one_person_cannot_meet_a_two_person_quorum_through_the_api_and_their_ow
     world.deliver()
     assert world.row(thread_id, question_id).status is QuestionStatus.RESUMED
     assert followup_graphs.PAID.count("o-quorum") == 1
+
+
+def test_a_vote_handed_over_after_a_later_vote_decided_is_still_announced_and_counted() -> None:
+    # GIVEN a refund that needs two approvers, and a router that announces and counts
+    world, thread_id = World(graph=followup_graphs.build_quorum_graph), "t-quorum-late"
+    announce, metrics = InMemoryAnnounce(), RecordingMetrics()
+    world.router.announcers, world.router.metrics = (announce,), metrics
+    (question_id,) = world.start(thread_id, "o-quorum-late").asked
+
+    # WHEN alice and then bob approve through the API before the router has handed over alice's vote
+    assert world.api_answer(question_id, "approve").status == 202
+    assert world.api_answer(question_id, "approve", BOB).status == 200
+    outcomes = world.deliver()
+
+    # THEN alice's delivery first carries bob's decision over to the agent (the thread's hand-over), then tells her
+    # vote as it stood (one vote so far), and bob's own message finds his decision applied
+    assert [(o.kind, o.reason) for o in outcomes] == [(OutcomeKind.VOTED, None), (OutcomeKind.REFUSED, "duplicate")]
+    voted = [e for e in announce.of("voted") if e.question_id == question_id]
+    assert sorted([v["by"] for v in (e.progress or {})["votes"]] for e in voted) == [
+        ["alice@example.com"],
+        ["alice@example.com", "bob@example.com"],
+    ]
+    assert sorted(e.dedupe_key for e in voted) == [f"wait.voted:{question_id}:1", f"wait.voted:{question_id}:2"]
+    assert metrics.total(METRIC_NAMES["votes"]) == 2
+    assert world.row(thread_id, question_id).status is QuestionStatus.RESUMED
+    assert followup_graphs.PAID.count("o-quorum-late") == 1
 
 
 def test_the_sweep_never_hands_a_decision_over_into_a_failed_thread() -> None:

@@ -155,6 +155,10 @@ class AnswerDesk:
             if decided.won:
                 return Verdict(VerdictKind.DECIDED, decided.record)
             record = decided.record
+        earlier = record.progress.vote_with(attempt.answer_id)
+        if earlier is not None and record.answer_id != attempt.answer_id:
+            # A vote recorded before a later vote or answer decided: still this vote (told, never applied).
+            return Verdict(VerdictKind.REPEATED, record, vote=earlier)
         return _settled(record, attempt)
 
     def _check(self, record: QuestionRecord, attempt: AnswerAttempt) -> Verdict | None:

@@ -75,6 +75,7 @@ from agent_wait.ledger import (
     StartState,
     ThreadFailure,
     ThreadLease,
+    Vote,
     require_capabilities,
 )
 from agent_wait.messages import (
@@ -381,6 +382,9 @@ class Router:
                 self.metrics.count(Metric.VOTES)  # a door that recorded a vote counts nothing itself
             if record.status is QuestionStatus.OPEN:
                 return self._tell_vote(record)
+            if verdict.vote is not None and record.answer_id != answer_id:
+                # Recorded before another vote decided (its hand-over came late): told as it stood, nothing resumed.
+                return self._tell_vote(record, through=verdict.vote)
         if verdict.kind is VerdictKind.DECIDED:
             if record.followups.voting:
                 self.metrics.count(Metric.VOTES)
@@ -445,10 +449,10 @@ class Router:
         delivery.handed_over = ()
         return applied, None
 
-    def _tell_vote(self, record: QuestionRecord) -> Outcome:
-        """Announce the votes so far (`wait.voted`); a redelivery announces again under the same dedupe key, so a
-        crash between a vote and its announcement never leaves the vote untold."""
-        progress = vote_progress(record)
+    def _tell_vote(self, record: QuestionRecord, *, through: Vote | None = None) -> Outcome:
+        """Announce the votes so far (`wait.voted`), or as they stood at `through`; a redelivery announces again under
+        the same dedupe key, so a crash between a vote and its announcement never leaves the vote untold."""
+        progress = vote_progress(record, through=through)
         self.questions.announce(record.envelope, Transition.VOTED, progress=progress)
         self.log.info(
             "vote recorded",

@@ -131,16 +131,24 @@ def _decision(vote: Vote, votes: tuple[Vote, ...], answerer: Answerer) -> Decisi
     )
 
 
-def vote_progress(record: QuestionRecord, quorum: Quorum | None = None) -> dict[str, Any]:
-    """The `progress` of a `wait.voted` envelope (and of the inbox's view): the votes, the count, who is needed."""
+def vote_progress(
+    record: QuestionRecord, quorum: Quorum | None = None, *, through: Vote | None = None
+) -> dict[str, Any]:
+    """The `progress` of a `wait.voted` envelope (and of the inbox's view): the votes, the count, who is needed.
+
+    With `through`, the votes as they stood when that vote was cast (one told after a later vote decided).
+    """
     quorum = quorum or record.followups.quorum
     votes = record.progress.votes
+    if through is not None and through in votes:
+        votes = votes[: votes.index(through) + 1]
     approvals = quorum.count(v.action for v in votes) if quorum else 0
     needed = quorum.approvals if quorum else 1
+    still_open = record.status is QuestionStatus.OPEN or through is not None
     return {
         "votes": [v.summary() for v in votes],
         "approvals": approvals,
         "needed": needed,
-        "remaining": max(needed - approvals, 0) if record.status is QuestionStatus.OPEN else 0,
+        "remaining": max(needed - approvals, 0) if still_open else 0,
         "veto": list(quorum.veto) if quorum else [],
     }
