@@ -38,6 +38,7 @@ from agent_wait import WaitPolicy
 from agent_wait.langgraph import wait
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _capacity import item_size, read_units, write_units
 from _targets import Target, report_targets
 
 REGION = "us-east-1"
@@ -181,28 +182,6 @@ def _moto_process() -> tuple[subprocess.Popen[bytes], str]:
 # -- counting calls and capacity units ---------------------------------------------------------------------
 
 
-def item_size(item: dict[str, Any]) -> int:
-    """DynamoDB's item size in bytes (attribute names plus values), from wire-format attribute values."""
-    return sum(len(name.encode()) + _value_size(value) for name, value in item.items())
-
-
-def _value_size(value: dict[str, Any]) -> int:
-    (kind, inner), *_ = value.items()
-    if kind == "S":
-        return len(inner.encode())
-    if kind == "N":
-        return math.ceil(len(inner.lstrip("-").replace(".", "").lstrip("0") or "0") / 2) + 1
-    if kind == "B":
-        return len(inner) if isinstance(inner, bytes) else len(inner) * 3 // 4
-    if kind in ("BOOL", "NULL"):
-        return 1
-    if kind == "M":
-        return 3 + sum(len(k.encode()) + _value_size(v) + 1 for k, v in inner.items())
-    if kind == "L":
-        return 3 + sum(_value_size(v) + 1 for v in inner)
-    return sum(len(str(x).encode()) for x in inner)  # SS, NS, BS
-
-
 @dataclass
 class Call:
     service: str
@@ -221,8 +200,9 @@ class CallCounter:
     """botocore hooks: one `Call` per API call, with DynamoDB capacity units estimated from item sizes.
 
     Writes: 1 WRU per KB of the larger of the item before and after, plus one per global secondary
-    index the item is in before or after (two when the index key changes: a delete and a put). Reads:
-    1 RRU per 4 KB read, halved for eventually consistent reads (sizes of the attributes returned).
+    index the item is in before or after (two when the index key changes: a delete and a put). Reads as
+    DynamoDB bills them (`_capacity.read_units`): item by item for `GetItem`/`BatchGetItem`, the sum for
+    `Query`, halved for eventually consistent reads.
     """
 
     reader: Any
@@ -261,21 +241,22 @@ class CallCounter:
             if operation in ("PutItem", "UpdateItem", "DeleteItem"):
                 before = context.get("bench_before") or {}
                 after = self._current(params) or {}
-                call.wru = math.ceil(max(item_size(before), item_size(after), 1) / 1024) + self._index_writes(
-                    before, after
-                )
+                call.wru = write_units(before, after) + self._index_writes(before, after)
             elif operation == "BatchWriteItem":  # new items on the checkpoint table, which has no index
                 puts = [r["PutRequest"]["Item"] for r in params["RequestItems"][resource] if "PutRequest" in r]
-                call.wru = sum(math.ceil(max(item_size(item), 1) / 1024) for item in puts)
+                call.wru = sum(write_units(None, item) for item in puts)
             elif operation == "BatchGetItem":
                 found = parsed.get("Responses", {}).get(resource, [])
-                call.rru = _read_units(found, params["RequestItems"][resource])
+                asked = params["RequestItems"][resource]
+                consistent = bool(asked.get("ConsistentRead"))
+                call.rru = read_units(operation, found, consistent=consistent, asked=len(asked["Keys"]))
                 call.items = len(found)
             elif operation == "GetItem":
-                call.rru = _read_units([parsed["Item"]] if parsed.get("Item") else [], params)
+                found = [parsed["Item"]] if parsed.get("Item") else []
+                call.rru = read_units(operation, found, consistent=bool(params.get("ConsistentRead")), asked=1)
                 call.items = 1 if parsed.get("Item") else 0
             elif operation == "Query":
-                call.rru = _read_units(parsed.get("Items", []), params)
+                call.rru = read_units(operation, parsed.get("Items", []), consistent=bool(params.get("ConsistentRead")))
                 call.items = len(parsed.get("Items", []))
         self.calls.append(call)
 
@@ -329,11 +310,6 @@ class CallCounter:
 
     def mark(self) -> int:
         return len(self.calls)
-
-
-def _read_units(items: list[dict[str, Any]], params: dict[str, Any]) -> float:
-    units = max(1, math.ceil(sum(item_size(i) for i in items) / 4096))
-    return units if params.get("ConsistentRead") else units / 2
 
 
 # -- one lifecycle, as Lambda's SQS event source drives it -------------------------------------------------
