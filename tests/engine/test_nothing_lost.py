@@ -13,7 +13,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from tests.support.aws_stack import (
     FakeLambdaContext,
     HostStack,
+    answer_message,
     reset_handlers,
+    run_router,
     sqs_event,
     sqs_record,
     start_message,
@@ -29,7 +31,7 @@ from agent_wait.host import HostSettings, build_router, build_sweep
 from agent_wait.host.links import LinkKeys, verify_token
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger
-from agent_wait.schema import Settings
+from agent_wait.schema import QuestionStatus, Settings
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 
@@ -202,3 +204,78 @@ def test_a_malformed_message_is_reported_as_failed_when_the_dead_letter_queue_re
     # THEN the malformed message is reported as failed (kept for SQS to retry, then redrive), the other applied
     assert response == {"batchItemFailures": [{"itemIdentifier": malformed["messageId"]}]}
     assert len(host.ledger().questions(f"order-{unique}")) == 1
+
+
+# -- lifecycle envelopes, at least once -------------------------------------------------------------------------
+
+
+def test_lifecycle_envelopes_that_fail_to_publish_are_owed_on_the_row_and_the_sweep_publishes_them(
+    host: HostStack, unique: str
+) -> None:
+    # GIVEN a parked question, and SNS down when the answer comes
+    router = build_router(HostSettings.from_env("router"))
+    working = router.announcers
+    thread_id, order_id = f"order-{unique}", f"o-{unique}"
+    (question_id,) = router.handle(json.dumps(start_message(thread_id, order_id))).asked
+    router.announcers = (BrokenAnnounce(),)
+    answer = {"thread_id": thread_id, "question_id": question_id, "answer": {"action": "approve"}}
+
+    # WHEN the answer applies (the agent resumes) while wait.answered and wait.resumed cannot be published
+    assert router.handle(json.dumps(answer)).kind is OutcomeKind.APPLIED
+    router.announcers = working
+
+    # THEN the row owes both and is due at once
+    owed = host.ledger().get(thread_id, question_id)
+    assert owed is not None
+    assert (owed.status, sorted(owed.notices)) == (QuestionStatus.RESUMED, ["answered", "resumed"])
+    assert owed.due_at is not None
+    assert host.types_for(question_id) == ["wait.created"]
+
+    # WHEN the sweep runs
+    sweep = build_sweep(HostSettings.from_env("sweep"))
+    report = sweep.run()
+
+    # THEN it published both on SNS (with their dedupe keys), and the row owes nothing and is never due again
+    assert report.told == (question_id,)
+    assert sorted(host.types_for(question_id)) == ["wait.answered", "wait.created", "wait.resumed"]
+    told = host.ledger().get(thread_id, question_id)
+    assert told is not None
+    assert (told.notices, told.due_at) == ((), None)
+    assert sweep.run().told == ()
+    assert graphs.refunds_paid(order_id) == 1
+
+
+def test_a_crash_between_the_resume_and_its_announcement_is_told_on_redelivery(
+    host: HostStack, lambda_context: FakeLambdaContext, unique: str
+) -> None:
+    # GIVEN a parked question, and a router that dies right after the agent resumed, before wait.resumed went out
+    from agent_wait.host import router as hosted
+
+    thread_id, order_id = f"order-{unique}", f"o-{unique}"
+    run_router(sqs_record(start_message(thread_id, order_id), group_id=thread_id), context=lambda_context)
+    (question,) = host.ledger().questions(thread_id)
+    questions = hosted._router().questions
+    announce = questions.announce
+
+    def dies_before_resumed(envelope: WaitEnvelope, transition: Transition, **kwargs: Any) -> Any:
+        if transition is Transition.RESUMED:
+            raise graphs.SimulatedCrashError("the function timed out before it told anyone")
+        return announce(envelope, transition, **kwargs)
+
+    questions.announce = dies_before_resumed  # type: ignore[method-assign]
+    approve = sqs_record(answer_message(thread_id, question.question_id), group_id=thread_id)
+    try:
+        with pytest.raises(graphs.SimulatedCrashError):
+            run_router(approve, context=lambda_context)
+    finally:
+        del questions.announce
+    assert "wait.resumed" not in host.types_for(question.question_id)
+
+    # WHEN SQS delivers the message again
+    redelivered = {**approve, "attributes": {**approve["attributes"], "ApproximateReceiveCount": "2"}}
+    assert run_router(redelivered, context=lambda_context) == {"batchItemFailures": []}
+
+    # THEN wait.resumed went out (and wait.answered again: consumers drop it by its dedupe key), the refund ran once
+    types = host.types_for(question.question_id)
+    assert (types.count("wait.answered"), types.count("wait.resumed")) == (2, 1)
+    assert graphs.refunds_paid(order_id) == 1

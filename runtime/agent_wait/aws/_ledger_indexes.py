@@ -250,7 +250,9 @@ class ShardedIndexes:
         )
         # The index lags the table a little: what was decided or moved on since is left for the next run.
         records = [
-            QuestionRecord.from_item(row) for row in self._rows(keys) if row.get("status") == QuestionStatus.OPEN.value
+            QuestionRecord.from_item(row)
+            for row in self._rows(keys)
+            if row.get("status") == QuestionStatus.OPEN.value or row.get("notices")
         ]
         due = [r for r in records if r.due_at is not None and r.due_at <= now]
         return sorted(due, key=lambda r: (r.due_at or "", r.question_id))

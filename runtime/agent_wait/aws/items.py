@@ -31,8 +31,12 @@ def to_item(attributes: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def from_item(item: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Plain JSON values back from a DynamoDB item (Decimals become int or float)."""
-    return {name: to_jsonable(_deserializer.deserialize(value), where=name) for name, value in item.items()}
+    """Plain JSON values back from a DynamoDB item (Decimals become int or float, a string set a sorted list)."""
+    return {name: to_jsonable(_plain(_deserializer.deserialize(value)), where=name) for name, value in item.items()}
+
+
+def _plain(value: Any) -> Any:
+    return sorted(value) if isinstance(value, (set, frozenset)) else value
 
 
 def paginate(

@@ -199,7 +199,9 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
         attributes = {
             key: value
             for key, value in record.to_item().items()
-            if key not in PROGRESS_ATTRIBUTES and (value is not None or key not in _OUTCOME_ATTRIBUTES)
+            if key not in PROGRESS_ATTRIBUTES
+            and key != "notices"  # a string set, written only by owe_notices
+            and (value is not None or key not in _OUTCOME_ATTRIBUTES)
         }
         # Sparse index keys: unannounced, open, and due at once (the sweep announces it until that succeeds).
         question_id = envelope.question_id
@@ -414,6 +416,53 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             ReturnValues="ALL_NEW",
         )
         return AdvanceResult(won, self._record(item) if item else None)
+
+    def owe_notices(self, thread_id: str, question_id: str, notices: Sequence[str], *, now: datetime) -> None:
+        if not notices:
+            return
+        # A string set: adding what is owed and taking off what went out commute, whoever writes first.
+        self._conditional(
+            "update_item",
+            Key=self._key(thread_id, question_key(question_id)),
+            UpdateExpression="ADD notices :owed SET #due = :due, due_at = :now",
+            ConditionExpression="attribute_exists(#pk)",
+            ExpressionAttributeNames={"#due": "due", "#pk": _PK},
+            ExpressionAttributeValues={
+                ":owed": {"SS": sorted(set(notices))},
+                ":due": self._shard(DUE, question_id),
+                ":now": {"S": format_rfc3339(now)},
+            },
+        )
+
+    def told(self, thread_id: str, question_id: str, notices: Sequence[str], *, due_at: str | None) -> bool:
+        if not notices:
+            return False
+        key = self._key(thread_id, question_key(question_id))
+        told = {"SS": sorted(set(notices))}
+        # Owing exactly these: take them off and set the due time in one write.
+        due = "REMOVE #due, due_at" if due_at is None else "SET #due = :due, due_at = :due_at"
+        values: dict[str, Any] = {":told": told}
+        if due_at is not None:
+            values |= {":due": self._shard(DUE, question_id), ":due_at": {"S": due_at}}
+        done, _ = self._conditional(
+            "update_item",
+            Key=key,
+            UpdateExpression=f"DELETE notices :told {due}",
+            ConditionExpression="notices = :told",
+            ExpressionAttributeNames={"#due": "due"},
+            ExpressionAttributeValues=values,
+        )
+        if done:
+            return True
+        # Owing more (added meanwhile): take off only these, and stay due for the rest.
+        done, _ = self._conditional(
+            "update_item",
+            Key=key,
+            UpdateExpression="DELETE notices :told",
+            ConditionExpression="attribute_exists(notices)",
+            ExpressionAttributeValues={":told": told},
+        )
+        return done
 
     def due(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
         return self._with_fallback(BY_DUE, lambda: self._due(format_rfc3339(now), limit))

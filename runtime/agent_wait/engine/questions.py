@@ -14,7 +14,7 @@ from agent_wait.adapter import RunOutcome
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.engine.metrics import HostMetrics, Metric
 from agent_wait.envelope import Question, Transition, WaitEnvelope
-from agent_wait.ledger import Decision, Ledger, QuestionRecord
+from agent_wait.ledger import Decision, FollowUpLedger, Ledger, QuestionRecord
 from agent_wait.messages import internal_id
 from agent_wait.schema import QuestionStatus
 
@@ -156,6 +156,9 @@ class AskedQuestions:
         report = publish(envelope.for_transition(transition, progress=progress), self.announcers)
         for failure in report.failed:
             self.metrics.count(Metric.ANNOUNCE_FAILED, reason=failure.announcer)
+        if report.failed and isinstance(self.ledger, FollowUpLedger):
+            # Owed on the row, in one write: the sweep publishes it again until it goes out (at least once).
+            self.ledger.owe_notices(envelope.thread_id, envelope.question_id, [transition.value], now=self.clock())
         return report
 
     def republish_open(self, thread_id: str) -> Sequence[PublishReport]:

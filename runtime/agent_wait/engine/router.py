@@ -196,6 +196,7 @@ class Router:
         sent_at: datetime | None = None,
         sender: str | None = None,
         final_attempt: bool = False,
+        redelivered: bool = False,
     ) -> Outcome:
         """Apply one message. Returns its outcome; raises only when it must be retried (a store failed).
 
@@ -208,6 +209,9 @@ class Router:
                 against their deadline by it, so a slow queue never turns a timely answer into a late one.
             sender: the identity the transport authenticated (SQS `SenderId`); what it may claim and send
                 follows `senders`.
+            redelivered: the transport delivered this message before (SQS `ApproximateReceiveCount` above 1): an
+                attempt may have died between its writes and its announcements, so a decision it finds already
+                made is announced again.
             final_attempt: this is the transport's last delivery (SQS `ApproximateReceiveCount` has reached
                 the redrive policy's `maxReceiveCount`): a message that still cannot be applied is
                 dead-lettered here with its reason instead of raising.
@@ -247,7 +251,9 @@ class Router:
                 answer_id = message.answer_id or fallback_id
                 if applied.get(message.question_id) == answer_id:  # this hand-over, applied just now
                     return Outcome(OutcomeKind.APPLIED, thread_id, message.question_id)
-                return self._answer(message, answer_id, body, failure, sent_at=sent_at, answerer=answerer)
+                return self._answer(
+                    message, answer_id, body, failure, sent_at=sent_at, answerer=answerer, redelivered=redelivered
+                )
         except LedgerRejectedError as exc:
             return self._dead_letter(
                 body, DeadLetterReason.REJECTED_BY_STORE, exc.message, message_id=message_id, thread_id=thread_id
@@ -355,6 +361,7 @@ class Router:
         *,
         sent_at: datetime | None,
         answerer: Answerer,
+        redelivered: bool = False,
     ) -> Outcome:
         thread_id, now = message.thread_id, self.clock()
         # An answer counts from when the transport received it; a deadline is due by the router's clock or by SQS's
@@ -392,6 +399,10 @@ class Router:
             return self._resume(record, body=body, message_id=answer_id, parked=parked(record.question_id))
         # The same answer again: carry on from its decision if the agent has not received it yet.
         if record.status is QuestionStatus.RESUMED:
+            if redelivered and record.answer_id == answer_id:
+                # A redelivery: the attempt before may have died before it told anyone. Tell again (each envelope
+                # keeps its dedupe key), so a crash never loses wait.answered or wait.resumed.
+                self._retell(record, resumed=True)
             return self._refuse(RefusalReason.DUPLICATE, message, "this answer was already applied")
         if QuestionStatus.CANCELLED in (record.status, record.outcome):
             return self._refuse(RefusalReason.CANCELLED, message, "the question was cancelled; nothing resumes it")
@@ -404,6 +415,8 @@ class Router:
             if record.followups.voting:
                 self.metrics.count(Metric.VOTES)  # the deciding vote, which the door counted nowhere
             self._announce_decision(record, now)
+        elif redelivered:
+            self._retell(record)  # the deciding message again: its first attempt may have died before telling
         return self._resume(record, body=body, message_id=answer_id)
 
     def _refused(
@@ -533,6 +546,15 @@ class Router:
         if progress is not None:
             self.questions.announce(record.envelope, Transition.VOTED, progress=progress)
         self.questions.announce(record.envelope, Transition(record.status.value), progress=progress)
+
+    def _retell(self, record: QuestionRecord, *, resumed: bool = False) -> None:
+        """Announce again a decision already counted (and its resume): a redelivery, after an attempt that may have
+        died between its writes and its announcements. Consumers drop what they had by `dedupe_key`."""
+        decided = record.outcome or record.status
+        progress = vote_progress(record) if record.followups.voting and decided is QuestionStatus.ANSWERED else None
+        self.questions.announce(record.envelope, Transition(decided.value), progress=progress)
+        if resumed:
+            self.questions.announce(record.envelope, Transition.RESUMED)
 
     def _count_decision(self, record: QuestionRecord, now: datetime) -> None:
         if record.status is QuestionStatus.EXPIRED:

@@ -38,6 +38,7 @@ from agent_wait.engine.entry_queue import EntryMessage, EntryQueue
 from agent_wait.engine.handover import HANDED_OVER, resume_message
 from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
 from agent_wait.engine.questions import CreatedAnnouncement
+from agent_wait.engine.votes import vote_progress
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError, LedgerIndexMissingError
 from agent_wait.ledger import Capability, Ledger, Notice, Progress, QuestionRecord, require_capabilities
@@ -81,6 +82,8 @@ class DueWork(StrEnum):
     """A reminder fell due."""
     REPAIR = "repair"
     """Nothing was due after all (its due time was stale): the next due time is written again."""
+    TELL = "tell"
+    """It owes lifecycle envelopes whose publishing failed (`QuestionRecord.notices`): they are published again."""
 
 
 _OPTIONAL_STEPS = frozenset({SweepStep.OLDEST_OPEN})
@@ -115,6 +118,8 @@ class SweepReport:
     """Question ids whose follow-up raised or whose announcement failed this run; the next run tries again."""
     due_read: int = 0
     """How many due questions the run read (what its index query returned)."""
+    told: tuple[str, ...] = ()
+    """Question ids whose owed lifecycle envelopes (`wait.answered`, `wait.resumed`, ...) went out this run."""
 
     @property
     def ok(self) -> bool:
@@ -127,6 +132,7 @@ class _Run:
     """What one run did so far."""
 
     reannounced: list[str] = field(default_factory=list)
+    told: list[str] = field(default_factory=list)
     reminded: list[str] = field(default_factory=list)
     escalated: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
@@ -190,10 +196,14 @@ class Sweep:
         failed: list[str] = []
         skipped: list[str] = []
         due = self._isolated(SweepStep.DUE, lambda: self.ledger.due(now, limit=self.limit), failed, skipped)
-        overdue = [record for record in due or () if record.is_overdue(now)]
         run = _Run()
+        owing = [record for record in due or () if record.notices]
+        for record in owing:  # first what a person's screen waits on; follow-ups of an open one on the next run
+            self._tell(record, run)
+        waiting = [record for record in due or () if not record.notices and record.status is QuestionStatus.OPEN]
+        overdue = [record for record in waiting if record.is_overdue(now)]
         expired = self._expire_isolated(overdue, now, run)
-        for record in due or ():
+        for record in waiting:
             if not record.is_overdue(now):
                 self._follow_up(record, now, run)
         oldest_age = self._isolated(SweepStep.OLDEST_OPEN, lambda: self._oldest_open(now), failed, skipped)
@@ -211,7 +221,37 @@ class Sweep:
             escalated=tuple(run.escalated),
             failed_questions=tuple(run.failed),
             due_read=len(due or ()),
+            told=tuple(run.told),
         )
+
+    # -- lifecycle envelopes owed ----------------------------------------------------------------------
+
+    def _tell(self, record: QuestionRecord, run: _Run) -> None:
+        """Publish the lifecycle envelopes `record` owes, then take them off its row (at least once: a publish that
+        fails again, or a crash before the row is written, leaves them owed for the next run)."""
+        try:
+            envelopes = [_owed_envelope(record, notice) for notice in record.notices]
+            if all(self._publish(envelope).ok for envelope in envelopes if envelope is not None):
+                due_at = record.next_due() if record.status is QuestionStatus.OPEN else None
+                self.ledger.told(record.thread_id, record.question_id, record.notices, due_at=due_at)
+                run.told.append(record.question_id)
+                self.log.info(
+                    "owed lifecycle envelopes published",
+                    extra={"thread_id": record.thread_id, "question_id": record.question_id, "told": record.notices},
+                )
+                return
+            run.failed.append(record.question_id)
+        except Exception as exc:
+            run.failed.append(record.question_id)
+            self.metrics.count(Metric.SWEEP_ERRORS, reason=DueWork.TELL.value)
+            self.log.error(
+                f"sweep could not publish a question's owed envelopes ({type(exc).__name__}); the next run tries again",
+                extra={
+                    "thread_id": record.thread_id,
+                    "question_id": record.question_id,
+                    "error_type": type(exc).__name__,
+                },
+            )
 
     # -- deadlines -----------------------------------------------------------------------------------
 
@@ -441,6 +481,18 @@ def _claimed(record: QuestionRecord, work: DueWork, now: datetime) -> Progress:
     if work is DueWork.ESCALATE:
         return replace(record.progress, escalations=record.progress.escalations + 1, notice=Notice.ESCALATED)
     return replace(record.progress, reminders=record.reminders_due(now), notice=Notice.REMINDER)
+
+
+def _owed_envelope(record: QuestionRecord, notice: str) -> WaitEnvelope | None:
+    """The lifecycle envelope `notice` names, as the router would have published it (None: not a transition)."""
+    try:
+        transition = Transition(notice)
+    except ValueError:
+        return None
+    voting = record.followups.voting
+    told_with_votes = transition is Transition.VOTED or (voting and transition is Transition.ANSWERED)
+    progress = vote_progress(record) if told_with_votes else None
+    return record.envelope.for_transition(transition, progress=progress)
 
 
 def _follow_up_envelope(record: QuestionRecord) -> WaitEnvelope:

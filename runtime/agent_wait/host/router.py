@@ -64,6 +64,7 @@ def record_handler(record: SQSRecord) -> None:
             sent_at=_sent_at(attributes.sent_timestamp),
             sender=attributes.sender_id or None,
             final_attempt=int(attributes.approximate_receive_count) >= _settings().max_receive_count,
+            redelivered=int(attributes.approximate_receive_count) > 1,
         )
         for listener in OUTCOME_LISTENERS:
             listener(outcome)

@@ -155,7 +155,8 @@ class FollowUpLedger(ABC):
 
     @abstractmethod
     def due(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
-        """Open questions whose `due_at` is at or before `now`, soonest first, at most `limit`.
+        """Open questions whose `due_at` is at or before `now`, and questions of any status that owe `notices`
+        and are due, soonest first, at most `limit`.
 
         One index serves every kind of work the sweep does (announcement retries, reminders, escalation
         steps, deadlines), so a run reads only what is due, never every open question.
@@ -164,6 +165,18 @@ class FollowUpLedger(ABC):
     @abstractmethod
     def oldest_open(self) -> QuestionRecord | None:
         """The open question asked longest ago, or None when none is open."""
+
+    @abstractmethod
+    def owe_notices(self, thread_id: str, question_id: str, notices: Sequence[str], *, now: datetime) -> None:
+        """Record lifecycle envelopes whose publishing failed (transition names: `answered`, `resumed`, ...), in one
+        write that adds them to the row's `notices` and makes the question due at `now`, whatever its status:
+        `due` returns it and the sweep publishes them. Nothing when the question is not in the ledger."""
+
+    @abstractmethod
+    def told(self, thread_id: str, question_id: str, notices: Sequence[str], *, due_at: str | None) -> bool:
+        """`notices` went out: take them off the row. When the row owes exactly those, its due time becomes
+        `due_at` (None: not due) in the same write; when it owes more (added meanwhile), only these are taken
+        off and it stays due. False when the row owes none of them any more (told by another run)."""
 
 
 class StartLedger(ABC):

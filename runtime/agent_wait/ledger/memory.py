@@ -177,9 +177,27 @@ class InMemoryLedger(FullLedger, NoteLedger):
             due = [
                 r
                 for r in self._questions.values()
-                if r.status is QuestionStatus.OPEN and r.due_at is not None and r.due_at <= cutoff
+                if (r.status is QuestionStatus.OPEN or r.notices) and r.due_at is not None and r.due_at <= cutoff
             ]
         return sorted(due, key=lambda r: (r.due_at or "", r.question_id))[:limit]
+
+    def owe_notices(self, thread_id: str, question_id: str, notices: Sequence[str], *, now: datetime) -> None:
+        with self._lock:
+            record = self._questions.get((thread_id, question_id))
+            if record is not None:
+                owed = tuple(dict.fromkeys((*record.notices, *notices)))
+                self._questions[(thread_id, question_id)] = replace(record, notices=owed, due_at=format_rfc3339(now))
+
+    def told(self, thread_id: str, question_id: str, notices: Sequence[str], *, due_at: str | None) -> bool:
+        with self._lock:
+            record = self._questions.get((thread_id, question_id))
+            if record is None or not set(notices) & set(record.notices):
+                return False
+            left = tuple(n for n in record.notices if n not in notices)
+            self._questions[(thread_id, question_id)] = replace(
+                record, notices=left, due_at=record.due_at if left else due_at
+            )
+            return True
 
     def oldest_open(self) -> QuestionRecord | None:
         with self._lock:

@@ -291,7 +291,11 @@ class QuestionRecord:
     progress: Progress = field(default_factory=Progress)
     """Reminders, escalation steps and votes so far (see `Progress`)."""
     due_at: str | None = None
-    """When the sweep must next act on this open question (RFC 3339), or None; kept by every transition."""
+    """When the sweep must next act on this question (RFC 3339), or None; kept by every transition. A decided
+    question is due only while it owes `notices`."""
+    notices: tuple[str, ...] = ()
+    """Lifecycle envelopes owed: transitions (`answered`, `resumed`, `voted`, ...) whose publishing failed, which
+    the sweep publishes again until they go out (`FollowUpLedger.owe_notices`)."""
 
     @property
     def thread_id(self) -> str:
@@ -389,6 +393,7 @@ class QuestionRecord:
             "resumed_at": self.resumed_at,
             "failure": self.failure.to_item() if self.failure else None,
             "retry_id": self.retry_id,
+            "notices": list(self.notices) or None,
             **self.progress.to_item(),
         }
         return item
@@ -415,6 +420,7 @@ class QuestionRecord:
             retry_id=item.get("retry_id"),
             progress=Progress.from_item(item),
             due_at=item.get("due_at"),
+            notices=tuple(dict.fromkeys(str(n) for n in item.get("notices") or ())),
         )
 
 

@@ -49,6 +49,7 @@ BY_CAPABILITY: Mapping[Capability, tuple[Rule, ...]] = MappingProxyType(
             followups.advance_with_a_decision_decides_in_the_same_write,
             followups.a_racing_decide_and_advance_have_one_winner,
             followups.progress_round_trips,
+            followups.owed_notices_keep_a_question_due_until_they_are_told,
             followups.oldest_open_is_the_earliest_asked_open_question,
         ),
         Capability.STARTS: (starts.a_start_is_recorded_once,),

@@ -58,7 +58,7 @@ def due_returns_exactly_the_due_open_questions_soonest_first(make: LedgerFactory
     assert due == expected, f"expected {expected} (soonest first), got {due}"
     times = [r.due_at or "" for r in every]
     assert times == sorted(times), f"due must list the soonest first, got {times}"
-    assert all(r.status is QuestionStatus.OPEN for r in every), "due must list open questions only"
+    assert all(r.status is QuestionStatus.OPEN or r.notices for r in every), "due lists open or owing questions only"
     bounded = [r.question_id for r in ledger.due(now, limit=2)]
     assert bounded == [r.question_id for r in every[:2]], f"limit must keep the soonest two, got {bounded}"
 
@@ -216,6 +216,39 @@ def progress_round_trips(make: LedgerFactory) -> None:
     record = row_of(ledger, thread, question)
     assert record.progress == cleared, f"expected {cleared!r}, got {record.progress!r}"
     ledger.decide(thread, question, make_decision(QuestionStatus.CANCELLED, None), now=T0)
+
+
+def owed_notices_keep_a_question_due_until_they_are_told(make: LedgerFactory) -> None:
+    """`owe_notices` adds to a row's `notices` and makes it due at once, whatever its status (`due` lists it);
+    `told` takes off what went out: with nothing left it sets the due time given, with more added meanwhile it
+    keeps the row due; told twice, it says False."""
+    ledger = make()
+    thread = f"thread-{uuid.uuid4().hex[:12]}"
+    base = T0 - timedelta(days=3650)  # the soonest due rows of a shared store
+    envelope = sample_envelope(thread_id=thread)
+    ledger.open(envelope, now=base)
+    question_id = envelope.question_id
+    ledger.decide(thread, question_id, make_decision(QuestionStatus.ANSWERED, {"action": "approve"}), now=base)
+    ledger.mark_resumed(thread, question_id, now=base)
+
+    ledger.owe_notices(thread, question_id, ["answered"], now=base)
+    ledger.owe_notices(thread, question_id, ["resumed", "answered"], now=base)
+    owing = row_of(ledger, thread, question_id)
+    assert sorted(owing.notices) == ["answered", "resumed"], f"owed notices add up, got {owing.notices}"
+    assert owing.due_at == format_rfc3339(base), f"a question that owes notices is due at once, got {owing!r}"
+    due = [r.question_id for r in ledger.due(base + timedelta(seconds=1), limit=1000) if r.thread_id == thread]
+    assert due == [question_id], f"due lists a resumed question that owes notices, got {due}"
+
+    assert ledger.told(thread, question_id, ["answered"], due_at=None) is True
+    partly = row_of(ledger, thread, question_id)
+    assert (partly.notices, partly.due_at) == (("resumed",), format_rfc3339(base)), f"still owes: {partly!r}"
+    assert ledger.told(thread, question_id, ["resumed"], due_at=None) is True
+    told = row_of(ledger, thread, question_id)
+    assert (told.notices, told.due_at) == ((), None), f"owing nothing, it is not due: {told!r}"
+    assert ledger.told(thread, question_id, ["resumed"], due_at=None) is False, "told twice: nothing to take off"
+    left = [r.question_id for r in ledger.due(base + timedelta(days=1), limit=1000) if r.thread_id == thread]
+    assert left == [], f"a question that owes nothing leaves the due list, got {left}"
+    assert told.status is QuestionStatus.RESUMED, f"telling never changes the status: {told!r}"
 
 
 def oldest_open_is_the_earliest_asked_open_question(make: LedgerFactory) -> None:
