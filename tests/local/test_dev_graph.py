@@ -130,11 +130,23 @@ def _wait_for_question(capsys: pytest.CaptureFixture[str], deadline: float) -> s
         ("ops_agent.graph", "--graph must look like package.module:attribute"),
         ("no_such_module:build", "cannot import no_such_module"),
         ("json:no_such_factory", "json has no no_such_factory; --graph names a compiled graph or a factory"),
+        (
+            "json:dumps",
+            "--graph json:dumps cannot run: --graph names a callable that raised TypeError when called with the "
+            "checkpointer",
+        ),
+        ("json:__doc__", "--graph json:__doc__ cannot run: --graph must name a compiled LangGraph graph"),
     ],
 )
 def test_a_graph_that_cannot_be_found_is_one_line_before_anything_starts(
     spec: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    import agent_wait.cli._dev as dev
+
+    def started(*args: object, **kwargs: object) -> int:
+        pytest.fail(f"--graph {spec} was accepted: agent-wait dev started")
+
+    monkeypatch.setattr(dev, "run_dev", started)
     monkeypatch.chdir(tmp_path)
     assert main(["dev", "--graph", spec]) == 1
     err = capsys.readouterr().err
@@ -177,3 +189,38 @@ def test_dev_shows_the_agents_traceback_on_this_terminal(tmp_path: Path, monkeyp
     assert "agent-wait dev: the agent raised on thread svc-9; after fixing it run: agent-wait retry svc-9" in printed
     assert "Traceback (most recent call last):" in printed
     assert "ValueError: cannot restart billing" in printed
+
+
+def test_dev_keeps_serving_when_the_agent_or_a_turn_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent_wait.local.stack import EmulatedStack
+
+    # GIVEN a graph whose node raises, run with agent-wait dev, and one turn of dev's loop that fails outright
+    pump, broken = EmulatedStack.pump, threading.Event()
+
+    def pump_once_broken(self: EmulatedStack, **kwargs: object) -> object:
+        if broken.is_set():
+            broken.clear()
+            raise ConnectionError("the emulator hung up")
+        return pump(self, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(EmulatedStack, "pump", pump_once_broken)
+    with dev_with_graph(tmp_path, monkeypatch, "flaky_agent", FAILING) as dev:
+        # WHEN a start makes the agent raise, then a turn fails, then another start comes
+        assert main(["start", "svc-1", "--input", json.dumps({"service": "billing"})]) == 0
+        dev.wait_for("thread svc-1")
+        broken.set()
+        dev.wait_for("a turn failed")
+        assert main(["start", "svc-2", "--input", json.dumps({"service": "search"})]) == 0
+        dev.wait_for("thread svc-2")
+        # THEN dev is still serving: the first thread is marked failed, the second was run too
+        capsys.readouterr()
+        assert main(["failures", "--output", "json"]) == 0
+        failed = {json.loads(line)["thread_id"] for line in capsys.readouterr().out.splitlines()}
+        assert dev.status == [], "dev must still be running"
+    printed = dev.out.getvalue()
+    assert "agent-wait dev: a turn failed (ConnectionError: the emulator hung up); still serving" in printed
+    assert "ValueError: cannot restart search" in printed
+    assert failed == {"svc-1", "svc-2"}
+    assert dev.status == [0]

@@ -16,7 +16,8 @@ from typing import Any, TextIO
 
 from agent_wait.cli._api import sign_in
 from agent_wait.cli._progress import progress
-from agent_wait.cli._target import LOCAL_STATE, Target
+from agent_wait.cli._target import LOCAL_STATE, CliError, Target
+from agent_wait.errors import ConfigurationError
 
 __all__ = ("DEV_GROUPS", "DEV_USER", "Observer", "run_dev")
 
@@ -100,7 +101,10 @@ def run_dev(
         template = template_factory()
     with progress("Starting the embedded AWS emulator and deploying the template"):
         local = EmulatedStack(template, api_port=api_port)
-        local.start()
+        try:
+            local.start()  # loads the agent too: one that cannot run stops here, before anything is served
+        except ConfigurationError as exc:
+            raise CliError(f"the stack cannot start: {exc}") from None
     previous = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
     if previous is not None:
         signal.signal(signal.SIGINT, lambda *_: stop.set())
@@ -133,15 +137,23 @@ def run_dev(
         out.flush()
         last_sweep = time.monotonic()
         while not stop.is_set():
-            for outcome in local.pump(wait_seconds=1).outcomes:
-                if getattr(outcome, "error", None) is not None:
-                    out.write(_traceback(outcome))
-            if time.monotonic() - last_sweep >= sweep_every:
-                local.sweep()
-                last_sweep = time.monotonic()
-            for envelope in observer.drain():
-                out.write(describe(envelope) + "\n")
+            try:
+                for outcome in local.pump(wait_seconds=1).outcomes:
+                    if getattr(outcome, "error", None) is not None:
+                        out.write(_traceback(outcome))
+                if time.monotonic() - last_sweep >= sweep_every:
+                    last_sweep = time.monotonic()
+                    local.sweep()
+                for envelope in observer.drain():
+                    out.write(describe(envelope) + "\n")
+                    out.flush()
+            except Exception as exc:  # dev outlives any one turn: SQS redelivers what was not handled
+                out.write(
+                    f"agent-wait dev: a turn failed ({type(exc).__name__}: {exc}); still serving, and the entry "
+                    "queue delivers its messages again\n"
+                )
                 out.flush()
+                stop.wait(1)
         out.write("agent-wait dev: stopping\n")
         return 0
     finally:

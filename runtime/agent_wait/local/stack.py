@@ -140,6 +140,7 @@ class EmulatedStack:
 
         Raises:
             MissingExtraError: the emulator is not installed (`pip install 'agent-wait[local]'`).
+            ConfigurationError: a function's setting is wrong, or its agent cannot be loaded (names what to fix).
             RuntimeError: another `EmulatedStack` is running in this process (they would share its clients).
         """
         require_emulator()
@@ -220,6 +221,15 @@ class EmulatedStack:
         self._set_env(environment)
         self._reset_handlers()
 
+    @staticmethod
+    def _load_agent() -> None:
+        """The router's cold start now, before anything is served: an agent that cannot load (a wrong
+        `AGENT_WAIT_GRAPH`, a factory that raises) fails `start()` with its `ConfigurationError`, rather than
+        the first start message."""
+        from agent_wait.host import router
+
+        router._router()
+
     def _start_api(self) -> None:
         """Serve the answer API on 127.0.0.1 and name it to the router, so envelopes' `reply_to` carry it."""
         from agent_wait.host import api
@@ -231,6 +241,7 @@ class EmulatedStack:
         self._set_env({"AGENT_WAIT_API_URL": self.api_url})
         self._reset_handlers()
         api._context()  # the API's cold start now: a missing setting or unreadable link keys fail `start()`
+        self._load_agent()  # and the router's, which needs the API's URL
         self._api.start()
 
     def _now(self) -> datetime:
