@@ -24,6 +24,7 @@ deployed stack: `--stack NAME` (with `--region`, `--profile` as for the aws CLI)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import json
@@ -85,6 +86,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     dev.add_argument("--sweep-every", type=float, default=60.0, metavar="SECONDS", help="run the sweep this often")
     dev.add_argument("--api-port", type=int, default=0, metavar="PORT", help="the answer API's port (default: free)")
+    dev.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also print the handlers' JSON log records and each failed turn's traceback (default: readable lines)",
+    )
 
     token = commands.add_parser("token", help="print a bearer token from the running agent-wait dev's sign-in")
     token.add_argument("--user", required=True, help="who signs in, e.g. alice@example.com")
@@ -173,6 +179,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command in ("dev", "demo"):
         from agent_wait.local.stack import require_emulator
 
+        _ignore_broken_pipes_at_exit()
+
         require_emulator()  # before anything is synthesized: one line naming the extra
     if args.command == "dev":
         from agent_wait.cli._dev import run_dev
@@ -184,7 +192,9 @@ def _run(args: argparse.Namespace) -> int:
             template = lambda: graph_template(args.graph)  # noqa: E731
         else:
             template = _app(args.app, "template")
-        return run_dev(template, out=sys.stdout, sweep_every=args.sweep_every, api_port=args.api_port)
+        return run_dev(
+            template, out=sys.stdout, sweep_every=args.sweep_every, api_port=args.api_port, verbose=args.verbose
+        )
     if args.command == "demo":
         return int(_app(args.app, "demo")(args.scenario))
     if args.command == "token":
@@ -356,8 +366,17 @@ def _print_failures(found: Sequence[Any], *, as_json: bool) -> int:
     return 0
 
 
+JSII_NODE_VARIABLE = "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION"
+"""Silences jsii's banner for the Node versions it lists; `dev`, `demo` and `init --graph` load jsii to synthesize."""
+JSII_QUIET_NODE = "20"
+"""The Node release whose end-of-life banner is silenced (the one `scripts/dev` silences too): the CDK still runs
+on it, and the banner is a dozen lines of `!!` the user cannot act on from here."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script; returns the exit status (1 on a CliError, with its one-line message)."""
+    # Before anything loads jsii (importing aws_cdk starts its Node process, which reads this once).
+    os.environ.setdefault(JSII_NODE_VARIABLE, JSII_QUIET_NODE)
     args = _parser().parse_args(argv)
     try:
         return _run(args)
@@ -366,6 +385,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # whoever read our output has gone (`agent-wait ... | head`): nobody is left to tell
+        _quiet_exit()
+        return 1
+
+
+def _quiet_exit() -> None:
+    """Send what is still buffered for stdout nowhere: Python flushes it at exit, into the same broken pipe."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _ignore_broken_pipes_at_exit() -> None:
+    """Drop the `BrokenPipeError` jsii's exit hook raises after Ctrl-C: the Node process it writes to is in the
+    terminal's process group, so Ctrl-C has ended it already; anything else still reaches the previous hook."""
+    hook = sys.unraisablehook
+    if getattr(hook, "agent_wait", False):
+        return
+
+    def ignore_broken_pipes(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, BrokenPipeError):
+            hook(unraisable)
+
+    ignore_broken_pipes.agent_wait = True  # type: ignore[attr-defined]
+    sys.unraisablehook = ignore_broken_pipes
 
 
 if __name__ == "__main__":  # pragma: no cover

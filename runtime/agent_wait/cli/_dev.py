@@ -6,12 +6,15 @@ ready-to-paste `curl` line with a token from the dev sign-in.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TextIO
 
 from agent_wait.cli._api import sign_in
@@ -67,6 +70,63 @@ def _traceback(outcome: Any) -> str:
     )
 
 
+_RECORD_KEYS = ("thread_id", "question_id", "message_id", "outcome", "reason", "error")
+"""The ids and kinds a handler's log record carries as keys (never question content), shown on its readable line."""
+
+
+class _ReadableLines(logging.Handler):
+    """One line per warning or error the handlers log, for a person: its message and its ids, not a JSON record."""
+
+    def __init__(self, out: TextIO) -> None:
+        super().__init__(logging.WARNING)
+        self.out = out
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            keys = " ".join(f"{key}={getattr(record, key)}" for key in _RECORD_KEYS if getattr(record, key, None))
+            self.out.write(f"agent-wait dev: {record.levelname.lower()}: {record.getMessage()}  {keys}".rstrip() + "\n")
+            self.out.flush()
+        except Exception:
+            self.handleError(record)
+
+
+@contextlib.contextmanager
+def _handler_logs(out: TextIO, *, verbose: bool) -> Iterator[None]:
+    """Where the Lambda handlers' Powertools log records go while `dev` serves (enter it once the stack started:
+    the handlers' loggers are named for the stack's `POWERTOOLS_SERVICE_NAME`).
+
+    Verbose: every record at the handlers' level (INFO unless `POWERTOOLS_LOG_LEVEL` says otherwise), as the JSON
+    CloudWatch would get, on `out`. Otherwise only warnings and errors, each one readable line, so the `wait.*`
+    lines are not buried under a `message handled` per message and a `sweep done` per minute.
+    """
+    from agent_wait.host import api, router, sweep
+
+    loggers = [logging.getLogger(name) for name in sorted({module.logger.name for module in (router, sweep, api)})]
+    saved = [(handler, handler.level, getattr(handler, "stream", None)) for lg in loggers for handler in lg.handlers]
+    readable = _ReadableLines(out)
+    with warnings.catch_warnings():
+        if verbose:
+            for handler, _, stream in saved:
+                if stream is not None:
+                    handler.setStream(out)  # type: ignore[attr-defined]
+        else:
+            for handler, _, _ in saved:
+                handler.setLevel(logging.CRITICAL + 1)
+            for lg in loggers:
+                lg.addHandler(readable)
+            # Powertools warns on each invocation that published no metric: locally none is ever published.
+            warnings.filterwarnings("ignore", message="No application metrics to publish")
+        try:
+            yield
+        finally:
+            for lg in loggers:
+                lg.removeHandler(readable)
+            for handler, level, stream in saved:
+                handler.setLevel(level)
+                if stream is not None:
+                    handler.setStream(stream)  # type: ignore[attr-defined]
+
+
 def describe(envelope: Mapping[str, Any]) -> str:
     """One line per envelope: ids, actions, deadline and tags, never the question itself."""
     tags = ",".join(f"{k}={v}" for k, v in (envelope.get("tags") or {}).items())
@@ -84,6 +144,7 @@ def run_dev(
     sweep_every: float = 60.0,
     stop: threading.Event | None = None,
     api_port: int = 0,
+    verbose: bool = False,
 ) -> int:
     """Run the local stack and its answer API until Ctrl-C (or `stop` is set); returns the exit status.
 
@@ -93,6 +154,11 @@ def run_dev(
         sweep_every: seconds between sweeps.
         stop: set it to stop (Ctrl-C sets it too).
         api_port: the answer API's port on 127.0.0.1; 0 picks a free one.
+        verbose: also print the handlers' Powertools log records (JSON, INFO and up) and each failed turn's
+            traceback; otherwise only their warnings and errors, one readable line each.
+
+    Raises:
+        CliError: the stack cannot start (a setting is wrong, or its agent cannot be loaded).
     """
     from agent_wait.local.stack import EmulatedStack
 
@@ -109,19 +175,36 @@ def run_dev(
     if previous is not None:
         signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
-        observer = Observer(local)
-        target = Target(
-            queue_url=local.queue_url,
-            table=local.table,
-            endpoint_url=local.endpoint_url,
-            region="us-east-1",
-            source="dev",
-            api_url=local.api_url,
-            issuer=local.issuer.url,
-            dead_letter_url=local.environment.get("AGENT_WAIT_DLQ_URL"),
-        )
-        target.save()
-        token = sign_in(target, DEV_USER, DEV_GROUPS)
+        with _handler_logs(out, verbose=verbose):
+            _serve(local, out, stop=stop, sweep_every=sweep_every, verbose=verbose)
+        with contextlib.suppress(BrokenPipeError):  # Ctrl-C on `agent-wait dev | tee log` ends the reader first
+            out.write("agent-wait dev: stopping\n")
+            out.flush()
+        return 0
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+        local.stop()
+        LOCAL_STATE.unlink(missing_ok=True)
+
+
+def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float, verbose: bool) -> None:
+    """Say where everything is, then pump the entry queue, sweep and print envelopes until `stop` is set (or nobody
+    reads `out` any more)."""
+    observer = Observer(local)
+    target = Target(
+        queue_url=local.queue_url,
+        table=local.table,
+        endpoint_url=local.endpoint_url,
+        region="us-east-1",
+        source="dev",
+        api_url=local.api_url,
+        issuer=local.issuer.url,
+        dead_letter_url=local.environment.get("AGENT_WAIT_DLQ_URL"),
+    )
+    target.save()
+    token = sign_in(target, DEV_USER, DEV_GROUPS)
+    try:
         out.write(
             f"agent-wait dev: emulator at {local.endpoint_url}\n"
             f"  entry queue  {local.queue_url}\n  ledger table {local.table}\n"
@@ -147,17 +230,15 @@ def run_dev(
                 for envelope in observer.drain():
                     out.write(describe(envelope) + "\n")
                     out.flush()
+            except BrokenPipeError:
+                raise
             except Exception as exc:  # dev outlives any one turn: SQS redelivers what was not handled
                 out.write(
                     f"agent-wait dev: a turn failed ({type(exc).__name__}: {exc}); still serving, and the entry "
                     "queue delivers its messages again\n"
+                    + ("".join(traceback.format_exception(exc)) if verbose else "")
                 )
                 out.flush()
                 stop.wait(1)
-        out.write("agent-wait dev: stopping\n")
-        return 0
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
-        local.stop()
-        LOCAL_STATE.unlink(missing_ok=True)
+    except BrokenPipeError:  # nobody reads this terminal any more: stop as Ctrl-C would
+        stop.set()

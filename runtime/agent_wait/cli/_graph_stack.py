@@ -80,6 +80,7 @@ def graph_template(spec: str) -> dict[str, Any]:
     Raises:
         MissingExtraError: the constructs are not installed.
     """
-    require_extra("agent-wait dev --graph", "agent_wait_cdk", "local")
+    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")  # before jsii starts, as `main` does
+    require_extra("agent-wait dev --graph", "agent_wait_cdk", "local")  # imports the constructs, so starts jsii
     module = importlib.import_module("agent_wait_cdk.local_template")
     return module.template_for_graph(spec)

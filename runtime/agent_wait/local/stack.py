@@ -28,6 +28,7 @@ from agent_wait.errors import EmulatorError, require_extra
 from agent_wait.local.deploy import EmulatorDeployment
 from agent_wait.local.template import local_template
 from agent_wait.messages import group_id_for
+from agent_wait.schema import Settings
 
 __all__ = (
     "API_HANDLER",
@@ -213,6 +214,12 @@ class EmulatedStack:
         deployed = deployment.deploy((ROUTER_HANDLER, SWEEP_HANDLER, API_HANDLER))
         self.outputs = deployed.outputs
         environment = {**deployed.environment, **self.extra_environment}
+        # The construct trusts the sweep's and the answer API's roles, which do not exist here: every local sender
+        # (the sweep, the API, the CLI) is the emulator's one identity, so that is the one to trust. Without it the
+        # router would warn about a setting nobody running the emulator can act on.
+        from moto.sqs.models import DEFAULT_SENDER_ID  # the SenderId moto stamps on every message
+
+        environment.setdefault(Settings.TRUSTED_SENDERS.value, DEFAULT_SENDER_ID)
         # Embedded-metric-format lines on stdout are for CloudWatch; locally they only bury the output.
         environment.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
         environment.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentWait")
