@@ -113,6 +113,43 @@ def test_dev_runs_a_users_own_graph_from_the_current_folder(
     assert not LOCAL_STATE.exists()
 
 
+def test_a_signed_link_from_dev_answers_a_question_when_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from _http import call
+
+    # GIVEN a user's graph served by agent-wait dev (the default stack: no answer API, no link keys of its own)
+    with dev_with_graph(tmp_path, monkeypatch, "link_agent", GRAPH) as dev:
+        assert main(["start", "svc-link", "--input", json.dumps({"service": "billing"})]) == 0
+        question = _wait_for_question(capsys, dev.deadline)
+        # WHEN a link is asked for, for the question dev announced with its links
+        capsys.readouterr()
+        assert main(["link", question, "approve"]) == 0
+        url = capsys.readouterr().out.strip().splitlines()[-1]
+        dev.wait_for(f"/questions/{question}/confirm#")
+        printed = dev.out.getvalue()
+        # AND it is opened as the confirmation page opens it: GET the page, then POST the fragment's token
+        page, token = url.split("#", 1)
+        opened = call(page)
+        answered = call(page.removesuffix("/confirm") + "/link/answer", method="POST", body={"token": token})
+        # THEN the page is served, the link's answer won, and the agent resumes with it
+        assert (opened.status, opened.headers["content-type"].split(";")[0]) == (200, "text/html")
+        assert (answered.status, answered.body["result"], answered.body["outcome"]["via"]) == (200, "won", "link")
+        while time.monotonic() < dev.deadline:
+            capsys.readouterr()
+            assert main(["questions", "--status", "resumed"]) == 0
+            if question in capsys.readouterr().out:
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail("the question answered by link never reached resumed")
+        # AND a link for a question no longer open is one line that says so
+        assert main(["link", question, "approve"]) == 1
+        assert f"question {question} is resumed: a link answers an open question only" in capsys.readouterr().err
+    assert f"  link approve  {url.split('#', 1)[0]}#v1.local." in printed
+    assert f"  link reject   {url.split('#', 1)[0]}#v1.local." in printed
+
+
 def _wait_for_question(capsys: pytest.CaptureFixture[str], deadline: float) -> str:
     while time.monotonic() < deadline:
         capsys.readouterr()

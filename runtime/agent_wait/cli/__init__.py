@@ -5,6 +5,7 @@
     agent-wait dev --graph my_pkg.graph:build    the same around your own graph, on the default AgentWait stack
     agent-wait demo                              the refund-agent scenarios, narrated; non-zero on a wrong outcome
     agent-wait token --user U --groups G         a bearer token from the running `agent-wait dev`'s sign-in
+    agent-wait link QUESTION ACTION              a signed link that answers QUESTION with ACTION on `agent-wait dev`
     agent-wait start THREAD --input JSON         send a start message (--start-id ID: sending it again starts once)
     agent-wait questions [--status open]         list questions from the ledger
     agent-wait questions show QUESTION           one question: what is asked, its policy, and its decision
@@ -98,6 +99,15 @@ def _parser() -> argparse.ArgumentParser:
         "--groups", action="append", default=[], metavar="GROUP[,GROUP]", help="their groups, e.g. finance"
     )
     token.add_argument("--expires-in", type=int, metavar="SECONDS", help="how long the token is valid (default 3600)")
+
+    link = commands.add_parser(
+        "link", help="print a signed link that answers a question on the running agent-wait dev, once, when opened"
+    )
+    link.add_argument("question_id", metavar="QUESTION", help="an open question's id (see: agent-wait questions)")
+    link.add_argument("action", metavar="ACTION", help="the action the link answers with, e.g. approve")
+    link.add_argument(
+        "--for", dest="approver", metavar="PERSON", help="who the link is made for (default: nobody, 'signed link')"
+    )
 
     demo = commands.add_parser("demo", help="run the refund-agent scenarios, narrated")
     demo.add_argument("--app", help=f"module providing demo(argv) (default: the refund example, {DEFAULT_APP})")
@@ -197,6 +207,11 @@ def _run(args: argparse.Namespace) -> int:
         )
     if args.command == "demo":
         return int(_app(args.app, "demo")(args.scenario))
+    if args.command == "link":
+        from agent_wait.cli._links import question_link
+
+        print(question_link(local_target(), args.question_id, args.action, approver=args.approver))
+        return 0
     if args.command == "token":
         groups = [g.strip() for text in args.groups for g in text.split(",") if g.strip()]
         print(_api.sign_in(local_target(), args.user, groups, expires_in=args.expires_in))

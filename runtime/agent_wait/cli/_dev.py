@@ -127,6 +127,18 @@ def _handler_logs(out: TextIO, *, verbose: bool) -> Iterator[None]:
                     handler.setStream(stream)  # type: ignore[attr-defined]
 
 
+def _links(target: Target, envelope: Mapping[str, Any]) -> str:
+    """A new question's signed links, one line each, to open in a browser (they answer it: keep them local)."""
+    if envelope.get("type") != "wait.created":
+        return ""
+    from agent_wait.cli._links import envelope_links, no_links_reason
+
+    links = envelope_links(target, envelope)
+    if not links:
+        return f"  no signed link: {no_links_reason(envelope)}\n"
+    return "".join(f"  link {action:8} {url}\n" for action, url in links.items())
+
+
 def describe(envelope: Mapping[str, Any]) -> str:
     """One line per envelope: ids, actions, deadline and tags, never the question itself."""
     tags = ",".join(f"{k}={v}" for k, v in (envelope.get("tags") or {}).items())
@@ -201,6 +213,7 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
         api_url=local.api_url,
         issuer=local.issuer.url,
         dead_letter_url=local.environment.get("AGENT_WAIT_DLQ_URL"),
+        link_keys_arn=local.environment.get("AGENT_WAIT_LINK_KEYS_ARN"),
     )
     target.save()
     token = sign_in(target, DEV_USER, DEV_GROUPS)
@@ -228,7 +241,7 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
                     last_sweep = time.monotonic()
                     local.sweep()
                 for envelope in observer.drain():
-                    out.write(describe(envelope) + "\n")
+                    out.write(describe(envelope) + "\n" + _links(target, envelope))
                     out.flush()
             except BrokenPipeError:
                 raise

@@ -51,6 +51,8 @@ class Target:
     """The entry queue's dead-letter queue, for `agent-wait dead-letters`."""
     profile: str | None = None
     """The AWS CLI profile whose credentials sign requests (`--profile`); None: the default chain."""
+    link_keys_arn: str | None = None
+    """The secret of the keys that sign answer links on `agent-wait dev` (`agent-wait link` signs with them)."""
 
     def client(self, service: str) -> Any:
         """A boto3 client for this stack. On the local emulator no AWS credentials or region are needed: it

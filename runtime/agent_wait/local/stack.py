@@ -220,6 +220,11 @@ class EmulatedStack:
         from moto.sqs.models import DEFAULT_SENDER_ID  # the SenderId moto stamps on every message
 
         environment.setdefault(Settings.TRUSTED_SENDERS.value, DEFAULT_SENDER_ID)
+        # Signed answer links work locally whatever the template says: with no keys of its own (no answer API, or
+        # one without links), the stack gets keys here, so the API verifies what `agent-wait link` signs. Links
+        # still ride only on the announcers the template names (`AGENT_WAIT_LINK_ANNOUNCERS`).
+        if not environment.get(Settings.LINK_KEYS_ARN.value):
+            environment[Settings.LINK_KEYS_ARN.value] = self._local_link_keys()
         # Embedded-metric-format lines on stdout are for CloudWatch; locally they only bury the output.
         environment.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
         environment.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentWait")
@@ -227,6 +232,14 @@ class EmulatedStack:
         self.environment = environment
         self._set_env(environment)
         self._reset_handlers()
+
+    def _local_link_keys(self) -> str:
+        """Create link keys for this stack in the emulator's Secrets Manager (one generated key); returns the ARN."""
+        import secrets
+
+        value = json.dumps({"active": "local", "local": secrets.token_urlsafe(36)})
+        name = f"{self.stack_name}-local-link-keys"
+        return self.client("secretsmanager").create_secret(Name=name, SecretString=value)["ARN"]
 
     @staticmethod
     def _load_agent() -> None:
