@@ -113,18 +113,29 @@ def test_dev_runs_a_users_own_graph_from_the_current_folder(
     assert not LOCAL_STATE.exists()
 
 
-def test_a_signed_link_from_dev_answers_a_question_when_opened(
+RESTART_OR_SKIP = GRAPH.replace('allowed_actions=("approve", "reject")', 'allowed_actions=("restart", "skip")')
+"""The graph, asking whether to restart or skip: nothing like the refund example's approve or reject."""
+
+
+def test_dev_prints_the_graphs_own_hints_and_links_that_answer_when_opened(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from _http import call
 
     # GIVEN a user's graph served by agent-wait dev (the default stack: no answer API, no link keys of its own)
-    with dev_with_graph(tmp_path, monkeypatch, "link_agent", GRAPH) as dev:
+    with dev_with_graph(tmp_path, monkeypatch, "link_agent", RESTART_OR_SKIP) as dev:
+        banner = dev.out.getvalue()
         assert main(["start", "svc-link", "--input", json.dumps({"service": "billing"})]) == 0
         question = _wait_for_question(capsys, dev.deadline)
+        dev.wait_for("  answer   ")
+        # THEN dev's hints are this graph's: its input keys, and the question's own actions, never the refund's
+        assert "agent-wait start THREAD --input JSON   (this graph's input keys: optional service, result)" in banner
+        assert "approve" not in banner
+        assert "finance" not in banner
+        assert f"  answer   agent-wait answer {question} restart   (its actions: restart, skip)" in dev.out.getvalue()
         # WHEN a link is asked for, for the question dev announced with its links
         capsys.readouterr()
-        assert main(["link", question, "approve"]) == 0
+        assert main(["link", question, "restart"]) == 0
         url = capsys.readouterr().out.strip().splitlines()[-1]
         dev.wait_for(f"/questions/{question}/confirm#")
         printed = dev.out.getvalue()
@@ -144,10 +155,25 @@ def test_a_signed_link_from_dev_answers_a_question_when_opened(
         else:
             pytest.fail("the question answered by link never reached resumed")
         # AND a link for a question no longer open is one line that says so
-        assert main(["link", question, "approve"]) == 1
+        assert main(["link", question, "restart"]) == 1
         assert f"question {question} is resumed: a link answers an open question only" in capsys.readouterr().err
-    assert f"  link approve  {url.split('#', 1)[0]}#v1.local." in printed
-    assert f"  link reject   {url.split('#', 1)[0]}#v1.local." in printed
+    assert f"  link restart  {url.split('#', 1)[0]}#v1.local." in printed
+    assert f"  link skip     {url.split('#', 1)[0]}#v1.local." in printed
+
+
+def test_the_answer_hint_signs_in_to_a_group_the_question_names() -> None:
+    from agent_wait.cli._dev import answer_hint
+
+    restricted = {
+        "question_id": "q-1",
+        "allowed_actions": ["deploy", "hold"],
+        "rules": {"answerers": {"groups": ["release-managers"], "principals": []}, "edits": True},
+    }
+    assert answer_hint(restricted) == (
+        "export AGENT_WAIT_TOKEN=$(agent-wait token --user you@example.com --groups release-managers); "
+        "agent-wait answer q-1 deploy   (its actions: deploy, hold)"
+    )
+    assert answer_hint({"question_id": "q-2", "allowed_actions": ["ack"], "rules": {}}) == "agent-wait answer q-2 ack"
 
 
 def _wait_for_question(capsys: pytest.CaptureFixture[str], deadline: float) -> str:

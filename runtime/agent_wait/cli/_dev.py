@@ -7,12 +7,14 @@ ready-to-paste `curl` line with a token from the dev sign-in.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import signal
 import threading
 import time
 import traceback
+import typing
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TextIO
@@ -22,12 +24,10 @@ from agent_wait.cli._progress import progress
 from agent_wait.cli._target import LOCAL_STATE, CliError, Target
 from agent_wait.errors import ConfigurationError
 
-__all__ = ("DEV_GROUPS", "DEV_USER", "Observer", "run_dev")
+__all__ = ("DEV_USER", "Observer", "answer_hint", "input_hint", "run_dev")
 
 DEV_USER = "dev@example.com"
-"""Who the printed curl line signs in as."""
-DEV_GROUPS = ("finance",)
-"""Their groups: finance answers the refund example's questions."""
+"""Who the printed curl line signs in as (in no group: any signed-in user may list the questions)."""
 
 
 class Observer:
@@ -134,9 +134,69 @@ def _links(target: Target, envelope: Mapping[str, Any]) -> str:
     from agent_wait.cli._links import envelope_links, no_links_reason
 
     links = envelope_links(target, envelope)
+    lines = "".join(f"  link {action:8} {url}\n" for action, url in links.items())
     if not links:
-        return f"  no signed link: {no_links_reason(envelope)}\n"
-    return "".join(f"  link {action:8} {url}\n" for action, url in links.items())
+        lines = f"  no signed link: {no_links_reason(envelope)}\n"
+    return lines + f"  answer   {answer_hint(envelope)}\n"
+
+
+def answer_hint(envelope: Mapping[str, Any]) -> str:
+    """The command that answers this question, with its own first action (and a sign-in when it needs a group)."""
+    question, actions = envelope.get("question_id"), list(envelope.get("allowed_actions") or ())
+    command = f"agent-wait answer {question} {actions[0] if actions else 'ACTION'}"
+    if len(actions) > 1:
+        command += f"   (its actions: {', '.join(actions)})"
+    groups = list(((envelope.get("rules") or {}).get("answerers") or {}).get("groups") or ())
+    if groups:
+        sign_in = f"--user you@example.com --groups {groups[0]}"
+        command = f"export AGENT_WAIT_TOKEN=$(agent-wait token {sign_in}); {command}"
+    return command
+
+
+def _agent() -> Any:
+    """What the router runs (its adapter's graph, for a LangGraph agent), loaded when the stack started."""
+    from agent_wait.host import router
+
+    adapter = router._router().adapter
+    return getattr(adapter, "graph", adapter)
+
+
+def input_hint(agent: Any) -> str:
+    """`   (this graph's input keys: ...)`: the keys a start's `--input` object takes, read from a LangGraph graph's
+    input schema (a TypedDict, a Pydantic model or a dataclass); "" for anything else."""
+    schema = getattr(getattr(agent, "builder", None), "input_schema", None)
+    if not isinstance(schema, type):
+        return ""
+    required, optional = _input_keys(schema)
+    if not (required or optional):
+        return ""
+    parts = ([", ".join(required)] if required else []) + ([f"optional {', '.join(optional)}"] if optional else [])
+    return f"   (this graph's input keys: {'; '.join(parts)})"
+
+
+def _input_keys(schema: type) -> tuple[list[str], list[str]]:
+    """(required, optional) keys of an input schema, in declaration order."""
+    fields = getattr(schema, "model_fields", None)  # a Pydantic model
+    if isinstance(fields, Mapping):
+        names = list(fields)
+        return [n for n in names if fields[n].is_required()], [n for n in names if not fields[n].is_required()]
+    try:
+        hints = typing.get_type_hints(schema, include_extras=True)
+    except Exception:  # an annotation that does not resolve: the names, with nothing said about which are required
+        return [], list(getattr(schema, "__annotations__", {}))
+    if typing.is_typeddict(schema):
+        total = getattr(schema, "__total__", True)
+
+        def needed(name: str) -> bool:
+            origin = typing.get_origin(hints[name])
+            return origin is typing.Required or (total and origin is not typing.NotRequired)
+
+        return [n for n in hints if needed(n)], [n for n in hints if not needed(n)]
+    if dataclasses.is_dataclass(schema):
+        missing = dataclasses.MISSING
+        without = {f.name for f in dataclasses.fields(schema) if f.default is missing and f.default_factory is missing}
+        return [n for n in hints if n in without], [n for n in hints if n not in without]
+    return list(hints), []
 
 
 def describe(envelope: Mapping[str, Any]) -> str:
@@ -216,18 +276,17 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
         link_keys_arn=local.environment.get("AGENT_WAIT_LINK_KEYS_ARN"),
     )
     target.save()
-    token = sign_in(target, DEV_USER, DEV_GROUPS)
+    token = sign_in(target, DEV_USER, ())
     try:
         out.write(
             f"agent-wait dev: emulator at {local.endpoint_url}\n"
             f"  entry queue  {local.queue_url}\n  ledger table {local.table}\n"
             f"  answer API   {local.api_url}  (JWT issuer {local.issuer.url}, audience {local.issuer.audience})\n"
             f"  inbox        {local.api_url}/inbox  (sign in as anyone, in any groups)\n"
-            f"Try the API as {DEV_USER} in {', '.join(DEV_GROUPS)} (the token is valid for an hour):\n"
+            f"Try the API as {DEV_USER} (the token is valid for an hour):\n"
             f"  curl -s -H 'Authorization: Bearer {token}' {local.api_url}/questions\n"
-            "In another terminal: agent-wait start THREAD --input JSON; agent-wait questions;\n"
-            "  export AGENT_WAIT_TOKEN=$(agent-wait token --user alice@example.com --groups finance); "
-            "agent-wait answer QUESTION approve\n"
+            f"In another terminal: agent-wait start THREAD --input JSON{input_hint(_agent())}\n"
+            "  each question the agent asks is printed below, with its links and the command that answers it\n"
             "Ctrl-C stops everything.\n"
         )
         out.flush()
