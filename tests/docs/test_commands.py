@@ -27,6 +27,7 @@ RUN_BY: dict[str, tuple[str, str]] = {
     "agent-wait init": ("tests/packaging/test_journey.py", 'split("## Quick start", 1)'),
     "cd my-agent": ("tests/packaging/test_journey.py", 'command.startswith("cd ")'),
     "python -m pytest": ("tests/packaging/test_journey.py", '"1 passed"'),
+    "pip install -r requirements.txt": ("tests/packaging/test_journey.py", "for command in FIRST[1:-1]:"),
     "agent-wait dev --graph": ("tests/packaging/test_journey.py", "agent-wait dev --graph "),
     "agent-wait start svc-1": ("tests/packaging/test_journey.py", "start, listing, answer, resumed = SECOND"),
     "agent-wait questions --status resumed": ("tests/packaging/test_journey.py", "resumed"),
