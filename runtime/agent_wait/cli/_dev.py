@@ -1,7 +1,8 @@
 """`agent-wait dev`: the local stack in the foreground, printing each envelope as it is announced.
 
 Beside the emulator it serves the answer API on 127.0.0.1 with a local JWT issuer, and prints a
-ready-to-paste `curl` line with a token from the dev sign-in.
+ready-to-paste `curl` line with a token from the dev sign-in, the keys the graph's input takes, and under each
+new question its signed links and the command that answers it.
 """
 
 from __future__ import annotations
@@ -133,7 +134,10 @@ def _links(target: Target, envelope: Mapping[str, Any]) -> str:
         return ""
     from agent_wait.cli._links import envelope_links, no_links_reason
 
-    links = envelope_links(target, envelope)
+    try:
+        links = envelope_links(target, envelope)
+    except Exception as exc:  # the envelope line is printed anyway; a link is a convenience
+        return f"  no signed link: {type(exc).__name__}: {exc}\n"
     lines = "".join(f"  link {action:8} {url}\n" for action, url in links.items())
     if not links:
         lines = f"  no signed link: {no_links_reason(envelope)}\n"
