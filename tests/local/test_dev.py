@@ -178,3 +178,36 @@ def test_the_cli_silences_jsiis_node_banner_before_jsii_loads(monkeypatch: pytes
     monkeypatch.setattr("agent_wait.cli._app", lambda name, attribute: lambda: {})
     main(["dev"])
     assert seen == ["20"]
+
+
+def test_a_stack_whose_agent_cannot_load_fails_to_start_before_it_serves(refund_template: dict[str, Any]) -> None:
+    import re
+    import urllib.error
+    import urllib.request
+
+    from agent_wait.errors import ConfigurationError
+    from agent_wait.local.stack import EmulatedStack
+
+    # GIVEN a stack whose AGENT_WAIT_GRAPH names a callable that is no graph factory
+    local = EmulatedStack(
+        refund_template,
+        stack_name=f"bad-graph-{uuid.uuid4().hex[:8]}",
+        extra_environment={"AGENT_WAIT_GRAPH": "json:dumps"},
+    )
+    # WHEN it starts, THEN it fails at once, naming the setting, the error and the fix, and leaves nothing running
+    try:
+        with pytest.raises(
+            ConfigurationError,
+            match=re.escape(
+                "AGENT_WAIT_GRAPH names a callable that raised TypeError when called with the checkpointer"
+            ),
+        ) as raised:
+            local.start()
+    finally:
+        local.stop()
+    assert "a factory that takes a checkpointer and returns one" in str(raised.value)
+    assert raised.value.variables == ("AGENT_WAIT_GRAPH",)
+    assert EmulatedStack._running is None
+    if local.api_url:
+        with pytest.raises(urllib.error.URLError):
+            urllib.request.urlopen(f"{local.api_url}/questions", timeout=5)

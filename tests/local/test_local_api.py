@@ -541,31 +541,3 @@ def test_a_request_for_another_host_is_refused_so_a_rebinding_page_cannot_reach_
     assert reply.status == 421
     for name in (f"localhost:{port}", f"127.0.0.1:{port}"):
         assert call(f"{api.url}/inbox", headers={"Host": name}).status == 200
-
-
-def test_a_stack_whose_agent_cannot_load_fails_to_start_before_it_serves(refund_template: dict[str, Any]) -> None:
-    from agent_wait.errors import ConfigurationError
-
-    # GIVEN a stack whose AGENT_WAIT_GRAPH names a callable that is no graph factory
-    local = EmulatedStack(
-        refund_template,
-        stack_name=f"bad-graph-{uuid.uuid4().hex[:8]}",
-        extra_environment={"AGENT_WAIT_GRAPH": "json:dumps"},
-    )
-    # WHEN it starts, THEN it fails at once, naming the setting, the error and the fix, and leaves nothing running
-    try:
-        with pytest.raises(
-            ConfigurationError,
-            match=re.escape(
-                "AGENT_WAIT_GRAPH names a callable that raised TypeError when called with the checkpointer"
-            ),
-        ) as raised:
-            local.start()
-    finally:
-        local.stop()
-    assert "a factory that takes a checkpointer and returns one" in str(raised.value)
-    assert raised.value.variables == ("AGENT_WAIT_GRAPH",)
-    assert EmulatedStack._running is None
-    if local.api_url:
-        with pytest.raises(urllib.error.URLError):
-            urllib.request.urlopen(f"{local.api_url}/questions", timeout=5)
