@@ -37,7 +37,7 @@ def _section(title: str) -> str:
 
 def test_every_command_has_its_section(capsys: pytest.CaptureFixture[str]) -> None:
     commands = _commands(capsys)
-    assert len(commands) == 10
+    assert len(commands) == 11
     for command in commands:
         assert f"\n## `{command}`\n" in DOC, f"docs/cli.md has no section for `agent-wait {command}`"
         assert f"agent-wait {command}" in DOC.split("\n## ", 1)[0], f"the summary at the top leaves out {command}"
@@ -51,3 +51,30 @@ def test_every_option_is_documented_where_its_command_is(capsys: pytest.CaptureF
         assert missing == [], f"docs/cli.md, `{command}`, leaves out {missing}"
         if options & STACK_OPTIONS:
             assert all(o in _section("Which stack") for o in STACK_OPTIONS)
+
+
+def test_every_help_page_has_a_description_and_states_its_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    """`agent-wait COMMAND --help` says what the command is for, and every option that takes a value says what
+    happens without it (a flag is off unless given; a required option has no default)."""
+    import argparse
+
+    from agent_wait.cli import _parser
+
+    [subparsers] = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    for command in _commands(capsys):
+        required = {o for a in subparsers.choices[command]._actions if a.required for o in a.option_strings}
+        page = _help(capsys, command)
+        description = page.split("\n\n", 2)[1]  # after the usage, before the first group of arguments
+        assert description.strip(), f"`agent-wait {command} --help` has no description line"
+        assert not description.lstrip().startswith(("positional", "options")), (
+            f"`agent-wait {command} --help` has no description line"
+        )
+        # Each option's entry, in any group: from its name to the next entry (argparse wraps long helps).
+        entries = re.split(r"\n(?=  -)", page.split("\n\n", 2)[2])[1:]
+        for entry in entries:
+            names = entry.strip().split("  ", 1)[0]
+            takes_value = bool(re.search(r"--[a-z-]+ [A-Z{]", names))
+            if not takes_value or names.split()[0].rstrip(",") in required:
+                continue
+            text = " ".join(entry.split())
+            assert "default" in text, f"`agent-wait {command} --help`: {names} states no default"

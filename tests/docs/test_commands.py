@@ -28,6 +28,7 @@ RUN_BY: dict[str, tuple[str, str]] = {
     "cd my-agent": ("tests/packaging/test_journey.py", 'command.startswith("cd ")'),
     "pip install -r requirements.txt": ("tests/packaging/test_journey.py", '"pip install -r requirements.txt" in'),
     "python -m pytest": ("tests/packaging/test_journey.py", '"1 passed"'),
+    "pip install -r requirements.txt": ("tests/packaging/test_journey.py", "for command in FIRST[1:-1]:"),
     "agent-wait dev --graph": ("tests/packaging/test_journey.py", "agent-wait dev --graph "),
     "agent-wait start svc-1": ("tests/packaging/test_journey.py", "start, listing, answer, resumed = SECOND"),
     "agent-wait questions --status resumed": ("tests/packaging/test_journey.py", "resumed"),
@@ -57,6 +58,7 @@ RUN_BY: dict[str, tuple[str, str]] = {
     # running it locally
     "agent-wait dev": ("tests/local/test_local_api.py", "test_dev_serves_the_api_and_prints_a_curl_line_that_works"),
     "agent-wait init my-project": ("tests/local/test_init.py", 'main(["init", str(folder)])'),
+    "agent-wait link": ("tests/local/test_dev_graph.py", 'main(["link", question, "restart"])'),
     "agent-wait start order-7": ("tests/local/test_cli.py", 'main(["start", thread, "--input"'),
     "agent-wait start order-1": ("tests/local/test_cli.py", "test_outputs_file_of_a_deployed_stack_is_read"),
     "agent-wait questions --status open --stack": ("tests/local/test_cli.py", "test_stack_finds_a_deployed_stack"),

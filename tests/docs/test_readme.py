@@ -55,3 +55,25 @@ def test_every_python_snippet_in_the_answering_doc_runs() -> None:
 
 def test_every_python_snippet_in_the_policies_doc_runs() -> None:
     assert run_snippets(ROOT / "docs" / "policies.md") >= 8
+
+
+def test_the_quick_start_runs_what_init_says_to_run_next(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A reader who follows the README does what `agent-wait init` tells them next: the project's requirements
+    are installed before its test or `agent-wait dev` runs."""
+    from agent_wait.cli import main
+
+    # GIVEN what init prints after writing a project
+    assert main(["init", str(tmp_path / "my-agent")]) == 0
+    [next_line] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Next: ")]
+    told = [c.split(" (", 1)[0].strip() for c in next_line.removeprefix("Next: ").split(";")]
+    told = [c for c in told if c and not c.startswith("cd ")]
+    # WHEN the README's quick start is read, from `agent-wait init` on
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first_terminal = re.findall(r"```bash\n(.*?)```", readme.split("## Quick start", 1)[1], re.DOTALL)[0]
+    commands = [line.split("  #", 1)[0].strip() for line in first_terminal.splitlines() if line.strip()]
+    after_init = commands[next(i for i, c in enumerate(commands) if c.startswith("agent-wait init")) + 1 :]
+    # THEN it runs every one of those commands, and installs the requirements before anything needs them
+    assert [c for c in told if c not in after_init] == [], f"the quick start leaves out what init says: {after_init}"
+    install = after_init.index("pip install -r requirements.txt")
+    assert install < after_init.index("python -m pytest")
+    assert all(install < i for i, c in enumerate(after_init) if c.startswith("agent-wait dev"))

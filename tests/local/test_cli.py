@@ -433,3 +433,22 @@ def test_a_cli_error_is_a_wait_error() -> None:
     error = CliError("say how to answer")
     assert isinstance(error, WaitError)
     assert error.message == "say how to answer"
+
+
+def test_the_cli_finds_a_running_dev_from_any_folder_of_the_project(
+    world: Any, target: Target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN agent-wait dev running from the project folder (its state file there), and a start sent
+    for name in ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_TABLE"):
+        monkeypatch.delenv(name, raising=False)
+    thread = f"order-sub-{uuid.uuid4().hex[:6]}"
+    assert main(["start", thread, "--input", json.dumps({"order_id": thread, "amount": 900})]) == 0
+    world.pump()
+    # WHEN the CLI runs from a folder two levels down
+    nested = tmp_path / "my_agent" / "tools"
+    nested.mkdir(parents=True)
+    monkeypatch.chdir(nested)
+    capsys.readouterr()
+    # THEN it talks to that dev, as from the project folder
+    assert main(["questions", "--status", "open"]) == 0
+    assert f"thread={thread}" in capsys.readouterr().out

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,3 +62,152 @@ def test_dev_prints_each_envelope_and_cleans_up(
     assert status == [0], "dev must stop cleanly"
     assert not LOCAL_STATE.exists(), "dev must remove its state file"
     assert state["queue_url"].endswith(".fifo")
+
+
+def _run_dev(template: dict, *, verbose: bool, until: str, act: Any = None) -> tuple[str, str]:
+    """Run `agent-wait dev` (sweeping every 0.2 s) until `until` is printed; returns what it printed and what reached
+    the handlers' own JSON log handler."""
+    import io
+    import logging
+
+    import agent_wait.cli._dev as dev
+    from agent_wait.host import router
+
+    # The handlers' JSON log handler (one per service name, shared by the three handlers), read into `records`.
+    [json_handler] = [h for h in logging.getLogger(router.logger.name).handlers if hasattr(h, "setStream")]
+    records = io.StringIO()
+    previous = json_handler.setStream(records)
+    out, stop = io.StringIO(), threading.Event()
+    status: list[int] = []
+    server = threading.Thread(
+        target=lambda: status.append(
+            dev.run_dev(lambda: template, out=out, stop=stop, sweep_every=0.2, verbose=verbose)
+        )
+    )
+    server.start()
+    try:
+        deadline = time.monotonic() + 60
+        while "Ctrl-C" not in out.getvalue() and server.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if act is not None:
+            act()
+        while until not in out.getvalue() and server.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        server.join(timeout=60)
+        json_handler.setStream(previous)
+    assert status == [0], "dev must stop cleanly"
+    return out.getvalue(), records.getvalue()
+
+
+def test_dev_prints_readable_lines_and_no_json_records_by_default(
+    refund_template: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_wait.host import router
+
+    monkeypatch.chdir(tmp_path)
+
+    # GIVEN agent-wait dev without --verbose, sweeping often; WHEN a handler warns, and messages and sweeps run
+    def warn() -> None:
+        router.logger.warning("a handler's warning", extra={"thread_id": "order-9", "reason": "testing"})
+        main(["start", "order-log-1", "--input", json.dumps({"order_id": "o-1", "amount": 5, "customer": "c"})])
+
+    printed, records = _run_dev(refund_template, verbose=False, until="a handler's warning", act=warn)
+    # THEN the warning is one readable line, and no JSON record reaches the terminal: no `message handled`,
+    # no `sweep done`, and no warning about trusted senders (the emulator sets them itself)
+    assert "agent-wait dev: warning: a handler's warning  thread_id=order-9 reason=testing" in printed
+    assert records == "", f"JSON records reached the terminal: {records[:300]}"
+    assert '{"level"' not in printed
+    assert "AGENT_WAIT_TRUSTED_SENDERS" not in printed + records
+
+
+def test_dev_verbose_prints_the_handlers_json_records(
+    refund_template: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    printed, _ = _run_dev(refund_template, verbose=True, until='"message":"sweep done"')
+    assert '"message":"sweep done"' in printed
+
+
+def test_dev_stops_quietly_when_nobody_reads_its_output(
+    refund_template: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C on `agent-wait dev | tee log` ends `tee` first: dev's next line finds the pipe closed."""
+    import agent_wait.cli._dev as dev
+
+    monkeypatch.chdir(tmp_path)
+
+    # GIVEN agent-wait dev printing to a pipe whose reader is gone once dev said where everything is
+    class ClosedPipe(io.StringIO):
+        def write(self, text: str) -> int:
+            if "Ctrl-C" in self.getvalue():
+                raise BrokenPipeError(32, "Broken pipe")
+            return super().write(text)
+
+    out, status, stop = ClosedPipe(), [], threading.Event()
+    server = threading.Thread(target=lambda: status.append(dev.run_dev(lambda: refund_template, out=out, stop=stop)))
+    server.start()
+    try:
+        deadline = time.monotonic() + 60
+        while "Ctrl-C" not in out.getvalue() and server.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        # WHEN dev has a line to print (a question's envelope) but nobody reads it any more
+        start = {"order_id": "o-2", "amount": 987654, "customer": "c@example.com"}
+        main(["start", f"order-pipe-{uuid.uuid4().hex[:6]}", "--input", json.dumps(start)])
+        server.join(timeout=30)
+        stopped_by_itself = not server.is_alive()
+    finally:
+        stop.set()
+        server.join(timeout=60)
+    # THEN it stops as Ctrl-C would, cleanly, with its state file gone
+    assert stopped_by_itself, "dev must stop when its output is gone"
+    assert status == [0]
+    assert not LOCAL_STATE.exists(), "dev must remove its state file"
+
+
+def test_the_cli_silences_jsiis_node_banner_before_jsii_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agent_wait.cli._dev as dev
+
+    seen: list[str | None] = []
+    monkeypatch.delenv("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION")
+    monkeypatch.setattr(
+        dev, "run_dev", lambda *a, **k: seen.append(os.environ.get("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION"))
+    )
+    monkeypatch.setattr("agent_wait.local.stack.require_emulator", lambda: None)
+    monkeypatch.setattr("agent_wait.cli._app", lambda name, attribute: lambda: {})
+    main(["dev"])
+    assert seen == ["20"]
+
+
+def test_a_stack_whose_agent_cannot_load_fails_to_start_before_it_serves(refund_template: dict[str, Any]) -> None:
+    import re
+    import urllib.error
+    import urllib.request
+
+    from agent_wait.errors import ConfigurationError
+    from agent_wait.local.stack import EmulatedStack
+
+    # GIVEN a stack whose AGENT_WAIT_GRAPH names a callable that is no graph factory
+    local = EmulatedStack(
+        refund_template,
+        stack_name=f"bad-graph-{uuid.uuid4().hex[:8]}",
+        extra_environment={"AGENT_WAIT_GRAPH": "json:dumps"},
+    )
+    # WHEN it starts, THEN it fails at once, naming the setting, the error and the fix, and leaves nothing running
+    try:
+        with pytest.raises(
+            ConfigurationError,
+            match=re.escape(
+                "AGENT_WAIT_GRAPH names a callable that raised TypeError when called with the checkpointer"
+            ),
+        ) as raised:
+            local.start()
+    finally:
+        local.stop()
+    assert "a factory that takes a checkpointer and returns one" in str(raised.value)
+    assert raised.value.variables == ("AGENT_WAIT_GRAPH",)
+    assert EmulatedStack._running is None
+    if local.api_url:
+        with pytest.raises(urllib.error.URLError):
+            urllib.request.urlopen(f"{local.api_url}/questions", timeout=5)

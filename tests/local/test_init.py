@@ -21,6 +21,7 @@ FILES = (
     "requirements.txt",
     "tests/test_my_agent.py",
     "README.md",
+    "package.json",
 )
 
 
@@ -75,6 +76,19 @@ def test_the_projects_cdk_app_synthesizes_without_bundling(project: Path) -> Non
         r["Properties"].get("Handler") for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"
     }
     assert {"agent_wait.host.router.handler", "agent_wait.host.sweep.handler"} <= handlers
+
+
+def test_the_project_pins_the_cdk_cli_this_repository_pins(project: Path) -> None:
+    """`npx cdk` in the project runs the CDK CLI its package.json pins: the version agent-wait's own
+    package-lock.json pins (tested with these constructs), not whatever npx would fetch."""
+    lock = json.loads((Path(__file__).resolve().parents[2] / "package-lock.json").read_text())
+    pinned = lock["packages"]["node_modules/aws-cdk"]["version"]
+    package = json.loads((project / "package.json").read_text())
+    assert package["devDependencies"] == {"aws-cdk": pinned}
+    assert package["private"] is True
+    assert package["scripts"]["cdk"] == "cdk"
+    readme = (project / "README.md").read_text()
+    assert "npm install" in readme
 
 
 def test_init_never_overwrites(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -494,7 +494,7 @@ def test_cli_token_without_a_running_dev_says_how_to_get_one(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(["token", "--user", "alice@example.com"]) == 1
-    assert "no `agent-wait dev` is running from this directory" in capsys.readouterr().err
+    assert "no `agent-wait dev` is running from this folder or any folder above it" in capsys.readouterr().err
 
 
 def test_the_local_api_protects_exactly_the_routes_the_construct_puts_behind_its_authorizer() -> None:

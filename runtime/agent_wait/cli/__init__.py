@@ -5,6 +5,7 @@
     agent-wait dev --graph my_pkg.graph:build    the same around your own graph, on the default AgentWait stack
     agent-wait demo                              the refund-agent scenarios, narrated; non-zero on a wrong outcome
     agent-wait token --user U --groups G         a bearer token from the running `agent-wait dev`'s sign-in
+    agent-wait link QUESTION ACTION              a signed link that answers QUESTION with ACTION on `agent-wait dev`
     agent-wait start THREAD --input JSON         send a start message (--start-id ID: sending it again starts once)
     agent-wait questions [--status open]         list questions from the ledger
     agent-wait questions show QUESTION           one question: what is asked, its policy, and its decision
@@ -24,6 +25,7 @@ deployed stack: `--stack NAME` (with `--region`, `--profile` as for the aws CLI)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import json
@@ -67,35 +69,74 @@ def _app(name: str | None, attribute: str) -> Callable[..., Any]:
         raise CliError(f"{name} has no {attribute}(); --app must name a module that defines it") from None
 
 
+def _command(commands: Any, name: str, text: str, more: str = "") -> argparse.ArgumentParser:
+    """A command whose `--help` page opens with what it is for (`text`, also its line in `agent-wait --help`)."""
+    description = f"{text[0].upper()}{text[1:]}." + (f" {more}" if more else "")
+    return commands.add_parser(name, help=text, description=description)
+
+
+_ON_A_STACK = (
+    "It talks to the running `agent-wait dev` (found from the folder it runs in or any folder below it), or to a "
+    "deployed stack named with --stack or --outputs."
+)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agent-wait", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
-    init = commands.add_parser("init", help="write a small, working project: a graph that asks, a CDK app, a test")
+    init = _command(commands, "init", "write a small, working project: a graph that asks, a CDK app, a test")
     init.add_argument("folder", nargs="?", default=".", help="where (default: here)")
-    init.add_argument("--name", default="my_agent", help="the graph's package name (default my_agent)")
+    init.add_argument("--name", default="my_agent", help="the graph's package name (default: my_agent)")
 
-    dev = commands.add_parser("dev", help="run the local stack and print each envelope as it is announced")
+    dev = _command(
+        commands,
+        "dev",
+        "run the local stack and print each envelope as it is announced",
+        "Runs on an embedded AWS emulator until Ctrl-C; other terminals reach it from this folder or any below it.",
+    )
     source = dev.add_mutually_exclusive_group()
     source.add_argument("--app", help=f"module providing template() (default: the refund example, {DEFAULT_APP})")
     source.add_argument(
-        "--graph", metavar="MODULE:ATTR", help="run this graph on the default AgentWait stack (no --app module needed)"
+        "--graph",
+        metavar="MODULE:ATTR",
+        help="run this graph on the default AgentWait stack, no --app module needed (default: none, --app's stack)",
     )
-    dev.add_argument("--sweep-every", type=float, default=60.0, metavar="SECONDS", help="run the sweep this often")
+    dev.add_argument(
+        "--sweep-every", type=float, default=60.0, metavar="SECONDS", help="run the sweep this often (default: 60)"
+    )
     dev.add_argument("--api-port", type=int, default=0, metavar="PORT", help="the answer API's port (default: free)")
+    dev.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also print the handlers' JSON log records and each failed turn's traceback (default: readable lines)",
+    )
 
-    token = commands.add_parser("token", help="print a bearer token from the running agent-wait dev's sign-in")
+    token = _command(commands, "token", "print a bearer token from the running agent-wait dev's sign-in")
     token.add_argument("--user", required=True, help="who signs in, e.g. alice@example.com")
     token.add_argument(
-        "--groups", action="append", default=[], metavar="GROUP[,GROUP]", help="their groups, e.g. finance"
+        "--groups",
+        action="append",
+        default=[],
+        metavar="GROUP[,GROUP]",
+        help="their groups, e.g. finance (default: none)",
     )
-    token.add_argument("--expires-in", type=int, metavar="SECONDS", help="how long the token is valid (default 3600)")
+    token.add_argument("--expires-in", type=int, metavar="SECONDS", help="how long the token is valid (default: 3600)")
 
-    demo = commands.add_parser("demo", help="run the refund-agent scenarios, narrated")
+    link = _command(
+        commands, "link", "print a signed link that answers a question on the running agent-wait dev, once, when opened"
+    )
+    link.add_argument("question_id", metavar="QUESTION", help="an open question's id (see: agent-wait questions)")
+    link.add_argument("action", metavar="ACTION", help="the action the link answers with, e.g. approve")
+    link.add_argument(
+        "--for", dest="approver", metavar="PERSON", help="who the link is made for (default: nobody, 'signed link')"
+    )
+
+    demo = _command(commands, "demo", "run the refund-agent scenarios, narrated")
     demo.add_argument("--app", help=f"module providing demo(argv) (default: the refund example, {DEFAULT_APP})")
-    demo.add_argument("scenario", nargs="*", help="run only these scenarios (by name)")
+    demo.add_argument("scenario", nargs="*", help="run only these scenarios, by name (default: all)")
 
     _add_stack_commands(commands)
     return parser
@@ -105,55 +146,91 @@ def _add_stack_commands(commands: Any) -> None:
     """The commands that talk to a running stack, each with the options that find it."""
     commands_on_a_stack = (
         ("start", "send a start message"),
-        ("questions", "list questions"),
-        ("answer", "answer one"),
+        ("questions", "list questions, or show one"),
+        ("answer", "answer one question"),
         ("failures", "list failed threads"),
         ("retry", "apply a failed thread's recorded start or decision again, once"),
         ("dead-letters", "list the dead letters with their reasons, or redrive them"),
     )
     for name, text in commands_on_a_stack:
-        sub = commands.add_parser(name, help=text)
+        sub = _command(commands, name, text, _ON_A_STACK)
         where = sub.add_argument_group("which stack (as the aws CLI finds it; default: the running agent-wait dev)")
-        where.add_argument("--stack", metavar="NAME", help="a deployed stack, found by its CloudFormation outputs")
-        where.add_argument("--outputs", metavar="FILE", help="cdk-outputs.json of a deployed stack")
-        where.add_argument("--region", help="the stack's AWS region")
-        where.add_argument("--profile", help="the AWS CLI profile to sign requests with")
-        where.add_argument("--endpoint-url", metavar="URL", help="an AWS endpoint (an emulator, a VPC endpoint)")
+        where.add_argument(
+            "--stack", metavar="NAME", help="a deployed stack, found by its CloudFormation outputs (default: none)"
+        )
+        where.add_argument("--outputs", metavar="FILE", help="cdk-outputs.json of a deployed stack (default: none)")
+        where.add_argument("--region", help="the stack's AWS region (default: the stack's, else your AWS config's)")
+        where.add_argument(
+            "--profile", help="the AWS CLI profile to sign requests with (default: the default credential chain)"
+        )
+        where.add_argument(
+            "--endpoint-url",
+            metavar="URL",
+            help="an AWS endpoint, e.g. an emulator or a VPC endpoint (default: AWS's own, or the dev's emulator)",
+        )
         if name in ("questions", "failures", "dead-letters"):
-            sub.add_argument("--output", choices=("table", "json"), default="table", help="table, or JSON lines")
+            sub.add_argument(
+                "--output", choices=("table", "json"), default="table", help="table, or JSON lines (default: table)"
+            )
         if name == "start":
-            sub.add_argument("thread_id", metavar="THREAD")
+            sub.add_argument("thread_id", metavar="THREAD", help="the thread to start: a new one, or a new turn of one")
             sub.add_argument("--input", required=True, metavar="JSON", help="the agent's input, as JSON")
             sub.add_argument(
-                "--start-id", metavar="ID", help="your id for this start; sending the same one again starts once"
+                "--start-id",
+                metavar="ID",
+                help="your id for this start; sending the same one again starts once (default: a new id each time)",
             )
         elif name == "questions":
             sub.add_argument("show", nargs="*", metavar="show QUESTION", help="show one question in full")
-            sub.add_argument("--status", help="open, answered, expired, cancelled, resumed or failed")
+            sub.add_argument(
+                "--status", help="open, answered, expired, cancelled, resumed or failed (default: every status)"
+            )
             sub.add_argument("--json", action="store_true", help="print rows as JSON lines")
         elif name == "failures":
             sub.add_argument("--json", action="store_true", help="print failures as JSON lines")
         elif name == "dead-letters":
-            sub.add_argument("verb", choices=("list", "redrive"))
-            sub.add_argument("--reason", action="append", default=[], help="redrive only this reason (repeatable)")
-            sub.add_argument("--thread", metavar="THREAD", help="redrive only this thread's dead letters")
+            sub.add_argument(
+                "verb", choices=("list", "redrive"), help="list them, or move them back to the entry queue"
+            )
+            sub.add_argument(
+                "--reason", action="append", default=[], help="redrive only this reason, repeatable (default: all)"
+            )
+            sub.add_argument(
+                "--thread", metavar="THREAD", help="redrive only this thread's dead letters (default: every thread's)"
+            )
             sub.add_argument("--json", action="store_true", help="print dead letters as JSON lines")
         elif name == "retry":
-            sub.add_argument("thread_id", metavar="THREAD")
-            sub.add_argument("--retry-id", help="your id for this retry; sending the same one twice retries once")
-        else:
-            sub.add_argument("question_id", metavar="QUESTION")
+            sub.add_argument("thread_id", metavar="THREAD", help="a failed thread (see: agent-wait failures)")
             sub.add_argument(
-                "action", nargs="?", metavar="ACTION", help="one of the question's allowed actions, e.g. approve"
+                "--retry-id", help="your id for this retry; sending the same one twice retries once (default: a new id)"
             )
-            sub.add_argument("--note", help="a note sent with the answer")
-            sub.add_argument("--args", metavar="JSON", help="edited arguments for the waiting call, as a JSON object")
-            sub.add_argument("--answer", metavar="JSON", help="any JSON answer, sent as it is (instead of ACTION)")
+        else:
+            sub.add_argument("question_id", metavar="QUESTION", help="the question's id (see: agent-wait questions)")
+            sub.add_argument(
+                "action",
+                nargs="?",
+                metavar="ACTION",
+                help="one of the question's allowed actions, e.g. approve (or give --answer)",
+            )
+            sub.add_argument("--note", help="a note sent with the answer (default: none)")
+            sub.add_argument(
+                "--args",
+                metavar="JSON",
+                help="edited arguments for the waiting call, as a JSON object (default: the call's own)",
+            )
+            sub.add_argument(
+                "--answer",
+                metavar="JSON",
+                help="any JSON answer, sent as it is, instead of ACTION (default: ACTION with --note and --args)",
+            )
             sub.add_argument(
                 "--token", help=f"answer over the answer API with this bearer token (default: ${_api.TOKEN_VARIABLE})"
             )
             sub.add_argument("--queue", action="store_true", help="send on the entry queue even when an API is known")
-            sub.add_argument("--by", help="who is answering, on the queue (over the API the token says who)")
+            sub.add_argument(
+                "--by",
+                help="who is answering, on the queue; over the API the token says who (default: the queue sender)",
+            )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -173,6 +250,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command in ("dev", "demo"):
         from agent_wait.local.stack import require_emulator
 
+        _ignore_broken_pipes_at_exit()
+
         require_emulator()  # before anything is synthesized: one line naming the extra
     if args.command == "dev":
         from agent_wait.cli._dev import run_dev
@@ -184,9 +263,16 @@ def _run(args: argparse.Namespace) -> int:
             template = lambda: graph_template(args.graph)  # noqa: E731
         else:
             template = _app(args.app, "template")
-        return run_dev(template, out=sys.stdout, sweep_every=args.sweep_every, api_port=args.api_port)
+        return run_dev(
+            template, out=sys.stdout, sweep_every=args.sweep_every, api_port=args.api_port, verbose=args.verbose
+        )
     if args.command == "demo":
         return int(_app(args.app, "demo")(args.scenario))
+    if args.command == "link":
+        from agent_wait.cli._links import question_link
+
+        print(question_link(local_target(), args.question_id, args.action, approver=args.approver))
+        return 0
     if args.command == "token":
         groups = [g.strip() for text in args.groups for g in text.split(",") if g.strip()]
         print(_api.sign_in(local_target(), args.user, groups, expires_in=args.expires_in))
@@ -356,8 +442,17 @@ def _print_failures(found: Sequence[Any], *, as_json: bool) -> int:
     return 0
 
 
+JSII_NODE_VARIABLE = "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION"
+"""Silences jsii's banner for the Node versions it lists; `dev`, `demo` and `init --graph` load jsii to synthesize."""
+JSII_QUIET_NODE = "20"
+"""The Node release whose end-of-life banner is silenced (the one `scripts/dev` silences too): the CDK still runs
+on it, and the banner is a dozen lines of `!!` the user cannot act on from here."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script; returns the exit status (1 on a CliError, with its one-line message)."""
+    # Before anything loads jsii (importing aws_cdk starts its Node process, which reads this once).
+    os.environ.setdefault(JSII_NODE_VARIABLE, JSII_QUIET_NODE)
     args = _parser().parse_args(argv)
     try:
         return _run(args)
@@ -366,6 +461,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # whoever read our output has gone (`agent-wait ... | head`): nobody is left to tell
+        _quiet_exit()
+        return 1
+
+
+def _quiet_exit() -> None:
+    """Send what is still buffered for stdout nowhere: Python flushes it at exit, into the same broken pipe."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _ignore_broken_pipes_at_exit() -> None:
+    """Drop the `BrokenPipeError` jsii's exit hook raises after Ctrl-C: the Node process it writes to is in the
+    terminal's process group, so Ctrl-C has ended it already; anything else still reaches the previous hook."""
+    hook = sys.unraisablehook
+    if getattr(hook, "agent_wait", False):
+        return
+
+    def ignore_broken_pipes(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, BrokenPipeError):
+            hook(unraisable)
+
+    ignore_broken_pipes.agent_wait = True  # type: ignore[attr-defined]
+    sys.unraisablehook = ignore_broken_pipes
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,7 +12,7 @@ from agent_wait.cli._target import CliError, Target, answer_value
 from agent_wait.messages import group_id_for
 from agent_wait.schema import QuestionStatus
 
-__all__ = ("answer", "failures", "list_questions", "retry", "show", "start")
+__all__ = ("answer", "failures", "ledger_record", "list_questions", "retry", "show", "start")
 
 
 def _send(target: Target, message: dict[str, Any], *, deduplication_id: str | None = None) -> str:
@@ -57,10 +57,19 @@ def show(target: Target, question_id: str) -> dict[str, Any]:
     """One question as the answer API shows it: what is asked, its policy, its status and its outcome."""
     from agent_wait.host.api import question_view
 
+    return question_view(ledger_record(target, question_id))
+
+
+def ledger_record(target: Target, question_id: str) -> Any:
+    """The ledger's record of `question_id` (`agent_wait.ledger.QuestionRecord`).
+
+    Raises:
+        CliError: no such question, or the ledger cannot be read.
+    """
     record = _guard(lambda: _ledger(target).find(question_id), target)
     if record is None:
         raise CliError(f"no question {question_id!r}; list them with: agent-wait questions --status open")
-    return question_view(record)
+    return record
 
 
 def _row(record: Any) -> dict[str, Any]:

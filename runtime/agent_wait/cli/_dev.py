@@ -1,29 +1,34 @@
 """`agent-wait dev`: the local stack in the foreground, printing each envelope as it is announced.
 
 Beside the emulator it serves the answer API on 127.0.0.1 with a local JWT issuer, and prints a
-ready-to-paste `curl` line with a token from the dev sign-in.
+ready-to-paste `curl` line with a token from the dev sign-in, the keys the graph's input takes, and under each
+new question its signed links and the command that answers it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
+import logging
 import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
+import typing
+import warnings
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TextIO
 
 from agent_wait.cli._api import sign_in
 from agent_wait.cli._progress import progress
-from agent_wait.cli._target import LOCAL_STATE, Target
+from agent_wait.cli._target import LOCAL_STATE, CliError, Target
+from agent_wait.errors import ConfigurationError
 
-__all__ = ("DEV_GROUPS", "DEV_USER", "Observer", "run_dev")
+__all__ = ("DEV_USER", "Observer", "answer_hint", "input_hint", "run_dev")
 
 DEV_USER = "dev@example.com"
-"""Who the printed curl line signs in as."""
-DEV_GROUPS = ("finance",)
-"""Their groups: finance answers the refund example's questions."""
+"""Who the printed curl line signs in as (in no group: any signed-in user may list the questions)."""
 
 
 class Observer:
@@ -66,6 +71,138 @@ def _traceback(outcome: Any) -> str:
     )
 
 
+_RECORD_KEYS = ("thread_id", "question_id", "message_id", "outcome", "reason", "error")
+"""The ids and kinds a handler's log record carries as keys (never question content), shown on its readable line."""
+
+
+class _ReadableLines(logging.Handler):
+    """One line per warning or error the handlers log, for a person: its message and its ids, not a JSON record."""
+
+    def __init__(self, out: TextIO) -> None:
+        super().__init__(logging.WARNING)
+        self.out = out
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            keys = " ".join(f"{key}={getattr(record, key)}" for key in _RECORD_KEYS if getattr(record, key, None))
+            self.out.write(f"agent-wait dev: {record.levelname.lower()}: {record.getMessage()}  {keys}".rstrip() + "\n")
+            self.out.flush()
+        except Exception:
+            self.handleError(record)
+
+
+@contextlib.contextmanager
+def _handler_logs(out: TextIO, *, verbose: bool) -> Iterator[None]:
+    """Where the Lambda handlers' Powertools log records go while `dev` serves (enter it once the stack started:
+    the handlers' loggers are named for the stack's `POWERTOOLS_SERVICE_NAME`).
+
+    Verbose: every record at the handlers' level (INFO unless `POWERTOOLS_LOG_LEVEL` says otherwise), as the JSON
+    CloudWatch would get, on `out`. Otherwise only warnings and errors, each one readable line, so the `wait.*`
+    lines are not buried under a `message handled` per message and a `sweep done` per minute.
+    """
+    from agent_wait.host import api, router, sweep
+
+    loggers = [logging.getLogger(name) for name in sorted({module.logger.name for module in (router, sweep, api)})]
+    saved = [(handler, handler.level, getattr(handler, "stream", None)) for lg in loggers for handler in lg.handlers]
+    readable = _ReadableLines(out)
+    with warnings.catch_warnings():
+        if verbose:
+            for handler, _, stream in saved:
+                if stream is not None:
+                    handler.setStream(out)  # type: ignore[attr-defined]
+        else:
+            for handler, _, _ in saved:
+                handler.setLevel(logging.CRITICAL + 1)
+            for lg in loggers:
+                lg.addHandler(readable)
+            # Powertools warns on each invocation that published no metric: locally none is ever published.
+            warnings.filterwarnings("ignore", message="No application metrics to publish")
+        try:
+            yield
+        finally:
+            for lg in loggers:
+                lg.removeHandler(readable)
+            for handler, level, stream in saved:
+                handler.setLevel(level)
+                if stream is not None:
+                    handler.setStream(stream)  # type: ignore[attr-defined]
+
+
+def _links(target: Target, envelope: Mapping[str, Any]) -> str:
+    """A new question's signed links, one line each, to open in a browser (they answer it: keep them local)."""
+    if envelope.get("type") != "wait.created":
+        return ""
+    from agent_wait.cli._links import envelope_links, no_links_reason
+
+    try:
+        links = envelope_links(target, envelope)
+    except Exception as exc:  # the envelope line is printed anyway; a link is a convenience
+        return f"  no signed link: {type(exc).__name__}: {exc}\n"
+    lines = "".join(f"  link {action:8} {url}\n" for action, url in links.items())
+    if not links:
+        lines = f"  no signed link: {no_links_reason(envelope)}\n"
+    return lines + f"  answer   {answer_hint(envelope)}\n"
+
+
+def answer_hint(envelope: Mapping[str, Any]) -> str:
+    """The command that answers this question, with its own first action (and a sign-in when it needs a group)."""
+    question, actions = envelope.get("question_id"), list(envelope.get("allowed_actions") or ())
+    command = f"agent-wait answer {question} {actions[0] if actions else 'ACTION'}"
+    if len(actions) > 1:
+        command += f"   (its actions: {', '.join(actions)})"
+    groups = list(((envelope.get("rules") or {}).get("answerers") or {}).get("groups") or ())
+    if groups:
+        sign_in = f"--user you@example.com --groups {groups[0]}"
+        command = f"export AGENT_WAIT_TOKEN=$(agent-wait token {sign_in}); {command}"
+    return command
+
+
+def _agent() -> Any:
+    """What the router runs (its adapter's graph, for a LangGraph agent), loaded when the stack started."""
+    from agent_wait.host import router
+
+    adapter = router._router().adapter
+    return getattr(adapter, "graph", adapter)
+
+
+def input_hint(agent: Any) -> str:
+    """`   (this graph's input keys: ...)`: the keys a start's `--input` object takes, read from a LangGraph graph's
+    input schema (a TypedDict, a Pydantic model or a dataclass); "" for anything else."""
+    schema = getattr(getattr(agent, "builder", None), "input_schema", None)
+    if not isinstance(schema, type):
+        return ""
+    required, optional = _input_keys(schema)
+    if not (required or optional):
+        return ""
+    parts = ([", ".join(required)] if required else []) + ([f"optional {', '.join(optional)}"] if optional else [])
+    return f"   (this graph's input keys: {'; '.join(parts)})"
+
+
+def _input_keys(schema: type) -> tuple[list[str], list[str]]:
+    """(required, optional) keys of an input schema, in declaration order."""
+    fields = getattr(schema, "model_fields", None)  # a Pydantic model
+    if isinstance(fields, Mapping):
+        names = list(fields)
+        return [n for n in names if fields[n].is_required()], [n for n in names if not fields[n].is_required()]
+    try:
+        hints = typing.get_type_hints(schema, include_extras=True)
+    except Exception:  # an annotation that does not resolve: the names, with nothing said about which are required
+        return [], list(getattr(schema, "__annotations__", {}))
+    if typing.is_typeddict(schema):
+        total = getattr(schema, "__total__", True)
+
+        def needed(name: str) -> bool:
+            origin = typing.get_origin(hints[name])
+            return origin is typing.Required or (total and origin is not typing.NotRequired)
+
+        return [n for n in hints if needed(n)], [n for n in hints if not needed(n)]
+    if dataclasses.is_dataclass(schema):
+        missing = dataclasses.MISSING
+        without = {f.name for f in dataclasses.fields(schema) if f.default is missing and f.default_factory is missing}
+        return [n for n in hints if n in without], [n for n in hints if n not in without]
+    return list(hints), []
+
+
 def describe(envelope: Mapping[str, Any]) -> str:
     """One line per envelope: ids, actions, deadline and tags, never the question itself."""
     tags = ",".join(f"{k}={v}" for k, v in (envelope.get("tags") or {}).items())
@@ -83,6 +220,7 @@ def run_dev(
     sweep_every: float = 60.0,
     stop: threading.Event | None = None,
     api_port: int = 0,
+    verbose: bool = False,
 ) -> int:
     """Run the local stack and its answer API until Ctrl-C (or `stop` is set); returns the exit status.
 
@@ -92,6 +230,11 @@ def run_dev(
         sweep_every: seconds between sweeps.
         stop: set it to stop (Ctrl-C sets it too).
         api_port: the answer API's port on 127.0.0.1; 0 picks a free one.
+        verbose: also print the handlers' Powertools log records (JSON, INFO and up) and each failed turn's
+            traceback; otherwise only their warnings and errors, one readable line each.
+
+    Raises:
+        CliError: the stack cannot start (a setting is wrong, or its agent cannot be loaded).
     """
     from agent_wait.local.stack import EmulatedStack
 
@@ -100,52 +243,78 @@ def run_dev(
         template = template_factory()
     with progress("Starting the embedded AWS emulator and deploying the template"):
         local = EmulatedStack(template, api_port=api_port)
-        local.start()
+        try:
+            local.start()  # loads the agent too: one that cannot run stops here, before anything is served
+        except ConfigurationError as exc:
+            raise CliError(f"the stack cannot start: {exc}") from None
     previous = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
     if previous is not None:
         signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
-        observer = Observer(local)
-        target = Target(
-            queue_url=local.queue_url,
-            table=local.table,
-            endpoint_url=local.endpoint_url,
-            region="us-east-1",
-            source="dev",
-            api_url=local.api_url,
-            issuer=local.issuer.url,
-            dead_letter_url=local.environment.get("AGENT_WAIT_DLQ_URL"),
-        )
-        target.save()
-        token = sign_in(target, DEV_USER, DEV_GROUPS)
-        out.write(
-            f"agent-wait dev: emulator at {local.endpoint_url}\n"
-            f"  entry queue  {local.queue_url}\n  ledger table {local.table}\n"
-            f"  answer API   {local.api_url}  (JWT issuer {local.issuer.url}, audience {local.issuer.audience})\n"
-            f"  inbox        {local.api_url}/inbox  (sign in as anyone, in any groups)\n"
-            f"Try the API as {DEV_USER} in {', '.join(DEV_GROUPS)} (the token is valid for an hour):\n"
-            f"  curl -s -H 'Authorization: Bearer {token}' {local.api_url}/questions\n"
-            "In another terminal: agent-wait start THREAD --input JSON; agent-wait questions;\n"
-            "  export AGENT_WAIT_TOKEN=$(agent-wait token --user alice@example.com --groups finance); "
-            "agent-wait answer QUESTION approve\n"
-            "Ctrl-C stops everything.\n"
-        )
-        out.flush()
-        last_sweep = time.monotonic()
-        while not stop.is_set():
-            for outcome in local.pump(wait_seconds=1).outcomes:
-                if getattr(outcome, "error", None) is not None:
-                    out.write(_traceback(outcome))
-            if time.monotonic() - last_sweep >= sweep_every:
-                local.sweep()
-                last_sweep = time.monotonic()
-            for envelope in observer.drain():
-                out.write(describe(envelope) + "\n")
-                out.flush()
-        out.write("agent-wait dev: stopping\n")
+        with _handler_logs(out, verbose=verbose):
+            _serve(local, out, stop=stop, sweep_every=sweep_every, verbose=verbose)
+        with contextlib.suppress(BrokenPipeError):  # Ctrl-C on `agent-wait dev | tee log` ends the reader first
+            out.write("agent-wait dev: stopping\n")
+            out.flush()
         return 0
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
         local.stop()
         LOCAL_STATE.unlink(missing_ok=True)
+
+
+def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float, verbose: bool) -> None:
+    """Say where everything is, then pump the entry queue, sweep and print envelopes until `stop` is set (or nobody
+    reads `out` any more)."""
+    observer = Observer(local)
+    target = Target(
+        queue_url=local.queue_url,
+        table=local.table,
+        endpoint_url=local.endpoint_url,
+        region="us-east-1",
+        source="dev",
+        api_url=local.api_url,
+        issuer=local.issuer.url,
+        dead_letter_url=local.environment.get("AGENT_WAIT_DLQ_URL"),
+        link_keys_arn=local.environment.get("AGENT_WAIT_LINK_KEYS_ARN"),
+    )
+    target.save()
+    token = sign_in(target, DEV_USER, ())
+    try:
+        out.write(
+            f"agent-wait dev: emulator at {local.endpoint_url}\n"
+            f"  entry queue  {local.queue_url}\n  ledger table {local.table}\n"
+            f"  answer API   {local.api_url}  (JWT issuer {local.issuer.url}, audience {local.issuer.audience})\n"
+            f"  inbox        {local.api_url}/inbox  (sign in as anyone, in any groups)\n"
+            f"Try the API as {DEV_USER} (the token is valid for an hour):\n"
+            f"  curl -s -H 'Authorization: Bearer {token}' {local.api_url}/questions\n"
+            f"In another terminal: agent-wait start THREAD --input JSON{input_hint(_agent())}\n"
+            "  each question the agent asks is printed below, with its links and the command that answers it\n"
+            "Ctrl-C stops everything.\n"
+        )
+        out.flush()
+        last_sweep = time.monotonic()
+        while not stop.is_set():
+            try:
+                for outcome in local.pump(wait_seconds=1).outcomes:
+                    if getattr(outcome, "error", None) is not None:
+                        out.write(_traceback(outcome))
+                if time.monotonic() - last_sweep >= sweep_every:
+                    last_sweep = time.monotonic()
+                    local.sweep()
+                for envelope in observer.drain():
+                    out.write(describe(envelope) + "\n" + _links(target, envelope))
+                    out.flush()
+            except BrokenPipeError:
+                raise
+            except Exception as exc:  # dev outlives any one turn: SQS redelivers what was not handled
+                out.write(
+                    f"agent-wait dev: a turn failed ({type(exc).__name__}: {exc}); still serving, and the entry "
+                    "queue delivers its messages again\n"
+                    + ("".join(traceback.format_exception(exc)) if verbose else "")
+                )
+                out.flush()
+                stop.wait(1)
+    except BrokenPipeError:  # nobody reads this terminal any more: stop as Ctrl-C would
+        stop.set()

@@ -15,6 +15,7 @@ from typing import Any
 
 from agent_wait.cli._target import CliError
 from agent_wait.errors import require_extra
+from agent_wait.schema import Settings
 
 __all__ = ("check_graph", "graph_template")
 
@@ -46,6 +47,30 @@ def check_graph(spec: str) -> None:
         if not hasattr(target, part):
             raise CliError(f"{module_name} has no {attribute}; --graph names a compiled graph or a factory")
         target = getattr(target, part)
+    _check_agent(spec, target)
+
+
+def _check_agent(spec: str, target: Any) -> None:
+    """Build the router's adapter around `target` as the router will, with an in-memory checkpointer and a
+    store that is never called, so a wrong attribute fails here, in a second, rather than on the first start.
+
+    Raises:
+        CliError: `target` is not a graph, a factory of one, or an agent the router can host (says why).
+    """
+    import boto3
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from agent_wait.errors import ConfigurationError
+    from agent_wait.host import adapter_for
+
+    # Never called: a Pydantic AI or Strands store only keeps the client for later.
+    client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url="http://127.0.0.1:9")
+    try:
+        adapter_for(target, InMemorySaver(), checkpoint_table="agent-wait-dev-check", client=client)
+    except ConfigurationError as exc:
+        # The router's words name its variable; here the user typed --graph.
+        problems = "; ".join(p.replace(f"{Settings.GRAPH.value} ", "--graph ") for p in exc.problems)
+        raise CliError(f"--graph {spec} cannot run: {problems}") from None
 
 
 def graph_template(spec: str) -> dict[str, Any]:
@@ -55,6 +80,7 @@ def graph_template(spec: str) -> dict[str, Any]:
     Raises:
         MissingExtraError: the constructs are not installed.
     """
-    require_extra("agent-wait dev --graph", "agent_wait_cdk", "local")
+    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")  # before jsii starts, as `main` does
+    require_extra("agent-wait dev --graph", "agent_wait_cdk", "local")  # imports the constructs, so starts jsii
     module = importlib.import_module("agent_wait_cdk.local_template")
     return module.template_for_graph(spec)

@@ -1,8 +1,9 @@
 """`agent-wait init`: a small, working project in a folder, from a graph that asks to a stack you can deploy.
 
 It writes a graph whose one step waits for an approval, a CDK app that wraps it in `AgentWait`, `cdk.json`,
-the pinned requirements of the Lambda bundle, the project's own requirements, one test that drives a start
-and an answer on the local emulator, and a README that says the next three commands. It never overwrites:
+a `package.json` that pins the CDK CLI, the pinned requirements of the Lambda bundle, the project's own
+requirements, one test that drives a start and an answer on the local emulator, and a README that says the
+next three commands. It never overwrites:
 when any of its files exists, it writes nothing and names them.
 """
 
@@ -16,9 +17,13 @@ from pathlib import Path
 
 from agent_wait.cli._target import CliError
 
-__all__ = ("init_project",)
+__all__ = ("CDK_CLI_VERSION", "init_project")
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]*")
+
+CDK_CLI_VERSION = "2.1148.1"
+"""The AWS CDK CLI a new project pins in its `package.json`: the one agent-wait's own `package-lock.json` pins, which
+its constructs are tested with (`tests/local/test_init.py` fails when the two differ)."""
 
 _GRAPH = '''"""{name}'s agent: one step that waits for a person's approval before it acts."""
 
@@ -96,6 +101,19 @@ _CDK_JSON = """{{
 }}
 """
 
+_PACKAGE_JSON = """{{
+  "name": "{package}",
+  "private": true,
+  "description": "Pins the AWS CDK CLI: after npm install, npx cdk runs this version.",
+  "scripts": {{
+    "cdk": "cdk"
+  }},
+  "devDependencies": {{
+    "aws-cdk": "{version}"
+  }}
+}}
+"""
+
 _TEST = '''"""A start and an answer through the real router, on the local emulator (no AWS account needed)."""
 
 from __future__ import annotations
@@ -131,8 +149,9 @@ agent-wait dev --graph {name}.graph:build_graph                  # run it locall
 python -m pytest                                                 # a start and an answer, on the emulator
 ```
 
-Deploy with `npx cdk deploy` (an AWS account and a bootstrapped region). `requirements-lambda.txt` is what
-the Lambda bundle installs: add your graph's own dependencies there, pinned.
+Deploy with `npm install` (the CDK CLI that `package.json` pins), then `npx cdk deploy` (an AWS account and a
+bootstrapped region). `requirements-lambda.txt` is what the Lambda bundle installs: add your graph's own
+dependencies there, pinned.
 """
 
 
@@ -157,6 +176,7 @@ def init_project(folder: Path, name: str) -> list[Path]:
         Path("requirements.txt"): f"agent-wait[local]=={version}\npytest>=8\n",
         Path("tests") / f"test_{name}.py": _TEST.format(name=name),
         Path("README.md"): _README.format(name=name),
+        Path("package.json"): _PACKAGE_JSON.format(package=name.replace("_", "-"), version=CDK_CLI_VERSION),
     }
     existing = sorted(str(path) for path in files if (folder / path).exists())
     if existing:

@@ -15,14 +15,23 @@ from typing import Any
 from agent_wait.errors import WaitError
 from agent_wait.schema import Settings
 
-__all__ = ("LOCAL_STATE", "CliError", "Target", "answer_value", "local_target", "resolve_target")
+__all__ = (
+    "LOCAL_STATE",
+    "CliError",
+    "Target",
+    "answer_value",
+    "find_local_state",
+    "local_target",
+    "resolve_target",
+)
 
 LOCAL_REGION = "us-east-1"
 """The region of the local emulator's resources."""
 LOCAL_KEY = "local"
 """What signs requests to the local emulator when no AWS credentials are configured (it checks none)."""
 LOCAL_STATE = Path(".agent-wait") / "local.json"
-"""Written by `agent-wait dev` while it runs, so other terminals can reach its emulator."""
+"""Written by `agent-wait dev` while it runs, in the folder it runs in, so other terminals can reach its emulator
+(from that folder or any folder below it: `find_local_state`)."""
 
 
 class CliError(WaitError):
@@ -51,6 +60,8 @@ class Target:
     """The entry queue's dead-letter queue, for `agent-wait dead-letters`."""
     profile: str | None = None
     """The AWS CLI profile whose credentials sign requests (`--profile`); None: the default chain."""
+    link_keys_arn: str | None = None
+    """The secret of the keys that sign answer links on `agent-wait dev` (`agent-wait link` signs with them)."""
 
     def client(self, service: str) -> Any:
         """A boto3 client for this stack. On the local emulator no AWS credentials or region are needed: it
@@ -175,7 +186,7 @@ def resolve_target(
             endpoint_url=env.get("AWS_ENDPOINT_URL"),
             dead_letter_url=env.get(Settings.DLQ_URL.value),
         )
-    elif LOCAL_STATE.exists():
+    elif find_local_state() is not None:
         found = local_target()
     else:
         raise CliError(
@@ -191,27 +202,59 @@ def resolve_target(
     )
 
 
-def local_target(path: Path = LOCAL_STATE) -> Target:
-    """The running `agent-wait dev`, from the state file it writes in the directory it runs in.
+def find_local_state(start: Path | None = None) -> Path | None:
+    """The state file of an `agent-wait dev` running in `start` (default: the current folder) or a folder above
+    it, the nearest first; None when there is none. So the CLI finds the project's dev from any of its folders."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / LOCAL_STATE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def local_target(path: Path | None = None) -> Target:
+    """The running `agent-wait dev`, from the state file it writes in the folder it runs in: `path`, else the one
+    `find_local_state` finds from the current folder up.
 
     Raises:
-        CliError: no `agent-wait dev` is running from this directory.
+        CliError: no `agent-wait dev` is running from this folder or any folder above it.
     """
+    path = path or find_local_state()
+    if path is None:
+        raise CliError(
+            f"no `agent-wait dev` is running from this folder or any folder above it (no {LOCAL_STATE}); start it "
+            "in another terminal, from the project folder"
+        )
+    shown = _shown(path)
     try:
         state = json.loads(path.read_text())
     except (FileNotFoundError, json.JSONDecodeError):
         raise CliError(
-            f"no `agent-wait dev` is running from this directory ({path} is missing or unreadable); start it in "
-            "another terminal, from this directory"
+            f"no `agent-wait dev` is running from this folder ({shown} is missing or unreadable); start it in "
+            "another terminal, from the project folder"
         ) from None
     known = {f.name for f in fields(Target)}
     found = Target(**{**{k: v for k, v in state.items() if k in known}, "source": "agent-wait dev"})
     if found.endpoint_url and not _listening(found.endpoint_url):
         raise CliError(
-            f"`agent-wait dev` is not running any more ({path} is left from a run that ended, and nothing "
-            f"answers at {found.endpoint_url}); start it again from this directory, or delete {path}"
+            f"`agent-wait dev` is not running any more ({shown} is left from a run that ended, and nothing "
+            f"answers at {found.endpoint_url}); start it again from {_folder(path.parent.parent)}, or delete {shown}"
         )
     return found
+
+
+def _folder(path: Path) -> str:
+    shown = _shown(path)
+    return "this folder" if shown == "." else shown
+
+
+def _shown(path: Path) -> str:
+    """`path` as the person typed their way here: relative to the current folder."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return str(path)
 
 
 def _listening(url: str) -> bool:

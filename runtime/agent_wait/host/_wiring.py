@@ -190,7 +190,17 @@ def _langgraph_adapter(target: Any, checkpointer: Any) -> Any:
 
     graph: Any = target
     if not hasattr(graph, "get_state") and callable(graph):
-        graph = graph(checkpointer)
+        try:
+            graph = graph(checkpointer)
+        except Exception as exc:  # a callable that is not a factory (or a factory that fails): a setting at fault
+            raise ConfigurationError(
+                [
+                    f"{Settings.GRAPH.value} names a callable that raised {type(exc).__name__} when called with the "
+                    f"checkpointer ({exc}); name a compiled LangGraph graph, or a factory that takes a checkpointer "
+                    "and returns one"
+                ],
+                variables=[Settings.GRAPH.value],
+            ) from exc
     if not hasattr(graph, "get_state") or not hasattr(graph, "invoke"):
         raise ConfigurationError(
             [

@@ -28,6 +28,7 @@ from agent_wait.errors import EmulatorError, require_extra
 from agent_wait.local.deploy import EmulatorDeployment
 from agent_wait.local.template import local_template
 from agent_wait.messages import group_id_for
+from agent_wait.schema import Settings
 
 __all__ = (
     "API_HANDLER",
@@ -140,6 +141,7 @@ class EmulatedStack:
 
         Raises:
             MissingExtraError: the emulator is not installed (`pip install 'agent-wait[local]'`).
+            ConfigurationError: a function's setting is wrong, or its agent cannot be loaded (names what to fix).
             RuntimeError: another `EmulatedStack` is running in this process (they would share its clients).
         """
         require_emulator()
@@ -212,6 +214,17 @@ class EmulatedStack:
         deployed = deployment.deploy((ROUTER_HANDLER, SWEEP_HANDLER, API_HANDLER))
         self.outputs = deployed.outputs
         environment = {**deployed.environment, **self.extra_environment}
+        # The construct trusts the sweep's and the answer API's roles, which do not exist here: every local sender
+        # (the sweep, the API, the CLI) is the emulator's one identity, so that is the one to trust. Without it the
+        # router would warn about a setting nobody running the emulator can act on.
+        from moto.sqs.models import DEFAULT_SENDER_ID  # the SenderId moto stamps on every message
+
+        environment.setdefault(Settings.TRUSTED_SENDERS.value, DEFAULT_SENDER_ID)
+        # Signed answer links work locally whatever the template says: with no keys of its own (no answer API, or
+        # one without links), the stack gets keys here, so the API verifies what `agent-wait link` signs. Links
+        # still ride only on the announcers the template names (`AGENT_WAIT_LINK_ANNOUNCERS`).
+        if not environment.get(Settings.LINK_KEYS_ARN.value):
+            environment[Settings.LINK_KEYS_ARN.value] = self._local_link_keys()
         # Embedded-metric-format lines on stdout are for CloudWatch; locally they only bury the output.
         environment.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
         environment.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentWait")
@@ -219,6 +232,23 @@ class EmulatedStack:
         self.environment = environment
         self._set_env(environment)
         self._reset_handlers()
+
+    def _local_link_keys(self) -> str:
+        """Create link keys for this stack in the emulator's Secrets Manager (one generated key); returns the ARN."""
+        import secrets
+
+        value = json.dumps({"active": "local", "local": secrets.token_urlsafe(36)})
+        name = f"{self.stack_name}-local-link-keys"
+        return self.client("secretsmanager").create_secret(Name=name, SecretString=value)["ARN"]
+
+    @staticmethod
+    def _load_agent() -> None:
+        """The router's cold start now, before anything is served: an agent that cannot load (a wrong
+        `AGENT_WAIT_GRAPH`, a factory that raises) fails `start()` with its `ConfigurationError`, rather than
+        the first start message."""
+        from agent_wait.host import router
+
+        router._router()
 
     def _start_api(self) -> None:
         """Serve the answer API on 127.0.0.1 and name it to the router, so envelopes' `reply_to` carry it."""
@@ -231,6 +261,7 @@ class EmulatedStack:
         self._set_env({"AGENT_WAIT_API_URL": self.api_url})
         self._reset_handlers()
         api._context()  # the API's cold start now: a missing setting or unreadable link keys fail `start()`
+        self._load_agent()  # and the router's, which needs the API's URL
         self._api.start()
 
     def _now(self) -> datetime:
