@@ -28,7 +28,6 @@ RUN_BY: dict[str, tuple[str, str]] = {
     "cd my-agent": ("tests/packaging/test_journey.py", 'command.startswith("cd ")'),
     "pip install -r requirements.txt": ("tests/packaging/test_journey.py", '"pip install -r requirements.txt" in'),
     "python -m pytest": ("tests/packaging/test_journey.py", '"1 passed"'),
-    "pip install -r requirements.txt": ("tests/packaging/test_journey.py", "for command in FIRST[1:-1]:"),
     "agent-wait dev --graph": ("tests/packaging/test_journey.py", "agent-wait dev --graph "),
     "agent-wait start svc-1": ("tests/packaging/test_journey.py", "start, listing, answer, resumed = SECOND"),
     "agent-wait questions --status resumed": ("tests/packaging/test_journey.py", "resumed"),
