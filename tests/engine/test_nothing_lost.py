@@ -279,3 +279,37 @@ def test_a_crash_between_the_resume_and_its_announcement_is_told_on_redelivery(
     types = host.types_for(question.question_id)
     assert (types.count("wait.answered"), types.count("wait.resumed")) == (2, 1)
     assert graphs.refunds_paid(order_id) == 1
+
+
+def test_a_crash_between_cancelling_a_question_and_telling_it_is_told_on_redelivery(
+    host: HostStack, unique: str
+) -> None:
+    # GIVEN a thread parked on a question, and a new turn whose attempt dies right after cancelling it
+    router = build_router(HostSettings.from_env("router"))
+    thread_id, order_id = f"order-{unique}", f"o-{unique}"
+    (moved_past,) = router.handle(json.dumps(start_message(thread_id, order_id, start_id="s-1"))).asked
+    announce = router.questions.announce
+
+    def dies_before_cancelled(envelope: WaitEnvelope, transition: Transition, **kwargs: Any) -> Any:
+        if transition is Transition.CANCELLED:
+            raise graphs.SimulatedCrashError("the function timed out before it told anyone")
+        return announce(envelope, transition, **kwargs)
+
+    router.questions.announce = dies_before_cancelled  # type: ignore[method-assign]
+    new_turn = json.dumps(start_message(thread_id, f"{order_id}-2", start_id="s-2"))
+    try:
+        with pytest.raises(graphs.SimulatedCrashError):
+            router.handle(new_turn)
+    finally:
+        del router.questions.announce
+    row = host.ledger().get(thread_id, moved_past)
+    assert row is not None
+    assert row.status is QuestionStatus.CANCELLED
+    assert "wait.cancelled" not in host.types_for(moved_past)
+
+    # WHEN SQS delivers the new turn again
+    outcome = router.handle(new_turn, redelivered=True)
+
+    # THEN the cancellation is told, once, and the new turn's question is asked
+    assert outcome.kind is OutcomeKind.STARTED, outcome
+    assert host.types_for(moved_past).count("wait.cancelled") == 1

@@ -104,9 +104,15 @@ class AskedQuestions:
         for question in run.questions:
             self.record(question)
         waiting = tuple(q.question_id for q in run.questions)
-        for record in self.open_records(thread_id):
-            if record.question_id not in waiting:
+        for record in self._known_records(thread_id):
+            if record.question_id in waiting:
+                continue
+            if record.status is QuestionStatus.OPEN:
                 self.cancel(record)
+            elif record.status is QuestionStatus.CANCELLED and record.answered_by == MOVED_ON:
+                # Open when the lease was last released, and cancelled since by a delivery that never released it:
+                # one that died, maybe before it told anyone. Tell again (consumers drop repeats by dedupe_key).
+                self.announce(record.envelope, Transition.CANCELLED)
         held = current_delivery(thread_id)
         if held is not None:
             held.open_questions = waiting  # the lease's release records them for the next delivery
@@ -116,6 +122,11 @@ class AskedQuestions:
         """The thread's open questions: none on a new thread; by the ids its lease carries (one read each, however
         long its history), else by a query of every question it ever had (a thread from before the ids were
         recorded)."""
+        return [row for row in self._known_records(thread_id) if row.status is QuestionStatus.OPEN]
+
+    def _known_records(self, thread_id: str) -> list[QuestionRecord]:
+        """The rows of the questions open when the thread's lease was last released, whatever their status now;
+        without ids on the lease, the thread's open questions."""
         held = current_delivery(thread_id)
         if held is not None and held.new_thread:
             return []
@@ -123,7 +134,7 @@ class AskedQuestions:
             return self.ledger.questions(thread_id, status=QuestionStatus.OPEN)
         known = (q for q in held.lease.open_questions if q not in held.decided)
         rows = (self.ledger.get(thread_id, question_id) for question_id in known)
-        return [row for row in rows if row is not None and row.status is QuestionStatus.OPEN]
+        return [row for row in rows if row is not None]
 
     def record(self, question: Question) -> None:
         now = self.clock()
