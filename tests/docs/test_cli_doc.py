@@ -58,9 +58,9 @@ def test_every_help_page_has_a_description_and_states_its_defaults(capsys: pytes
     happens without it (a flag is off unless given; a required option has no default)."""
     import argparse
 
-    from agent_wait.cli import _parser
+    from agent_wait.cli._parser import build_parser
 
-    [subparsers] = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    [subparsers] = [a for a in build_parser("")._actions if isinstance(a, argparse._SubParsersAction)]
     for command in _commands(capsys):
         required = {o for a in subparsers.choices[command]._actions if a.required for o in a.option_strings}
         page = _help(capsys, command)
