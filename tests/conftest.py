@@ -91,9 +91,17 @@ def depth_of(item: pytest.Item) -> str:
     return "unit"
 
 
+LONGEST_FIRST = ("packaging", "browser", "synth")
+"""The one-worker groups, longest first: handed out before everything else, so the other workers share the rest
+while one runs them, instead of one group starting last and running on alone (the CI's long tail)."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    depths = {}
     for item in items:
-        depth = depth_of(item)
+        depth = depths[item.nodeid] = depth_of(item)
         item.add_marker(getattr(pytest.mark, depth))
         if depth in SHARED_SETUP_GROUPS:
             item.add_marker(pytest.mark.xdist_group(depth))
+    first = {depth: rank for rank, depth in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: first.get(depths[item.nodeid], len(first)))  # stable: order within a depth kept
