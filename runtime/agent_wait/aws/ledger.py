@@ -454,13 +454,16 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
         )
         if done:
             return True
-        # Owing more (added meanwhile): take off only these, and stay due for the rest.
+        # Owing more (added meanwhile): take off only these, and stay due for the rest. Owing none of them (another
+        # run told them): nothing to take off.
+        names = sorted(set(notices))
+        owes_one = " OR ".join(f"contains(notices, :n{n})" for n in range(len(names)))
         done, _ = self._conditional(
             "update_item",
             Key=key,
             UpdateExpression="DELETE notices :told",
-            ConditionExpression="attribute_exists(notices)",
-            ExpressionAttributeValues={":told": told},
+            ConditionExpression=owes_one,
+            ExpressionAttributeValues={":told": told, **{f":n{n}": {"S": name} for n, name in enumerate(names)}},
         )
         return done
 

@@ -242,6 +242,8 @@ def owed_notices_keep_a_question_due_until_they_are_told(make: LedgerFactory) ->
     assert ledger.told(thread, question_id, ["answered"], due_at=None) is True
     partly = row_of(ledger, thread, question_id)
     assert (partly.notices, partly.due_at) == (("resumed",), format_rfc3339(base)), f"still owes: {partly!r}"
+    assert ledger.told(thread, question_id, ["answered"], due_at=None) is False, "told already: nothing to take off"
+    assert row_of(ledger, thread, question_id).notices == ("resumed",), "a second telling takes off nothing else"
     assert ledger.told(thread, question_id, ["resumed"], due_at=None) is True
     told = row_of(ledger, thread, question_id)
     assert (told.notices, told.due_at) == ((), None), f"owing nothing, it is not due: {told!r}"
