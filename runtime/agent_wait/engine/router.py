@@ -54,7 +54,7 @@ from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
 from agent_wait.engine.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
 from agent_wait.engine.questions import AskedQuestions
 from agent_wait.engine.senders import SenderPolicy
-from agent_wait.engine.votes import vote_progress
+from agent_wait.engine.votes import decision_progress, vote_progress
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import (
     ArgumentError,
@@ -540,9 +540,7 @@ class Router:
         A quorum's deciding vote is told first (`wait.voted`), and its `wait.answered` carries the votes.
         """
         self._count_decision(record, now)
-        progress = (
-            vote_progress(record) if record.followups.voting and record.status is QuestionStatus.ANSWERED else None
-        )
+        progress = decision_progress(record)
         if progress is not None:
             self.questions.announce(record.envelope, Transition.VOTED, progress=progress)
         self.questions.announce(record.envelope, Transition(record.status.value), progress=progress)
@@ -551,8 +549,7 @@ class Router:
         """Announce again a decision already counted (and its resume): a redelivery, after an attempt that may have
         died between its writes and its announcements. Consumers drop what they had by `dedupe_key`."""
         decided = record.outcome or record.status
-        progress = vote_progress(record) if record.followups.voting and decided is QuestionStatus.ANSWERED else None
-        self.questions.announce(record.envelope, Transition(decided.value), progress=progress)
+        self.questions.announce(record.envelope, Transition(decided.value), progress=decision_progress(record))
         if resumed:
             self.questions.announce(record.envelope, Transition.RESUMED)
 

@@ -38,7 +38,7 @@ from agent_wait.engine.entry_queue import EntryMessage, EntryQueue
 from agent_wait.engine.handover import HANDED_OVER, resume_message
 from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
 from agent_wait.engine.questions import CreatedAnnouncement
-from agent_wait.engine.votes import vote_progress
+from agent_wait.engine.votes import decision_progress, vote_progress
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError, LedgerIndexMissingError
 from agent_wait.ledger import Capability, Ledger, Notice, Progress, QuestionRecord, require_capabilities
@@ -242,16 +242,7 @@ class Sweep:
                 return
             run.failed.append(record.question_id)
         except Exception as exc:
-            run.failed.append(record.question_id)
-            self.metrics.count(Metric.SWEEP_ERRORS, reason=DueWork.TELL.value)
-            self.log.error(
-                f"sweep could not publish a question's owed envelopes ({type(exc).__name__}); the next run tries again",
-                extra={
-                    "thread_id": record.thread_id,
-                    "question_id": record.question_id,
-                    "error_type": type(exc).__name__,
-                },
-            )
+            self._question_failed(record, DueWork.TELL.value, exc, run)
 
     # -- deadlines -----------------------------------------------------------------------------------
 
@@ -311,19 +302,17 @@ class Sweep:
                     return
                 current = self._act(current, work, now, run)  # type: ignore[arg-type]
         except Exception as exc:
-            run.failed.append(record.question_id)
-            reason = work.value if work is not None else DueWork.REPAIR.value
-            self.metrics.count(Metric.SWEEP_ERRORS, reason=reason)
-            self.log.error(
-                f"sweep could not {reason} a question ({type(exc).__name__}); the others went on, the next "
-                "run tries again",
-                extra={
-                    "thread_id": record.thread_id,
-                    "question_id": record.question_id,
-                    "error_type": type(exc).__name__,
-                },
-            )
-            self.log.debug(f"sweep {reason} failed", exc_info=True)  # the text may quote what was asked
+            self._question_failed(record, work.value if work is not None else DueWork.REPAIR.value, exc, run)
+
+    def _question_failed(self, record: QuestionRecord, reason: str, exc: Exception, run: _Run) -> None:
+        """One question's work raised: count it (`SweepErrors` by `reason`), say so by ids, and go on to the others."""
+        run.failed.append(record.question_id)
+        self.metrics.count(Metric.SWEEP_ERRORS, reason=reason)
+        self.log.error(
+            f"sweep could not {reason} a question ({type(exc).__name__}); the others went on, the next run tries again",
+            extra={"thread_id": record.thread_id, "question_id": record.question_id, "error_type": type(exc).__name__},
+        )
+        self.log.debug(f"sweep {reason} failed", exc_info=True)  # the text may quote what was asked
 
     def _act(self, record: QuestionRecord, work: DueWork, now: datetime, run: _Run) -> QuestionRecord | None:
         """Do one piece of `work`; the row to carry on from, or None to leave the question until the next run."""
@@ -489,9 +478,9 @@ def _owed_envelope(record: QuestionRecord, notice: str) -> WaitEnvelope | None:
         transition = Transition(notice)
     except ValueError:
         return None
-    voting = record.followups.voting
-    told_with_votes = transition is Transition.VOTED or (voting and transition is Transition.ANSWERED)
-    progress = vote_progress(record) if told_with_votes else None
+    if transition is Transition.VOTED:
+        return record.envelope.for_transition(transition, progress=vote_progress(record))
+    progress = decision_progress(record) if transition is Transition.ANSWERED else None
     return record.envelope.for_transition(transition, progress=progress)
 
 

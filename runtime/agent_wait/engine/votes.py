@@ -22,7 +22,7 @@ from agent_wait.followup import Quorum
 from agent_wait.ledger import Decision, FollowUpLedger, QuestionRecord, Vote
 from agent_wait.schema import QuestionStatus
 
-__all__ = ("VoteResult", "VoteStatus", "cast_vote", "vote_of", "vote_progress")
+__all__ = ("VoteResult", "VoteStatus", "cast_vote", "decision_progress", "vote_of", "vote_progress")
 
 _ATTEMPTS = 8
 """Compare-and-set attempts before giving up (each loss means another vote or follow-up landed first)."""
@@ -129,6 +129,12 @@ def _decision(vote: Vote, votes: tuple[Vote, ...], answerer: Answerer) -> Decisi
         via=vote.via,
         claimed_by=answerer.claimed_by,
     )
+
+
+def decision_progress(record: QuestionRecord) -> dict[str, Any] | None:
+    """The `progress` a decision's envelope carries: a quorum question answered carries its votes; else None."""
+    decided = record.outcome or record.status
+    return vote_progress(record) if record.followups.voting and decided is QuestionStatus.ANSWERED else None
 
 
 def vote_progress(
