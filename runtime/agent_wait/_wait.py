@@ -158,15 +158,18 @@ class AnswerPlan:
     value: Any = None
 
 
-def edit_refused(function: str, refused: list[str], editable: list[str], reason: str) -> dict[str, Any]:
-    """The error value returned in place of the body when an answer edits what it may not."""
+def edit_refused(
+    function: str, refused: list[str], editable: list[str], reason: str, *, message: str | None = None
+) -> dict[str, Any]:
+    """The error value returned in place of the body when an answer edits what it may not (`message` in place of
+    the one made from `reason` and `editable`)."""
     return {
         "status": "error",
         "error": "edit_refused",
         "function": function,
         "refused": refused,
         "editable": editable,
-        "message": f"{reason}; the answer may edit only {editable} of {function}(). Nothing was run.",
+        "message": message or f"{reason}; the answer may edit only {editable} of {function}(). Nothing was run.",
     }
 
 
@@ -262,11 +265,11 @@ class WaitSignature:
             return AnswerPlan(run=True, arguments=bound)
         if not allow_edits:  # the host refuses these before the decision; an answer resumed in-process too
             logger.warning("edit refused: function=%s allows no edits", self.function)
-            refusal = edit_refused(self.function, sorted(map(str, edits)), [], "")
-            refusal["message"] = (
+            message = (
                 f"this question's policy does not allow edited arguments of {self.function}() (the function's "
                 "author opts in with WaitPolicy(allow_edits=True)). Nothing was run."
             )
+            refusal = edit_refused(self.function, sorted(map(str, edits)), [], "", message=message)
             return AnswerPlan(run=False, value=refusal)
         if not isinstance(edits, Mapping):
             return AnswerPlan(
