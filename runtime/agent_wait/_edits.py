@@ -36,18 +36,18 @@ def editable_args_schema(function: str, hints: Mapping[str, Any], names: Sequenc
     pydantic is not installed or the schema would be over `MAX_ARGS_SCHEMA_BYTES`.
     """
     try:
-        from pydantic import TypeAdapter
+        import pydantic  # noqa: F401
     except ImportError:  # pragma: no cover - every framework binding brings pydantic
         return None
     properties: dict[str, Any] = {}
     definitions: dict[str, Any] = {}
     for name in names:
-        annotation = hints.get(name, inspect.Parameter.empty)
-        if annotation is inspect.Parameter.empty or annotation is Any:
+        adapter = _type_adapter(hints.get(name, inspect.Parameter.empty))
+        if adapter is None:
             properties[name] = {}
             continue
         try:
-            schema = TypeAdapter(annotation).json_schema(mode="validation")
+            schema = adapter.json_schema(mode="validation")
         except Exception as exc:  # an arbitrary class: checked in the agent only
             logger.debug("no JSON Schema for %s(%s): %s", function, name, type(exc).__name__)
             properties[name] = {}
@@ -98,16 +98,20 @@ class EditValidator:
 
     def _adapter(self, name: str) -> Callable[[Any], Any] | None:
         if name not in self._adapters:
-            self._adapters[name] = _validator_for(self._hints.get(name, inspect.Parameter.empty))
+            adapter = _type_adapter(self._hints.get(name, inspect.Parameter.empty))
+            self._adapters[name] = adapter.validate_python if adapter is not None else None
         return self._adapters[name]
 
 
-def _validator_for(annotation: Any) -> Callable[[Any], Any] | None:
+def _type_adapter(annotation: Any) -> Any:
+    """pydantic's `TypeAdapter` for `annotation`; None for no annotation, `Any`, no pydantic, or a type it cannot
+    handle (such a parameter takes any value)."""
     if annotation is inspect.Parameter.empty or annotation is Any:
         return None
     try:
         from pydantic import TypeAdapter
 
-        return TypeAdapter(annotation).validate_python
-    except Exception:  # no pydantic, or a type it cannot validate: the body takes the value as given
+        return TypeAdapter(annotation)
+    except Exception as exc:  # an arbitrary class: edits of it are checked by name only
+        logger.debug("no pydantic adapter for an annotation: %s", type(exc).__name__)
         return None
