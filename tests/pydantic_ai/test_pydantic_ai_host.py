@@ -78,6 +78,24 @@ def test_an_approve_runs_the_tool_once_and_the_question_is_resumed():
     assert rig.adapter.pending(THREAD) == []
 
 
+def test_the_router_runs_the_agent_from_a_thread_that_runs_an_event_loop():
+    # GIVEN a host that drives the router from async code (an async web app, a notebook, a browser test)
+    import asyncio
+
+    built = refund_agent(refund_call("call-1"))
+    rig = rig_for(built)
+
+    async def host() -> tuple[Any, Any]:
+        return rig.start(THREAD), rig.answer(THREAD, "call-1", APPROVE)
+
+    # WHEN it starts and answers inside the running loop (run_sync alone raises "event loop is already running")
+    started, applied = asyncio.run(host())
+    # THEN both ran: the question was asked, and the approval ran the tool once
+    assert (started.kind, started.asked) == (OutcomeKind.STARTED, ("call-1",))
+    assert applied.kind is OutcomeKind.APPLIED
+    assert built.runs == [("o-1", 900)]
+
+
 def test_a_reject_never_runs_the_tool_and_the_model_reads_the_answer():
     # Pydantic AI: a denied call never runs; the model reads the answer as the denial message.
     built = refund_agent(refund_call("call-1"))

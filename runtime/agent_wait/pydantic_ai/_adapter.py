@@ -13,6 +13,8 @@ history runs the tool again; the approval metadata is only on the run's output, 
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -137,11 +139,13 @@ class PydanticAiAdapter:
         options: dict[str, Any] = {}
         if self.deps is not None:
             options["deps"] = self.deps(thread_id)
-        result = self.agent.run_sync(
-            prompt,
-            message_history=_messages(stored) or None,
-            deferred_tool_results=results,
-            **options,
+        result = _outside_any_event_loop(
+            lambda: self.agent.run_sync(
+                prompt,
+                message_history=_messages(stored) or None,
+                deferred_tool_results=results,
+                **options,
+            )
         )
         requests = deferred_requests_of(result)
         after = StoredHistory(
@@ -162,6 +166,17 @@ class PydanticAiAdapter:
             for call in (*requests.approvals, *requests.calls)
             if call.tool_call_id in open_ids
         ]
+
+
+def _outside_any_event_loop(run: Callable[[], Any]) -> Any:
+    """`run()` here, or on a worker thread when this one runs an event loop (an async host, a notebook):
+    `run_sync` cannot run inside a running loop ("This event loop is already running")."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return run()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-wait-run") as worker:
+        return worker.submit(run).result()
 
 
 def _messages(stored: StoredHistory) -> list[ModelMessage]:
