@@ -3,13 +3,15 @@ and a test see it (`Inbox`)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ("CHROMIUM_ARGS", "EXPECT_MS", "GRAPH", "LARGE", "Inbox", "find_chromium")
+__all__ = ("CHROMIUM_ARGS", "EXPECT_MS", "GRAPH", "LARGE", "Inbox", "find_chromium", "running_inbox")
 
 CHROMIUM_ARGS = (
     "--headless",
@@ -59,17 +61,16 @@ class Inbox:
     ) -> tuple[str, str]:
         """Start a refund (or another `kind` of question) and let the router run it; (thread, question id)."""
         thread = thread or f"order-{uuid.uuid4().hex[:6]}"
+        return thread, self.start(thread, {"order_id": order_id or thread, "amount": amount, "kind": kind})
+
+    def start(self, thread: str, value: Any) -> str:
+        """Start `thread` with the agent's `input` and let the router run it; the one question it asks."""
         self.local.send(
-            {
-                "thread_id": thread,
-                "input": {"order_id": order_id or thread, "amount": amount, "kind": kind},
-                "start_id": uuid.uuid4().hex,
-            },
-            deduplication_id=uuid.uuid4().hex,
+            {"thread_id": thread, "input": value, "start_id": uuid.uuid4().hex}, deduplication_id=uuid.uuid4().hex
         )
         asked = [q for outcome in self.local.pump().outcomes for q in outcome.asked]
         assert len(asked) == 1, f"expected one question, got {asked}"
-        return thread, asked[0]
+        return asked[0]
 
     def links(self, question: str) -> dict[str, str]:
         """The signed links the topic's `wait.created` envelope carried for `question`, by action."""
@@ -138,3 +139,25 @@ class Inbox:
             ExpressionAttributeValues={":o": {"S": order_id}},
         )
         return [int(item["amount"]["N"]) for item in response["Items"]]
+
+
+@contextlib.contextmanager
+def running_inbox(template: dict[str, Any], browser: Any, graph: str) -> Iterator[Inbox]:
+    """The refund stack on the emulator with `graph` as its agent, its answer API on 127.0.0.1, and a browser."""
+    from examples.refund_agent.demo import MovableClock
+
+    from agent_wait.cli._dev import Observer
+    from agent_wait.local.stack import EmulatedStack
+
+    clock = MovableClock()
+    local = EmulatedStack(
+        template,
+        clock=clock,
+        stack_name=f"inbox-{uuid.uuid4().hex[:8]}",
+        extra_environment={"AGENT_WAIT_GRAPH": graph},
+    )
+    local.start()
+    try:
+        yield Inbox(local, clock, Observer(local), browser)
+    finally:
+        local.stop()

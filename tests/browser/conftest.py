@@ -8,12 +8,11 @@ CI is where these tests must run (`scripts/dev setup` installs Chromium on Debia
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from _inbox_page import CHROMIUM_ARGS, EXPECT_MS, GRAPH, Inbox, find_chromium
+from _inbox_page import CHROMIUM_ARGS, EXPECT_MS, GRAPH, Inbox, find_chromium, running_inbox
 
 
 @pytest.fixture(scope="session")
@@ -53,21 +52,6 @@ def refund_template() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def inbox(refund_template: dict[str, Any], browser: Any) -> Iterator[Inbox]:
-    """The refund stack on the emulator with the inbox test graph, its answer API on 127.0.0.1, and a browser."""
-    from examples.refund_agent.demo import MovableClock
-
-    from agent_wait.cli._dev import Observer
-    from agent_wait.local.stack import EmulatedStack
-
-    clock = MovableClock()
-    local = EmulatedStack(
-        refund_template,
-        clock=clock,
-        stack_name=f"inbox-{uuid.uuid4().hex[:8]}",
-        extra_environment={"AGENT_WAIT_GRAPH": GRAPH},
-    )
-    local.start()
-    try:
-        yield Inbox(local, clock, Observer(local), browser)
-    finally:
-        local.stop()
+    """The refund stack with the inbox test graph (`tests/browser/inbox_graph.py`)."""
+    with running_inbox(refund_template, browser, GRAPH) as running:
+        yield running

@@ -77,6 +77,10 @@ SURVEY_SCHEMA = {
 class InboxState(RefundState):
     kind: NotRequired[str]
     decision: NotRequired[Any]
+    description: NotRequired[str]
+    """The Agent Inbox request's description (Markdown), instead of "Refund order …?"."""
+    message: NotRequired[str]
+    """A message to the customer, asked with the Agent Inbox request as one more argument."""
 
 
 # The example's own refund body (undecorated), asked under the editable policy: the refund pays whatever amount
@@ -116,13 +120,13 @@ def limit(state: InboxState) -> dict[str, Any]:
 
 
 def agent_inbox(state: InboxState) -> dict[str, Any]:
+    args: dict[str, Any] = {"order_id": state["order_id"], "amount": state["amount"]}
+    if "message" in state:
+        args["message"] = state["message"]
     request = {
-        "action_request": {
-            "action": "issue_refund",
-            "args": {"order_id": state["order_id"], "amount": state["amount"]},
-        },
+        "action_request": {"action": "issue_refund", "args": args},
         "config": {"allow_accept": True, "allow_edit": True, "allow_respond": True, "allow_ignore": True},
-        "description": f"Refund order {state['order_id']}?",
+        "description": state.get("description") or f"Refund order {state['order_id']}?",
     }
     response = interrupt([request])[0]
     if response["type"] == "accept":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import urllib.parse
+import uuid
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -134,9 +135,9 @@ def test_an_open_page_retracts_its_buttons_when_the_sweep_expires_the_question(i
     page.get_by_role("link", name="All questions").click()
     page.get_by_label("Status").select_option("expired")
     page.get_by_role("button", name="Show").click()
+    # (its status as the CLI and the question page say it: resumed, since the agent carried on)
     row = page.get_by_role("row").filter(has_text=thread)
-    expect(row).to_contain_text("expired")
-    expect(row).to_contain_text("default applied: reject · agent resumed")
+    expect(row.get_by_role("cell").nth(3)).to_have_text("resumedexpired: the default applied (reject)")
 
 
 def test_the_edit_form_changes_the_amount_and_the_refund_pays_it(inbox: Inbox) -> None:
@@ -169,6 +170,54 @@ def test_a_script_in_the_question_is_shown_as_text_and_never_runs(inbox: Inbox) 
     # AND nothing of it became an element or ran
     assert page.locator("main img, main script").count() == 0
     assert page.evaluate("window.__pwned") is None
+    assert page.errors == []  # pyright: ignore[reportAttributeAccessIssue]
+
+
+DESCRIPTION = """**Full refund** for a damaged parcel.
+
+- photos: [order 7731](https://orders.example.com/7731)
+- not a link: [click](javascript:window.__pwned=1)
+
+<script>window.__pwned=1</script>"""
+LONG_MESSAGE = "We are sorry your parcel arrived damaged. " * 4
+ONE_DATE = r"^\d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2}:\d{2} UTC$"
+"""How every page writes a time (en-GB, UTC here): 4 Dec 2026, 15:22:41 UTC."""
+
+
+def test_a_markdown_description_is_rendered_safely_and_a_long_text_gets_a_box_on_both_pages(inbox: Inbox) -> None:
+    # GIVEN an Agent Inbox request whose description is Markdown (with a script and a javascript: link in it),
+    # and whose arguments hold a long message
+    thread = f"order-{uuid.uuid4().hex[:6]}"
+    state = {"order_id": thread, "amount": 1250, "kind": "agent_inbox", "description": DESCRIPTION}
+    question = inbox.start(thread, {**state, "message": LONG_MESSAGE})
+    page = inbox.page()
+    inbox.open(page, question)
+    # THEN the description is Markdown: bold, a list, one https link that sends no Referer; the rest is text
+    description = page.locator("#call-description")
+    expect(description.locator("strong")).to_have_text("Full refund")
+    expect(description.locator("li")).to_have_count(2)
+    expect(description.locator("a")).to_have_count(1)
+    expect(description.locator("a")).to_have_attribute("href", "https://orders.example.com/7731")
+    expect(description.locator("a")).to_have_attribute("rel", "noopener noreferrer")
+    expect(description).to_contain_text("[click](javascript:window.__pwned=1)")
+    expect(description).to_contain_text("<script>window.__pwned=1</script>")
+    assert page.locator("main script").count() == 0
+    assert page.evaluate("window.__pwned") is None
+    # AND the long message is a box of several lines to edit, the short values one-line fields
+    assert page.get_by_label("message", exact=True).evaluate("field => field.tagName") == "TEXTAREA"
+    assert page.get_by_label("amount", exact=True).evaluate("field => field.tagName") == "INPUT"
+    expect(page.get_by_label("message", exact=True)).to_have_value(LONG_MESSAGE)
+    expect(page.locator("#detail-asked")).to_have_text(re.compile(ONE_DATE))
+    # AND the signed link's page renders the same description the same way, and writes its time alike
+    link = inbox.links(question)["accept"]
+    confirm = inbox.browser.new_context(locale="en-GB", timezone_id="UTC").new_page()
+    confirm.goto(link)
+    expect(confirm.get_by_role("button", name="Confirm: accept")).to_be_enabled()
+    expect(confirm.locator("#description strong")).to_have_text("Full refund")
+    expect(confirm.locator("#description li")).to_have_count(2)
+    expect(confirm.locator("#function")).to_have_text("issue_refund")
+    expect(confirm.locator("#deadline")).to_have_text(re.compile(ONE_DATE))
+    assert confirm.evaluate("window.__pwned") is None
     assert page.errors == []  # pyright: ignore[reportAttributeAccessIssue]
 
 
@@ -205,8 +254,8 @@ def test_a_question_with_a_json_schema_gets_a_form_that_follows_it(inbox: Inbox)
     _, question = inbox.ask(kind="survey")
     page = inbox.page()
     inbox.open(page, question)
-    expect(page.locator("#question-json")).to_contain_text("Set a refund limit")
-    expect(page.locator("#question-json")).not_to_contain_text("response_schema")
+    expect(page.locator("#question-fields")).to_contain_text("Set a refund limit")
+    expect(page.locator("#question-fields")).not_to_contain_text("response_schema")
     # WHEN a required field is left empty, the page says so and sends nothing
     page.get_by_role("button", name="Approve").click()
     expect(status(page)).to_have_text("Refund limit is required.")

@@ -80,7 +80,7 @@ def test_the_page_loads_only_its_own_files_under_a_strict_policy() -> None:
     assets = sorted(
         str(attrs.get("src") or attrs.get("href")) for tag, attrs in parsed.tags if tag in {"script", "link"}
     )
-    assert assets == ["inbox/inbox.css", "inbox/inbox.js", "inbox/look.css"]
+    assert assets == ["inbox/inbox.css", "inbox/inbox.js", "inbox/look.css", "inbox/shared.js"]
     assert parsed.inline.strip() == ""
     assert not any("style" in attrs or any(k.startswith("on") for k in attrs) for _, attrs in parsed.tags)
     policy = headers["content-security-policy"]
@@ -111,7 +111,13 @@ def test_every_control_has_an_accessible_name_and_the_status_line_is_live() -> N
 
 
 @pytest.mark.parametrize(
-    ("name", "kind"), [("inbox.js", "text/javascript"), ("inbox.css", "text/css"), ("look.css", "text/css")]
+    ("name", "kind"),
+    [
+        ("inbox.js", "text/javascript"),
+        ("shared.js", "text/javascript"),
+        ("inbox.css", "text/css"),
+        ("look.css", "text/css"),
+    ],
 )
 def test_each_file_is_served_from_the_package(name: str, kind: str) -> None:
     status, headers, body = get(f"/inbox/{name}")

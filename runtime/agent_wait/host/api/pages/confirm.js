@@ -35,12 +35,10 @@
     statusLine.textContent = text;
   }
 
+  var page = window.AgentWaitPage; // shared.js: the inbox's time format, Markdown and values
+
   function when(iso) {
-    if (!iso) {
-      return "no deadline";
-    }
-    var moment = new Date(iso);
-    return isNaN(moment.getTime()) ? String(iso) : moment.toLocaleString() + " (" + iso + ")";
+    return iso ? page.when(iso) : "no deadline";
   }
 
   function refused(status, data) {
@@ -116,29 +114,39 @@
       var row = document.createElement("tr");
       var label = document.createElement("td");
       label.textContent = name;
-      var cell = document.createElement("td");
-      if (value !== null && typeof value === "object") {
-        var block = document.createElement("pre");
-        block.textContent = JSON.stringify(value, null, 2);
-        cell.appendChild(block);
-      } else {
-        cell.textContent = typeof value === "string" ? value : JSON.stringify(value);
-      }
       row.appendChild(label);
-      row.appendChild(cell);
+      row.appendChild(page.value(document.createElement("td"), value));
       rows.appendChild(row);
     });
   }
 
+  // The call a question asks about, as the inbox reads it: a `@wait` call, a LangChain per-call approval, or
+  // an Agent Inbox request (alone or in a list of one).
   function show(view, link) {
     var question = view.question;
-    var isCall = question !== null && typeof question === "object" && !Array.isArray(question) && "args" in question;
+    if (Array.isArray(question) && question.length === 1) {
+      question = question[0];
+    }
+    var request = page.isObject(question) && page.isObject(question.action_request) ? question.action_request : null;
+    var args = request ? request.args : page.isObject(question) ? question.args : undefined;
+    var isCall = page.isObject(args);
     var name = view.source && typeof view.source.function === "string" ? view.source.function : "";
+    if (!name && request && typeof request.action === "string") {
+      name = request.action;
+    }
     if (!name && isCall && typeof question.function === "string") {
       name = question.function;
     }
+    if (!name && isCall && question.type === "tool_approval" && typeof question.name === "string") {
+      name = question.name;
+    }
+    var description = page.isObject(question) && typeof question.description === "string" ? question.description : "";
+    byId("description").hidden = !description;
+    if (description) {
+      page.markdown(byId("description"), description);
+    }
     byId("function").textContent = name || "(not a function call; see below)";
-    showArguments(isCall ? question.args : question);
+    showArguments(isCall ? args : question);
     byId("action").textContent = link.action;
     byId("deadline").textContent = when(link.expires_at);
     showVotes(view);

@@ -47,16 +47,10 @@
     return document.getElementById(id);
   }
 
-  function make(tag, text, className) {
-    var node = document.createElement(tag);
-    if (text !== undefined && text !== null) {
-      node.textContent = String(text);
-    }
-    if (className) {
-      node.className = className;
-    }
-    return node;
-  }
+  var page = window.AgentWaitPage; // shared.js: the time format, Markdown, values and answers as people read them
+  var make = page.make;
+  var isObject = page.isObject;
+  var when = page.when;
 
   function clear(node) {
     while (node.firstChild) {
@@ -76,10 +70,6 @@
     }
   }
 
-  function isObject(value) {
-    return value !== null && typeof value === "object" && !Array.isArray(value);
-  }
-
   function pretty(value) {
     return JSON.stringify(value, null, 2);
   }
@@ -94,31 +84,6 @@
   }
 
   // -- time ---------------------------------------------------------------------------------------------
-
-  var FORMAT = {
-    year: "numeric",
-    month: "short",
-    day: "numeric",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    timeZoneName: "short",
-  };
-
-  function when(iso) {
-    if (!iso || iso === "never") {
-      return "never";
-    }
-    var moment = new Date(iso);
-    if (isNaN(moment.getTime())) {
-      return String(iso);
-    }
-    try {
-      return new Intl.DateTimeFormat(undefined, FORMAT).format(moment);
-    } catch (error) {
-      return moment.toLocaleString() + " (" + iso + ")";
-    }
-  }
 
   function timeLeft(iso) {
     if (!iso || iso === "never") {
@@ -195,6 +160,65 @@
     return { name: name || "(unnamed call)", args: question.args, description: description };
   }
 
+  // A LangChain HumanInTheLoopMiddleware review in its batched mode: every call the model asked for in one
+  // turn, each decided on its own. A list of {name, args, description, decisions, editable}; null otherwise.
+  function reviewOf(view) {
+    var source = view.source || {};
+    var question = view.question;
+    if (source.dialect !== "langchain_hitl" || source.mode === "per_call" || !isObject(question)) {
+      return null;
+    }
+    if (!Array.isArray(question.action_requests) || !Array.isArray(question.review_configs)) {
+      return null;
+    }
+    var allowed = {};
+    question.review_configs.forEach(function (config) {
+      if (isObject(config) && !(config.action_name in allowed)) {
+        allowed[config.action_name] = Array.isArray(config.allowed_decisions) ? config.allowed_decisions : [];
+      }
+    });
+    return question.action_requests.map(function (request) {
+      var decisions = allowed[request.name] || [];
+      return {
+        name: String(request.name),
+        args: isObject(request.args) ? request.args : {},
+        description: typeof request.description === "string" ? request.description : "",
+        decisions: decisions,
+        editable: decisions.indexOf("edit") >= 0,
+      };
+    });
+  }
+
+  function callText(name, args) {
+    var parts = Object.keys(args).map(function (key) {
+      return key + "=" + JSON.stringify(args[key]);
+    });
+    return name + "(" + parts.join(", ") + ")";
+  }
+
+  // Who answered, as a person reads it: a queue sender's AWS identity says which role or user sent it.
+  function who(outcome) {
+    var by = String(outcome.answered_by || "");
+    if (!by) {
+      return "someone unnamed";
+    }
+    if (by === "agent-wait:deadline") {
+      return "nobody (the deadline)";
+    }
+    var unvouched = /^sqs:(.+)$/.exec(by);
+    if (unvouched) {
+      return "a sender on the entry queue who could not be vouched for (AWS identity " + unvouched[1] + ")";
+    }
+    var identity = /^(A[A-Z0-9]{15,})(?::(.+))?$/.exec(by);
+    if (identity) {
+      var kind = identity[1].slice(0, 4) === "AROA" ? "role" : "AWS identity";
+      return identity[2]
+        ? identity[2] + " (a " + kind + " session on the entry queue, " + identity[1] + ")"
+        : "a sender on the entry queue (" + kind + " " + identity[1] + ")";
+    }
+    return by;
+  }
+
   // The action that runs the call as asked, and that carries edited arguments: `approve`, or Agent Inbox's `accept`.
   function approving(allowed) {
     return ["approve", "accept"].filter(function (action) {
@@ -209,12 +233,19 @@
   }
 
   function summary(view) {
+    var review = reviewOf(view);
+    if (review && review.length === 1) {
+      return clip("Review " + callText(review[0].name, review[0].args), 140);
+    }
+    if (review) {
+      var names = review.map(function (request) {
+        return request.name;
+      });
+      return clip("Review " + review.length + " tool calls: " + names.join(", "), 140);
+    }
     var call = callOf(view);
     if (call) {
-      var parts = Object.keys(call.args).map(function (key) {
-        return key + "=" + JSON.stringify(call.args[key]);
-      });
-      return clip(call.name + "(" + parts.join(", ") + ")", 140);
+      return clip(callText(call.name, call.args), 140);
     }
     var question = view.question;
     if (typeof question === "string") {
@@ -245,6 +276,21 @@
     return null;
   }
 
+  // What an answer chose, in a word or two: its action, or a batched review's decisions.
+  function chosen(answer) {
+    if (isObject(answer) && typeof answer.action === "string") {
+      return answer.action;
+    }
+    if (isObject(answer) && Array.isArray(answer.decisions)) {
+      return answer.decisions
+        .map(function (decision) {
+          return isObject(decision) ? String(decision.type) : "?";
+        })
+        .join(", ");
+    }
+    return "";
+  }
+
   function outcomeText(view) {
     var outcome = view.outcome;
     if (!outcome) {
@@ -258,10 +304,10 @@
     }
     var text = "Answered";
     if (outcome.answered_by) {
-      text += " by " + outcome.answered_by;
+      text += " by " + who(outcome);
     }
-    if (isObject(outcome.answer) && typeof outcome.answer.action === "string") {
-      text += " (" + outcome.answer.action + ")";
+    if (chosen(outcome.answer)) {
+      text += " (" + chosen(outcome.answer) + ")";
     }
     if (outcome.decided_at) {
       text += " at " + when(outcome.decided_at);
@@ -274,11 +320,11 @@
     if (!outcome) {
       return view.status === "failed" ? "the agent failed" : "";
     }
-    var action = isObject(outcome.answer) && typeof outcome.answer.action === "string" ? outcome.answer.action : "";
+    var action = chosen(outcome.answer);
     if (outcome.expired) {
-      return "default applied" + (action ? ": " + action : "");
+      return "expired: the default applied" + (action ? " (" + action + ")" : "");
     }
-    return [action, outcome.answered_by].filter(Boolean).join(" · ");
+    return [action, outcome.answered_by ? who(outcome) : ""].filter(Boolean).join(" · ");
   }
 
   // -- votes (a quorum question) and who may answer -----------------------------------------------------
@@ -631,6 +677,7 @@
   function sources(status) {
     return DECIDED.indexOf(status) >= 0 ? [status, "resumed"] : [status];
   }
+  // (`resumed` itself lists every question the agent moved on from, whatever decided it.)
 
   function loadList(more) {
     if (!more) {
@@ -673,7 +720,7 @@
           }
           list.cursors[pages[i].status] = reply.data.next || null;
           var keep = reply.data.questions.filter(function (view) {
-            return pages[i].status !== "resumed" || (view.outcome && view.outcome.status === list.status);
+            return pages[i].status !== "resumed" || list.status === "resumed" || (view.outcome && view.outcome.status === list.status);
           });
           list.items = list.items.concat(keep);
         }
@@ -710,16 +757,10 @@
       link.setAttribute("href", "#/questions/" + encodeURIComponent(view.question_id));
       asked.appendChild(link);
       var thread = make("td", view.thread_id);
-      // Once the agent has moved on, the row still says what decided the question; the line adds that it resumed.
-      var shown = view.status === "resumed" && view.outcome ? view.outcome.status : view.status;
+      // The status as the page and the CLI say it (`resumed` once the agent moved on); the line says what decided it.
       var status = make("td");
-      status.appendChild(make("span", shown, "pill " + shown));
-      var line = [
-        view.status === "open" ? progressLine(view) : outcomeLine(view),
-        view.status === "resumed" ? "agent resumed" : "",
-      ]
-        .filter(Boolean)
-        .join(" · ");
+      status.appendChild(make("span", view.status, "pill " + view.status));
+      var line = view.status === "open" ? progressLine(view) : outcomeLine(view);
       if (line) {
         status.appendChild(make("span", line, "outcome-line"));
       }
@@ -856,6 +897,7 @@
     byId("detail-thread").textContent = view.thread_id;
     byId("detail-id").textContent = view.question_id;
     byId("detail-asked").textContent = when(view.asked_at);
+    renderOutcome(view);
     renderAsked(view);
     renderPolicy(view);
     renderVotes(view);
@@ -863,15 +905,66 @@
     renderHistory(view);
   }
 
+  // A decided question leads with what decided it; the history keeps the whole story.
+  function renderOutcome(view) {
+    var outcome = view.outcome;
+    var failed = view.status === "failed";
+    show("outcome-section", Boolean(outcome) || failed);
+    var box = byId("outcome");
+    clear(box);
+    var kind = failed ? "failed" : outcome && outcome.expired ? "expired" : outcome ? outcome.status : "";
+    byId("outcome-section").className = "card outcome " + kind;
+    if (outcome) {
+      box.appendChild(make("p", outcomeText(view)));
+      if (outcome.status !== "cancelled") {
+        page.answer(box, outcome.answer, reviewOf(view));
+      }
+      if (outcome.resumed_at) {
+        box.appendChild(make("p", "The agent carried on at " + when(outcome.resumed_at) + ".", "muted"));
+      }
+    }
+    if (view.failure) {
+      box.appendChild(make("p", "The agent failed while carrying on: " + view.failure.error));
+    }
+  }
+
+  // Whether the person may change the call's arguments before approving it: the table's values are inputs then.
+  function editable(view) {
+    var allowed = (view.policy && view.policy.allowed_actions) || [];
+    return (
+      view.status === "open" &&
+      !(isVoting(view) && isObject(view.your_vote)) &&
+      Boolean(callOf(view)) &&
+      !schemaOf(view) &&
+      view.policy.rules.edits !== false &&
+      Boolean(approving(allowed))
+    );
+  }
+
   function renderAsked(view) {
-    var call = callOf(view);
+    var review = reviewOf(view);
+    var call = review ? null : callOf(view);
+    var description = byId("call-description");
     show("call-line", Boolean(call));
     show("call-description", Boolean(call && call.description));
-    byId("call-description").textContent = call && call.description ? call.description : "";
+    if (call && call.description) {
+      page.markdown(description, call.description);
+    } else {
+      clear(description);
+    }
     show("args", Boolean(call));
-    show("question-json", !call);
+    show("review-line", Boolean(review));
+    show("question-fields", false);
+    show("question-json", !call && !review);
     var rows = byId("args-rows");
     clear(rows);
+    clear(byId("question-fields"));
+    // An open review is asked and answered call by call in the answer card: this card would only repeat it.
+    show("asked-section", !(review && view.status === "open"));
+    if (review) {
+      renderReviewed(view, review);
+      return;
+    }
     if (!call) {
       // The answer's schema is shown as the form below, not again here.
       var shown = view.question;
@@ -880,23 +973,85 @@
         delete shown.response_schema;
         delete shown.answer_schema;
       }
-      byId("question-json").textContent = pretty(shown);
+      show("question-json", false);
+      show("question-fields", true);
+      if (isObject(shown) || Array.isArray(shown)) {
+        page.value(byId("question-fields"), shown);
+      } else {
+        page.markdown(byId("question-fields"), typeof shown === "string" ? shown : JSON.stringify(shown));
+      }
       return;
     }
     byId("call-function").textContent = call.name;
-    Object.keys(call.args).forEach(function (name) {
+    var edits = editable(view);
+    byId("call-edits").textContent = edits ? ". Change an argument to approve with your value:" : ", with these arguments:";
+    // While it can be edited, each argument is a field in its row: the values are shown once, and can be changed.
+    current.editFields = current.editFields && edits && current.editFor === view.question_id ? current.editFields : [];
+    var kept = {};
+    current.editFields.forEach(function (field) {
+      kept[field.name] = field.input.value;
+    });
+    current.editFields = [];
+    current.editFor = view.question_id;
+    Object.keys(call.args).forEach(function (name, index) {
       var value = call.args[name];
       var row = make("tr");
-      row.appendChild(make("td", name));
-      var cell = make("td");
-      if (isObject(value) || Array.isArray(value)) {
-        cell.appendChild(make("pre", pretty(value)));
+      if (edits) {
+        var id = "edit-arg-" + index;
+        var label = make("label", name);
+        label.setAttribute("for", id);
+        row.appendChild(make("td")).appendChild(label);
+        var input = field(describe(value), value);
+        input.id = id;
+        input.name = name;
+        if (name in kept) {
+          input.value = kept[name];
+        }
+        row.appendChild(make("td")).appendChild(input);
+        current.editFields.push({ name: name, schema: describe(value), input: input, required: false });
       } else {
-        cell.textContent = typeof value === "string" ? value : JSON.stringify(value);
+        row.appendChild(make("td", name));
+        row.appendChild(page.value(make("td"), value));
       }
-      row.appendChild(cell);
       rows.appendChild(row);
     });
+  }
+
+  // A decided or open batched review in "What is asked": how many calls; once decided, each with its arguments.
+  function renderReviewed(view, review) {
+    var open = view.status === "open";
+    var count = review.length === 1 ? "One tool call" : review.length + " tool calls";
+    byId("review-line").textContent = open
+      ? count + " of one model turn wait for your review: decide each below, then send your decisions together."
+      : count + " of one model turn were reviewed:";
+    if (open) {
+      return;
+    }
+    var shown = byId("question-fields");
+    show("question-fields", true);
+    review.forEach(function (request, index) {
+      var block = shown.appendChild(make("div", null, "reviewed"));
+      block.appendChild(make("p", index + 1 + ". " + request.name, "review-name"));
+      if (request.description) {
+        page.markdown(block.appendChild(make("div", null, "markdown")), request.description);
+      }
+      block.appendChild(page.table(request.args));
+    });
+  }
+
+  // "If nobody answers": the default answer as a person reads it, or what happens without one.
+  function renderDefault(policy) {
+    var cell = byId("policy-default");
+    clear(cell);
+    if (!policy.expires_at || policy.expires_at === "never") {
+      cell.textContent = "Nothing: the question has no deadline.";
+    } else if (policy.default === undefined || policy.default === null) {
+      cell.textContent = "No default: at the deadline the agent is told nobody answered.";
+    } else if (isObject(policy.default) && typeof policy.default.action === "string") {
+      cell.textContent = page.answerLine(policy.default);
+    } else {
+      page.answer(cell, policy.default);
+    }
   }
 
   function renderPolicy(view) {
@@ -904,7 +1059,7 @@
     var rules = policy.rules || {};
     byId("policy-actions").textContent = (policy.allowed_actions || []).join(", ") || "any";
     byId("policy-deadline").textContent = when(policy.expires_at);
-    byId("policy-default").textContent = pretty(policy.default === undefined ? null : policy.default);
+    renderDefault(policy);
     // Who may answer now (escalation steps included), as the API reports it; the policy's own list before that.
     var answerers = "answerers" in view ? view.answerers : rules.answerers;
     byId("policy-answerers").textContent = audience(answerers);
@@ -912,7 +1067,21 @@
     show("policy-escalation-term", escalated);
     show("policy-escalation", escalated);
     byId("policy-escalation").textContent = escalated ? escalationText(view) : "";
-    byId("policy-edits").textContent = rules.edits === false ? "not allowed" : "allowed";
+    var review = reviewOf(view);
+    var editable = review
+      ? review
+          .filter(function (request) {
+            return request.editable;
+          })
+          .map(function (request) {
+            return request.name;
+          })
+      : null;
+    if (editable) {
+      byId("policy-edits").textContent = editable.length ? "allowed for " + editable.join(", ") : "not allowed";
+    } else {
+      byId("policy-edits").textContent = rules.edits === false ? "not allowed" : "allowed";
+    }
     // An escalation step re-routes the question: its tags now, and as it was asked.
     var tags = tagText(policy.tags);
     if (escalated && view.escalation.level > 0 && tagText(view.escalation.tags) !== tags) {
@@ -989,12 +1158,11 @@
     return { type: "json" };
   }
 
-  function addField(container, prefix, index, name, schema, initial, required) {
-    var id = prefix + "-" + index;
-    var field = make("p", null, "field");
-    var label = make("label", schema.title || name);
-    label.setAttribute("for", id);
-    field.appendChild(label);
+  // Text longer than this, or with a line break, gets a box of several lines.
+  var LONG_TEXT = 60;
+
+  // The input for one value of a schema, holding `initial`.
+  function field(schema, initial) {
     var input;
     if (Array.isArray(schema.enum)) {
       input = make("select");
@@ -1015,28 +1183,44 @@
       input.step = schema.type === "integer" ? "1" : "any";
       input.value = typeof initial === "number" ? String(initial) : "";
     } else if (schema.type === "string") {
-      input = make("input");
-      input.type = "text";
-      input.value = typeof initial === "string" ? initial : "";
+      var text = typeof initial === "string" ? initial : "";
+      var long = text.length > LONG_TEXT || text.indexOf("\n") >= 0 || schema.maxLength > 200;
+      input = make(long ? "textarea" : "input");
+      if (long) {
+        input.rows = Math.min(8, Math.max(3, Math.ceil(text.length / 70) + text.split("\n").length - 1));
+      } else {
+        input.type = "text";
+      }
+      input.value = text;
     } else {
       input = make("textarea");
       input.rows = 3;
       input.spellcheck = false;
       input.value = initial === undefined ? "" : pretty(initial);
     }
+    return input;
+  }
+
+  function addField(container, prefix, index, name, schema, initial, required) {
+    var id = prefix + "-" + index;
+    var paragraph = make("p", null, "field");
+    var label = make("label", schema.title || name);
+    label.setAttribute("for", id);
+    paragraph.appendChild(label);
+    var input = field(schema, initial);
     input.id = id;
     input.name = name;
     if (required) {
       input.required = true;
     }
-    field.appendChild(input);
+    paragraph.appendChild(input);
     if (schema.description) {
       var hint = make("small", schema.description, "hint");
       hint.id = id + "-hint";
       input.setAttribute("aria-describedby", hint.id);
-      field.appendChild(hint);
+      paragraph.appendChild(hint);
     }
-    container.appendChild(field);
+    container.appendChild(paragraph);
     return { name: name, schema: schema, input: input, required: required };
   }
 
@@ -1082,17 +1266,21 @@
     var actions = byId("actions");
     clear(actions);
     clear(byId("schema-fields"));
-    clear(byId("edit-fields"));
+    clear(byId("review-fields"));
     current.schemaFields = [];
-    current.editFields = [];
+    current.reviews = [];
     show("schema-form", false);
-    show("edit-form", false);
+    show("review-form", false);
     if (!open) {
+      return;
+    }
+    var review = reviewOf(view);
+    if (review) {
+      renderReview(review);
       return;
     }
     var allowed = (view.policy && view.policy.allowed_actions) || [];
     var schema = schemaOf(view);
-    var call = callOf(view);
     show("note-field", !answerIsSchema(view) || isObject(schema.properties.note));
     if (schema) {
       var required = Array.isArray(schema.required) ? schema.required : [];
@@ -1104,16 +1292,10 @@
         .forEach(function (name, index) {
           var property = isObject(schema.properties[name]) ? schema.properties[name] : {};
           var needed = required.indexOf(name) >= 0;
-          var field = addField(byId("schema-fields"), "answer-field", index, name, property, property.default, needed);
-          current.schemaFields.push(field);
+          var added = addField(byId("schema-fields"), "answer-field", index, name, property, property.default, needed);
+          current.schemaFields.push(added);
         });
       show("schema-form", current.schemaFields.length > 0);
-    } else if (call && view.policy.rules.edits !== false && approving(allowed)) {
-      Object.keys(call.args).forEach(function (name, index) {
-        var value = call.args[name];
-        current.editFields.push(addField(byId("edit-fields"), "edit-arg", index, name, describe(value), value, false));
-      });
-      show("edit-form", current.editFields.length > 0);
     }
     allowed.forEach(function (action) {
       var button = make("button", title(action));
@@ -1127,29 +1309,195 @@
     relabel();
   }
 
-  // Edited arguments: only those that differ from what was asked, or null when none do.
-  function edits() {
-    var call = current && current.view ? callOf(current.view) : null;
-    if (!call || !current.editFields.length) {
-      return null;
-    }
+  var DECISION_LABELS = { approve: "Approve", edit: "Edit", reject: "Reject", respond: "Respond instead" };
+
+  // A batched review: a card per call with its description, its arguments (fields when it may be edited), a
+  // choice of the decisions its tool allows, and a message for the agent; one button sends them all.
+  function renderReview(review) {
+    show("note-field", false);
+    show("review-form", true);
+    var container = byId("review-fields");
+    var count = review.length === 1 ? "One tool call" : review.length + " tool calls";
+    container.appendChild(
+      make("p", count + " of one model turn wait for your review: decide each, then send your decisions together."),
+    );
+    review.forEach(function (request, index) {
+      var card = container.appendChild(make("fieldset", null, "review"));
+      card.appendChild(make("legend", index + 1 + ". " + request.name));
+      if (request.description) {
+        page.markdown(card.appendChild(make("div", null, "markdown review-description")), request.description);
+      }
+      var state = { request: request, fields: [], choice: null, message: null };
+      var args = card.appendChild(make("table", null, "review-args"));
+      Object.keys(request.args).forEach(function (name, position) {
+        var row = args.appendChild(make("tr"));
+        var value = request.args[name];
+        if (request.editable) {
+          var id = "review-" + index + "-arg-" + position;
+          var label = make("label", name);
+          label.setAttribute("for", id);
+          row.appendChild(make("td")).appendChild(label);
+          var input = field(describe(value), value);
+          input.id = id;
+          input.name = name;
+          row.appendChild(make("td")).appendChild(input);
+          state.fields.push({ name: name, schema: describe(value), input: input, required: false });
+        } else {
+          row.appendChild(make("td", name));
+          row.appendChild(page.value(make("td"), value));
+        }
+      });
+      // Approving with changed arguments is the middleware's `edit`: one choice, relabelled as the fields change.
+      var choices = request.decisions.filter(function (decision) {
+        return !(decision === "edit" && request.decisions.indexOf("approve") >= 0);
+      });
+      var group = card.appendChild(make("div", null, "choices"));
+      group.setAttribute("role", "radiogroup");
+      group.setAttribute("aria-label", "Your decision on " + request.name);
+      state.radios = choices.map(function (decision, position) {
+        var id = "review-" + index + "-decision-" + position;
+        var radio = make("input");
+        radio.type = "radio";
+        radio.name = "review-" + index;
+        radio.id = id;
+        radio.value = decision;
+        radio.checked = position === 0;
+        var label = make("label", DECISION_LABELS[decision] || title(decision), "choice");
+        label.setAttribute("for", id);
+        label.setAttribute("data-decision", decision);
+        var wrap = group.appendChild(make("span", null, "choice-wrap"));
+        wrap.appendChild(radio);
+        wrap.appendChild(label);
+        radio.addEventListener("change", function () {
+          reviewChanged(state);
+        });
+        return { radio: radio, label: label };
+      });
+      var messageId = "review-" + index + "-message";
+      var messageField = card.appendChild(make("p", null, "field review-message"));
+      var messageLabel = make("label", "Message to the agent");
+      messageLabel.setAttribute("for", messageId);
+      messageField.appendChild(messageLabel);
+      state.message = messageField.appendChild(make("textarea"));
+      state.message.id = messageId;
+      state.message.rows = 2;
+      state.message.maxLength = 1000;
+      state.messageField = messageField;
+      args.addEventListener("input", function () {
+        reviewChanged(state);
+      });
+      current.reviews.push(state);
+      reviewChanged(state);
+    });
+    var send = make("button", review.length === 1 ? "Send decision" : "Send " + review.length + " decisions");
+    send.type = "button";
+    send.setAttribute("data-action", "decisions");
+    send.addEventListener("click", sendReview);
+    byId("actions").appendChild(send);
+  }
+
+  function chosenDecision(state) {
+    var picked = state.radios.filter(function (choice) {
+      return choice.radio.checked;
+    })[0];
+    return picked ? picked.radio.value : null;
+  }
+
+  // The arguments a person changed on one call, or null when none (throws when one cannot be read).
+  function changedArgs(fields, asked) {
     var changed = {};
     var any = false;
-    current.editFields.forEach(function (field) {
-      var value = readField(field);
-      if (value !== undefined && JSON.stringify(value) !== JSON.stringify(call.args[field.name])) {
-        changed[field.name] = value;
+    fields.forEach(function (one) {
+      var value = readField(one);
+      if (value !== undefined && JSON.stringify(value) !== JSON.stringify(asked[one.name])) {
+        changed[one.name] = value;
         any = true;
       }
     });
     return any ? changed : null;
   }
 
+  // Changing an argument picks "Approve with edits"; a message is asked for only where it is sent.
+  function reviewChanged(state) {
+    var changed = null;
+    try {
+      changed = state.fields.length ? changedArgs(state.fields, state.request.args) : null;
+    } catch (error) {
+      changed = null;
+    }
+    state.radios.forEach(function (choice) {
+      var decision = choice.radio.value;
+      if (decision === "approve" && state.request.editable) {
+        choice.label.textContent = changed ? "Approve with edits" : "Approve";
+      }
+    });
+    var decision = chosenDecision(state);
+    if (changed && document.activeElement && document.activeElement.type !== "radio") {
+      var approve = state.radios.filter(function (choice) {
+        return choice.radio.value === "approve";
+      })[0];
+      if (approve) {
+        approve.radio.checked = true;
+        decision = "approve";
+      }
+    }
+    state.messageField.hidden = decision !== "reject" && decision !== "respond";
+    state.message.required = decision === "respond";
+  }
+
+  // One decision per call, in the order the middleware asked: {"decisions": [...]}.
+  function reviewAnswer() {
+    return {
+      decisions: current.reviews.map(function (state) {
+        var decision = chosenDecision(state);
+        var name = state.request.name;
+        var message = String(state.message.value || "").trim();
+        if (decision === "approve" || decision === "edit") {
+          var changed = state.fields.length ? changedArgs(state.fields, state.request.args) : null;
+          if (changed || decision === "edit") {
+            var args = Object.assign({}, state.request.args, changed || {});
+            return { type: "edit", edited_action: { name: name, args: args } };
+          }
+          return { type: "approve" };
+        }
+        if (decision === "respond" && !message) {
+          throw new Error("Write the message the agent gets instead of running " + name + ".");
+        }
+        var sent = { type: decision };
+        if (message) {
+          sent.message = message;
+        }
+        return sent;
+      }),
+    };
+  }
+
+  function sendReview() {
+    var body;
+    try {
+      body = reviewAnswer();
+    } catch (error) {
+      say(error.message, true);
+      return;
+    }
+    var count = body.decisions.length;
+    submit(body, count === 1 ? "your decision is" : "your " + count + " decisions are", "decisions");
+  }
+
+  // Edited arguments: only those that differ from what was asked, or null when none do.
+  function edits() {
+    var call = current && current.view ? callOf(current.view) : null;
+    if (!call || !current.editFields || !current.editFields.length) {
+      return null;
+    }
+    return changedArgs(current.editFields, call.args);
+  }
+
   function relabel() {
     var allowed = (current && current.view && current.view.policy && current.view.policy.allowed_actions) || [];
     var action = approving(allowed);
     var button = action ? document.querySelector('#actions button[data-action="' + action + '"]') : null;
-    if (!button || !current.editFields.length) {
+    if (!button || !current.editFields || !current.editFields.length) {
       return;
     }
     var changed = null;
@@ -1200,6 +1548,12 @@
     if (note && (!wholeSchema || isObject(properties.note))) {
       body.note = note;
     }
+    submit(body, "your answer “" + action + "” is", action);
+  }
+
+  // Send one answer; `said` names it in what the page then says ("your answer “approve” is").
+  function submit(body, said, action) {
+    var watching = current;
     // The same answer sent again (after a lost connection) carries the same key: it repeats, never decides twice.
     var text = JSON.stringify(body);
     var key = watching.keys[text] || (watching.keys[text] = randomText(18));
@@ -1228,10 +1582,11 @@
           say("Not recorded: " + REASONS[data.reason], true);
         } else if (reply.status === 200) {
           renderQuestion(data);
+          var repeated = said.charAt(0).toUpperCase() + said.slice(1).replace(/ is$/, " was").replace(/ are$/, " were");
           say(
             data.result === "repeated"
-              ? "Your answer “" + action + "” was already recorded; nothing changed."
-              : "Done: your answer “" + action + "” is recorded, and the agent carries on.",
+              ? repeated + " already recorded; nothing changed."
+              : "Done: " + said + " recorded, and the agent carries on.",
             true,
           );
         } else if ((reply.status === 409 || reply.status === 410) && isObject(data.question)) {
@@ -1253,10 +1608,11 @@
   function renderHistory(view) {
     var entries = byId("history");
     clear(entries);
-    var add = function (text, value, className) {
+    var calls = reviewOf(view);
+    var add = function (text, answer, className) {
       var item = make("li", text, className);
-      if (value !== undefined) {
-        item.appendChild(make("pre", pretty(value)));
+      if (answer !== undefined) {
+        page.answer(item, answer, calls);
       }
       entries.appendChild(item);
     };
@@ -1273,9 +1629,8 @@
     } else if (outcome && outcome.status === "cancelled") {
       add("Withdrawn at " + when(outcome.decided_at) + ".", undefined, "decided cancelled");
     } else if (outcome) {
-      var by = outcome.answered_by || "someone unnamed";
       var via = VIA[outcome.via] || outcome.via || "an unknown way";
-      add(by + " answered at " + when(outcome.decided_at) + ", by " + via + ":", outcome.answer, "decided");
+      add(who(outcome) + " answered at " + when(outcome.decided_at) + ", by " + via + ":", outcome.answer, "decided");
     }
     if (outcome && outcome.resumed_at) {
       add("The agent carried on at " + when(outcome.resumed_at) + ".");
@@ -1299,14 +1654,14 @@
     byId("more").addEventListener("click", function () {
       loadList(true);
     });
-    byId("edit-form").addEventListener("submit", function (event) {
+    byId("review-form").addEventListener("submit", function (event) {
       event.preventDefault();
     });
     byId("schema-form").addEventListener("submit", function (event) {
       event.preventDefault();
     });
-    byId("edit-fields").addEventListener("input", relabel);
-    byId("edit-fields").addEventListener("change", relabel);
+    byId("args-rows").addEventListener("input", relabel);
+    byId("args-rows").addEventListener("change", relabel);
     window.addEventListener("hashchange", route);
     setInterval(tick, 1000);
 
