@@ -51,7 +51,8 @@ def test_screenshots_of_the_list_and_a_question(inbox: Inbox, tmp_path: Path) ->
     page.get_by_label("amount", exact=True).fill("1000")
     page.get_by_label("Note (optional)").fill("Partial refund: one item was used.")
     page.get_by_label("Note (optional)").blur()
-    page.screenshot(path=str(target / "inbox-question.png"), full_page=True)
+    page.set_viewport_size({"width": 1100, "height": 840})  # the page whole, as a laptop shows it
+    page.screenshot(path=str(target / "inbox-question.png"))
     # THEN both pictures were taken (the README shows them)
     for name in ("inbox-list.png", "inbox-question.png"):
         assert (target / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -218,6 +219,32 @@ def test_a_markdown_description_is_rendered_safely_and_a_long_text_gets_a_box_on
     expect(confirm.locator("#function")).to_have_text("issue_refund")
     expect(confirm.locator("#deadline")).to_have_text(re.compile(ONE_DATE))
     assert confirm.evaluate("window.__pwned") is None
+    assert page.errors == []  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def test_an_answer_from_the_entry_queue_names_its_sender_readably_and_lists_as_resumed(inbox: Inbox) -> None:
+    # GIVEN a question answered on the entry queue by a program that names nobody (its AWS identity answers)
+    thread, question = inbox.ask()
+    answer = {"thread_id": thread, "question_id": question, "answer": {"action": "approve"}}
+    inbox.local.send(answer, deduplication_id=uuid.uuid4().hex)
+    assert [o.kind.value for o in inbox.local.pump().outcomes] == ["applied"]
+    sender = inbox.status(question)["outcome"]["answered_by"]
+    assert re.fullmatch(r"A[A-Z0-9]{15,}", sender), sender  # the SQS SenderId, as the router records it
+    # WHEN a person reads it
+    page = inbox.page()
+    inbox.open(page, question)
+    # THEN the page says the entry queue's sender answered, by its AWS identity, and leads with the outcome
+    expect(page.locator("#outcome")).to_contain_text(f"Answered by a sender on the entry queue (AWS identity {sender})")
+    expect(page.locator("#detail-status")).to_have_text("resumed")
+    # AND the list's Resumed filter shows it with the same status and who decided it
+    page.get_by_role("link", name="All questions").click()
+    page.get_by_label("Status").select_option("resumed")
+    page.get_by_role("button", name="Show").click()
+    row = page.get_by_role("row").filter(has_text=thread)
+    expect(row.get_by_role("cell").nth(3)).to_contain_text("resumed")
+    expect(row.get_by_role("cell").nth(3)).to_contain_text(
+        f"approve · a sender on the entry queue (AWS identity {sender})"
+    )
     assert page.errors == []  # pyright: ignore[reportAttributeAccessIssue]
 
 
