@@ -51,6 +51,7 @@ __all__ = (
     "QuestionTooLargeError",
     "QueueUnavailableError",
     "SignatureError",
+    "SlackDeliveryError",
     "ThreadBusyError",
     "ThreadStateConflictError",
     "ThreadStateError",
@@ -230,6 +231,12 @@ class AwsDeliveryError(WaitError):
         super().__init__(message)
         self.code = code
         """The AWS error code (`ThrottlingException`, `ResourceNotFoundException`, ...) when there is one."""
+
+
+class SlackDeliveryError(WaitError, RuntimeError):
+    """Raised inside the Slack announcer's `deliver()` when a question could not be posted or its message updated
+    (no channel routed, the message gone, the bot removed from the channel). `BaseAnnounce.announce` turns it into
+    one log line and a counted failure; the question and every other announcer carry on."""
 
 
 class QueueUnavailableError(WaitError):

@@ -318,6 +318,23 @@ class Settings(StrEnum):
     """Optional: how many shards each shared index key value of the question table has (default 8). Every
     function that uses the ledger must have the same value; raise it (never lower it: rows in the shards
     dropped would no longer be found) for more than about 2,000 lifecycles a second (see docs/scaling.md)."""
+    SLACK_BOT_TOKEN_ARN = "AGENT_WAIT_SLACK_BOT_TOKEN_ARN"
+    """Optional: a Secrets Manager secret whose value is the Slack app's bot token (`xoxb-...`). Set, the router and
+    the sweep post each question to Slack (`agent_wait.slack`), and the answer API reads people's emails and groups
+    there. Needs `AGENT_WAIT_SLACK_CHANNELS` and `AGENT_WAIT_SLACK_MESSAGES_TABLE`."""
+    SLACK_SIGNING_SECRET_ARN = "AGENT_WAIT_SLACK_SIGNING_SECRET_ARN"
+    """Optional: a Secrets Manager secret whose value is the Slack app's signing secret: the answer API's
+    `POST /slack/interactions` takes only requests it signed, and refuses them all without it."""
+    SLACK_CHANNELS = "AGENT_WAIT_SLACK_CHANNELS"
+    """Optional: a JSON object from a policy tag (`"approver_group:finance"`) to the Slack channel id its questions
+    go to (`"C0123ABCD"`), with `"*"` for every other question."""
+    SLACK_GROUPS = "AGENT_WAIT_SLACK_GROUPS"
+    """Optional: a JSON object from an answerer group (`"finance"`) to its Slack user group id (`"S0123ABCD"`):
+    Slack mentions it, and its members answer as members of the group."""
+    SLACK_MESSAGES_TABLE = "AGENT_WAIT_SLACK_MESSAGES_TABLE"
+    """Optional: the DynamoDB table (partition key `question_id`) that remembers each question's Slack messages."""
+    SLACK_API_URL = "AGENT_WAIT_SLACK_API_URL"
+    """Optional: the Slack Web API's base URL (default `https://slack.com/api/`); a local fake in tests and dev."""
     CHECKPOINT_BUCKET = "AGENT_WAIT_CHECKPOINT_BUCKET"
     """Optional: an S3 bucket name; the router's LangGraph checkpoint saver stores a checkpoint (or a step's
     writes) over 350 KB there, so a state past DynamoDB's 400 KB item limit still checkpoints. Unset: such a

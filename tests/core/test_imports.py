@@ -1,7 +1,7 @@
 """Import hygiene: the core is standard library only, and imports point inward.
 
-Direction (DESIGN.md "Target layout"): core ← bindings / `aws` ← engine ← host ← local ← CLI. The constructs never
-import the runtime, and the runtime never imports the constructs or CDK. More walls:
+Direction (DESIGN.md "Target layout"): core ← bindings / `aws` ← engine ← channels (`slack`) ← host ← local ← CLI.
+The constructs never import the runtime, and the runtime never imports the constructs or CDK. More walls:
 
 - the engine knows no Lambda, no HTTP and no framework: it imports neither Powertools nor the host, the
   emulator or a binding (adapters are passed in);
@@ -100,9 +100,15 @@ RULES: dict[str, Layer] = {
     "agent_wait.engine": Layer(
         "engine", ("agent_wait.engine", "agent_wait.aws.errors"), frozenset({"jsonschema", "boto3"})
     ),
-    "agent_wait.host": Layer("host", (*BINDINGS, "agent_wait.aws", "agent_wait.engine", "agent_wait.host"), None),
+    # A channel people answer in (Slack): its announcer and its door, deciding through the engine; no Lambda, no host.
+    "agent_wait.slack": Layer("channel", ("agent_wait.slack", "agent_wait.engine"), frozenset({"slack_sdk"})),
+    "agent_wait.host": Layer(
+        "host", (*BINDINGS, "agent_wait.aws", "agent_wait.engine", "agent_wait.slack", "agent_wait.host"), None
+    ),
     "agent_wait.local": Layer(
-        "local", (*BINDINGS, "agent_wait.aws", "agent_wait.engine", "agent_wait.host", "agent_wait.local"), None
+        "local",
+        (*BINDINGS, "agent_wait.aws", "agent_wait.engine", "agent_wait.slack", "agent_wait.host", "agent_wait.local"),
+        None,
     ),
     "agent_wait.cli": Layer("cli", ("agent_wait",), None),
     # The ledger suite checks the core's ledger interface: the core and the standard library only.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import shutil
 import subprocess
 import urllib.parse
@@ -163,12 +164,16 @@ def test_the_page_loads_only_its_own_files_and_has_no_inline_script_or_style(api
 
     # Every asset is a relative URL on this API (so it works under any stage or base path); nothing inline.
     assets = [attrs.get("src") or attrs.get("href") for tag, attrs in parsed.tags if tag in ("script", "link")]
-    assert sorted(a or "" for a in assets) == ["confirm/confirm.css", "confirm/confirm.js"]
+    assert sorted(a or "" for a in assets) == ["confirm/confirm.css", "confirm/confirm.js", "confirm/shared.js"]
     assert parsed.inline_script.strip() == ""
     assert all("style" not in attrs and not any(k.startswith("on") for k in attrs) for _, attrs in parsed.tags)
     assert "<style" not in page.body
     # Each asset is served by the API, from the package, uncached.
-    for name, kind in (("confirm.js", "text/javascript"), ("confirm.css", "text/css")):
+    for name, kind in (
+        ("confirm.js", "text/javascript"),
+        ("shared.js", "text/javascript"),
+        ("confirm.css", "text/css"),
+    ):
         asset = api.call("GET", urllib.parse.urljoin("/questions/q-1/confirm", f"confirm/{name}"))
         assert asset.status == 200
         assert asset.headers["content-type"].startswith(kind)
@@ -479,6 +484,9 @@ function makeElement(state) {
     get textContent() { return this.text + this.children.map((child) => child.textContent).join(""); },
     set textContent(value) { this.text = String(value); this.children = []; },
     appendChild(child) { this.children.push(child); return child; },
+    removeChild(child) { this.children.splice(this.children.indexOf(child), 1); return child; },
+    get firstChild() { return this.children[0] || null; },
+    setAttribute(name, value) { this[name] = String(value); },
     addEventListener(type, listener) { this.listeners[type] = listener; },
     focus() { this.focused = true; },
     insertAdjacentHTML() { throw new Error("insertAdjacentHTML used"); },
@@ -502,9 +510,11 @@ function fetch(path, init) {
 const document = {
   getElementById: (id) => elements[id] || null,
   createElement: () => makeElement({}),
+  createTextNode: (text) => ({ textContent: String(text) }),
   write() { throw new Error("document.write used"); },
 };
 const sandbox = { document, location: { hash: setup.hash }, fetch, console };
+sandbox.window = sandbox;
 vm.createContext(sandbox);
 async function settle() {
   for (let round = 0; round < 5; round++) {
@@ -523,6 +533,8 @@ const snapshot = () => Object.fromEntries(
   ]),
 );
 (async () => {
+  // shared.js first, as the page's script tags load it
+  vm.runInContext(fs.readFileSync(setup.shared, "utf8"), sandbox, { filename: "shared.js" });
   vm.runInContext(fs.readFileSync(setup.script, "utf8"), sandbox, { filename: "confirm.js" });
   await settle();
   const loaded = snapshot();
@@ -568,8 +580,15 @@ def run_page(api: Api, question_id: str, token: str, *, clicks: int = 0, note: s
     assert page.status == 200
     ids = _Ids()
     ids.feed(page.body)
-    script = Path(str(files("agent_wait.host.api") / "pages" / "confirm.js"))
-    setup = {"elements": ids.elements, "hash": f"#{token}", "script": str(script), "clicks": clicks, "note": note}
+    pages = Path(str(files("agent_wait.host.api") / "pages"))
+    setup = {
+        "elements": ids.elements,
+        "hash": f"#{token}",
+        "script": str(pages / "confirm.js"),
+        "shared": str(pages / "shared.js"),
+        "clicks": clicks,
+        "note": note,
+    }
     assert NODE is not None
     runner = subprocess.Popen(
         [NODE, "-e", HARNESS, "--", json.dumps(setup)],
@@ -616,7 +635,8 @@ def test_the_page_shows_a_script_in_the_question_as_text_and_answers_only_on_cli
     assert loaded["args-rows"]["rows"] == [["order", "A-1"], ["memo", PAYLOAD]]  # the inbox's argument table
     assert (loaded["args"]["hidden"], loaded["arguments"]["hidden"]) == (False, True)
     assert loaded["action"]["text"] == "approve"
-    assert "2030-01-01T13:00:00Z" in loaded["deadline"]["text"]
+    # (in the inbox's time format, shared.js's: the reader's language and zone, to the second)
+    assert re.fullmatch(r".*2030.*\b\d{2}:00:00\b.*", loaded["deadline"]["text"]), loaded["deadline"]["text"]
     assert loaded["confirm"] == {"text": "Confirm: approve", "hidden": False, "disabled": False, "focused": False}
     assert loaded["answer"]["hidden"] is False
     # AND the click answered once, with the token in a JSON body and never in a URL

@@ -34,8 +34,8 @@ __all__ = ("HANDED_OVER", "AnswerResult", "AnswerService", "resume_message", "vo
 
 logger = logging.getLogger("agent_wait.host")
 
-HANDED_OVER = frozenset({"api", "link"})
-"""`via` of decisions made before the router saw them (the answer API, a signed link): it resumes them."""
+HANDED_OVER = frozenset({"api", "link", "slack"})
+"""`via` of decisions made before the router saw them (the answer API, a signed link, Slack): it resumes them."""
 
 
 def resume_message(record: QuestionRecord) -> dict[str, Any]:

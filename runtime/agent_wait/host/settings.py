@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from agent_wait.errors import ConfigurationError
+from agent_wait.host._slack_settings import SlackSettings, slack_settings
 from agent_wait.schema import Settings
 
 __all__ = ("DEFAULT_SIGN_IN_SCOPES", "HostRole", "HostSettings", "load_object", "required")
@@ -93,6 +94,8 @@ class HostSettings:
     """The scopes the inbox page asks for (`AGENT_WAIT_SIGN_IN_SCOPES`)."""
     checkpoint_bucket: str | None = None
     """The S3 bucket for checkpoints over 350 KB (`AGENT_WAIT_CHECKPOINT_BUCKET`); None: DynamoDB only."""
+    slack: SlackSettings | None = None
+    """Slack as an answer channel (`AGENT_WAIT_SLACK_*`); None: off."""
 
     @classmethod
     def from_env(cls, role: HostRole | str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -154,6 +157,7 @@ class HostSettings:
             wrong.append(Settings.CHECKPOINT_BUCKET.value)
         identity = _identity_settings(value, problems, wrong)
         sign_in = _sign_in_settings(value, problems, wrong)
+        slack = slack_settings(value, problems, wrong)
         if problems or lease_seconds is None or max_receive_count is None:
             raise ConfigurationError(problems, variables=wrong)
         return cls(
@@ -171,6 +175,7 @@ class HostSettings:
             webhook_secret_arn=secret_arn,
             webhook_url_secret_arn=url_secret_arn,
             checkpoint_bucket=bucket,
+            slack=slack,
             **identity,
             **sign_in,
         )

@@ -11,7 +11,8 @@ Text is converted the way Slack reads it. Text sent to Slack escapes `&`, `<` an
 sequences first, turns Slack's three entities back into characters, and escapes the result for HTML exactly once.
 Only `http`, `https` and `mailto` links become links; anything else stays text.
 
-Standard library only.
+Standard library only. Long on purpose: it is one renderer, block type by block type, with Slack's mrkdwn rules
+beside them; split, the rules would be read apart from the blocks that use them.
 """
 
 from __future__ import annotations
@@ -100,6 +101,18 @@ def _control(inner: str) -> str:
     return _escape(f"<{inner}>")  # not a control sequence Slack knows: the characters as they are
 
 
+_EMOJI = re.compile(r":([a-z0-9_+-]+):")
+_EMOJI_CHARACTERS = {
+    "white_check_mark": "\u2705",
+    "alarm_clock": "\u23f0",
+    "no_entry_sign": "\U0001f6ab",
+    "warning": "\u26a0\ufe0f",
+    "bell": "\U0001f514",
+    "arrow_up": "\u2b06\ufe0f",
+}
+"""The emoji shortcodes the announcer uses, as the characters Slack shows; any other shortcode stays as written."""
+
+
 def mrkdwn_to_html(text: str) -> str:
     """Slack `mrkdwn` as inline HTML (`<br>` for line breaks, `<blockquote>` for quoted lines)."""
     holes: list[str] = []
@@ -113,6 +126,7 @@ def mrkdwn_to_html(text: str) -> str:
     text = _INLINE_CODE.sub(lambda m: hole(f"<code>{_escape(m.group(1))}</code>"), text)
     text = _CONTROL.sub(lambda m: hole(_control(m.group(1))), text)
     text = _escape(text)
+    text = _EMOJI.sub(lambda m: _EMOJI_CHARACTERS.get(m.group(1), m.group(0)), text)
     text = _BOLD.sub(r"<strong>\1</strong>", text)
     text = _ITALIC.sub(r"<em>\1</em>", text)
     text = _STRIKE.sub(r"<del>\1</del>", text)

@@ -8,6 +8,7 @@ Handler: `agent_wait.host.api.handler`. Routes:
     GET  /agui/interrupts                  open questions as AG-UI interrupts, filtered as above or by ?thread_id=
     POST /agui/resume                      {"resume": [ResumeEntry...]} or a RunAgentInput; header Idempotency-Key
     GET  /inbox                            the approvals inbox page (and /inbox/{asset}, its files and sign-in)
+    POST /slack/interactions               Slack's button clicks and modals, signed by Slack (no JWT)
 
 An answer decides at once, through the one decision every door uses (`agent_wait.engine.AnswerService`, while it
 holds the thread), and only then hands the resume to the router: the response is the real outcome (200; 202 for
@@ -32,6 +33,7 @@ from agent_wait.host.api._context import ApiContext, SignIn, answerer_from_claim
 from agent_wait.host.api._inbox import inbox_routes
 from agent_wait.host.api._links import link_routes
 from agent_wait.host.api._questions import question_routes, question_view
+from agent_wait.host.api._slack import slack_routes
 from agent_wait.host.settings import HostSettings
 
 __all__ = (
@@ -57,6 +59,7 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
     app.include_router(agui_routes(context))
     app.include_router(link_routes(context))
     app.include_router(inbox_routes(context))
+    app.include_router(slack_routes(context))
     return app
 
 

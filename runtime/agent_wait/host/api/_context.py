@@ -68,6 +68,7 @@ class ApiContext:
         groups_claims: the JWT claims that list a user's groups.
         clock: returns now (UTC).
         sign_in: how the inbox page signs people in; None: it asks for a bearer token.
+        slack: Slack's button clicks and modals (`agent_wait.slack.SlackInteractions`); None: Slack is off.
     """
 
     ledger: Ledger
@@ -76,6 +77,7 @@ class ApiContext:
     groups_claims: tuple[str, ...] = DEFAULT_GROUPS_CLAIMS
     clock: Callable[[], datetime] = field(default=utc_now)
     sign_in: SignIn | None = None
+    slack: Any = None
 
     @classmethod
     def from_settings(
@@ -102,12 +104,19 @@ class ApiContext:
         link_keys = None
         if settings.link_keys_arn:  # signed answer links: read at cold start, again when they may have rotated
             link_keys = link_keyring(settings.link_keys_arn, client=session.client("secretsmanager"))
+        slack = None
+        if settings.slack is not None:  # Slack's signing secret and bot token: read at cold start
+            from agent_wait._time import utc_now as clock
+            from agent_wait.host._slack import slack_interactions
+
+            slack = slack_interactions(settings, session=session, service=service, find=ledger.find, clock=clock)
         return cls(
             ledger=ledger,
             service=service,
             link_keys=link_keys,
             groups_claims=claims,
             sign_in=SignIn.from_settings(settings),
+            slack=slack,
         )
 
 

@@ -1,0 +1,162 @@
+"""The Slack channel's own rules, without a stack: the signature check on Slack's documented example and its
+tampered variants, a post that is never sent twice (even after a crash between sending and remembering it), a
+message that cannot be updated counted as a failed delivery, and question text that cannot mention or link."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from tests.announce.test_fake_slack import SLACK_DOC_BODY
+from tests.support.fake_slack import FakeSlack
+
+from agent_wait import Question, WaitEnvelope, WaitPolicy
+from agent_wait.announce.base import DeliveryStatus
+from agent_wait.envelope import Transition
+from agent_wait.slack import InMemorySlackMessages, SlackAnnounce, SlackInteractions, SlackRouting
+from agent_wait.slack.messages import Post
+
+DOC_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+DOC_TIMESTAMP = 1531420618
+DOC_SIGNATURE = "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503"
+
+
+def _interactions(now: int = DOC_TIMESTAMP) -> SlackInteractions:
+    return SlackInteractions(
+        signing_secret=DOC_SECRET,
+        service=None,
+        find=lambda question_id: None,
+        client=None,
+        routing=SlackRouting(),
+        clock=lambda: datetime.fromtimestamp(now, UTC),
+    )
+
+
+def _headers(timestamp: Any = DOC_TIMESTAMP, signature: str = DOC_SIGNATURE) -> dict[str, str]:
+    return {"x-slack-request-timestamp": str(timestamp), "x-slack-signature": signature}
+
+
+def test_slacks_documented_example_verifies() -> None:
+    # The documented body is a slash command, not an interaction: it passes the signature, then is refused as a body
+    reply = _interactions().handle(SLACK_DOC_BODY, _headers())
+    assert reply.status == 400
+    assert "payload" in (reply.body or {})["error"]
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "why"),
+    [
+        (SLACK_DOC_BODY.replace("roadrunner", "roadrunnes"), _headers(), "bad signature"),
+        (SLACK_DOC_BODY, _headers(DOC_TIMESTAMP + 1), "bad signature"),
+        (SLACK_DOC_BODY, _headers(signature=DOC_SIGNATURE.replace("v0=", "v1=")), "bad signature"),
+        (SLACK_DOC_BODY, _headers(signature=DOC_SIGNATURE[:-1] + "4"), "bad signature"),
+        (SLACK_DOC_BODY, {"x-slack-signature": DOC_SIGNATURE}, "unsigned"),
+        (SLACK_DOC_BODY, {"x-slack-request-timestamp": str(DOC_TIMESTAMP)}, "unsigned"),
+        (SLACK_DOC_BODY, _headers("1531420618.5"), "bad timestamp"),
+    ],
+    ids=["body", "timestamp", "version", "digest", "no-signature", "no-timestamp", "fractional-timestamp"],
+)
+def test_a_tampered_variant_is_refused_401(body: str, headers: dict[str, str], why: str) -> None:
+    reply = _interactions().handle(body, headers)
+    assert reply.status == 401
+    assert (reply.body or {})["error"].startswith(why)
+
+
+def test_the_documented_request_replayed_six_minutes_later_is_refused_as_stale() -> None:
+    reply = _interactions(now=DOC_TIMESTAMP + 301).handle(SLACK_DOC_BODY, _headers())
+    assert reply.status == 401
+    assert (reply.body or {})["error"].startswith("stale")
+
+
+# -- the announcer ------------------------------------------------------------------------------------------------
+
+POLICY = WaitPolicy(timeout="P3D", default={"action": "reject"}, allowed_actions=["approve", "reject"])
+
+
+def _envelope(question: Any = None, transition: Transition = Transition.CREATED, **tags: str) -> WaitEnvelope:
+    asked = (
+        question if question is not None else {"function": "issue_refund", "args": {"order_id": "o-1", "amount": 900}}
+    )
+    policy = WaitPolicy(timeout="P3D", default={"action": "reject"}, allowed_actions=["approve", "reject"], tags=tags)
+    return WaitEnvelope.create(Question("t-1", "q-1", asked, policy=policy), transition=transition)
+
+
+@pytest.fixture
+def slack() -> Any:
+    with FakeSlack() as fake:
+        yield fake
+
+
+def _announcer(slack: FakeSlack, messages: InMemorySlackMessages | None = None) -> SlackAnnounce:
+    from slack_sdk import WebClient
+
+    client = WebClient(token=slack.token, base_url=f"{slack.url}/api/")
+    return SlackAnnounce(client, SlackRouting(channels={"*": "C0ALL"}), messages or InMemorySlackMessages())
+
+
+def test_a_redelivered_created_event_posts_once(slack: FakeSlack) -> None:
+    announcer = _announcer(slack)
+    for _ in range(3):
+        assert announcer.announce(_envelope()).status is DeliveryStatus.DELIVERED
+    assert len(slack.calls_to("chat.postMessage")) == 1
+    assert len(slack.messages("C0ALL")) == 1
+
+
+def test_a_post_sent_before_a_crash_is_found_by_its_metadata_and_not_sent_again(slack: FakeSlack) -> None:
+    # GIVEN a post that reached Slack, whose process died before it remembered the message's ts
+    messages = InMemorySlackMessages()
+    announcer = _announcer(slack, messages)
+    announcer.announce(_envelope())
+    [sent] = slack.messages("C0ALL")
+    crashed = InMemorySlackMessages()
+    crashed.claim("q-1", Post("message:C0ALL", "C0ALL", messages.posts("q-1")["message:C0ALL"].claimed_at))
+    # WHEN the event is delivered again to an announcer with that half-written memory
+    again = _announcer(slack, crashed)
+    assert again.announce(_envelope()).status is DeliveryStatus.DELIVERED
+    # THEN it found the post in the channel instead of posting a second one, and updates reach it
+    assert len(slack.calls_to("chat.postMessage")) == 1
+    assert crashed.posts("q-1")["message:C0ALL"].ts == sent.ts
+    again.announce(_envelope(transition=Transition.EXPIRED))
+    assert slack.message("C0ALL", sent.ts).updated == 1
+
+
+def test_a_message_gone_is_a_counted_failure_and_nothing_raises(slack: FakeSlack) -> None:
+    announcer = _announcer(slack)
+    announcer.announce(_envelope())
+    slack.fail_next("chat.update", "message_not_found")
+    delivery = announcer.announce(_envelope(transition=Transition.ANSWERED))
+    assert delivery.status is DeliveryStatus.FAILED
+    assert "message_not_found" in (delivery.error or "")
+    assert announcer.stats.failed == 1
+
+
+def test_no_channel_for_the_tags_is_a_failure_that_says_what_to_map(slack: FakeSlack) -> None:
+    from slack_sdk import WebClient
+
+    client = WebClient(token=slack.token, base_url=f"{slack.url}/api/")
+    announcer = SlackAnnounce(client, SlackRouting(channels={"team:ops": "C0OPS"}), InMemorySlackMessages())
+    delivery = announcer.announce(_envelope(team="finance"))
+    assert delivery.status is DeliveryStatus.FAILED
+    assert "no Slack channel for tags {'team': 'finance'}" in (delivery.error or "")
+    assert slack.calls_to("chat.postMessage") == []
+
+
+def _mrkdwn(value: Any) -> list[str]:
+    """Every mrkdwn text in blocks: what Slack parses for mentions and links (plain_text it shows as written)."""
+    if isinstance(value, dict):
+        own = [value["text"]] if value.get("type") == "mrkdwn" else []
+        return own + [text for item in value.values() for text in _mrkdwn(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _mrkdwn(item)]
+    return []
+
+
+def test_question_text_cannot_mention_everyone_or_forge_a_link(slack: FakeSlack) -> None:
+    announcer = _announcer(slack)
+    sneaky = {"function": "notify", "args": {"text": "<!channel> pay now <https://evil.example|your bank>"}}
+    announcer.announce(_envelope(sneaky))
+    [message] = slack.messages("C0ALL")
+    parsed = [message.text, *_mrkdwn(message.blocks)]
+    assert not [text for text in parsed if "<!channel>" in text or "<https://evil.example" in text]
+    assert any("&lt;!channel&gt; pay now &lt;https://evil.example|your bank&gt;" in text for text in parsed)

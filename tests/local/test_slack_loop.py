@@ -1,0 +1,270 @@
+"""Slack as an answer channel, end to end over real HTTP: the refund stack on the emulator, its answer API on
+127.0.0.1, and a fake Slack (`tests/support/fake_slack.py`) that plays the Web API the real `slack_sdk` client
+talks to and sends signed interaction payloads to the API's `POST /slack/interactions`, as Slack does.
+
+Finance's questions go to channel C0FIN; alice and bob are in the Slack user group S0FIN, which stands for the
+answerer group `finance`; mallory is in no group.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from tests.support.fake_slack import FakeSlack, PostedMessage
+
+pytestmark = pytest.mark.timeout(180)
+
+GRAPH = "tests.browser.inbox_graph:build_graph"
+SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+CHANNELS = {"approver_group:finance": "C0FIN", "*": "C0ALL"}
+APPROVE, REJECT = "agent_wait:answer:approve", "agent_wait:answer:reject"
+
+
+@dataclass
+class SlackWorld:
+    local: Any
+    clock: Any
+    slack: FakeSlack
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.local.api_url}/slack/interactions"
+
+    def ask(self, amount: int = 900, kind: str = "refund") -> tuple[str, str]:
+        """Start a refund over the limit on a new thread; (thread, question id)."""
+        thread = f"order-{uuid.uuid4().hex[:6]}"
+        self.local.send(
+            {"thread_id": thread, "input": {"order_id": thread, "amount": amount, "kind": kind}, "start_id": thread},
+            deduplication_id=uuid.uuid4().hex,
+        )
+        asked = [q for outcome in self.local.pump().outcomes for q in outcome.asked]
+        assert len(asked) == 1, asked
+        return thread, asked[0]
+
+    def message_for(self, question: str) -> PostedMessage:
+        found = [
+            m
+            for m in self.slack.messages()
+            if (m.metadata or {}).get("event_payload", {}).get("question_id") == question
+        ]
+        assert len(found) == 1, [m.metadata for m in self.slack.messages()]
+        return found[0]
+
+    def click(self, message: PostedMessage, action_id: str, user: str = "U0ALICE", **options: Any) -> Any:
+        options.setdefault("signing_secret", SIGNING_SECRET)
+        options.setdefault("timestamp", int(self.clock().timestamp()))
+        return self.slack.click(self.endpoint, message, action_id, user_id=user, **options)
+
+    def row(self, question: str) -> Any:
+        from agent_wait.aws.ledger import DynamoDbLedger
+
+        record = DynamoDbLedger(self.local.table, client=self.local.client("dynamodb")).find(question)
+        assert record is not None
+        return record
+
+    def refunds(self, order_id: str) -> list[int]:
+        from examples.refund_agent.settings import REFUND_TABLE_VARIABLE
+
+        response = self.local.client("dynamodb").query(
+            TableName=self.local.environment[REFUND_TABLE_VARIABLE],
+            KeyConditionExpression="order_id = :o",
+            ExpressionAttributeValues={":o": {"S": order_id}},
+        )
+        return [int(item["amount"]["N"]) for item in response["Items"]]
+
+    def told(self, user: str) -> list[str]:
+        """What the response URLs privately told `user`, oldest first."""
+        return [r.body.get("text", "") for r in self.slack.responses if r.user == user]
+
+
+@pytest.fixture(scope="module")
+def world(refund_template: dict[str, Any]) -> Iterator[SlackWorld]:
+    from examples.refund_agent.demo import MovableClock
+
+    from agent_wait.local.stack import EmulatedStack
+
+    with FakeSlack() as slack:
+        slack.add_user("U0ALICE", email="alice@example.com")
+        slack.add_user("U0BOB", email="bob@example.com")
+        slack.add_user("U0MALLORY", email="mallory@example.com")
+        slack.add_group("S0FIN", "finance", ["U0ALICE", "U0BOB"])
+        clock = MovableClock()
+        local = EmulatedStack(
+            refund_template,
+            clock=clock,
+            stack_name=f"slack-{uuid.uuid4().hex[:8]}",
+            extra_environment={"AGENT_WAIT_GRAPH": GRAPH},
+        )
+        local.start()
+        try:
+            secrets = local.client("secretsmanager")
+            token = secrets.create_secret(Name=f"{local.stack_name}-slack-bot", SecretString=slack.token)["ARN"]
+            signing = secrets.create_secret(Name=f"{local.stack_name}-slack-signing", SecretString=SIGNING_SECRET)[
+                "ARN"
+            ]
+            table = f"{local.stack_name}-slack-messages"
+            local.client("dynamodb").create_table(
+                TableName=table,
+                KeySchema=[{"AttributeName": "question_id", "KeyType": "HASH"}],
+                AttributeDefinitions=[{"AttributeName": "question_id", "AttributeType": "S"}],
+                BillingMode="PAY_PER_REQUEST",
+            )
+            settings = {
+                "AGENT_WAIT_SLACK_BOT_TOKEN_ARN": token,
+                "AGENT_WAIT_SLACK_SIGNING_SECRET_ARN": signing,
+                "AGENT_WAIT_SLACK_CHANNELS": json.dumps(CHANNELS),
+                "AGENT_WAIT_SLACK_GROUPS": json.dumps({"finance": "S0FIN"}),
+                "AGENT_WAIT_SLACK_MESSAGES_TABLE": table,
+                "AGENT_WAIT_SLACK_API_URL": f"{slack.url}/api/",
+            }
+            local.environment.update(settings)
+            local._set_env(settings)
+            local.cold_start()
+            yield SlackWorld(local, clock, slack)
+        finally:
+            local.stop()
+
+
+def test_a_question_posts_one_message_and_approve_in_slack_resumes_the_agent_once(world: SlackWorld) -> None:
+    # GIVEN a refund for finance: the router posts it once, to finance's channel, with its buttons
+    thread, question = world.ask()
+    message = world.message_for(question)
+    assert message.channel == "C0FIN"
+    buttons = [e for b in message.blocks if b["type"] == "actions" for e in b["elements"]]
+    assert [(e["action_id"], e.get("style")) for e in buttons][:2] == [(APPROVE, "primary"), (REJECT, "danger")]
+    # WHEN alice approves in Slack
+    reply = world.click(message, APPROVE)
+    # THEN Slack gets its 200 at once, alice is told privately, and the agent resumes once
+    assert reply.status == 200
+    assert world.told("U0ALICE")[-1] == "Done: “approve” is recorded, and the agent carries on."
+    assert [o.kind.value for o in world.local.pump().outcomes] == ["applied"]
+    assert world.refunds(thread) == [900]
+    record = world.row(question)
+    assert (record.status.value, record.answered_by, record.via) == ("resumed", "alice@example.com", "slack")
+    # AND the message now says who answered what, how, with no buttons left
+    updated = world.message_for(question)
+    assert updated.updated >= 1
+    assert not [b for b in updated.blocks if b["type"] == "actions"]
+    assert "alice@example.com answered *approve* in Slack" in json.dumps(updated.blocks)
+
+
+def test_a_second_click_a_replay_a_bad_signature_an_old_timestamp_and_an_outsider_decide_nothing(
+    world: SlackWorld,
+) -> None:
+    thread, question = world.ask(kind="escalating")  # answerable by the finance group only
+    message = world.message_for(question)
+    assert "Who may answer: <!subteam^S0FIN|@finance>" in json.dumps(message.blocks)
+    # GIVEN mallory, in no finance group, clicks approve: refused privately, nothing decided
+    assert world.click(message, APPROVE, user="U0MALLORY").status == 200
+    assert world.told("U0MALLORY")[-1] == ("Not recorded: you are not one of the people who may answer this question.")
+    assert world.row(question).status.value == "open"
+    # AND a request with a bad signature, or one more than five minutes old, is refused 401 and decides nothing
+    tampered = world.click(message, APPROVE, tamper=True)
+    old = world.click(message, APPROVE, timestamp=int(world.clock().timestamp()) - 301)
+    assert (tampered.status, old.status) == (401, 401)
+    assert "bad signature" in tampered.json()["error"]
+    assert "stale" in old.json()["error"]
+    assert world.row(question).status.value == "open"
+    # WHEN bob rejects, then alice approves, then bob's payload is sent again as it was (a replay)
+    rejected = world.click(message, REJECT, user="U0BOB")
+    world.click(message, APPROVE, user="U0ALICE")
+    last = world.slack.interactions[-2]
+    replay = world.slack.post_signed(
+        world.endpoint,
+        "payload=" + __import__("urllib.parse").parse.quote(json.dumps(last)),
+        SIGNING_SECRET,
+        int(world.clock().timestamp()),
+    )
+    # THEN bob's reject decided it once; alice is told who won; the replay repeats and changes nothing
+    assert rejected.status == 200
+    assert replay.status == 200
+    assert world.told("U0BOB")[0] == "Done: “reject” is recorded, and the agent carries on."
+    assert world.told("U0ALICE")[-1].startswith("Not recorded: bob@example.com answered “reject” in Slack at ")
+    assert world.told("U0BOB")[-1] == "“reject” was already recorded; nothing changed."
+    assert [o.kind.value for o in world.local.pump().outcomes] == ["applied"]
+    assert world.refunds(thread) == []
+    assert world.row(question).answer == {"action": "reject"}
+
+
+def test_an_edit_through_the_modal_reaches_the_call(world: SlackWorld) -> None:
+    # GIVEN an editable refund: its message has an Edit… button that opens a modal of the arguments
+    thread, question = world.ask(1250, kind="editable")
+    message = world.message_for(question)
+    assert world.click(message, "agent_wait:modal").status == 200
+    [view] = [v for v in world.slack.views.values() if v.get("private_metadata") == question]
+    labels = [b["label"]["text"] for b in view["blocks"] if b["type"] == "input"]
+    assert labels == ["Answer", "order_id", "amount", "Note"]
+    # WHEN alice lowers the amount and sends it with a note
+    values = {"action": {"value": "approve"}, "arg:amount": {"value": "650"}, "note": {"value": "one item used"}}
+    reply = world.slack.submit_view(
+        world.endpoint,
+        view,
+        values,
+        user_id="U0ALICE",
+        signing_secret=SIGNING_SECRET,
+        timestamp=int(world.clock().timestamp()),
+    )
+    # THEN the modal closes, and the call runs once with the edited amount
+    assert (reply.status, reply.json()) == (200, {"response_action": "clear"})
+    assert world.row(question).answer == {"action": "approve", "args": {"amount": 650}, "note": "one item used"}
+    assert [o.kind.value for o in world.local.pump().outcomes] == ["applied"]
+    assert world.refunds(thread) == [650]
+
+
+def test_a_decision_in_the_inbox_and_the_deadline_each_update_the_message(world: SlackWorld) -> None:
+    from agent_wait.engine import AnswerService, SqsEntryQueue
+    from agent_wait.engine.checks import Answerer
+
+    # GIVEN two questions posted to Slack
+    _, answered = world.ask()
+    _, expiring = world.ask()
+    # WHEN one is approved in the inbox (the answer API's decision path) and the other's deadline passes
+    from agent_wait.aws.ledger import DynamoDbLedger
+
+    ledger = DynamoDbLedger(world.local.table, client=world.local.client("dynamodb"))
+    service = AnswerService(
+        ledger, SqsEntryQueue(world.local.queue_url, client=world.local.client("sqs")), clock=world.clock
+    )
+    who = Answerer(answered_by="carol@example.com", via="api", sender="https://issuer#carol", groups=("finance",))
+    assert service.answer(answered, {"action": "approve"}, who, answer_id="api:carol").verdict.kind.value == "decided"
+    world.local.pump()
+    world.clock.offset += timedelta(days=3, minutes=1)
+    try:
+        world.local.sweep()
+        world.local.pump()
+    finally:
+        world.clock.offset = timedelta()
+    # THEN each message lost its buttons and says what decided it
+    inbox = json.dumps(world.message_for(answered).blocks)
+    deadline = json.dumps(world.message_for(expiring).blocks)
+    assert "carol@example.com answered *approve* in the inbox or the API" in inbox
+    assert "Nobody answered by the deadline" in deadline
+    assert "the default applied, *reject*" in deadline
+    for question in (answered, expiring):
+        assert not [b for b in world.message_for(question).blocks if b["type"] == "actions"]
+
+
+def test_a_two_person_quorum_shows_its_votes_in_the_message(world: SlackWorld) -> None:
+    # GIVEN a refund two different people must approve
+    thread, question = world.ask(1250, kind="quorum")
+    message = world.message_for(question)
+    # WHEN alice approves: a vote, and the message shows it
+    world.click(message, APPROVE, user="U0ALICE")
+    world.local.pump()
+    assert world.told("U0ALICE")[-1] == "Your vote “approve” is recorded; 1 more approval(s) needed."
+    shown = json.dumps(world.message_for(question).blocks)
+    assert "*1 of 2 approvals*: 1 more needed" in shown
+    assert "alice@example.com (approve)" in shown
+    # AND bob's approval decides it: the message says so, with both votes
+    world.click(world.message_for(question), APPROVE, user="U0BOB")
+    world.local.pump()
+    final = json.dumps(world.message_for(question).blocks)
+    assert "*2 of 2 approvals*" in final
+    assert "bob@example.com (approve)" in final
+    assert world.refunds(thread) == [1250]
