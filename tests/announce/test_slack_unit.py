@@ -4,6 +4,8 @@ message that cannot be updated counted as a failed delivery, and question text t
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -160,3 +162,40 @@ def test_question_text_cannot_mention_everyone_or_forge_a_link(slack: FakeSlack)
     parsed = [message.text, *_mrkdwn(message.blocks)]
     assert not [text for text in parsed if "<!channel>" in text or "<https://evil.example" in text]
     assert any("&lt;!channel&gt; pay now &lt;https://evil.example|your bank&gt;" in text for text in parsed)
+
+
+def test_a_reminder_replies_in_the_thread_once_and_an_escalation_posts_to_the_new_audience(slack: FakeSlack) -> None:
+    from slack_sdk import WebClient
+
+    client = WebClient(token=slack.token, base_url=f"{slack.url}/api/")
+    routing = SlackRouting(
+        channels={"approver_group:finance": "C0FIN", "approver_group:managers": "C0MGR"},
+        mentions={"finance-managers": "S0MGR"},
+    )
+    announcer = SlackAnnounce(client, routing, InMemorySlackMessages())
+    announcer.announce(_envelope(approver_group="finance"))
+    # GIVEN the first reminder, delivered twice (the sweep announces at least once)
+    reminder = dataclasses.replace(
+        _envelope(transition=Transition.REMINDER, approver_group="finance"), progress={"reminder": 1, "of": 2}
+    )
+    announcer.announce(reminder)
+    announcer.announce(reminder)
+    # THEN one reply in the question's thread
+    [message] = slack.messages("C0FIN")
+    assert [r.text for r in message.replies] == [message.replies[0].text]
+    assert message.replies[0].text.startswith(":bell: Reminder (1 of 2): this still waits for")
+    # WHEN an escalation step routes the question to the managers' channel, widening who may answer
+    escalated = dataclasses.replace(
+        _envelope(transition=Transition.ESCALATED, approver_group="managers"),
+        progress={"escalation": 1, "of": 1},
+        rules={"answerers": {"groups": ["finance-managers"], "principals": []}, "edits": True},
+    )
+    announcer.announce(escalated)
+    # THEN the thread says so, mentioning the new audience, and the managers' channel gets the question
+    [message] = slack.messages("C0FIN")
+    assert (
+        message.replies[-1].text
+        == ":arrow_up: Escalated (step 1 of 1): <!subteam^S0MGR|@finance-managers> may answer now."
+    )
+    [managers] = slack.messages("C0MGR")
+    assert "Who may answer: <!subteam^S0MGR|@finance-managers>" in json.dumps(managers.blocks)
