@@ -39,6 +39,7 @@ from agent_wait_cdk.checkpoint_table import CheckpointTable
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps
 from agent_wait_cdk.functions import LAMBDA_RUNTIME, RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.question_table import QuestionTable
+from agent_wait_cdk.slack import SLACK_BOT_SCOPES, SlackMessagesTable, SlackProps, slack_app_manifest
 
 __all__ = (
     "API_HANDLER",
@@ -50,6 +51,7 @@ __all__ = (
     "ROUTER_ERRORS_METRIC",
     "ROUTER_HANDLER",
     "SERVICE_NAME",
+    "SLACK_BOT_SCOPES",
     "SWEEP_ERRORS_METRIC",
     "SWEEP_HANDLER",
     "AgentWait",
@@ -70,10 +72,13 @@ __all__ = (
     "QuestionTable",
     "RouterFunction",
     "RouterProps",
+    "SlackMessagesTable",
+    "SlackProps",
     "SweepFunction",
     "SweepProps",
     "check_queue_subscription",
     "oldest_open_question_metric",
     "router_errors_metric",
+    "slack_app_manifest",
     "sweep_errors_metric",
 )

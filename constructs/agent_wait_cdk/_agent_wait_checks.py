@@ -29,6 +29,7 @@ from agent_wait_cdk.checkpoint_bucket import check_checkpoint_bucket
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, check_max_receive_count
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.question_table import check_question_table_shape
+from agent_wait_cdk.slack import SlackProps, check_slack_props
 
 __all__ = (
     "VISIBILITY_FACTOR",
@@ -201,8 +202,11 @@ def check_answer_api_switch(
     answer_api_props: AnswerApiProps | None,
     link_announcers: Sequence[str],
     announcers: dict[str, bool],
+    slack: SlackProps | None = None,
 ) -> None:
-    """The answer API's switch and props go together; link announcers need links and their announcer."""
+    """The answer API's switch and props go together; link announcers need links and their announcer; Slack
+    needs the API (its buttons post there) and its own props right."""
+    check_slack_props(checks, slack, answer_api=answer_api)
     if answer_api and answer_api_props is None:
         checks.fail(
             "answer_api_props",

@@ -49,6 +49,10 @@ class ResourceNames:
         return self._named("checkpoints")
 
     @property
+    def slack_messages_table(self) -> str | None:
+        return self._named("slack-messages")
+
+    @property
     def checkpoint_bucket(self) -> str | None:
         """Bucket names are global: the account and the region keep one app's name from another's."""
         return self._named(f"checkpoints-{Aws.ACCOUNT_ID}-{Aws.REGION}")

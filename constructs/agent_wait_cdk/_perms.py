@@ -48,6 +48,10 @@ CHECKPOINT_BUCKET_LIST = ("s3:ListBucket",)
 """On the checkpoint bucket itself: so a missing object is `NoSuchKey`, not `AccessDenied` (the saver skips the
 first, a payload that never arrived, and fails on the second)."""
 
+SLACK_MESSAGES = ("dynamodb:GetItem", "dynamodb:UpdateItem")
+"""What the router and the sweep call on the Slack messages table: read a question's posts, claim a post and
+record its `ts` with conditional updates (`agent_wait.slack.messages.DynamoDbSlackMessages`)."""
+
 SQS_SEND = ("sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl")
 """Send a start or an answer (or, for the router, a dead letter); the same list `aws-sqs` grants."""
 SQS_SEND_ONLY = ("sqs:SendMessage",)

@@ -1,4 +1,4 @@
-"""The table settings the question and checkpoint tables share: string keys, on demand, TTL, PITR, encryption."""
+"""The table settings AgentWait's tables share: string keys, on demand, TTL, PITR, encryption."""
 
 from __future__ import annotations
 
@@ -12,21 +12,21 @@ def on_demand_table(
     scope: Construct,
     *,
     partition_key: str,
-    sort_key: str,
+    sort_key: str | None,
     ttl_attribute: str,
     table_name: str | None,
     removal_policy: RemovalPolicy,
     encryption_key: kms.IKey | None,
     point_in_time_recovery: bool,
 ) -> dynamodb.Table:
-    """A `dynamodb.Table` as child "Resource": string keys, pay per request, encrypted at rest."""
+    """A `dynamodb.Table` as child "Resource": string keys (no sort key if None), pay per request, encrypted at rest."""
     string = dynamodb.AttributeType.STRING
     return dynamodb.Table(
         scope,
         "Resource",
         table_name=table_name,
         partition_key=dynamodb.Attribute(name=partition_key, type=string),
-        sort_key=dynamodb.Attribute(name=sort_key, type=string),
+        sort_key=dynamodb.Attribute(name=sort_key, type=string) if sort_key else None,
         billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
         time_to_live_attribute=ttl_attribute,
         point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(

@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from aws_cdk import Annotations, CfnOutput, Duration, RemovalPolicy
+from aws_cdk import Annotations, CfnOutput, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
@@ -50,6 +50,13 @@ from agent_wait_cdk.checkpoint_table import CheckpointTable
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, redrive_count
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps, router_variables
 from agent_wait_cdk.question_table import QuestionTable
+from agent_wait_cdk.slack import (
+    SlackMessagesTable,
+    SlackProps,
+    grant_slack_messages,
+    slack_app_manifest,
+    slack_environment,
+)
 
 __all__ = ("AgentWait",)
 
@@ -61,8 +68,8 @@ class AgentWait(Construct):
     applies them and resumes the graph named by `graph`; questions are announced on the SNS topic, the
     EventBridge bus and/or a webhook; the sweep, on a schedule, expires overdue questions and sends the
     policies' reminders and escalation steps. With `answer_api`, people answer over HTTPS too (`AnswerApi`),
-    signed in or through signed links. Bring your own question table, topic, bus or entry queue with the
-    `existing_*` props.
+    signed in or through signed links; with `slack` too, in Slack (`SlackProps`). Bring your own question table,
+    topic, bus or entry queue with the `existing_*` props.
 
     The router, the sweep and the entry queue each take their own props object (`router=RouterProps(...)`,
     `sweep=SweepProps(...)`, `queue=EntryQueueProps(...)`, like `answer_api_props=AnswerApiProps(...)`),
@@ -133,6 +140,13 @@ class AgentWait(Construct):
             `AGENT_WAIT_LINK_ANNOUNCERS` and `AGENT_WAIT_LINK_KEYS_ARN`, and lets them read the link keys.
             Default (): no envelope carries a link (a link is a capability: choose where it goes). Needs
             `answer_api` with links on; `sns`, `eventbridge` and `webhook` need that announcer.
+        slack: post each question to Slack and take its buttons and modals (`SlackProps`: the bot token and signing
+            secret, channels by policy tag, user groups, the messages table). The router and the sweep post and
+            update messages (`AGENT_WAIT_SLACK_BOT_TOKEN_ARN`, `_CHANNELS`, `_GROUPS`, `_MESSAGES_TABLE`; they may
+            read the bot token, and `GetItem`/`UpdateItem` the messages table, created unless brought); the answer
+            API takes `POST /slack/interactions` without an authorizer (Slack signs each request) and may read both
+            secrets; the `SlackAppManifest` output is the Slack app's manifest with that URL. Default None: no
+            Slack. Needs `answer_api=True`.
         existing_question_table: use this table as the question ledger; it must have the shape of
             `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status` on
             `status_shard`/`expires_at` with keys and `tags`, `by_due_shard` on `due`/`due_at` and
@@ -191,10 +205,10 @@ class AgentWait(Construct):
             name. None found: the runtime's own pins (`agent_wait_cdk/requirements-lambda.txt`). The synth
             output, and every bundle error, says which was used.
         runtime_source: the `agent_wait` directory to bundle. Default None: found beside the constructs.
-        resource_name_prefix: name what AgentWait creates `<prefix>-<role>`: the tables `-questions` and
-            `-checkpoints`, the queues `-entry.fifo` and `-entry-dlq.fifo`, the topic and the bus
-            `-announcements` (`.fifo` for a FIFO topic), the functions `-router` and `-sweep` (log groups
-            `/aws/lambda/<name>`), the bucket `-checkpoints-<account>-<region>`. 1 to 20 lowercase letters,
+        resource_name_prefix: name what AgentWait creates `<prefix>-<role>`: the tables `-questions`,
+            `-checkpoints` and `-slack-messages` (with `slack`), the queues `-entry.fifo` and `-entry-dlq.fifo`, the
+            topic and the bus `-announcements` (`.fifo` for a FIFO topic), the functions `-router` and `-sweep`
+            (log groups `/aws/lambda/<name>`), the bucket `-checkpoints-<account>-<region>`. 1 to 20 lowercase letters,
             digits and hyphens. Default None: CloudFormation generates every name, so two stacks (or a
             replacement) never collide. Fixed names cannot be replaced in place: a change that replaces a
             named resource fails until the name changes too.
@@ -225,6 +239,7 @@ class AgentWait(Construct):
         answer_api: bool = False,
         answer_api_props: AnswerApiProps | None = None,
         link_announcers: Sequence[str] = (),
+        slack: SlackProps | None = None,
         existing_question_table: dynamodb.ITable | None = None,
         checkpoint_bucket: bool = True,
         existing_checkpoint_bucket: s3.IBucket | None = None,
@@ -280,6 +295,7 @@ class AgentWait(Construct):
             link_announcers=link_announcers,
             # An existing topic or bus needs its switch on too (`check_existing_resources`), so the switches say it all.
             announcers={"sns": topic, "eventbridge": bus, "webhook": bool(webhook_url or webhook_url_secret)},
+            slack=slack,
         )
         check_existing_resources(
             checks,
@@ -318,6 +334,7 @@ class AgentWait(Construct):
         self.checkpoint_bucket: s3.IBucket | None = self._checkpoint_bucket(
             checkpoint_bucket, existing_checkpoint_bucket, removal_policy, encryption_key, name=names.checkpoint_bucket
         )
+        self._keep_slack(slack, removal_policy, encryption_key, name=names.slack_messages_table)
 
         # The entry queue.
         max_receive_count = shapes.ENTRY_QUEUE_MAX_RECEIVE_COUNT
@@ -546,6 +563,27 @@ class AgentWait(Construct):
             self, "CheckpointBucket", bucket_name=name, removal_policy=removal_policy, encryption_key=key
         ).bucket
 
+    def _keep_slack(
+        self, slack: SlackProps | None, removal_policy: RemovalPolicy, key: kms.IKey | None, *, name: str | None
+    ) -> None:
+        """Slack's props, and the table of its messages: brought, or created when none is."""
+        self.slack: SlackProps | None = slack
+        self.slack_messages_table: dynamodb.ITable | None = None
+        # The Slack app's manifest as JSON, with the answer API's URL (a token until deploy); set with the API.
+        self.slack_app_manifest: str | None = None
+        if slack is not None:
+            self.slack_messages_table = slack.messages_table or (
+                SlackMessagesTable(
+                    self, "SlackMessagesTable", table_name=name, removal_policy=removal_policy, encryption_key=key
+                ).table
+            )
+
+    def _wire_slack(self, api: AnswerApi, slack: SlackProps) -> None:
+        """Slack's route on the answer API, and the Slack app's manifest with its URL."""
+        api.add_slack(slack)
+        manifest = slack_app_manifest(api.http_api.api_endpoint, name=slack.app_name)
+        self.slack_app_manifest = Stack.of(self).to_json_string(manifest)
+
     def _topic(
         self,
         topic: bool,
@@ -602,6 +640,9 @@ class AgentWait(Construct):
             environment[shapes.ENV_WEBHOOK_SECRET_ARN] = webhook_secret.secret_arn
         if index_shards is not None:  # every function that reads the ledger must shard alike
             environment[shapes.ENV_INDEX_SHARDS] = str(index_shards)
+        if self.slack is not None and self.slack_messages_table is not None:
+            environment.update(slack_environment(self.slack, for_api=False))
+            environment[shapes.ENV_SLACK_MESSAGES_TABLE] = self.slack_messages_table.table_name
         return environment
 
     def _grant_functions(self) -> None:
@@ -626,6 +667,10 @@ class AgentWait(Construct):
                 if secret is not None:
                     # secretsmanager:GetSecretValue and DescribeSecret on the secret, and decrypt on its key if any.
                     secret.grant_read(function)
+            if self.slack is not None and self.slack_messages_table is not None:
+                # The bot token posts and updates messages; the table remembers where each one is.
+                _grants.grant_secret_value(function, self.slack.bot_token)
+                grant_slack_messages(function, self.slack_messages_table)
 
     def _grant_sender(self, grantee: iam.IGrantable, principal_id: str | None, variable: str, method: str) -> iam.Grant:
         """Send on the entry queue, and the grantee's IAM unique id in the router's `variable` sender list."""
@@ -636,7 +681,8 @@ class AgentWait(Construct):
 
     def _wire_answer_api(self, api: AnswerApi, link_announcers: Sequence[str], *, index_shards: int | None) -> None:
         """The router learns the API's URL and trusts its role; with link announcers, it and the sweep sign links.
-        The API shards the question table's index keys as the router and the sweep do."""
+        The API shards the question table's index keys as the router and the sweep do; with Slack, it takes
+        Slack's interactions."""
         if index_shards is not None:
             api.function.add_environment(shapes.ENV_INDEX_SHARDS, str(index_shards))
         self._senders.add(shapes.ENV_TRUSTED_SENDERS, [api.role_id])
@@ -649,6 +695,8 @@ class AgentWait(Construct):
                 announcing.add_environment(shapes.ENV_LINK_KEYS_ARN, api.link_keys.secret_arn)
                 announcing.add_environment(shapes.ENV_LINK_ANNOUNCERS, ",".join(dict.fromkeys(link_announcers)))
                 _grants.grant_secret_value(announcing, api.link_keys)
+        if self.slack is not None:
+            self._wire_slack(api, self.slack)
 
     def _outputs(self) -> None:
         values = {
@@ -663,6 +711,13 @@ class AgentWait(Construct):
             values["BusName"] = (self.bus.event_bus_name, "Add rules here for announcements")
         if self.answer_api is not None:
             values["AnswerApiUrl"] = (self.answer_api.url, "The answer API (people answer here, signed in or by link)")
+        if self.slack_messages_table is not None:
+            values["SlackMessagesTableName"] = (self.slack_messages_table.table_name, "Where each Slack message is")
+        if self.slack_app_manifest is not None:
+            values["SlackAppManifest"] = (
+                self.slack_app_manifest,
+                "The Slack app's manifest: paste it at api.slack.com/apps, Create New App, From a manifest",
+            )
         for output_id, (value, description) in values.items():
             CfnOutput(self, output_id, value=value, description=f"agent-wait: {description}")
 

@@ -19,6 +19,8 @@ token acts. The access log format holds no query string, header or body, so a to
     POST /questions/{question_id}/link/answer         link: the page posts the person's answer and the token
     GET  /inbox                                       the approvals inbox page (it signs people in itself)
     GET  /inbox/{asset}                               its script, style and sign-in configuration
+    POST /slack/interactions                          Slack's button clicks and modals, signed by Slack
+                                                      (only after `add_slack`)
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from agent_wait_cdk._lambda_function import lambda_function, powertools_environm
 from agent_wait_cdk._senders import role_id
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.question_table import grant_answer_api
+from agent_wait_cdk.slack import SLACK_ROUTES, SLACK_ROUTES_OPEN, SlackProps, slack_environment
 
 LINK_ANNOUNCERS = ("eventbridge", "sns", "webhook")
 """The announcers `AgentWait` configures, by the name `link_announcers` takes: the bus, the topic, the webhook.
@@ -364,6 +367,7 @@ class AnswerApi(Construct):
             else authorizers.HttpJwtAuthorizer("JwtAuthorizer", cast(str, jwt_issuer), jwt_audience=list(jwt_audience))
         )
         integration = integrations.HttpLambdaIntegration("Function", self.function)  # pyright: ignore[reportArgumentType]
+        self._integration = integration
         self.routes: list[apigwv2.HttpRoute] = []
         for method, path in SIGNED_IN_ROUTES:
             self.routes += self._route(method, path, integration, self.authorizer)
@@ -371,6 +375,23 @@ class AnswerApi(Construct):
             self._add_open_routes(LINK_ROUTES, integration, why=_LINK_ROUTES_OPEN)
         if inbox:
             self._add_open_routes(INBOX_ROUTES, integration, why=INBOX_ROUTES_OPEN)
+
+    def add_slack(self, slack: SlackProps) -> list[apigwv2.HttpRoute]:
+        """Take Slack's button clicks and modal submissions on `POST /slack/interactions`, without an authorizer.
+
+        Slack signs each request with the app's signing secret, which the function checks. Sets the function's
+        `AGENT_WAIT_SLACK_BOT_TOKEN_ARN`, `AGENT_WAIT_SLACK_SIGNING_SECRET_ARN` and `AGENT_WAIT_SLACK_GROUPS` (with
+        groups), and lets it read both secrets (`secretsmanager:GetSecretValue`, and `kms:Decrypt` on a customer
+        managed key): the bot token to read who clicked. `AgentWait(slack=...)` calls it; call it yourself on an
+        `AnswerApi` of your own. Returns the route(s) added.
+        """
+        for name, value in slack_environment(slack, for_api=True).items():
+            self.function.add_environment(name, value)
+        for secret in (slack.bot_token, slack.signing_secret):
+            _grants.grant_secret_value(self.role, secret)
+        before = len(self.routes)
+        self._add_open_routes(SLACK_ROUTES, self._integration, why=SLACK_ROUTES_OPEN)
+        return self.routes[before:]
 
     def _add_open_routes(
         self, routes: Sequence[tuple[str, str]], integration: apigwv2.HttpRouteIntegration, *, why: str
