@@ -26,7 +26,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
-from agent_wait_cdk import AgentWait, AnswerApiProps, EntryQueueProps, InboxSignIn, RouterProps, SweepProps
+from agent_wait_cdk import AgentWait, AnswerApiProps, EntryQueueProps, InboxSignIn, RouterProps, SlackProps, SweepProps
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -363,7 +363,46 @@ def cognito_api() -> Synth:
     return synth(app, stack)
 
 
-VARIANTS = ("refund", "features", "quiet", "embedded", "answering", "cognito_api")
+SLACK_CHANNELS = {"approver_group:finance": "C0123ABCD", "*": "C0456EFGH"}
+SLACK_GROUPS = {"finance": "S0123ABCD"}
+
+
+@pytest.fixture(scope="session")
+def slack() -> Synth:
+    """Slack as an answer channel: a bot token secret created under a customer key (as a test stand-in; a real
+    one is made outside the stack), a signing secret imported by name, channels by tag, a user group, named
+    resources, the answer API behind an OIDC issuer."""
+    app = new_app()
+    stack = Stack(app, "Slack")
+    key = kms.Key(stack, "Key", enable_key_rotation=True, removal_policy=RemovalPolicy.DESTROY)
+    token = secretsmanager.Secret(stack, "SlackBotToken", encryption_key=key)  # type: ignore[arg-type]
+    Validations.of(token).acknowledge(
+        Acknowledgment(
+            id="AwsSolutions-SMG4",
+            reason="A test Slack bot token; Slack issues a new one when the app is reinstalled, not on a schedule.",
+        )
+    )
+    signing = secretsmanager.Secret.from_secret_name_v2(stack, "SlackSigningSecret", "agent-wait/slack-signing-secret")
+    AgentWait(
+        stack,
+        "AgentWait",
+        graph="examples.refund_agent.graph:build_graph",
+        graph_source=[EXAMPLES],
+        topic=False,
+        bus=False,
+        encryption_key=key,
+        removal_policy=RemovalPolicy.DESTROY,
+        resource_name_prefix="refunds-slack",
+        answer_api=True,
+        answer_api_props=AnswerApiProps(jwt_issuer=ISSUER, jwt_audience=["approvals"]),
+        slack=SlackProps(
+            bot_token=token, signing_secret=signing, channels=SLACK_CHANNELS, groups=SLACK_GROUPS, app_name="Refunds"
+        ),
+    )
+    return synth(app, stack)
+
+
+VARIANTS = ("refund", "features", "quiet", "embedded", "answering", "cognito_api", "slack")
 
 
 @pytest.fixture(params=VARIANTS)
