@@ -11,7 +11,7 @@ import pytest
 from aws_cdk.assertions import Template
 from tests.cdk.conftest import REPO, new_app, statements, synth
 
-from agent_wait_cdk import AgentWait, AnswerApi, EntryQueueProps, RouterProps, SweepProps
+from agent_wait_cdk import AgentWait, AnswerApi, EntryQueueProps, RouterProps, SlackProps, SweepProps
 
 DOC = (REPO / "docs" / "constructs.md").read_text()
 
@@ -57,6 +57,23 @@ def test_the_answer_api_snippet_synthesizes_with_nothing_for_cdk_nag() -> None:
     result.template.has_resource_properties("AWS::Cognito::UserPoolClient", {"AllowedOAuthFlows": ["code"]})
     result.template.has_resource_properties("AWS::ApiGatewayV2::Authorizer", {"AuthorizerType": "JWT"})
     result.template.has_resource_properties("AWS::Cognito::UserPoolGroup", {"GroupName": "finance"})
+
+
+@pytest.mark.usefixtures("refunds_service")
+def test_the_slack_snippet_synthesizes_with_nothing_for_cdk_nag() -> None:
+    namespace = _snippet("## Slack")
+    app = new_app()
+    stack = namespace["SlackApprovalsStack"](app, "SlackApprovals")  # type: ignore[operator]
+    result = synth(app, stack)  # type: ignore[arg-type]  # cdk-nag runs as a validation plugin: a finding fails here
+    result.template.resource_count_is("AWS::ApiGatewayV2::Route", 12)  # 5 signed in, 4 link, 2 inbox, 1 Slack
+    result.template.has_resource_properties(
+        "AWS::ApiGatewayV2::Route", {"RouteKey": "POST /slack/interactions", "AuthorizationType": "NONE"}
+    )
+    result.template.has_resource_properties(
+        "AWS::DynamoDB::Table", {"KeySchema": [{"AttributeName": "question_id", "KeyType": "HASH"}]}
+    )
+    outputs = {key.removeprefix("AgentWait")[:-8] for key in result.json["Outputs"]}
+    assert {"SlackAppManifest", "SlackMessagesTableName", "AnswerApiUrl"} <= outputs
 
 
 MODEL_SECTION = "## Giving the graph its model and secrets"
@@ -138,7 +155,9 @@ def test_every_agent_wait_prop_is_in_the_props_table() -> None:
     assert _props_table("## `AgentWait` props") == params
 
 
-@pytest.mark.parametrize("props", [RouterProps, SweepProps, EntryQueueProps], ids=lambda props: props.__name__)
+@pytest.mark.parametrize(
+    "props", [RouterProps, SweepProps, EntryQueueProps, SlackProps], ids=lambda props: props.__name__
+)
 def test_every_field_of_a_props_class_is_in_its_own_table(props: type) -> None:
     assert _props_table(f"### `{props.__name__}`") == {field.name for field in dataclasses.fields(props)}
 
