@@ -199,3 +199,21 @@ def test_a_reminder_replies_in_the_thread_once_and_an_escalation_posts_to_the_ne
     )
     [managers] = slack.messages("C0MGR")
     assert "Who may answer: <!subteam^S0MGR|@finance-managers>" in json.dumps(managers.blocks)
+
+
+def test_the_answer_api_needs_no_channels_or_messages_table_but_the_router_does() -> None:
+    from agent_wait.errors import ConfigurationError
+    from agent_wait.host.settings import HostSettings
+
+    arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:slack-bot-AbCdEf"
+    # (the AgentWait construct gives the API the bot token and the groups, never the routing or the table)
+    api = HostSettings.from_env(
+        "api", {"AGENT_WAIT_TABLE": "q", "AGENT_WAIT_QUEUE_URL": "https://sqs", "AGENT_WAIT_SLACK_BOT_TOKEN_ARN": arn}
+    )
+    assert api.slack is not None
+    assert api.slack.bot_token_arn == arn
+    with pytest.raises(ConfigurationError, match="AGENT_WAIT_SLACK_CHANNELS is not set"):
+        HostSettings.from_env(
+            "sweep",
+            {"AGENT_WAIT_TABLE": "q", "AGENT_WAIT_QUEUE_URL": "https://sqs", "AGENT_WAIT_SLACK_BOT_TOKEN_ARN": arn},
+        )

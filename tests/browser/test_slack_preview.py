@@ -39,6 +39,7 @@ DECIDED = {
         decided_at="2026-12-04T10:12:00Z",
         resumed_at="2026-12-04T10:12:01Z",
         followups=SimpleNamespace(voting=False),
+        failure=None,
     ),
     "q-7740": SimpleNamespace(
         status=QuestionStatus.EXPIRED,
@@ -49,6 +50,7 @@ DECIDED = {
         decided_at="2026-12-07T09:00:00Z",
         resumed_at=None,
         followups=SimpleNamespace(voting=False),
+        failure=None,
     ),
 }
 

@@ -268,3 +268,25 @@ def test_a_two_person_quorum_shows_its_votes_in_the_message(world: SlackWorld) -
     assert "*2 of 2 approvals*" in final
     assert "bob@example.com (approve)" in final
     assert world.refunds(thread) == [1250]
+
+
+def test_agent_wait_dev_previews_each_questions_slack_message_without_a_workspace(world: SlackWorld) -> None:
+    import urllib.request
+
+    # GIVEN an open question and a decided one on the running stack
+    world.ask(1250)
+    _, decided = world.ask(900)
+    world.click(world.message_for(decided), APPROVE)
+    world.local.pump()
+
+    # WHEN the dev server's Slack preview is opened
+    with urllib.request.urlopen(f"{world.local.api_url}/dev/slack", timeout=10) as response:
+        page = response.read().decode("utf-8")
+        policy = response.headers["Content-Security-Policy"]
+
+    # THEN it draws both messages from the same blocks the announcer posts: buttons on the open one only
+    assert "amount=1250" in page
+    assert page.count(">Approve<") >= 1
+    assert "alice@example.com answered" in page
+    assert "<script" not in page
+    assert "default-src 'none'" in policy

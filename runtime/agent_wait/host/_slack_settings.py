@@ -35,8 +35,11 @@ class SlackSettings:
     """The Web API's base URL; None: Slack's own."""
 
 
-def slack_settings(value: Mapping[Settings, str | None], problems: list[str], wrong: list[str]) -> SlackSettings | None:
-    """The Slack settings when any is set, checked: the bot token needs channels and the messages table."""
+def slack_settings(
+    value: Mapping[Settings, str | None], problems: list[str], wrong: list[str], *, posts: bool
+) -> SlackSettings | None:
+    """The Slack settings when any is set, checked. A function that `posts` (the router, the sweep) needs the
+    channels and the messages table beside the bot token; the answer API reads only people and groups with it."""
     names = (
         Settings.SLACK_BOT_TOKEN_ARN,
         Settings.SLACK_SIGNING_SECRET_ARN,
@@ -68,7 +71,7 @@ def slack_settings(value: Mapping[Settings, str | None], problems: list[str], wr
             wrong.append(name.value)
             parsed = {}
         mappings[name] = parsed
-    if value[Settings.SLACK_BOT_TOKEN_ARN] is not None:
+    if posts and value[Settings.SLACK_BOT_TOKEN_ARN] is not None:
         for name in (Settings.SLACK_CHANNELS, Settings.SLACK_MESSAGES_TABLE):
             if value[name] is None:
                 problems.append(f"{name.value} is not set: Slack's bot token is, and posting needs it")

@@ -50,7 +50,7 @@ def announcers_for(settings: HostSettings, *, session: Any = None) -> list[BaseA
     if url:
         secret = _webhook_secret(settings.webhook_secret_arn, session) if settings.webhook_secret_arn else None
         announcers.append(WebhookAnnounce(url, secret=secret))
-    if settings.slack is not None and settings.slack.bot_token_arn:
+    if settings.slack is not None and settings.slack.bot_token_arn and settings.slack.messages_table:
         from agent_wait.aws import DynamoDbLedger
         from agent_wait.host._slack import slack_announcer
 

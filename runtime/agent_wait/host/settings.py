@@ -157,7 +157,7 @@ class HostSettings:
             wrong.append(Settings.CHECKPOINT_BUCKET.value)
         identity = _identity_settings(value, problems, wrong)
         sign_in = _sign_in_settings(value, problems, wrong)
-        slack = slack_settings(value, problems, wrong)
+        slack = slack_settings(value, problems, wrong, posts=role is not HostRole.API)
         if problems or lease_seconds is None or max_receive_count is None:
             raise ConfigurationError(problems, variables=wrong)
         return cls(

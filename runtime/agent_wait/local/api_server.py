@@ -52,7 +52,15 @@ from agent_wait.local.jwt import (
     verify_token,
 )
 
-__all__ = ("DEV_SIGN_IN_CONFIG_PATH", "MAX_BODY_BYTES", "PROTECTED_ROUTES", "PUBLIC_ROUTES", "ApiHandler", "LocalApi")
+__all__ = (
+    "DEV_SIGN_IN_CONFIG_PATH",
+    "MAX_BODY_BYTES",
+    "PROTECTED_ROUTES",
+    "PUBLIC_ROUTES",
+    "SLACK_PREVIEW_PATH",
+    "ApiHandler",
+    "LocalApi",
+)
 
 logger = logging.getLogger("agent_wait.local")
 
@@ -74,9 +82,12 @@ PUBLIC_ROUTES: tuple[str, ...] = (
     "ANY /questions/{question_id}/link/answer",
     "GET /inbox",
     "GET /inbox/{asset}",
+    "POST /slack/interactions",
 )
 """Routes with no authorizer (signed links carry their own proof; the inbox page and its files hold no question
 content); any other path goes to the handler as `$default`, with no authorizer either."""
+SLACK_PREVIEW_PATH = "/dev/slack"
+"""Where `agent-wait dev` shows each question's Slack message as it would look, with no workspace."""
 DEV_SIGN_IN_CONFIG_PATH = "/inbox/config.json"
 """Where the inbox page reads how to sign in; here the answer is the dev sign-in."""
 MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -140,10 +151,13 @@ class LocalApi:
         audience: str = DEFAULT_AUDIENCE,
         clock: Callable[[], datetime] | None = None,
         dev_sign_in: bool = True,
+        slack_preview: Callable[[], str] | None = None,
     ) -> None:
         self.handler = handler
         self.clock = clock
         self.dev_sign_in = dev_sign_in
+        self.slack_preview = slack_preview
+        """Renders `GET /dev/slack`: each question's Slack message as it would look (`agent_wait.slack`)."""
         self._server = _Server(("127.0.0.1", port), _RequestHandler, bind_and_activate=True)
         self._server.front = self
         host, bound = self._server.server_address[:2]
@@ -341,6 +355,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return 200
         if method == "GET" and path == DEV_SIGN_IN_CONFIG_PATH and front.dev_sign_in:
             self._send_json(200, front.sign_in_config(), {"Cache-Control": "no-store"})
+            return 200
+        if method == "GET" and path == SLACK_PREVIEW_PATH and front.slack_preview is not None:
+            page = front.slack_preview().encode("utf-8")
+            # A static page: one <style> element, no script and nothing loaded from elsewhere.
+            policy = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"
+            self._send(200, page, {"Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": policy}, [])
             return 200
         if method == "POST" and path == "/dev/token":
             status, payload = front.sign_in(body)

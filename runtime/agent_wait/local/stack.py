@@ -255,7 +255,7 @@ class EmulatedStack:
         from agent_wait.host import api
         from agent_wait.local.api_server import LocalApi
 
-        self._api = LocalApi(self._invoke_api, port=self.api_port, clock=self._now)
+        self._api = LocalApi(self._invoke_api, port=self.api_port, clock=self._now, slack_preview=self.slack_preview)
         self.api_url, self.issuer = self._api.url, self._api.issuer
         self.environment["AGENT_WAIT_API_URL"] = self.api_url
         self._set_env({"AGENT_WAIT_API_URL": self.api_url})
@@ -263,6 +263,29 @@ class EmulatedStack:
         api._context()  # the API's cold start now: a missing setting or unreadable link keys fail `start()`
         self._load_agent()  # and the router's, which needs the API's URL
         self._api.start()
+
+    def slack_preview(self, *, limit: int = 20) -> str:
+        """Each question's Slack message as it would look now (open ones, then the latest decided), as a static
+        page: the blocks `SlackAnnounce` posts, drawn by `agent_wait.slack.preview_page`. No workspace needed."""
+        from agent_wait.aws.ledger import DynamoDbLedger
+        from agent_wait.schema import QuestionStatus
+        from agent_wait.slack import PreviewMessage, preview_page
+        from agent_wait.slack.announce import message_blocks
+
+        ledger = DynamoDbLedger(self.table, client=self.client("dynamodb"))
+        records = list(ledger.page(QuestionStatus.OPEN, limit=limit).records)
+        for status in (QuestionStatus.ANSWERED, QuestionStatus.EXPIRED, QuestionStatus.RESUMED):
+            records += list(ledger.page(status, limit=limit).records)
+        records = sorted(records, key=lambda record: record.asked_at)[-limit:]
+        inbox = f"{self.api_url}/inbox" if self.api_url else None
+        messages = []
+        for record in records:
+            link = f"{inbox}#/questions/{record.question_id}" if inbox else None
+            blocks = message_blocks(record, inbox_url=link)
+            asked = datetime.fromisoformat(record.asked_at.replace("Z", "+00:00")).timestamp()
+            edited = record.status is not QuestionStatus.OPEN
+            messages.append(PreviewMessage("questions", f"{asked:.6f}", blocks, record.question_id, edited=edited))
+        return preview_page(messages, title="Slack preview · agent-wait dev")
 
     def _now(self) -> datetime:
         return self.clock()  # read on every call: `at()` swaps the clock

@@ -30,7 +30,7 @@ from agent_wait.errors import SlackDeliveryError
 from agent_wait.slack import _blocks
 from agent_wait.slack.messages import Post, SlackMessages
 
-__all__ = ("METADATA_EVENT", "SlackAnnounce", "SlackRouting")
+__all__ = ("METADATA_EVENT", "SlackAnnounce", "SlackRouting", "decided_from", "message_blocks")
 
 logger = logging.getLogger("agent_wait.announce.slack")
 
@@ -140,19 +140,7 @@ class SlackAnnounce(BaseAnnounce):
             status = transition.value if transition is not Transition.RESUMED else "answered"
             answer = envelope.default if transition is Transition.EXPIRED else None
             return _blocks.Decided(status, answer, progress=envelope.progress)
-        from agent_wait.engine.votes import decision_progress
-
-        outcome = record.outcome or record.status
-        status = "failed" if transition is Transition.FAILED else outcome.value
-        return _blocks.Decided(
-            status,
-            record.answer,
-            record.answered_by,
-            record.via,
-            record.decided_at,
-            record.resumed_at,
-            decision_progress(record),
-        )
+        return decided_from(record, failed=transition is Transition.FAILED)
 
     # -- posting once -----------------------------------------------------------------------------------------
 
@@ -236,3 +224,34 @@ class SlackAnnounce(BaseAnnounce):
                 failed.append(f"{post.channel}: {exc}")
         if failed:
             raise SlackDeliveryError(f"{len(failed)} Slack message(s) not updated: {'; '.join(failed)}")
+
+
+def decided_from(record: Any, *, failed: bool = False) -> _blocks.Decided:
+    """How a decided question's row says it ended, as its message tells it."""
+    from agent_wait.engine.votes import decision_progress
+
+    outcome = record.outcome or record.status
+    return _blocks.Decided(
+        "failed" if failed or record.failure is not None else outcome.value,
+        record.answer,
+        record.answered_by,
+        record.via,
+        record.decided_at,
+        record.resumed_at,
+        decision_progress(record),
+    )
+
+
+def message_blocks(
+    record: Any, *, inbox_url: str | None = None, routing: SlackRouting | None = None
+) -> list[dict[str, Any]]:
+    """The blocks of a question's message as its row stands: open with its buttons (and votes), or decided."""
+    from agent_wait.engine.votes import vote_progress
+
+    mentions = (routing or SlackRouting()).mention_texts()
+    if record.status.value == "open":
+        progress = vote_progress(record) if record.followups.voting else None
+        blocks = _blocks.open_blocks(record.envelope, inbox_url=inbox_url, mentions=mentions, progress=progress)
+    else:
+        blocks = _blocks.decided_blocks(record.envelope, decided_from(record), inbox_url=inbox_url)
+    return _blocks.to_dicts(blocks)
