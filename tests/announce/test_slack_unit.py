@@ -217,3 +217,17 @@ def test_the_answer_api_needs_no_channels_or_messages_table_but_the_router_does(
             "sweep",
             {"AGENT_WAIT_TABLE": "q", "AGENT_WAIT_QUEUE_URL": "https://sqs", "AGENT_WAIT_SLACK_BOT_TOKEN_ARN": arn},
         )
+
+
+def test_with_no_channel_a_question_goes_by_direct_message_to_the_slack_users_it_names(slack: FakeSlack) -> None:
+    from slack_sdk import WebClient
+
+    client = WebClient(token=slack.token, base_url=f"{slack.url}/api/")
+    announcer = SlackAnnounce(client, SlackRouting(channels={"team:ops": "C0OPS"}), InMemorySlackMessages())
+    policy = WaitPolicy(
+        timeout="P3D", allowed_actions=["approve"], answerer_principals=["slack:U0ALICE", "AROAEXAMPLE1"]
+    )
+    asked = {"function": "issue_refund", "args": {"amount": 900}}
+    envelope = WaitEnvelope.create(Question("t-9", "q-9", asked, policy=policy))
+    assert announcer.announce(envelope).status is DeliveryStatus.DELIVERED
+    assert [call["channel"] for call in slack.calls_to("chat.postMessage")] == ["U0ALICE"]

@@ -145,17 +145,21 @@ class SlackAnnounce(BaseAnnounce):
     # -- posting once -----------------------------------------------------------------------------------------
 
     def _post_question(self, envelope: WaitEnvelope, tags: Mapping[str, str]) -> None:
+        """Post to the channel the tags route to; with none, to each Slack user the policy names as an answerer."""
         channel = self.routing.channel_for(tags)
-        if channel is None:
+        destinations = [channel] if channel else _slack_users(envelope)
+        if not destinations:
             raise SlackDeliveryError(
-                f"no Slack channel for tags {dict(tags)}: map one of them, or '*', in the Slack channels setting"
+                f"no Slack channel for tags {dict(tags)}: map one of them, or '*', in the Slack channels setting "
+                f"(or name Slack users as answerer principals, 'slack:U0123ABCD', for a direct message)"
             )
-        self._post_once(
-            envelope.question_id,
-            Post(f"message:{channel}", channel, format_rfc3339(self.clock())),
-            text=_blocks.plain_text(envelope),
-            blocks=self._open_blocks(envelope),
-        )
+        for destination in destinations:
+            self._post_once(
+                envelope.question_id,
+                Post(f"message:{destination}", destination, format_rfc3339(self.clock())),
+                text=_blocks.plain_text(envelope),
+                blocks=self._open_blocks(envelope),
+            )
 
     def _reply(self, envelope: WaitEnvelope, key: str, say: Callable[..., str]) -> None:
         text = say(envelope, self.routing.mention_texts())
@@ -255,3 +259,14 @@ def message_blocks(
     else:
         blocks = _blocks.decided_blocks(record.envelope, decided_from(record), inbox_url=inbox_url)
     return _blocks.to_dicts(blocks)
+
+
+SLACK_PRINCIPAL = "slack:"
+"""An answerer principal `slack:<user id>` is that Slack user: asked by direct message when no channel routes the
+question, and allowed to answer it from Slack."""
+
+
+def _slack_users(envelope: WaitEnvelope) -> list[str]:
+    answerers = envelope.rules.get("answerers") if isinstance(envelope.rules, Mapping) else None
+    principals = (answerers or {}).get("principals") or ()
+    return [p.removeprefix(SLACK_PRINCIPAL) for p in principals if isinstance(p, str) and p.startswith(SLACK_PRINCIPAL)]

@@ -230,6 +230,7 @@ class SlackInteractions:
             via="slack",
             sender=f"slack:{team}:{user_id}",
             groups=self._groups(user_id, record),
+            principal=f"slack:{user_id}",  # what a policy names as an answerer principal for this Slack user
         )
 
     def _email(self, user_id: str) -> str | None:
