@@ -438,6 +438,9 @@ def report(start_calls: list[Call], answer_calls: list[Call], stack: Stack) -> N
         f"{'':<22}{'all calls':<24}{len(start_calls):>7}{len(answer_calls):>8}{len(calls):>7}"
         f"{sum(c.wru for c in calls):>7.0f}{sum(c.rru for c in calls):>7.1f}"
     )
+    for table, name in ((stack.table, "question table"), (stack.checkpoint_table, "checkpoint table")):
+        mine = [c for c in calls if c.resource == table]
+        print(f"{name}: {len(mine)} calls, {sum(c.wru for c in mine):.0f} WRU, {sum(c.rru for c in mine):.1f} RRU")
     print()
 
 

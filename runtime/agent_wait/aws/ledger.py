@@ -203,15 +203,18 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             and key != "notices"  # a string set, written only by owe_notices
             and (value is not None or key not in _OUTCOME_ATTRIBUTES)
         }
-        # Sparse index keys: unannounced, open, and due at once (the sweep announces it until that succeeds).
+        # Sparse index keys: open, and due at the time it has once announced (its first reminder, escalation step
+        # or deadline), so a successful announcement only removes the unannounced marker and moves no index key.
+        # A failed one makes the row due at once (`AskedQuestions`); a crash before it is redelivered by SQS.
         question_id = envelope.question_id
-        markers = {
+        due_at = record.next_due(announced=True)
+        markers: dict[str, Any] = {
             "announce_due": DUE,
             "open_since": shard_key(OPEN, question_id, self.index_shards),
-            "due": shard_key(DUE, question_id, self.index_shards),
-            "due_at": asked_at,
             STATUS_SHARD: shard_key(QuestionStatus.OPEN.value, question_id, self.index_shards),
         }
+        if due_at is not None:
+            markers |= {"due": shard_key(DUE, question_id, self.index_shards), "due_at": due_at}
         item = {**self._key(envelope.thread_id, question_key(question_id)), **to_item(attributes | markers)}
         created, old = self._conditional(
             "put_item",
@@ -351,18 +354,35 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
         return won
 
     def mark_announced(self, thread_id: str, question_id: str, *, due_at: str | None) -> None:
+        key = self._key(thread_id, question_key(question_id))
         values: dict[str, Any] = {":open": {"S": QuestionStatus.OPEN.value}}
+        unannounced = "#status = :open AND attribute_exists(announce_due)"
+        # Already due then (it was put so): only the marker goes, and no index key moves.
+        if due_at is None:
+            same = "attribute_not_exists(due_at)"
+        else:
+            same, values[":due_at"] = "due_at = :due_at", {"S": due_at}
+        done, old = self._conditional(
+            "update_item",
+            Key=key,
+            UpdateExpression="REMOVE announce_due",
+            ConditionExpression=f"{unannounced} AND {same}",
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues=values,
+        )
+        if done or old is None or old.get("status") != QuestionStatus.OPEN.value or "announce_due" not in old:
+            return  # announced already (a redelivery), or decided meanwhile (never due again)
+        # Made due at once after an announcement failed (or a row from before due times were put): set it again.
         if due_at is None:
             update = "REMOVE announce_due, #due, due_at"
         else:
             update = "SET #due = :due, due_at = :due_at REMOVE announce_due"
-            values |= {":due": self._shard(DUE, question_id), ":due_at": {"S": due_at}}
-        # A failed condition is fine: already announced (a redelivery), or decided meanwhile (never due again).
+            values[":due"] = self._shard(DUE, question_id)
         self._conditional(
             "update_item",
-            Key=self._key(thread_id, question_key(question_id)),
+            Key=key,
             UpdateExpression=update,
-            ConditionExpression="#status = :open AND attribute_exists(announce_due)",
+            ConditionExpression=unannounced,
             ExpressionAttributeNames={"#status": "status", "#due": "due"},
             ExpressionAttributeValues=values,
         )

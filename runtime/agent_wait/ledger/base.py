@@ -69,7 +69,12 @@ class Ledger(ABC):
 
     @abstractmethod
     def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
-        """Record a question as open unless it is already recorded; never overwrites."""
+        """Record a question as open unless it is already recorded; never overwrites.
+
+        A new question is not yet announced, and already due at the time it has once announced
+        (`QuestionRecord.next_due(announced=True)`: its first reminder, escalation step or deadline), so the
+        announcement's success moves no due time. Until announced, the sweep announces it when it falls due.
+        """
 
     @abstractmethod
     def get(self, thread_id: str, question_id: str) -> QuestionRecord | None:
@@ -126,7 +131,8 @@ class Ledger(ABC):
     def mark_announced(self, thread_id: str, question_id: str, *, due_at: str | None) -> None:
         """Record that the question's announcement succeeded; its next due time becomes `due_at`.
 
-        Changes nothing unless the question is open and not yet announced.
+        Changes nothing unless the question is open and not yet announced. A backend should spend no more than
+        removing its unannounced marker when the row is already due at `due_at` (as `open` puts it).
         """
 
 

@@ -59,9 +59,10 @@ class InMemoryLedger(FullLedger, NoteLedger):
             existing = self._questions.get(key)
             if existing is not None:
                 return OpenResult(existing, created=False)
-            asked_at = format_rfc3339(now)
-            # Due at once: until its announcement succeeds, the sweep retries it.
-            record = QuestionRecord(envelope=envelope, status=QuestionStatus.OPEN, asked_at=asked_at, due_at=asked_at)
+            # Due at the time it has once announced: an announcement that fails makes it due at once (the engine's
+            # `advance`), and a crash before it is redelivered by SQS.
+            opened = QuestionRecord(envelope=envelope, status=QuestionStatus.OPEN, asked_at=format_rfc3339(now))
+            record = replace(opened, due_at=opened.next_due(announced=True))
             self._questions[key] = record
             self._thread_questions.setdefault(envelope.thread_id, []).append(envelope.question_id)
             self._question_thread.setdefault(envelope.question_id, envelope.thread_id)

@@ -30,16 +30,24 @@ from agent_wait.testing.ledger_contract._support import (
 def due_returns_exactly_the_due_open_questions_soonest_first(make: LedgerFactory) -> None:
     """`due(now)` returns the open questions whose `due_at` is at or before `now`, soonest first, at most `limit`.
 
-    A new question is due at once (when it was asked: its announcement must succeed); once announced it is
-    due when `mark_announced` says (or never); a decided question is never due.
+    Nothing is lost: a new question, not yet announced, is due no later than it would be once announced (its
+    first reminder, escalation step or deadline: `next_due(announced=True)`), so `due` finds it then even if
+    its announcement never succeeded; once announced it is due when `mark_announced` says (or never); a decided
+    question is never due.
     """
     ledger = make()
     thread = f"thread-{uuid.uuid4().hex[:12]}"
     # Asked far in the past so these are the soonest due rows of a shared store.
     base = T0 - timedelta(days=3650)
-    first, second, announced, later, quiet, decided = (sample_envelope(thread_id=thread) for _ in range(6))
+    first = sample_envelope(thread_id=thread, asked_at=base)  # deadline: an hour after it was asked
+    second = sample_envelope(thread_id=thread, asked_at=base + timedelta(minutes=1))
+    announced, later, quiet, decided = (sample_envelope(thread_id=thread) for _ in range(4))
     opened = ledger.open(first, now=base)
-    assert opened.record.due_at == format_rfc3339(base), f"a new question is due when asked, got {opened.record!r}"
+    final = opened.record.next_due(announced=True)
+    assert final == first.expires_at, f"the sample question's first due time is its deadline, got {final!r}"
+    assert not opened.record.announced, f"a new question is not announced yet, got {opened.record!r}"
+    due_at = opened.record.due_at or "never"
+    assert due_at <= final, f"a new question is due no later than its first follow-up or deadline, got {due_at!r}"
     ledger.open(second, now=base + timedelta(minutes=1))
     for envelope in (announced, later, quiet, decided):
         ledger.open(envelope, now=base)
