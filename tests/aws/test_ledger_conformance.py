@@ -93,6 +93,40 @@ def test_an_announcement_after_the_row_was_made_due_at_once_sets_its_due_time_ag
     assert row["due_at"] == {"S": "2026-09-11T09:10:00Z"}
 
 
+def test_resuming_moves_no_status_index_key_and_a_door_decision_waits_in_the_due_index(
+    question_table: tuple[str, Any],
+) -> None:
+    # GIVEN a question answered through the queue and one answered through the API (to hand over)
+    name, client = question_table
+    ledger = DynamoDbLedger(name, client=client)
+    queued, door = ledger_contract.sample_envelope(), ledger_contract.sample_envelope()
+    for envelope in (queued, door):
+        ledger.open(envelope, now=T0)
+    ledger.decide(queued.thread_id, queued.question_id, Decision(QuestionStatus.ANSWERED, None, "a-q"), now=T0)
+    at = "2026-09-11T09:00:00Z"
+    handed = Decision(QuestionStatus.ANSWERED, None, "a-d", "ana", via="api", hand_over_at=at)
+    ledger.decide(door.thread_id, door.question_id, handed, now=T0)
+    decided = {e.question_id: _raw(client, name, e) for e in (queued, door)}
+
+    # THEN the door's decision is in the due index (from when it was made), the queue's is not
+    assert (decided[door.question_id]["due"], decided[door.question_id]["due_at"]) == (
+        {"S": shard_key("due", door.question_id, 8)},
+        {"S": at},
+    )
+    assert "due" not in decided[queued.question_id]
+
+    # WHEN both are resumed
+    for envelope in (queued, door):
+        assert ledger.mark_resumed(envelope.thread_id, envelope.question_id, now=T0)
+
+    # THEN each keeps its status index key (under its outcome), and neither is due
+    for envelope in (queued, door):
+        row = _raw(client, name, envelope)
+        assert row["status"] == {"S": "resumed"}
+        assert row["status_shard"] == {"S": shard_key("answered", envelope.question_id, 8)}
+        assert not {"due", "due_at"} & set(row)
+
+
 def test_an_advance_that_removes_the_notice_and_the_due_time_removes_the_attributes(
     question_table: tuple[str, Any],
 ) -> None:

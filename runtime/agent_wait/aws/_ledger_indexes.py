@@ -79,10 +79,14 @@ class ShardedIndexes:
 
     def _partitions(self, index: IndexShape, value: str) -> list[str]:
         """Every partition key value holding `value`'s rows: each shard, and the unsharded value rows written
-        before the keys were sharded still carry (`due`, `open`; an unsharded `by_status` holds only that one)."""
+        before the keys were sharded still carry (`due`, `open`; an unsharded `by_status` holds only that one).
+
+        A resumed question stays in the status index under its outcome (`mark_resumed` moves no key), so
+        `resumed` is read from every decided status's partitions, and from its own (rows resumed before)."""
+        values = _RESUMED_UNDER if index is BY_STATUS and value == QuestionStatus.RESUMED.value else (value,)
         if index is BY_STATUS and not self._index(index).sharded:
-            return [value]
-        shards = [f"{value}#{n}" for n in range(self.index_shards)]
+            return list(values)
+        shards = [f"{v}#{n}" for v in values for n in range(self.index_shards)]
         return shards if index is BY_STATUS else [*shards, value]
 
     def _with_fallback(self, index: IndexShape, work: Callable[[], _T]) -> _T:
@@ -193,6 +197,10 @@ class ShardedIndexes:
         Each shard not yet exhausted is read once (`Limit = limit`). An item is on the page only when every
         shard has been read past its `expires_at` (or is exhausted), so no later page holds an earlier item;
         the cursor keeps each shard's own position (`_DONE` once exhausted).
+
+        A decided status's partitions also hold the questions resumed since, and `resumed` is read from every
+        decided status's (see `_partitions`): the rows read are filtered by status, so such a page may hold fewer
+        than `limit` questions, or none, and still have a cursor. Each page still reads at most `limit` rows.
         """
         queried = self._index(BY_STATUS)
         sort_key, values, kwargs = queried.sort_key, {}, {}
@@ -248,12 +256,9 @@ class ShardedIndexes:
         keys = itertools.islice(
             self._merged(BY_DUE, DUE, page=limit, sort="<= :now", values={":now": {"S": now}}), limit
         )
-        # The index lags the table a little: what was decided or moved on since is left for the next run.
-        records = [
-            QuestionRecord.from_item(row)
-            for row in self._rows(keys)
-            if row.get("status") == QuestionStatus.OPEN.value or row.get("notices")
-        ]
+        # The index lags the table a little: a row is due by its own `due_at`, read consistently (what was decided,
+        # resumed or moved on since has another, or none).
+        records = [QuestionRecord.from_item(row) for row in self._rows(keys)]
         due = [r for r in records if r.due_at is not None and r.due_at <= now]
         return sorted(due, key=lambda r: (r.due_at or "", r.question_id))
 
@@ -316,6 +321,12 @@ class ShardedIndexes:
 
 _DONE = "done"
 """A shard the cursor has read to its end."""
+_RESUMED_UNDER = tuple(
+    status.value
+    for status in (QuestionStatus.ANSWERED, QuestionStatus.EXPIRED, QuestionStatus.CANCELLED, QuestionStatus.RESUMED)
+)
+"""Where the status index holds resumed questions: under their outcome, and (rows resumed before the status
+stayed in place) under `resumed`."""
 
 
 def encode_cursor(state: dict[str, Any]) -> str:

@@ -86,7 +86,9 @@ _OUTCOME_ATTRIBUTES = frozenset(
 )
 """Left off a new row while unset; absent reads back as None."""
 _CLOSED_REMOVES = "announce_due, open_since, #due, due_at"
-"""What a decision removes: a decided question is neither unannounced, nor open, nor ever due."""
+"""What a decision removes: a decided question is neither unannounced, nor open, nor due (unless handed over)."""
+_HANDED_OVER_REMOVES = "announce_due, open_since"
+"""What a door's decision removes: it stays due, for its hand-over (`Decision.hand_over_at`)."""
 
 
 class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
@@ -287,44 +289,54 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
 
     def _decision_update(
         self, question_id: str, decision: Decision, now: datetime
-    ) -> tuple[list[str], dict[str, str], dict[str, Any]]:
-        """The SET clauses, names and values that record `decision` (shared by `decide` and `advance`)."""
+    ) -> tuple[list[str], dict[str, str], dict[str, Any], str]:
+        """The SET clauses, names, values and REMOVE list that record `decision` (shared by `decide` and `advance`).
+
+        The status index key (`status_shard`) moves to the outcome here, once: `mark_resumed` leaves it there.
+        """
         values: dict[str, Any] = {
             ":status": {"S": decision.status.value},
             ":status_shard": self._shard(decision.status.value, question_id),
-            ":answer": to_attribute(decision.answer),
             ":answer_id": {"S": decision.answer_id},
-            ":by": to_attribute(decision.answered_by),
-            ":sender": to_attribute(decision.sender),
-            ":via": to_attribute(decision.via),
-            ":claimed": to_attribute(decision.claimed_by),
             ":at": {"S": format_rfc3339(now)},
         }
         sets = [
             "#status = :status",
             f"{STATUS_SHARD} = :status_shard",
             "outcome = :status",
-            "answer = :answer",
             "answer_id = :answer_id",
-            "answered_by = :by",
-            "sender = :sender",
-            "via = :via",
-            "claimed_by = :claimed",
             "decided_at = :at",
         ]
+        removes = [_CLOSED_REMOVES]
         names = {"#status": "status", "#due": "due"}
+        # A lean row: what is unset is left off (absent reads back as None), never stored as NULL.
+        optional = {
+            "answer": decision.answer,
+            "answered_by": decision.answered_by,
+            "sender": decision.sender,
+            "via": decision.via,
+            "claimed_by": decision.claimed_by,
+        }
+        for name, value in optional.items():
+            if value is not None:
+                sets.append(f"{name} = :{name}")
+                values[f":{name}"] = to_attribute(value)
+        if decision.hand_over_at is not None:
+            sets += ["#due = :due", "due_at = :due_at"]
+            values |= {":due": self._shard(DUE, question_id), ":due_at": {"S": decision.hand_over_at}}
+            removes = [_HANDED_OVER_REMOVES]
         if self._closed_ttl is not None:
             sets.append("#ttl = :ttl")
             names["#ttl"] = QUESTION_TABLE.ttl_attribute
             values[":ttl"] = {"N": str(int((now + self._closed_ttl).timestamp()))}
-        return sets, names, values
+        return sets, names, values, ", ".join(removes)
 
     def decide(self, thread_id: str, question_id: str, decision: Decision, *, now: datetime) -> DecideResult:
-        sets, names, values = self._decision_update(question_id, decision, now)
+        sets, names, values, removes = self._decision_update(question_id, decision, now)
         won, item = self._conditional(
             "update_item",
             Key=self._key(thread_id, question_key(question_id)),
-            UpdateExpression=f"SET {', '.join(sets)} REMOVE {_CLOSED_REMOVES}",
+            UpdateExpression=f"SET {', '.join(sets)} REMOVE {removes}",
             ConditionExpression="#status = :open",
             ExpressionAttributeNames=names,
             ExpressionAttributeValues={**values, ":open": {"S": QuestionStatus.OPEN.value}},
@@ -338,19 +350,30 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
 
     def mark_resumed(self, thread_id: str, question_id: str, *, now: datetime) -> bool:
         decided = {f":{status.value}": {"S": status.value} for status in DECIDED}
-        won, _ = self._conditional(
-            "update_item",
-            Key=self._key(thread_id, question_key(question_id)),
-            UpdateExpression=f"SET #status = :resumed, {STATUS_SHARD} = :shard, resumed_at = :at",
-            ConditionExpression=f"#status IN ({', '.join(decided)})",
-            ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues={
+        # In place: `status_shard` stays where the decision put it (`<outcome>#<shard>`), so the status index is not
+        # written (a key change would be a delete and a put); `page` filters its rows by status.
+        update = "SET #status = :resumed, resumed_at = :at"
+        request: dict[str, Any] = {
+            "Key": self._key(thread_id, question_key(question_id)),
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": {
                 ":resumed": {"S": QuestionStatus.RESUMED.value},
-                ":shard": self._shard(QuestionStatus.RESUMED.value, question_id),
                 ":at": {"S": format_rfc3339(now)},
                 **decided,
             },
+        }
+        is_decided = f"#status IN ({', '.join(decided)})"
+        # Due no more (a door's decision was waiting for its hand-over), unless it owes notices: then the sweep
+        # tells them and takes the due time off.
+        won, old = self._conditional(
+            "update_item",
+            UpdateExpression=f"{update} REMOVE #due, due_at",
+            ConditionExpression=f"{is_decided} AND attribute_not_exists(notices)",
+            **{**request, "ExpressionAttributeNames": {"#status": "status", "#due": "due"}},
         )
+        if won or old is None or not old.get("notices") or old.get("status") not in {s.value for s in DECIDED}:
+            return won
+        won, _ = self._conditional("update_item", UpdateExpression=update, ConditionExpression=is_decided, **request)
         return won
 
     def mark_announced(self, thread_id: str, question_id: str, *, due_at: str | None) -> None:
@@ -400,8 +423,8 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
     ) -> AdvanceResult:
         check_advance(progress, expected_version)
         if decision is not None:
-            sets, names, values = self._decision_update(question_id, decision, now)
-            removes = [_CLOSED_REMOVES]
+            sets, names, values, removed = self._decision_update(question_id, decision, now)
+            removes = [removed]
         else:
             sets, names, values = [], {"#status": "status", "#due": "due"}, {}
             removes = []

@@ -119,13 +119,19 @@ class Ledger(ABC):
     def decide(self, thread_id: str, question_id: str, decision: Decision, *, now: datetime) -> DecideResult:
         """Move an open question to `decision.status`. The first call wins; later calls report the winner.
 
+        The decided question is due no more, unless `decision.hand_over_at` says when it is due (until resumed).
+
         Raises:
             QuestionNotFoundError: the question is not in the ledger (a `KeyError`).
         """
 
     @abstractmethod
     def mark_resumed(self, thread_id: str, question_id: str, *, now: datetime) -> bool:
-        """Move a decided question to `resumed`; False when it was not in a decided status."""
+        """Move a decided question to `resumed`; False when it was not in a decided status.
+
+        It is due no more (a hand-over is done), unless it still owes `notices`. A backend with a status index may
+        leave the row where its decision put it there (`page` then filters by status).
+        """
 
     @abstractmethod
     def mark_announced(self, thread_id: str, question_id: str, *, due_at: str | None) -> None:

@@ -138,7 +138,10 @@ class InMemoryLedger(FullLedger, NoteLedger):
             if record is None or record.status not in DECIDED:
                 return False
             self._questions[(thread_id, question_id)] = replace(
-                record, status=QuestionStatus.RESUMED, resumed_at=format_rfc3339(now)
+                record,
+                status=QuestionStatus.RESUMED,
+                resumed_at=format_rfc3339(now),
+                due_at=record.due_at if record.notices else None,  # the hand-over is done; owed notices stay due
             )
             return True
 
@@ -175,11 +178,7 @@ class InMemoryLedger(FullLedger, NoteLedger):
     def due(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
         cutoff = format_rfc3339(now)
         with self._lock:
-            due = [
-                r
-                for r in self._questions.values()
-                if (r.status is QuestionStatus.OPEN or r.notices) and r.due_at is not None and r.due_at <= cutoff
-            ]
+            due = [r for r in self._questions.values() if r.due_at is not None and r.due_at <= cutoff]
         return sorted(due, key=lambda r: (r.due_at or "", r.question_id))[:limit]
 
     def owe_notices(self, thread_id: str, question_id: str, notices: Sequence[str], *, now: datetime) -> None:

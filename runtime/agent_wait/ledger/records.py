@@ -141,6 +141,10 @@ class Decision:
     """How the answer came: `queue`, `api`, `link`, `deadline`, or what a trusted sender says."""
     claimed_by: str | None = None
     """What an untrusted sender claimed as `answered_by`; kept for audit, never used as the answerer."""
+    hand_over_at: str | None = None
+    """For a decision made where the agent cannot run (the answer API, a signed link): the decided question stays
+    due from this RFC 3339 time until the agent has it (`Ledger.mark_resumed`), so the sweep hands it over to the
+    router if nothing else did. None: never due once decided."""
 
 
 class Notice(StrEnum):
@@ -292,7 +296,8 @@ class QuestionRecord:
     """Reminders, escalation steps and votes so far (see `Progress`)."""
     due_at: str | None = None
     """When the sweep must next act on this question (RFC 3339), or None; kept by every transition. A decided
-    question is due only while it owes `notices`."""
+    question is due only while it owes `notices`, or while a door's decision waits to be handed over to the agent
+    (`Decision.hand_over_at`)."""
     notices: tuple[str, ...] = ()
     """Lifecycle envelopes owed: transitions (`answered`, `resumed`, `voted`, ...) whose publishing failed, which
     the sweep publishes again until they go out (`FollowUpLedger.owe_notices`)."""
@@ -372,7 +377,7 @@ class QuestionRecord:
             via=decision.via,
             claimed_by=decision.claimed_by,
             decided_at=format_rfc3339(now),
-            due_at=None,
+            due_at=decision.hand_over_at,
         )
 
     def to_item(self) -> dict[str, Any]:

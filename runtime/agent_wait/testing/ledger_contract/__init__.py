@@ -38,6 +38,7 @@ REQUIRED: tuple[Rule, ...] = (
     decisions.racing_decisions_have_one_winner,
     decisions.decide_unknown_question_raises_key_error,
     decisions.resumed_only_after_a_decision,
+    decisions.pages_list_resumed_questions_by_their_status,
 )
 """Every ledger passes these: the core (`Ledger`)."""
 
@@ -50,6 +51,8 @@ BY_CAPABILITY: Mapping[Capability, tuple[Rule, ...]] = MappingProxyType(
             followups.a_racing_decide_and_advance_have_one_winner,
             followups.progress_round_trips,
             followups.owed_notices_keep_a_question_due_until_they_are_told,
+            followups.a_decision_to_hand_over_stays_due_until_resumed,
+            followups.resuming_keeps_a_question_due_while_it_owes_notices,
             followups.oldest_open_is_the_earliest_asked_open_question,
         ),
         Capability.STARTS: (starts.a_start_is_recorded_once,),
