@@ -692,6 +692,7 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             tuple(str(q) for q in recorded) if isinstance(recorded, list) else None,
             note if isinstance(note, str) else None,
             tuple(str(q) for q in handed_over) if isinstance(handed_over, list) else (),
+            str(finished) if (finished := (item or {}).get("finished_start")) else None,
         )
 
     def release_lease(
@@ -702,12 +703,16 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
         open_questions: Sequence[str] | None = None,
         note: str | None = None,
         handed_over: Sequence[str] | None = None,
+        finished_start: str | None = None,
     ) -> None:
         values: dict[str, Any] = {":holder": {"S": holder}}
         sets, removes = [], ["lease_holder", "lease_until"]
         if open_questions is not None:  # in the write the release makes anyway: no extra call
             sets.append("open_questions = :open")
             values[":open"] = to_attribute(list(open_questions))
+        if finished_start is not None:  # the start's own record keeps `running`: this write finishes it
+            sets.append("finished_start = :finished")
+            values[":finished"] = {"S": finished_start}
         if handed_over:
             sets.append("handed_over = :handed")
             values[":handed"] = to_attribute(list(handed_over))

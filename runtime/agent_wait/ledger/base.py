@@ -270,6 +270,7 @@ class LeaseLedger(ABC):
         open_questions: Sequence[str] | None = None,
         note: str | None = None,
         handed_over: Sequence[str] | None = None,
+        finished_start: str | None = None,
     ) -> None:
         """Give the lease back if `holder` still holds it; otherwise change nothing.
 
@@ -277,6 +278,8 @@ class LeaseLedger(ABC):
         returns (`ThreadLease.open_questions`); None leaves what was recorded as it is. With `note`, the same
         write leaves it for the next lease (`ThreadLease.note`). With `handed_over`, the same write records the
         decisions that still wait for the agent (`ThreadLease.handed_over`; empty clears them); None leaves them.
+        With `finished_start`, the same write records that start as finished (`ThreadLease.finished_start`, until a
+        later release names another): finishing a start then costs no write of its own.
         """
 
 

@@ -51,6 +51,7 @@ class InMemoryLedger(FullLedger, NoteLedger):
         self._open_sets: dict[str, tuple[str, ...]] = {}
         self._notes: dict[str, str] = {}
         self._handed_over: dict[str, tuple[str, ...]] = {}
+        self._finished_starts: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
@@ -296,6 +297,7 @@ class InMemoryLedger(FullLedger, NoteLedger):
                 self._open_sets.get(thread_id),
                 self._notes.pop(thread_id, None),
                 self._handed_over.get(thread_id, ()),
+                self._finished_starts.get(thread_id),
             )
             self._leases[thread_id] = lease
             return lease
@@ -308,6 +310,7 @@ class InMemoryLedger(FullLedger, NoteLedger):
         open_questions: Sequence[str] | None = None,
         note: str | None = None,
         handed_over: Sequence[str] | None = None,
+        finished_start: str | None = None,
     ) -> None:
         with self._lock:
             held = self._leases.get(thread_id)
@@ -319,6 +322,8 @@ class InMemoryLedger(FullLedger, NoteLedger):
                     self._notes[thread_id] = note
                 if handed_over is not None:
                     self._handed_over[thread_id] = tuple(handed_over)
+                if finished_start is not None:
+                    self._finished_starts[thread_id] = finished_start
 
     def snapshot(self) -> dict[tuple[str, str], QuestionRecord]:
         """A copy of every question row (for tests and the local demo)."""

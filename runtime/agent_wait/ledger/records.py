@@ -121,6 +121,9 @@ class ThreadLease:
     handed_over: tuple[str, ...] = ()
     """Question ids a door (the answer API, a signed link) decided while it held the thread, that the agent has not
     received yet: the router applies them before anything else runs on the thread. Read in the same write."""
+    finished_start: str | None = None
+    """The start id the last release recorded as finished (`release_lease(finished_start=...)`): its own start
+    record may still say `running`, and counts as `done`. Read in the same write."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,6 +65,7 @@ BY_CAPABILITY: Mapping[Capability, tuple[Rule, ...]] = MappingProxyType(
             leases.racing_leases_have_one_holder,
             leases.a_release_records_the_open_questions_the_next_lease_reads,
             leases.a_release_records_the_decisions_handed_over_until_one_clears_them,
+            leases.a_release_records_the_finished_start_the_next_lease_reads,
         ),
         Capability.NOTES: (notes.a_release_leaves_a_note_the_next_lease_takes,),
     }
