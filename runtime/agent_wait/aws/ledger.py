@@ -69,22 +69,6 @@ _BY_QUESTION = BY_QUESTION.name
 _THREAD_ITEM = "~THREAD"
 """The thread's own item: its lease and its failure. `~` sorts after every `START#` and `WAIT#` key, so
 "does this thread have starts or questions" is one query for keys below it."""
-_OUTCOME_ATTRIBUTES = frozenset(
-    {
-        "outcome",
-        "answer",
-        "answer_id",
-        "answered_by",
-        "sender",
-        "via",
-        "claimed_by",
-        "decided_at",
-        "resumed_at",
-        "failure",
-        "retry_id",
-    }
-)
-"""Left off a new row while unset; absent reads back as None."""
 _CLOSED_REMOVES = "announce_due, open_since, #due, due_at"
 """What a decision removes: a decided question is neither unannounced, nor open, nor due (unless handed over)."""
 _HANDED_OVER_REMOVES = "announce_due, open_since"
@@ -197,13 +181,12 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
     def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
         asked_at = format_rfc3339(now)
         record = QuestionRecord(envelope=envelope, status=QuestionStatus.OPEN, asked_at=asked_at)
-        # A lean row: unset outcome fields and the progress attributes are left off (absent reads as the default).
+        # A lean row (under 1 KB for the refund example, decided and resumed): no null attribute, nothing its keys
+        # say, no progress attributes until the first follow-up (absent reads as the default).
         attributes = {
             key: value
-            for key, value in record.to_item().items()
-            if key not in PROGRESS_ATTRIBUTES
-            and key != "notices"  # a string set, written only by owe_notices
-            and (value is not None or key not in _OUTCOME_ATTRIBUTES)
+            for key, value in record.to_lean_item().items()
+            if key not in PROGRESS_ATTRIBUTES and key != "notices"  # a string set, written only by owe_notices
         }
         # Sparse index keys: open, and due at the time it has once announced (its first reminder, escalation step
         # or deadline), so a successful announcement only removes the unannounced marker and moves no index key.
@@ -225,7 +208,7 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             ExpressionAttributeNames={"#pk": _PK},
         )
         if created:
-            return OpenResult(QuestionRecord.from_item(attributes | markers), created=True)
+            return OpenResult(QuestionRecord.from_item(from_item(item)), created=True)
         existing = self._record(old) if old else self.get(envelope.thread_id, envelope.question_id)
         if existing is None:  # pragma: no cover - condition failed yet no row: a concurrent delete
             raise LedgerUnavailableError(f"question {envelope.question_id} vanished while being opened; SQS will retry")
@@ -371,8 +354,9 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             ConditionExpression=f"{is_decided} AND attribute_not_exists(notices)",
             **{**request, "ExpressionAttributeNames": {"#status": "status", "#due": "due"}},
         )
-        if won or old is None or not old.get("notices") or old.get("status") not in {s.value for s in DECIDED}:
-            return won
+        if won or old is None or old.get("status") not in {s.value for s in DECIDED}:
+            return won  # resumed already, or never decided
+        # Owes notices (or a row from before lean rows holds `notices: null`): the due time stays.
         won, _ = self._conditional("update_item", UpdateExpression=update, ConditionExpression=is_decided, **request)
         return won
 

@@ -406,9 +406,26 @@ class QuestionRecord:
         }
         return item
 
+    def to_lean_item(self) -> dict[str, Any]:
+        """`to_item` as a table row stores it: no null attribute, and nothing the row's keys say (`thread_id`) or
+        that is rebuilt on reading (`reply_with` as `WaitEnvelope.create` makes it, `type` `wait.created`);
+        `from_item` reads both shapes (rows written before are full)."""
+        item = {key: value for key, value in self.to_item().items() if value is not None}
+        if item.get("reply_with") == _reply_with(self.thread_id, self.question_id):
+            del item["reply_with"]
+        if item.get("type") == _CREATED_TYPE:
+            del item["type"]
+        item.pop("thread_id", None)
+        return item
+
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> QuestionRecord:
-        fields = dict(item)
+        """Read a row: a full one, or a lean one (`to_lean_item`) with its keys (`pk`)."""
+        fields: dict[str, Any] = dict.fromkeys(_NULLABLE) | dict(item)
+        thread_id = str(item["thread_id"] if "thread_id" in item else str(item["pk"]).removeprefix(_THREAD_PREFIX))
+        fields["thread_id"] = thread_id
+        fields.setdefault("type", _CREATED_TYPE)
+        fields.setdefault("reply_with", _reply_with(thread_id, str(fields["question_id"])))
         fields["expires_at"] = None if item.get("expires_at") in (None, NEVER) else item["expires_at"]
         return cls(
             envelope=WaitEnvelope.from_dict(fields),
@@ -424,12 +441,24 @@ class QuestionRecord:
             claimed_by=item.get("claimed_by"),
             decided_at=item.get("decided_at"),
             resumed_at=item.get("resumed_at"),
-            failure=ThreadFailure.from_item(fields["thread_id"], item["failure"]) if item.get("failure") else None,
+            failure=ThreadFailure.from_item(thread_id, item["failure"]) if item.get("failure") else None,
             retry_id=item.get("retry_id"),
             progress=Progress.from_item(item),
             due_at=item.get("due_at"),
             notices=tuple(dict.fromkeys(str(n) for n in item.get("notices") or ())),
         )
+
+
+_CREATED_TYPE = "wait.created"
+_THREAD_PREFIX = "THREAD#"
+"""`agent_wait.schema.thread_key("")`: a lean row's thread id is its partition key's."""
+_NULLABLE = ("question", "default", "answer_ttl", "source", "reply_to", "correlation")
+"""Envelope fields a lean row leaves off when they are null."""
+
+
+def _reply_with(thread_id: str, question_id: str) -> dict[str, Any]:
+    """The `reply_with` `WaitEnvelope.create` makes, rebuilt from the ids."""
+    return {"thread_id": thread_id, "question_id": question_id, "answer": None}
 
 
 @dataclass(frozen=True, slots=True)
