@@ -349,16 +349,18 @@ class QuestionRecord:
     def next_due(self, progress: Progress | None = None, *, announced: bool | None = None) -> str | None:
         """When the sweep must next act on this question, given `progress` (default: its own), or None.
 
-        Due at once (`asked_at`) while the announcement or a claimed follow-up's notice is pending; else at the
-        next reminder, the next escalation step or the deadline, whichever comes first. A decided question is
-        never due.
+        Due at once (`asked_at`) while the announcement is pending. While a claimed follow-up's notice is pending it
+        stays due where it is (its `due_at`, which has come), so the claim moves no index key. Else at the next
+        reminder, the next escalation step or the deadline, whichever comes first. A decided question is never due.
         """
         progress = progress if progress is not None else self.progress
         announced = self.announced if announced is None else announced
         if self.status is not QuestionStatus.OPEN:
             return None
-        if not announced or progress.notice is not None:
+        if not announced:
             return self.asked_at
+        if progress.notice is not None:
+            return self.due_at or self.asked_at
         asked = parse_rfc3339(self.asked_at)
         expires = parse_rfc3339(self.expires_at) if self.expires_at else None
         followups = self.followups
