@@ -139,3 +139,32 @@ def test_a_row_the_previous_version_wrote_still_reads_decides_resumes_and_lists(
         if cursor is None:
             break
     assert sorted(seen) == sorted([old.question_id, old_resumed.question_id])
+
+
+def test_a_listing_reads_its_rows_eventually_consistent_and_the_sweep_consistently(
+    question_table: tuple[str, Any],
+) -> None:
+    # GIVEN a question due now, and a client that remembers how each BatchGetItem read
+    name, client = question_table
+    reads: list[bool] = []
+
+    class Spy:
+        def __getattr__(self, attribute: str) -> Any:
+            return getattr(client, attribute)
+
+        def batch_get_item(self, **request: Any) -> Any:
+            reads.append(bool(request["RequestItems"][name]["ConsistentRead"]))
+            return client.batch_get_item(**request)
+
+    ledger = DynamoDbLedger(name, client=Spy())
+    envelope = ledger_contract.sample_envelope(tags={"spy": "1"})
+    ledger.open(envelope, now=T0)
+
+    # WHEN a page is listed (GET /questions, agent-wait questions) and the sweep reads what is due
+    ledger.page(QuestionStatus.OPEN, limit=5, tag=("spy", "1"))
+    listed = list(reads)
+    ledger.due(T0.replace(year=2027), limit=5)
+
+    # THEN the listing's rows cost half (an index lags the table anyway), the sweep's are read consistently
+    assert listed == [False]
+    assert reads[len(listed) :] == [True]
