@@ -635,6 +635,16 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             )
         return won or bool(item and item.get("retry_id") == retry_id)
 
+    def finished_start(self, thread_id: str) -> str | None:
+        response = self._call(
+            "get_item",
+            Key=self._key(thread_id, _THREAD_ITEM),
+            ConsistentRead=True,
+            ProjectionExpression="finished_start",
+        )
+        finished = from_item(response.get("Item") or {}).get("finished_start")
+        return str(finished) if finished else None
+
     def clear_failure(self, thread_id: str) -> None:
         self._call("update_item", Key=self._key(thread_id, _THREAD_ITEM), UpdateExpression="REMOVE failure")
 

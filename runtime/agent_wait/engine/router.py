@@ -320,8 +320,17 @@ class Router:
             # the lease names another, so a redelivery of it much later is never run again.
             self.ledger.finish_start(thread_id, finished, held.lease.open_questions or (), now=now)
         start = self.ledger.begin_start(thread_id, start_id, marker=progress, now=now)
-        if not start.created and start.state is StartState.RUNNING and finished == start_id:
-            start = replace(start, state=StartState.DONE)  # finished by the release that recorded it
+        # Running on its own record: finished by a release if the lease says so, or (the agent having moved since it
+        # began) if the thread item says so when read again: a release racing this lease's take may leave the lease
+        # a stale copy. Else it died part-way, and converges below.
+        if (
+            not start.created
+            and start.state is StartState.RUNNING
+            and (
+                finished == start_id or (progress != start.marker and self.ledger.finished_start(thread_id) == start_id)
+            )
+        ):
+            start = replace(start, state=StartState.DONE)
         if not start.created and start.state is StartState.FAILED:
             # Failed before, and since retried or recorded by another path: never run it again from here.
             self.metrics.count(Metric.STARTS_REPLAYED)

@@ -282,6 +282,14 @@ class LeaseLedger(ABC):
         later release names another): finishing a start then costs no write of its own.
         """
 
+    def finished_start(self, thread_id: str) -> str | None:
+        """The start the last release recorded as finished (`ThreadLease.finished_start`), read consistently now.
+
+        For the rare redelivery of a start whose own record still says `running`; the lease carries the same
+        value at no read. Default: None (a ledger from before `finished_start` never records one).
+        """
+        return None
+
 
 class NoteLedger(LeaseLedger):
     """Capability `notes`: a release that passes `note` leaves it on the thread, and the next lease returns it once

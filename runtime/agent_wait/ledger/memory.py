@@ -325,6 +325,10 @@ class InMemoryLedger(FullLedger, NoteLedger):
                 if finished_start is not None:
                     self._finished_starts[thread_id] = finished_start
 
+    def finished_start(self, thread_id: str) -> str | None:
+        with self._lock:
+            return self._finished_starts.get(thread_id)
+
     def snapshot(self) -> dict[tuple[str, str], QuestionRecord]:
         """A copy of every question row (for tests and the local demo)."""
         with self._lock:

@@ -127,4 +127,5 @@ def a_release_records_the_finished_start_the_next_lease_reads(make: LedgerFactor
     fourth = ledger.acquire_lease(thread, "h-4", now=T0, seconds=60)
     assert fourth is not None, "a released lease must be granted again"
     assert fourth.finished_start == "s-2", f"expected the later start, got {fourth.finished_start}"
+    assert ledger.finished_start(thread) == "s-2", "read again, the thread says the same as its lease"
     ledger.release_lease(thread, "h-4")
