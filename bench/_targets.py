@@ -16,7 +16,7 @@ TARGETS_FILE = "BENCH_TARGETS_FILE"
 
 @dataclass(frozen=True)
 class Target:
-    """One row of issue 17's table: what it measures, the figure the issue found, the figure now, the goal."""
+    """One target row (issues 17 and 27): what it measures, the figure before the work, the figure now, the goal."""
 
     figure: str
     before: str
@@ -39,7 +39,7 @@ class Target:
 
 
 def print_table(rows: list[Target]) -> None:
-    header = ("figure", "issue 17 found", "now", "target", "verdict")
+    header = ("figure", "before", "now", "target", "verdict")
     table = [header, *(row.cells() for row in rows)]
     widths = [max(len(cells[i]) for cells in table) for i in range(len(header))]
     for cells in table:
@@ -53,7 +53,7 @@ def print_table(rows: list[Target]) -> None:
 
 def report_targets(rows: list[Target]) -> None:
     """Print `rows` under a heading; append them to `$BENCH_TARGETS_FILE` when it is set."""
-    print("\nTargets (issue 17) this bench measures:")
+    print("\nTargets (issues 17 and 27) this bench measures:")
     print_table(rows)
     path = os.environ.get(TARGETS_FILE)
     if path:

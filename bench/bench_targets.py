@@ -1,4 +1,4 @@
-"""Every row of issue 17's target table, measured now: each bench that measures a row runs in a process of
+"""Every row of issues 17 and 27's target tables, measured now: each bench that measures a row runs in a process of
 its own, and their rows are printed together with the figure the issue found and PASS or MISS.
 
 Run: uv run --frozen python bench/bench_targets.py [--show]
@@ -53,7 +53,7 @@ def main() -> int:
                 if not args.show:
                     print((run.stderr or run.stdout)[-2000:])
         rows = read(rows_file)
-    print(f"\nIssue 17's targets, measured now (Python {sys.version.split()[0]}, {os.cpu_count()} cores):")
+    print(f"\nIssues 17 and 27's targets, measured now (Python {sys.version.split()[0]}, {os.cpu_count()} cores):")
     print_table(rows)
     if failed:
         print(f"\nno rows from: {', '.join(failed)}")

@@ -40,6 +40,8 @@ class Delivery:
     handed_over: tuple[str, ...] | None = None
     """The decisions that still wait for the agent as the release records them (`ThreadLease.handed_over`); None
     leaves what was recorded as it is."""
+    finished_start: str | None = None
+    """The start this delivery finished, recorded by the release (`ThreadLease.finished_start`); None: none."""
     decided: set[str] = field(default_factory=set)
     """Question ids this delivery saw decided: a decided question never opens again, so none is read again."""
     leave_note: Callable[[], str | None] | None = None

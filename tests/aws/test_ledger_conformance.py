@@ -44,8 +44,8 @@ def test_a_new_row_is_lean_and_in_the_due_index_until_it_is_decided(question_tab
     envelope = ledger_contract.sample_envelope(reminders=("PT10M",))
     ledger.open(envelope, now=T0)
 
-    # THEN the row carries the sparse keys (unannounced, open, due when asked; the index keys in the question's
-    # shard) and no progress attributes
+    # THEN the row carries the sparse keys (unannounced, open, and due already at its first reminder, where the
+    # announcement leaves it; the index keys in the question's shard) and no progress attributes
     row = _raw(client, name, envelope)
     q = envelope.question_id
     assert (row["announce_due"], row["open_since"], row["due"], row["status_shard"]) == (
@@ -54,7 +54,7 @@ def test_a_new_row_is_lean_and_in_the_due_index_until_it_is_decided(question_tab
         {"S": shard_key("due", q, 8)},
         {"S": shard_key("open", q, 8)},
     )
-    assert row["due_at"] == row["asked_at"] == {"S": "2026-09-11T09:00:00Z"}
+    assert (row["asked_at"], row["due_at"]) == ({"S": "2026-09-11T09:00:00Z"}, {"S": "2026-09-11T09:10:00Z"})
     assert not set(PROGRESS_ATTRIBUTES) & set(row)
     assert not {"outcome", "answer", "decided_at"} & set(row)
 
@@ -64,11 +64,67 @@ def test_a_new_row_is_lean_and_in_the_due_index_until_it_is_decided(question_tab
     ledger.decide(envelope.thread_id, envelope.question_id, Decision(QuestionStatus.ANSWERED, None, "a-1"), now=T0)
     decided = _raw(client, name, envelope)
 
-    # THEN announcing moved it in the index and decided rows leave every sparse index
+    # THEN announcing only took the marker off (the due key stays where it was put) and decided rows leave every
+    # sparse index
     assert "announce_due" not in announced
-    assert (announced["due"], announced["due_at"]) == ({"S": shard_key("due", q, 8)}, {"S": "2026-09-11T09:10:00Z"})
+    assert (announced["due"], announced["due_at"]) == (row["due"], row["due_at"])
     assert not {"announce_due", "open_since", "due", "due_at"} & set(decided)
     assert decided["status_shard"] == {"S": shard_key("answered", q, 8)}
+
+
+def test_an_announcement_after_the_row_was_made_due_at_once_sets_its_due_time_again(
+    question_table: tuple[str, Any],
+) -> None:
+    # GIVEN a question whose first announcement failed, so the row was made due at once (when asked)
+    name, client = question_table
+    ledger = DynamoDbLedger(name, client=client)
+    envelope = ledger_contract.sample_envelope(reminders=("PT10M",))
+    thread, question = envelope.thread_id, envelope.question_id
+    opened = ledger.open(envelope, now=T0).record
+    ledger.advance(thread, question, Progress(version=1), expected_version=0, due_at=opened.asked_at, now=T0)
+    assert _raw(client, name, envelope)["due_at"] == {"S": "2026-09-11T09:00:00Z"}
+
+    # WHEN the sweep's announcement succeeds
+    ledger.mark_announced(thread, question, due_at="2026-09-11T09:10:00Z")
+
+    # THEN the row is announced and due at its first reminder again
+    row = _raw(client, name, envelope)
+    assert "announce_due" not in row
+    assert row["due_at"] == {"S": "2026-09-11T09:10:00Z"}
+
+
+def test_resuming_moves_no_status_index_key_and_a_door_decision_waits_in_the_due_index(
+    question_table: tuple[str, Any],
+) -> None:
+    # GIVEN a question answered through the queue and one answered through the API (to hand over)
+    name, client = question_table
+    ledger = DynamoDbLedger(name, client=client)
+    queued, door = ledger_contract.sample_envelope(), ledger_contract.sample_envelope()
+    for envelope in (queued, door):
+        ledger.open(envelope, now=T0)
+    ledger.decide(queued.thread_id, queued.question_id, Decision(QuestionStatus.ANSWERED, None, "a-q"), now=T0)
+    at = "2026-09-11T09:00:00Z"
+    handed = Decision(QuestionStatus.ANSWERED, None, "a-d", "ana", via="api", hand_over_at=at)
+    ledger.decide(door.thread_id, door.question_id, handed, now=T0)
+    decided = {e.question_id: _raw(client, name, e) for e in (queued, door)}
+
+    # THEN the door's decision is in the due index (from when it was made), the queue's is not
+    assert (decided[door.question_id]["due"], decided[door.question_id]["due_at"]) == (
+        {"S": shard_key("due", door.question_id, 8)},
+        {"S": at},
+    )
+    assert "due" not in decided[queued.question_id]
+
+    # WHEN both are resumed
+    for envelope in (queued, door):
+        assert ledger.mark_resumed(envelope.thread_id, envelope.question_id, now=T0)
+
+    # THEN each keeps its status index key (under its outcome), and neither is due
+    for envelope in (queued, door):
+        row = _raw(client, name, envelope)
+        assert row["status"] == {"S": "resumed"}
+        assert row["status_shard"] == {"S": shard_key("answered", envelope.question_id, 8)}
+        assert not {"due", "due_at"} & set(row)
 
 
 def test_an_advance_that_removes_the_notice_and_the_due_time_removes_the_attributes(

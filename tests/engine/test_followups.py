@@ -498,6 +498,35 @@ def test_a_reminder_whose_announcement_failed_is_announced_by_the_next_run_and_o
     assert record.progress.notice is None
 
 
+def test_a_claimed_reminder_keeps_the_row_due_where_it_was_until_announced(escalating: World) -> None:
+    from agent_wait.announce.base import BaseAnnounce
+    from agent_wait.envelope import Transition, WaitEnvelope
+
+    class Down(BaseAnnounce):
+        name = "down"
+
+        def deliver(self, envelope: WaitEnvelope, transition: Transition) -> None:
+            raise ConnectionError("topic unreachable")
+
+    # GIVEN a question due at its first reminder (PT4H), and an announcer that is down
+    thread_id, question_id = escalating.ask("k-1")
+    reminder_at = "2026-09-11T13:00:00Z"
+    asked = escalating.ledger.get(thread_id, question_id)
+    assert asked is not None
+    assert asked.due_at == reminder_at
+    escalating.sweep.announcers = (Down(),)
+
+    # WHEN the sweep claims the reminder at its time and cannot announce it
+    run = _sweep_at(escalating, timedelta(hours=4, minutes=5))
+
+    # THEN the claim kept the row due at the reminder's time (no index key moved), so the next run finds it
+    claimed = escalating.ledger.get(thread_id, question_id)
+    assert run.failed_questions == (question_id,)
+    assert claimed is not None
+    assert (claimed.progress.notice, claimed.due_at) == ("reminder", reminder_at)
+    assert question_id in [r.question_id for r in escalating.ledger.due(T0 + timedelta(hours=4, minutes=6), limit=100)]
+
+
 def test_one_person_is_one_vote_whether_they_answer_signed_in_or_by_a_link_made_for_them(quorum: World) -> None:
     from agent_wait.engine import AnswerService, VerdictKind
     from agent_wait.engine.checks import Answerer

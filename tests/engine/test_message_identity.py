@@ -171,3 +171,28 @@ def test_an_identical_start_without_a_start_id_sent_again_later_is_a_new_turn(
     assert outcomes[-1].kind is OutcomeKind.STARTED
     assert len(outcomes[-1].asked) == 1
     assert outcomes[-1].asked != (question.question_id,)
+
+
+def test_a_start_resent_after_later_starts_finished_on_its_thread_is_replayed_and_pays_once(
+    host: HostStack, unique: str
+) -> None:
+    """A start is finished by the write that releases the thread's lease (it names the last start finished);
+    the start before is marked done when the next one begins, so a start sent again after later ones (outside
+    SQS's deduplication window) still never runs the agent again."""
+    # GIVEN three auto-approved starts applied one after another on one thread (each pays its refund)
+    router = build_router(HostSettings.from_env("router"))
+    thread_id = f"order-{unique}"
+    orders = [f"o-{unique}-{n}" for n in range(3)]
+    bodies = [
+        json.dumps(start_message(thread_id, order, amount=100, start_id=f"s-{n}")) for n, order in enumerate(orders)
+    ]
+    for body in bodies:
+        assert router.handle(body).kind is OutcomeKind.STARTED
+
+    # WHEN each of them is sent again, the first and the last included
+    again = [router.handle(body).kind for body in bodies]
+
+    # THEN each is replayed, and every refund was paid once
+    assert again == [OutcomeKind.START_REPLAYED] * 3
+    assert [graphs.refunds_paid(order) for order in orders] == [1, 1, 1]
+    assert [graphs.body_runs(order) for order in orders] == [1, 1, 1]

@@ -79,10 +79,14 @@ class ShardedIndexes:
 
     def _partitions(self, index: IndexShape, value: str) -> list[str]:
         """Every partition key value holding `value`'s rows: each shard, and the unsharded value rows written
-        before the keys were sharded still carry (`due`, `open`; an unsharded `by_status` holds only that one)."""
+        before the keys were sharded still carry (`due`, `open`; an unsharded `by_status` holds only that one).
+
+        A resumed question stays in the status index under its outcome (`mark_resumed` moves no key), so
+        `resumed` is read from every decided status's partitions, and from its own (rows resumed before)."""
+        values = _RESUMED_UNDER if index is BY_STATUS and value == QuestionStatus.RESUMED.value else (value,)
         if index is BY_STATUS and not self._index(index).sharded:
-            return [value]
-        shards = [f"{value}#{n}" for n in range(self.index_shards)]
+            return list(values)
+        shards = [f"{v}#{n}" for v in values for n in range(self.index_shards)]
         return shards if index is BY_STATUS else [*shards, value]
 
     def _with_fallback(self, index: IndexShape, work: Callable[[], _T]) -> _T:
@@ -152,14 +156,17 @@ class ShardedIndexes:
         ]
         return heapq.merge(*shards, key=lambda item: (item[sort_key]["S"], item[_PK]["S"], item[_SK]["S"]))
 
-    def _batch_get(self, keys: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
-        """The rows at `keys` (consistent reads, 100 a call), by (pk, sk); a missing row is left out."""
+    def _batch_get(
+        self, keys: Sequence[dict[str, Any]], *, consistent: bool = True
+    ) -> dict[tuple[str, str], dict[str, Any]]:
+        """The rows at `keys` (100 a call), by (pk, sk); a missing row is left out. A consistent read costs twice an
+        eventually consistent one."""
         found: dict[tuple[str, str], dict[str, Any]] = {}
         for start in range(0, len(keys), BATCH_GET_LIMIT):
             wanted = [{_PK: k[_PK], _SK: k[_SK]} for k in keys[start : start + BATCH_GET_LIMIT]]
             responses, left = until_processed(
                 lambda **request: self._call("batch_get_item", **request),
-                {self.table_name: {"Keys": wanted, "ConsistentRead": True}},
+                {self.table_name: {"Keys": wanted, "ConsistentRead": consistent}},
                 unprocessed="UnprocessedKeys",
             )
             for response in responses:
@@ -174,10 +181,10 @@ class ShardedIndexes:
                 )
         return found
 
-    def _rows(self, index_items: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The rows the index items point at, read consistently by key, in the same order (missing ones left out)."""
+    def _rows(self, index_items: Iterable[dict[str, Any]], *, consistent: bool = True) -> list[dict[str, Any]]:
+        """The rows the index items point at, read by key, in the same order (missing ones left out)."""
         keys = list(index_items)
-        rows = self._batch_get(keys)
+        rows = self._batch_get(keys, consistent=consistent)
         return [from_item(rows[key]) for key in ((k[_PK]["S"], k[_SK]["S"]) for k in keys) if key in rows]
 
     def _page(
@@ -193,6 +200,10 @@ class ShardedIndexes:
         Each shard not yet exhausted is read once (`Limit = limit`). An item is on the page only when every
         shard has been read past its `expires_at` (or is exhausted), so no later page holds an earlier item;
         the cursor keeps each shard's own position (`_DONE` once exhausted).
+
+        A decided status's partitions also hold the questions resumed since, and `resumed` is read from every
+        decided status's (see `_partitions`): the rows read are filtered by status, so such a page may hold fewer
+        than `limit` questions, or none, and still have a cursor. Each page still reads at most `limit` rows.
         """
         queried = self._index(BY_STATUS)
         sort_key, values, kwargs = queried.sort_key, {}, {}
@@ -233,7 +244,9 @@ class ShardedIndexes:
                 next_state[partition] = last or _DONE
             elif mine:
                 next_state[partition] = {name: mine[-1][name] for name in index_keys}
-        rows = self._rows(item for _, item in taken)
+        # A listing, read from an index that lags the table anyway: eventually consistent rows cost half, and what
+        # acts on a question (an answer, the sweep) reads its row consistently by key.
+        rows = self._rows((item for _, item in taken), consistent=False)
         records = [
             QuestionRecord.from_item(row)
             for row in rows
@@ -248,12 +261,9 @@ class ShardedIndexes:
         keys = itertools.islice(
             self._merged(BY_DUE, DUE, page=limit, sort="<= :now", values={":now": {"S": now}}), limit
         )
-        # The index lags the table a little: what was decided or moved on since is left for the next run.
-        records = [
-            QuestionRecord.from_item(row)
-            for row in self._rows(keys)
-            if row.get("status") == QuestionStatus.OPEN.value or row.get("notices")
-        ]
+        # The index lags the table a little: a row is due by its own `due_at`, read consistently (what was decided,
+        # resumed or moved on since has another, or none).
+        records = [QuestionRecord.from_item(row) for row in self._rows(keys)]
         due = [r for r in records if r.due_at is not None and r.due_at <= now]
         return sorted(due, key=lambda r: (r.due_at or "", r.question_id))
 
@@ -316,6 +326,12 @@ class ShardedIndexes:
 
 _DONE = "done"
 """A shard the cursor has read to its end."""
+_RESUMED_UNDER = tuple(
+    status.value
+    for status in (QuestionStatus.ANSWERED, QuestionStatus.EXPIRED, QuestionStatus.CANCELLED, QuestionStatus.RESUMED)
+)
+"""Where the status index holds resumed questions: under their outcome, and (rows resumed before the status
+stayed in place) under `resumed`."""
 
 
 def encode_cursor(state: dict[str, Any]) -> str:

@@ -69,24 +69,10 @@ _BY_QUESTION = BY_QUESTION.name
 _THREAD_ITEM = "~THREAD"
 """The thread's own item: its lease and its failure. `~` sorts after every `START#` and `WAIT#` key, so
 "does this thread have starts or questions" is one query for keys below it."""
-_OUTCOME_ATTRIBUTES = frozenset(
-    {
-        "outcome",
-        "answer",
-        "answer_id",
-        "answered_by",
-        "sender",
-        "via",
-        "claimed_by",
-        "decided_at",
-        "resumed_at",
-        "failure",
-        "retry_id",
-    }
-)
-"""Left off a new row while unset; absent reads back as None."""
 _CLOSED_REMOVES = "announce_due, open_since, #due, due_at"
-"""What a decision removes: a decided question is neither unannounced, nor open, nor ever due."""
+"""What a decision removes: a decided question is neither unannounced, nor open, nor due (unless handed over)."""
+_HANDED_OVER_REMOVES = "announce_due, open_since"
+"""What a door's decision removes: it stays due, for its hand-over (`Decision.hand_over_at`)."""
 
 
 class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
@@ -195,23 +181,25 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
     def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
         asked_at = format_rfc3339(now)
         record = QuestionRecord(envelope=envelope, status=QuestionStatus.OPEN, asked_at=asked_at)
-        # A lean row: unset outcome fields and the progress attributes are left off (absent reads as the default).
+        # A lean row (under 1 KB for the refund example, decided and resumed): no null attribute, nothing its keys
+        # say, no progress attributes until the first follow-up (absent reads as the default).
         attributes = {
             key: value
-            for key, value in record.to_item().items()
-            if key not in PROGRESS_ATTRIBUTES
-            and key != "notices"  # a string set, written only by owe_notices
-            and (value is not None or key not in _OUTCOME_ATTRIBUTES)
+            for key, value in record.to_lean_item().items()
+            if key not in PROGRESS_ATTRIBUTES and key != "notices"  # a string set, written only by owe_notices
         }
-        # Sparse index keys: unannounced, open, and due at once (the sweep announces it until that succeeds).
+        # Sparse index keys: open, and due at the time it has once announced (its first reminder, escalation step
+        # or deadline), so a successful announcement only removes the unannounced marker and moves no index key.
+        # A failed one makes the row due at once (`AskedQuestions`); a crash before it is redelivered by SQS.
         question_id = envelope.question_id
-        markers = {
+        due_at = record.next_due(announced=True)
+        markers: dict[str, Any] = {
             "announce_due": DUE,
             "open_since": shard_key(OPEN, question_id, self.index_shards),
-            "due": shard_key(DUE, question_id, self.index_shards),
-            "due_at": asked_at,
             STATUS_SHARD: shard_key(QuestionStatus.OPEN.value, question_id, self.index_shards),
         }
+        if due_at is not None:
+            markers |= {"due": shard_key(DUE, question_id, self.index_shards), "due_at": due_at}
         item = {**self._key(envelope.thread_id, question_key(question_id)), **to_item(attributes | markers)}
         created, old = self._conditional(
             "put_item",
@@ -220,7 +208,7 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             ExpressionAttributeNames={"#pk": _PK},
         )
         if created:
-            return OpenResult(QuestionRecord.from_item(attributes | markers), created=True)
+            return OpenResult(QuestionRecord.from_item(from_item(item)), created=True)
         existing = self._record(old) if old else self.get(envelope.thread_id, envelope.question_id)
         if existing is None:  # pragma: no cover - condition failed yet no row: a concurrent delete
             raise LedgerUnavailableError(f"question {envelope.question_id} vanished while being opened; SQS will retry")
@@ -284,44 +272,54 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
 
     def _decision_update(
         self, question_id: str, decision: Decision, now: datetime
-    ) -> tuple[list[str], dict[str, str], dict[str, Any]]:
-        """The SET clauses, names and values that record `decision` (shared by `decide` and `advance`)."""
+    ) -> tuple[list[str], dict[str, str], dict[str, Any], str]:
+        """The SET clauses, names, values and REMOVE list that record `decision` (shared by `decide` and `advance`).
+
+        The status index key (`status_shard`) moves to the outcome here, once: `mark_resumed` leaves it there.
+        """
         values: dict[str, Any] = {
             ":status": {"S": decision.status.value},
             ":status_shard": self._shard(decision.status.value, question_id),
-            ":answer": to_attribute(decision.answer),
             ":answer_id": {"S": decision.answer_id},
-            ":by": to_attribute(decision.answered_by),
-            ":sender": to_attribute(decision.sender),
-            ":via": to_attribute(decision.via),
-            ":claimed": to_attribute(decision.claimed_by),
             ":at": {"S": format_rfc3339(now)},
         }
         sets = [
             "#status = :status",
             f"{STATUS_SHARD} = :status_shard",
             "outcome = :status",
-            "answer = :answer",
             "answer_id = :answer_id",
-            "answered_by = :by",
-            "sender = :sender",
-            "via = :via",
-            "claimed_by = :claimed",
             "decided_at = :at",
         ]
+        removes = [_CLOSED_REMOVES]
         names = {"#status": "status", "#due": "due"}
+        # A lean row: what is unset is left off (absent reads back as None), never stored as NULL.
+        optional = {
+            "answer": decision.answer,
+            "answered_by": decision.answered_by,
+            "sender": decision.sender,
+            "via": decision.via,
+            "claimed_by": decision.claimed_by,
+        }
+        for name, value in optional.items():
+            if value is not None:
+                sets.append(f"{name} = :{name}")
+                values[f":{name}"] = to_attribute(value)
+        if decision.hand_over_at is not None:
+            sets += ["#due = :due", "due_at = :due_at"]
+            values |= {":due": self._shard(DUE, question_id), ":due_at": {"S": decision.hand_over_at}}
+            removes = [_HANDED_OVER_REMOVES]
         if self._closed_ttl is not None:
             sets.append("#ttl = :ttl")
             names["#ttl"] = QUESTION_TABLE.ttl_attribute
             values[":ttl"] = {"N": str(int((now + self._closed_ttl).timestamp()))}
-        return sets, names, values
+        return sets, names, values, ", ".join(removes)
 
     def decide(self, thread_id: str, question_id: str, decision: Decision, *, now: datetime) -> DecideResult:
-        sets, names, values = self._decision_update(question_id, decision, now)
+        sets, names, values, removes = self._decision_update(question_id, decision, now)
         won, item = self._conditional(
             "update_item",
             Key=self._key(thread_id, question_key(question_id)),
-            UpdateExpression=f"SET {', '.join(sets)} REMOVE {_CLOSED_REMOVES}",
+            UpdateExpression=f"SET {', '.join(sets)} REMOVE {removes}",
             ConditionExpression="#status = :open",
             ExpressionAttributeNames=names,
             ExpressionAttributeValues={**values, ":open": {"S": QuestionStatus.OPEN.value}},
@@ -335,34 +333,63 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
 
     def mark_resumed(self, thread_id: str, question_id: str, *, now: datetime) -> bool:
         decided = {f":{status.value}": {"S": status.value} for status in DECIDED}
-        won, _ = self._conditional(
-            "update_item",
-            Key=self._key(thread_id, question_key(question_id)),
-            UpdateExpression=f"SET #status = :resumed, {STATUS_SHARD} = :shard, resumed_at = :at",
-            ConditionExpression=f"#status IN ({', '.join(decided)})",
-            ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues={
+        # In place: `status_shard` stays where the decision put it (`<outcome>#<shard>`), so the status index is not
+        # written (a key change would be a delete and a put); `page` filters its rows by status.
+        update = "SET #status = :resumed, resumed_at = :at"
+        request: dict[str, Any] = {
+            "Key": self._key(thread_id, question_key(question_id)),
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": {
                 ":resumed": {"S": QuestionStatus.RESUMED.value},
-                ":shard": self._shard(QuestionStatus.RESUMED.value, question_id),
                 ":at": {"S": format_rfc3339(now)},
                 **decided,
             },
+        }
+        is_decided = f"#status IN ({', '.join(decided)})"
+        # Due no more (a door's decision was waiting for its hand-over), unless it owes notices: then the sweep
+        # tells them and takes the due time off.
+        won, old = self._conditional(
+            "update_item",
+            UpdateExpression=f"{update} REMOVE #due, due_at",
+            ConditionExpression=f"{is_decided} AND attribute_not_exists(notices)",
+            **{**request, "ExpressionAttributeNames": {"#status": "status", "#due": "due"}},
         )
+        if won or old is None or old.get("status") not in {s.value for s in DECIDED}:
+            return won  # resumed already, or never decided
+        # Owes notices (or a row from before lean rows holds `notices: null`): the due time stays.
+        won, _ = self._conditional("update_item", UpdateExpression=update, ConditionExpression=is_decided, **request)
         return won
 
     def mark_announced(self, thread_id: str, question_id: str, *, due_at: str | None) -> None:
+        key = self._key(thread_id, question_key(question_id))
         values: dict[str, Any] = {":open": {"S": QuestionStatus.OPEN.value}}
+        unannounced = "#status = :open AND attribute_exists(announce_due)"
+        # Already due then (it was put so): only the marker goes, and no index key moves.
+        if due_at is None:
+            same = "attribute_not_exists(due_at)"
+        else:
+            same, values[":due_at"] = "due_at = :due_at", {"S": due_at}
+        done, old = self._conditional(
+            "update_item",
+            Key=key,
+            UpdateExpression="REMOVE announce_due",
+            ConditionExpression=f"{unannounced} AND {same}",
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues=values,
+        )
+        if done or old is None or old.get("status") != QuestionStatus.OPEN.value or "announce_due" not in old:
+            return  # announced already (a redelivery), or decided meanwhile (never due again)
+        # Made due at once after an announcement failed (or a row from before due times were put): set it again.
         if due_at is None:
             update = "REMOVE announce_due, #due, due_at"
         else:
             update = "SET #due = :due, due_at = :due_at REMOVE announce_due"
-            values |= {":due": self._shard(DUE, question_id), ":due_at": {"S": due_at}}
-        # A failed condition is fine: already announced (a redelivery), or decided meanwhile (never due again).
+            values[":due"] = self._shard(DUE, question_id)
         self._conditional(
             "update_item",
-            Key=self._key(thread_id, question_key(question_id)),
+            Key=key,
             UpdateExpression=update,
-            ConditionExpression="#status = :open AND attribute_exists(announce_due)",
+            ConditionExpression=unannounced,
             ExpressionAttributeNames={"#status": "status", "#due": "due"},
             ExpressionAttributeValues=values,
         )
@@ -380,8 +407,8 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
     ) -> AdvanceResult:
         check_advance(progress, expected_version)
         if decision is not None:
-            sets, names, values = self._decision_update(question_id, decision, now)
-            removes = [_CLOSED_REMOVES]
+            sets, names, values, removed = self._decision_update(question_id, decision, now)
+            removes = [removed]
         else:
             sets, names, values = [], {"#status": "status", "#due": "due"}, {}
             removes = []
@@ -608,6 +635,16 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             )
         return won or bool(item and item.get("retry_id") == retry_id)
 
+    def finished_start(self, thread_id: str) -> str | None:
+        response = self._call(
+            "get_item",
+            Key=self._key(thread_id, _THREAD_ITEM),
+            ConsistentRead=True,
+            ProjectionExpression="finished_start",
+        )
+        finished = from_item(response.get("Item") or {}).get("finished_start")
+        return str(finished) if finished else None
+
     def clear_failure(self, thread_id: str) -> None:
         self._call("update_item", Key=self._key(thread_id, _THREAD_ITEM), UpdateExpression="REMOVE failure")
 
@@ -649,6 +686,7 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             tuple(str(q) for q in recorded) if isinstance(recorded, list) else None,
             note if isinstance(note, str) else None,
             tuple(str(q) for q in handed_over) if isinstance(handed_over, list) else (),
+            str(finished) if (finished := (item or {}).get("finished_start")) else None,
         )
 
     def release_lease(
@@ -659,12 +697,16 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
         open_questions: Sequence[str] | None = None,
         note: str | None = None,
         handed_over: Sequence[str] | None = None,
+        finished_start: str | None = None,
     ) -> None:
         values: dict[str, Any] = {":holder": {"S": holder}}
         sets, removes = [], ["lease_holder", "lease_until"]
         if open_questions is not None:  # in the write the release makes anyway: no extra call
             sets.append("open_questions = :open")
             values[":open"] = to_attribute(list(open_questions))
+        if finished_start is not None:  # the start's own record keeps `running`: this write finishes it
+            sets.append("finished_start = :finished")
+            values[":finished"] = {"S": finished_start}
         if handed_over:
             sets.append("handed_over = :handed")
             values[":handed"] = to_attribute(list(handed_over))

@@ -20,6 +20,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from agent_wait._time import format_rfc3339
 from agent_wait.engine.checks import Answerer, check_answer
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.engine.votes import VoteStatus, cast_vote
@@ -209,6 +210,8 @@ def _decision(record: QuestionRecord, attempt: AnswerAttempt) -> Decision:
         sender=answerer.sender,
         via=answerer.via,
         claimed_by=answerer.claimed_by,
+        # A door's decision stays due until the agent has it: the sweep hands it over if nothing else did.
+        hand_over_at=format_rfc3339(attempt.received_at) if answerer.hands_over else None,
     )
 
 

@@ -17,7 +17,11 @@ from agent_wait.engine._answer_schema import edit_problem, schema_problem
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.ledger import QuestionRecord
 
-__all__ = ("Answerer", "Refusal", "check_answer", "principal_of")
+__all__ = ("HANDED_OVER", "Answerer", "Refusal", "check_answer", "principal_of")
+
+HANDED_OVER = frozenset({"api", "link", "slack"})
+"""`via` of decisions made before the router saw them (the answer API, a signed link, Slack): it resumes them, and until
+it has, the decided question stays due (`Decision.hand_over_at`) so the sweep hands it over."""
 
 Refusal = tuple[RefusalReason, str]
 """A refusal reason and its one-sentence detail."""
@@ -43,6 +47,11 @@ class Answerer:
     """Whether `answered_by` names the person who answers, as proven by the door (a JWT, a link made for them, a
     trusted sender's claim). False for a queue sender that is not trusted: its role is not a person, so it cannot
     vote on a quorum question, which counts people."""
+
+    @property
+    def hands_over(self) -> bool:
+        """True for a door that cannot run the agent (`HANDED_OVER`): its decision is handed over to the router."""
+        return self.via in HANDED_OVER
 
     @property
     def identity(self) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 from agent_wait._delivery import current_delivery
 from agent_wait._time import utc_now
 from agent_wait.engine.answering import AnswerAttempt, AnswerDesk, ThreadState, Verdict, VerdictKind
-from agent_wait.engine.checks import Answerer
+from agent_wait.engine.checks import HANDED_OVER, Answerer
 from agent_wait.engine.entry_queue import EntryQueue
 from agent_wait.engine.lease import hold_thread
 from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
@@ -33,9 +33,6 @@ from agent_wait.schema import QuestionStatus
 __all__ = ("HANDED_OVER", "AnswerResult", "AnswerService", "resume_message", "vote_message")
 
 logger = logging.getLogger("agent_wait.host")
-
-HANDED_OVER = frozenset({"api", "link", "slack"})
-"""`via` of decisions made before the router saw them (the answer API, a signed link, Slack): it resumes them."""
 
 
 def resume_message(record: QuestionRecord) -> dict[str, Any]:

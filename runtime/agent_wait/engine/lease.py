@@ -57,8 +57,15 @@ def hold_thread(
             # Never the note this lease took: this delivery may have changed what it names without knowing.
             # A ledger that keeps no notes (not a NoteLedger) is passed none.
             note = held.leave_note() if held.leave_note is not None and isinstance(ledger, NoteLedger) else None
+            # Only when there is one: a ledger from before `finished_start` is passed what it knows.
+            finished = {"finished_start": held.finished_start} if held.finished_start is not None else {}
             ledger.release_lease(
-                thread_id, holder, open_questions=held.open_questions, note=note, handed_over=held.handed_over
+                thread_id,
+                holder,
+                open_questions=held.open_questions,
+                note=note,
+                handed_over=held.handed_over,
+                **finished,
             )
         except Exception as exc:  # the lease then runs out by itself; the outcome stands
             log.warning(

@@ -148,10 +148,42 @@ class AskedQuestions:
             self.announce_created(opened.record)
 
     def announce_created(self, record: QuestionRecord) -> PublishReport:
+        """Announce `wait.created`. Once it succeeds, an unannounced row is marked announced (its due time was put
+        with it); when it fails, the row is made due at once, so the sweep announces it again."""
         report = self.created.publish(record.envelope, self.announcers)
+        if record.announced:
+            return report  # a republish: the row says so already, and a failure loses nothing
         if report.ok:
             self.ledger.mark_announced(record.thread_id, record.question_id, due_at=record.next_due(announced=True))
+        else:
+            self._due_now(record)
         return report
+
+    def _due_now(self, record: QuestionRecord) -> None:
+        """Make the unannounced `record` due at once (`next_due`: when it was asked), by the compare-and-set the
+        sweep's repairs use; a vote that moved its version meanwhile is read back and the write tried again."""
+        if not isinstance(self.ledger, FollowUpLedger):
+            return  # a ledger without follow-ups has no sweep: the next delivery on the thread republishes it
+        current: QuestionRecord | None = record
+        for _ in range(3):
+            if current is None or current.status is not QuestionStatus.OPEN or current.announced:
+                return
+            progress = replace(current.progress, version=current.progress.version + 1)
+            result = self.ledger.advance(
+                current.thread_id,
+                current.question_id,
+                progress,
+                expected_version=current.progress.version,
+                due_at=current.next_due(progress),
+                now=self.clock(),
+            )
+            if result.won:
+                return
+            current = result.record
+        self.log.warning(
+            "an unannounced question kept changing; the sweep announces it at its first due time",
+            extra={"thread_id": record.thread_id, "question_id": record.question_id},
+        )
 
     def cancel(self, record: QuestionRecord) -> None:
         decision = Decision(QuestionStatus.CANCELLED, None, internal_id("cancelled", record.question_id), MOVED_ON)

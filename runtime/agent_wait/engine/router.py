@@ -36,6 +36,7 @@ import json
 import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -313,7 +314,23 @@ class Router:
             # No state and no ids recorded on the lease: nothing was ever asked here (a thread from before the
             # lease recorded ids has state), so the run's open questions are only what it asks.
             held.new_thread = True
+        finished = held.lease.finished_start if held is not None else None
+        if held is not None and finished is not None and finished != start_id:
+            # The start the last release finished says `running` on its own record: say `done` there now, before
+            # the lease names another, so a redelivery of it much later is never run again.
+            self.ledger.finish_start(thread_id, finished, held.lease.open_questions or (), now=now)
         start = self.ledger.begin_start(thread_id, start_id, marker=progress, now=now)
+        # Running on its own record: finished by a release if the lease says so, or (the agent having moved since it
+        # began) if the thread item says so when read again: a release racing this lease's take may leave the lease
+        # a stale copy. Else it died part-way, and converges below.
+        if (
+            not start.created
+            and start.state is StartState.RUNNING
+            and (
+                finished == start_id or (progress != start.marker and self.ledger.finished_start(thread_id) == start_id)
+            )
+        ):
+            start = replace(start, state=StartState.DONE)
         if not start.created and start.state is StartState.FAILED:
             # Failed before, and since retried or recorded by another path: never run it again from here.
             self.metrics.count(Metric.STARTS_REPLAYED)
@@ -345,7 +362,10 @@ class Router:
                 raise  # a store or network failure: SQS redelivers and the start converges
             failure = ThreadFailure(thread_id, FailureKind.START, start_id, start_id, type(exc).__name__, self._stamp())
             return self.failures.agent_failed(failure, body, exc, start_input=message.input)
-        self.ledger.finish_start(thread_id, start_id, asked, now=self.clock())
+        if held is not None:
+            held.finished_start = start_id  # recorded by the lease's release, in the write it makes anyway
+        else:  # pragma: no cover - the router always holds the thread
+            self.ledger.finish_start(thread_id, start_id, asked, now=self.clock())
         self.metrics.count(Metric.STARTS)
         self.log.info("start applied", extra={"thread_id": thread_id, "start_id": start_id, "asked": list(asked)})
         return Outcome(OutcomeKind.STARTED, thread_id, asked=asked)

@@ -1,8 +1,9 @@
 """`Sweep`: act on every open question whose next due time has come, and hand over what the API decided.
 
 Every "something must happen to this question at time T" is one entry in the ledger's due index
-(`Ledger.due`): an announcement to retry, a reminder, an escalation step, a deadline. A run reads only
-what is due (never every open question) and dispatches each row by what it needs:
+(`Ledger.due`): an announcement to retry, a reminder, an escalation step, a deadline, lifecycle envelopes
+owed, a door's decision to hand over to the router. A run reads only what is due (never every open question)
+and dispatches each row by what it needs:
 
 - not yet announced (older than `announce_grace`): announce `wait.created` again;
 - past its deadline: send its default through the entry queue as an ordinary answer marked
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -66,7 +67,8 @@ class SweepStep(StrEnum):
     """Emit `OldestOpenQuestionAgeSeconds` (`open_by_age_shard`); optional: without its index only the metric is
     lost."""
     HANDOVER = "handover"
-    """Send again the resume of a decision the answer API or a link made but could not queue (`by_status_shard`)."""
+    """Send again the resume of a decision the answer API or a link made that the agent does not have yet (such a
+    decision stays in the due index until it is resumed: `Decision.hand_over_at`)."""
 
 
 class DueWork(StrEnum):
@@ -207,7 +209,7 @@ class Sweep:
             if not record.is_overdue(now):
                 self._follow_up(record, now, run)
         oldest_age = self._isolated(SweepStep.OLDEST_OPEN, lambda: self._oldest_open(now), failed, skipped)
-        handed_over = self._isolated(SweepStep.HANDOVER, lambda: self._hand_over(now), failed, skipped)
+        handed_over = self._isolated(SweepStep.HANDOVER, lambda: self._hand_over(due or (), now), failed, skipped)
         return SweepReport(
             expired_sent=expired.sent if expired else (),
             reannounced=tuple(run.reannounced),
@@ -232,7 +234,7 @@ class Sweep:
         try:
             envelopes = [_owed_envelope(record, notice) for notice in record.notices]
             if all(self._publish(envelope).ok for envelope in envelopes if envelope is not None):
-                due_at = record.next_due() if record.status is QuestionStatus.OPEN else None
+                due_at = record.next_due() if record.status is QuestionStatus.OPEN else _hand_over_at(record)
                 self.ledger.told(record.thread_id, record.question_id, record.notices, due_at=due_at)
                 run.told.append(record.question_id)
                 self.log.info(
@@ -381,25 +383,17 @@ class Sweep:
         self.metrics.seconds(Metric.OLDEST_OPEN_AGE, age)
         return age
 
-    def _hand_over(self, now: datetime) -> tuple[str, ...]:
-        # Decided but not yet resumed: the `answered` status holds only these, so the query stays small.
+    def _hand_over(self, due: Sequence[QuestionRecord], now: datetime) -> tuple[str, ...]:
+        # A door's decision stays due until the agent has it, so the due rows already hold every one to hand over.
         failed = functools.cache(lambda thread_id: self.ledger.thread_failure(thread_id) is not None)
-        waiting: list[QuestionRecord] = []
-        cursor: str | None = None
-        while len(waiting) < self.limit:
-            page = self.ledger.page(QuestionStatus.ANSWERED, limit=self.limit, cursor=cursor)
-            waiting += [
-                record
-                for record in page.records
-                if record.via in HANDED_OVER
-                and record.decided_at is not None
-                and parse_rfc3339(record.decided_at) <= now - self.announce_grace
-                and not failed(record.thread_id)  # nothing runs on a failed thread; its retry comes first
-            ]
-            cursor = page.cursor
-            if cursor is None:
-                break
-        waiting = waiting[: self.limit]
+        waiting = [
+            record
+            for record in due
+            if _hand_over_at(record) is not None
+            and record.decided_at is not None
+            and parse_rfc3339(record.decided_at) <= now - self.announce_grace
+            and not failed(record.thread_id)  # nothing runs on a failed thread; its retry comes first
+        ]
         entries = [
             EntryMessage(resume_message(r), group_id=group_id_for(r.thread_id), deduplication_id=str(r.answer_id))
             for r in waiting
@@ -445,6 +439,12 @@ class Sweep:
         failed.append(step.value)
         self.metrics.count(Metric.SWEEP_ERRORS, reason=step.value)
         return None
+
+
+def _hand_over_at(record: QuestionRecord) -> str | None:
+    """When a door's decision (the answer API, a link) is due for its hand-over: while the agent does not have it."""
+    waiting = record.status is QuestionStatus.ANSWERED and record.via in HANDED_OVER
+    return record.decided_at if waiting else None
 
 
 def _work_for(record: QuestionRecord, now: datetime) -> DueWork | None:

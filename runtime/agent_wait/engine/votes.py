@@ -128,6 +128,8 @@ def _decision(vote: Vote, votes: tuple[Vote, ...], answerer: Answerer) -> Decisi
         sender=vote.sender,
         via=vote.via,
         claimed_by=answerer.claimed_by,
+        # Decided by a door's vote: due until the agent has it, so the sweep hands it over if nothing else did.
+        hand_over_at=vote.at if answerer.hands_over else None,
     )
 
 

@@ -69,7 +69,12 @@ class Ledger(ABC):
 
     @abstractmethod
     def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
-        """Record a question as open unless it is already recorded; never overwrites."""
+        """Record a question as open unless it is already recorded; never overwrites.
+
+        A new question is not yet announced, and already due at the time it has once announced
+        (`QuestionRecord.next_due(announced=True)`: its first reminder, escalation step or deadline), so the
+        announcement's success moves no due time. Until announced, the sweep announces it when it falls due.
+        """
 
     @abstractmethod
     def get(self, thread_id: str, question_id: str) -> QuestionRecord | None:
@@ -114,19 +119,26 @@ class Ledger(ABC):
     def decide(self, thread_id: str, question_id: str, decision: Decision, *, now: datetime) -> DecideResult:
         """Move an open question to `decision.status`. The first call wins; later calls report the winner.
 
+        The decided question is due no more, unless `decision.hand_over_at` says when it is due (until resumed).
+
         Raises:
             QuestionNotFoundError: the question is not in the ledger (a `KeyError`).
         """
 
     @abstractmethod
     def mark_resumed(self, thread_id: str, question_id: str, *, now: datetime) -> bool:
-        """Move a decided question to `resumed`; False when it was not in a decided status."""
+        """Move a decided question to `resumed`; False when it was not in a decided status.
+
+        It is due no more (a hand-over is done), unless it still owes `notices`. A backend with a status index may
+        leave the row where its decision put it there (`page` then filters by status).
+        """
 
     @abstractmethod
     def mark_announced(self, thread_id: str, question_id: str, *, due_at: str | None) -> None:
         """Record that the question's announcement succeeded; its next due time becomes `due_at`.
 
-        Changes nothing unless the question is open and not yet announced.
+        Changes nothing unless the question is open and not yet announced. A backend should spend no more than
+        removing its unannounced marker when the row is already due at `due_at` (as `open` puts it).
         """
 
 
@@ -258,6 +270,7 @@ class LeaseLedger(ABC):
         open_questions: Sequence[str] | None = None,
         note: str | None = None,
         handed_over: Sequence[str] | None = None,
+        finished_start: str | None = None,
     ) -> None:
         """Give the lease back if `holder` still holds it; otherwise change nothing.
 
@@ -265,7 +278,17 @@ class LeaseLedger(ABC):
         returns (`ThreadLease.open_questions`); None leaves what was recorded as it is. With `note`, the same
         write leaves it for the next lease (`ThreadLease.note`). With `handed_over`, the same write records the
         decisions that still wait for the agent (`ThreadLease.handed_over`; empty clears them); None leaves them.
+        With `finished_start`, the same write records that start as finished (`ThreadLease.finished_start`, until a
+        later release names another): finishing a start then costs no write of its own.
         """
+
+    def finished_start(self, thread_id: str) -> str | None:
+        """The start the last release recorded as finished (`ThreadLease.finished_start`), read consistently now.
+
+        For the rare redelivery of a start whose own record still says `running`; the lease carries the same
+        value at no read. Default: None (a ledger from before `finished_start` never records one).
+        """
+        return None
 
 
 class NoteLedger(LeaseLedger):

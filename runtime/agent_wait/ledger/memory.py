@@ -51,6 +51,7 @@ class InMemoryLedger(FullLedger, NoteLedger):
         self._open_sets: dict[str, tuple[str, ...]] = {}
         self._notes: dict[str, str] = {}
         self._handed_over: dict[str, tuple[str, ...]] = {}
+        self._finished_starts: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
@@ -59,9 +60,10 @@ class InMemoryLedger(FullLedger, NoteLedger):
             existing = self._questions.get(key)
             if existing is not None:
                 return OpenResult(existing, created=False)
-            asked_at = format_rfc3339(now)
-            # Due at once: until its announcement succeeds, the sweep retries it.
-            record = QuestionRecord(envelope=envelope, status=QuestionStatus.OPEN, asked_at=asked_at, due_at=asked_at)
+            # Due at the time it has once announced: an announcement that fails makes it due at once (the engine's
+            # `advance`), and a crash before it is redelivered by SQS.
+            opened = QuestionRecord(envelope=envelope, status=QuestionStatus.OPEN, asked_at=format_rfc3339(now))
+            record = replace(opened, due_at=opened.next_due(announced=True))
             self._questions[key] = record
             self._thread_questions.setdefault(envelope.thread_id, []).append(envelope.question_id)
             self._question_thread.setdefault(envelope.question_id, envelope.thread_id)
@@ -137,7 +139,10 @@ class InMemoryLedger(FullLedger, NoteLedger):
             if record is None or record.status not in DECIDED:
                 return False
             self._questions[(thread_id, question_id)] = replace(
-                record, status=QuestionStatus.RESUMED, resumed_at=format_rfc3339(now)
+                record,
+                status=QuestionStatus.RESUMED,
+                resumed_at=format_rfc3339(now),
+                due_at=record.due_at if record.notices else None,  # the hand-over is done; owed notices stay due
             )
             return True
 
@@ -174,11 +179,7 @@ class InMemoryLedger(FullLedger, NoteLedger):
     def due(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
         cutoff = format_rfc3339(now)
         with self._lock:
-            due = [
-                r
-                for r in self._questions.values()
-                if (r.status is QuestionStatus.OPEN or r.notices) and r.due_at is not None and r.due_at <= cutoff
-            ]
+            due = [r for r in self._questions.values() if r.due_at is not None and r.due_at <= cutoff]
         return sorted(due, key=lambda r: (r.due_at or "", r.question_id))[:limit]
 
     def owe_notices(self, thread_id: str, question_id: str, notices: Sequence[str], *, now: datetime) -> None:
@@ -296,6 +297,7 @@ class InMemoryLedger(FullLedger, NoteLedger):
                 self._open_sets.get(thread_id),
                 self._notes.pop(thread_id, None),
                 self._handed_over.get(thread_id, ()),
+                self._finished_starts.get(thread_id),
             )
             self._leases[thread_id] = lease
             return lease
@@ -308,6 +310,7 @@ class InMemoryLedger(FullLedger, NoteLedger):
         open_questions: Sequence[str] | None = None,
         note: str | None = None,
         handed_over: Sequence[str] | None = None,
+        finished_start: str | None = None,
     ) -> None:
         with self._lock:
             held = self._leases.get(thread_id)
@@ -319,6 +322,12 @@ class InMemoryLedger(FullLedger, NoteLedger):
                     self._notes[thread_id] = note
                 if handed_over is not None:
                     self._handed_over[thread_id] = tuple(handed_over)
+                if finished_start is not None:
+                    self._finished_starts[thread_id] = finished_start
+
+    def finished_start(self, thread_id: str) -> str | None:
+        with self._lock:
+            return self._finished_starts.get(thread_id)
 
     def snapshot(self) -> dict[tuple[str, str], QuestionRecord]:
         """A copy of every question row (for tests and the local demo)."""

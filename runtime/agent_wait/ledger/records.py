@@ -121,6 +121,9 @@ class ThreadLease:
     handed_over: tuple[str, ...] = ()
     """Question ids a door (the answer API, a signed link) decided while it held the thread, that the agent has not
     received yet: the router applies them before anything else runs on the thread. Read in the same write."""
+    finished_start: str | None = None
+    """The start id the last release recorded as finished (`release_lease(finished_start=...)`): its own start
+    record may still say `running`, and counts as `done`. Read in the same write."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +144,10 @@ class Decision:
     """How the answer came: `queue`, `api`, `link`, `deadline`, or what a trusted sender says."""
     claimed_by: str | None = None
     """What an untrusted sender claimed as `answered_by`; kept for audit, never used as the answerer."""
+    hand_over_at: str | None = None
+    """For a decision made where the agent cannot run (the answer API, a signed link): the decided question stays
+    due from this RFC 3339 time until the agent has it (`Ledger.mark_resumed`), so the sweep hands it over to the
+    router if nothing else did. None: never due once decided."""
 
 
 class Notice(StrEnum):
@@ -292,7 +299,8 @@ class QuestionRecord:
     """Reminders, escalation steps and votes so far (see `Progress`)."""
     due_at: str | None = None
     """When the sweep must next act on this question (RFC 3339), or None; kept by every transition. A decided
-    question is due only while it owes `notices`."""
+    question is due only while it owes `notices`, or while a door's decision waits to be handed over to the agent
+    (`Decision.hand_over_at`)."""
     notices: tuple[str, ...] = ()
     """Lifecycle envelopes owed: transitions (`answered`, `resumed`, `voted`, ...) whose publishing failed, which
     the sweep publishes again until they go out (`FollowUpLedger.owe_notices`)."""
@@ -341,16 +349,18 @@ class QuestionRecord:
     def next_due(self, progress: Progress | None = None, *, announced: bool | None = None) -> str | None:
         """When the sweep must next act on this question, given `progress` (default: its own), or None.
 
-        Due at once (`asked_at`) while the announcement or a claimed follow-up's notice is pending; else at the
-        next reminder, the next escalation step or the deadline, whichever comes first. A decided question is
-        never due.
+        Due at once (`asked_at`) while the announcement is pending. While a claimed follow-up's notice is pending it
+        stays due where it is (its `due_at`, which has come), so the claim moves no index key. Else at the next
+        reminder, the next escalation step or the deadline, whichever comes first. A decided question is never due.
         """
         progress = progress if progress is not None else self.progress
         announced = self.announced if announced is None else announced
         if self.status is not QuestionStatus.OPEN:
             return None
-        if not announced or progress.notice is not None:
+        if not announced:
             return self.asked_at
+        if progress.notice is not None:
+            return self.due_at or self.asked_at
         asked = parse_rfc3339(self.asked_at)
         expires = parse_rfc3339(self.expires_at) if self.expires_at else None
         followups = self.followups
@@ -372,7 +382,7 @@ class QuestionRecord:
             via=decision.via,
             claimed_by=decision.claimed_by,
             decided_at=format_rfc3339(now),
-            due_at=None,
+            due_at=decision.hand_over_at,
         )
 
     def to_item(self) -> dict[str, Any]:
@@ -398,9 +408,26 @@ class QuestionRecord:
         }
         return item
 
+    def to_lean_item(self) -> dict[str, Any]:
+        """`to_item` as a table row stores it: no null attribute, and nothing the row's keys say (`thread_id`) or
+        that is rebuilt on reading (`reply_with` as `WaitEnvelope.create` makes it, `type` `wait.created`);
+        `from_item` reads both shapes (rows written before are full)."""
+        item = {key: value for key, value in self.to_item().items() if value is not None}
+        if item.get("reply_with") == _reply_with(self.thread_id, self.question_id):
+            del item["reply_with"]
+        if item.get("type") == _CREATED_TYPE:
+            del item["type"]
+        item.pop("thread_id", None)
+        return item
+
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> QuestionRecord:
-        fields = dict(item)
+        """Read a row: a full one, or a lean one (`to_lean_item`) with its keys (`pk`)."""
+        fields: dict[str, Any] = dict.fromkeys(_NULLABLE) | dict(item)
+        thread_id = str(item["thread_id"] if "thread_id" in item else str(item["pk"]).removeprefix(_THREAD_PREFIX))
+        fields["thread_id"] = thread_id
+        fields.setdefault("type", _CREATED_TYPE)
+        fields.setdefault("reply_with", _reply_with(thread_id, str(fields["question_id"])))
         fields["expires_at"] = None if item.get("expires_at") in (None, NEVER) else item["expires_at"]
         return cls(
             envelope=WaitEnvelope.from_dict(fields),
@@ -416,12 +443,24 @@ class QuestionRecord:
             claimed_by=item.get("claimed_by"),
             decided_at=item.get("decided_at"),
             resumed_at=item.get("resumed_at"),
-            failure=ThreadFailure.from_item(fields["thread_id"], item["failure"]) if item.get("failure") else None,
+            failure=ThreadFailure.from_item(thread_id, item["failure"]) if item.get("failure") else None,
             retry_id=item.get("retry_id"),
             progress=Progress.from_item(item),
             due_at=item.get("due_at"),
             notices=tuple(dict.fromkeys(str(n) for n in item.get("notices") or ())),
         )
+
+
+_CREATED_TYPE = "wait.created"
+_THREAD_PREFIX = "THREAD#"
+"""`agent_wait.schema.thread_key("")`: a lean row's thread id is its partition key's."""
+_NULLABLE = ("question", "default", "answer_ttl", "source", "reply_to", "correlation")
+"""Envelope fields a lean row leaves off when they are null."""
+
+
+def _reply_with(thread_id: str, question_id: str) -> dict[str, Any]:
+    """The `reply_with` `WaitEnvelope.create` makes, rebuilt from the ids."""
+    return {"thread_id": thread_id, "question_id": question_id, "answer": None}
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ REQUIRED: tuple[Rule, ...] = (
     decisions.racing_decisions_have_one_winner,
     decisions.decide_unknown_question_raises_key_error,
     decisions.resumed_only_after_a_decision,
+    decisions.pages_list_resumed_questions_by_their_status,
 )
 """Every ledger passes these: the core (`Ledger`)."""
 
@@ -50,6 +51,8 @@ BY_CAPABILITY: Mapping[Capability, tuple[Rule, ...]] = MappingProxyType(
             followups.a_racing_decide_and_advance_have_one_winner,
             followups.progress_round_trips,
             followups.owed_notices_keep_a_question_due_until_they_are_told,
+            followups.a_decision_to_hand_over_stays_due_until_resumed,
+            followups.resuming_keeps_a_question_due_while_it_owes_notices,
             followups.oldest_open_is_the_earliest_asked_open_question,
         ),
         Capability.STARTS: (starts.a_start_is_recorded_once,),
@@ -62,6 +65,7 @@ BY_CAPABILITY: Mapping[Capability, tuple[Rule, ...]] = MappingProxyType(
             leases.racing_leases_have_one_holder,
             leases.a_release_records_the_open_questions_the_next_lease_reads,
             leases.a_release_records_the_decisions_handed_over_until_one_clears_them,
+            leases.a_release_records_the_finished_start_the_next_lease_reads,
         ),
         Capability.NOTES: (notes.a_release_leaves_a_note_the_next_lease_takes,),
     }

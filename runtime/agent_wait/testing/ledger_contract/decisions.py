@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from agent_wait.ledger import (
     Decision,
 )
@@ -97,3 +99,31 @@ def resumed_only_after_a_decision(make: LedgerFactory) -> None:
     assert record is not None, "a resumed question must still be readable"
     assert record.status is QuestionStatus.RESUMED, f"expected resumed, got {record.status}"
     assert record.outcome is QuestionStatus.EXPIRED, f"the outcome must survive resuming, got {record.outcome}"
+
+
+def pages_list_resumed_questions_by_their_status(make: LedgerFactory) -> None:
+    """Once resumed, a question is listed as `resumed` and no longer under its outcome (a backend may keep it in its
+    status index under the outcome, then a page may hold fewer than `limit` and still have a cursor)."""
+    ledger = make()
+    tag = uuid.uuid4().hex
+    resumed, answered = sample_envelope(tags={"batch": tag}), sample_envelope(tags={"batch": tag})
+    for envelope in (resumed, answered):
+        ledger.open(envelope, now=T0)
+        ledger.decide(
+            envelope.thread_id, envelope.question_id, make_decision(QuestionStatus.ANSWERED, {"a": 1}), now=T0
+        )
+    ledger.mark_resumed(resumed.thread_id, resumed.question_id, now=T0)
+
+    def listed(status: QuestionStatus) -> list[str]:
+        seen, cursor = [], None
+        for _ in range(1000):
+            page = ledger.page(status, limit=1, cursor=cursor, tag=("batch", tag))
+            assert len(page.records) <= 1, f"a page holds at most limit questions, got {len(page.records)}"
+            seen += [r.question_id for r in page.records]
+            cursor = page.cursor
+            if cursor is None:
+                return seen
+        raise AssertionError(f"listing {status.value} never ended")
+
+    assert listed(QuestionStatus.RESUMED) == [resumed.question_id], "a resumed question is listed as resumed"
+    assert listed(QuestionStatus.ANSWERED) == [answered.question_id], "and no longer as its outcome"

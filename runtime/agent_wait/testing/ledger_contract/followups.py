@@ -30,16 +30,24 @@ from agent_wait.testing.ledger_contract._support import (
 def due_returns_exactly_the_due_open_questions_soonest_first(make: LedgerFactory) -> None:
     """`due(now)` returns the open questions whose `due_at` is at or before `now`, soonest first, at most `limit`.
 
-    A new question is due at once (when it was asked: its announcement must succeed); once announced it is
-    due when `mark_announced` says (or never); a decided question is never due.
+    Nothing is lost: a new question, not yet announced, is due no later than it would be once announced (its
+    first reminder, escalation step or deadline: `next_due(announced=True)`), so `due` finds it then even if
+    its announcement never succeeded; once announced it is due when `mark_announced` says (or never); a decided
+    question is never due.
     """
     ledger = make()
     thread = f"thread-{uuid.uuid4().hex[:12]}"
     # Asked far in the past so these are the soonest due rows of a shared store.
     base = T0 - timedelta(days=3650)
-    first, second, announced, later, quiet, decided = (sample_envelope(thread_id=thread) for _ in range(6))
+    first = sample_envelope(thread_id=thread, asked_at=base)  # deadline: an hour after it was asked
+    second = sample_envelope(thread_id=thread, asked_at=base + timedelta(minutes=1))
+    announced, later, quiet, decided = (sample_envelope(thread_id=thread) for _ in range(4))
     opened = ledger.open(first, now=base)
-    assert opened.record.due_at == format_rfc3339(base), f"a new question is due when asked, got {opened.record!r}"
+    final = opened.record.next_due(announced=True)
+    assert final == first.expires_at, f"the sample question's first due time is its deadline, got {final!r}"
+    assert not opened.record.announced, f"a new question is not announced yet, got {opened.record!r}"
+    due_at = opened.record.due_at or "never"
+    assert due_at <= final, f"a new question is due no later than its first follow-up or deadline, got {due_at!r}"
     ledger.open(second, now=base + timedelta(minutes=1))
     for envelope in (announced, later, quiet, decided):
         ledger.open(envelope, now=base)
@@ -58,7 +66,9 @@ def due_returns_exactly_the_due_open_questions_soonest_first(make: LedgerFactory
     assert due == expected, f"expected {expected} (soonest first), got {due}"
     times = [r.due_at or "" for r in every]
     assert times == sorted(times), f"due must list the soonest first, got {times}"
-    assert all(r.status is QuestionStatus.OPEN or r.notices for r in every), "due lists open or owing questions only"
+    assert all(r.status is QuestionStatus.OPEN or r.notices or r.due_at for r in every), (
+        "due lists open questions, and decided ones only while they owe notices or wait for their hand-over"
+    )
     bounded = [r.question_id for r in ledger.due(now, limit=2)]
     assert bounded == [r.question_id for r in every[:2]], f"limit must keep the soonest two, got {bounded}"
 
@@ -251,6 +261,70 @@ def owed_notices_keep_a_question_due_until_they_are_told(make: LedgerFactory) ->
     left = [r.question_id for r in ledger.due(base + timedelta(days=1), limit=1000) if r.thread_id == thread]
     assert left == [], f"a question that owes nothing leaves the due list, got {left}"
     assert told.status is QuestionStatus.RESUMED, f"telling never changes the status: {told!r}"
+
+
+def a_decision_to_hand_over_stays_due_until_resumed(make: LedgerFactory) -> None:
+    """A decision given `hand_over_at` (made where the agent cannot run: the answer API, a link) keeps the question
+    due from then, decided, until `mark_resumed`; a vote that decides does the same; without it, never due."""
+    ledger = make()
+    thread = f"thread-{uuid.uuid4().hex[:12]}"
+    base = T0 - timedelta(days=3650)  # the soonest due rows of a shared store
+    door, quorum, queue = (sample_envelope(thread_id=thread, quorum=q) for q in (None, 1, None))
+    for envelope in (door, quorum, queue):
+        ledger.open(envelope, now=base)
+        ledger.mark_announced(thread, envelope.question_id, due_at=None)
+    at = format_rfc3339(base)
+    decision = Decision(QuestionStatus.ANSWERED, {"action": "approve"}, "a-door", "ana", via="api", hand_over_at=at)
+    assert ledger.decide(thread, door.question_id, decision, now=base).won
+    vote = make_vote("bo", "approve", "a-bo")
+    deciding = Decision(QuestionStatus.ANSWERED, {"action": "approve"}, "a-bo", "bo", via="api", hand_over_at=at)
+    assert (
+        advanced(
+            ledger.advance(
+                thread,
+                quorum.question_id,
+                Progress(votes=(vote,), version=1),
+                expected_version=0,
+                due_at=None,
+                decision=deciding,
+                now=base,
+            )
+        ).status
+        is QuestionStatus.ANSWERED
+    )
+    ledger.decide(thread, queue.question_id, make_decision(QuestionStatus.ANSWERED, {"action": "approve"}), now=base)
+
+    def due() -> list[str]:
+        return sorted(
+            r.question_id for r in ledger.due(base + timedelta(minutes=1), limit=1000) if r.thread_id == thread
+        )
+
+    assert due() == sorted([door.question_id, quorum.question_id]), "decisions to hand over are due, others not"
+    assert row_of(ledger, thread, door.question_id).due_at == at, "due from its hand_over_at"
+    for envelope in (door, quorum):
+        assert ledger.mark_resumed(thread, envelope.question_id, now=base)
+    assert due() == [], "a resumed question waits for no hand-over"
+    assert row_of(ledger, thread, door.question_id).due_at is None
+
+
+def resuming_keeps_a_question_due_while_it_owes_notices(make: LedgerFactory) -> None:
+    """`mark_resumed` takes a hand-over's due time off, but never the due time of notices still owed."""
+    ledger = make()
+    envelope = sample_envelope()
+    thread, question = envelope.thread_id, envelope.question_id
+    base = T0 - timedelta(days=3650)
+    ledger.open(envelope, now=base)
+    at = format_rfc3339(base)
+    decision = Decision(QuestionStatus.ANSWERED, {"action": "approve"}, "a-door", "ana", via="api", hand_over_at=at)
+    ledger.decide(thread, question, decision, now=base)
+    ledger.owe_notices(thread, question, ["answered"], now=base)
+    assert ledger.mark_resumed(thread, question, now=base), "a decided question owing notices can be resumed"
+    row = row_of(ledger, thread, question)
+    assert (row.status, row.notices) == (QuestionStatus.RESUMED, ("answered",)), f"got {row!r}"
+    assert question in [r.question_id for r in ledger.due(base + timedelta(minutes=1), limit=1000)], (
+        "a resumed question owing notices stays due until they are told"
+    )
+    ledger.told(thread, question, ["answered"], due_at=None)
 
 
 def oldest_open_is_the_earliest_asked_open_question(make: LedgerFactory) -> None:

@@ -104,3 +104,28 @@ def a_release_records_the_decisions_handed_over_until_one_clears_them(make: Ledg
     assert fourth is not None, "a released lease must be granted again"
     assert fourth.handed_over == (), f"expected none once applied, got {fourth.handed_over}"
     assert fourth.open_questions == ("q-2",), "clearing the hand-overs leaves the open ids alone"
+
+
+def a_release_records_the_finished_start_the_next_lease_reads(make: LedgerFactory) -> None:
+    """`release_lease(finished_start=...)` records that start as finished; every later lease carries it until a
+    release names another; a release without it, or by a non-holder, leaves it as it is."""
+    ledger = make()
+    thread = f"thread-{uuid.uuid4().hex[:12]}"
+    first = ledger.acquire_lease(thread, "h-1", now=T0, seconds=60)
+    assert first is not None, "a free thread's lease must be granted"
+    assert first.finished_start is None, f"nothing was finished yet, got {first.finished_start}"
+    ledger.release_lease(thread, "h-1", finished_start="s-1")
+    second = ledger.acquire_lease(thread, "h-2", now=T0, seconds=60)
+    assert second is not None, "a released lease must be granted again"
+    assert second.finished_start == "s-1", f"expected the finished start, got {second.finished_start}"
+    ledger.release_lease(thread, "h-9", finished_start="s-9")  # not the holder: changes nothing
+    ledger.release_lease(thread, "h-2", open_questions=("q-1",))  # an answer: the finished start stays
+    third = ledger.acquire_lease(thread, "h-3", now=T0, seconds=60)
+    assert third is not None, "a released lease must be granted again"
+    assert third.finished_start == "s-1", f"expected the start kept, got {third.finished_start}"
+    ledger.release_lease(thread, "h-3", finished_start="s-2")
+    fourth = ledger.acquire_lease(thread, "h-4", now=T0, seconds=60)
+    assert fourth is not None, "a released lease must be granted again"
+    assert fourth.finished_start == "s-2", f"expected the later start, got {fourth.finished_start}"
+    assert ledger.finished_start(thread) == "s-2", "read again, the thread says the same as its lease"
+    ledger.release_lease(thread, "h-4")
