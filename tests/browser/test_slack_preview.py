@@ -95,7 +95,7 @@ def test_the_preview_of_an_open_an_answered_and_an_expired_message(browser: Any,
         # WHEN the open one is previewed
         page.set_content(preview_page([_preview(posted[0])], title="#finance-approvals"))
         # THEN it reads as a Slack message: the call, its arguments, its buttons, who may answer
-        expect(page.get_by_text("issue_refund(order_id=\"order-7734\", amount=1250)")).to_be_visible()
+        expect(page.get_by_text('issue_refund(order_id="order-7734", amount=1250)')).to_be_visible()
         for label in ("Approve", "Reject", "Edit…"):
             expect(page.get_by_text(label, exact=True)).to_be_visible()
         page.screenshot(path=str(target / "slack-open.png"))
