@@ -218,21 +218,21 @@ def test_an_edit_through_the_modal_reaches_the_call(world: SlackWorld) -> None:
 
 
 def test_a_decision_in_the_inbox_and_the_deadline_each_update_the_message(world: SlackWorld) -> None:
-    from agent_wait.engine import AnswerService, SqsEntryQueue
-    from agent_wait.engine.checks import Answerer
+    import urllib.request
 
     # GIVEN two questions posted to Slack
     _, answered = world.ask()
     _, expiring = world.ask()
-    # WHEN one is approved in the inbox (the answer API's decision path) and the other's deadline passes
-    from agent_wait.aws.ledger import DynamoDbLedger
-
-    ledger = DynamoDbLedger(world.local.table, client=world.local.client("dynamodb"))
-    service = AnswerService(
-        ledger, SqsEntryQueue(world.local.queue_url, client=world.local.client("sqs")), clock=world.clock
+    # WHEN carol approves one over the answer API (as the inbox page does), and the other's deadline passes
+    token = world.local.issuer.token("carol@example.com", ["finance"])
+    request = urllib.request.Request(
+        f"{world.local.api_url}/questions/{answered}/answer",
+        data=json.dumps({"answer": {"action": "approve"}}).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        method="POST",
     )
-    who = Answerer(answered_by="carol@example.com", via="api", sender="https://issuer#carol", groups=("finance",))
-    assert service.answer(answered, {"action": "approve"}, who, answer_id="api:carol").verdict.kind.value == "decided"
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert json.loads(response.read())["result"] == "won"
     world.local.pump()
     world.clock.offset += timedelta(days=3, minutes=1)
     try:
