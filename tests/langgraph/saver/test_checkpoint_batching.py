@@ -624,7 +624,7 @@ SHIPPED: list[str] = []
 
 
 def test_sent_branches_that_finished_are_not_run_again_when_another_crashes(
-    saver_calls: tuple[Any, Calls], unique: str
+    saver_calls: tuple[Any, Calls], unique: str, moto_server: str
 ) -> None:
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import Send
@@ -634,9 +634,18 @@ def test_sent_branches_that_finished_are_not_run_again_when_another_crashes(
     crash.set()
     SHIPPED.clear()
 
+    table = boto3.client("dynamodb", region_name=REGION, endpoint_url=moto_server)  # not the saver's: not counted
+
+    def others_landed() -> bool:
+        items = table.scan(TableName=f"checkpoints-{unique}")["Items"]
+        return sum(1 for item in items if item["PK"]["S"].startswith("WRITES_") and item["channel"]["S"] == "done") == 2
+
     def ship(state: Any) -> dict[str, Any]:
         if state["item"] == "slow":
-            time.sleep(0.3)  # the others finished a while ago
+            # The others finished and their writes landed (waited for, not slept on: under load 0.3 s was not enough)
+            deadline = time.monotonic() + 10
+            while crash.is_set() and not others_landed() and time.monotonic() < deadline:
+                time.sleep(0.05)
             if crash.is_set():
                 calls.dead = True
                 raise Crash("the process died while one branch ran")
