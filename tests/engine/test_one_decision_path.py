@@ -286,8 +286,32 @@ def test_an_answer_through_the_api_while_the_agent_runs_on_the_thread_is_refused
     assert_told_the_truth(world, again, thread_id, question_id, "o-busy")
 
 
+class _SlackDirectory:
+    """The two Slack Web API reads the Slack door makes, answered as Slack would for one user."""
+
+    def users_info(self, user: str) -> dict[str, Any]:
+        return {"ok": True, "user": {"id": user, "profile": {"email": "eve@example.com"}}}
+
+    def usergroups_users_list(self, usergroup: str) -> dict[str, Any]:
+        return {"ok": True, "users": []}
+
+
+def _slack_click(question_id: str, *, secret: str, now: datetime) -> tuple[str, dict[str, str]]:
+    """A signed `block_actions` body for the Approve button of `question_id`, as Slack sends it."""
+    import hashlib
+    import hmac
+    import urllib.parse
+
+    action = {"action_id": "agent_wait:answer:approve", "value": question_id, "action_ts": "1.0", "type": "button"}
+    payload = {"type": "block_actions", "user": {"id": "U0EVE", "team_id": "T0TEAM"}, "actions": [action]}
+    body = "payload=" + urllib.parse.quote(json.dumps(payload))
+    timestamp = str(int(now.timestamp()))
+    digest = hmac.new(secret.encode(), f"v0:{timestamp}:{body}".encode(), hashlib.sha256).hexdigest()
+    return body, {"x-slack-request-timestamp": timestamp, "x-slack-signature": f"v0={digest}"}
+
+
 def test_every_door_decides_through_the_one_desk(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The queue, the answer API, AG-UI, a signed link and the sweep's deadline all reach `AnswerDesk.decide`."""
+    """The queue, the answer API, AG-UI, a signed link, Slack and the sweep's deadline all reach `AnswerDesk.decide`."""
     from agent_wait.engine import AnswerDesk
     from agent_wait.host.links import LinkKeys, mint_token
 
@@ -305,7 +329,8 @@ def test_every_door_decides_through_the_one_desk(monkeypatch: pytest.MonkeyPatch
     world.app = create_app(
         lambda: ApiContext(ledger=world.ledger, service=service, link_keys=keys, clock=lambda: world.now)
     )
-    asked = {door: world.start(f"t-door-{door}", f"o-door-{door}").asked[0] for door in ("q", "api", "ag", "ln", "dl")}
+    doors = ("q", "api", "ag", "ln", "sl", "dl")
+    asked = {door: world.start(f"t-door-{door}", f"o-door-{door}").asked[0] for door in doors}
 
     # the entry queue
     by_queue = {"thread_id": "t-door-q", "question_id": asked["q"], "answer": {"action": "approve"}}
@@ -324,10 +349,29 @@ def test_every_door_decides_through_the_one_desk(monkeypatch: pytest.MonkeyPatch
         now=T0,
     )
     call(world.app, "POST", f"/questions/{asked['ln']}/link/answer", {"token": token})
+    # Slack
+    from agent_wait.slack import SlackInteractions, SlackRouting
+
+    slack = SlackInteractions(
+        signing_secret="slack-signing-secret",
+        service=service,
+        find=world.ledger.find,
+        client=_SlackDirectory(),
+        routing=SlackRouting(),
+        clock=lambda: world.now,
+    )
+    assert slack.handle(*_slack_click(asked["sl"], secret="slack-signing-secret", now=world.now)).status == 200
     # the sweep's deadline, past the policy's three days
     world.now = T0 + timedelta(days=4)
     world.queue.messages.clear()
     world.sweep()
     world.deliver()
 
-    assert reached == [("queue", False), ("api", False), ("api", False), ("link", False), ("deadline", True)]
+    assert reached == [
+        ("queue", False),
+        ("api", False),
+        ("api", False),
+        ("link", False),
+        ("slack", False),
+        ("deadline", True),
+    ]
