@@ -231,3 +231,41 @@ def test_with_no_channel_a_question_goes_by_direct_message_to_the_slack_users_it
     envelope = WaitEnvelope.create(Question("t-9", "q-9", asked, policy=policy))
     assert announcer.announce(envelope).status is DeliveryStatus.DELIVERED
     assert [call["channel"] for call in slack.calls_to("chat.postMessage")] == ["U0ALICE"]
+
+
+def test_the_route_verifies_the_body_api_gateway_base64_encoded_as_slack_sent_it() -> None:
+    # API Gateway's HTTP API passes a form body base64-encoded (`isBase64Encoded`); the signature is over Slack's bytes
+    import base64
+
+    from tests.support.api_events import http_event
+
+    from agent_wait.host.api import ApiContext, create_app
+    from agent_wait.ledger import InMemoryLedger
+
+    context = ApiContext(ledger=InMemoryLedger(), service=None, slack=_interactions())  # type: ignore[arg-type]
+    app = create_app(lambda: context)
+    event = http_event(
+        "POST",
+        "/slack/interactions",
+        base64.b64encode(SLACK_DOC_BODY.encode()).decode(),
+        headers={"content-type": "application/x-www-form-urlencoded", **_headers()},
+    )
+    event["isBase64Encoded"] = True
+    verified = app.resolve(event, {})  # type: ignore[arg-type]
+    event["body"] = base64.b64encode(SLACK_DOC_BODY.replace("roadrunner", "coyote").encode()).decode()
+    tampered = app.resolve(event, {})  # type: ignore[arg-type]
+    # THEN the documented request passes the signature (then is refused as not an interaction); the changed one is 401
+    assert verified["statusCode"] == 400
+    assert tampered["statusCode"] == 401
+
+
+def test_the_route_says_slack_is_off_when_no_signing_secret_is_set() -> None:
+    from tests.support.api_events import call
+
+    from agent_wait.host.api import ApiContext, create_app
+    from agent_wait.ledger import InMemoryLedger
+
+    app = create_app(lambda: ApiContext(ledger=InMemoryLedger(), service=None))  # type: ignore[arg-type]
+    reply = call(app, "POST", "/slack/interactions", "payload=%7B%7D")
+    assert reply.status == 404
+    assert reply.json()["reason"] == "slack_off"
