@@ -25,6 +25,7 @@ BENCHES = (
     "bench_sweep.py",  # sweep calls with 10,000 open and 10 overdue
     "bench_cold_start.py",  # bundle size, cold start to ready vs a bare LangGraph Lambda
     "bench_thread_history.py",  # items read per lifecycle on a thread with 100 earlier turns
+    "bench_parallel_graph.py",  # refused answers and re-run branches over 200 lifecycles of the 3-branch graph
 )
 
 
