@@ -1,6 +1,6 @@
 """Every framework's question, answered in the inbox in Chromium and over the API with the CLI.
 
-One stack per framework on the emulator (pytest runs each framework's tests together, then stops its stack):
+One stack on the emulator, each framework's agent deployed on it in turn:
 a LangGraph `@wait` call, an Agent Inbox request, LangChain's `HumanInTheLoopMiddleware` per call and batched,
 a Strands tool and a Pydantic AI tool. For each: the question page shows the call and its arguments, with its
 answer buttons above the fold of a 1280x800 screen; an approval with an edited amount pays the edited amount
@@ -127,11 +127,19 @@ class Running:
         return self.inbox.refunds(order)
 
 
-@pytest.fixture(scope="module", params=sorted(FRAMEWORKS))
-def running(request: Any, refund_template: dict[str, Any], browser: Any) -> Iterator[Running]:
+@pytest.fixture(scope="module")
+def stack(refund_template: dict[str, Any], browser: Any) -> Iterator[Inbox]:
+    """One emulated stack for the module; each framework's agent is deployed on it in turn (`use_agent`)."""
+    with running_inbox(refund_template, browser, GRAPH) as inbox:
+        yield inbox
+
+
+@pytest.fixture(params=sorted(FRAMEWORKS))
+def running(request: Any, stack: Inbox) -> Running:
     framework = FRAMEWORKS[request.param]
-    with running_inbox(refund_template, browser, framework.graph) as inbox:
-        yield Running(framework, inbox)
+    if stack.local.environment["AGENT_WAIT_GRAPH"] != framework.graph:
+        stack.local.use_agent(framework.graph)
+    return Running(framework, stack)
 
 
 @pytest.fixture

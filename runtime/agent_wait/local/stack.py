@@ -296,6 +296,18 @@ class EmulatedStack:
 
         return api.handler(event, _Context(API_HANDLER))
 
+    def use_agent(self, graph: str) -> None:
+        """Host another agent (`AGENT_WAIT_GRAPH`, `module:attribute`) on this stack, as deploying the router with a
+        new graph does: the handlers start cold with it, and it is loaded now, so one that cannot load fails here."""
+        self.environment[Settings.GRAPH.value] = graph
+        self._set_env({Settings.GRAPH.value: graph})
+        self._reset_handlers()
+        if self._api is not None:  # the API's cold start too, in this environment, as a deploy's would be
+            from agent_wait.host import api
+
+            api._context()
+        self._load_agent()
+
     def cold_start(self) -> None:
         """Make the next call of each function a cold start, as a deploy does: settings, clients and the link
         keys are read again (after rotating the link keys, say)."""
