@@ -265,27 +265,10 @@ class EmulatedStack:
         self._api.start()
 
     def slack_preview(self, *, limit: int = 20) -> str:
-        """Each question's Slack message as it would look now (open ones, then the latest decided), as a static
-        page: the blocks `SlackAnnounce` posts, drawn by `agent_wait.slack.preview_page`. No workspace needed."""
-        from agent_wait.aws.ledger import DynamoDbLedger
-        from agent_wait.schema import QuestionStatus
-        from agent_wait.slack import PreviewMessage, preview_page
-        from agent_wait.slack.announce import message_blocks
+        """Each question's Slack message as it would look now (`agent_wait.local.slack_preview`)."""
+        from agent_wait.local.slack_preview import preview_questions
 
-        ledger = DynamoDbLedger(self.table, client=self.client("dynamodb"))
-        records = list(ledger.page(QuestionStatus.OPEN, limit=limit).records)
-        for status in (QuestionStatus.ANSWERED, QuestionStatus.EXPIRED, QuestionStatus.RESUMED):
-            records += list(ledger.page(status, limit=limit).records)
-        records = sorted(records, key=lambda record: record.asked_at)[-limit:]
-        inbox = f"{self.api_url}/inbox" if self.api_url else None
-        messages = []
-        for record in records:
-            link = f"{inbox}#/questions/{record.question_id}" if inbox else None
-            blocks = message_blocks(record, inbox_url=link)
-            asked = datetime.fromisoformat(record.asked_at.replace("Z", "+00:00")).timestamp()
-            edited = record.status is not QuestionStatus.OPEN
-            messages.append(PreviewMessage("questions", f"{asked:.6f}", blocks, record.question_id, edited=edited))
-        return preview_page(messages, title="Slack preview · agent-wait dev")
+        return preview_questions(self, limit=limit)
 
     def _now(self) -> datetime:
         return self.clock()  # read on every call: `at()` swaps the clock
