@@ -7,14 +7,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from agent_wait.host._patterns import LOOPBACK_URL, SECRET_ARN
 from agent_wait.schema import Settings
 
 __all__ = ("SlackSettings", "slack_settings")
 
 _SLACK_ID = re.compile(r"[A-Z0-9]{2,64}")
 """A Slack id: a channel (`C…`), a user group (`S…`), a user (`U…`)."""
-_SECRET_ARN = re.compile(r"arn:[a-z][a-z0-9-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+")
-_LOOPBACK_URL = re.compile(r"http://(localhost|127\.0\.0\.1)(:\d{1,5})?(/.*)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +50,7 @@ def slack_settings(
         return None
     for name in (Settings.SLACK_BOT_TOKEN_ARN, Settings.SLACK_SIGNING_SECRET_ARN):
         arn = value[name]
-        if arn is not None and not _SECRET_ARN.fullmatch(arn):
+        if arn is not None and not SECRET_ARN.fullmatch(arn):
             problems.append(f"{name.value} must be a Secrets Manager secret ARN; got {arn!r}")
             wrong.append(name.value)
     mappings: dict[Settings, dict[str, str]] = {}
@@ -77,7 +76,7 @@ def slack_settings(
                 problems.append(f"{name.value} is not set: Slack's bot token is, and posting needs it")
                 wrong.append(name.value)
     api_url = value[Settings.SLACK_API_URL]
-    if api_url is not None and not (api_url.startswith("https://") or _LOOPBACK_URL.fullmatch(api_url)):
+    if api_url is not None and not (api_url.startswith("https://") or LOOPBACK_URL.fullmatch(api_url)):
         problems.append(f"{Settings.SLACK_API_URL.value} must be an https:// URL (http:// only on localhost)")
         wrong.append(Settings.SLACK_API_URL.value)
     return SlackSettings(

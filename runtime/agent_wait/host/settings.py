@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from agent_wait.errors import ConfigurationError
+from agent_wait.host._patterns import LOOPBACK_URL, SECRET_ARN
 from agent_wait.host._slack_settings import SlackSettings, slack_settings
 from agent_wait.schema import Settings
 
@@ -41,9 +42,6 @@ _ANNOUNCER_NAMES = frozenset({"sns", "eventbridge", "webhook", "sqs", "dynamodb"
 
 _BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 """An S3 bucket name, as S3's naming rules allow it (length and characters)."""
-
-# arn:<partition>:secretsmanager:<region>:<account>:secret:<name>-<6 random characters>
-_SECRET_ARN = re.compile(r"arn:[a-z][a-z0-9-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +197,7 @@ def _identity_settings(value: Mapping[Settings, str | None], problems: list[str]
         problems.append(f"{Settings.API_URL.value} must be the answer API's URL, starting with https://")
         wrong.append(Settings.API_URL.value)
     link_keys_arn = value[Settings.LINK_KEYS_ARN]
-    if link_keys_arn is not None and not _SECRET_ARN.fullmatch(link_keys_arn):
+    if link_keys_arn is not None and not SECRET_ARN.fullmatch(link_keys_arn):
         problems.append(f"{Settings.LINK_KEYS_ARN.value} must be a Secrets Manager secret ARN; got {link_keys_arn!r}")
         wrong.append(Settings.LINK_KEYS_ARN.value)
     link_announcers = _names(value[Settings.LINK_ANNOUNCERS]) or frozenset()
@@ -228,7 +226,6 @@ def _identity_settings(value: Mapping[Settings, str | None], problems: list[str]
 
 
 _SIGN_IN = (Settings.SIGN_IN_URL, Settings.SIGN_IN_TOKEN_URL, Settings.SIGN_IN_CLIENT_ID)
-_LOOPBACK_URL = re.compile(r"http://(localhost|127\.0\.0\.1)(:\d{1,5})?(/.*)?")
 _CLIENT_ID = re.compile(r"[\x21-\x7e]{1,256}")
 _SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 """A scope token as RFC 6749 section 3.3 allows it: printable, no space, quote or backslash."""
@@ -246,7 +243,7 @@ def _sign_in_settings(value: Mapping[Settings, str | None], problems: list[str],
         wrong.extend(missing)
     for name in (Settings.SIGN_IN_URL, Settings.SIGN_IN_TOKEN_URL):
         url = value[name]
-        if url is not None and not (url.startswith("https://") or _LOOPBACK_URL.fullmatch(url)):
+        if url is not None and not (url.startswith("https://") or LOOPBACK_URL.fullmatch(url)):
             problems.append(
                 f"{name.value} must be an https:// URL (http:// only on localhost), such as "
                 f"'https://example.auth.us-east-1.amazoncognito.com/oauth2/authorize'; got {url!r}"
@@ -305,7 +302,7 @@ def _webhook_secret_problems(secret_arn: str | None, *, webhook_url: str | None)
     if secret_arn is None:
         return []
     problems = []
-    if not _SECRET_ARN.fullmatch(secret_arn):
+    if not SECRET_ARN.fullmatch(secret_arn):
         problems.append(
             f"{Settings.WEBHOOK_SECRET_ARN.value} must be a Secrets Manager secret ARN such as "
             f"'arn:aws:secretsmanager:us-east-1:123456789012:secret:agent-wait-webhook-AbCdEf'; got {secret_arn!r}"
@@ -323,7 +320,7 @@ def _webhook_url_secret_problems(secret_arn: str | None, *, webhook_url: str | N
     if secret_arn is None:
         return []
     problems = []
-    if not _SECRET_ARN.fullmatch(secret_arn):
+    if not SECRET_ARN.fullmatch(secret_arn):
         problems.append(
             f"{Settings.WEBHOOK_URL_SECRET_ARN.value} must be a Secrets Manager secret ARN such as "
             "'arn:aws:secretsmanager:us-east-1:123456789012:secret:agent-wait-webhook-url-AbCdEf'; "
