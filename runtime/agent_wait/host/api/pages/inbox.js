@@ -994,27 +994,34 @@
     current.editFields = [];
     current.editFor = view.question_id;
     Object.keys(call.args).forEach(function (name, index) {
-      var value = call.args[name];
-      var row = make("tr");
-      if (edits) {
-        var id = "edit-arg-" + index;
-        var label = make("label", name);
-        label.setAttribute("for", id);
-        row.appendChild(make("td")).appendChild(label);
-        var input = field(describe(value), value);
-        input.id = id;
-        input.name = name;
+      var edited = argumentRow(rows, name, call.args[name], edits ? "edit-arg-" + index : null);
+      if (edited) {
         if (name in kept) {
-          input.value = kept[name];
+          edited.input.value = kept[name];
         }
-        row.appendChild(make("td")).appendChild(input);
-        current.editFields.push({ name: name, schema: describe(value), input: input, required: false });
-      } else {
-        row.appendChild(make("td", name));
-        row.appendChild(page.value(make("td"), value));
+        current.editFields.push(edited);
       }
-      rows.appendChild(row);
     });
+  }
+
+  // One argument as a row of `rows`: its name and its value, or, given an `id`, a labelled field holding the value.
+  // Returns the field ({name, schema, input}) for an editable row, else null.
+  function argumentRow(rows, name, value, id) {
+    var row = rows.appendChild(make("tr"));
+    if (!id) {
+      row.appendChild(make("td", name));
+      row.appendChild(page.value(make("td"), value));
+      return null;
+    }
+    var label = make("label", name);
+    label.setAttribute("for", id);
+    row.appendChild(make("td")).appendChild(label);
+    var schema = describe(value);
+    var input = field(schema, value);
+    input.id = id;
+    input.name = name;
+    row.appendChild(make("td")).appendChild(input);
+    return { name: name, schema: schema, input: input, required: false };
   }
 
   // A decided or open batched review in "What is asked": how many calls; once decided, each with its arguments.
@@ -1330,21 +1337,10 @@
       var state = { request: request, fields: [], choice: null, message: null };
       var args = card.appendChild(make("table", null, "review-args"));
       Object.keys(request.args).forEach(function (name, position) {
-        var row = args.appendChild(make("tr"));
-        var value = request.args[name];
-        if (request.editable) {
-          var id = "review-" + index + "-arg-" + position;
-          var label = make("label", name);
-          label.setAttribute("for", id);
-          row.appendChild(make("td")).appendChild(label);
-          var input = field(describe(value), value);
-          input.id = id;
-          input.name = name;
-          row.appendChild(make("td")).appendChild(input);
-          state.fields.push({ name: name, schema: describe(value), input: input, required: false });
-        } else {
-          row.appendChild(make("td", name));
-          row.appendChild(page.value(make("td"), value));
+        var id = request.editable ? "review-" + index + "-arg-" + position : null;
+        var edited = argumentRow(args, name, request.args[name], id);
+        if (edited) {
+          state.fields.push(edited);
         }
       });
       // Approving with changed arguments is the middleware's `edit`: one choice, relabelled as the fields change.
