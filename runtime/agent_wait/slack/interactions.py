@@ -158,7 +158,7 @@ class SlackInteractions:
             return SlackReply(200)  # a button that is not ours
         chosen = action_id.removeprefix(_blocks.ACTION_PREFIX)
         seed = f"{action_id}\0{action.get('action_ts') or ''}"
-        text = self._decide(payload, question_id, {"action": chosen}, seed, said=f"“{chosen}”")
+        text, _ = self._verdict(payload, question_id, {"action": chosen}, seed, said=f"“{chosen}”")
         self._tell(response_url, text)
         return SlackReply(200)
 
@@ -190,9 +190,6 @@ class SlackInteractions:
         return SlackReply(200, {"response_action": "clear"})
 
     # -- deciding -----------------------------------------------------------------------------------------------
-
-    def _decide(self, payload: dict[str, Any], question_id: str, answer: Any, seed: str, *, said: str) -> str:
-        return self._verdict(payload, question_id, answer, seed, said=said)[0]
 
     def _verdict(
         self, payload: dict[str, Any], question_id: str, answer: Any, seed: str, *, said: str
