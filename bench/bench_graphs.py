@@ -95,7 +95,7 @@ def main() -> int:
 
 
 def _measure(name: str, graph: str, value: Any, nodes: int, lifecycles: int) -> tuple[Any, ...]:
-    from bench_lifecycle_calls import PRICE, REGION, ROUTER_MEMORY_MB, CallCounter, deliver, moto_stack
+    from bench_lifecycle_calls import PRICE, REGION, ROUTER_MEMORY_MB, CallCounter, asked_question, deliver, moto_stack
 
     with moto_stack(name.replace(" ", "-").replace("-", "")[:12]) as stack:
         import boto3
@@ -116,14 +116,7 @@ def _measure(name: str, graph: str, value: Any, nodes: int, lifecycles: int) -> 
             thread_id = f"{name.replace(' ', '-')}-{n}"
             begin = counter.mark()
             seconds.append(deliver(sqs, stack, router, {"thread_id": thread_id, "input": value}, thread_id))
-            (question,) = [
-                i["sk"]["S"].removeprefix("WAIT#")
-                for i in reader.query(
-                    TableName=stack.table,
-                    KeyConditionExpression="pk = :pk AND begins_with(sk, :w)",
-                    ExpressionAttributeValues={":pk": {"S": f"THREAD#{thread_id}"}, ":w": {"S": "WAIT#"}},
-                )["Items"]
-            ]
+            question = asked_question(reader, stack, thread_id)
             answer = {"thread_id": thread_id, "question_id": question, "answer": {"action": "approve"}}
             seconds.append(deliver(sqs, stack, router, answer, thread_id))
             calls = counter.calls[begin:]

@@ -320,6 +320,19 @@ def _dedup(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def asked_question(reader: Any, stack: Stack, thread_id: str) -> str:
+    """The id of the one question `thread_id` asked, read from its question row's key."""
+    (question_id,) = [
+        item["sk"]["S"].removeprefix("WAIT#")
+        for item in reader.query(
+            TableName=stack.table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :w)",
+            ExpressionAttributeValues={":pk": {"S": f"THREAD#{thread_id}"}, ":w": {"S": "WAIT#"}},
+        )["Items"]
+    ]
+    return question_id
+
+
 def deliver(sqs: Any, stack: Stack, router: Any, message: dict[str, Any], group: str) -> float:
     """Sender → entry queue → event source receive → router → event source delete. Returns router seconds."""
     body = json.dumps(message)
@@ -360,14 +373,7 @@ def main() -> int:
                 sqs, stack, router, {"thread_id": thread_id, "input": {"order_id": f"o-{n}", "amount": 900}}, thread_id
             )
             middle = counter.mark()
-            (question_id,) = [
-                i["sk"]["S"].removeprefix("WAIT#")
-                for i in reader.query(
-                    TableName=stack.table,
-                    KeyConditionExpression="pk = :pk AND begins_with(sk, :w)",
-                    ExpressionAttributeValues={":pk": {"S": f"THREAD#{thread_id}"}, ":w": {"S": "WAIT#"}},
-                )["Items"]
-            ]
+            question_id = asked_question(reader, stack, thread_id)
             answer = {"thread_id": thread_id, "question_id": question_id, "answer": {"action": "approve"}}
             answer_seconds = deliver(sqs, stack, router, answer, thread_id)
             return counter.calls[begin:middle], counter.calls[middle:], start_seconds, answer_seconds

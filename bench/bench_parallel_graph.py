@@ -30,7 +30,7 @@ def main() -> int:
     sys.path.insert(0, HERE)
     sys.path.insert(0, os.path.dirname(HERE))  # the repository: `tests.agents.branch_graphs`, as the router names it
     from _targets import Target, report_targets
-    from bench_lifecycle_calls import REGION, CallCounter, deliver, moto_stack
+    from bench_lifecycle_calls import REGION, CallCounter, asked_question, deliver, moto_stack
 
     with moto_stack("parallel") as stack:
         import boto3
@@ -54,14 +54,7 @@ def main() -> int:
             thread_id = f"parallel-{n}"
             begin = counter.mark()
             deliver(sqs, stack, router, {"thread_id": thread_id, "input": {"log": []}}, thread_id)
-            (question,) = [
-                i["sk"]["S"].removeprefix("WAIT#")
-                for i in reader.query(
-                    TableName=stack.table,
-                    KeyConditionExpression="pk = :pk AND begins_with(sk, :w)",
-                    ExpressionAttributeValues={":pk": {"S": f"THREAD#{thread_id}"}, ":w": {"S": "WAIT#"}},
-                )["Items"]
-            ]
+            question = asked_question(reader, stack, thread_id)
             outcome = _answer(sqs, stack, router, thread_id, question)
             if n == 0:
                 continue
