@@ -80,7 +80,7 @@ class Layer:
 
 CORE = Layer("core", (), frozenset())
 BINDINGS = ("agent_wait.langgraph", "agent_wait.pydantic_ai", "agent_wait.strands")
-CHANNELS = ("agent_wait.slack", "agent_wait.teams")
+CHANNELS = ("agent_wait.slack", "agent_wait.teams", "agent_wait.shaped")
 """The channel packages (an announcer, and a door when the channel has one); the host builds them."""
 # Most specific prefix wins. A module not listed here is core: stdlib and the core only.
 RULES: dict[str, Layer] = {
@@ -106,6 +106,8 @@ RULES: dict[str, Layer] = {
     "agent_wait.slack": Layer("channel", ("agent_wait.slack", "agent_wait.engine"), frozenset({"slack_sdk"})),
     # Teams through a Workflows webhook: the standard library only.
     "agent_wait.teams": Layer("channel", ("agent_wait.teams", "agent_wait.engine"), frozenset()),
+    # Shaped webhooks: a template per transition, rendered in Jinja2's sandbox.
+    "agent_wait.shaped": Layer("channel", ("agent_wait.shaped",), frozenset({"jinja2"})),
     "agent_wait.host": Layer(
         "host", (*BINDINGS, "agent_wait.aws", "agent_wait.engine", "agent_wait.slack", "agent_wait.host"), None
     ),
