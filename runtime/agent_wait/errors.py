@@ -8,6 +8,7 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
            ├─ SignatureError(ValueError)         a webhook signature is missing, wrong, or outside the replay window
            ├─ ConfigurationError(ValueError)     a handler setting is missing or wrong (names every variable at fault)
            ├─ ArgumentError(ValueError)          an argument to a constructor or call has a value it cannot take
+           ├─ RecipientError(ValueError)         a question names an email answerer that is not an address
            ├─ LedgerError                        the question ledger's store could not do what was asked
            │    ├─ LedgerUnavailableError        the store failed (throttling, network, permissions); SQS retries
            │    ├─ LedgerRejectedError(ValueError)  the store refused the request as invalid; retrying cannot help
@@ -52,6 +53,7 @@ __all__ = (
     "QuestionNotFoundError",
     "QuestionTooLargeError",
     "QueueUnavailableError",
+    "RecipientError",
     "SignatureError",
     "SlackDeliveryError",
     "TeamsDeliveryError",
@@ -127,6 +129,16 @@ class ArgumentError(WaitError, ValueError):
         super().__init__(message)
         self.argument = argument
         """The parameter at fault, when there is one."""
+
+
+class RecipientError(WaitError, ValueError):
+    """Raised when a question's answerer principals name an email recipient that is not a plain address
+    (`email:local@domain.tld`); `.recipients` holds the question's other recipients, who can still be sent to."""
+
+    def __init__(self, message: str, *, recipients: Sequence[object] = ()) -> None:
+        super().__init__(message)
+        self.recipients = tuple(recipients)
+        """The recipients that were found (`agent_wait.recipients.Recipient`)."""
 
 
 class ArgumentTypeError(WaitError, TypeError):

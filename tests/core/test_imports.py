@@ -64,6 +64,7 @@ CORE_MODULES = (
     "agent_wait.ledger.records",
     "agent_wait._delivery",
     "agent_wait.ledger.memory",
+    "agent_wait.recipients",
 )
 
 
