@@ -110,7 +110,7 @@ RULES: dict[str, Layer] = {
     # Shaped webhooks: a template per transition, rendered in Jinja2's sandbox.
     "agent_wait.shaped": Layer("channel", ("agent_wait.shaped",), frozenset({"jinja2"})),
     "agent_wait.host": Layer(
-        "host", (*BINDINGS, "agent_wait.aws", "agent_wait.engine", "agent_wait.slack", "agent_wait.host"), None
+        "host", (*BINDINGS, "agent_wait.aws", "agent_wait.engine", *CHANNELS, "agent_wait.host"), None
     ),
     "agent_wait.local": Layer(
         "local",

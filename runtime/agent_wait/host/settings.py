@@ -14,6 +14,12 @@ from typing import Any
 from agent_wait.errors import ConfigurationError
 from agent_wait.host._patterns import LOOPBACK_URL, SECRET_ARN
 from agent_wait.host._slack_settings import SlackSettings, slack_settings
+from agent_wait.host._teams_settings import (
+    ShapedWebhookSettings,
+    TeamsSettings,
+    shaped_webhook_settings,
+    teams_settings,
+)
 from agent_wait.schema import Settings
 
 __all__ = ("DEFAULT_SIGN_IN_SCOPES", "HostRole", "HostSettings", "load_object", "required")
@@ -38,7 +44,7 @@ _NEEDS = {
 
 _PRINCIPAL_ID = re.compile(r"[A-Z0-9]{8,128}|\*")
 """An IAM unique id (`AROA...`, `AIDA...`, or an account id for a root sender) as SQS puts it in `SenderId`."""
-_ANNOUNCER_NAMES = frozenset({"sns", "eventbridge", "webhook", "sqs", "dynamodb"})
+_ANNOUNCER_NAMES = frozenset({"sns", "eventbridge", "webhook", "sqs", "dynamodb", "shaped"})
 
 _BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 """An S3 bucket name, as S3's naming rules allow it (length and characters)."""
@@ -94,6 +100,10 @@ class HostSettings:
     """The S3 bucket for checkpoints over 350 KB (`AGENT_WAIT_CHECKPOINT_BUCKET`); None: DynamoDB only."""
     slack: SlackSettings | None = None
     """Slack as an answer channel (`AGENT_WAIT_SLACK_*`); None: off."""
+    teams: TeamsSettings | None = None
+    """Teams as an answer channel (`AGENT_WAIT_TEAMS_*`, the router and the sweep); None: off."""
+    shaped_webhook: ShapedWebhookSettings | None = None
+    """A webhook whose payload templates shape (`AGENT_WAIT_SHAPED_WEBHOOK_*`, the router and the sweep); None: off."""
 
     @classmethod
     def from_env(cls, role: HostRole | str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -156,6 +166,9 @@ class HostSettings:
         identity = _identity_settings(value, problems, wrong)
         sign_in = _sign_in_settings(value, problems, wrong)
         slack = slack_settings(value, problems, wrong, posts=role is not HostRole.API)
+        announces = role is not HostRole.API  # only the router and the sweep announce
+        teams = teams_settings(value, problems, wrong) if announces else None
+        shaped = shaped_webhook_settings(value, problems, wrong) if announces else None
         if problems or lease_seconds is None or max_receive_count is None:
             raise ConfigurationError(problems, variables=wrong)
         return cls(
@@ -174,6 +187,8 @@ class HostSettings:
             webhook_url_secret_arn=url_secret_arn,
             checkpoint_bucket=bucket,
             slack=slack,
+            teams=teams,
+            shaped_webhook=shaped,
             **identity,
             **sign_in,
         )
