@@ -57,6 +57,12 @@ from agent_wait_cdk.slack import (
     slack_app_manifest,
     slack_environment,
 )
+from agent_wait_cdk.teams import (
+    ShapedWebhookProps,
+    TeamsProps,
+    shaped_webhook_environment,
+    teams_environment,
+)
 
 __all__ = ("AgentWait",)
 
@@ -147,6 +153,14 @@ class AgentWait(Construct):
             API takes `POST /slack/interactions` without an authorizer (Slack signs each request) and may read both
             secrets; the `SlackAppManifest` output is the Slack app's manifest with that URL. Default None: no
             Slack. Needs `answer_api=True`.
+        teams: post each question, its reminders and escalations and its outcome to a Teams Workflows webhook as
+            Adaptive Cards (`TeamsProps`: the webhook URL's secret, the mode, who gets the cards). The router and the
+            sweep get `AGENT_WAIT_TEAMS_*`, may read the URL's secret, and sign the cards' links with the answer API's
+            link keys (`AGENT_WAIT_LINK_KEYS_ARN`, `AGENT_WAIT_API_URL`). Default None: no Teams. Needs
+            `answer_api=True` with links on.
+        shaped_webhook: POST each envelope as the JSON a template per transition renders (`ShapedWebhookProps`: the
+            URL's secret and the templates); the router and the sweep get `AGENT_WAIT_SHAPED_WEBHOOK_*` and may read
+            the secret. `link_announcers` may name it `shaped`. Default None.
         existing_question_table: use this table as the question ledger; it must have the shape of
             `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status` on
             `status_shard`/`expires_at` with keys and `tags`, `by_due_shard` on `due`/`due_at` and
@@ -240,6 +254,8 @@ class AgentWait(Construct):
         answer_api_props: AnswerApiProps | None = None,
         link_announcers: Sequence[str] = (),
         slack: SlackProps | None = None,
+        teams: TeamsProps | None = None,
+        shaped_webhook: ShapedWebhookProps | None = None,
         existing_question_table: dynamodb.ITable | None = None,
         checkpoint_bucket: bool = True,
         existing_checkpoint_bucket: s3.IBucket | None = None,
@@ -296,6 +312,8 @@ class AgentWait(Construct):
             # An existing topic or bus needs its switch on too (`check_existing_resources`), so the switches say it all.
             announcers={"sns": topic, "eventbridge": bus, "webhook": bool(webhook_url or webhook_url_secret)},
             slack=slack,
+            teams=teams,
+            shaped_webhook=shaped_webhook,
         )
         check_existing_resources(
             checks,
@@ -334,7 +352,9 @@ class AgentWait(Construct):
         self.checkpoint_bucket: s3.IBucket | None = self._checkpoint_bucket(
             checkpoint_bucket, existing_checkpoint_bucket, removal_policy, encryption_key, name=names.checkpoint_bucket
         )
-        self._keep_slack(slack, removal_policy, encryption_key, name=names.slack_messages_table)
+        self._keep_channels(
+            slack, teams, shaped_webhook, removal_policy, encryption_key, name=names.slack_messages_table
+        )
 
         # The entry queue.
         max_receive_count = shapes.ENTRY_QUEUE_MAX_RECEIVE_COUNT
@@ -563,10 +583,20 @@ class AgentWait(Construct):
             self, "CheckpointBucket", bucket_name=name, removal_policy=removal_policy, encryption_key=key
         ).bucket
 
-    def _keep_slack(
-        self, slack: SlackProps | None, removal_policy: RemovalPolicy, key: kms.IKey | None, *, name: str | None
+    def _keep_channels(
+        self,
+        slack: SlackProps | None,
+        teams: TeamsProps | None,
+        shaped_webhook: ShapedWebhookProps | None,
+        removal_policy: RemovalPolicy,
+        key: kms.IKey | None,
+        *,
+        name: str | None,
     ) -> None:
-        """Slack's props, and the table of its messages: brought, or created when none is."""
+        """The chat channels' props (Slack, Teams, a shaped webhook), and the table of Slack's messages: brought, or
+        created when none is."""
+        self.teams: TeamsProps | None = teams
+        self.shaped_webhook: ShapedWebhookProps | None = shaped_webhook
         self.slack: SlackProps | None = slack
         self.slack_messages_table: dynamodb.ITable | None = None
         # The Slack app's manifest as JSON, with the answer API's URL (a token until deploy); set with the API.
@@ -643,6 +673,10 @@ class AgentWait(Construct):
         if self.slack is not None and self.slack_messages_table is not None:
             environment.update(slack_environment(self.slack, for_api=False))
             environment[shapes.ENV_SLACK_MESSAGES_TABLE] = self.slack_messages_table.table_name
+        if self.teams is not None:
+            environment.update(teams_environment(self.teams))
+        if self.shaped_webhook is not None:
+            environment.update(shaped_webhook_environment(self.shaped_webhook))
         return environment
 
     def _grant_functions(self) -> None:
@@ -671,6 +705,10 @@ class AgentWait(Construct):
                 # The bot token posts and updates messages; the table remembers where each one is.
                 _grants.grant_secret_value(function, self.slack.bot_token)
                 grant_slack_messages(function, self.slack_messages_table)
+            if self.teams is not None:
+                _grants.grant_secret_value(function, self.teams.webhook_url)
+            if self.shaped_webhook is not None:
+                _grants.grant_secret_value(function, self.shaped_webhook.url)
 
     def _grant_sender(self, grantee: iam.IGrantable, principal_id: str | None, variable: str, method: str) -> iam.Grant:
         """Send on the entry queue, and the grantee's IAM unique id in the router's `variable` sender list."""
@@ -688,12 +726,13 @@ class AgentWait(Construct):
         self._senders.add(shapes.ENV_TRUSTED_SENDERS, [api.role_id])
         router = self.router_function
         router.add_environment(shapes.ENV_API_URL, api.url)
-        if link_announcers and api.link_keys is not None:
+        if (link_announcers or self.teams is not None) and api.link_keys is not None:
             # The sweep re-announces a question whose first announcement failed: with the same links.
             for announcing in (router, self.sweep_function):
                 announcing.add_environment(shapes.ENV_API_URL, api.url)
                 announcing.add_environment(shapes.ENV_LINK_KEYS_ARN, api.link_keys.secret_arn)
-                announcing.add_environment(shapes.ENV_LINK_ANNOUNCERS, ",".join(dict.fromkeys(link_announcers)))
+                if link_announcers:  # Teams signs its cards' links itself: it needs the keys, not this list
+                    announcing.add_environment(shapes.ENV_LINK_ANNOUNCERS, ",".join(dict.fromkeys(link_announcers)))
                 _grants.grant_secret_value(announcing, api.link_keys)
         if self.slack is not None:
             self._wire_slack(api, self.slack)
