@@ -42,6 +42,8 @@ MAX_FACT_CHARS = 500
 MAX_TITLE_CHARS = 200
 MAX_TEXT_CHARS = 2000
 
+UNBOUND_LINK = "signed link"
+"""`answered_by` of an answer given through a link made for nobody (the answer API's `LINK_ANSWERED_BY`)."""
 _POSITIVE = ("approve", "accept", "yes", "allow")
 _DESTRUCTIVE = ("reject", "deny", "no", "ignore", "cancel")
 _LINK = re.compile(r"\]\s*[(\[:]")
@@ -258,8 +260,11 @@ def outcome_card(envelope: WaitEnvelope, decided: Decided, *, inbox_url: str | N
     elif decided.status == "failed":
         line = "The agent failed while carrying on with the answer; an operator must retry the thread."
         headline = _text("Failed", weight="Bolder", color="Attention")
+    elif decided.via == "link" and decided.answered_by in (None, UNBOUND_LINK):
+        line = f"Someone with the card's link answered {_answer_text(decided.answer)} at {at}."
+        headline = _text("Answered", weight="Bolder", color="Good")
     else:
-        answered_by = safe(decided.answered_by or "someone unnamed")
+        answered_by = safe((decided.answered_by or "someone unnamed").removeprefix("email:"))
         via = _VIA.get(decided.via or "", f"via {safe(decided.via)}" if decided.via else "")
         line = f"{answered_by} answered {_answer_text(decided.answer)} {via} at {at}.".replace("  ", " ")
         headline = _text("Answered", weight="Bolder", color="Good")
