@@ -157,3 +157,23 @@ def _refused(**props: Any) -> str:
 )
 def test_bad_props_are_refused_saying_how_to_fix_them(props: dict[str, Any], message: str) -> None:
     assert re.search(re.escape(message), _refused(**props))
+
+
+def test_the_teams_doc_snippet_synthesizes(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.cdk.conftest import REPO
+
+    package = tmp_path / "src" / "refunds_service"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "agent.py").write_text("graph = None\n")
+    monkeypatch.chdir(tmp_path)  # graph_source resolves from where `cdk` runs
+    doc = (REPO / "docs" / "teams.md").read_text(encoding="utf-8")
+    [code] = re.findall(r"```python\n(.*?)```", doc, re.DOTALL)
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "docs/teams.md", "exec"), namespace)
+    app = new_app()
+    stack = namespace["ApprovalsInTeamsStack"](app, "ApprovalsInTeams")
+    found = synth(app, stack)
+    variables = found.one("AWS::Lambda::Function", Handler=ROUTER)[1]["Properties"]["Environment"]["Variables"]
+    assert variables["AGENT_WAIT_TEAMS_MODE"] == "people"
+    assert json.loads(variables["AGENT_WAIT_TEAMS_RECIPIENTS"])["tags"] == {"*": ["approvals@example.com"]}
