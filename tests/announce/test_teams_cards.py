@@ -182,3 +182,12 @@ def test_the_webhook_body_is_a_message_with_the_card_as_its_attachment() -> None
     assert body["type"] == "message"
     assert body["attachments"] == [{"contentType": CARD_CONTENT_TYPE, "contentUrl": None, "content": card}]
     assert body["agent_wait"] == {"recipient": "alice@example.com"}
+
+
+def test_an_escalation_says_who_may_answer_now_or_that_it_still_waits() -> None:
+    named = _envelope(answerer_groups=["finance"]).for_transition(
+        Transition.ESCALATED, progress={"escalation": 1, "of": 2}
+    )
+    assert escalation_notice(named).title == "Escalated (step 1 of 2): finance may answer now"
+    anyone = _envelope().for_transition(Transition.ESCALATED, progress={"escalation": 2, "of": 2})
+    assert escalation_notice(anyone).title == "Escalated (step 2 of 2): this still waits for an answer"

@@ -120,3 +120,27 @@ def test_the_local_webhook_refuses_what_teams_would_and_serves_only_its_own_file
         policy = response.headers["Content-Security-Policy"]
     assert "script-src 'self'" in policy
     assert "default-src 'none'" in policy
+
+
+def test_the_sweeps_reminder_and_escalation_post_their_cards_with_fresh_links(inbox: Inbox) -> None:
+    from datetime import timedelta
+
+    # GIVEN a refund asked, then four hours with no answer (its policy reminds after PT4H, escalates after P2D)
+    _, question = inbox.ask(1300)
+    before = inbox.clock.offset
+    try:
+        inbox.clock.offset = before + timedelta(hours=4, minutes=1)
+        inbox.local.sweep()
+        inbox.clock.offset = before + timedelta(days=2, minutes=1)
+        inbox.local.sweep()
+    finally:
+        inbox.clock.offset = before
+    # THEN a reminder card and an escalation card arrived for it, each with the question's answer buttons
+    kept = {c["event"]: c["card"] for c in inbox.local.teams_cards.received() if c["question_id"] == question}
+    assert kept["wait.reminder"]["body"][0]["text"] == "Reminder 1 of 1: this still waits for an answer"
+    # the refund policy names no answerers, so its escalation widens who is told, not who may answer
+    assert kept["wait.escalated"]["body"][0]["text"] == "Escalated (step 1 of 1): this still waits for an answer"
+    for card in (kept["wait.reminder"], kept["wait.escalated"]):
+        urls = [a["url"] for a in card["actions"] if a["title"] in ("Approve", "Reject")]
+        assert len(urls) == 2
+        assert all(f"/questions/{question}/confirm#v1." in url for url in urls)

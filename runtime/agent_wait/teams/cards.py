@@ -146,6 +146,9 @@ def reminder_notice(envelope: WaitEnvelope) -> Notice:
 def escalation_notice(envelope: WaitEnvelope) -> Notice:
     progress = envelope.progress or {}
     step = f" (step {progress.get('escalation')} of {progress.get('of')})" if progress.get("escalation") else ""
+    answerers = envelope.rules.get("answerers") if isinstance(envelope.rules, Mapping) else None
+    if not isinstance(answerers, Mapping):  # still anyone's to answer: the step only widened who is told
+        return Notice(f"Escalated{step}: this still waits for an answer", color="Attention")
     return Notice(f"Escalated{step}: {who(envelope)} may answer now", color="Attention")
 
 
