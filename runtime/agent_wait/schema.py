@@ -183,18 +183,18 @@ index's key or a projected attribute changes. The three indexes every open quest
 their partition key is `<value>#<shard>` (`shard_key`; the shard a stable hash of the question id, 0 to
 `AGENT_WAIT_INDEX_SHARDS` - 1), and a query reads every shard and merges them in key order.
 
-GSI `by_status` (status_shard = `<status>#<shard>`, expires_at) lists a status's questions by
-deadline (the answer API, the CLI, the sweep's hand-over of `answered` questions, failed rows); it
-projects `tags`, so a tag filter runs in the index. GSI `by_due_shard` (due = `due#<shard>`, due_at,
-keys only) is sparse: an open question carries `due` exactly while it has a next due time `due_at`
-(its announcement retry, a claimed reminder or escalation notice, its next reminder, its next
-escalation step, or its deadline, whichever comes first), so the sweep reads only what is due, at a
-cost proportional to it, not to every open question. `announce_due` (not indexed) marks a question whose
-announcement has not yet succeeded. GSI `open_by_age_shard` (open_since = `open#<shard>`, asked_at,
-keys only) is sparse too: only an open question carries `open_since`, so the oldest open question is
-one item per shard. A decision removes `due`, `due_at` and `open_since`. GSI `by_question` (question_id,
-pk) projects keys only: it finds a question's thread from its id alone (the answer API's
-`/questions/{id}`, a signed link), and the item is then read by its key.
+GSI `by_status` (status_shard = `<status>#<shard>`, expires_at) lists a status's questions by deadline (the
+answer API, the CLI, the sweep's hand-over of `answered` questions, failed rows); it projects `tags`, so a tag
+filter runs in the index. GSI `by_due_shard` (due = `due#<shard>`, due_at, keys only) is sparse: an open
+question carries `due` exactly while it has a next due time `due_at` (its announcement retry, a claimed
+reminder or escalation notice, its next reminder, its next escalation step, or its deadline, whichever comes
+first), so the sweep reads only what is due, at a cost proportional to it, not to every open question.
+`announce_due` (not indexed) marks a question whose announcement failed and waits for the sweep (the router
+puts rows without it). GSI `open_by_age_shard` (open_since = `open#<shard>`, asked_at, keys only) is sparse
+too: only an open question carries `open_since`, so the oldest open question is one item per shard. A decision
+removes `due`, `due_at` and `open_since`. GSI `by_question` (question_id, pk) projects keys only: it finds a
+question's thread from its id alone (the answer API's `/questions/{id}`, a signed link), and the item is then
+read by its key.
 
 Rows written before the indexes were sharded carry `due = "due"` and `open_since = "open"` (still read,
 as one more partition) and no `status_shard` (`DynamoDbLedger.upgrade_index_keys` adds it); see
