@@ -17,7 +17,7 @@ Printed per size and place: the checkpoint table's WRU and RRU per lifecycle (co
 DynamoDB bills them, `bench/_capacity.py`; moto reports none), the S3 `PutObject` and `GetObject` calls, what a
 million lifecycles of those cost, and the router's median wall time handling the answer (the resume) and the
 start, with the bench's counting off. Then, per size, the cheaper place, with and without the Lambda time S3's
-real round trips would add (moto on 127.0.0.1 answers in about a millisecond; S3 does not). Figures, not a test:
+real round trips would add (moto answers on 127.0.0.1; S3 is a network round trip away). Figures, not a test:
 it exits 0.
 """
 
@@ -46,7 +46,7 @@ TABLE_MAX = 399 * 1024
 ROUTER_MEMORY_MB = 1024
 S3_ROUND_TRIP_MS = (20, 50)
 """Assumed extra wall time per S3 request from Lambda in the same region (see the docs' scaling page), a range:
-not measured here, since moto on loopback answers in about a millisecond."""
+not measured here: moto answers on loopback, S3 a network round trip away."""
 PRICE = {
     "wru": 0.625 / 1e6,  # DynamoDB on-demand, per write request unit
     "rru": 0.125 / 1e6,  # per read request unit
@@ -221,8 +221,8 @@ def report(cases: list[Case], lifecycles: int) -> None:
     )
     print(
         "Resume ms: the router's median wall time handling the answer (read the checkpoint, resume, write); start ms"
-        " likewise for the start. moto on loopback answers S3 and DynamoDB alike in about a millisecond, so these show"
-        " the router's own cost of each place, not S3's real extra round trip. Resume ms on AWS adds "
+        " likewise for the start. moto answers S3 and DynamoDB on loopback, so these show the router's own cost of each"
+        " place and moto's, not S3's real extra round trip. Resume ms on AWS adds "
         f"{' to '.join(map(str, S3_ROUND_TRIP_MS))} ms per S3 request on the resume: an assumed range, not measured."
     )
     gb = ROUTER_MEMORY_MB / 1024
