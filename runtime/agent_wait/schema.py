@@ -337,5 +337,9 @@ class Settings(StrEnum):
     """Optional: the Slack Web API's base URL (default `https://slack.com/api/`); a local fake in tests and dev."""
     CHECKPOINT_BUCKET = "AGENT_WAIT_CHECKPOINT_BUCKET"
     """Optional: an S3 bucket name; the router's LangGraph checkpoint saver stores a checkpoint (or a step's
-    writes) over 350 KB there, so a state past DynamoDB's 400 KB item limit still checkpoints. Unset: such a
-    checkpoint fails its thread (dead letter `checkpoint_too_large`)."""
+    writes) over `AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES` there, so a state past DynamoDB's 400 KB item limit still
+    checkpoints. Unset: such a checkpoint fails its thread (dead letter `checkpoint_too_large`)."""
+    CHECKPOINT_OFFLOAD_BYTES = "AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES"
+    """Optional, with `AGENT_WAIT_CHECKPOINT_BUCKET`: the size in bytes over which the saver stores a checkpoint (or
+    a step's writes) in the bucket rather than the table, from 1 to 408576 (default 358400, 350 KB; see
+    docs/scaling.md, "Checkpoint offload threshold")."""

@@ -248,7 +248,12 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
             None,
             checkpoint_table=checkpoint_table,
             client=dynamodb,
-            make_checkpointer=lambda: checkpoint_saver(checkpoint_table, session, bucket=settings.checkpoint_bucket),
+            make_checkpointer=lambda: checkpoint_saver(
+                checkpoint_table,
+                session,
+                bucket=settings.checkpoint_bucket,
+                offload_over=settings.checkpoint_offload_bytes,
+            ),
         ),
         DynamoDbLedger(table, client=dynamodb),
         dead_letter=SqsDeadLetter(dlq_url, client=session.client("sqs")),
@@ -264,11 +269,12 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
     )
 
 
-def checkpoint_saver(table: str, session: Any, *, bucket: str | None = None) -> Any:
+def checkpoint_saver(table: str, session: Any, *, bucket: str | None = None, offload_over: int | None = None) -> Any:
     """The LangGraph checkpoint saver on `table` (`TaskAtomicDynamoDBSaver`); imports LangGraph, so only for a graph.
 
-    With `bucket` (`AGENT_WAIT_CHECKPOINT_BUCKET`), a checkpoint or a step's writes over 350 KB is stored in that
-    S3 bucket (the saver's `s3_offload_config`); without it, one over DynamoDB's item limit fails its thread.
+    With `bucket` (`AGENT_WAIT_CHECKPOINT_BUCKET`), a checkpoint or a step's writes over `offload_over` bytes
+    (`AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES`; None: the saver's default) is stored in that S3 bucket (the saver's
+    `s3_offload_config`); without it, one over DynamoDB's item limit fails its thread.
 
     Raises:
         MissingExtraError: the `langgraph-host` extra (LangGraph's checkpoint saver on DynamoDB) is not installed.
@@ -279,7 +285,10 @@ def checkpoint_saver(table: str, session: Any, *, bucket: str | None = None) -> 
     # No endpoint is passed: the saver's clients come from the session, which finds an emulator's endpoint
     # (AWS_ENDPOINT_URL) itself, as every other client of the router does.
     offload = {"bucket_name": bucket} if bucket else None
-    return TaskAtomicDynamoDBSaver(table, session=session, region_name=session.region_name, s3_offload_config=offload)
+    threshold = {} if offload_over is None else {"offload_over": offload_over}
+    return TaskAtomicDynamoDBSaver(
+        table, session=session, region_name=session.region_name, s3_offload_config=offload, **threshold
+    )
 
 
 def link_maker_for(settings: HostSettings, *, session: Any = None) -> Any:

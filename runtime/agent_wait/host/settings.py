@@ -40,6 +40,10 @@ _PRINCIPAL_ID = re.compile(r"[A-Z0-9]{8,128}|\*")
 """An IAM unique id (`AROA...`, `AIDA...`, or an account id for a root sender) as SQS puts it in `SenderId`."""
 _ANNOUNCER_NAMES = frozenset({"sns", "eventbridge", "webhook", "sqs", "dynamodb"})
 
+PAYLOAD_LIMIT = 399 * 1024
+"""The largest payload the checkpoint saver keeps in DynamoDB (`agent_wait.langgraph.checkpoint.saver.PAYLOAD_LIMIT`,
+restated: settings import no framework), so the highest offload threshold that means anything."""
+
 _BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 """An S3 bucket name, as S3's naming rules allow it (length and characters)."""
 
@@ -91,7 +95,10 @@ class HostSettings:
     sign_in_scopes: str = DEFAULT_SIGN_IN_SCOPES
     """The scopes the inbox page asks for (`AGENT_WAIT_SIGN_IN_SCOPES`)."""
     checkpoint_bucket: str | None = None
-    """The S3 bucket for checkpoints over 350 KB (`AGENT_WAIT_CHECKPOINT_BUCKET`); None: DynamoDB only."""
+    """The S3 bucket for large checkpoints (`AGENT_WAIT_CHECKPOINT_BUCKET`); None: DynamoDB only."""
+    checkpoint_offload_bytes: int | None = None
+    """With the bucket, the size over which a checkpoint payload goes to S3 (`AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES`);
+    None: the saver's default."""
     slack: SlackSettings | None = None
     """Slack as an answer channel (`AGENT_WAIT_SLACK_*`); None: off."""
 
@@ -153,6 +160,7 @@ class HostSettings:
                 f"dots and hyphens; not an ARN or a URL); got {bucket!r}"
             )
             wrong.append(Settings.CHECKPOINT_BUCKET.value)
+        offload_bytes = _offload_bytes(value, problems, wrong)
         identity = _identity_settings(value, problems, wrong)
         sign_in = _sign_in_settings(value, problems, wrong)
         slack = slack_settings(value, problems, wrong, posts=role is not HostRole.API)
@@ -173,6 +181,7 @@ class HostSettings:
             webhook_secret_arn=secret_arn,
             webhook_url_secret_arn=url_secret_arn,
             checkpoint_bucket=bucket,
+            checkpoint_offload_bytes=offload_bytes,
             slack=slack,
             **identity,
             **sign_in,
@@ -332,6 +341,28 @@ def _webhook_url_secret_problems(secret_arn: str | None, *, webhook_url: str | N
             f"comes from one place; keep the secret and unset {Settings.WEBHOOK_URL.value}"
         )
     return problems
+
+
+def _offload_bytes(value: Mapping[Settings, str | None], problems: list[str], wrong: list[str]) -> int | None:
+    """`AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES`, checked: a number of bytes in range, and only with the bucket."""
+    text = value[Settings.CHECKPOINT_OFFLOAD_BYTES]
+    if text is None:
+        return None
+    number = _whole_number(text, 0, minimum=1, maximum=PAYLOAD_LIMIT)
+    if number is None:
+        problems.append(
+            f"{Settings.CHECKPOINT_OFFLOAD_BYTES.value} must be a whole number of bytes from 1 to {PAYLOAD_LIMIT} (the "
+            f"largest payload the checkpoint table keeps); got {text!r}"
+        )
+    elif value[Settings.CHECKPOINT_BUCKET] is None:
+        problems.append(
+            f"{Settings.CHECKPOINT_OFFLOAD_BYTES.value} needs {Settings.CHECKPOINT_BUCKET.value}: without a bucket "
+            "nothing is offloaded; set the bucket too, or unset the threshold"
+        )
+    else:
+        return number
+    wrong.append(Settings.CHECKPOINT_OFFLOAD_BYTES.value)
+    return None
 
 
 def _whole_number(text: str | None, default: int, *, minimum: int, maximum: int) -> int | None:
