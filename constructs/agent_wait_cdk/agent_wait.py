@@ -153,7 +153,7 @@ class AgentWait(Construct):
             `open_by_age_shard` on `open_since`/`asked_at`, keys only, and `by_question` on `question_id`/`pk`,
             keys only). A `dynamodb.Table`
             defined in this app is checked; an imported one is trusted.
-        checkpoint_bucket: create an S3 bucket (`CheckpointBucket`) for checkpoints over 350 KB, set as the
+        checkpoint_bucket: create an S3 bucket (`CheckpointBucket`) for checkpoints over 12 KB, set as the
             router's `AGENT_WAIT_CHECKPOINT_BUCKET`; only the router may use it. Default True: without it a
             thread whose state passes DynamoDB's 400 KB item limit (a long chat) fails (`checkpoint_too_large`).
             False: no bucket (the router's graph keeps its state small).

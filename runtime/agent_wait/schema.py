@@ -341,5 +341,5 @@ class Settings(StrEnum):
     checkpoints. Unset: such a checkpoint fails its thread (dead letter `checkpoint_too_large`)."""
     CHECKPOINT_OFFLOAD_BYTES = "AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES"
     """Optional, with `AGENT_WAIT_CHECKPOINT_BUCKET`: the size in bytes over which the saver stores a checkpoint (or
-    a step's writes) in the bucket rather than the table, from 1 to 408576 (default 358400, 350 KB; see
+    a step's writes) in the bucket rather than the table, from 1 to 408576 (default 12288, 12 KB; see
     docs/scaling.md, "Checkpoint offload threshold")."""

@@ -10,7 +10,7 @@ into one write makes them land together; a write whose payload never arrived is 
 
 A payload (a checkpoint, or one task's packed writes) over DynamoDB's 400 KB item limit is stored in S3
 when the saver has a bucket (`s3_offload_config`, `AGENT_WAIT_CHECKPOINT_BUCKET`): any payload over `offload_over`
-bytes goes there (`AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES`; the library's 350 KB by default). Without one, such a
+bytes goes there (`AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES`; 12 KB by default, the measured break-even). Without one, such a
 payload is refused before anything of it is written, with `ThreadStateTooLargeError` (the router dead-letters it
 as `checkpoint_too_large` and fails the thread) instead of DynamoDB's `ValidationException`, which the router
 would take for a passing store failure and retry until SQS gives up.
@@ -35,7 +35,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple, get_checkpoint_id
 from langgraph_checkpoint_aws import DynamoDBSaver
 from langgraph_checkpoint_aws.checkpoint.dynamodb.serialization import CompressionType
-from langgraph_checkpoint_aws.checkpoint.dynamodb.storage_strategy import S3_OFFLOAD_THRESHOLD, StorageStrategy
+from langgraph_checkpoint_aws.checkpoint.dynamodb.storage_strategy import StorageStrategy
 from langgraph_checkpoint_aws.checkpoint.dynamodb.unified_repository import (
     _checkpoint_pk,  # pyright: ignore[reportPrivateUsage]  # the library's own key layout, not a copy of it
     _writes_pk,  # pyright: ignore[reportPrivateUsage]
@@ -74,8 +74,10 @@ VERSIONS_KEPT = 1024
 """Threads whose read tokens a warm router keeps; past it they are all dropped (one extra read each, no more)."""
 S3_OBJECT_LIMIT = 5 * 1024**3
 """S3's limit for one `PutObject`, which the saver uses for a payload over `offload_over` when it has a bucket."""
-OFFLOAD_OVER = S3_OFFLOAD_THRESHOLD
-"""The default offload threshold, in bytes: the library's own 350 KB (a payload over it goes to the bucket)."""
+OFFLOAD_OVER = 12 * 1024
+"""The default offload threshold, in bytes: 12 KB, where a lifecycle's checkpoints cost the same in the table (3 WRU
+a KB) as in the bucket (4 PUTs and 6 WRU), measured (docs/scaling.md, "Checkpoint offload threshold"). The library's
+own is 350 KB (`S3_OFFLOAD_THRESHOLD`), where a lifecycle costs 27 times the bucket's."""
 
 
 class _PayloadTooLargeError(Exception):
@@ -175,7 +177,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
 
     Args:
         offload_over: with a bucket, the size in bytes above which a payload goes to S3 rather than the table,
-            from 1 to `PAYLOAD_LIMIT` (default `OFFLOAD_OVER`, the library's 350 KB). A payload the table keeps costs
+            from 1 to `PAYLOAD_LIMIT` (default `OFFLOAD_OVER`, 12 KB). A payload the table keeps costs
             1 WRU per KB written; one in S3 costs a `PutObject` (as much as 8 WRU) and a round trip.
     """
 
