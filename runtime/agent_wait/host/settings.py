@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from agent_wait.errors import ConfigurationError
+from agent_wait.host._email_settings import EmailSettings, email_settings
 from agent_wait.host._patterns import LOOPBACK_URL, SECRET_ARN
 from agent_wait.host._slack_settings import SlackSettings, slack_settings
 from agent_wait.schema import Settings
@@ -94,6 +95,8 @@ class HostSettings:
     """The S3 bucket for checkpoints over 350 KB (`AGENT_WAIT_CHECKPOINT_BUCKET`); None: DynamoDB only."""
     slack: SlackSettings | None = None
     """Slack as an answer channel (`AGENT_WAIT_SLACK_*`); None: off."""
+    email: EmailSettings | None = None
+    """Email as an answer channel (`AGENT_WAIT_EMAIL_*`); None: off."""
 
     @classmethod
     def from_env(cls, role: HostRole | str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -156,6 +159,7 @@ class HostSettings:
         identity = _identity_settings(value, problems, wrong)
         sign_in = _sign_in_settings(value, problems, wrong)
         slack = slack_settings(value, problems, wrong, posts=role is not HostRole.API)
+        email = email_settings(value, problems, wrong) if role is not HostRole.API else None
         if problems or lease_seconds is None or max_receive_count is None:
             raise ConfigurationError(problems, variables=wrong)
         return cls(
@@ -174,6 +178,7 @@ class HostSettings:
             webhook_url_secret_arn=url_secret_arn,
             checkpoint_bucket=bucket,
             slack=slack,
+            email=email,
             **identity,
             **sign_in,
         )
