@@ -8,6 +8,7 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
            ├─ SignatureError(ValueError)         a webhook signature is missing, wrong, or outside the replay window
            ├─ ConfigurationError(ValueError)     a handler setting is missing or wrong (names every variable at fault)
            ├─ ArgumentError(ValueError)          an argument to a constructor or call has a value it cannot take
+           ├─ RecipientError(ValueError)         a question names an email answerer that is not an address
            ├─ LedgerError                        the question ledger's store could not do what was asked
            │    ├─ LedgerUnavailableError        the store failed (throttling, network, permissions); SQS retries
            │    ├─ LedgerRejectedError(ValueError)  the store refused the request as invalid; retrying cannot help
@@ -17,6 +18,7 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
            │    ├─ ThreadBusyError               another delivery holds the thread's lease; this one is retried later
            │    └─ NothingToRetryError(LookupError)  a retry was asked for a thread that is not failed
            ├─ AwsDeliveryError                   an AWS call did not deliver an envelope (names the call and the code)
+           ├─ EmailDeliveryError(RuntimeError)   a question's emails could not all be sent (names recipients and codes)
            ├─ QueueUnavailableError              the entry queue or the dead-letter queue failed; the message is retried
            ├─ ThreadStateError                   a hosted agent's stored thread (Pydantic AI history, Strands session)
            │    ├─ ThreadStateConflictError      another writer moved the thread first; this write lost, nothing saved
@@ -32,11 +34,13 @@ help fix the call, never question content (questions may hold personal data).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = (
     "ArgumentError",
     "AwsDeliveryError",
     "ConfigurationError",
+    "EmailDeliveryError",
     "EnvelopeError",
     "LedgerCursorError",
     "LedgerError",
@@ -50,6 +54,7 @@ __all__ = (
     "QuestionNotFoundError",
     "QuestionTooLargeError",
     "QueueUnavailableError",
+    "RecipientError",
     "SignatureError",
     "SlackDeliveryError",
     "ThreadBusyError",
@@ -123,6 +128,16 @@ class ArgumentError(WaitError, ValueError):
         super().__init__(message)
         self.argument = argument
         """The parameter at fault, when there is one."""
+
+
+class RecipientError(WaitError, ValueError):
+    """Raised when a question's answerer principals name an email recipient that is not a plain address
+    (`email:local@domain.tld`); `.recipients` holds the question's other recipients, who can still be sent to."""
+
+    def __init__(self, message: str, *, recipients: Sequence[object] = ()) -> None:
+        super().__init__(message)
+        self.recipients: tuple[Any, ...] = tuple(recipients)
+        """The recipients that were found (`agent_wait.recipients.Recipient`)."""
 
 
 class ArgumentTypeError(WaitError, TypeError):
@@ -237,6 +252,12 @@ class SlackDeliveryError(WaitError, RuntimeError):
     """Raised inside the Slack announcer's `deliver()` when a question could not be posted or its message updated
     (no channel routed, the message gone, the bot removed from the channel). `BaseAnnounce.announce` turns it into
     one log line and a counted failure; the question and every other announcer carry on."""
+
+
+class EmailDeliveryError(WaitError, RuntimeError):
+    """Raised inside the email announcer's `deliver()` when a question's emails could not all be sent (no recipient,
+    SES refused or failed for some); names each recipient and SES's error code, never the content.
+    `BaseAnnounce.announce` turns it into one log line and a counted failure."""
 
 
 class QueueUnavailableError(WaitError):

@@ -335,6 +335,20 @@ class Settings(StrEnum):
     """Optional: the DynamoDB table (partition key `question_id`) that remembers each question's Slack messages."""
     SLACK_API_URL = "AGENT_WAIT_SLACK_API_URL"
     """Optional: the Slack Web API's base URL (default `https://slack.com/api/`); a local fake in tests and dev."""
+    EMAIL_FROM = "AGENT_WAIT_EMAIL_FROM"
+    """Optional: the `From` of the question emails, a verified Amazon SES identity (`Approvals <ask@example.com>`).
+    Set, the router and the sweep email each question to its recipients (`agent_wait.email`); needs
+    `AGENT_WAIT_EMAIL_SENDS_TABLE`, and for buttons `AGENT_WAIT_LINK_KEYS_ARN` and `AGENT_WAIT_API_URL`."""
+    EMAIL_RECIPIENTS = "AGENT_WAIT_EMAIL_RECIPIENTS"
+    """Optional: JSON `{"groups": {group: [address, ...]}, "tags": {"key:value" or "*": [address, ...]}}`: who an
+    answerer group's members are, and who reads questions whose policy names no answerers."""
+    EMAIL_CONFIGURATION_SET = "AGENT_WAIT_EMAIL_CONFIGURATION_SET"
+    """Optional: the SES configuration set every question email is sent with (bounce and complaint events)."""
+    EMAIL_REPLY_TO = "AGENT_WAIT_EMAIL_REPLY_TO"
+    """Optional: comma-separated `Reply-To` addresses of the question emails (default: the `From`)."""
+    EMAIL_SENDS_TABLE = "AGENT_WAIT_EMAIL_SENDS_TABLE"
+    """Optional: the DynamoDB table (partition key `question_id`) that records each question's emails, so a
+    redelivered event emails nobody twice."""
     CHECKPOINT_BUCKET = "AGENT_WAIT_CHECKPOINT_BUCKET"
     """Optional: an S3 bucket name; the router's LangGraph checkpoint saver stores a checkpoint (or a step's
     writes) over `AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES` there, so a state past DynamoDB's 400 KB item limit still

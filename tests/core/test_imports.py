@@ -64,6 +64,7 @@ CORE_MODULES = (
     "agent_wait.ledger.records",
     "agent_wait._delivery",
     "agent_wait.ledger.memory",
+    "agent_wait.recipients",
 )
 
 
@@ -102,12 +103,28 @@ RULES: dict[str, Layer] = {
     ),
     # A channel people answer in (Slack): its announcer and its door, deciding through the engine; no Lambda, no host.
     "agent_wait.slack": Layer("channel", ("agent_wait.slack", "agent_wait.engine"), frozenset({"slack_sdk"})),
+    # Email: its announcer renders with Jinja2 and sends through the SES client it is given (AWS errors read lazily).
+    "agent_wait.email": Layer(
+        "channel",
+        ("agent_wait.email", "agent_wait.engine", "agent_wait.aws.errors"),
+        frozenset({"jinja2", "markupsafe"}),
+    ),
     "agent_wait.host": Layer(
-        "host", (*BINDINGS, "agent_wait.aws", "agent_wait.engine", "agent_wait.slack", "agent_wait.host"), None
+        "host",
+        (*BINDINGS, "agent_wait.aws", "agent_wait.engine", "agent_wait.slack", "agent_wait.email", "agent_wait.host"),
+        None,
     ),
     "agent_wait.local": Layer(
         "local",
-        (*BINDINGS, "agent_wait.aws", "agent_wait.engine", "agent_wait.slack", "agent_wait.host", "agent_wait.local"),
+        (
+            *BINDINGS,
+            "agent_wait.aws",
+            "agent_wait.engine",
+            "agent_wait.slack",
+            "agent_wait.email",
+            "agent_wait.host",
+            "agent_wait.local",
+        ),
         None,
     ),
     "agent_wait.cli": Layer("cli", ("agent_wait",), None),

@@ -29,7 +29,12 @@ def _keys(target: Target) -> Any:
 def _why_none(envelope: Any, approver: str | None) -> str:
     """Why `answer_links` made no link for `envelope` (it makes none in three cases)."""
     if envelope.rules.get("answerers"):
-        return "its policy names who may answer, and a link proves no group: answer it in the inbox or with a token"
+        if approver is None:
+            return (
+                "its policy names who may answer, and a link made for nobody proves no one: make it for a named "
+                "answerer principal (--for email:ana@example.com), or answer it in the inbox or with a token"
+            )
+        return f"its policy names who may answer, and {approver} is not one of its answerer principals"
     if envelope.rules.get("quorum") and approver is None:
         return "it needs a quorum, which counts people: make the link for one (--for alice@example.com)"
     return "its deadline has passed"
@@ -67,8 +72,9 @@ def question_link(target: Target, question_id: str, action: str, *, approver: st
 
     Raises:
         CliError: no dev is running with link keys, the question is unknown or no longer open, the action is
-            not one of its actions, or the question can have no link (its policy names who may answer, it
-            needs a quorum and no approver was given, or its deadline has passed).
+            not one of its actions, or the question can have no link (its policy names who may answer and
+            `approver` is not among them, it needs a quorum and no approver was given, or its deadline has
+            passed).
     """
     from agent_wait._time import utc_now
     from agent_wait.cli._commands import ledger_record

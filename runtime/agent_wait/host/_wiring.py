@@ -24,7 +24,7 @@ logger = logging.getLogger("agent_wait.host")
 
 
 def announcers_for(settings: HostSettings, *, session: Any = None) -> list[BaseAnnounce]:
-    """The announcers whose variable is set: topic, bus, webhook, Slack. Always a log line besides.
+    """The announcers whose variable is set: topic, bus, webhook, Slack, email. Always a log line besides.
 
     The webhook's URL is `AGENT_WAIT_WEBHOOK_URL_SECRET_ARN`'s secret value (a webhook URL carries a token), or
     `AGENT_WAIT_WEBHOOK_URL` in plain text. With `AGENT_WAIT_WEBHOOK_SECRET_ARN` the webhook is signed with that
@@ -56,6 +56,12 @@ def announcers_for(settings: HostSettings, *, session: Any = None) -> list[BaseA
 
         ledger = DynamoDbLedger(settings.table, client=_client(session, "dynamodb")) if settings.table else None
         announcers.append(slack_announcer(settings, session=session, records=ledger.find if ledger else None))
+    if settings.email is not None and settings.email.sends_table:
+        from agent_wait.aws import DynamoDbLedger
+        from agent_wait.host._email import email_announcer
+
+        ledger = DynamoDbLedger(settings.table, client=_client(session, "dynamodb")) if settings.table else None
+        announcers.append(email_announcer(settings, session=session, records=ledger.find if ledger else None))
     return announcers
 
 

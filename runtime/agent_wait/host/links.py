@@ -7,7 +7,14 @@ page, so it never reaches a server or proxy log (browsers do not send fragments)
     {api_url}/questions/{question_id}/confirm#v1.<kid>.<base64url(payload)>.<base64url(HMAC(key, "v1.<kid>.<payload>"))>
 
 The payload is compact JSON: `q` the question id, `t` its thread id, `a` the action, `exp` the expiry in
-Unix seconds and, when the link was made for someone, `sub` who it was sent to.
+Unix seconds and, when the link was made for someone, `sub` who it was sent to and `g` the answerer groups
+the host vouches they belong to.
+
+A link made for someone (a person-bound link) answers as that person: `sub` is recorded as `answered_by`, is
+the principal matched against the policy's `answerer_principals`, and `g` the groups matched against its
+`answerer_groups`; a quorum counts it as that person's vote. Minting one is the host's word for who the person
+is, so only a door that knows the person (an email sent to their address) makes one. Whoever holds the link
+answers as the person it was made for: a forwarded email answers as its first recipient.
 
 Keys live in one Secrets Manager secret (`AGENT_WAIT_LINK_KEYS_ARN`) whose `SecretString` is a JSON object:
 
@@ -47,7 +54,7 @@ import threading
 import time
 import urllib.parse
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -277,9 +284,11 @@ class LinkClaims:
     expires_at: datetime
     """When the link stops working (UTC, whole seconds); never later than its question's deadline."""
     approver: str | None
-    """Who the link was made for (recorded as `answered_by`), or None."""
+    """Who the link was made for (recorded as `answered_by`, matched as a principal), or None."""
     kid: str
     """The id of the key that signed it."""
+    groups: tuple[str, ...] = ()
+    """The answerer groups the host vouched `approver` belongs to when it made the link."""
 
 
 def mint_token(
@@ -290,6 +299,7 @@ def mint_token(
     action: str,
     expires_at: datetime,
     approver: str | None = None,
+    groups: Sequence[str] = (),
     now: datetime,
 ) -> str:
     """Sign a token that answers `question_id` with `action`, under the active key.
@@ -301,14 +311,17 @@ def mint_token(
         action: the one action the link gives (one of the question's allowed actions).
         expires_at: the question's deadline. The link expires then, or `MAX_LINK_LIFETIME` after `now`,
             whichever is earlier (pass `now + MAX_LINK_LIFETIME` for a question without a deadline).
-        approver: who the link is made for; recorded as `answered_by` when it is used.
+        approver: who the link is made for; recorded as `answered_by` when it is used, and the principal it
+            answers as.
+        groups: the answerer groups the host vouches `approver` belongs to (needs `approver`).
         now: the current time (timezone-aware).
 
     Returns:
-        The token, for `link_url`.
+        The token, for `link_url`. The same arguments (and active key) always give the same token.
 
     Raises:
-        ValueError: an id or the action is empty, a time is naive, or the link would already be expired.
+        ValueError: an id or the action is empty, a time is naive, a group is empty or given without an
+            approver, or the link would already be expired.
     """
     now = require_aware(now, "now")
     deadline = min(require_aware(expires_at, "expires_at"), now + MAX_LINK_LIFETIME)
@@ -317,6 +330,11 @@ def mint_token(
             raise ArgumentError(f"{name} must be a non-empty string; got {value!r}")
     if approver is not None and (not isinstance(approver, str) or not approver):
         raise ArgumentError("approver must be a non-empty string or None")
+    vouched = _groups(groups)
+    if vouched and approver is None:
+        raise ArgumentError(
+            "groups vouch for a person: make a link with groups only for a named approver", argument="groups"
+        )
     exp = math.floor(deadline.timestamp())  # whole seconds, never after the deadline
     if exp <= now.timestamp():
         raise ArgumentError(
@@ -326,6 +344,8 @@ def mint_token(
     payload: dict[str, Any] = {"a": action, "exp": exp, "q": question_id, "t": thread_id}
     if approver is not None:
         payload["sub"] = approver
+    if vouched:
+        payload["g"] = list(vouched)
     encoded = _b64encode(json.dumps(payload, separators=(",", ":"), sort_keys=True).encode("utf-8"))
     signed = f"{TOKEN_VERSION}.{keys.active}.{encoded}"
     return f"{signed}.{_signature(keys.keys[keys.active], signed)}"
@@ -519,29 +539,42 @@ def answer_links(
     *,
     now: datetime,
     approver: str | None = None,
+    groups: Sequence[str] = (),
+    issued_at: datetime | None = None,
 ) -> dict[str, str]:
     """One signed link per allowed action of `envelope`'s question, by action.
 
-    Each link expires at the question's deadline, or `MAX_LINK_LIFETIME` after `now` when that is earlier
-    or the question has none. A question whose deadline has passed gets no links (an empty dict), and so
-    does one whose policy names who may answer (`answerer_groups`, `answerer_principals`): a link proves
-    no group or principal, so its answer would only be refused. A quorum question gets links only when they
-    are made for a named `approver`: each vote must be a distinct person's.
+    Each link expires at the question's deadline, or `MAX_LINK_LIFETIME` after `issued_at` (default `now`)
+    when that is earlier or the question has none. A question whose deadline has passed gets no links (an
+    empty dict). A question whose policy names who may answer (`rules.answerers`: groups, principals) gets
+    links only when they are made for an `approver` who is one of them: the approver is a named principal,
+    or `groups` (which the caller vouches the approver belongs to) meet a named group. A quorum question
+    gets links only when they are made for a named `approver`: each vote must be a distinct person's.
+
+    The links are a function of their arguments: the same question, approver, groups and `issued_at` give
+    the same links (under the same active key), so a message sent again carries the links it carried before.
 
     Args:
         keys: the link keys; the active one signs.
         api_url: the answer API's base URL.
-        envelope: the question's envelope.
-        now: the current time (timezone-aware).
-        approver: who the links are made for (recorded as `answered_by`); None records "signed link".
+        envelope: the question's envelope (an escalation's carries the widened `rules.answerers`).
+        now: the current time (timezone-aware); no link is made that would already be expired.
+        approver: who the links are made for (recorded as `answered_by`, matched as a principal); None records
+            "signed link".
+        groups: the answerer groups the caller vouches `approver` belongs to, carried in the links.
+        issued_at: when the links' lifetime starts (for a message sent again, when it was first due); default
+            `now`.
     """
     now = require_aware(now, "now")
-    if envelope.rules.get("answerers"):
-        return {}
+    issued_at = now if issued_at is None else require_aware(issued_at, "issued_at")
+    answerers = envelope.rules.get("answerers")
+    if answerers and not _named(answerers, approver, _groups(groups)):
+        return {}  # the link's answer would only be refused `answerer_not_allowed`
     if envelope.rules.get("quorum") and approver is None:
         return {}  # a quorum counts people, and a link made for nobody proves no one: they would all be one voter
-    expires_at = parse_rfc3339(envelope.expires_at) if envelope.expires_at else now + MAX_LINK_LIFETIME
-    if math.floor(min(expires_at, now + MAX_LINK_LIFETIME).timestamp()) <= now.timestamp():
+    deadline = parse_rfc3339(envelope.expires_at) if envelope.expires_at else None
+    expires_at = min(deadline, issued_at + MAX_LINK_LIFETIME) if deadline else issued_at + MAX_LINK_LIFETIME
+    if math.floor(expires_at.timestamp()) <= now.timestamp():
         return {}
     return {
         action: link_url(
@@ -554,11 +587,26 @@ def answer_links(
                 action=action,
                 expires_at=expires_at,
                 approver=approver,
+                groups=groups,
                 now=now,
             ),
         )
         for action in envelope.allowed_actions
     }
+
+
+def _named(answerers: Any, approver: str | None, groups: tuple[str, ...]) -> bool:
+    """Whether `approver` (in `groups`) is among the policy's `answerers`, as `check_answer` will judge it."""
+    if approver is None or not isinstance(answerers, Mapping):
+        return False
+    return approver in (answerers.get("principals") or ()) or bool(set(groups) & set(answerers.get("groups") or ()))
+
+
+def _groups(groups: Sequence[str]) -> tuple[str, ...]:
+    """`groups` checked (non-empty strings), each once, in order."""
+    if isinstance(groups, str) or not all(isinstance(g, str) and g for g in groups):
+        raise ArgumentError(f"groups must be a list of non-empty strings; got {groups!r}", argument="groups")
+    return tuple(dict.fromkeys(groups))
 
 
 def _claims(payload_text: str, kid: str) -> LinkClaims | None:
@@ -569,16 +617,22 @@ def _claims(payload_text: str, kid: str) -> LinkClaims | None:
         return None
     if not isinstance(data, dict):
         return None
-    q, t, a, exp, sub = (data.get(name) for name in ("q", "t", "a", "exp", "sub"))
+    q, t, a, exp, sub, g = (data.get(name) for name in ("q", "t", "a", "exp", "sub", "g"))
     if not (isinstance(q, str) and q and isinstance(t, str) and t and isinstance(a, str) and a):
         return None
     if type(exp) is not int or (sub is not None and not (isinstance(sub, str) and sub)):
+        return None
+    if g is not None and not (
+        sub is not None and isinstance(g, list) and g and all(isinstance(group, str) and group for group in g)
+    ):
         return None
     try:
         expires_at = datetime.fromtimestamp(exp, UTC)
     except (OverflowError, OSError, ValueError):
         return None
-    return LinkClaims(question_id=q, thread_id=t, action=a, expires_at=expires_at, approver=sub, kid=kid)
+    return LinkClaims(
+        question_id=q, thread_id=t, action=a, expires_at=expires_at, approver=sub, kid=kid, groups=tuple(g or ())
+    )
 
 
 def _signature(key: bytes, signed: str) -> str:

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from agent_wait.errors import ConfigurationError
+from agent_wait.host._email_settings import EmailSettings, email_settings
 from agent_wait.host._patterns import LOOPBACK_URL, SECRET_ARN
 from agent_wait.host._slack_settings import SlackSettings, slack_settings
 from agent_wait.schema import Settings
@@ -101,6 +102,8 @@ class HostSettings:
     None: the saver's default."""
     slack: SlackSettings | None = None
     """Slack as an answer channel (`AGENT_WAIT_SLACK_*`); None: off."""
+    email: EmailSettings | None = None
+    """Email as an answer channel (`AGENT_WAIT_EMAIL_*`); None: off."""
 
     @classmethod
     def from_env(cls, role: HostRole | str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -164,6 +167,7 @@ class HostSettings:
         identity = _identity_settings(value, problems, wrong)
         sign_in = _sign_in_settings(value, problems, wrong)
         slack = slack_settings(value, problems, wrong, posts=role is not HostRole.API)
+        email = email_settings(value, problems, wrong) if role is not HostRole.API else None
         if problems or lease_seconds is None or max_receive_count is None:
             raise ConfigurationError(problems, variables=wrong)
         return cls(
@@ -183,6 +187,7 @@ class HostSettings:
             checkpoint_bucket=bucket,
             checkpoint_offload_bytes=offload_bytes,
             slack=slack,
+            email=email,
             **identity,
             **sign_in,
         )

@@ -255,7 +255,13 @@ class EmulatedStack:
         from agent_wait.host import api
         from agent_wait.local.api_server import LocalApi
 
-        self._api = LocalApi(self._invoke_api, port=self.api_port, clock=self._now, slack_preview=self.slack_preview)
+        self._api = LocalApi(
+            self._invoke_api,
+            port=self.api_port,
+            clock=self._now,
+            slack_preview=self.slack_preview,
+            email_preview=self.email_preview,
+        )
         self.api_url, self.issuer = self._api.url, self._api.issuer
         self.environment["AGENT_WAIT_API_URL"] = self.api_url
         self._set_env({"AGENT_WAIT_API_URL": self.api_url})
@@ -269,6 +275,12 @@ class EmulatedStack:
         from agent_wait.local.slack_preview import preview_questions
 
         return preview_questions(self, limit=limit)
+
+    def email_preview(self, *, limit: int = 30) -> str:
+        """Every email sent through the emulator's SES, rendered (`agent_wait.local.email_preview`)."""
+        from agent_wait.local.email_preview import preview_page, sent_emails
+
+        return preview_page(sent_emails(), limit=limit)
 
     def _now(self) -> datetime:
         return self.clock()  # read on every call: `at()` swaps the clock

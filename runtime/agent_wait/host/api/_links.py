@@ -166,8 +166,15 @@ def _verify(ctx: ApiContext, question_id: str, body: str | None, *, fields: tupl
 
 
 def _answerer(claims: LinkClaims) -> Answerer:
-    """Who answers by this link: the person it was made for, else any holder of an unnamed link."""
-    return Answerer(answered_by=claims.approver or LINK_ANSWERED_BY, via="link", sender=f"link:{claims.kid}")
+    """Who answers by this link: the person it was made for (as the principal, in the groups the host vouched for
+    when it made the link), else any holder of an unnamed link."""
+    return Answerer(
+        answered_by=claims.approver or LINK_ANSWERED_BY,
+        via="link",
+        sender=f"link:{claims.kid}",
+        groups=claims.groups,
+        principal=claims.approver,
+    )
 
 
 def _keys(ctx: ApiContext) -> LinkKeys | LinkKeyring | None:
