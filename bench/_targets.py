@@ -12,6 +12,7 @@ import os
 from dataclasses import asdict, dataclass
 
 TARGETS_FILE = "BENCH_TARGETS_FILE"
+TABLES_FILE = "BENCH_TABLES_FILE"
 
 
 @dataclass(frozen=True)
@@ -65,3 +66,12 @@ def report_targets(rows: list[Target]) -> None:
 def read(path: str) -> list[Target]:
     with open(path, encoding="utf-8") as rows:
         return [Target(**json.loads(line)) for line in rows if line.strip()]
+
+
+def report_table(lines: list[str]) -> None:
+    """Print a bench's own table; append it to `$BENCH_TABLES_FILE` when set, for `bench_targets.py` to print."""
+    print("\n".join(lines))
+    path = os.environ.get(TABLES_FILE)
+    if path:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write("\n".join(lines) + "\n\n")

@@ -85,12 +85,17 @@ def main() -> int:
     args = parser.parse_args()
     sys.path.insert(0, HERE)
     sys.path.insert(0, os.path.dirname(HERE))  # the repository: `tests.agents.branch_graphs`
+    from _targets import report_table
+
     rows = [_measure(name, graph, value, nodes, args.lifecycles) for name, graph, value, nodes in GRAPHS]
-    print(f"One question's lifecycle per graph, {args.lifecycles} warm lifecycles each, through the router on moto")
     header = f"{'graph':<20}{'calls':>7}{'WRU':>7}{'RRU':>7}{'router ms':>11}{'$/M agent-wait':>16}{'$/M Step Fns':>14}"
-    print(header)
+    lines = [
+        f"One question's lifecycle per graph, {args.lifecycles} warm lifecycles each, through the router on moto",
+        header,
+    ]
     for name, calls, wru, rru, seconds, ours, sfn in rows:
-        print(f"{name:<20}{calls:>7.1f}{wru:>7.1f}{rru:>7.1f}{seconds * 1000:>11.0f}{ours:>16.2f}{sfn:>14.2f}")
+        lines.append(f"{name:<20}{calls:>7.1f}{wru:>7.1f}{rru:>7.1f}{seconds * 1000:>11.0f}{ours:>16.2f}{sfn:>14.2f}")
+    report_table(lines)
     return 0
 
 

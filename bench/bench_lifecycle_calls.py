@@ -43,7 +43,7 @@ from _targets import Target, report_targets
 
 REGION = "us-east-1"
 LIFECYCLES = 5
-ROUTER_MEMORY_MB = 1024  # the AgentWait construct's router default
+ROUTER_MEMORY_MB = 512  # the AgentWait construct's router default (bench_router_memory.py's curve)
 
 # us-east-1 list prices (on-demand, Standard table class, x86 Lambda); free tiers ignored.
 PRICE = {
@@ -494,7 +494,8 @@ def cost(calls: list[Call], seconds: float) -> float:
         f"    messages timed with the bench's counting off ({billed * 1000:.0f} ms): the router in this process, moto"
     )
     print("    in its own on 127.0.0.1, so moto's work is not billed as the router's; real AWS replies take longer")
-    print("    than loopback ones. Cold starts left out.")
+    print("    than loopback ones. Cold starts left out. The router's CPU is not capped here: at 512 MB Lambda")
+    print("    gives it 0.29 vCPU, and bench_router_memory.py measures that capped time beside other sizes.")
     print(f"  - Step Functions: {SFN_TRANSITIONS} transitions (RunAgent Task → AskFinance Task with")
     print("    .waitForTaskToken via SNS → Decide Choice → IssueRefund Task → Done Succeed), the same two Lambda")
     print("    invocations and one SNS publish; no ledger, checkpoints or queue (the execution holds the state).")
@@ -521,7 +522,7 @@ def cost(calls: list[Call], seconds: float) -> float:
         f"instead of {x86 * 1e6:.2f}: a total of {(ours - x86 + arm) * 1e6:.2f}."
     )
     print("  (Priced, not measured: the router was not run on Graviton here, so its duration there is assumed equal;")
-    print("  the construct's default stays x86 until a measured cost curve chooses memory and architecture.)")
+    print("  the construct's default stays x86 until Graviton's duration is measured on Lambda.)")
     return ours
 
 

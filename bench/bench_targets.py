@@ -18,7 +18,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _targets import TARGETS_FILE, print_table, read
+from _targets import TABLES_FILE, TARGETS_FILE, print_table, read
 
 BENCHES = (
     "bench_lifecycle_calls.py",  # calls, write units and $ per lifecycle
@@ -26,6 +26,7 @@ BENCHES = (
     "bench_cold_start.py",  # bundle size, cold start to ready vs a bare LangGraph Lambda
     "bench_thread_history.py",  # items read per lifecycle on a thread with 100 earlier turns
     "bench_parallel_graph.py",  # refused answers and re-run branches over 200 lifecycles of the 3-branch graph
+    "bench_graphs.py",  # per graph: calls, WRU, RRU, $ per million beside Step Functions
 )
 
 
@@ -36,13 +37,14 @@ def main() -> int:
     here = os.path.dirname(os.path.abspath(__file__))
     failed: list[str] = []
     with tempfile.TemporaryDirectory() as scratch:
-        rows_file = os.path.join(scratch, "rows.jsonl")
-        open(rows_file, "w").close()
+        rows_file, tables_file = os.path.join(scratch, "rows.jsonl"), os.path.join(scratch, "tables.txt")
+        for path in (rows_file, tables_file):
+            open(path, "w").close()
         for bench in BENCHES:
             began = time.monotonic()
             run = subprocess.run(
                 [sys.executable, os.path.join(here, bench)],
-                env={**os.environ, TARGETS_FILE: rows_file},
+                env={**os.environ, TARGETS_FILE: rows_file, TABLES_FILE: tables_file},
                 capture_output=not args.show,
                 text=True,
                 check=False,
@@ -54,8 +56,12 @@ def main() -> int:
                 if not args.show:
                     print((run.stderr or run.stdout)[-2000:])
         rows = read(rows_file)
+        with open(tables_file, encoding="utf-8") as tables:
+            collected = tables.read().rstrip()
     print(f"\nIssues 17 and 27's targets, measured now (Python {sys.version.split()[0]}, {os.cpu_count()} cores):")
     print_table(rows)
+    if collected:
+        print(f"\n{collected}")
     if failed:
         print(f"\nno rows from: {', '.join(failed)}")
     return 1 if failed else 0

@@ -27,6 +27,7 @@ from agent_wait_cdk._validate import AgentWaitPropsError
 from agent_wait_cdk.agent_wait import AgentWait
 from agent_wait_cdk.alarms import (
     AgentWaitAlarms,
+    email_bounces_metric,
     oldest_open_question_metric,
     router_errors_metric,
     sweep_errors_metric,
@@ -36,6 +37,7 @@ from agent_wait_cdk.answer_api import LINK_ANNOUNCERS, AnswerApi, AnswerApiProps
 from agent_wait_cdk.bundling import LAMBDA_PYTHON_VERSION, BundleError, LambdaBundle
 from agent_wait_cdk.checkpoint_bucket import CheckpointBucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable
+from agent_wait_cdk.email import EmailConfigurationSet, EmailProps, EmailSendsTable
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps
 from agent_wait_cdk.functions import LAMBDA_RUNTIME, RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.question_table import QuestionTable
@@ -65,6 +67,9 @@ __all__ = (
     "BundleError",
     "CheckpointBucket",
     "CheckpointTable",
+    "EmailConfigurationSet",
+    "EmailProps",
+    "EmailSendsTable",
     "EntryQueue",
     "EntryQueueProps",
     "FifoSubscriptionError",
@@ -80,6 +85,7 @@ __all__ = (
     "SweepProps",
     "TeamsProps",
     "check_queue_subscription",
+    "email_bounces_metric",
     "oldest_open_question_metric",
     "router_errors_metric",
     "slack_app_manifest",

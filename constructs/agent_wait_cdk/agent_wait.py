@@ -47,6 +47,15 @@ from agent_wait_cdk.answer_api import AnswerApi, AnswerApiProps
 from agent_wait_cdk.bundling.bundle import BUNDLE_CONTEXT, LambdaBundle, warn_if_graph_missing
 from agent_wait_cdk.checkpoint_bucket import CheckpointBucket, grant_checkpoint_bucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable
+from agent_wait_cdk.email import (
+    EmailConfigurationSet,
+    EmailProps,
+    EmailSendsTable,
+    check_email_props,
+    email_environment,
+    grant_email,
+    identity_arn,
+)
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, redrive_count
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps, router_variables
 from agent_wait_cdk.question_table import QuestionTable
@@ -161,13 +170,20 @@ class AgentWait(Construct):
         shaped_webhook: POST each envelope as the JSON a template per transition renders (`ShapedWebhookProps`: the
             URL's secret and the templates); the router and the sweep get `AGENT_WAIT_SHAPED_WEBHOOK_*` and may read
             the secret. `link_announcers` may name it `shaped`. Default None.
+        email: email each question to the people who may answer it, through SES (`EmailProps`: the sender and its
+            identity, recipients by answerer group and policy tag, reply-to, the configuration set's name, the sends
+            table). Creates `EmailSendsTable` (unless brought) and an SES configuration set whose CloudWatch event
+            destination counts bounces and complaints (the `EmailBounces` alarm). The router and the sweep get the
+            `AGENT_WAIT_EMAIL_*` settings, the answer API's URL and the link keys (each recipient's buttons are their
+            own signed links), `ses:SendEmail`/`SendRawEmail` on the identity and the configuration set only, and
+            `GetItem`/`UpdateItem` on the sends table. Default None: no email. Needs `answer_api=True` with links.
         existing_question_table: use this table as the question ledger; it must have the shape of
             `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status` on
             `status_shard`/`expires_at` with keys and `tags`, `by_due_shard` on `due`/`due_at` and
             `open_by_age_shard` on `open_since`/`asked_at`, keys only, and `by_question` on `question_id`/`pk`,
             keys only). A `dynamodb.Table`
             defined in this app is checked; an imported one is trusted.
-        checkpoint_bucket: create an S3 bucket (`CheckpointBucket`) for checkpoints over 350 KB, set as the
+        checkpoint_bucket: create an S3 bucket (`CheckpointBucket`) for checkpoints over 12 KB, set as the
             router's `AGENT_WAIT_CHECKPOINT_BUCKET`; only the router may use it. Default True: without it a
             thread whose state passes DynamoDB's 400 KB item limit (a long chat) fails (`checkpoint_too_large`).
             False: no bucket (the router's graph keeps its state small).
@@ -220,7 +236,8 @@ class AgentWait(Construct):
             output, and every bundle error, says which was used.
         runtime_source: the `agent_wait` directory to bundle. Default None: found beside the constructs.
         resource_name_prefix: name what AgentWait creates `<prefix>-<role>`: the tables `-questions`,
-            `-checkpoints` and `-slack-messages` (with `slack`), the queues `-entry.fifo` and `-entry-dlq.fifo`, the
+            `-checkpoints`, `-slack-messages` (with `slack`) and `-email-sends` (with `email`; its SES
+            configuration set `-email`), the queues `-entry.fifo` and `-entry-dlq.fifo`, the
             topic and the bus `-announcements` (`.fifo` for a FIFO topic), the functions `-router` and `-sweep`
             (log groups `/aws/lambda/<name>`), the bucket `-checkpoints-<account>-<region>`. 1 to 20 lowercase letters,
             digits and hyphens. Default None: CloudFormation generates every name, so two stacks (or a
@@ -256,6 +273,7 @@ class AgentWait(Construct):
         slack: SlackProps | None = None,
         teams: TeamsProps | None = None,
         shaped_webhook: ShapedWebhookProps | None = None,
+        email: EmailProps | None = None,
         existing_question_table: dynamodb.ITable | None = None,
         checkpoint_bucket: bool = True,
         existing_checkpoint_bucket: s3.IBucket | None = None,
@@ -315,6 +333,9 @@ class AgentWait(Construct):
             teams=teams,
             shaped_webhook=shaped_webhook,
         )
+        check_email_props(
+            checks, email, answer_api=answer_api, links=answer_api_props is not None and answer_api_props.links
+        )
         check_existing_resources(
             checks,
             topic=topic,
@@ -355,6 +376,7 @@ class AgentWait(Construct):
         self._keep_channels(
             slack, teams, shaped_webhook, removal_policy, encryption_key, name=names.slack_messages_table
         )
+        self._keep_email(email, removal_policy, encryption_key, names=names)
 
         # The entry queue.
         max_receive_count = shapes.ENTRY_QUEUE_MAX_RECEIVE_COUNT
@@ -450,17 +472,9 @@ class AgentWait(Construct):
             )
             self._wire_answer_api(self.answer_api, link_announcers, index_shards=index_shards)
 
-        self.alarms: AgentWaitAlarms | None = None
-        if alarms:
-            self.alarms = AgentWaitAlarms(
-                self,
-                "Alarms",
-                dead_letter_queue=self.dead_letter_queue,
-                router_function=self.router_function,  # pyright: ignore[reportArgumentType]
-                sweep_function=self.sweep_function,  # pyright: ignore[reportArgumentType]
-                oldest_open_question_threshold=oldest_open_question_threshold,
-                alarm_topic=alarm_topic,
-            )
+        self.alarms: AgentWaitAlarms | None = (
+            self._alarms(oldest_open_question_threshold, alarm_topic) if alarms else None
+        )
         if outputs:
             self._outputs()
 
@@ -608,6 +622,42 @@ class AgentWait(Construct):
                 ).table
             )
 
+    def _alarms(self, oldest_open_question_threshold: Duration, alarm_topic: sns.ITopic | None) -> AgentWaitAlarms:
+        configuration_set = self.email_configuration_set
+        return AgentWaitAlarms(
+            self,
+            "Alarms",
+            dead_letter_queue=self.dead_letter_queue,
+            router_function=self.router_function,  # pyright: ignore[reportArgumentType]
+            sweep_function=self.sweep_function,  # pyright: ignore[reportArgumentType]
+            oldest_open_question_threshold=oldest_open_question_threshold,
+            alarm_topic=alarm_topic,
+            email_configuration_set_name=configuration_set.configuration_set_name if configuration_set else None,
+        )
+
+    def _keep_email(
+        self, email: EmailProps | None, removal_policy: RemovalPolicy, key: kms.IKey | None, *, names: ResourceNames
+    ) -> None:
+        """Email's props, the table of its sends (brought, or created) and its SES configuration set."""
+        self.email: EmailProps | None = email
+        self.email_sends_table: dynamodb.ITable | None = None
+        self.email_configuration_set: EmailConfigurationSet | None = None
+        if email is not None:
+            self.email_sends_table = email.sends_table or (
+                EmailSendsTable(
+                    self,
+                    "EmailSendsTable",
+                    table_name=names.email_sends_table,
+                    removal_policy=removal_policy,
+                    encryption_key=key,
+                ).table
+            )
+            self.email_configuration_set = EmailConfigurationSet(
+                self,
+                "EmailConfigurationSet",
+                configuration_set_name=email.configuration_set_name or names.email_configuration_set,
+            )
+
     def _wire_slack(self, api: AnswerApi, slack: SlackProps) -> None:
         """Slack's route on the answer API, and the Slack app's manifest with its URL."""
         api.add_slack(slack)
@@ -677,6 +727,14 @@ class AgentWait(Construct):
             environment.update(teams_environment(self.teams))
         if self.shaped_webhook is not None:
             environment.update(shaped_webhook_environment(self.shaped_webhook))
+        if self.email is not None and self.email_sends_table and self.email_configuration_set:
+            environment.update(
+                email_environment(
+                    self.email,
+                    sends_table=self.email_sends_table,
+                    configuration_set=self.email_configuration_set.configuration_set,
+                )
+            )
         return environment
 
     def _grant_functions(self) -> None:
@@ -709,6 +767,14 @@ class AgentWait(Construct):
                 _grants.grant_secret_value(function, self.teams.webhook_url)
             if self.shaped_webhook is not None:
                 _grants.grant_secret_value(function, self.shaped_webhook.url)
+            if self.email is not None and self.email_sends_table and self.email_configuration_set:
+                # Send as the identity with the configuration set, nothing else; the table records each send.
+                grant_email(
+                    function,
+                    identity=identity_arn(self, self.email),
+                    configuration_set_arn=self.email_configuration_set.configuration_set_arn,
+                    sends_table=self.email_sends_table,
+                )
 
     def _grant_sender(self, grantee: iam.IGrantable, principal_id: str | None, variable: str, method: str) -> iam.Grant:
         """Send on the entry queue, and the grantee's IAM unique id in the router's `variable` sender list."""
@@ -726,12 +792,13 @@ class AgentWait(Construct):
         self._senders.add(shapes.ENV_TRUSTED_SENDERS, [api.role_id])
         router = self.router_function
         router.add_environment(shapes.ENV_API_URL, api.url)
-        if (link_announcers or self.teams is not None) and api.link_keys is not None:
-            # The sweep re-announces a question whose first announcement failed: with the same links.
+        if (link_announcers or self.email is not None or self.teams is not None) and api.link_keys is not None:
+            # The sweep re-announces a question whose first announcement failed: with the same links. Email and
+            # Teams sign each recipient's own links, whichever announcers carry links in their envelopes.
             for announcing in (router, self.sweep_function):
                 announcing.add_environment(shapes.ENV_API_URL, api.url)
                 announcing.add_environment(shapes.ENV_LINK_KEYS_ARN, api.link_keys.secret_arn)
-                if link_announcers:  # Teams signs its cards' links itself: it needs the keys, not this list
+                if link_announcers:
                     announcing.add_environment(shapes.ENV_LINK_ANNOUNCERS, ",".join(dict.fromkeys(link_announcers)))
                 _grants.grant_secret_value(announcing, api.link_keys)
         if self.slack is not None:
@@ -752,6 +819,13 @@ class AgentWait(Construct):
             values["AnswerApiUrl"] = (self.answer_api.url, "The answer API (people answer here, signed in or by link)")
         if self.slack_messages_table is not None:
             values["SlackMessagesTableName"] = (self.slack_messages_table.table_name, "Where each Slack message is")
+        if self.email_sends_table is not None:
+            values["EmailSendsTableName"] = (self.email_sends_table.table_name, "Where each question's emails are")
+        if self.email_configuration_set is not None:
+            values["EmailConfigurationSetName"] = (
+                self.email_configuration_set.configuration_set_name,
+                "The SES configuration set of every email (bounces and complaints counted)",
+            )
         if self.slack_app_manifest is not None:
             values["SlackAppManifest"] = (
                 self.slack_app_manifest,

@@ -20,9 +20,9 @@ __all__ = ("CheckpointBucket", "check_checkpoint_bucket", "grant_checkpoint_buck
 class CheckpointBucket(Construct):
     """The S3 bucket `langgraph_checkpoint_aws.DynamoDBSaver` offloads to (`AGENT_WAIT_CHECKPOINT_BUCKET`).
 
-    A checkpoint, or one step's writes, over 350 KB is stored here as one object, and the checkpoint table
-    keeps a reference to it; smaller ones stay in the table. Without it, a thread whose state passes
-    DynamoDB's 400 KB item limit (a long chat) fails (`checkpoint_too_large`).
+    A checkpoint, or one step's writes, over 12 KB (`AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES`) is stored here as one
+    object, and the checkpoint table keeps a reference to it; smaller ones stay in the table. Without it, a
+    thread whose state passes DynamoDB's 400 KB item limit (a long chat) fails (`checkpoint_too_large`).
 
     Encrypted at rest (SSE-S3, or SSE-KMS with a bucket key under `encryption_key`), SSL enforced, public
     access blocked, ACLs off (bucket owner enforced). No lifecycle rule: an object lives as long as the

@@ -20,6 +20,7 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
            ├─ AwsDeliveryError                   an AWS call did not deliver an envelope (names the call and the code)
            ├─ TeamsDeliveryError(RuntimeError)   a Teams Workflows webhook refused or dropped a card (names the status)
            ├─ WebhookTemplateError(ValueError)   a shaped webhook's template does not render one JSON value
+           ├─ EmailDeliveryError(RuntimeError)   a question's emails could not all be sent (names recipients and codes)
            ├─ QueueUnavailableError              the entry queue or the dead-letter queue failed; the message is retried
            ├─ ThreadStateError                   a hosted agent's stored thread (Pydantic AI history, Strands session)
            │    ├─ ThreadStateConflictError      another writer moved the thread first; this write lost, nothing saved
@@ -35,11 +36,13 @@ help fix the call, never question content (questions may hold personal data).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = (
     "ArgumentError",
     "AwsDeliveryError",
     "ConfigurationError",
+    "EmailDeliveryError",
     "EnvelopeError",
     "LedgerCursorError",
     "LedgerError",
@@ -137,7 +140,7 @@ class RecipientError(WaitError, ValueError):
 
     def __init__(self, message: str, *, recipients: Sequence[object] = ()) -> None:
         super().__init__(message)
-        self.recipients = tuple(recipients)
+        self.recipients: tuple[Any, ...] = tuple(recipients)
         """The recipients that were found (`agent_wait.recipients.Recipient`)."""
 
 
@@ -278,6 +281,12 @@ class WebhookTemplateError(WaitError, ValueError):
         super().__init__(message)
         self.transition = transition
         """The template's transition (`wait.created`, ...) or `default`; None when not one template's fault."""
+
+
+class EmailDeliveryError(WaitError, RuntimeError):
+    """Raised inside the email announcer's `deliver()` when a question's emails could not all be sent (no recipient,
+    SES refused or failed for some); names each recipient and SES's error code, never the content.
+    `BaseAnnounce.announce` turns it into one log line and a counted failure."""
 
 
 class QueueUnavailableError(WaitError):

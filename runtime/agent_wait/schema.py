@@ -183,18 +183,18 @@ index's key or a projected attribute changes. The three indexes every open quest
 their partition key is `<value>#<shard>` (`shard_key`; the shard a stable hash of the question id, 0 to
 `AGENT_WAIT_INDEX_SHARDS` - 1), and a query reads every shard and merges them in key order.
 
-GSI `by_status` (status_shard = `<status>#<shard>`, expires_at) lists a status's questions by
-deadline (the answer API, the CLI, the sweep's hand-over of `answered` questions, failed rows); it
-projects `tags`, so a tag filter runs in the index. GSI `by_due_shard` (due = `due#<shard>`, due_at,
-keys only) is sparse: an open question carries `due` exactly while it has a next due time `due_at`
-(its announcement retry, a claimed reminder or escalation notice, its next reminder, its next
-escalation step, or its deadline, whichever comes first), so the sweep reads only what is due, at a
-cost proportional to it, not to every open question. `announce_due` (not indexed) marks a question whose
-announcement has not yet succeeded. GSI `open_by_age_shard` (open_since = `open#<shard>`, asked_at,
-keys only) is sparse too: only an open question carries `open_since`, so the oldest open question is
-one item per shard. A decision removes `due`, `due_at` and `open_since`. GSI `by_question` (question_id,
-pk) projects keys only: it finds a question's thread from its id alone (the answer API's
-`/questions/{id}`, a signed link), and the item is then read by its key.
+GSI `by_status` (status_shard = `<status>#<shard>`, expires_at) lists a status's questions by deadline (the
+answer API, the CLI, the sweep's hand-over of `answered` questions, failed rows); it projects `tags`, so a tag
+filter runs in the index. GSI `by_due_shard` (due = `due#<shard>`, due_at, keys only) is sparse: an open
+question carries `due` exactly while it has a next due time `due_at` (its announcement retry, a claimed
+reminder or escalation notice, its next reminder, its next escalation step, or its deadline, whichever comes
+first), so the sweep reads only what is due, at a cost proportional to it, not to every open question.
+`announce_due` (not indexed) marks a question whose announcement failed and waits for the sweep (the router
+puts rows without it). GSI `open_by_age_shard` (open_since = `open#<shard>`, asked_at, keys only) is sparse
+too: only an open question carries `open_since`, so the oldest open question is one item per shard. A decision
+removes `due`, `due_at` and `open_since`. GSI `by_question` (question_id, pk) projects keys only: it finds a
+question's thread from its id alone (the answer API's `/questions/{id}`, a signed link), and the item is then
+read by its key.
 
 Rows written before the indexes were sharded carry `due = "due"` and `open_since = "open"` (still read,
 as one more partition) and no `status_shard` (`DynamoDbLedger.upgrade_index_keys` adds it); see
@@ -351,7 +351,25 @@ class Settings(StrEnum):
     SHAPED_WEBHOOK_TEMPLATES = "AGENT_WAIT_SHAPED_WEBHOOK_TEMPLATES"
     """Optional: the shaped webhook's templates as JSON, a transition (`created`, ...) or `default` → a Jinja2
     template that renders the JSON to POST (`agent_wait.shaped`)."""
+    EMAIL_FROM = "AGENT_WAIT_EMAIL_FROM"
+    """Optional: the `From` of the question emails, a verified Amazon SES identity (`Approvals <ask@example.com>`).
+    Set, the router and the sweep email each question to its recipients (`agent_wait.email`); needs
+    `AGENT_WAIT_EMAIL_SENDS_TABLE`, and for buttons `AGENT_WAIT_LINK_KEYS_ARN` and `AGENT_WAIT_API_URL`."""
+    EMAIL_RECIPIENTS = "AGENT_WAIT_EMAIL_RECIPIENTS"
+    """Optional: JSON `{"groups": {group: [address, ...]}, "tags": {"key:value" or "*": [address, ...]}}`: who an
+    answerer group's members are, and who reads questions whose policy names no answerers."""
+    EMAIL_CONFIGURATION_SET = "AGENT_WAIT_EMAIL_CONFIGURATION_SET"
+    """Optional: the SES configuration set every question email is sent with (bounce and complaint events)."""
+    EMAIL_REPLY_TO = "AGENT_WAIT_EMAIL_REPLY_TO"
+    """Optional: comma-separated `Reply-To` addresses of the question emails (default: the `From`)."""
+    EMAIL_SENDS_TABLE = "AGENT_WAIT_EMAIL_SENDS_TABLE"
+    """Optional: the DynamoDB table (partition key `question_id`) that records each question's emails, so a
+    redelivered event emails nobody twice."""
     CHECKPOINT_BUCKET = "AGENT_WAIT_CHECKPOINT_BUCKET"
     """Optional: an S3 bucket name; the router's LangGraph checkpoint saver stores a checkpoint (or a step's
-    writes) over 350 KB there, so a state past DynamoDB's 400 KB item limit still checkpoints. Unset: such a
-    checkpoint fails its thread (dead letter `checkpoint_too_large`)."""
+    writes) over `AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES` there, so a state past DynamoDB's 400 KB item limit still
+    checkpoints. Unset: such a checkpoint fails its thread (dead letter `checkpoint_too_large`)."""
+    CHECKPOINT_OFFLOAD_BYTES = "AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES"
+    """Optional, with `AGENT_WAIT_CHECKPOINT_BUCKET`: the size in bytes over which the saver stores a checkpoint (or
+    a step's writes) in the bucket rather than the table, from 1 to 408576 (default 12288, 12 KB; see
+    docs/scaling.md, "Checkpoint offload threshold")."""

@@ -47,7 +47,7 @@ def test_arm64_on_request(features: Synth) -> None:
 def test_default_sizes_and_timeouts(refund: Synth) -> None:
     _, r = router(refund)
     _, s = sweep(refund)
-    assert (r["Properties"]["MemorySize"], r["Properties"]["Timeout"]) == (1024, 60)
+    assert (r["Properties"]["MemorySize"], r["Properties"]["Timeout"]) == (512, 60)
     assert (s["Properties"]["MemorySize"], s["Properties"]["Timeout"]) == (512, 60)
     assert "ReservedConcurrentExecutions" not in r["Properties"]
 

@@ -246,7 +246,8 @@ def test_a_start_that_crashes_at_any_aws_call_converges_on_redelivery(rig: Rig, 
     # THEN every crash point converged on the clean run: one open question, announced, nothing paid
     assert [row[0] for row in matrix.clean[0]] == ["open"]
     assert matrix.clean[2] == 0
-    assert len(matrix.clean_calls) >= 9  # the start is finished by the lease's release: no call of its own
+    # The start is finished by the lease's release, and the question put announced: neither makes a call of its own.
+    assert len(matrix.clean_calls) >= 8
     assert any(matrix.crashed.values())
     assert matrix.rerun_points() == []
 

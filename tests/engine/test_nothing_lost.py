@@ -90,6 +90,34 @@ def test_a_question_whose_announcement_failed_stays_in_the_ledger_and_the_sweep_
     assert sweep.run().reannounced == ()
 
 
+def test_a_question_announced_at_once_is_written_once(host: HostStack, unique: str) -> None:
+    # GIVEN a router on the emulator whose announcers work, and every write it makes to the question table watched
+    import boto3
+
+    session = boto3.Session(region_name="us-east-1")
+    writes: list[tuple[str, str]] = []
+
+    def watch(params: dict[str, Any], model: Any, **_: Any) -> None:
+        if model.name in {"PutItem", "UpdateItem"} and params.get("TableName") == host.table:
+            key = params.get("Item") or params.get("Key") or {}
+            writes.append((model.name, key["sk"]["S"]))
+
+    session.events.register("before-parameter-build.dynamodb.*", watch)
+    router = build_router(HostSettings.from_env("router"), session=session)
+    thread_id = f"order-{unique}"
+
+    # WHEN a start parks the thread on a question, announced on SNS at once
+    (question_id,) = router.handle(json.dumps(start_message(thread_id, f"o-{unique}"))).asked
+
+    # THEN the question's row was written once, by its put: a successful announcement writes nothing
+    assert host.types_for(question_id) == ["wait.created"]
+    assert [name for name, sort_key in writes if sort_key.endswith(question_id)] == ["PutItem"]
+    row = host.ledger().get(thread_id, question_id)
+    assert row is not None
+    assert row.announced
+    assert row.due_at == row.expires_at  # due only at its deadline
+
+
 def test_the_sweeps_re_announcement_carries_the_signed_links_the_first_would_have(
     host: HostStack, unique: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

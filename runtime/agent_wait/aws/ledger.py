@@ -178,7 +178,7 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
 
     # -- Ledger --------------------------------------------------------------------------------------
 
-    def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
+    def open(self, envelope: WaitEnvelope, *, now: datetime, unannounced: bool = True) -> OpenResult:
         asked_at = format_rfc3339(now)
         record = QuestionRecord(envelope=envelope, status=QuestionStatus.OPEN, asked_at=asked_at)
         # A lean row (under 1 KB for the refund example, decided and resumed): no null attribute, nothing its keys
@@ -189,15 +189,17 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             if key not in PROGRESS_ATTRIBUTES and key != "notices"  # a string set, written only by owe_notices
         }
         # Sparse index keys: open, and due at the time it has once announced (its first reminder, escalation step
-        # or deadline), so a successful announcement only removes the unannounced marker and moves no index key.
-        # A failed one makes the row due at once (`AskedQuestions`); a crash before it is redelivered by SQS.
+        # or deadline), so a successful announcement moves no index key. Put announced (`unannounced=False`), it
+        # costs no write at all; else it only removes the marker. A failed one makes the row due at once
+        # (`AskedQuestions`: `mark_unannounced`, or `advance`); a crash before it is redelivered by SQS.
         question_id = envelope.question_id
         due_at = record.next_due(announced=True)
         markers: dict[str, Any] = {
-            "announce_due": DUE,
             "open_since": shard_key(OPEN, question_id, self.index_shards),
             STATUS_SHARD: shard_key(QuestionStatus.OPEN.value, question_id, self.index_shards),
         }
+        if unannounced:
+            markers["announce_due"] = DUE
         if due_at is not None:
             markers |= {"due": shard_key(DUE, question_id, self.index_shards), "due_at": due_at}
         item = {**self._key(envelope.thread_id, question_key(question_id)), **to_item(attributes | markers)}
@@ -393,6 +395,23 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             ExpressionAttributeNames={"#status": "status", "#due": "due"},
             ExpressionAttributeValues=values,
         )
+
+    def mark_unannounced(self, thread_id: str, question_id: str, *, now: datetime) -> bool:
+        # Due at once, keeping the shard the row is due under (a row with no follow-ups and no deadline gets one).
+        done, _ = self._conditional(
+            "update_item",
+            Key=self._key(thread_id, question_key(question_id)),
+            UpdateExpression="SET announce_due = :marker, #due = :due, due_at = :now",
+            ConditionExpression="#status = :open AND attribute_not_exists(announce_due)",
+            ExpressionAttributeNames={"#status": "status", "#due": "due"},
+            ExpressionAttributeValues={
+                ":marker": {"S": DUE},
+                ":due": self._shard(DUE, question_id),
+                ":now": {"S": format_rfc3339(now)},
+                ":open": {"S": QuestionStatus.OPEN.value},
+            },
+        )
+        return done
 
     def advance(
         self,

@@ -14,7 +14,7 @@ from agent_wait.adapter import RunOutcome
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.engine.metrics import HostMetrics, Metric
 from agent_wait.envelope import Question, Transition, WaitEnvelope
-from agent_wait.ledger import Decision, FollowUpLedger, Ledger, QuestionRecord
+from agent_wait.ledger import Decision, FollowUpLedger, Ledger, QuestionRecord, marks_unannounced
 from agent_wait.messages import internal_id
 from agent_wait.schema import QuestionStatus
 
@@ -138,26 +138,44 @@ class AskedQuestions:
 
     def record(self, question: Question) -> None:
         now = self.clock()
-        opened = self.ledger.open(WaitEnvelope.create(question, reply_to=self.reply_to, now=now), now=now)
+        envelope = WaitEnvelope.create(question, reply_to=self.reply_to, now=now)
+        # Put announced where the ledger can mark it back (no write when the announcement succeeds, the common case);
+        # a crash before the announcement leaves the message on the queue, and its redelivery announces it.
+        put_announced = marks_unannounced(self.ledger)
+        opened = self.ledger.open(envelope, now=now, **({"unannounced": False} if put_announced else {}))
         if opened.created:
             self.metrics.count(Metric.ASKED)
             self.log.info(
                 "question asked", extra={"thread_id": question.thread_id, "question_id": question.question_id}
             )
         if opened.created or not opened.record.announced:
-            self.announce_created(opened.record)
+            self.announce_created(opened.record, owed=put_announced)
+        elif put_announced and self._put_by_a_delivery_that_died(opened.record):
+            self.announce_created(opened.record, owed=True)
 
-    def announce_created(self, record: QuestionRecord) -> PublishReport:
+    def announce_created(self, record: QuestionRecord, *, owed: bool = False) -> PublishReport:
         """Announce `wait.created`. Once it succeeds, an unannounced row is marked announced (its due time was put
-        with it); when it fails, the row is made due at once, so the sweep announces it again."""
+        with it); when it fails, the row is made due at once, so the sweep announces it again. `owed`: the row was
+        put announced and this is its announcement (not a republish), so a failure marks it unannounced."""
         report = self.created.publish(record.envelope, self.announcers)
         if record.announced:
-            return report  # a republish: the row says so already, and a failure loses nothing
+            if owed and not report.ok and isinstance(self.ledger, FollowUpLedger):
+                self.ledger.mark_unannounced(record.thread_id, record.question_id, now=self.clock())
+            return report  # else a republish: the row says so already, and a failure loses nothing
         if report.ok:
             self.ledger.mark_announced(record.thread_id, record.question_id, due_at=record.next_due(announced=True))
         else:
             self._due_now(record)
         return report
+
+    @staticmethod
+    def _put_by_a_delivery_that_died(record: QuestionRecord) -> bool:
+        """Whether `record`, open and put announced, may never have been announced: it is not among the questions
+        open when the thread's lease was last released, so the delivery that put it died before its release (and
+        maybe before the announcement). Announced again then: consumers drop repeats by `dedupe_key`."""
+        held = current_delivery(record.thread_id)
+        known = held.lease.open_questions if held is not None else None
+        return record.status is QuestionStatus.OPEN and (known is None or record.question_id not in known)
 
     def _due_now(self, record: QuestionRecord) -> None:
         """Make the unannounced `record` due at once (`next_due`: when it was asked), by the compare-and-set the

@@ -24,8 +24,8 @@ logger = logging.getLogger("agent_wait.host")
 
 
 def announcers_for(settings: HostSettings, *, session: Any = None) -> list[BaseAnnounce]:
-    """The announcers whose variable is set: topic, bus, webhook, Slack, Teams, a shaped webhook. Always a log line
-    besides.
+    """The announcers whose variable is set: topic, bus, webhook, Slack, email, Teams, a shaped webhook. Always a log
+    line besides.
 
     The webhook's URL is `AGENT_WAIT_WEBHOOK_URL_SECRET_ARN`'s secret value (a webhook URL carries a token), or
     `AGENT_WAIT_WEBHOOK_URL` in plain text. With `AGENT_WAIT_WEBHOOK_SECRET_ARN` the webhook is signed with that
@@ -51,22 +51,27 @@ def announcers_for(settings: HostSettings, *, session: Any = None) -> list[BaseA
     if url:
         secret = _webhook_secret(settings.webhook_secret_arn, session) if settings.webhook_secret_arn else None
         announcers.append(WebhookAnnounce(url, secret=secret))
-    if settings.slack is not None and settings.slack.bot_token_arn and settings.slack.messages_table:
+    find = None  # reads a question's row, to say who answered: one client for every door that needs it
+    if settings.table and (settings.slack is not None or settings.teams is not None or settings.email is not None):
         from agent_wait.aws import DynamoDbLedger
+
+        find = DynamoDbLedger(settings.table, client=_client(session, "dynamodb")).find
+    if settings.slack is not None and settings.slack.bot_token_arn and settings.slack.messages_table:
         from agent_wait.host._slack import slack_announcer
 
-        ledger = DynamoDbLedger(settings.table, client=_client(session, "dynamodb")) if settings.table else None
-        announcers.append(slack_announcer(settings, session=session, records=ledger.find if ledger else None))
+        announcers.append(slack_announcer(settings, session=session, records=find))
     if settings.teams is not None:
-        from agent_wait.aws import DynamoDbLedger
         from agent_wait.host._teams import teams_announcer
 
-        ledger = DynamoDbLedger(settings.table, client=_client(session, "dynamodb")) if settings.table else None
-        announcers.append(teams_announcer(settings, session=session, records=ledger.find if ledger else None))
+        announcers.append(teams_announcer(settings, session=session, records=find))
     if settings.shaped_webhook is not None:
         from agent_wait.host._teams import shaped_webhook_announcer
 
         announcers.append(shaped_webhook_announcer(settings, session=session))
+    if settings.email is not None and settings.email.sends_table:
+        from agent_wait.host._email import email_announcer
+
+        announcers.append(email_announcer(settings, session=session, records=find))
     return announcers
 
 
@@ -259,7 +264,12 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
             None,
             checkpoint_table=checkpoint_table,
             client=dynamodb,
-            make_checkpointer=lambda: checkpoint_saver(checkpoint_table, session, bucket=settings.checkpoint_bucket),
+            make_checkpointer=lambda: checkpoint_saver(
+                checkpoint_table,
+                session,
+                bucket=settings.checkpoint_bucket,
+                offload_over=settings.checkpoint_offload_bytes,
+            ),
         ),
         DynamoDbLedger(table, client=dynamodb),
         dead_letter=SqsDeadLetter(dlq_url, client=session.client("sqs")),
@@ -275,11 +285,12 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
     )
 
 
-def checkpoint_saver(table: str, session: Any, *, bucket: str | None = None) -> Any:
+def checkpoint_saver(table: str, session: Any, *, bucket: str | None = None, offload_over: int | None = None) -> Any:
     """The LangGraph checkpoint saver on `table` (`TaskAtomicDynamoDBSaver`); imports LangGraph, so only for a graph.
 
-    With `bucket` (`AGENT_WAIT_CHECKPOINT_BUCKET`), a checkpoint or a step's writes over 350 KB is stored in that
-    S3 bucket (the saver's `s3_offload_config`); without it, one over DynamoDB's item limit fails its thread.
+    With `bucket` (`AGENT_WAIT_CHECKPOINT_BUCKET`), a checkpoint or a step's writes over `offload_over` bytes
+    (`AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES`; None: the saver's default) is stored in that S3 bucket (the saver's
+    `s3_offload_config`); without it, one over DynamoDB's item limit fails its thread.
 
     Raises:
         MissingExtraError: the `langgraph-host` extra (LangGraph's checkpoint saver on DynamoDB) is not installed.
@@ -290,7 +301,10 @@ def checkpoint_saver(table: str, session: Any, *, bucket: str | None = None) -> 
     # No endpoint is passed: the saver's clients come from the session, which finds an emulator's endpoint
     # (AWS_ENDPOINT_URL) itself, as every other client of the router does.
     offload = {"bucket_name": bucket} if bucket else None
-    return TaskAtomicDynamoDBSaver(table, session=session, region_name=session.region_name, s3_offload_config=offload)
+    threshold = {} if offload_over is None else {"offload_over": offload_over}
+    return TaskAtomicDynamoDBSaver(
+        table, session=session, region_name=session.region_name, s3_offload_config=offload, **threshold
+    )
 
 
 def link_maker_for(settings: HostSettings, *, session: Any = None) -> Any:

@@ -12,14 +12,10 @@ from enum import StrEnum
 from typing import Any
 
 from agent_wait.errors import ConfigurationError
+from agent_wait.host._chat_settings import ShapedWebhookSettings, TeamsSettings, shaped_webhook_settings, teams_settings
+from agent_wait.host._email_settings import EmailSettings, email_settings
 from agent_wait.host._patterns import LOOPBACK_URL, SECRET_ARN
 from agent_wait.host._slack_settings import SlackSettings, slack_settings
-from agent_wait.host._teams_settings import (
-    ShapedWebhookSettings,
-    TeamsSettings,
-    shaped_webhook_settings,
-    teams_settings,
-)
 from agent_wait.schema import Settings
 
 __all__ = ("DEFAULT_SIGN_IN_SCOPES", "HostRole", "HostSettings", "load_object", "required")
@@ -45,6 +41,10 @@ _NEEDS = {
 _PRINCIPAL_ID = re.compile(r"[A-Z0-9]{8,128}|\*")
 """An IAM unique id (`AROA...`, `AIDA...`, or an account id for a root sender) as SQS puts it in `SenderId`."""
 _ANNOUNCER_NAMES = frozenset({"sns", "eventbridge", "webhook", "sqs", "dynamodb", "shaped"})
+
+PAYLOAD_LIMIT = 399 * 1024
+"""The largest payload the checkpoint saver keeps in DynamoDB (`agent_wait.langgraph.checkpoint.saver.PAYLOAD_LIMIT`,
+restated: settings import no framework), so the highest offload threshold that means anything."""
 
 _BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 """An S3 bucket name, as S3's naming rules allow it (length and characters)."""
@@ -97,13 +97,18 @@ class HostSettings:
     sign_in_scopes: str = DEFAULT_SIGN_IN_SCOPES
     """The scopes the inbox page asks for (`AGENT_WAIT_SIGN_IN_SCOPES`)."""
     checkpoint_bucket: str | None = None
-    """The S3 bucket for checkpoints over 350 KB (`AGENT_WAIT_CHECKPOINT_BUCKET`); None: DynamoDB only."""
+    """The S3 bucket for large checkpoints (`AGENT_WAIT_CHECKPOINT_BUCKET`); None: DynamoDB only."""
+    checkpoint_offload_bytes: int | None = None
+    """With the bucket, the size over which a checkpoint payload goes to S3 (`AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES`);
+    None: the saver's default."""
     slack: SlackSettings | None = None
     """Slack as an answer channel (`AGENT_WAIT_SLACK_*`); None: off."""
     teams: TeamsSettings | None = None
     """Teams as an answer channel (`AGENT_WAIT_TEAMS_*`, the router and the sweep); None: off."""
     shaped_webhook: ShapedWebhookSettings | None = None
     """A webhook whose payload templates shape (`AGENT_WAIT_SHAPED_WEBHOOK_*`, the router and the sweep); None: off."""
+    email: EmailSettings | None = None
+    """Email as an answer channel (`AGENT_WAIT_EMAIL_*`); None: off."""
 
     @classmethod
     def from_env(cls, role: HostRole | str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -163,12 +168,14 @@ class HostSettings:
                 f"dots and hyphens; not an ARN or a URL); got {bucket!r}"
             )
             wrong.append(Settings.CHECKPOINT_BUCKET.value)
+        offload_bytes = _offload_bytes(value, problems, wrong)
         identity = _identity_settings(value, problems, wrong)
         sign_in = _sign_in_settings(value, problems, wrong)
         slack = slack_settings(value, problems, wrong, posts=role is not HostRole.API)
         announces = role is not HostRole.API  # only the router and the sweep announce
         teams = teams_settings(value, problems, wrong) if announces else None
         shaped = shaped_webhook_settings(value, problems, wrong) if announces else None
+        email = email_settings(value, problems, wrong) if announces else None
         if problems or lease_seconds is None or max_receive_count is None:
             raise ConfigurationError(problems, variables=wrong)
         return cls(
@@ -186,9 +193,11 @@ class HostSettings:
             webhook_secret_arn=secret_arn,
             webhook_url_secret_arn=url_secret_arn,
             checkpoint_bucket=bucket,
+            checkpoint_offload_bytes=offload_bytes,
             slack=slack,
             teams=teams,
             shaped_webhook=shaped,
+            email=email,
             **identity,
             **sign_in,
         )
@@ -347,6 +356,28 @@ def _webhook_url_secret_problems(secret_arn: str | None, *, webhook_url: str | N
             f"comes from one place; keep the secret and unset {Settings.WEBHOOK_URL.value}"
         )
     return problems
+
+
+def _offload_bytes(value: Mapping[Settings, str | None], problems: list[str], wrong: list[str]) -> int | None:
+    """`AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES`, checked: a number of bytes in range, and only with the bucket."""
+    text = value[Settings.CHECKPOINT_OFFLOAD_BYTES]
+    if text is None:
+        return None
+    number = _whole_number(text, 0, minimum=1, maximum=PAYLOAD_LIMIT)
+    if number is None:
+        problems.append(
+            f"{Settings.CHECKPOINT_OFFLOAD_BYTES.value} must be a whole number of bytes from 1 to {PAYLOAD_LIMIT} (the "
+            f"largest payload the checkpoint table keeps); got {text!r}"
+        )
+    elif value[Settings.CHECKPOINT_BUCKET] is None:
+        problems.append(
+            f"{Settings.CHECKPOINT_OFFLOAD_BYTES.value} needs {Settings.CHECKPOINT_BUCKET.value}: without a bucket "
+            "nothing is offloaded; set the bucket too, or unset the threshold"
+        )
+    else:
+        return number
+    wrong.append(Settings.CHECKPOINT_OFFLOAD_BYTES.value)
+    return None
 
 
 def _whole_number(text: str | None, default: int, *, minimum: int, maximum: int) -> int | None:

@@ -22,6 +22,7 @@ from agent_wait.ledger.base import (
     NoteLedger,
     StartLedger,
     capabilities_of,
+    marks_unannounced,
     require_capabilities,
 )
 from agent_wait.ledger.memory import InMemoryLedger
@@ -69,5 +70,6 @@ __all__ = (
     "ThreadLease",
     "Vote",
     "capabilities_of",
+    "marks_unannounced",
     "require_capabilities",
 )

@@ -52,6 +52,7 @@ __all__ = (
     "NoteLedger",
     "StartLedger",
     "capabilities_of",
+    "marks_unannounced",
     "require_capabilities",
 )
 
@@ -68,12 +69,16 @@ class Ledger(ABC):
     """
 
     @abstractmethod
-    def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
+    def open(self, envelope: WaitEnvelope, *, now: datetime, unannounced: bool = True) -> OpenResult:
         """Record a question as open unless it is already recorded; never overwrites.
 
-        A new question is not yet announced, and already due at the time it has once announced
-        (`QuestionRecord.next_due(announced=True)`: its first reminder, escalation step or deadline), so the
-        announcement's success moves no due time. Until announced, the sweep announces it when it falls due.
+        A new question is already due at the time it has once announced (`QuestionRecord.next_due(announced=True)`:
+        its first reminder, escalation step or deadline), so the announcement's success moves no due time. It is
+        put not yet announced: until `mark_announced`, the sweep announces it when it falls due.
+
+        With `unannounced=False` (only a `FollowUpLedger` that implements `mark_unannounced` is passed it) the row
+        is put as announced, with no marker to remove: the caller announces it at once and calls
+        `mark_unannounced` if that fails; a crash before is redelivered by the queue, whose redelivery announces it.
         """
 
     @abstractmethod
@@ -177,6 +182,16 @@ class FollowUpLedger(ABC):
     @abstractmethod
     def oldest_open(self) -> QuestionRecord | None:
         """The open question asked longest ago, or None when none is open."""
+
+    def mark_unannounced(self, thread_id: str, question_id: str, *, now: datetime) -> bool:
+        """The announcement of a question put announced (`open(unannounced=False)`) failed: mark it not yet
+        announced and due at `now`, in one write, so the sweep announces it. False (nothing written) when it is
+        no longer open or already marked.
+
+        Optional: a ledger that does not override it is always passed `unannounced=True` by `open`, and puts
+        every question with its marker (one more write per question: the marker's removal).
+        """
+        raise NotImplementedError
 
     @abstractmethod
     def owe_notices(self, thread_id: str, question_id: str, notices: Sequence[str], *, now: datetime) -> None:
@@ -325,6 +340,13 @@ def capabilities_of(ledger: Ledger | type[Ledger]) -> frozenset[Capability]:
     """The capabilities `ledger` (an instance or its class) declares by the classes it derives from."""
     kind = ledger if isinstance(ledger, type) else type(ledger)
     return frozenset(capability for capability, base in _CLASSES.items() if issubclass(kind, base))
+
+
+def marks_unannounced(ledger: object) -> bool:
+    """True when `ledger` (an instance or its class) implements `FollowUpLedger.mark_unannounced`, so `open` may put
+    questions announced."""
+    kind = ledger if isinstance(ledger, type) else type(ledger)
+    return issubclass(kind, FollowUpLedger) and kind.mark_unannounced is not FollowUpLedger.mark_unannounced
 
 
 class FullLedger(Ledger, FollowUpLedger, StartLedger, FailureLedger, LeaseLedger, ABC):

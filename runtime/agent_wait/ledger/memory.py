@@ -54,16 +54,16 @@ class InMemoryLedger(FullLedger, NoteLedger):
         self._finished_starts: dict[str, str] = {}
         self._lock = threading.Lock()
 
-    def open(self, envelope: WaitEnvelope, *, now: datetime) -> OpenResult:
+    def open(self, envelope: WaitEnvelope, *, now: datetime, unannounced: bool = True) -> OpenResult:
         key = (envelope.thread_id, envelope.question_id)
         with self._lock:
             existing = self._questions.get(key)
             if existing is not None:
                 return OpenResult(existing, created=False)
             # Due at the time it has once announced: an announcement that fails makes it due at once (the engine's
-            # `advance`), and a crash before it is redelivered by SQS.
+            # `mark_unannounced`, or `advance` for a row put unannounced), and a crash before it is redelivered.
             opened = QuestionRecord(envelope=envelope, status=QuestionStatus.OPEN, asked_at=format_rfc3339(now))
-            record = replace(opened, due_at=opened.next_due(announced=True))
+            record = replace(opened, due_at=opened.next_due(announced=True), announced=not unannounced)
             self._questions[key] = record
             self._thread_questions.setdefault(envelope.thread_id, []).append(envelope.question_id)
             self._question_thread.setdefault(envelope.question_id, envelope.thread_id)
@@ -151,6 +151,14 @@ class InMemoryLedger(FullLedger, NoteLedger):
             record = self._questions.get((thread_id, question_id))
             if record is not None and record.status is QuestionStatus.OPEN and not record.announced:
                 self._questions[(thread_id, question_id)] = replace(record, announced=True, due_at=due_at)
+
+    def mark_unannounced(self, thread_id: str, question_id: str, *, now: datetime) -> bool:
+        with self._lock:
+            record = self._questions.get((thread_id, question_id))
+            if record is None or record.status is not QuestionStatus.OPEN or not record.announced:
+                return False
+            self._questions[(thread_id, question_id)] = replace(record, announced=False, due_at=format_rfc3339(now))
+            return True
 
     def advance(
         self,

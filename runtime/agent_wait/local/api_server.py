@@ -87,6 +87,7 @@ PUBLIC_ROUTES: tuple[str, ...] = (
 """Routes with no authorizer (signed links carry their own proof; the inbox page and its files hold no question
 content); any other path goes to the handler as `$default`, with no authorizer either."""
 SLACK_PREVIEW_PATH = "/dev/slack"
+EMAIL_PREVIEW_PATH = "/dev/email"
 """Where `agent-wait dev` shows each question's Slack message as it would look, with no workspace."""
 DEV_SIGN_IN_CONFIG_PATH = "/inbox/config.json"
 """Where the inbox page reads how to sign in; here the answer is the dev sign-in."""
@@ -153,11 +154,14 @@ class LocalApi:
         dev_sign_in: bool = True,
         slack_preview: Callable[[], str] | None = None,
         dev_routes: Callable[[str, str, bytes], tuple[int, bytes, dict[str, str]] | None] | None = None,
+        email_preview: Callable[[], str] | None = None,
     ) -> None:
         self.handler = handler
         self.clock = clock
         self.dev_sign_in = dev_sign_in
         self.slack_preview = slack_preview
+        self.email_preview = email_preview
+        """Renders `GET /dev/email`: every email sent through the emulator's SES (`agent_wait.local.email_preview`)."""
         """Renders `GET /dev/slack`: each question's Slack message as it would look (`agent_wait.slack`)."""
         self.dev_routes = dev_routes
         """Serves more `/dev/...` paths: `(method, path, body)` → `(status, body, headers)`, None when not its own
@@ -371,6 +375,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
             status, data, headers = found
             self._send(status, data, headers, [])
             return status
+        if method == "GET" and path == EMAIL_PREVIEW_PATH and front.email_preview is not None:
+            page = front.email_preview().encode("utf-8")
+            # No script; each email in a sandboxed srcdoc frame (its inline styles), its links opening a new tab.
+            policy = "default-src 'none'; style-src 'unsafe-inline'; frame-src 'self'; frame-ancestors 'none'"
+            self._send(200, page, {"Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": policy}, [])
+            return 200
         if method == "POST" and path == "/dev/token":
             status, payload = front.sign_in(body)
             self._send_json(status, payload, {"Cache-Control": "no-store"})

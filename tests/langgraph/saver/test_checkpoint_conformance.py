@@ -42,7 +42,6 @@ def test_the_task_atomic_saver_conforms_wherever_upstream_does_with_and_without_
 ) -> None:
     import boto3
     from langgraph_checkpoint_aws import DynamoDBSaver
-    from langgraph_checkpoint_aws.checkpoint.dynamodb import storage_strategy
 
     from agent_wait.langgraph.checkpoint.saver import TaskAtomicDynamoDBSaver
 
@@ -56,11 +55,10 @@ def test_the_task_atomic_saver_conforms_wherever_upstream_does_with_and_without_
     upstream = _report("DynamoDBSaver", lambda table: DynamoDBSaver(table, **endpoint), moto_server, unique)
     ours = _report("TaskAtomic", lambda table: TaskAtomicDynamoDBSaver(table, **endpoint), moto_server, unique)
     # Every payload to S3, so the suite runs the offload path for every checkpoint and every write.
-    monkeypatch.setattr(storage_strategy, "S3_OFFLOAD_THRESHOLD", 0)
     offload = {"bucket_name": bucket, "endpoint_url": moto_server}
     offloaded = _report(
         "TaskAtomic+S3",
-        lambda table: TaskAtomicDynamoDBSaver(table, **endpoint, s3_offload_config=offload),
+        lambda table: TaskAtomicDynamoDBSaver(table, **endpoint, s3_offload_config=offload, offload_over=1),
         moto_server,
         unique,
     )

@@ -263,7 +263,7 @@ class Held:
 
     @property
     def in_s3(self) -> bool:
-        """Part of it went to S3 already (a payload over 350 KB): its head is then always written."""
+        """Part of it went to S3 already (a payload over the offload threshold): its head is then always written."""
         return any(item.get("ref_loc", {}).get("S") == "S3" for item in self.items)
 
 

@@ -9,11 +9,11 @@ into one write makes them land together; a write whose payload never arrived is 
 `DynamoDBSaver`, so the task runs again instead.
 
 A payload (a checkpoint, or one task's packed writes) over DynamoDB's 400 KB item limit is stored in S3
-when the saver has a bucket (`s3_offload_config`, `AGENT_WAIT_CHECKPOINT_BUCKET`: over 350 KB goes
-there). Without one, such a payload is refused before anything of it is written, with
-`ThreadStateTooLargeError` (the router dead-letters it as `checkpoint_too_large` and fails the thread)
-instead of DynamoDB's `ValidationException`, which the router would take for a passing store failure
-and retry until SQS gives up.
+when the saver has a bucket (`s3_offload_config`, `AGENT_WAIT_CHECKPOINT_BUCKET`): any payload over `offload_over`
+bytes goes there (`AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES`; 12 KB by default, the measured break-even). Without one, such a
+payload is refused before anything of it is written, with `ThreadStateTooLargeError` (the router dead-letters it
+as `checkpoint_too_large` and fails the thread) instead of DynamoDB's `ValidationException`, which the router
+would take for a passing store failure and retry until SQS gives up.
 
 The items the library builds are collected and sent in batches (`agent_wait.langgraph.checkpoint.batch`).
 
@@ -44,7 +44,7 @@ from langgraph_checkpoint_aws.checkpoint.dynamodb.unified_repository import (
 
 from agent_wait._delivery import current_delivery
 from agent_wait.aws.errors import ServiceError
-from agent_wait.errors import ThreadStateTooLargeError
+from agent_wait.errors import ArgumentError, ThreadStateTooLargeError
 from agent_wait.langgraph.checkpoint.batch import (
     PAYLOAD_SK,
     BatchWriter,
@@ -60,7 +60,7 @@ from agent_wait.langgraph.checkpoint.batch import (
 )
 from agent_wait.langgraph.checkpoint.notes import LatestKeys, LatestTracker
 
-__all__ = ("ITEM_LIMIT", "PACKED_WRITES", "PAYLOAD_LIMIT", "TaskAtomicDynamoDBSaver")
+__all__ = ("ITEM_LIMIT", "OFFLOAD_OVER", "PACKED_WRITES", "PAYLOAD_LIMIT", "TaskAtomicDynamoDBSaver")
 
 PACKED_WRITES = "__agent_wait_task_writes__"
 """The channel name one packed write is stored under; never seen by LangGraph."""
@@ -73,7 +73,11 @@ thread id of at most 128 characters) and attribute names fit in the rest."""
 VERSIONS_KEPT = 1024
 """Threads whose read tokens a warm router keeps; past it they are all dropped (one extra read each, no more)."""
 S3_OBJECT_LIMIT = 5 * 1024**3
-"""S3's limit for one `PutObject`, which the saver uses for a payload over 350 KB when it has a bucket."""
+"""S3's limit for one `PutObject`, which the saver uses for a payload over `offload_over` when it has a bucket."""
+OFFLOAD_OVER = 12 * 1024
+"""The default offload threshold, in bytes: 12 KB, where a lifecycle's checkpoints cost the same in the table (3 WRU
+a KB) as in the bucket (4 PUTs and 6 WRU), measured (docs/scaling.md, "Checkpoint offload threshold"). The library's
+own is 350 KB (`S3_OFFLOAD_THRESHOLD`), where a lifecycle costs 27 times the bucket's."""
 
 
 class _PayloadTooLargeError(Exception):
@@ -85,14 +89,19 @@ class _PayloadTooLargeError(Exception):
 
 
 class _SizeCheckedStorage(StorageStrategy):
-    """`StorageStrategy` that refuses a payload its store cannot hold before anything of it is written.
+    """`StorageStrategy` that offloads over `offload_over` bytes (the library's threshold is a constant) and refuses a
+    payload its store cannot hold before anything of it is written.
 
     The saver asks `should_offload_to_s3` once per payload, before it writes the payload's reference item.
     """
 
+    def __init__(self, *args: Any, offload_over: int = OFFLOAD_OVER, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.offload_over = offload_over
+
     def should_offload_to_s3(self, serialized_data: bytes) -> bool:
         size = len(serialized_data)
-        if super().should_offload_to_s3(serialized_data):
+        if self.s3_enabled and size > self.offload_over:
             if size > S3_OBJECT_LIMIT:
                 raise _PayloadTooLargeError(size, S3_OBJECT_LIMIT, "an S3 object")
             return True
@@ -110,7 +119,7 @@ def _too_large(exc: BaseException, *, what: str, config: Any, table: str, offloa
     else:
         fix = (
             "Turn on the checkpoint bucket (AGENT_WAIT_CHECKPOINT_BUCKET; the AgentWait construct creates it unless "
-            "checkpoint_bucket=False), which stores checkpoints over 350 KB in S3"
+            "checkpoint_bucket=False), which stores larger checkpoints in S3"
         )
     return ThreadStateTooLargeError(
         f"the {what} of thread {thread_id!r} {measured}; a DynamoDB item holds at most {ITEM_LIMIT} bytes. {fix}",
@@ -156,7 +165,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
     """`DynamoDBSaver` whose `put_writes` for one task is all or nothing, with fewer calls (same arguments).
 
     A payload its store cannot hold raises `ThreadStateTooLargeError` (naming the thread, the size and the fix)
-    before anything of it is written; with `s3_offload_config`, payloads over 350 KB go to S3.
+    before anything of it is written; with `s3_offload_config`, payloads over `offload_over` bytes go to S3.
 
     Each save is one `BatchWriteItem` (a head and its payload item together). Inside `batched_run`, which
     `LangGraphAdapter` opens around each run, checkpoints and task writes wait for the next task to start, and a
@@ -165,9 +174,21 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
     writes to the thread or the lease is let go, so one message reads it once; and the release leaves the keys
     of the latest checkpoint's writes for the next delivery, which then reads it in two calls, not three
     (`agent_wait.langgraph.checkpoint.notes`).
+
+    Args:
+        offload_over: with a bucket, the size in bytes above which a payload goes to S3 rather than the table,
+            from 1 to `PAYLOAD_LIMIT` (default `OFFLOAD_OVER`, 12 KB). A payload the table keeps costs
+            1 WRU per KB written; one in S3 costs a `PutObject` (as much as 8 WRU) and a round trip.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, offload_over: int = OFFLOAD_OVER, **kwargs: Any) -> None:
+        whole = isinstance(offload_over, int) and not isinstance(offload_over, bool)
+        if not whole or not 1 <= offload_over <= PAYLOAD_LIMIT:
+            raise ArgumentError(
+                f"offload_over must be a whole number of bytes from 1 to {PAYLOAD_LIMIT} (the largest payload the "
+                f"table keeps); got {offload_over!r}",
+                argument="offload_over",
+            )
         super().__init__(*args, **kwargs)
         old = self.storage
         collecting = CollectingClient(self.client)
@@ -178,6 +199,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             s3_bucket=old.s3_bucket,
             s3_key_prefix=old.s3_key_prefix,
             ttl_seconds=old.ttl_seconds,
+            offload_over=offload_over,
         )
         self.repo.dynamodb_client = collecting
         self.latest = LatestTracker()
@@ -189,7 +211,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
 
     @property
     def offloads(self) -> bool:
-        """Whether payloads over 350 KB go to S3 (the saver has a bucket)."""
+        """Whether payloads over `offload_over` bytes go to S3 (the saver has a bucket)."""
         return self.storage.s3_enabled
 
     @contextmanager

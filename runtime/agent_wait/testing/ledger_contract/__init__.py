@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from agent_wait.ledger import Capability, Ledger, capabilities_of
+from agent_wait.ledger import Capability, Ledger, capabilities_of, marks_unannounced
 from agent_wait.testing.ledger_contract import decisions, failures, followups, leases, notes, questions, starts
 from agent_wait.testing.ledger_contract._support import T0, LedgerFactory, sample_envelope
 
@@ -72,7 +72,11 @@ BY_CAPABILITY: Mapping[Capability, tuple[Rule, ...]] = MappingProxyType(
 )
 """The rules of each capability, required only of a backend that declares it."""
 
-EVERY: tuple[Rule, ...] = REQUIRED + tuple(rule for rules in BY_CAPABILITY.values() for rule in rules)
+EVERY: tuple[Rule, ...] = (
+    REQUIRED
+    + tuple(rule for rules in BY_CAPABILITY.values() for rule in rules)
+    + (followups.a_question_put_announced_is_marked_back_when_its_announcement_fails,)
+)
 """Every rule of the suite."""
 
 
@@ -80,6 +84,9 @@ def rules_for(ledger: Ledger | type[Ledger] | Any) -> tuple[Rule, ...]:
     """The rules `ledger` (an instance or its class) must pass: the core's, and those of each capability it
     declares."""
     declared = capabilities_of(ledger)
-    return REQUIRED + tuple(
-        rule for capability in Capability if capability in declared for rule in BY_CAPABILITY[capability]
+    optional = (followups.a_question_put_announced_is_marked_back_when_its_announcement_fails,)
+    return (
+        REQUIRED
+        + tuple(rule for capability in Capability if capability in declared for rule in BY_CAPABILITY[capability])
+        + (optional if marks_unannounced(ledger) else ())
     )

@@ -343,3 +343,33 @@ def oldest_open_is_the_earliest_asked_open_question(make: LedgerFactory) -> None
     assert oldest is not None, "the newer question is still open"
     assert oldest.question_id == newer.question_id, f"a decided question still counted: got {oldest.question_id}"
     ledger.decide(newer.thread_id, newer.question_id, make_decision(QuestionStatus.CANCELLED, None), now=first)
+
+
+def a_question_put_announced_is_marked_back_when_its_announcement_fails(make: LedgerFactory) -> None:
+    """Optional (a ledger that implements `mark_unannounced`): `open(unannounced=False)` puts the question announced
+    and due where it would be once announced; `mark_unannounced` makes it unannounced and due at once, once; a
+    decided question is never marked (and never due again)."""
+    ledger = make()
+    envelope = sample_envelope(reminders=("PT10M",), asked_at=T0)
+    thread, question = envelope.thread_id, envelope.question_id
+    opened = ledger.open(envelope, now=T0, unannounced=False)
+    assert opened.created, f"a new question is put, got {opened!r}"
+    assert opened.record.announced, f"put announced, got {opened.record!r}"
+    first_reminder = format_rfc3339(T0 + timedelta(minutes=10))
+    assert row_of(ledger, thread, question).due_at == first_reminder, "due at its first reminder, as if announced"
+    assert [r.question_id for r in ledger.due(T0 + timedelta(minutes=1), limit=10) if r.thread_id == thread] == []
+
+    later = T0 + timedelta(seconds=5)
+    assert ledger.mark_unannounced(thread, question, now=later), "an announced open question is marked"
+    marked = row_of(ledger, thread, question)
+    assert (marked.announced, marked.due_at) == (False, format_rfc3339(later)), f"unannounced, due at once: {marked!r}"
+    assert [r.question_id for r in ledger.due(later, limit=10) if r.thread_id == thread] == [question]
+    assert not ledger.mark_unannounced(thread, question, now=later), "marked already: nothing written"
+    ledger.mark_announced(thread, question, due_at=first_reminder)
+    assert row_of(ledger, thread, question).announced, "the sweep's announcement takes the mark off"
+
+    ledger.decide(thread, question, make_decision(QuestionStatus.CANCELLED, None), now=later)
+    assert not ledger.mark_unannounced(thread, question, now=later), "a decided question is never marked"
+    assert row_of(ledger, thread, question).due_at is None, "a decided question is never due again"
+    unknown = sample_envelope(asked_at=T0)
+    assert not ledger.mark_unannounced(unknown.thread_id, unknown.question_id, now=later), "an unknown question"

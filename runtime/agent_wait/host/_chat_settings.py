@@ -1,5 +1,6 @@
-"""The Teams (`AGENT_WAIT_TEAMS_*`) and shaped webhook (`AGENT_WAIT_SHAPED_WEBHOOK_*`) settings of the host, read
-and checked with the rest of `HostSettings`. Only the router and the sweep announce, so only they read them."""
+"""The chat webhooks' settings of the host, Teams (`AGENT_WAIT_TEAMS_*`) and shaped webhooks
+(`AGENT_WAIT_SHAPED_WEBHOOK_*`), read and checked with the rest of `HostSettings`. Only the router and the sweep
+announce, so only they read them."""
 
 from __future__ import annotations
 
