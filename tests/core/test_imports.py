@@ -48,6 +48,7 @@ CORE_MODULES = (
     "agent_wait._time",
     "agent_wait._duration",
     "agent_wait._flow",
+    "agent_wait.asked",
     "agent_wait.dialects",
     "agent_wait.dialects.langchain_hitl",
     "agent_wait.dialects.agent_inbox",

@@ -23,6 +23,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from agent_wait._time import parse_rfc3339
+from agent_wait.asked import call_of, prompt_of
 from agent_wait.envelope import WaitEnvelope
 
 __all__ = ("Button", "Decided", "EmailContent", "asked_of", "mime_message", "outcome_email", "question_email")
@@ -92,29 +93,25 @@ def _shown(value: Any) -> str:
 
 def asked_of(envelope: WaitEnvelope) -> Asked:
     """What `envelope`'s question asks: a call and its arguments, or a description or prompt, or its JSON."""
-    question: Any = envelope.question
-    if isinstance(question, list) and len(question) == 1:
-        question = question[0]
+    call = call_of(envelope)
+    if call is not None:
+        rows = tuple((str(key), _shown(value)) for key, value in call.args.items())
+        return Asked(call.name, rows, call.description)
+    question: Any = (
+        envelope.question[0]
+        if isinstance(envelope.question, list) and len(envelope.question) == 1
+        else envelope.question
+    )
     if isinstance(question, str):
         return Asked(question.splitlines()[0][:150] if question else "A question", description=question)
     if not isinstance(question, Mapping):
         return Asked("A question", description=_shown(question))
     found = question.get("description")
     description = found if isinstance(found, str) else ""
-    request = question.get("action_request")
-    if isinstance(request, Mapping) and isinstance(request.get("args"), Mapping):
-        name, args = str(request.get("action") or "(unnamed call)"), request["args"]
-    elif isinstance(question.get("args"), Mapping):
-        source = envelope.source or {}
-        name = str(source.get("function") or question.get("function") or question.get("name") or "(unnamed call)")
-        args = question["args"]
-    else:
-        for key in ("prompt", "message", "question", "title"):
-            if isinstance(question.get(key), str):
-                return Asked(question[key][:150], description=description)
-        return Asked("A question", description=description or _shown(question))
-    rows = tuple((str(key), _shown(value)) for key, value in args.items())
-    return Asked(name, rows, description)
+    prompt = prompt_of(envelope, ("prompt", "message", "question", "title"))  # the description is shown below it
+    if prompt is not None:
+        return Asked(prompt[:150], description=description)
+    return Asked("A question", description=description or _shown(question))
 
 
 _INLINE = (

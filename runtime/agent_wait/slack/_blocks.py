@@ -31,6 +31,7 @@ from slack_sdk.models.blocks import (
 )
 
 from agent_wait._time import parse_rfc3339
+from agent_wait.asked import call_of, summary
 from agent_wait.envelope import WaitEnvelope
 
 __all__ = (
@@ -70,48 +71,6 @@ def _clip(text: str, limit: int) -> str:
 
 def _shown(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """The call a question asks about: a `@wait` function, a LangChain per-call review, an Agent Inbox request."""
-
-    name: str
-    args: Mapping[str, Any]
-    description: str = ""
-
-
-def call_of(envelope: WaitEnvelope) -> Call | None:
-    """The call `envelope` asks about, or None when it asks something else."""
-    question: Any = envelope.question
-    if isinstance(question, list) and len(question) == 1:
-        question = question[0]
-    if not isinstance(question, Mapping):
-        return None
-    description = question.get("description") if isinstance(question.get("description"), str) else ""
-    request = question.get("action_request")
-    if isinstance(request, Mapping) and isinstance(request.get("args"), Mapping):
-        return Call(str(request.get("action") or "(unnamed call)"), request["args"], description or "")
-    if not isinstance(question.get("args"), Mapping):
-        return None
-    source = envelope.source or {}
-    name = source.get("function") or question.get("function") or question.get("name") or "(unnamed call)"
-    return Call(str(name), question["args"], description or "")
-
-
-def summary(envelope: WaitEnvelope) -> str:
-    """One line: the call with its arguments, or the question's prompt."""
-    call = call_of(envelope)
-    if call is not None:
-        return f"{call.name}({', '.join(f'{k}={json.dumps(v, ensure_ascii=False)}' for k, v in call.args.items())})"
-    question = envelope.question
-    if isinstance(question, str):
-        return question
-    if isinstance(question, Mapping):
-        for key in ("prompt", "message", "description", "question", "title"):
-            if isinstance(question.get(key), str):
-                return question[key]
-    return json.dumps(question, ensure_ascii=False)
 
 
 def _markdown(text: str) -> str:
