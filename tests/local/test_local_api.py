@@ -432,7 +432,9 @@ def test_cli_token_then_answer_over_http_prints_the_real_outcome(
     assert api.refunds(thread) == 1
     # AND `agent-wait questions` says who decided, and how
     assert main(["questions", "--status", "resumed"]) == 0
-    line = next(line for line in capsys.readouterr().out.splitlines() if question in line)
+    # The answer API runs in this process: its Powertools log lines (JSON) share stdout with the CLI's own.
+    printed = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("{")]
+    line = next(line for line in printed if question in line)
     assert line.endswith("by=alice@example.com via=api")
     # AND bob, answering later (token from the environment), is told who decided
     assert main(["token", "--user", "bob@example.com", "--groups", "finance"]) == 0
