@@ -25,6 +25,7 @@ from agent_wait.errors import ConfigurationError
 
 __all__ = (
     "CALLBACK_RESUME",
+    "DURABLE_ONLY",
     "CallbackCompleter",
     "CallbacksOnly",
     "callback_id_of",
@@ -73,9 +74,14 @@ class CallbacksOnly:
 
     Its questions are all resumed by their callbacks (`Router(callbacks=...)`), so nothing is ever parked here; a
     start message is refused with a `ConfigurationError` (a durable execution is started by invoking its function).
+    The deployed router runs it with `AGENT_WAIT_GRAPH=agent_wait.callbacks:DURABLE_ONLY`.
     """
 
     framework = "durable"
+
+    def agent_wait_adapter(self, **_: Any) -> CallbacksOnly:
+        """What the host's wiring asks of a hosted target: this adapter itself (it keeps no threads)."""
+        return self
 
     def start(self, thread_id: str, value: Any) -> RunOutcome:
         raise ConfigurationError(
@@ -99,3 +105,7 @@ class CallbacksOnly:
 
     def continue_run(self, thread_id: str) -> RunOutcome:
         return RunOutcome(None)
+
+
+DURABLE_ONLY = CallbacksOnly()
+"""`AGENT_WAIT_GRAPH=agent_wait.callbacks:DURABLE_ONLY`: a router that serves durable functions only."""

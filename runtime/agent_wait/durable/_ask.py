@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -19,8 +20,9 @@ from agent_wait._wait import plain
 from agent_wait.callbacks import callback_question_id, callback_source
 from agent_wait.envelope import Question, Transition, WaitEnvelope, check_question_size
 from agent_wait.errors import ArgumentError, EnvelopeError, PolicyError
-from agent_wait.ledger import Ledger
+from agent_wait.ledger import FollowUpLedger, Ledger, marks_unannounced
 from agent_wait.policy import WaitPolicy
+from agent_wait.schema import QuestionStatus
 
 __all__ = ("CALLBACK_MARGIN", "LONGEST_CALLBACK", "ask", "callback_timeout", "record_question")
 
@@ -67,19 +69,36 @@ def record_question(
 ) -> PublishReport | None:
     """Record `question` in the ledger and announce `wait.created`, as the router does for a graph's question.
 
-    Idempotent: a question already recorded keeps its row (and its deadline) and is announced again only if its
-    announcement never succeeded. An announcement that fails leaves the row unannounced, so the sweep announces it
-    again. Returns the announcement's report, or None when nothing was announced.
+    Idempotent: a question already recorded keeps its row (and its deadline). A submitter runs again only when the
+    last run may have stopped before it announced, so an open question is announced again (consumers drop the
+    repeat by `dedupe_key`). An announcement that fails makes the row due at once, so the sweep announces it again.
+    Returns the announcement's report, or None when the question was decided already.
     """
     now = now or utc_now()
     envelope = WaitEnvelope.create(question, reply_to=reply_to, now=now)
-    opened = ledger.open(envelope, now=now)
+    # Put announced where the ledger can mark it back: no write when the announcement succeeds, the common case.
+    put_announced = marks_unannounced(ledger)
+    opened = ledger.open(envelope, now=now, **({"unannounced": False} if put_announced else {}))
     record = opened.record
-    if not opened.created and record.announced:
+    if record.status is not QuestionStatus.OPEN:
         return None
     report = publish(record.envelope.for_transition(Transition.CREATED), as_announcers(announce))
     if report.ok:
-        ledger.mark_announced(record.thread_id, record.question_id, due_at=record.next_due(announced=True))
+        if not record.announced:
+            ledger.mark_announced(record.thread_id, record.question_id, due_at=record.next_due(announced=True))
+    elif isinstance(ledger, FollowUpLedger):
+        if put_announced:
+            ledger.mark_unannounced(record.thread_id, record.question_id, now=now)
+        elif not record.announced:  # due when asked: one compare-and-set, as the router's repair makes it
+            progress = replace(record.progress, version=record.progress.version + 1)
+            ledger.advance(
+                record.thread_id,
+                record.question_id,
+                progress,
+                expected_version=record.progress.version,
+                due_at=record.next_due(progress),
+                now=now,
+            )
     return report
 
 
