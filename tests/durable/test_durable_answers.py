@@ -48,6 +48,7 @@ POLICIES = {
     "refund": WaitPolicy(timeout="PT1H", default={"action": "reject"}, allowed_actions=("approve", "reject")),
     "quorum": WaitPolicy(timeout="PT1H", default={"action": "reject"}, allowed_actions=("approve", "reject"), quorum=2),
     "hasty": WaitPolicy(timeout="PT1S", default={"action": "reject"}, allowed_actions=("approve", "reject")),
+    "twice": WaitPolicy(),  # the handler asks twice under "refund"
 }
 MARGINS = {"hasty": timedelta(0)}
 """Policies whose callback waits no longer than the deadline (the default margin otherwise)."""
@@ -68,14 +69,15 @@ class Announced(BaseAnnounce):
             self.events.append((transition, envelope))
             self._changed.notify_all()
 
-    def created_on(self, thread_id: str, *, timeout: float = 20.0) -> WaitEnvelope:
-        """The `wait.created` envelope of the question asked on `thread_id`, once the submitter announced it."""
+    def created_on(self, thread_id: str, *, nth: int = 1, timeout: float = 20.0) -> WaitEnvelope:
+        """The `wait.created` envelope of the `nth` question asked on `thread_id`, once the submitter announced it."""
 
         def found() -> WaitEnvelope | None:
-            return next(
-                (e for t, e in self.events if t is Transition.CREATED and e.thread_id == thread_id),
-                None,
-            )
+            created = [e for t, e in self.events if t is Transition.CREATED and e.thread_id == thread_id]
+            asked = list(dict.fromkeys(e.question_id for e in created))
+            if len(asked) < nth:
+                return None
+            return next(e for t, e in self.events if t is Transition.CREATED and e.question_id == asked[nth - 1])
 
         with self._changed:
             assert self._changed.wait_for(lambda: found() is not None, timeout=timeout), "the question was never asked"
@@ -152,6 +154,11 @@ def refund(event: dict[str, Any], context: DurableContext) -> dict[str, Any]:
     policy = POLICIES[event["policy"]]
     arn = context.execution_context.durable_execution_arn
     question = {"function": "refund", "args": {"order": event["order"], "amount": 900}}
+    if event["policy"] == "twice":  # finance, then the warehouse: two questions on one execution, in turn
+        first = ask(context, question, POLICIES["refund"], ledger=stack.ledger, announce=[stack.announced], name="f")
+        ship = {"function": "ship", "args": {"order": event["order"]}}
+        second = ask(context, ship, POLICIES["refund"], ledger=stack.ledger, announce=[stack.announced], name="w")
+        return {"answers": [first, second]}
     margin = MARGINS.get(event["policy"], CALLBACK_MARGIN)
     try:
         answer = ask(
@@ -323,3 +330,17 @@ def test_a_callback_that_times_out_before_the_deadline_default_is_refused_and_fa
     record = stack.ledger.find(created.question_id)
     assert record is not None
     assert (record.status, record.outcome) == (QuestionStatus.FAILED, QuestionStatus.EXPIRED)
+
+
+def test_an_execution_that_asks_twice_gets_each_answer_through_the_api_in_turn(stack: Stack) -> None:
+    arn, first = stack.start("twice")
+    assert stack.answer(first.question_id, "approve", ALICE).status == 200
+    assert [outcome.kind for outcome in stack.deliver()] == [OutcomeKind.APPLIED]
+
+    second = stack.announced.created_on(arn, nth=2)
+    assert second.question == {"function": "ship", "args": {"order": "A-1"}}
+    assert second.question_id != first.question_id
+    assert stack.answer(second.question_id, "reject", BOB).status == 200
+    assert [outcome.kind for outcome in stack.deliver()] == [OutcomeKind.APPLIED]
+
+    assert stack.result(arn) == {"answers": [{"action": "approve"}, {"action": "reject"}]}
