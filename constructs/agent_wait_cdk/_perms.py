@@ -48,6 +48,12 @@ CHECKPOINT_BUCKET_LIST = ("s3:ListBucket",)
 """On the checkpoint bucket itself: so a missing object is `NoSuchKey`, not `AccessDenied` (the saver skips the
 first, a payload that never arrived, and fails on the second)."""
 
+QUESTION_DURABLE_ASK = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
+"""A durable function asking (`agent_wait.durable.ask`): its submitter puts the question (a conditional put that
+returns the row it finds), and marks it back unannounced when its announcement failed."""
+DURABLE_CALLBACK = ("lambda:SendDurableExecutionCallbackSuccess",)
+"""The router completes a durable function's callback with the decision."""
+
 SLACK_MESSAGES = ("dynamodb:GetItem", "dynamodb:UpdateItem")
 """What the router and the sweep call on the Slack messages table: read a question's posts, claim a post and
 record its `ts` with conditional updates (`agent_wait.slack.messages.DynamoDbSlackMessages`)."""

@@ -542,6 +542,43 @@ class AgentWait(Construct):
         `by_question` indexes."""
         return questions.grant_read_questions(grantee, self.question_table)
 
+    def serve_durable_function(self, function: lambda_.IFunction) -> iam.Grant:
+        """Let an AWS Lambda durable function ask through agent-wait (`agent_wait.durable.ask`), and the router
+        complete its callbacks with the decisions.
+
+        The durable function's role gets what `ask`'s submitter calls: `dynamodb:PutItem`, `UpdateItem` and `GetItem`
+        on the question table (and its customer managed key, if any), `sns:Publish` on the topic and
+        `events:PutEvents` on the bus, when there are. A `lambda_.Function` also gets `AGENT_WAIT_TABLE`,
+        `AGENT_WAIT_TOPIC_ARN` and `AGENT_WAIT_BUS_NAME` (when there are) and `AGENT_WAIT_INDEX_SHARDS` (when set),
+        so its `DynamoDbLedger` keys rows as the router's does. The router's role gets
+        `lambda:SendDurableExecutionCallbackSuccess` on the function's durable executions, `<function ARN>:*`
+        (Lambda authorizes a callback on its execution's ARN, which the unqualified function ARN never matches).
+
+        Returns:
+            The durable function's grant on the question table.
+        """
+        grant = _grants.grant_table(
+            function, self.question_table, _perms.QUESTION_DURABLE_ASK, kms_actions=_perms.KMS_READ_WRITE
+        )
+        if self.topic is not None:
+            _grants.grant_publish(function, self.topic)
+        if self.bus is not None:
+            self.bus.grant_put_events_to(function)
+        iam.Grant.add_to_principal(
+            grantee=self.router_function,
+            actions=list(_perms.DURABLE_CALLBACK),
+            resource_arns=[f"{function.function_arn}:*"],
+        )
+        if isinstance(function, lambda_.Function):
+            function.add_environment(shapes.ENV_TABLE, self.question_table.table_name)
+            if self.topic is not None:
+                function.add_environment(shapes.ENV_TOPIC_ARN, self.topic.topic_arn)
+            if self.bus is not None:
+                function.add_environment(shapes.ENV_BUS_NAME, self.bus.event_bus_name)
+            if self._index_shards is not None:
+                function.add_environment(shapes.ENV_INDEX_SHARDS, str(self._index_shards))
+        return grant
+
     def subscribe_queue(self, queue: sqs.IQueue, *, raw_message_delivery: bool = True) -> None:
         """Subscribe `queue` to the announcement topic, refusing a FIFO queue on a standard topic.
 
@@ -700,6 +737,7 @@ class AgentWait(Construct):
         index_shards: int | None,
     ) -> dict[str, str]:
         """The variables both functions get; the router adds its lease and receive count, the sweep its limit."""
+        self._index_shards = index_shards  # a durable function that asks (`serve_durable_function`) shards alike
         environment = {
             shapes.ENV_GRAPH: graph,
             shapes.ENV_TABLE: self.question_table.table_name,

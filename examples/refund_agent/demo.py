@@ -7,6 +7,7 @@ many times the refund ran. The exit status is non-zero if any outcome is wrong.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import uuid
@@ -346,6 +347,93 @@ def middleware(world: World, thread: str) -> None:
         world.check("for the amount finance set, 400", [item["amount"]["N"] for item in refunds] == ["400"])
 
 
+@contextmanager
+def _durable_lambda(world: World, handler: Callable[..., Any]) -> Iterator[Any]:
+    """The durable SDK's local runner playing Lambda for `handler`, its Lambda API (callbacks) served on 127.0.0.1,
+    and the stack's router pointed at it (`AWS_ENDPOINT_URL_LAMBDA`), as a deployed router reaches Lambda."""
+    import logging
+    import threading
+
+    from aws_durable_execution_sdk_python_testing.runner import DurableFunctionTestRunner
+    from aws_durable_execution_sdk_python_testing.web.server import WebServer, WebServiceConfig
+
+    runner = DurableFunctionTestRunner(handler, poll_interval=0.05, skip_time=False)
+    # The runner's own executor behind the SDK's own web server: SendDurableExecutionCallbackSuccess over HTTP.
+    server = WebServer(WebServiceConfig(host="127.0.0.1", port=0, log_level=logging.WARNING), runner._executor)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    before = os.environ.get("AWS_ENDPOINT_URL_LAMBDA")
+    os.environ["AWS_ENDPOINT_URL_LAMBDA"] = f"http://127.0.0.1:{server.server_address[1]}"
+    world.local.cold_start()
+    try:
+        yield runner
+    finally:
+        if before is None:
+            os.environ.pop("AWS_ENDPOINT_URL_LAMBDA", None)
+        else:
+            os.environ["AWS_ENDPOINT_URL_LAMBDA"] = before
+        world.local.cold_start()
+        server.shutdown()
+        server.server_close()
+        runner.close()
+
+
+def _asked_on(world: World, thread: str, *, seconds: float = 20.0) -> str:
+    """The question the durable function announced on `thread` (on the SNS topic), once its submitter ran."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        created = [e for e in world.announced() if e["type"] == "wait.created" and e["thread_id"] == thread]
+        if created:
+            return str(created[-1]["question_id"])
+        time.sleep(0.05)
+    raise AssertionError(f"the durable function asked nothing on {thread} within {seconds:.0f} s")
+
+
+def durable_function(world: World, thread: str) -> None:
+    try:
+        from .durable import CLOCK, handler
+    except ImportError:  # the durable SDK comes with agent-wait[durable] (and [local])
+        world.say("skipped: this scenario needs the durable SDK (pip install 'agent-wait[durable]')")
+        return
+
+    CLOCK[0] = world.clock  # asked by the clock the router and the sweep read, which the demo moves
+    try:
+        _refund_durably(world, thread, handler)
+    finally:
+        CLOCK[0] = utc_now
+
+
+def _refund_durably(world: World, thread: str, handler: Callable[..., Any]) -> None:
+    with _durable_lambda(world, handler) as runner:
+        world.say(f"the refund agent runs as a Lambda durable function: order {thread} for {LARGE}")
+        execution = runner.run_async(
+            input=json.dumps({"order_id": thread, "amount": LARGE}), execution_name=f"refund-{thread}"
+        )
+        question = _asked_on(world, thread)
+        row = world.row(thread, question)
+        world.check(
+            "its question is open in the same ledger, with finance's tag",
+            (row["status"], row.get("tags")) == ("open", dict(FINANCE.tags)),
+        )
+        events = [e.event_type for e in runner.get_execution_history(execution).events]
+        world.check(
+            "the execution waits on its callback (no invocation runs meanwhile)",
+            "CallbackStarted" in events and "ExecutionSucceeded" not in events,
+        )
+        world.check("the answer was applied", _kinds(world.answer(thread, question, "approve")) == ["applied"])
+        finished = runner.wait_for_result(execution, timeout=30)
+        result = json.loads(finished.result or "null")
+        world.say(f"the durable function finished: {result}")
+        world.check(
+            "the router completed its callback and the function refunded",
+            isinstance(result, dict) and result.get("status") == "refunded",
+        )
+        row = world.row(thread, question)
+        world.check("the row says answered, then resumed", (row["status"], row["outcome"]) == ("resumed", "answered"))
+        world.check("the refund ran exactly once", world.refunds(thread) == 1)
+
+
 SCENARIOS: dict[str, tuple[str, Callable[[World, str], None]]] = {
     "auto-approve": ("Auto-approve under the limit", auto_approve),
     "approve": ("Approve over the limit", approve_over_limit),
@@ -358,6 +446,7 @@ SCENARIOS: dict[str, tuple[str, Callable[[World, str], None]]] = {
     "late-approve": ("A late approve after expiry", late_approve),
     "unknown-question": ("An answer for an unknown question", unknown_question),
     "middleware": ("A LangChain agent asking through HumanInTheLoopMiddleware", middleware),
+    "durable": ("The refund agent as a Lambda durable function, answered the same way", durable_function),
 }
 
 

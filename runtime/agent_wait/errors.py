@@ -22,6 +22,8 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
            ├─ WebhookTemplateError(ValueError)   a shaped webhook's template does not render one JSON value
            ├─ EmailDeliveryError(RuntimeError)   a question's emails could not all be sent (names recipients and codes)
            ├─ QueueUnavailableError              the entry queue or the dead-letter queue failed; the message is retried
+           ├─ CallbackRefusedError               Lambda refused to complete a durable callback (timed out, done already)
+           ├─ CallbackUnavailableError           completing a durable callback failed for now; the message is retried
            ├─ ThreadStateError                   a hosted agent's stored thread (Pydantic AI history, Strands session)
            │    ├─ ThreadStateConflictError      another writer moved the thread first; this write lost, nothing saved
            │    ├─ ThreadStateTooLargeError(ValueError)  over the store's item limit, even compressed
@@ -41,6 +43,8 @@ from typing import Any
 __all__ = (
     "ArgumentError",
     "AwsDeliveryError",
+    "CallbackRefusedError",
+    "CallbackUnavailableError",
     "ConfigurationError",
     "EmailDeliveryError",
     "EnvelopeError",
@@ -299,6 +303,29 @@ class QueueUnavailableError(WaitError):
         super().__init__(message)
         self.code = code
         """The queue's error code (`ThrottlingException`, `AWS.SimpleQueueService.NonExistentQueue`, ...), if any."""
+
+
+class CallbackRefusedError(WaitError):
+    """Raised when AWS Lambda refuses to complete a durable function's callback: it timed out, was completed or
+    failed already, or no longer exists. Retrying cannot help: the execution no longer waits on it.
+
+    The router records the question `failed` (never `resumed`) and dead-letters the answer `callback_refused`.
+    """
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        """Lambda's error code (`CallbackTimeoutException`, `ResourceNotFoundException`, ...), if any."""
+
+
+class CallbackUnavailableError(WaitError):
+    """Raised when completing a durable function's callback failed for now (Lambda throttled, failed on its side or
+    was unreachable): the answer's message is retried."""
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        """Lambda's error code (`TooManyRequestsException`, ...), or the type of the connection error."""
 
 
 class MissingExtraError(WaitError, ImportError):

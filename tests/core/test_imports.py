@@ -66,6 +66,7 @@ CORE_MODULES = (
     "agent_wait._delivery",
     "agent_wait.ledger.memory",
     "agent_wait.recipients",
+    "agent_wait.callbacks",
 )
 
 
@@ -98,6 +99,8 @@ RULES: dict[str, Layer] = {
         "binding", ("agent_wait.pydantic_ai",), frozenset({"pydantic_ai", "pydantic", "pydantic_core"})
     ),
     "agent_wait.strands": Layer("binding", ("agent_wait.strands",), frozenset({"strands"})),
+    # AWS Lambda durable functions: the durable execution SDK only (the ledger and announcers are passed in).
+    "agent_wait.durable": Layer("binding", ("agent_wait.durable",), frozenset({"aws_durable_execution_sdk_python"})),
     "agent_wait.aws": Layer("provider", ("agent_wait.aws",), frozenset({"boto3", "botocore"})),
     # jsonschema, boto3 and the SQS queues' error translation (aws.errors) only inside the functions that use them
     # (`test_the_engine_imports_nothing_third_party_when_imported`, `test_the_engine_imports_no_aws_when_imported`).

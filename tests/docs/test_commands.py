@@ -23,7 +23,7 @@ SHELL_BLOCK = re.compile(r"```(?:bash|sh|shell)\n(.*?)```", re.DOTALL)
 RUN_BY: dict[str, tuple[str, str]] = {
     # README: quick start, run as written from the built wheel
     "pip install 'agent-wait[local]'": ("tests/packaging/test_journey.py", "for command in FIRST[:-1]:"),
-    "agent-wait demo": ("tests/packaging/test_journey.py", "11 of 11 scenarios behaved as they should."),
+    "agent-wait demo": ("tests/packaging/test_journey.py", "12 of 12 scenarios behaved as they should."),
     "agent-wait init": ("tests/packaging/test_journey.py", 'split("## Quick start", 1)'),
     "cd my-agent": ("tests/packaging/test_journey.py", 'command.startswith("cd ")'),
     "pip install -r requirements.txt": ("tests/packaging/test_journey.py", '"pip install -r requirements.txt" in'),

@@ -126,7 +126,7 @@ def project(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
             continue
         result = _run(venv, cwd, "bash", "-c", command, timeout=900)
         if command == "agent-wait demo":
-            assert "11 of 11 scenarios behaved as they should." in result.stdout, result.stdout[-2000:]
+            assert "12 of 12 scenarios behaved as they should." in result.stdout, result.stdout[-2000:]
         if command == "python -m pytest":
             assert "1 passed" in result.stdout
     return cwd

@@ -29,10 +29,11 @@ from pathlib import Path
 
 __all__ = ("PRUNED", "RUNTIME_AWS_SERVICES", "Pruned", "prune_bundle", "strip_debug_sections", "tree_size")
 
-RUNTIME_AWS_SERVICES = frozenset({"dynamodb", "events", "s3", "secretsmanager", "sns", "sqs", "sts"})
+RUNTIME_AWS_SERVICES = frozenset({"dynamodb", "events", "lambda", "s3", "secretsmanager", "sns", "sqs", "sts"})
 """The botocore service models every bundle keeps: the services agent-wait's router, sweep and answer API make
 clients for (ledger and checkpoints, EventBridge and SNS announcers, webhook and link-key secrets, checkpoint
-offload, the queues), and STS, which botocore's assume-role and web-identity credential providers call."""
+offload, the queues, Lambda for durable functions' callbacks), and STS, which botocore's assume-role and
+web-identity credential providers call."""
 
 
 @dataclass(frozen=True)

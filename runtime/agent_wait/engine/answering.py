@@ -6,7 +6,8 @@ deadlines (sent through the queue) and every channel added later. Each turns wha
 question's row, checks the answer (`agent_wait.engine.checks`: actions, answerers, edits, schema, dialect
 shape), and decides it or records a vote with one conditional write, or refuses with one typed reason. No door
 keeps a rule of its own. The desk never runs the agent and never announces: after a decision the router resumes
-the agent and announces, for every door.
+the agent (or completes the durable function's callback the question waits on, `agent_wait.callbacks`) and
+announces, for every door.
 
 A door that cannot run the agent decides through `AnswerService` (`agent_wait.engine.handover`), which holds the
 thread while it asks the desk and then hands the decision to the router.
@@ -21,6 +22,7 @@ from enum import StrEnum
 from typing import Any
 
 from agent_wait._time import format_rfc3339
+from agent_wait.callbacks import callback_id_of
 from agent_wait.engine.checks import Answerer, check_answer
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.engine.votes import VoteStatus, cast_vote
@@ -143,7 +145,9 @@ class AnswerDesk:
             refusal = self._check(record, attempt)
             if refusal is not None:
                 return refusal
-            if thread.parked(record.question_id) is False:
+            # A durable function's callback waits while its question is open (its own timeout comes after the
+            # deadline): only a graph's question can be moved past.
+            if callback_id_of(record.envelope.source) is None and thread.parked(record.question_id) is False:
                 # Nothing can resume a question the agent is not waiting on: deciding it would tell a person their
                 # answer took effect when it never will. (The router cancels it; other doors only refuse.)
                 detail = "the agent is not waiting on this question any more (it moved past it)"

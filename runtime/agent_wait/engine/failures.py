@@ -9,7 +9,7 @@ from agent_wait.engine.dead_letter import DeadLetter
 from agent_wait.engine.lease import error_name
 from agent_wait.engine.metrics import HostMetrics, Metric
 from agent_wait.engine.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
-from agent_wait.errors import ThreadBusyError, ThreadStateTooLargeError
+from agent_wait.errors import CallbackRefusedError, ThreadBusyError, ThreadStateTooLargeError
 from agent_wait.ledger import FailureKind, FailureLedger, ThreadFailure
 
 __all__ = ("AGENT_FAILED", "Failures")
@@ -96,6 +96,26 @@ class Failures:
         return Outcome(
             OutcomeKind.DEAD_LETTERED, thread_id, failure.question_id, reason=reason, detail=detail, error=exc
         )
+
+    def callback_refused(self, failure: ThreadFailure, body: str, exc: CallbackRefusedError) -> Outcome:
+        """Lambda refused to complete the question's durable callback: dead-letter the message `callback_refused`,
+        record the row `failed` (never `resumed`), and leave the thread free: the execution no longer waits on this
+        question, and its other questions (or its next ones) are answered as usual."""
+        thread_id, question_id = failure.thread_id, failure.question_id
+        detail = (
+            f"Lambda refused to complete question {question_id}'s callback ({exc.code}): it timed out or was completed "
+            "already; the decision stands, but the durable execution did not receive it"
+        )
+        reason = DeadLetterReason.CALLBACK_REFUSED.value
+        self.dead_letter.send(body, reason=reason, detail=detail, message_id=failure.message_id, thread_id=thread_id)
+        self.ledger.mark_failed(failure)
+        self.ledger.clear_failure(thread_id)  # the row says failed; the thread goes on
+        self.metrics.count(Metric.DEAD_LETTERED, reason=reason)
+        self.log.warning(
+            "callback refused; the question is failed, not resumed",
+            extra={"thread_id": thread_id, "question_id": question_id, "code": exc.code, "reason": reason},
+        )
+        return Outcome(OutcomeKind.DEAD_LETTERED, thread_id, question_id, reason=reason, detail=detail, error=exc)
 
     def replay(self, failure: ThreadFailure, *, start_input: Any = None) -> Outcome:
         """The message that failed arrived again: finish recording its failure (idempotent); run nothing."""

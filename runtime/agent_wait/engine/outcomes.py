@@ -87,6 +87,10 @@ class DeadLetterReason(StrEnum):
     """Another delivery held the thread's lease on every receive."""
     RETRIES_EXHAUSTED = "retries_exhausted"
     """The router could not apply the message on any receive (a store or network failure); the detail names it."""
+    CALLBACK_REFUSED = "callback_refused"
+    """The question's durable function callback could not be completed: Lambda refused it (it timed out, or was
+    completed or failed already). The decision stands, the row says `failed` (never `resumed`); the thread is not
+    failed, since the execution no longer waits on this question."""
     CHECKPOINT_TOO_LARGE = "checkpoint_too_large"
     """The agent's state (a checkpoint, or one step's writes) is over what its store holds: DynamoDB's 400 KB item
     limit without the checkpoint bucket. Not retried, since every retry would fail the same way; the thread is

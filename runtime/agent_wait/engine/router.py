@@ -44,6 +44,7 @@ from agent_wait._delivery import current_delivery
 from agent_wait._publish import Announcers, as_announcers
 from agent_wait._time import clock_scope, format_rfc3339, parse_rfc3339, seconds_between, utc_now
 from agent_wait.adapter import AgentAdapter, RunOutcome
+from agent_wait.callbacks import CallbackCompleter, callback_id_of
 from agent_wait.dialects import resume_value
 from agent_wait.engine.answering import AnswerAttempt, AnswerDesk, ThreadState, Verdict, VerdictKind
 from agent_wait.engine.checks import Answerer, principal_of
@@ -59,6 +60,9 @@ from agent_wait.engine.votes import decision_progress, vote_progress
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import (
     ArgumentError,
+    CallbackRefusedError,
+    CallbackUnavailableError,
+    ConfigurationError,
     LedgerRejectedError,
     LedgerUnavailableError,
     MessageError,
@@ -100,6 +104,7 @@ RETRYABLE: tuple[type[BaseException], ...] = (
     ThreadBusyError,
     ThreadStateConflictError,
     ThreadStateUnavailableError,
+    CallbackUnavailableError,
     ConnectionError,
     TimeoutError,
 )
@@ -131,6 +136,9 @@ class Router:
         transient: tells a store's or the network's failure raised from inside the agent's run (an AWS call in a
             node, throttled) from the agent's own: True retries the message instead of failing the thread. The
             AWS host passes `agent_wait.aws.errors.is_transient`; None: only agent-wait's own errors (`RETRYABLE`).
+        callbacks: completes the callback of a question asked from an AWS Lambda durable function
+            (`agent_wait.durable.ask`; `agent_wait.aws.callbacks.LambdaCallbacks`): its decision goes there instead of
+            to `adapter`. None: such a question's decision fails its thread with a `ConfigurationError` saying so.
     """
 
     def __init__(
@@ -150,11 +158,13 @@ class Router:
         link_maker: Callable[[WaitEnvelope], dict[str, str]] | None = None,
         link_announcers: frozenset[str] = frozenset(),
         transient: Callable[[BaseException], bool] | None = None,
+        callbacks: CallbackCompleter | None = None,
     ) -> None:
         if lease_seconds <= 0 or lease_wait < 0:
             raise ArgumentError(f"lease_seconds must be > 0 and lease_wait >= 0; got {lease_seconds}, {lease_wait}")
         self.adapter = adapter
         self.transient = transient
+        self.callbacks = callbacks
         self.ledger = require_capabilities(ledger, *Capability, user="Router")
         self.dead_letter = dead_letter
         self.metrics: HostMetrics = metrics if metrics is not None else RecordingMetrics()
@@ -250,8 +260,9 @@ class Router:
                     return self._retry(message, body, failure)
                 answerer = self.senders.answerer(message, sender)
                 answer_id = message.answer_id or fallback_id
-                if applied.get(message.question_id) == answer_id:  # this hand-over, applied just now
-                    return Outcome(OutcomeKind.APPLIED, thread_id, message.question_id)
+                caught = applied.get(message.question_id)
+                if caught is not None and caught[0] == answer_id:  # this hand-over, applied just now
+                    return caught[1]
                 return self._answer(
                     message, answer_id, body, failure, sent_at=sent_at, answerer=answerer, redelivered=redelivered
                 )
@@ -416,7 +427,8 @@ class Router:
             if record.followups.voting:
                 self.metrics.count(Metric.VOTES)
             self._announce_decision(record, now)
-            return self._resume(record, body=body, message_id=answer_id, parked=parked(record.question_id))
+            waits = callback_id_of(record.envelope.source) is not None or parked(record.question_id)
+            return self._resume(record, body=body, message_id=answer_id, parked=waits)
         # The same answer again: carry on from its decision if the agent has not received it yet.
         if record.status is QuestionStatus.RESUMED:
             if redelivered and record.answer_id == answer_id:
@@ -455,16 +467,17 @@ class Router:
             self.questions.cancel(moved_past)  # nothing can resume it: say so to whoever watches
         return self._refuse(reason, message, verdict.detail)
 
-    def _catch_up(self, lease: ThreadLease) -> tuple[dict[str, str], ThreadFailure | None]:
+    def _catch_up(self, lease: ThreadLease) -> tuple[dict[str, tuple[str, Outcome]], ThreadFailure | None]:
         """Apply what doors decided on this thread and handed over (`ThreadLease.handed_over`), in order.
 
-        Returns the answer id of each question applied now, and the thread's failure as it stands after (a resume
+        Returns the answer id and the outcome of each question applied now (a durable callback Lambda refused is
+        dead-lettered, and the thread goes on), and the thread's failure as it stands after (a resume
         that raised fails the thread; what is still waiting stays recorded for after the retry).
         """
         delivery = current_delivery(lease.thread_id)
         if not lease.handed_over or lease.failure is not None or delivery is None:
             return {}, lease.failure
-        applied: dict[str, str] = {}
+        applied: dict[str, tuple[str, Outcome]] = {}
         waiting = list(lease.handed_over)
         while waiting:
             record = self.ledger.get(lease.thread_id, waiting[0])
@@ -475,9 +488,11 @@ class Router:
                 body = json.dumps(resume_message(record))
                 outcome = self._resume(record, body=body, message_id=str(record.answer_id))
                 if outcome.kind is OutcomeKind.DEAD_LETTERED:
-                    delivery.handed_over = tuple(waiting[1:])
-                    return applied, self.ledger.thread_failure(lease.thread_id)
-                applied[record.question_id] = str(record.answer_id)
+                    failure = self.ledger.thread_failure(lease.thread_id)
+                    if failure is not None:  # the agent raised: what still waits is applied after the retry
+                        delivery.handed_over = tuple(waiting[1:])
+                        return applied, failure
+                applied[record.question_id] = (str(record.answer_id), outcome)
             waiting.pop(0)
         delivery.handed_over = ()
         return applied, None
@@ -520,21 +535,29 @@ class Router:
         thread_id, question_id = record.thread_id, record.question_id
         if (held := current_delivery(thread_id)) is not None:
             held.decided.add(question_id)  # decided, so the run's open questions need not read it again
+        callback_id = callback_id_of(record.envelope.source)
         try:
-            if parked is None:
-                parked = self._parked_on(thread_id, question_id)
-            # Not parked: already resumed by an attempt that died before it could say so; do not resume again.
             # The agent receives the answer in its question's dialect (ours are translated; agent_wait.dialects).
             value = resume_value(record.envelope, record.answer)
-            run = self.adapter.resume(thread_id, question_id, value) if parked else self._converge(thread_id)
-            asked = self.questions.after_run(thread_id, run)
+            if callback_id is not None:  # a durable function waits on its callback: complete it, run nothing here
+                self._complete_callback(callback_id, value)
+                asked: tuple[str, ...] = ()
+            else:
+                if parked is None:
+                    parked = self._parked_on(thread_id, question_id)
+                # Not parked: already resumed by an attempt that died before it could say so; do not resume again.
+                run = self.adapter.resume(thread_id, question_id, value) if parked else self._converge(thread_id)
+                asked = self.questions.after_run(thread_id, run)
         except Exception as exc:
             if self.is_transient(exc):
                 raise
             failure = ThreadFailure(
                 thread_id, FailureKind.ANSWER, question_id, message_id, type(exc).__name__, self._stamp(), retries
             )
-            outcome = self.failures.agent_failed(failure, body, exc)
+            if isinstance(exc, CallbackRefusedError):
+                outcome = self.failures.callback_refused(failure, body, exc)
+            else:
+                outcome = self.failures.agent_failed(failure, body, exc)
             self.questions.announce(record.envelope, Transition.FAILED)
             return outcome
         if self.ledger.mark_resumed(thread_id, question_id, now=self.clock()):
@@ -543,6 +566,17 @@ class Router:
             "answer applied", extra={"thread_id": thread_id, "question_id": question_id, "asked": list(asked)}
         )
         return Outcome(OutcomeKind.APPLIED, thread_id, question_id, asked=asked)
+
+    def _complete_callback(self, callback_id: str, value: Any) -> None:
+        """Hand a durable function its answer: complete the callback it waits on with the answer as JSON text."""
+        if self.callbacks is None:
+            raise ConfigurationError(
+                [
+                    "a question asked from a durable function was decided, but this router completes no callbacks: "
+                    "build it with Router(callbacks=agent_wait.aws.callbacks.LambdaCallbacks()), then retry the thread"
+                ]
+            )
+        self.callbacks.succeed(callback_id, json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
     def _refuse(self, reason: RefusalReason, message: AnswerMessage | RetryMessage, detail: str) -> Outcome:
         question_id = message.question_id if isinstance(message, AnswerMessage) else None

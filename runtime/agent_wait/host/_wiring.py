@@ -248,6 +248,7 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
     import boto3
 
     from agent_wait.aws import DynamoDbLedger
+    from agent_wait.aws.callbacks import LambdaCallbacks
     from agent_wait.aws.errors import is_transient
     from agent_wait.engine import SqsDeadLetter
     from agent_wait.engine.router import Router
@@ -282,6 +283,7 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
         link_maker=link_maker_for(settings, session=session),
         link_announcers=settings.link_announcers,
         transient=is_transient,  # a throttled AWS call in the agent's own code is retried, as the stores' are
+        callbacks=LambdaCallbacks(),  # durable functions' questions; its Lambda client is built on first use
     )
 
 
