@@ -272,6 +272,7 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
         link_maker=link_maker_for(settings, session=session),
         link_announcers=settings.link_announcers,
         transient=is_transient,  # a throttled AWS call in the agent's own code is retried, as the stores' are
+        metric_tags=settings.metric_tags,
     )
 
 

@@ -7,10 +7,11 @@ import os
 import re
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from agent_wait.engine.metrics import MetricTags
 from agent_wait.errors import ConfigurationError
 from agent_wait.host._email_settings import EmailSettings, email_settings
 from agent_wait.host._patterns import LOOPBACK_URL, SECRET_ARN
@@ -104,6 +105,8 @@ class HostSettings:
     """Slack as an answer channel (`AGENT_WAIT_SLACK_*`); None: off."""
     email: EmailSettings | None = None
     """Email as an answer channel (`AGENT_WAIT_EMAIL_*`); None: off."""
+    metric_tags: MetricTags = field(default_factory=MetricTags)
+    """The policy tags time to answer is also drawn by, with their values (`AGENT_WAIT_METRIC_TAGS`)."""
 
     @classmethod
     def from_env(cls, role: HostRole | str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -168,6 +171,7 @@ class HostSettings:
         sign_in = _sign_in_settings(value, problems, wrong)
         slack = slack_settings(value, problems, wrong, posts=role is not HostRole.API)
         email = email_settings(value, problems, wrong) if role is not HostRole.API else None
+        metric_tags = MetricTags.checked(value[Settings.METRIC_TAGS], problems, wrong)
         if problems or lease_seconds is None or max_receive_count is None:
             raise ConfigurationError(problems, variables=wrong)
         return cls(
@@ -188,6 +192,7 @@ class HostSettings:
             checkpoint_offload_bytes=offload_bytes,
             slack=slack,
             email=email,
+            metric_tags=metric_tags,
             **identity,
             **sign_in,
         )
