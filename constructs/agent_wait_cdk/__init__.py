@@ -36,6 +36,7 @@ from agent_wait_cdk.answer_api import LINK_ANNOUNCERS, AnswerApi, AnswerApiProps
 from agent_wait_cdk.bundling import LAMBDA_PYTHON_VERSION, BundleError, LambdaBundle
 from agent_wait_cdk.checkpoint_bucket import CheckpointBucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable
+from agent_wait_cdk.dashboard import AgentWaitDashboard
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps
 from agent_wait_cdk.functions import LAMBDA_RUNTIME, RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.question_table import QuestionTable
@@ -56,6 +57,7 @@ __all__ = (
     "SWEEP_HANDLER",
     "AgentWait",
     "AgentWaitAlarms",
+    "AgentWaitDashboard",
     "AgentWaitPropsError",
     "AnnounceBus",
     "AnnounceTopic",
