@@ -4,12 +4,14 @@ metric the runtime emits is drawn; the layout reads top-down (waiting now, speed
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aws_cdk import Duration, Stack
 from aws_cdk.assertions import Template
-from tests.cdk.conftest import inline_code, new_app
+from tests.cdk.conftest import REPO, inline_code, new_app
 from tests.support.dashboard_body import dashboard_body, every_metric
 
 from agent_wait.engine.metrics import NO_TAG, OTHER_TAG, DecisionOutcome, Metric, MetricTags, emitted
@@ -123,3 +125,28 @@ def test_a_dashboard_period_outside_a_minute_to_a_day_is_refused() -> None:
     stack = Stack(new_app(), "Period")
     with pytest.raises(AgentWaitPropsError, match="period"):
         AgentWaitDashboard(stack, "Dashboard", period=Duration.seconds(10))
+
+
+def test_the_operate_page_snippet_synthesizes_a_dashboard_and_an_answer_api_alarm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "src" / "refunds_service"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "agent.py").write_text("graph = None\n")
+    monkeypatch.chdir(tmp_path)  # graph_source paths resolve from where `cdk` runs
+    page = (REPO / "docs" / "operate.md").read_text()
+    (snippet,) = re.findall(r"```python\n(.*?)```", page, re.DOTALL)
+    namespace: dict[str, Any] = {}
+    exec(compile(snippet, "docs/operate.md", "exec"), namespace)
+    stack = namespace["RefundsStack"](new_app(), "Refunds")
+    template = Template.from_stack(stack).to_json()
+    setting = _router_environment(template)[Settings.METRIC_TAGS.value]
+    assert MetricTags.parse(setting).values == {"approver_group": frozenset({"finance", "finance-managers"})}
+    drawn = {m.name for m in every_metric(dashboard_body(template))}
+    assert Metric.TIME_TO_ANSWER.value in drawn
+    alarms = [r["Properties"] for r in template["Resources"].values() if r["Type"] == "AWS::CloudWatch::Alarm"]
+    (api_errors,) = [a for a in alarms if a.get("MetricName") == Metric.API_SERVER_ERRORS.value]
+    assert api_errors["Namespace"] == DEFAULT_METRICS_NAMESPACE
+    assert api_errors["Dimensions"] == [{"Name": "service", "Value": DEFAULT_SERVICE_NAME}]
+    assert all(a.get("AlarmActions") for a in alarms), "every alarm, the six and the API's, pages on-call"
