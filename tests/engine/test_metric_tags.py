@@ -4,6 +4,7 @@ count, and the answer API's request metrics, on in-memory parts; the EMF the han
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from typing import Any
 
@@ -140,3 +141,30 @@ def test_an_exception_no_route_handles_counts_as_a_5xx_and_still_raises(monkeypa
         call(app, "GET", f"/questions/{question_id}", claims={"iss": "https://i.example.com", "sub": "u"})
     assert metrics.counts[(Metric.API_SERVER_ERRORS, "500")] == 1
     assert metrics.counts[(Metric.API_REQUESTS, None)] == 1
+
+
+def test_a_question_the_agent_moved_past_is_timed_as_cancelled_by_outcome_and_tag() -> None:
+    from agent_wait.engine.questions import AskedQuestions
+
+    ledger, metrics = InMemoryLedger(), RecordingMetrics()
+    question = Question("t-c", "q-c", {"n": 1}, policy=WaitPolicy(timeout="P1D", tags={"team": "support"}))
+    ledger.open(WaitEnvelope.create(question, now=T0), now=T0)
+    asked = AskedQuestions(
+        ledger,
+        metrics=metrics,
+        log=logging.getLogger("test"),
+        announce=None,
+        reply_to=None,
+        clock=lambda: T0 + timedelta(minutes=30),
+        metric_tags=MetricTags.parse(TEAMS),
+    )
+    record = ledger.get("t-c", "q-c")
+    assert record is not None
+    asked.cancel(record)
+    asked.cancel(record)  # a second cancel loses the decision and times nothing
+    assert metrics.counts[(Metric.CANCELLED, None)] == 1
+    assert metrics.by_dimensions == {
+        (Metric.TIME_TO_ANSWER, (("outcome", "cancelled"),)): [1800.0],
+        (Metric.TIME_TO_ANSWER, (("outcome", "cancelled"), ("team", "support"))): [1800.0],
+        (Metric.TIME_TO_ANSWER, (("outcome", "cancelled"), ("priority", "none"))): [1800.0],
+    }
