@@ -27,6 +27,7 @@ from agent_wait_cdk._validate import AgentWaitPropsError
 from agent_wait_cdk.agent_wait import AgentWait
 from agent_wait_cdk.alarms import (
     AgentWaitAlarms,
+    email_bounces_metric,
     oldest_open_question_metric,
     router_errors_metric,
     sweep_errors_metric,
@@ -37,6 +38,7 @@ from agent_wait_cdk.bundling import LAMBDA_PYTHON_VERSION, BundleError, LambdaBu
 from agent_wait_cdk.checkpoint_bucket import CheckpointBucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable
 from agent_wait_cdk.dashboard import AgentWaitDashboard
+from agent_wait_cdk.email import EmailConfigurationSet, EmailProps, EmailSendsTable
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps
 from agent_wait_cdk.functions import LAMBDA_RUNTIME, RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.question_table import QuestionTable
@@ -66,6 +68,9 @@ __all__ = (
     "BundleError",
     "CheckpointBucket",
     "CheckpointTable",
+    "EmailConfigurationSet",
+    "EmailProps",
+    "EmailSendsTable",
     "EntryQueue",
     "EntryQueueProps",
     "FifoSubscriptionError",
@@ -79,6 +84,7 @@ __all__ = (
     "SweepFunction",
     "SweepProps",
     "check_queue_subscription",
+    "email_bounces_metric",
     "oldest_open_question_metric",
     "router_errors_metric",
     "slack_app_manifest",

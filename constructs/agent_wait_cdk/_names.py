@@ -53,6 +53,14 @@ class ResourceNames:
         return self._named("slack-messages")
 
     @property
+    def email_sends_table(self) -> str | None:
+        return self._named("email-sends")
+
+    @property
+    def email_configuration_set(self) -> str | None:
+        return self._named("email")
+
+    @property
     def checkpoint_bucket(self) -> str | None:
         """Bucket names are global: the account and the region keep one app's name from another's."""
         return self._named(f"checkpoints-{Aws.ACCOUNT_ID}-{Aws.REGION}")

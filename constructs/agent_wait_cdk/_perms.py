@@ -52,6 +52,13 @@ SLACK_MESSAGES = ("dynamodb:GetItem", "dynamodb:UpdateItem")
 """What the router and the sweep call on the Slack messages table: read a question's posts, claim a post and
 record its `ts` with conditional updates (`agent_wait.slack.messages.DynamoDbSlackMessages`)."""
 
+EMAIL_SENDS = ("dynamodb:GetItem", "dynamodb:UpdateItem")
+"""What the router and the sweep call on the email sends table: read a question's emails, claim an email and
+record SES's message id with conditional updates (`agent_wait.email.sends.DynamoDbEmailSends`)."""
+SES_SEND = ("ses:SendEmail", "ses:SendRawEmail")
+"""Send a question's email (SES v2 `SendEmail`, raw content; `SendRawEmail` for v1 clients), on the identity and
+the configuration set only."""
+
 SQS_SEND = ("sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl")
 """Send a start or an answer (or, for the router, a dead letter); the same list `aws-sqs` grants."""
 SQS_SEND_ONLY = ("sqs:SendMessage",)

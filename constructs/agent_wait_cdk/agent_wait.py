@@ -48,6 +48,15 @@ from agent_wait_cdk.bundling.bundle import BUNDLE_CONTEXT, LambdaBundle, warn_if
 from agent_wait_cdk.checkpoint_bucket import CheckpointBucket, grant_checkpoint_bucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable
 from agent_wait_cdk.dashboard import AgentWaitDashboard, metric_tags_variable
+from agent_wait_cdk.email import (
+    EmailConfigurationSet,
+    EmailProps,
+    EmailSendsTable,
+    check_email_props,
+    email_environment,
+    grant_email,
+    identity_arn,
+)
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, redrive_count
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps, router_variables
 from agent_wait_cdk.question_table import QuestionTable
@@ -148,6 +157,13 @@ class AgentWait(Construct):
             API takes `POST /slack/interactions` without an authorizer (Slack signs each request) and may read both
             secrets; the `SlackAppManifest` output is the Slack app's manifest with that URL. Default None: no
             Slack. Needs `answer_api=True`.
+        email: email each question to the people who may answer it, through SES (`EmailProps`: the sender and its
+            identity, recipients by answerer group and policy tag, reply-to, the configuration set's name, the sends
+            table). Creates `EmailSendsTable` (unless brought) and an SES configuration set whose CloudWatch event
+            destination counts bounces and complaints (the `EmailBounces` alarm). The router and the sweep get the
+            `AGENT_WAIT_EMAIL_*` settings, the answer API's URL and the link keys (each recipient's buttons are their
+            own signed links), `ses:SendEmail`/`SendRawEmail` on the identity and the configuration set only, and
+            `GetItem`/`UpdateItem` on the sends table. Default None: no email. Needs `answer_api=True` with links.
         existing_question_table: use this table as the question ledger; it must have the shape of
             `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status` on
             `status_shard`/`expires_at` with keys and `tags`, `by_due_shard` on `due`/`due_at` and
@@ -213,7 +229,8 @@ class AgentWait(Construct):
             output, and every bundle error, says which was used.
         runtime_source: the `agent_wait` directory to bundle. Default None: found beside the constructs.
         resource_name_prefix: name what AgentWait creates `<prefix>-<role>`: the tables `-questions`,
-            `-checkpoints` and `-slack-messages` (with `slack`), the queues `-entry.fifo` and `-entry-dlq.fifo`, the
+            `-checkpoints`, `-slack-messages` (with `slack`) and `-email-sends` (with `email`; its SES
+            configuration set `-email`), the queues `-entry.fifo` and `-entry-dlq.fifo`, the
             topic and the bus `-announcements` (`.fifo` for a FIFO topic), the functions `-router` and `-sweep`
             (log groups `/aws/lambda/<name>`), the bucket `-checkpoints-<account>-<region>`. 1 to 20 lowercase letters,
             digits and hyphens. Default None: CloudFormation generates every name, so two stacks (or a
@@ -247,6 +264,7 @@ class AgentWait(Construct):
         answer_api_props: AnswerApiProps | None = None,
         link_announcers: Sequence[str] = (),
         slack: SlackProps | None = None,
+        email: EmailProps | None = None,
         existing_question_table: dynamodb.ITable | None = None,
         checkpoint_bucket: bool = True,
         existing_checkpoint_bucket: s3.IBucket | None = None,
@@ -307,6 +325,9 @@ class AgentWait(Construct):
             announcers={"sns": topic, "eventbridge": bus, "webhook": bool(webhook_url or webhook_url_secret)},
             slack=slack,
         )
+        check_email_props(
+            checks, email, answer_api=answer_api, links=answer_api_props is not None and answer_api_props.links
+        )
         check_existing_resources(
             checks,
             topic=topic,
@@ -345,6 +366,7 @@ class AgentWait(Construct):
             checkpoint_bucket, existing_checkpoint_bucket, removal_policy, encryption_key, name=names.checkpoint_bucket
         )
         self._keep_slack(slack, removal_policy, encryption_key, name=names.slack_messages_table)
+        self._keep_email(email, removal_policy, encryption_key, names=names)
 
         # The entry queue.
         max_receive_count = shapes.ENTRY_QUEUE_MAX_RECEIVE_COUNT
@@ -440,44 +462,40 @@ class AgentWait(Construct):
             )
             self._wire_answer_api(self.answer_api, link_announcers, index_shards=index_shards)
 
-        self.alarms: AgentWaitAlarms | None = None
-        self.dashboard: AgentWaitDashboard | None = None
-        self._watch(alarms, alarm_topic, oldest_open_question_threshold, dashboard=dashboard, metric_tags=metric_tags)
+        self.alarms, self.dashboard = self._watch(
+            oldest_open_question_threshold, alarm_topic, alarms=alarms, dashboard=dashboard, metric_tags=metric_tags
+        )
         if outputs:
             self._outputs()
 
     def _watch(
         self,
-        alarms: bool,
-        alarm_topic: sns.ITopic | None,
         oldest_open_question_threshold: Duration,
+        alarm_topic: sns.ITopic | None,
         *,
+        alarms: bool,
         dashboard: bool,
         metric_tags: Mapping[str, Sequence[str]] | None,
-    ) -> None:
-        """The alarms, and the dashboard that shows their states beside the metrics."""
-        if alarms:
-            self.alarms = AgentWaitAlarms(
-                self,
-                "Alarms",
-                dead_letter_queue=self.dead_letter_queue,
-                router_function=self.router_function,  # pyright: ignore[reportArgumentType]
-                sweep_function=self.sweep_function,  # pyright: ignore[reportArgumentType]
-                oldest_open_question_threshold=oldest_open_question_threshold,
-                alarm_topic=alarm_topic,
-            )
-        if dashboard:
-            api = self.answer_api.function if self.answer_api is not None else None
-            self.dashboard = AgentWaitDashboard(
-                self,
-                "Dashboard",
-                router_function=self.router_function,  # pyright: ignore[reportArgumentType]
-                sweep_function=self.sweep_function,  # pyright: ignore[reportArgumentType]
-                answer_api_function=api,  # pyright: ignore[reportArgumentType]
-                dead_letter_queue=self.dead_letter_queue,
-                alarms=self.alarms.alarms if self.alarms is not None else (),
-                metric_tags=metric_tags,
-            )
+    ) -> tuple[AgentWaitAlarms | None, AgentWaitDashboard | None]:
+        """The alarms (`alarms`), and the dashboard (`dashboard`) that shows their states beside the metrics."""
+        made = self._alarms(oldest_open_question_threshold, alarm_topic) if alarms else None
+        return made, (self._dashboard(made, metric_tags) if dashboard else None)
+
+    def _dashboard(
+        self, alarms: AgentWaitAlarms | None, metric_tags: Mapping[str, Sequence[str]] | None
+    ) -> AgentWaitDashboard:
+        """The dashboard of the metrics, the alarms' states beside them."""
+        api = self.answer_api.function if self.answer_api is not None else None
+        return AgentWaitDashboard(
+            self,
+            "Dashboard",
+            router_function=self.router_function,  # pyright: ignore[reportArgumentType]
+            sweep_function=self.sweep_function,  # pyright: ignore[reportArgumentType]
+            answer_api_function=api,  # pyright: ignore[reportArgumentType]
+            dead_letter_queue=self.dead_letter_queue,
+            alarms=alarms.alarms if alarms is not None else (),
+            metric_tags=metric_tags,
+        )
 
     # Grants for callers.
 
@@ -613,6 +631,42 @@ class AgentWait(Construct):
                 ).table
             )
 
+    def _alarms(self, oldest_open_question_threshold: Duration, alarm_topic: sns.ITopic | None) -> AgentWaitAlarms:
+        configuration_set = self.email_configuration_set
+        return AgentWaitAlarms(
+            self,
+            "Alarms",
+            dead_letter_queue=self.dead_letter_queue,
+            router_function=self.router_function,  # pyright: ignore[reportArgumentType]
+            sweep_function=self.sweep_function,  # pyright: ignore[reportArgumentType]
+            oldest_open_question_threshold=oldest_open_question_threshold,
+            alarm_topic=alarm_topic,
+            email_configuration_set_name=configuration_set.configuration_set_name if configuration_set else None,
+        )
+
+    def _keep_email(
+        self, email: EmailProps | None, removal_policy: RemovalPolicy, key: kms.IKey | None, *, names: ResourceNames
+    ) -> None:
+        """Email's props, the table of its sends (brought, or created) and its SES configuration set."""
+        self.email: EmailProps | None = email
+        self.email_sends_table: dynamodb.ITable | None = None
+        self.email_configuration_set: EmailConfigurationSet | None = None
+        if email is not None:
+            self.email_sends_table = email.sends_table or (
+                EmailSendsTable(
+                    self,
+                    "EmailSendsTable",
+                    table_name=names.email_sends_table,
+                    removal_policy=removal_policy,
+                    encryption_key=key,
+                ).table
+            )
+            self.email_configuration_set = EmailConfigurationSet(
+                self,
+                "EmailConfigurationSet",
+                configuration_set_name=email.configuration_set_name or names.email_configuration_set,
+            )
+
     def _wire_slack(self, api: AnswerApi, slack: SlackProps) -> None:
         """Slack's route on the answer API, and the Slack app's manifest with its URL."""
         api.add_slack(slack)
@@ -678,6 +732,14 @@ class AgentWait(Construct):
         if self.slack is not None and self.slack_messages_table is not None:
             environment.update(slack_environment(self.slack, for_api=False))
             environment[shapes.ENV_SLACK_MESSAGES_TABLE] = self.slack_messages_table.table_name
+        if self.email is not None and self.email_sends_table and self.email_configuration_set:
+            environment.update(
+                email_environment(
+                    self.email,
+                    sends_table=self.email_sends_table,
+                    configuration_set=self.email_configuration_set.configuration_set,
+                )
+            )
         return environment
 
     def _grant_functions(self) -> None:
@@ -706,6 +768,14 @@ class AgentWait(Construct):
                 # The bot token posts and updates messages; the table remembers where each one is.
                 _grants.grant_secret_value(function, self.slack.bot_token)
                 grant_slack_messages(function, self.slack_messages_table)
+            if self.email is not None and self.email_sends_table and self.email_configuration_set:
+                # Send as the identity with the configuration set, nothing else; the table records each send.
+                grant_email(
+                    function,
+                    identity=identity_arn(self, self.email),
+                    configuration_set_arn=self.email_configuration_set.configuration_set_arn,
+                    sends_table=self.email_sends_table,
+                )
 
     def _grant_sender(self, grantee: iam.IGrantable, principal_id: str | None, variable: str, method: str) -> iam.Grant:
         """Send on the entry queue, and the grantee's IAM unique id in the router's `variable` sender list."""
@@ -723,12 +793,14 @@ class AgentWait(Construct):
         self._senders.add(shapes.ENV_TRUSTED_SENDERS, [api.role_id])
         router = self.router_function
         router.add_environment(shapes.ENV_API_URL, api.url)
-        if link_announcers and api.link_keys is not None:
-            # The sweep re-announces a question whose first announcement failed: with the same links.
+        if (link_announcers or self.email is not None) and api.link_keys is not None:
+            # The sweep re-announces a question whose first announcement failed: with the same links. Email signs
+            # each recipient's own links, whichever announcers carry links in their envelopes.
             for announcing in (router, self.sweep_function):
                 announcing.add_environment(shapes.ENV_API_URL, api.url)
                 announcing.add_environment(shapes.ENV_LINK_KEYS_ARN, api.link_keys.secret_arn)
-                announcing.add_environment(shapes.ENV_LINK_ANNOUNCERS, ",".join(dict.fromkeys(link_announcers)))
+                if link_announcers:
+                    announcing.add_environment(shapes.ENV_LINK_ANNOUNCERS, ",".join(dict.fromkeys(link_announcers)))
                 _grants.grant_secret_value(announcing, api.link_keys)
         if self.slack is not None:
             self._wire_slack(api, self.slack)
@@ -748,6 +820,13 @@ class AgentWait(Construct):
             values["AnswerApiUrl"] = (self.answer_api.url, "The answer API (people answer here, signed in or by link)")
         if self.slack_messages_table is not None:
             values["SlackMessagesTableName"] = (self.slack_messages_table.table_name, "Where each Slack message is")
+        if self.email_sends_table is not None:
+            values["EmailSendsTableName"] = (self.email_sends_table.table_name, "Where each question's emails are")
+        if self.email_configuration_set is not None:
+            values["EmailConfigurationSetName"] = (
+                self.email_configuration_set.configuration_set_name,
+                "The SES configuration set of every email (bounces and complaints counted)",
+            )
         if self.slack_app_manifest is not None:
             values["SlackAppManifest"] = (
                 self.slack_app_manifest,

@@ -31,6 +31,12 @@ with a `reason` is also emitted as a total under `service` alone, which is what 
   invocation itself failed (a setting missing at cold start, a timeout), so nothing expired in that run.
   *Do:* read the sweep's log group; fix the setting, or raise `sweep.timeout`.
 
+- **EmailBounces** (with email) — SES counted a bounce or a complaint for a question's email (`Bounce` plus
+  `Complaint` in `AWS/SES`, dimension `ses:configuration-set`, Sum over 5 minutes, above 0). An address in the
+  recipients mapping is wrong or gone, or someone marked the email as spam; SES pauses an account whose rates
+  stay high. *Do:* find the address in SES's suppression list or the bounce notice, fix the mapping
+  (`EmailProps.groups` / `tags`), and redeploy.
+
 With `alarm_topic`, every alarm notifies it both when it fires and when it is OK again.
 """
 
@@ -61,6 +67,7 @@ __all__ = (
     "ROUTER_ERRORS_METRIC",
     "SWEEP_ERRORS_METRIC",
     "AgentWaitAlarms",
+    "email_bounces_metric",
     "oldest_open_question_metric",
     "router_errors_metric",
     "sweep_errors_metric",
@@ -100,6 +107,26 @@ def sweep_errors_metric(*, period: Duration = FIVE_MINUTES) -> cloudwatch.Metric
     )
 
 
+def email_bounces_metric(configuration_set_name: str, *, period: Duration = FIVE_MINUTES) -> cloudwatch.IMetric:
+    """Bounces plus complaints of the emails sent with `configuration_set_name` (Sum over `period`; none is 0)."""
+
+    def ses_metric(name: str) -> cloudwatch.Metric:
+        return cloudwatch.Metric(
+            namespace="AWS/SES",
+            metric_name=name,
+            dimensions_map={"ses:configuration-set": configuration_set_name},
+            statistic=cloudwatch.Stats.SUM,
+            period=period,
+        )
+
+    return cloudwatch.MathExpression(
+        expression="FILL(bounces, 0) + FILL(complaints, 0)",
+        using_metrics={"bounces": ses_metric("Bounce"), "complaints": ses_metric("Complaint")},
+        label="Bounces and complaints",
+        period=period,
+    )
+
+
 class AgentWaitAlarms(Construct):
     """The alarms on agent-wait's health (see the module docstring for each, and what to do when it fires).
 
@@ -121,6 +148,8 @@ class AgentWaitAlarms(Construct):
         alarm_topic: notify this topic when any alarm fires and when it is OK again. Default None: no
             actions, so nothing pages anyone until you add one (`add_alarm_action`) — pass your on-call topic.
             A topic encrypted with a customer managed key must let `cloudwatch.amazonaws.com` use that key.
+        email_configuration_set_name: the SES configuration set questions are emailed with; alarm on its bounces
+            and complaints. Default None: no such alarm (no email).
     """
 
     def __init__(
@@ -133,6 +162,7 @@ class AgentWaitAlarms(Construct):
         sweep_function: lambda_.IFunction | None = None,
         oldest_open_question_threshold: Duration = ONE_DAY,
         alarm_topic: sns.ITopic | None = None,
+        email_configuration_set_name: str | None = None,
     ) -> None:
         super().__init__(scope, id)
         checks = PropChecks(self.node.path)
@@ -182,6 +212,15 @@ class AgentWaitAlarms(Construct):
                 "sweep invocations failed as a whole (a setting missing at cold start, a timeout), so nothing "
                 "expired in them. Read the sweep's log group",
             )
+        self.email_bounces: cloudwatch.Alarm | None = None
+        if email_configuration_set_name is not None:
+            self.email_bounces = self._alarm(
+                "EmailBounces",
+                email_bounces_metric(email_configuration_set_name),
+                "SES counted a bounce or a complaint for a question's email: an address in the recipients mapping is "
+                "wrong or gone, or the email was marked as spam. Find the address in SES's suppression list, fix the "
+                "mapping (EmailProps.groups / tags) and redeploy",
+            )
         if alarm_topic is not None:
             action = cloudwatch_actions.SnsAction(alarm_topic)  # pyright: ignore[reportArgumentType]
             self.add_alarm_action(action)  # pyright: ignore[reportArgumentType]
@@ -225,6 +264,7 @@ class AgentWaitAlarms(Construct):
             self.router_function_errors,
             self.sweep_errors,
             self.sweep_function_errors,
+            self.email_bounces,
         )
         return tuple(alarm for alarm in made if alarm is not None)
 

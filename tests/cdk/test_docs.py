@@ -175,3 +175,18 @@ def test_every_environment_variable_is_documented() -> None:
 
     for setting in schema.Settings:
         assert f"`{setting.value}`" in DOC, setting.value
+
+
+@pytest.mark.usefixtures("refunds_service")
+def test_the_email_snippet_synthesizes_with_nothing_for_cdk_nag() -> None:
+    namespace = _snippet("## Email")
+    app = new_app()
+    stack = namespace["EmailApprovalsStack"](app, "EmailApprovals")  # type: ignore[operator]
+    result = synth(app, stack)  # type: ignore[arg-type]  # cdk-nag runs as a validation plugin: a finding fails here
+    result.template.resource_count_is("AWS::SES::ConfigurationSet", 1)
+    result.template.resource_count_is("AWS::SES::ConfigurationSetEventDestination", 1)
+    result.template.has_resource_properties(
+        "AWS::DynamoDB::Table", {"KeySchema": [{"AttributeName": "question_id", "KeyType": "HASH"}]}
+    )
+    outputs = {key.removeprefix("AgentWait")[:-8] for key in result.json["Outputs"]}
+    assert {"EmailSendsTableName", "EmailConfigurationSetName", "AnswerApiUrl"} <= outputs

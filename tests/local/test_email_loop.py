@@ -99,31 +99,20 @@ def world(refund_template: dict[str, Any]) -> Iterator[EmailWorld]:
     from agent_wait.local.stack import EmulatedStack
 
     clock = MovableClock()
+    # `agent-wait dev` emails by itself (`agent_wait.local.email_setup`): the sender, its verified domain and the
+    # sends table are the local ones; only who is emailed, and the reply-to, are this test's.
+    settings = {
+        "AGENT_WAIT_EMAIL_RECIPIENTS": json.dumps(ROUTING),
+        "AGENT_WAIT_EMAIL_REPLY_TO": "finance-desk@example.com",
+    }
     local = EmulatedStack(
         refund_template,
         clock=clock,
         stack_name=f"email-{uuid.uuid4().hex[:8]}",
-        extra_environment={"AGENT_WAIT_GRAPH": GRAPH},
+        extra_environment={"AGENT_WAIT_GRAPH": GRAPH, **settings},
     )
     local.start()
     try:
-        local.client("sesv2").create_email_identity(EmailIdentity="example.com")
-        table = f"{local.stack_name}-email-sends"
-        local.client("dynamodb").create_table(
-            TableName=table,
-            KeySchema=[{"AttributeName": "question_id", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "question_id", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        settings = {
-            "AGENT_WAIT_EMAIL_FROM": "Approvals <approvals@example.com>",
-            "AGENT_WAIT_EMAIL_RECIPIENTS": json.dumps(ROUTING),
-            "AGENT_WAIT_EMAIL_REPLY_TO": "finance-desk@example.com",
-            "AGENT_WAIT_EMAIL_SENDS_TABLE": table,
-        }
-        local.environment.update(settings)
-        local._set_env(settings)
-        local.cold_start()
         yield EmailWorld(local, clock)
     finally:
         local.stop()

@@ -20,3 +20,25 @@ def test_scenario_behaves_as_it_should(world: Any, name: str) -> None:
     wrong = [description for description, ok in world.checks[before:] if not ok]
     assert not wrong, f"{title}: wrong outcomes: {wrong}\n{world.out.getvalue()}"
     assert world.checks[before:], f"{title} checked nothing"
+
+
+def test_a_dev_stack_emails_each_question_by_itself_and_shows_it_at_dev_email(world: Any) -> None:
+    """`agent-wait dev` needs no email setting: a refund over the limit emails finance, with its own links."""
+    import re
+    import urllib.request
+
+    from agent_wait.local.email_preview import sent_emails
+    from agent_wait.local.email_setup import LOCAL_SENDER
+
+    # GIVEN the refund stack as `agent-wait dev` runs it (no AGENT_WAIT_EMAIL_* in its template or environment)
+    thread = f"order-email-{uuid.uuid4().hex[:6]}"
+    # WHEN the agent asks finance about a refund over the limit
+    question = world.question_of(world.start(thread, 900))
+    # THEN finance's address is emailed once, from the local sender, with working signed links to the local API
+    (sent,) = [e for e in sent_emails() if e.question_id == question]
+    assert (sent.to, sent.sender) == ("finance@example.com", LOCAL_SENDER)
+    assert sent.subject == "Your answer is needed: issue_refund"
+    links = dict(re.findall(r"^(Approve|Reject): (http://127\.0\.0\.1:\d+/\S+)$", sent.text, re.MULTILINE))
+    assert set(links) == {"Approve", "Reject"}
+    with urllib.request.urlopen(f"{world.local.api_url}/dev/email", timeout=10) as response:
+        assert f"question {question}" in response.read().decode("utf-8")

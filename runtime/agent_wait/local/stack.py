@@ -26,6 +26,7 @@ from typing import Any
 from agent_wait._time import clock_scope, utc_now
 from agent_wait.errors import EmulatorError, require_extra
 from agent_wait.local.deploy import EmulatorDeployment
+from agent_wait.local.email_setup import local_email_settings, local_link_keys
 from agent_wait.local.template import local_template
 from agent_wait.messages import group_id_for
 from agent_wait.schema import Settings
@@ -224,7 +225,8 @@ class EmulatedStack:
         # one without links), the stack gets keys here, so the API verifies what `agent-wait link` signs. Links
         # still ride only on the announcers the template names (`AGENT_WAIT_LINK_ANNOUNCERS`).
         if not environment.get(Settings.LINK_KEYS_ARN.value):
-            environment[Settings.LINK_KEYS_ARN.value] = self._local_link_keys()
+            environment[Settings.LINK_KEYS_ARN.value] = local_link_keys(self.client, self.stack_name)
+        environment.update(local_email_settings(environment, self.client, self.stack_name))  # shown at /dev/email
         # Embedded-metric-format lines on stdout are for CloudWatch; locally they only bury the output.
         environment.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
         environment.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentWait")
@@ -232,14 +234,6 @@ class EmulatedStack:
         self.environment = environment
         self._set_env(environment)
         self._reset_handlers()
-
-    def _local_link_keys(self) -> str:
-        """Create link keys for this stack in the emulator's Secrets Manager (one generated key); returns the ARN."""
-        import secrets
-
-        value = json.dumps({"active": "local", "local": secrets.token_urlsafe(36)})
-        name = f"{self.stack_name}-local-link-keys"
-        return self.client("secretsmanager").create_secret(Name=name, SecretString=value)["ARN"]
 
     @staticmethod
     def _load_agent() -> None:
