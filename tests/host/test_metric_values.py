@@ -235,3 +235,55 @@ def test_each_metric_has_the_value_of_what_happened(
     printed = {(p.name, frozenset(p.dimensions)) for p in seen}
     assert printed <= declared, f"printed but not declared in engine/metrics.py: {printed - declared}"
     assert {p.unit for p in seen if p.name.endswith("Seconds")} == {"Seconds"}
+
+
+def test_votes_and_a_failed_thread_are_counted(
+    stack: HostStack,
+    lambda_context: FakeLambdaContext,
+    unique: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.agents import graphs
+
+    from agent_wait.host import _powertools
+
+    service = _powertools.service_name()
+    # GIVEN a two-person quorum question, asked at T0
+    monkeypatch.setenv(Settings.GRAPH.value, "tests.agents.followup_graphs:build_quorum_graph")
+    reset_handlers()
+    voted = f"v-{unique}"
+    _at(T0)
+    _route(lambda_context, sqs_record(start_message(voted, voted), group_id=voted, sent_at=T0))
+    question = stack.ledger().questions(voted)[0].question_id
+    capsys.readouterr()
+
+    # WHEN two people approve it, ten and twenty minutes later
+    for minutes, person in ((10, "ana@example.com"), (20, "ben@example.com")):
+        moment = T0 + timedelta(minutes=minutes)
+        _at(moment)
+        answer = answer_message(voted, question, answered_by=person, answer_id=f"{person}-{question}")
+        _route(lambda_context, sqs_record(answer, group_id=voted, sent_at=moment))
+    votes = Phase(capsys.readouterr().out, service)
+    # THEN each vote is counted once, and the question is answered after twenty minutes
+    assert votes.total(Metric.VOTES) == 2
+    assert votes.total(Metric.ACCEPTED) == 1
+    assert votes.values(Metric.TIME_TO_ANSWER, outcome="answered") == [20 * 60]
+    assert votes.values(Metric.TIME_TO_ANSWER, outcome="answered", approver_group="none") == [20 * 60], (
+        "a question without the tag is drawn as none"
+    )
+
+    # WHEN a start's agent raises (the refund graph, whose prepare node fails for this order)
+    monkeypatch.setenv(Settings.GRAPH.value, "tests.agents.graphs:build_graph")
+    reset_handlers()
+    failing = f"f-{unique}"
+    graphs.FAIL_ORDERS.add(failing)
+    try:
+        _route(lambda_context, sqs_record(start_message(failing, failing), group_id=failing))
+    finally:
+        graphs.FAIL_ORDERS.discard(failing)
+    failed = Phase(capsys.readouterr().out, service)
+    # THEN the failed thread is counted by what failed, and its start dead-lettered by reason
+    assert failed.reasons(Metric.AGENT_FAILED) == {"start": 1}
+    assert failed.reasons(Metric.DEAD_LETTERED) == {"agent_failed": 1}
+    assert failed.total(Metric.AGENT_FAILED) == 1
