@@ -167,17 +167,16 @@ class AgentWaitDashboard(Construct):
         self.dashboard.add_widgets(_heading("How fast questions are answered"))
         answered = {"outcome": "answered"}
         self.dashboard.add_widgets(
-            cloudwatch.GraphWidget(
+            _graph(
                 title="Time to answer, answered questions (seconds)",
                 left=[
                     self._metric("TimeToAnswerSeconds", stat, dimensions=answered, label=stat)
                     for stat in ("p50", "p90", "p99")
                 ],
-                left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False, label="seconds"),
                 width=12,
-                height=6,
+                unit="seconds",
             ),
-            cloudwatch.GraphWidget(
+            _graph(
                 title="Outcomes",
                 left=[
                     self._metric("QuestionsAsked", "Sum", label="asked"),
@@ -185,35 +184,31 @@ class AgentWaitDashboard(Construct):
                     self._metric("QuestionsExpired", "Sum", label="expired"),
                     self._metric("QuestionsCancelled", "Sum", label="cancelled"),
                 ],
-                left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False, label="questions"),
                 width=12,
-                height=6,
+                unit="questions",
             ),
         )
         width = 6 if len(metric_tags) == 1 else 8  # four graphs fill a row; three or six fill one or two
-        by_outcome = cloudwatch.GraphWidget(
+        by_outcome = _graph(
             title="Time to answer by outcome, p90 (seconds)",
             left=[
                 self._metric("TimeToAnswerSeconds", "p90", dimensions={"outcome": outcome}, label=outcome)
                 for outcome in ("answered", "expired", "cancelled")
             ],
-            left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False, label="seconds"),
             width=width,
-            height=6,
+            unit="seconds",
         )
-        follow_ups = cloudwatch.GraphWidget(
+        follow_ups = _graph(
             title="Follow-ups",
             left=[
                 self._metric("RemindersSent", "Sum", label="reminders"),
                 self._metric("QuestionsEscalated", "Sum", label="escalations"),
                 self._metric("VotesRecorded", "Sum", label="votes"),
             ],
-            left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False),
             width=width,
-            height=6,
         )
         tagged = [
-            cloudwatch.GraphWidget(
+            _graph(
                 title=f"Time to answer by {key}, answered, p90 (seconds)",
                 left=[
                     self._metric(
@@ -221,22 +216,19 @@ class AgentWaitDashboard(Construct):
                     )
                     for value in (*values, *_FOLDED)
                 ],
-                left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False, label="seconds"),
                 width=width,
-                height=6,
+                unit="seconds",
             )
             for key, values in sorted(metric_tags.items())
         ]
-        runs = cloudwatch.GraphWidget(
+        runs = _graph(
             title="Agent runs",
             left=[
                 self._metric("StartsApplied", "Sum", label="starts run"),
                 self._metric("StartsReplayed", "Sum", label="starts redelivered (nothing ran)"),
                 self._metric("ThreadBusy", "Sum", label="waited for another delivery"),
             ],
-            left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False),
             width=width,
-            height=6,
         )
         row: list[cloudwatch.IWidget] = [by_outcome, *tagged, follow_ups, runs]
         per_row = 4 if len(row) == 4 else 3
@@ -253,29 +245,20 @@ class AgentWaitDashboard(Construct):
                 )
             )
         self.dashboard.add_widgets(
-            cloudwatch.GraphWidget(
+            _graph(
                 title="Answers refused, by reason",
                 left=[self._by_reason("AnswersRefused")],
-                left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False),
-                width=8,
-                height=6,
             ),
-            cloudwatch.GraphWidget(
+            _graph(
                 title="Dead letters, by reason",
                 left=dead_letters,
-                left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False),
-                width=8,
-                height=6,
             ),
-            cloudwatch.GraphWidget(
+            _graph(
                 title="Failed threads (agent raised), by start, answer or retry",
                 left=[
                     self._by_reason("AgentFailures"),
                     self._metric("ThreadsRetried", "Sum", label="retried by an operator"),
                 ],
-                left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False),
-                width=8,
-                height=6,
             ),
         )
 
@@ -288,7 +271,7 @@ class AgentWaitDashboard(Construct):
         widgets: list[cloudwatch.IWidget] = []
         if router is not None:
             widgets.append(
-                cloudwatch.GraphWidget(
+                _graph(
                     title="Router",
                     left=[
                         router.metric_duration(period=self.period, statistic="p50", label="duration p50"),
@@ -299,10 +282,8 @@ class AgentWaitDashboard(Construct):
                         router.metric_throttles(period=self.period, statistic="Sum", label="throttled"),
                         self._metric("RouterErrors", "Sum", label="records handed back to SQS"),
                     ],
-                    left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False, label="ms"),
-                    right_y_axis=cloudwatch.YAxisProps(min=0, show_units=False, label="count"),
-                    width=8,
-                    height=6,
+                    unit="ms",
+                    right_unit="count",
                 )
             )
         sweep_metrics: list[cloudwatch.IMetric] = [
@@ -314,19 +295,17 @@ class AgentWaitDashboard(Construct):
         if sweep is not None:
             sweep_metrics.insert(0, sweep.metric_errors(period=self.period, statistic="Sum", label="runs failed"))
         widgets.append(
-            cloudwatch.GraphWidget(
+            _graph(
                 title="Sweep and announcing",
                 left=sweep_metrics,
                 right=[self._metric("OverdueQuestionAgeSeconds", "Maximum", label="most overdue (seconds)")],
-                left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False, label="count"),
-                right_y_axis=cloudwatch.YAxisProps(min=0, show_units=False, label="seconds"),
-                width=8,
-                height=6,
+                unit="count",
+                right_unit="seconds",
             )
         )
         if api is not None:
             widgets.append(
-                cloudwatch.GraphWidget(
+                _graph(
                     title="Answer API",
                     left=[
                         self._metric("ApiRequests", "Sum", label="requests"),
@@ -337,10 +316,8 @@ class AgentWaitDashboard(Construct):
                         self._metric("ApiLatencySeconds", "p50", label="latency p50"),
                         self._metric("ApiLatencySeconds", "p99", label="latency p99"),
                     ],
-                    left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False, label="requests"),
-                    right_y_axis=cloudwatch.YAxisProps(min=0, show_units=False, label="seconds"),
-                    width=8,
-                    height=6,
+                    unit="requests",
+                    right_unit="seconds",
                 )
             )
         self.dashboard.add_widgets(*widgets)
@@ -368,6 +345,27 @@ class AgentWaitDashboard(Construct):
             f"'Sum', {seconds})"
         )
         return cloudwatch.MathExpression(expression=search, label="", period=self.period, using_metrics={})
+
+
+def _graph(
+    *,
+    title: str,
+    left: Sequence[cloudwatch.IMetric],
+    right: Sequence[cloudwatch.IMetric] = (),
+    width: int = 8,
+    unit: str | None = None,
+    right_unit: str | None = None,
+) -> cloudwatch.GraphWidget:
+    """A graph 6 high, its axes from 0 labelled with their unit (CloudWatch's own units left off)."""
+    return cloudwatch.GraphWidget(
+        title=title,
+        left=list(left),
+        right=list(right),
+        left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False, label=unit),
+        right_y_axis=cloudwatch.YAxisProps(min=0, show_units=False, label=right_unit),
+        width=width,
+        height=6,
+    )
 
 
 def _heading(text: str) -> cloudwatch.TextWidget:
