@@ -103,6 +103,15 @@ def test_no_dashboard_and_no_tags_unless_asked() -> None:
     agent = _agent(stack)
     assert agent.dashboard is None
     assert not [c for c in agent.node.find_all() if isinstance(c, AgentWaitDashboard)]
+    assert Settings.METRIC_TAGS.value not in _router_environment(Template.from_stack(stack).to_json())
+
+
+def test_tags_reach_the_router_without_a_dashboard_too() -> None:
+    stack = Stack(new_app(), "TagsOnly")
+    agent = _agent(stack, metric_tags={"team": ["payments"]})
+    assert agent.dashboard is None
+    setting = _router_environment(Template.from_stack(stack).to_json())[Settings.METRIC_TAGS.value]
+    assert MetricTags.parse(setting).fold({"team": "legal"}) == {"team": OTHER_TAG}
 
 
 def test_tags_the_router_would_refuse_are_refused_at_construction_all_at_once() -> None:
