@@ -31,6 +31,7 @@ from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, check_max_re
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.question_table import check_question_table_shape
 from agent_wait_cdk.slack import SlackProps, check_slack_props
+from agent_wait_cdk.teams import ShapedWebhookProps, TeamsProps, check_chat_props
 
 __all__ = (
     "VISIBILITY_FACTOR",
@@ -206,10 +207,15 @@ def check_answer_api_switch(
     link_announcers: Sequence[str],
     announcers: dict[str, bool],
     slack: SlackProps | None = None,
+    teams: TeamsProps | None = None,
+    shaped_webhook: ShapedWebhookProps | None = None,
 ) -> None:
     """The answer API's switch and props go together; link announcers need links and their announcer; Slack
-    needs the API (its buttons post there) and its own props right."""
+    and Teams need the API (their buttons open it) and their own props right, as a shaped webhook does."""
     check_slack_props(checks, slack, answer_api=answer_api)
+    check_chat_props(
+        checks, teams=teams, shaped_webhook=shaped_webhook, answer_api=answer_api, link_announcers=link_announcers
+    )
     if answer_api and answer_api_props is None:
         checks.fail(
             "answer_api_props",

@@ -67,6 +67,12 @@ from agent_wait_cdk.slack import (
     slack_app_manifest,
     slack_environment,
 )
+from agent_wait_cdk.teams import (
+    ShapedWebhookProps,
+    TeamsProps,
+    shaped_webhook_environment,
+    teams_environment,
+)
 
 __all__ = ("AgentWait",)
 
@@ -157,6 +163,14 @@ class AgentWait(Construct):
             API takes `POST /slack/interactions` without an authorizer (Slack signs each request) and may read both
             secrets; the `SlackAppManifest` output is the Slack app's manifest with that URL. Default None: no
             Slack. Needs `answer_api=True`.
+        teams: post each question, its reminders and escalations and its outcome to a Teams Workflows webhook as
+            Adaptive Cards (`TeamsProps`: the webhook URL's secret, the mode, who gets the cards). The router and the
+            sweep get `AGENT_WAIT_TEAMS_*`, may read the URL's secret, and sign the cards' links with the answer API's
+            link keys (`AGENT_WAIT_LINK_KEYS_ARN`, `AGENT_WAIT_API_URL`). Default None: no Teams. Needs
+            `answer_api=True` with links on.
+        shaped_webhook: POST each envelope as the JSON a template per transition renders (`ShapedWebhookProps`: the
+            URL's secret and the templates); the router and the sweep get `AGENT_WAIT_SHAPED_WEBHOOK_*` and may read
+            the secret. `link_announcers` may name it `shaped`. Default None.
         email: email each question to the people who may answer it, through SES (`EmailProps`: the sender and its
             identity, recipients by answerer group and policy tag, reply-to, the configuration set's name, the sends
             table). Creates `EmailSendsTable` (unless brought) and an SES configuration set whose CloudWatch event
@@ -264,6 +278,8 @@ class AgentWait(Construct):
         answer_api_props: AnswerApiProps | None = None,
         link_announcers: Sequence[str] = (),
         slack: SlackProps | None = None,
+        teams: TeamsProps | None = None,
+        shaped_webhook: ShapedWebhookProps | None = None,
         email: EmailProps | None = None,
         existing_question_table: dynamodb.ITable | None = None,
         checkpoint_bucket: bool = True,
@@ -324,6 +340,8 @@ class AgentWait(Construct):
             # An existing topic or bus needs its switch on too (`check_existing_resources`), so the switches say it all.
             announcers={"sns": topic, "eventbridge": bus, "webhook": bool(webhook_url or webhook_url_secret)},
             slack=slack,
+            teams=teams,
+            shaped_webhook=shaped_webhook,
         )
         check_email_props(
             checks, email, answer_api=answer_api, links=answer_api_props is not None and answer_api_props.links
@@ -365,7 +383,9 @@ class AgentWait(Construct):
         self.checkpoint_bucket: s3.IBucket | None = self._checkpoint_bucket(
             checkpoint_bucket, existing_checkpoint_bucket, removal_policy, encryption_key, name=names.checkpoint_bucket
         )
-        self._keep_slack(slack, removal_policy, encryption_key, name=names.slack_messages_table)
+        self._keep_channels(
+            slack, teams, shaped_webhook, removal_policy, encryption_key, name=names.slack_messages_table
+        )
         self._keep_email(email, removal_policy, encryption_key, names=names)
 
         # The entry queue.
@@ -616,10 +636,20 @@ class AgentWait(Construct):
             self, "CheckpointBucket", bucket_name=name, removal_policy=removal_policy, encryption_key=key
         ).bucket
 
-    def _keep_slack(
-        self, slack: SlackProps | None, removal_policy: RemovalPolicy, key: kms.IKey | None, *, name: str | None
+    def _keep_channels(
+        self,
+        slack: SlackProps | None,
+        teams: TeamsProps | None,
+        shaped_webhook: ShapedWebhookProps | None,
+        removal_policy: RemovalPolicy,
+        key: kms.IKey | None,
+        *,
+        name: str | None,
     ) -> None:
-        """Slack's props, and the table of its messages: brought, or created when none is."""
+        """The chat channels' props (Slack, Teams, a shaped webhook), and the table of Slack's messages: brought, or
+        created when none is."""
+        self.teams: TeamsProps | None = teams
+        self.shaped_webhook: ShapedWebhookProps | None = shaped_webhook
         self.slack: SlackProps | None = slack
         self.slack_messages_table: dynamodb.ITable | None = None
         # The Slack app's manifest as JSON, with the answer API's URL (a token until deploy); set with the API.
@@ -732,6 +762,10 @@ class AgentWait(Construct):
         if self.slack is not None and self.slack_messages_table is not None:
             environment.update(slack_environment(self.slack, for_api=False))
             environment[shapes.ENV_SLACK_MESSAGES_TABLE] = self.slack_messages_table.table_name
+        if self.teams is not None:
+            environment.update(teams_environment(self.teams))
+        if self.shaped_webhook is not None:
+            environment.update(shaped_webhook_environment(self.shaped_webhook))
         if self.email is not None and self.email_sends_table and self.email_configuration_set:
             environment.update(
                 email_environment(
@@ -768,6 +802,10 @@ class AgentWait(Construct):
                 # The bot token posts and updates messages; the table remembers where each one is.
                 _grants.grant_secret_value(function, self.slack.bot_token)
                 grant_slack_messages(function, self.slack_messages_table)
+            if self.teams is not None:
+                _grants.grant_secret_value(function, self.teams.webhook_url)
+            if self.shaped_webhook is not None:
+                _grants.grant_secret_value(function, self.shaped_webhook.url)
             if self.email is not None and self.email_sends_table and self.email_configuration_set:
                 # Send as the identity with the configuration set, nothing else; the table records each send.
                 grant_email(
@@ -793,9 +831,9 @@ class AgentWait(Construct):
         self._senders.add(shapes.ENV_TRUSTED_SENDERS, [api.role_id])
         router = self.router_function
         router.add_environment(shapes.ENV_API_URL, api.url)
-        if (link_announcers or self.email is not None) and api.link_keys is not None:
-            # The sweep re-announces a question whose first announcement failed: with the same links. Email signs
-            # each recipient's own links, whichever announcers carry links in their envelopes.
+        if (link_announcers or self.email is not None or self.teams is not None) and api.link_keys is not None:
+            # The sweep re-announces a question whose first announcement failed: with the same links. Email and
+            # Teams sign each recipient's own links, whichever announcers carry links in their envelopes.
             for announcing in (router, self.sweep_function):
                 announcing.add_environment(shapes.ENV_API_URL, api.url)
                 announcing.add_environment(shapes.ENV_LINK_KEYS_ARN, api.link_keys.secret_arn)

@@ -55,8 +55,9 @@ from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.question_table import grant_answer_api
 from agent_wait_cdk.slack import SLACK_ROUTES, SLACK_ROUTES_OPEN, SlackProps, slack_environment
 
-LINK_ANNOUNCERS = ("eventbridge", "sns", "webhook")
-"""The announcers `AgentWait` configures, by the name `link_announcers` takes: the bus, the topic, the webhook.
+LINK_ANNOUNCERS = ("eventbridge", "sns", "webhook", "shaped")
+"""The announcers `AgentWait` configures, by the name `link_announcers` takes: the bus, the topic, the webhook, the
+shaped webhook.
 Never the log announcer: a link is a capability, and logs are read by more people than approvers are."""
 
 __all__ = ("LINK_ROUTES", "SIGNED_IN_ROUTES", "AnswerApi", "AnswerApiProps")

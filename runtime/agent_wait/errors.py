@@ -18,6 +18,8 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
            │    ├─ ThreadBusyError               another delivery holds the thread's lease; this one is retried later
            │    └─ NothingToRetryError(LookupError)  a retry was asked for a thread that is not failed
            ├─ AwsDeliveryError                   an AWS call did not deliver an envelope (names the call and the code)
+           ├─ TeamsDeliveryError(RuntimeError)   a Teams Workflows webhook refused or dropped a card (names the status)
+           ├─ WebhookTemplateError(ValueError)   a shaped webhook's template does not render one JSON value
            ├─ EmailDeliveryError(RuntimeError)   a question's emails could not all be sent (names recipients and codes)
            ├─ QueueUnavailableError              the entry queue or the dead-letter queue failed; the message is retried
            ├─ ThreadStateError                   a hosted agent's stored thread (Pydantic AI history, Strands session)
@@ -57,12 +59,14 @@ __all__ = (
     "RecipientError",
     "SignatureError",
     "SlackDeliveryError",
+    "TeamsDeliveryError",
     "ThreadBusyError",
     "ThreadStateConflictError",
     "ThreadStateError",
     "ThreadStateTooLargeError",
     "ThreadStateUnavailableError",
     "WaitError",
+    "WebhookTemplateError",
 )
 
 
@@ -252,6 +256,31 @@ class SlackDeliveryError(WaitError, RuntimeError):
     """Raised inside the Slack announcer's `deliver()` when a question could not be posted or its message updated
     (no channel routed, the message gone, the bot removed from the channel). `BaseAnnounce.announce` turns it into
     one log line and a counted failure; the question and every other announcer carry on."""
+
+
+class TeamsDeliveryError(WaitError, RuntimeError):
+    """Raised inside the Teams announcer's `deliver()` when a card did not reach the Workflows webhook: a status
+    other than 2xx after the retries a 429 or 5xx earns, or no answer. `BaseAnnounce.announce` turns it into one log
+    line and a counted failure. The message names the webhook's origin and the status, never the URL (it carries
+    the flow's signature) nor a recipient."""
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+        """The last HTTP status the webhook answered; None when it never answered."""
+        self.attempts = attempts
+        """How many times the card was sent."""
+
+
+class WebhookTemplateError(WaitError, ValueError):
+    """Raised when a shaped webhook's template cannot be used: it does not parse, it uses something the sandbox
+    forbids, or what it renders is not one JSON value. Raised when the announcer is built (every template is
+    rendered for a sample question then) and, for a question that breaks it, inside `deliver()`."""
+
+    def __init__(self, message: str, *, transition: str | None = None) -> None:
+        super().__init__(message)
+        self.transition = transition
+        """The template's transition (`wait.created`, ...) or `default`; None when not one template's fault."""
 
 
 class EmailDeliveryError(WaitError, RuntimeError):

@@ -335,6 +335,22 @@ class Settings(StrEnum):
     """Optional: the DynamoDB table (partition key `question_id`) that remembers each question's Slack messages."""
     SLACK_API_URL = "AGENT_WAIT_SLACK_API_URL"
     """Optional: the Slack Web API's base URL (default `https://slack.com/api/`); a local fake in tests and dev."""
+    TEAMS_WEBHOOK_URL_ARN = "AGENT_WAIT_TEAMS_WEBHOOK_URL_ARN"
+    """Optional: a Secrets Manager secret whose value is a Teams Workflows webhook's URL (its trigger URL, with its
+    signature). Set, the router and the sweep post each question, its follow-ups and its outcome to Teams as
+    Adaptive Cards (`agent_wait.teams`)."""
+    TEAMS_MODE = "AGENT_WAIT_TEAMS_MODE"
+    """Optional: `people` (default: one card per recipient, with links bound to that person; needs
+    `AGENT_WAIT_TEAMS_RECIPIENTS`) or `channel` (one card, with unbound links only where anyone may answer)."""
+    TEAMS_RECIPIENTS = "AGENT_WAIT_TEAMS_RECIPIENTS"
+    """Optional: who each question's Teams cards go to, as JSON `{"groups": {group: [address, ...]}, "tags":
+    {"key:value" or "*": [address, ...]}}` (besides `email:` answerer principals); addresses are Teams sign-ins."""
+    SHAPED_WEBHOOK_URL_ARN = "AGENT_WAIT_SHAPED_WEBHOOK_URL_ARN"
+    """Optional: a Secrets Manager secret whose value is the URL a shaped webhook POSTs to (a chat tool's incoming
+    webhook). Needs `AGENT_WAIT_SHAPED_WEBHOOK_TEMPLATES`."""
+    SHAPED_WEBHOOK_TEMPLATES = "AGENT_WAIT_SHAPED_WEBHOOK_TEMPLATES"
+    """Optional: the shaped webhook's templates as JSON, a transition (`created`, ...) or `default` → a Jinja2
+    template that renders the JSON to POST (`agent_wait.shaped`)."""
     EMAIL_FROM = "AGENT_WAIT_EMAIL_FROM"
     """Optional: the `From` of the question emails, a verified Amazon SES identity (`Approvals <ask@example.com>`).
     Set, the router and the sweep email each question to its recipients (`agent_wait.email`); needs

@@ -81,6 +81,8 @@ class Layer:
 
 CORE = Layer("core", (), frozenset())
 BINDINGS = ("agent_wait.langgraph", "agent_wait.pydantic_ai", "agent_wait.strands")
+CHANNELS = ("agent_wait.slack", "agent_wait.email", "agent_wait.teams", "agent_wait.shaped")
+"""The channel packages (an announcer, and a door when the channel has one); the host builds them."""
 # Most specific prefix wins. A module not listed here is core: stdlib and the core only.
 RULES: dict[str, Layer] = {
     "agent_wait.langgraph": Layer(
@@ -103,6 +105,10 @@ RULES: dict[str, Layer] = {
     ),
     # A channel people answer in (Slack): its announcer and its door, deciding through the engine; no Lambda, no host.
     "agent_wait.slack": Layer("channel", ("agent_wait.slack", "agent_wait.engine"), frozenset({"slack_sdk"})),
+    # Teams through a Workflows webhook: the standard library only.
+    "agent_wait.teams": Layer("channel", ("agent_wait.teams", "agent_wait.engine"), frozenset()),
+    # Shaped webhooks: a template per transition, rendered in Jinja2's sandbox.
+    "agent_wait.shaped": Layer("channel", ("agent_wait.shaped",), frozenset({"jinja2"})),
     # Email: its announcer renders with Jinja2 and sends through the SES client it is given (AWS errors read lazily).
     "agent_wait.email": Layer(
         "channel",
@@ -110,21 +116,11 @@ RULES: dict[str, Layer] = {
         frozenset({"jinja2", "markupsafe"}),
     ),
     "agent_wait.host": Layer(
-        "host",
-        (*BINDINGS, "agent_wait.aws", "agent_wait.engine", "agent_wait.slack", "agent_wait.email", "agent_wait.host"),
-        None,
+        "host", (*BINDINGS, "agent_wait.aws", "agent_wait.engine", *CHANNELS, "agent_wait.host"), None
     ),
     "agent_wait.local": Layer(
         "local",
-        (
-            *BINDINGS,
-            "agent_wait.aws",
-            "agent_wait.engine",
-            "agent_wait.slack",
-            "agent_wait.email",
-            "agent_wait.host",
-            "agent_wait.local",
-        ),
+        (*BINDINGS, "agent_wait.aws", "agent_wait.engine", *CHANNELS, "agent_wait.host", "agent_wait.local"),
         None,
     ),
     "agent_wait.cli": Layer("cli", ("agent_wait",), None),

@@ -203,9 +203,13 @@ class WebhookAnnounce(BaseAnnounce):
         """`scheme://host[:port]` of the URL: what errors, log lines and `repr` show of it."""
         return origin_of(self.url)
 
+    def body(self, envelope: WaitEnvelope) -> bytes:
+        """What is POSTed for `envelope`: the envelope's JSON (a subclass may shape it; the signatures cover it)."""
+        return envelope.to_json().encode("utf-8")
+
     def build_request(self, envelope: WaitEnvelope) -> urllib.request.Request:
         """The exact request `deliver` sends (public so receivers can test against it)."""
-        body = envelope.to_json().encode("utf-8")
+        body = self.body(envelope)
         headers = {
             **self.headers,
             "Content-Type": "application/json",

@@ -288,6 +288,7 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
             f"  answer API   {local.api_url}  (JWT issuer {local.issuer.url}, audience {local.issuer.audience})\n"
             f"  inbox        {local.api_url}/inbox  (sign in as anyone, in any groups)\n"
             f"  Slack        {local.api_url}/dev/slack  (each question's Slack message as it would look)\n"
+            f"  Teams        {local.api_url}/dev/teams  (each Teams card the stack posted, as Teams draws it)\n"
             f"Try the API as {DEV_USER} (the token is valid for an hour):\n"
             f"  curl -s -H 'Authorization: Bearer {token}' {local.api_url}/questions\n"
             f"In another terminal: agent-wait start THREAD --input JSON{input_hint(_agent())}\n"

@@ -24,7 +24,8 @@ logger = logging.getLogger("agent_wait.host")
 
 
 def announcers_for(settings: HostSettings, *, session: Any = None) -> list[BaseAnnounce]:
-    """The announcers whose variable is set: topic, bus, webhook, Slack, email. Always a log line besides.
+    """The announcers whose variable is set: topic, bus, webhook, Slack, email, Teams, a shaped webhook. Always a log
+    line besides.
 
     The webhook's URL is `AGENT_WAIT_WEBHOOK_URL_SECRET_ARN`'s secret value (a webhook URL carries a token), or
     `AGENT_WAIT_WEBHOOK_URL` in plain text. With `AGENT_WAIT_WEBHOOK_SECRET_ARN` the webhook is signed with that
@@ -50,18 +51,27 @@ def announcers_for(settings: HostSettings, *, session: Any = None) -> list[BaseA
     if url:
         secret = _webhook_secret(settings.webhook_secret_arn, session) if settings.webhook_secret_arn else None
         announcers.append(WebhookAnnounce(url, secret=secret))
-    if settings.slack is not None and settings.slack.bot_token_arn and settings.slack.messages_table:
+    find = None  # reads a question's row, to say who answered: one client for every door that needs it
+    if settings.table and (settings.slack is not None or settings.teams is not None or settings.email is not None):
         from agent_wait.aws import DynamoDbLedger
+
+        find = DynamoDbLedger(settings.table, client=_client(session, "dynamodb")).find
+    if settings.slack is not None and settings.slack.bot_token_arn and settings.slack.messages_table:
         from agent_wait.host._slack import slack_announcer
 
-        ledger = DynamoDbLedger(settings.table, client=_client(session, "dynamodb")) if settings.table else None
-        announcers.append(slack_announcer(settings, session=session, records=ledger.find if ledger else None))
+        announcers.append(slack_announcer(settings, session=session, records=find))
+    if settings.teams is not None:
+        from agent_wait.host._teams import teams_announcer
+
+        announcers.append(teams_announcer(settings, session=session, records=find))
+    if settings.shaped_webhook is not None:
+        from agent_wait.host._teams import shaped_webhook_announcer
+
+        announcers.append(shaped_webhook_announcer(settings, session=session))
     if settings.email is not None and settings.email.sends_table:
-        from agent_wait.aws import DynamoDbLedger
         from agent_wait.host._email import email_announcer
 
-        ledger = DynamoDbLedger(settings.table, client=_client(session, "dynamodb")) if settings.table else None
-        announcers.append(email_announcer(settings, session=session, records=ledger.find if ledger else None))
+        announcers.append(email_announcer(settings, session=session, records=find))
     return announcers
 
 

@@ -153,6 +153,7 @@ class LocalApi:
         clock: Callable[[], datetime] | None = None,
         dev_sign_in: bool = True,
         slack_preview: Callable[[], str] | None = None,
+        dev_routes: Callable[[str, str, bytes], tuple[int, bytes, dict[str, str]] | None] | None = None,
         email_preview: Callable[[], str] | None = None,
     ) -> None:
         self.handler = handler
@@ -162,6 +163,9 @@ class LocalApi:
         self.email_preview = email_preview
         """Renders `GET /dev/email`: every email sent through the emulator's SES (`agent_wait.local.email_preview`)."""
         """Renders `GET /dev/slack`: each question's Slack message as it would look (`agent_wait.slack`)."""
+        self.dev_routes = dev_routes
+        """Serves more `/dev/...` paths: `(method, path, body)` → `(status, body, headers)`, None when not its own
+        (the local Teams webhook and `/dev/teams`)."""
         self._server = _Server(("127.0.0.1", port), _RequestHandler, bind_and_activate=True)
         self._server.front = self
         host, bound = self._server.server_address[:2]
@@ -366,6 +370,11 @@ class _RequestHandler(BaseHTTPRequestHandler):
             policy = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"
             self._send(200, page, {"Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": policy}, [])
             return 200
+        found = front.dev_routes(method, path, body) if front.dev_routes is not None else None
+        if found is not None:
+            status, data, headers = found
+            self._send(status, data, headers, [])
+            return status
         if method == "GET" and path == EMAIL_PREVIEW_PATH and front.email_preview is not None:
             page = front.email_preview().encode("utf-8")
             # No script; each email in a sandboxed srcdoc frame (its inline styles), its links opening a new tab.

@@ -127,6 +127,8 @@ class EmulatedStack:
         self.issuer: Any = None
         """The local JWT issuer (`agent_wait.local.jwt.LocalIssuer`) the API's authorizer trusts."""
         self._api: Any = None
+        self.teams_cards: Any = None
+        """The cards posted to the local Teams webhook, once started (`agent_wait.local.teams_preview.TeamsCards`)."""
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
@@ -248,17 +250,21 @@ class EmulatedStack:
         """Serve the answer API on 127.0.0.1 and name it to the router, so envelopes' `reply_to` carry it."""
         from agent_wait.host import api
         from agent_wait.local.api_server import LocalApi
+        from agent_wait.local.teams_preview import TeamsCards, route_teams_locally
 
+        self.teams_cards = TeamsCards()  # the cards the stack posts to its local Teams webhook (`/dev/teams`)
         self._api = LocalApi(
             self._invoke_api,
             port=self.api_port,
             clock=self._now,
             slack_preview=self.slack_preview,
             email_preview=self.email_preview,
+            dev_routes=self.teams_cards.handle,
         )
         self.api_url, self.issuer = self._api.url, self._api.issuer
-        self.environment["AGENT_WAIT_API_URL"] = self.api_url
-        self._set_env({"AGENT_WAIT_API_URL": self.api_url})
+        teams = route_teams_locally(self.environment, self.api_url, self.client("secretsmanager"), name=self.stack_name)
+        self.environment.update({"AGENT_WAIT_API_URL": self.api_url, **teams})
+        self._set_env({"AGENT_WAIT_API_URL": self.api_url, **teams})
         self._reset_handlers()
         api._context()  # the API's cold start now: a missing setting or unreadable link keys fail `start()`
         self._load_agent()  # and the router's, which needs the API's URL

@@ -1,0 +1,133 @@
+"""What `agent-wait dev` does for Teams: a local Workflows webhook that keeps every card, and `/dev/teams`, a page
+that draws them with Microsoft's own Adaptive Cards renderer, their buttons live against the local answer API.
+
+The stack points `AGENT_WAIT_TEAMS_WEBHOOK_URL_ARN` at a secret in the emulator whose value is this server's
+`/dev/teams/webhook` (`route_teams_locally`): the template's Teams props when it has them (mode, recipients), else
+one card per question for a channel. The router and the sweep then post to it exactly as they would to Teams,
+and `TeamsCards` keeps what arrived (in this process only; the newest `MAX_CARDS`).
+
+The renderer is the `adaptivecards` npm package's `dist/adaptivecards.min.js`, version `ADAPTIVECARDS_VERSION`,
+unchanged, with its licence beside it (`teams_page/adaptivecards.LICENSE.txt`); `tests/local/test_teams_dev.py`
+pins its hash. The page and its script hold no question content: the cards come from `/dev/teams/cards.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+
+from agent_wait.schema import Settings
+
+__all__ = (
+    "ADAPTIVECARDS_VERSION",
+    "MAX_CARDS",
+    "TEAMS_PAGE_PATH",
+    "TEAMS_WEBHOOK_PATH",
+    "TeamsCards",
+    "route_teams_locally",
+)
+
+TEAMS_PAGE_PATH = "/dev/teams"
+"""Where `agent-wait dev` shows every Teams card it would have sent."""
+TEAMS_WEBHOOK_PATH = "/dev/teams/webhook"
+"""The local stand-in for a Teams Workflows webhook: takes a card as Teams would, answers 202."""
+ADAPTIVECARDS_VERSION = "3.0.6"
+"""The `adaptivecards` npm package whose renderer `/dev/teams` loads."""
+MAX_CARDS = 200
+"""How many cards the page keeps (the oldest are dropped)."""
+
+_ASSETS = {
+    "/dev/teams/adaptivecards.min.js": ("adaptivecards.min.js", "text/javascript; charset=utf-8"),
+    "/dev/teams/teams.js": ("teams.js", "text/javascript; charset=utf-8"),
+    "/dev/teams/teams.css": ("teams.css", "text/css; charset=utf-8"),
+}
+_POLICY = (
+    "default-src 'none'; script-src 'self'; connect-src 'self'; img-src 'self' data:; "
+    "style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+)
+"""The renderer sets element styles from script; nothing loads from anywhere but this server."""
+
+Response = tuple[int, bytes, dict[str, str]]
+
+
+def _asset(name: str) -> bytes:
+    return resources.files("agent_wait.local").joinpath("teams_page", name).read_bytes()
+
+
+class TeamsCards:
+    """The cards the local Teams webhook took, newest last; thread-safe. Serves the webhook, the page and its files
+    (`handle`, for `LocalApi`'s dev routes)."""
+
+    def __init__(self, *, limit: int = MAX_CARDS) -> None:
+        self._cards: deque[dict[str, Any]] = deque(maxlen=limit)
+        self._lock = threading.Lock()
+
+    def received(self) -> list[dict[str, Any]]:
+        """Every kept delivery: `{received_at, recipient, event, question_id, card}`, oldest first."""
+        with self._lock:
+            return list(self._cards)
+
+    def take(self, body: bytes) -> tuple[int, dict[str, Any] | None]:
+        """Keep the cards of one webhook body; a body Teams would refuse gets its 400."""
+        try:
+            data = json.loads(body or b"null")
+        except (ValueError, RecursionError):
+            data = None
+        if not isinstance(data, dict) or not isinstance(data.get("attachments"), list) or not data["attachments"]:
+            return 400, {"error": {"code": "InvalidRequestContent", "message": "send a message with attachments"}}
+        attachments: list[Any] = data["attachments"]
+        about: Mapping[str, Any] = data["agent_wait"] if isinstance(data.get("agent_wait"), Mapping) else {}
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        with self._lock:
+            for attachment in attachments:
+                if isinstance(attachment, Mapping) and isinstance(attachment.get("content"), Mapping):
+                    self._cards.append(
+                        {
+                            "received_at": now,
+                            "recipient": about.get("recipient"),
+                            "event": about.get("event"),
+                            "question_id": about.get("question_id"),
+                            "card": attachment["content"],
+                        }
+                    )
+        return 202, None
+
+    def handle(self, method: str, path: str, body: bytes) -> Response | None:
+        """Serve `path` when it is the webhook, the page or one of its files; None otherwise."""
+        if method == "POST" and path == TEAMS_WEBHOOK_PATH:
+            status, payload = self.take(body)
+            data = json.dumps(payload).encode() if payload is not None else b""
+            return status, data, {"Content-Type": "application/json"}
+        if method != "GET":
+            return None
+        if path == TEAMS_PAGE_PATH:
+            headers = {"Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": _POLICY}
+            return 200, _asset("teams.html"), {**headers, "Cache-Control": "no-store"}
+        if path == f"{TEAMS_PAGE_PATH}/cards.json":
+            newest_first = list(reversed(self.received()))
+            return (
+                200,
+                json.dumps(newest_first).encode(),
+                {"Content-Type": "application/json", "Cache-Control": "no-store"},
+            )
+        if path in _ASSETS:
+            name, kind = _ASSETS[path]
+            return 200, _asset(name), {"Content-Type": kind, "Cache-Control": "no-cache"}
+        return None
+
+
+def route_teams_locally(environment: Mapping[str, str], api_url: str, client: Any, *, name: str) -> dict[str, str]:
+    """The variables that send the stack's Teams cards to this server's local webhook: a secret holding its URL
+    (created in the emulator's Secrets Manager, named after the stack `name`), and, when the template has no Teams
+    of its own, the channel mode (one card a question, unbound links where anyone may answer)."""
+    url = f"{api_url.rstrip('/')}{TEAMS_WEBHOOK_PATH}"
+    arn = client.create_secret(Name=f"{name}-local-teams-webhook", SecretString=url)["ARN"]
+    changes = {Settings.TEAMS_WEBHOOK_URL_ARN.value: arn}
+    if not environment.get(Settings.TEAMS_WEBHOOK_URL_ARN.value):
+        changes[Settings.TEAMS_MODE.value] = "channel"
+    return changes
