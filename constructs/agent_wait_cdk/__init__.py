@@ -37,6 +37,7 @@ from agent_wait_cdk.answer_api import LINK_ANNOUNCERS, AnswerApi, AnswerApiProps
 from agent_wait_cdk.bundling import LAMBDA_PYTHON_VERSION, BundleError, LambdaBundle
 from agent_wait_cdk.checkpoint_bucket import CheckpointBucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable
+from agent_wait_cdk.dashboard import AgentWaitDashboard
 from agent_wait_cdk.email import EmailConfigurationSet, EmailProps, EmailSendsTable
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps
 from agent_wait_cdk.functions import LAMBDA_RUNTIME, RouterFunction, RouterProps, SweepFunction, SweepProps
@@ -59,6 +60,7 @@ __all__ = (
     "SWEEP_HANDLER",
     "AgentWait",
     "AgentWaitAlarms",
+    "AgentWaitDashboard",
     "AgentWaitPropsError",
     "AnnounceBus",
     "AnnounceTopic",

@@ -9,7 +9,7 @@ combines them for `AgentWait`, naming a grouped prop by its group (`router.memor
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from aws_cdk import Duration, Token
 from aws_cdk import aws_dynamodb as dynamodb
@@ -26,6 +26,7 @@ from agent_wait_cdk.alarms import AgentWaitAlarms
 from agent_wait_cdk.announce_targets import AnnounceTopic
 from agent_wait_cdk.answer_api import LINK_ANNOUNCERS, AnswerApi, AnswerApiProps
 from agent_wait_cdk.checkpoint_bucket import check_checkpoint_bucket
+from agent_wait_cdk.dashboard import check_metric_tags
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, check_max_receive_count
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.question_table import check_question_table_shape
@@ -63,6 +64,7 @@ def check_agent_wait_props(
     queue: EntryQueueProps,
     index_shards: int | None,
     oldest_open_question_threshold: Duration,
+    metric_tags: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
     """Every range and format rule, with the parts' own rules under the names the user writes."""
     if not _GRAPH.match(graph):
@@ -92,6 +94,7 @@ def check_agent_wait_props(
     SweepFunction.check_props(checks.prefixed("sweep."), **sweep.as_kwargs())
     checks.int_between("index_shards", index_shards, minimum=1, maximum=1000, unit="shards")
     AgentWaitAlarms.check_props(checks, oldest_open_question_threshold=oldest_open_question_threshold)
+    check_metric_tags(checks, metric_tags)
     EntryQueue.check_props(checks.prefixed("queue."), **queue.as_kwargs())
     checks.duration_at_least(
         "queue.visibility_timeout",

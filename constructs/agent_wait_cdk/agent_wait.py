@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aws_cdk import Annotations, CfnOutput, Duration, RemovalPolicy, Stack
@@ -47,6 +47,7 @@ from agent_wait_cdk.answer_api import AnswerApi, AnswerApiProps
 from agent_wait_cdk.bundling.bundle import BUNDLE_CONTEXT, LambdaBundle, warn_if_graph_missing
 from agent_wait_cdk.checkpoint_bucket import CheckpointBucket, grant_checkpoint_bucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable
+from agent_wait_cdk.dashboard import AgentWaitDashboard, metric_tags_variable
 from agent_wait_cdk.email import (
     EmailConfigurationSet,
     EmailProps,
@@ -222,6 +223,12 @@ class AgentWait(Construct):
         alarm_topic: notify this SNS topic when an alarm fires and when it is OK again. Default None: the
             alarms have no actions (add some with `alarms.add_alarm_action`). Needs `alarms`.
         oldest_open_question_threshold: Default 1 day (see `AgentWaitAlarms`).
+        dashboard: create an `AgentWaitDashboard` (CloudWatch) of the metrics and the alarms' states. Default False:
+            a dashboard costs $3 a month past CloudWatch's free three.
+        metric_tags: policy tag keys, each with the values time to answer is also drawn for (the router's
+            `AGENT_WAIT_METRIC_TAGS`, and a graph per key on the dashboard), e.g. `{"team": ["payments",
+            "support"]}`: at most 3 keys of 10 values; any other value is drawn as `other`, no tag as `none`.
+            Default None: time to answer by outcome only.
         outputs: add CfnOutputs for the queue URLs, topic ARN, bus name and table names. Default True.
         code: Lambda code to use instead of bundling (e.g. built by your CI). Default None: bundle
             `agent_wait`, `graph_source` and `requirements_file` on this machine, without Docker.
@@ -292,6 +299,8 @@ class AgentWait(Construct):
         alarms: bool = True,
         alarm_topic: sns.ITopic | None = None,
         oldest_open_question_threshold: Duration = ONE_DAY,
+        dashboard: bool = False,
+        metric_tags: Mapping[str, Sequence[str]] | None = None,
         outputs: bool = True,
         code: lambda_.Code | None = None,
         requirements_file: str | os.PathLike[str] | None = None,
@@ -320,6 +329,7 @@ class AgentWait(Construct):
             queue=queue,
             index_shards=index_shards,
             oldest_open_question_threshold=oldest_open_question_threshold,
+            metric_tags=metric_tags,
         )
         check_topic_scope(checks, topic, topic_fifo, topic_fifo_throughput_scope, existing_topic)
         check_answer_api_switch(
@@ -424,7 +434,7 @@ class AgentWait(Construct):
             router_timeout=router.timeout,
             max_receive_count=max_receive_count,
             checkpoint_bucket=self.checkpoint_bucket,
-        )
+        ) | metric_tags_variable(metric_tags)
         self.bundle: LambdaBundle | None = None
         if code is None:
             self.bundle = LambdaBundle.for_architecture(
@@ -472,11 +482,40 @@ class AgentWait(Construct):
             )
             self._wire_answer_api(self.answer_api, link_announcers, index_shards=index_shards)
 
-        self.alarms: AgentWaitAlarms | None = (
-            self._alarms(oldest_open_question_threshold, alarm_topic) if alarms else None
+        self.alarms, self.dashboard = self._watch(
+            oldest_open_question_threshold, alarm_topic, alarms=alarms, dashboard=dashboard, metric_tags=metric_tags
         )
         if outputs:
             self._outputs()
+
+    def _watch(
+        self,
+        oldest_open_question_threshold: Duration,
+        alarm_topic: sns.ITopic | None,
+        *,
+        alarms: bool,
+        dashboard: bool,
+        metric_tags: Mapping[str, Sequence[str]] | None,
+    ) -> tuple[AgentWaitAlarms | None, AgentWaitDashboard | None]:
+        """The alarms (`alarms`), and the dashboard (`dashboard`) that shows their states beside the metrics."""
+        made = self._alarms(oldest_open_question_threshold, alarm_topic) if alarms else None
+        return made, (self._dashboard(made, metric_tags) if dashboard else None)
+
+    def _dashboard(
+        self, alarms: AgentWaitAlarms | None, metric_tags: Mapping[str, Sequence[str]] | None
+    ) -> AgentWaitDashboard:
+        """The dashboard of the metrics, the alarms' states beside them."""
+        api = self.answer_api.function if self.answer_api is not None else None
+        return AgentWaitDashboard(
+            self,
+            "Dashboard",
+            router_function=self.router_function,  # pyright: ignore[reportArgumentType]
+            sweep_function=self.sweep_function,  # pyright: ignore[reportArgumentType]
+            answer_api_function=api,  # pyright: ignore[reportArgumentType]
+            dead_letter_queue=self.dead_letter_queue,
+            alarms=alarms.alarms if alarms is not None else (),
+            metric_tags=metric_tags,
+        )
 
     # Grants for callers.
 

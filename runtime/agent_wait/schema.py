@@ -365,6 +365,10 @@ class Settings(StrEnum):
     EMAIL_SENDS_TABLE = "AGENT_WAIT_EMAIL_SENDS_TABLE"
     """Optional: the DynamoDB table (partition key `question_id`) that records each question's emails, so a
     redelivered event emails nobody twice."""
+    METRIC_TAGS = "AGENT_WAIT_METRIC_TAGS"
+    """Optional, the router's: a JSON object from a policy tag key to the values time to answer is drawn for
+    (`{"team": ["payments", "support"]}`), at most 3 keys of 10 values. `TimeToAnswerSeconds` is then also emitted
+    per outcome and key, a value not listed as `other`, a question without the tag as `none`. Unset: by outcome only."""
     CHECKPOINT_BUCKET = "AGENT_WAIT_CHECKPOINT_BUCKET"
     """Optional: an S3 bucket name; the router's LangGraph checkpoint saver stores a checkpoint (or a step's
     writes) over `AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES` there, so a state past DynamoDB's 400 KB item limit still

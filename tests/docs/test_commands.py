@@ -54,6 +54,10 @@ RUN_BY: dict[str, tuple[str, str]] = {
         "tests/browser/test_inbox.py",
         'os.environ.get("AGENT_WAIT_SCREENSHOTS")',
     ),
+    "AGENT_WAIT_SCREENSHOTS=docs/images uv run pytest tests/browser/test_dashboard_render.py": (
+        "tests/browser/test_dashboard_render.py",
+        'os.environ.get("AGENT_WAIT_SCREENSHOTS")',
+    ),
     # running it locally
     "agent-wait dev": ("tests/local/test_local_api.py", "test_dev_serves_the_api_and_prints_a_curl_line_that_works"),
     "agent-wait init my-project": ("tests/local/test_init.py", 'main(["init", str(folder)])'),

@@ -519,6 +519,9 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
     def oldest_open(self) -> QuestionRecord | None:
         return self._with_fallback(OPEN_BY_AGE, self._oldest_open)
 
+    def count_open(self) -> int:
+        return self._with_fallback(OPEN_BY_AGE, self._count_open)
+
     def begin_start(self, thread_id: str, start_id: str, *, marker: str | None, now: datetime) -> StartRecord:
         attributes = {"state": "running", "marker": marker, "started_at": format_rfc3339(now)}
         created, old = self._conditional(

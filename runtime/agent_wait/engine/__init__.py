@@ -12,7 +12,7 @@ from agent_wait.engine.checks import Answerer
 from agent_wait.engine.dead_letter import DeadLetter, DeadLetterRecord, InMemoryDeadLetter, SqsDeadLetter
 from agent_wait.engine.entry_queue import EntryMessage, EntryQueue, InMemoryEntryQueue, SendFailure, SqsEntryQueue
 from agent_wait.engine.handover import HANDED_OVER, AnswerResult, AnswerService
-from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
+from agent_wait.engine.metrics import HostMetrics, Metric, MetricTags, RecordingMetrics
 from agent_wait.engine.operations import failed_threads, request_retry, retry_thread
 from agent_wait.engine.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
 from agent_wait.engine.router import Router
@@ -36,6 +36,7 @@ __all__ = (
     "InMemoryDeadLetter",
     "InMemoryEntryQueue",
     "Metric",
+    "MetricTags",
     "Outcome",
     "OutcomeKind",
     "RecordingMetrics",

@@ -10,9 +10,10 @@ from typing import Any
 
 from agent_wait._delivery import current_delivery
 from agent_wait._publish import Announcers, PublishReport, as_announcers, publish
+from agent_wait._time import parse_rfc3339, seconds_between
 from agent_wait.adapter import RunOutcome
 from agent_wait.announce.base import BaseAnnounce
-from agent_wait.engine.metrics import HostMetrics, Metric
+from agent_wait.engine.metrics import DecisionOutcome, HostMetrics, Metric, MetricTags, time_to_decision
 from agent_wait.envelope import Question, Transition, WaitEnvelope
 from agent_wait.ledger import Decision, FollowUpLedger, Ledger, QuestionRecord, marks_unannounced
 from agent_wait.messages import internal_id
@@ -77,6 +78,7 @@ class AskedQuestions:
         link_maker: makes a question's signed answer links (`{action: url}`); None: no links.
         link_announcers: names of the announcers whose `wait.created` envelopes carry the links, in
             `reply_to.links`; a link is a bearer capability, so no other announcer (never the log) sees one.
+        metric_tags: the tags a cancelled question's time to answer is also drawn by (`AGENT_WAIT_METRIC_TAGS`).
     """
 
     def __init__(
@@ -90,9 +92,11 @@ class AskedQuestions:
         clock: Callable[[], datetime],
         link_maker: Callable[[WaitEnvelope], dict[str, str]] | None = None,
         link_announcers: frozenset[str] = frozenset(),
+        metric_tags: MetricTags | None = None,
     ) -> None:
         self.ledger = ledger
         self.metrics = metrics
+        self.metric_tags = metric_tags or MetricTags()
         self.log = log
         self.announcers = as_announcers(announce)
         self.reply_to = reply_to
@@ -205,8 +209,11 @@ class AskedQuestions:
 
     def cancel(self, record: QuestionRecord) -> None:
         decision = Decision(QuestionStatus.CANCELLED, None, internal_id("cancelled", record.question_id), MOVED_ON)
-        if self.ledger.decide(record.thread_id, record.question_id, decision, now=self.clock()).won:
+        now = self.clock()
+        if self.ledger.decide(record.thread_id, record.question_id, decision, now=now).won:
             self.metrics.count(Metric.CANCELLED)
+            waited = seconds_between(parse_rfc3339(record.asked_at), now)
+            time_to_decision(self.metrics, DecisionOutcome.CANCELLED, waited, record.envelope.tags, self.metric_tags)
             self.announce(record.envelope, Transition.CANCELLED)
 
     def announce(

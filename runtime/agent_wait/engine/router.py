@@ -52,7 +52,14 @@ from agent_wait.engine.dead_letter import DeadLetter
 from agent_wait.engine.failures import AGENT_FAILED, Failures
 from agent_wait.engine.handover import HANDED_OVER, resume_message
 from agent_wait.engine.lease import hold_thread
-from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
+from agent_wait.engine.metrics import (
+    DecisionOutcome,
+    HostMetrics,
+    Metric,
+    MetricTags,
+    RecordingMetrics,
+    time_to_decision,
+)
 from agent_wait.engine.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
 from agent_wait.engine.questions import AskedQuestions
 from agent_wait.engine.senders import SenderPolicy
@@ -139,6 +146,8 @@ class Router:
         callbacks: completes the callback of a question asked from an AWS Lambda durable function
             (`agent_wait.durable.ask`; `agent_wait.aws.callbacks.LambdaCallbacks`): its decision goes there instead of
             to `adapter`. None: such a question's decision fails its thread with a `ConfigurationError` saying so.
+        metric_tags: the policy tags time to answer is also drawn by, each with its bounded values
+            (`AGENT_WAIT_METRIC_TAGS`, `agent_wait.engine.metrics.MetricTags`). Default: none.
     """
 
     def __init__(
@@ -159,6 +168,7 @@ class Router:
         link_announcers: frozenset[str] = frozenset(),
         transient: Callable[[BaseException], bool] | None = None,
         callbacks: CallbackCompleter | None = None,
+        metric_tags: MetricTags | None = None,
     ) -> None:
         if lease_seconds <= 0 or lease_wait < 0:
             raise ArgumentError(f"lease_seconds must be > 0 and lease_wait >= 0; got {lease_seconds}, {lease_wait}")
@@ -184,7 +194,9 @@ class Router:
             clock=self._now,
             link_maker=link_maker,
             link_announcers=link_announcers,
+            metric_tags=metric_tags,
         )
+        self.metric_tags = metric_tags or MetricTags()
 
     @property
     def announcers(self) -> tuple[Any, ...]:
@@ -608,11 +620,16 @@ class Router:
             self.questions.announce(record.envelope, Transition.RESUMED)
 
     def _count_decision(self, record: QuestionRecord, now: datetime) -> None:
+        # Timed to when the decision was written: a door's decision is counted here, when the router carries it on.
+        decided = parse_rfc3339(record.decided_at) if record.decided_at else now
+        waited = seconds_between(parse_rfc3339(record.asked_at), decided)
         if record.status is QuestionStatus.EXPIRED:
             self.metrics.count(Metric.EXPIRED)
+            time_to_decision(self.metrics, DecisionOutcome.EXPIRED, waited, record.envelope.tags, self.metric_tags)
             return
         self.metrics.count(Metric.ACCEPTED)
-        self.metrics.seconds(Metric.TIME_TO_ANSWER, seconds_between(parse_rfc3339(record.asked_at), now))
+        self.metrics.seconds(Metric.TIME_TO_ANSWER, max(waited, 0.0))
+        time_to_decision(self.metrics, DecisionOutcome.ANSWERED, waited, record.envelope.tags, self.metric_tags)
 
     # -- failed threads and their retry -----------------------------------------------------------------
 

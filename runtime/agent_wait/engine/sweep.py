@@ -381,6 +381,9 @@ class Sweep:
         oldest = self.ledger.oldest_open()
         age = max(seconds_between(parse_rfc3339(oldest.asked_at), now), 0.0) if oldest else 0.0
         self.metrics.seconds(Metric.OLDEST_OPEN_AGE, age)
+        waiting = self.ledger.count_open()
+        if waiting is not None:  # a gauge: read it as Maximum (a run emits it once)
+            self.metrics.count(Metric.OPEN_QUESTIONS, waiting)
         return age
 
     def _hand_over(self, due: Sequence[QuestionRecord], now: datetime) -> tuple[str, ...]:

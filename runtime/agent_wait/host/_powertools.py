@@ -146,7 +146,8 @@ class PowertoolsMetrics:
     Every metric lands in the wrapped `Metrics`' namespace with its `service` dimension (and any default
     dimensions). A count with a `reason` is emitted twice: the total under the same dimensions as every other
     metric (what the construct's alarms watch, `SweepErrors` and `RouterErrors` among them), and the
-    breakdown under those dimensions plus `reason`.
+    breakdown under those dimensions plus `reason`. A timing with `dimensions` is emitted only under those
+    dimensions added to the others (`agent_wait.engine.metrics.EMITTED` lists every combination).
 
     Args:
         metrics: a Powertools `Metrics`, e.g. `metrics()` of this module.
@@ -161,26 +162,29 @@ class PowertoolsMetrics:
 
     def count(self, name: str, value: float = 1, *, reason: str | None = None) -> None:
         self._metrics.add_metric(name=name, unit=self._unit.Count, value=value)
-        if reason is None:
+        if reason is not None:
+            self._single(name, self._unit.Count, value, {"reason": reason})
+
+    def seconds(self, name: str, value: float, *, dimensions: Mapping[str, str] | None = None) -> None:
+        if not dimensions:
+            self._metrics.add_metric(name=name, unit=self._unit.Seconds, value=value)
             return
+        self._single(name, self._unit.Seconds, value, dimensions)
+
+    def _single(self, name: str, unit: Any, value: float, dimensions: Mapping[str, str]) -> None:
+        """Emit one metric under the batch's dimensions plus `dimensions`, in a metric set of its own."""
         from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
         if is_metrics_disabled():  # single_metric flushes on its own and does not check this itself
             return
-        # A reason dimension needs its own metric set, or it would apply to every metric in the batch. A single
+        # Extra dimensions need their own metric set, or they would apply to every metric in the batch. A single
         # metric starts with no dimensions at all: give it the batch's, so both land under the same service.
-        dimensions = {str(k): str(v) for k, v in (getattr(self._metrics, "default_dimensions", None) or {}).items()}
+        base = {str(k): str(v) for k, v in (getattr(self._metrics, "default_dimensions", None) or {}).items()}
         service = self._metrics.service
         if service:
-            dimensions["service"] = str(service)
+            base["service"] = str(service)
         with self._single_metric(
-            name=name,
-            unit=self._unit.Count,
-            value=value,
-            namespace=self._metrics.namespace,
-            default_dimensions=dimensions,
+            name=name, unit=unit, value=value, namespace=self._metrics.namespace, default_dimensions=base
         ) as metric:
-            metric.add_dimension(name="reason", value=reason)
-
-    def seconds(self, name: str, value: float) -> None:
-        self._metrics.add_metric(name=name, unit=self._unit.Seconds, value=value)
+            for key, dimension in dimensions.items():
+                metric.add_dimension(name=key, value=dimension)

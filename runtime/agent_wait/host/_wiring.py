@@ -284,6 +284,7 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
         link_announcers=settings.link_announcers,
         transient=is_transient,  # a throttled AWS call in the agent's own code is retried, as the stores' are
         callbacks=LambdaCallbacks(),  # durable functions' questions; its Lambda client is built on first use
+        metric_tags=settings.metric_tags,
     )
 
 

@@ -7,18 +7,27 @@ import os
 import re
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from agent_wait.engine.metrics import MetricTags
 from agent_wait.errors import ConfigurationError
 from agent_wait.host._chat_settings import ShapedWebhookSettings, TeamsSettings, shaped_webhook_settings, teams_settings
+from agent_wait.host._checkpoint_settings import PAYLOAD_LIMIT, checkpoint_settings
 from agent_wait.host._email_settings import EmailSettings, email_settings
 from agent_wait.host._patterns import LOOPBACK_URL, SECRET_ARN
 from agent_wait.host._slack_settings import SlackSettings, slack_settings
 from agent_wait.schema import Settings
 
-__all__ = ("DEFAULT_SIGN_IN_SCOPES", "HostRole", "HostSettings", "load_object", "required")
+__all__ = (
+    "DEFAULT_SIGN_IN_SCOPES",
+    "PAYLOAD_LIMIT",
+    "HostRole",
+    "HostSettings",
+    "load_object",
+    "required",
+)
 
 DEFAULT_SIGN_IN_SCOPES = "openid email"
 """What the inbox page asks the issuer for when `AGENT_WAIT_SIGN_IN_SCOPES` is unset: an ID token with the email."""
@@ -41,13 +50,6 @@ _NEEDS = {
 _PRINCIPAL_ID = re.compile(r"[A-Z0-9]{8,128}|\*")
 """An IAM unique id (`AROA...`, `AIDA...`, or an account id for a root sender) as SQS puts it in `SenderId`."""
 _ANNOUNCER_NAMES = frozenset({"sns", "eventbridge", "webhook", "sqs", "dynamodb", "shaped"})
-
-PAYLOAD_LIMIT = 399 * 1024
-"""The largest payload the checkpoint saver keeps in DynamoDB (`agent_wait.langgraph.checkpoint.saver.PAYLOAD_LIMIT`,
-restated: settings import no framework), so the highest offload threshold that means anything."""
-
-_BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
-"""An S3 bucket name, as S3's naming rules allow it (length and characters)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +111,8 @@ class HostSettings:
     """A webhook whose payload templates shape (`AGENT_WAIT_SHAPED_WEBHOOK_*`, the router and the sweep); None: off."""
     email: EmailSettings | None = None
     """Email as an answer channel (`AGENT_WAIT_EMAIL_*`); None: off."""
+    metric_tags: MetricTags = field(default_factory=MetricTags)
+    """The policy tags time to answer is also drawn by, with their values (`AGENT_WAIT_METRIC_TAGS`)."""
 
     @classmethod
     def from_env(cls, role: HostRole | str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -161,14 +165,7 @@ class HostSettings:
                 f"1 to 1000; got {value[Settings.MAX_RECEIVE_COUNT]!r}"
             )
             wrong.append(Settings.MAX_RECEIVE_COUNT.value)
-        bucket = value[Settings.CHECKPOINT_BUCKET]
-        if bucket is not None and not _BUCKET_NAME.fullmatch(bucket):
-            problems.append(
-                f"{Settings.CHECKPOINT_BUCKET.value} must be an S3 bucket name (3 to 63 lowercase letters, digits, "
-                f"dots and hyphens; not an ARN or a URL); got {bucket!r}"
-            )
-            wrong.append(Settings.CHECKPOINT_BUCKET.value)
-        offload_bytes = _offload_bytes(value, problems, wrong)
+        checkpoint = checkpoint_settings(value, problems, wrong)
         identity = _identity_settings(value, problems, wrong)
         sign_in = _sign_in_settings(value, problems, wrong)
         slack = slack_settings(value, problems, wrong, posts=role is not HostRole.API)
@@ -176,6 +173,7 @@ class HostSettings:
         teams = teams_settings(value, problems, wrong) if announces else None
         shaped = shaped_webhook_settings(value, problems, wrong) if announces else None
         email = email_settings(value, problems, wrong) if announces else None
+        metric_tags = MetricTags.checked(value[Settings.METRIC_TAGS], problems, wrong)
         if problems or lease_seconds is None or max_receive_count is None:
             raise ConfigurationError(problems, variables=wrong)
         return cls(
@@ -192,12 +190,12 @@ class HostSettings:
             max_receive_count=max_receive_count,
             webhook_secret_arn=secret_arn,
             webhook_url_secret_arn=url_secret_arn,
-            checkpoint_bucket=bucket,
-            checkpoint_offload_bytes=offload_bytes,
             slack=slack,
             teams=teams,
             shaped_webhook=shaped,
             email=email,
+            metric_tags=metric_tags,
+            **checkpoint,
             **identity,
             **sign_in,
         )
@@ -356,28 +354,6 @@ def _webhook_url_secret_problems(secret_arn: str | None, *, webhook_url: str | N
             f"comes from one place; keep the secret and unset {Settings.WEBHOOK_URL.value}"
         )
     return problems
-
-
-def _offload_bytes(value: Mapping[Settings, str | None], problems: list[str], wrong: list[str]) -> int | None:
-    """`AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES`, checked: a number of bytes in range, and only with the bucket."""
-    text = value[Settings.CHECKPOINT_OFFLOAD_BYTES]
-    if text is None:
-        return None
-    number = _whole_number(text, 0, minimum=1, maximum=PAYLOAD_LIMIT)
-    if number is None:
-        problems.append(
-            f"{Settings.CHECKPOINT_OFFLOAD_BYTES.value} must be a whole number of bytes from 1 to {PAYLOAD_LIMIT} (the "
-            f"largest payload the checkpoint table keeps); got {text!r}"
-        )
-    elif value[Settings.CHECKPOINT_BUCKET] is None:
-        problems.append(
-            f"{Settings.CHECKPOINT_OFFLOAD_BYTES.value} needs {Settings.CHECKPOINT_BUCKET.value}: without a bucket "
-            "nothing is offloaded; set the bucket too, or unset the threshold"
-        )
-    else:
-        return number
-    wrong.append(Settings.CHECKPOINT_OFFLOAD_BYTES.value)
-    return None
 
 
 def _whole_number(text: str | None, default: int, *, minimum: int, maximum: int) -> int | None:

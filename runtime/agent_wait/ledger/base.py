@@ -183,6 +183,13 @@ class FollowUpLedger(ABC):
     def oldest_open(self) -> QuestionRecord | None:
         """The open question asked longest ago, or None when none is open."""
 
+    def count_open(self) -> int | None:
+        """How many questions are open, read through the same index as `oldest_open` (a count, not the rows).
+
+        Optional: None (the default) when the backend cannot count cheaply; the sweep then emits no `OpenQuestions`.
+        """
+        return None
+
     def mark_unannounced(self, thread_id: str, question_id: str, *, now: datetime) -> bool:
         """The announcement of a question put announced (`open(unannounced=False)`) failed: mark it not yet
         announced and due at `now`, in one write, so the sweep announces it. False (nothing written) when it is

@@ -213,6 +213,10 @@ class InMemoryLedger(FullLedger, NoteLedger):
             waiting = [r for r in self._questions.values() if r.status is QuestionStatus.OPEN]
         return min(waiting, key=lambda r: (r.asked_at, r.question_id), default=None)
 
+    def count_open(self) -> int:
+        with self._lock:
+            return sum(1 for r in self._questions.values() if r.status is QuestionStatus.OPEN)
+
     def begin_start(self, thread_id: str, start_id: str, *, marker: str | None, now: datetime) -> StartRecord:
         with self._lock:
             existing = self._starts.get((thread_id, start_id))

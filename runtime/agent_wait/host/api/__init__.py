@@ -15,18 +15,23 @@ holds the thread), and only then hands the resume to the router: the response is
 a vote on a quorum question that still needs more, with the votes so far; or a problem+json 403, 404, 409 —
 `already_decided`, `already_voted`, `cancelled`, `thread_failed`, `thread_busy` with `Retry-After`,
 `not_parked` —, 410, 422 with the engine's reason). Refusals are logged and counted (`AnswersRefused` by
-reason). Who answers comes from the JWT claims API Gateway verified (`email`, else `cognito:username`, else
-`username`, else `sub`; groups from `AGENT_WAIT_GROUPS_CLAIM`, default `cognito:groups` then `groups`).
+reason). Every request is also counted (`ApiRequests`; `ApiClientErrors` for a 4xx and `ApiServerErrors` for a 5xx,
+by status code) and timed (`ApiLatencySeconds`); a request API Gateway's JWT authorizer refuses never reaches
+this function, so its 401 is in API Gateway's own `4xx` metric only. Who answers comes from the JWT claims API
+Gateway verified (`email`, else `cognito:username`, else `username`, else `sub`; groups from
+`AGENT_WAIT_GROUPS_CLAIM`, default `cognito:groups` then `groups`).
 """
 
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
+from agent_wait.engine.metrics import Metric
 from agent_wait.host import _powertools
 from agent_wait.host.api._agui import agui_routes
 from agent_wait.host.api._context import ApiContext, SignIn, answerer_from_claims, groups_from_claims
@@ -55,12 +60,41 @@ tracer = _powertools.tracer()
 def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
     """The API's routes over `context()`; the Lambda handler and the local server both serve this."""
     app = APIGatewayHttpResolver()
+    app.use(middlewares=[_measured(context)])
     app.include_router(question_routes(context))
     app.include_router(agui_routes(context))
     app.include_router(link_routes(context))
     app.include_router(inbox_routes(context))
     app.include_router(slack_routes(context))
     return app
+
+
+def _measured(context: Callable[[], ApiContext]) -> Callable[..., Any]:
+    """A middleware that counts every request by its status class and times it, in the service's metrics."""
+
+    def middleware(app: APIGatewayHttpResolver, next_middleware: Callable[[APIGatewayHttpResolver], Any]) -> Any:
+        started = time.perf_counter()
+        try:
+            response = next_middleware(app)
+        except Exception:
+            _count_request(context, 500, time.perf_counter() - started)  # unhandled: API Gateway answers 500
+            raise
+        _count_request(context, int(response.status_code), time.perf_counter() - started)
+        return response
+
+    return middleware
+
+
+def _count_request(context: Callable[[], ApiContext], status: int, seconds: float) -> None:
+    metrics = getattr(getattr(context(), "service", None), "metrics", None)
+    if metrics is None:  # a context without an answer service (some tests'): nowhere to count
+        return
+    metrics.count(Metric.API_REQUESTS)
+    if 400 <= status < 500:
+        metrics.count(Metric.API_CLIENT_ERRORS, reason=str(status))
+    elif status >= 500:
+        metrics.count(Metric.API_SERVER_ERRORS, reason=str(status))
+    metrics.seconds(Metric.API_LATENCY, seconds)
 
 
 @functools.cache

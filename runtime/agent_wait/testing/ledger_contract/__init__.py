@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from agent_wait.ledger import Capability, Ledger, capabilities_of, marks_unannounced
+from agent_wait.ledger import Capability, FollowUpLedger, Ledger, capabilities_of, marks_unannounced
 from agent_wait.testing.ledger_contract import decisions, failures, followups, leases, notes, questions, starts
 from agent_wait.testing.ledger_contract._support import T0, LedgerFactory, sample_envelope
 
@@ -75,7 +75,10 @@ BY_CAPABILITY: Mapping[Capability, tuple[Rule, ...]] = MappingProxyType(
 EVERY: tuple[Rule, ...] = (
     REQUIRED
     + tuple(rule for rules in BY_CAPABILITY.values() for rule in rules)
-    + (followups.a_question_put_announced_is_marked_back_when_its_announcement_fails,)
+    + (
+        followups.a_question_put_announced_is_marked_back_when_its_announcement_fails,
+        followups.open_questions_are_counted,
+    )
 )
 """Every rule of the suite."""
 
@@ -89,4 +92,11 @@ def rules_for(ledger: Ledger | type[Ledger] | Any) -> tuple[Rule, ...]:
         REQUIRED
         + tuple(rule for capability in Capability if capability in declared for rule in BY_CAPABILITY[capability])
         + (optional if marks_unannounced(ledger) else ())
+        + ((followups.open_questions_are_counted,) if _counts_open(ledger) else ())
     )
+
+
+def _counts_open(ledger: Any) -> bool:
+    """True when `ledger` (an instance or its class) implements `FollowUpLedger.count_open`."""
+    kind = ledger if isinstance(ledger, type) else type(ledger)
+    return issubclass(kind, FollowUpLedger) and kind.count_open is not FollowUpLedger.count_open

@@ -373,3 +373,20 @@ def a_question_put_announced_is_marked_back_when_its_announcement_fails(make: Le
     assert row_of(ledger, thread, question).due_at is None, "a decided question is never due again"
     unknown = sample_envelope(asked_at=T0)
     assert not ledger.mark_unannounced(unknown.thread_id, unknown.question_id, now=later), "an unknown question"
+
+
+def open_questions_are_counted(make: LedgerFactory) -> None:
+    """Optional (a ledger that implements `count_open`): `count_open()` counts every open question; a decision, of
+    any outcome, takes its question off the count."""
+    ledger = make()
+    before = ledger.count_open()
+    assert before is not None, "a ledger that implements count_open returns a number"
+    asked = [sample_envelope(asked_at=T0) for _ in range(3)]
+    for envelope in asked:
+        ledger.open(envelope, now=T0)
+    assert ledger.count_open() == before + 3, f"three more open questions, got {ledger.count_open()} after {before}"
+    ledger.open(asked[0], now=T0)
+    assert ledger.count_open() == before + 3, "opening a question again counts it once"
+    for n, status in enumerate((QuestionStatus.ANSWERED, QuestionStatus.EXPIRED, QuestionStatus.CANCELLED)):
+        ledger.decide(asked[n].thread_id, asked[n].question_id, make_decision(status, None), now=T0)
+        assert ledger.count_open() == before + 2 - n, f"a question decided {status.value} is no longer counted"
