@@ -8,10 +8,12 @@ import re
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
 from agent_wait.errors import ConfigurationError
+from agent_wait.host._audit_settings import audit_settings
 from agent_wait.host._email_settings import EmailSettings, email_settings
 from agent_wait.host._patterns import LOOPBACK_URL, SECRET_ARN
 from agent_wait.host._slack_settings import SlackSettings, slack_settings
@@ -104,6 +106,10 @@ class HostSettings:
     """Slack as an answer channel (`AGENT_WAIT_SLACK_*`); None: off."""
     email: EmailSettings | None = None
     """Email as an answer channel (`AGENT_WAIT_EMAIL_*`); None: off."""
+    audit_group: str | None = None
+    """The group whose members may read `GET /audit` (`AGENT_WAIT_AUDIT_GROUP`); None: nobody may."""
+    decided_retention: timedelta | None = None
+    """How long a decided row is kept (`AGENT_WAIT_DECIDED_RETENTION`): its TTL; None: kept (the default)."""
 
     @classmethod
     def from_env(cls, role: HostRole | str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -164,6 +170,7 @@ class HostSettings:
             )
             wrong.append(Settings.CHECKPOINT_BUCKET.value)
         offload_bytes = _offload_bytes(value, problems, wrong)
+        audit = audit_settings(value, problems, wrong)
         identity = _identity_settings(value, problems, wrong)
         sign_in = _sign_in_settings(value, problems, wrong)
         slack = slack_settings(value, problems, wrong, posts=role is not HostRole.API)
@@ -188,6 +195,7 @@ class HostSettings:
             checkpoint_offload_bytes=offload_bytes,
             slack=slack,
             email=email,
+            **audit,
             **identity,
             **sign_in,
         )
