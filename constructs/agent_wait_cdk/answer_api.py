@@ -134,6 +134,8 @@ class AnswerApiProps:
     """The link keys secret; None: created (with `links`)."""
     groups_claim: str | None = None
     """The JWT claim listing a person's groups (`AGENT_WAIT_GROUPS_CLAIM`)."""
+    audit_group: str | None = None
+    """The group whose members may read the audit trail, `GET /audit` (`AGENT_WAIT_AUDIT_GROUP`)."""
     cors_allowed_origins: Sequence[str] = ()
     """Origins of web pages that call the API; none: CORS off."""
     throttle_rate_limit: float = 50
@@ -221,6 +223,9 @@ class AnswerApi(Construct):
             `links=False`.
         groups_claim: the JWT claim that lists a person's groups (`AGENT_WAIT_GROUPS_CLAIM`). Default None:
             the runtime reads `cognito:groups`, then `groups`.
+        audit_group: the group (in the groups claim) whose members may read the audit trail, `GET /audit`
+            (`AGENT_WAIT_AUDIT_GROUP`). Default None: the route refuses everyone; the trail holds every vote's
+            note and edits, so name the people who must prove decisions, not everyone who answers.
         cors_allowed_origins: origins (`https://host[:port]`, or `http://localhost[:port]`) of web pages that
             call the API from a browser. Default (): CORS off, since the API's own pages are same-origin;
             `*` is refused: name the pages.
@@ -263,6 +268,7 @@ class AnswerApi(Construct):
         links: bool = True,
         link_keys: secretsmanager.ISecret | None = None,
         groups_claim: str | None = None,
+        audit_group: str | None = None,
         cors_allowed_origins: Sequence[str] = (),
         throttle_rate_limit: float = 50,
         throttle_burst_limit: int = 100,
@@ -290,6 +296,7 @@ class AnswerApi(Construct):
             links=links,
             link_keys=link_keys,
             groups_claim=groups_claim,
+            audit_group=audit_group,
             cors_allowed_origins=cors_allowed_origins,
             throttle_rate_limit=throttle_rate_limit,
             throttle_burst_limit=throttle_burst_limit,
@@ -312,6 +319,8 @@ class AnswerApi(Construct):
             environment[shapes.ENV_LINK_KEYS_ARN] = self.link_keys.secret_arn
         if groups_claim is not None:
             environment[shapes.ENV_GROUPS_CLAIM] = groups_claim
+        if audit_group is not None:
+            environment[shapes.ENV_AUDIT_GROUP] = audit_group
         self.function, self.role, self.log_group = lambda_function(
             Construct(self, "Function"),
             handler=shapes.API_HANDLER,
