@@ -11,6 +11,7 @@ time), for a person signed in with a JWT; `/audit` only for members of `AGENT_WA
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -30,8 +31,8 @@ AUDIT_PAGE = 100
 """The rows one `GET /audit` reads by default (`limit`, at most `MAX_AUDIT_PAGE`)."""
 
 
-def insights_body(found: Insights, *, now: Any = None) -> dict[str, Any]:
-    """The JSON `GET /insights` answers with."""
+def insights_body(found: Insights, *, now: datetime | None = None) -> dict[str, Any]:
+    """The JSON `GET /insights` answers with (`now`: for the open questions' views, see `question_view`)."""
     return {
         "days": found.days,
         "since": found.since,

@@ -154,7 +154,7 @@
     var height = items.length * row + 4;
     var chart = svg("svg", { viewBox: "0 0 " + width + " " + height, class: "rows", role: "img" });
     chart.appendChild(svg("title", {}, title));
-    var span = width - labelWidth - 240;
+    var span = width - labelWidth - 285;
     items.forEach(function (item, index) {
       var y = index * row + 4;
       var label = item.label.length > 19 ? item.label.slice(0, 18) + "…" : item.label;
