@@ -23,6 +23,8 @@ _TIMEOUT_LIMIT = Duration.seconds(30)
 """API Gateway HTTP APIs wait at most 30 seconds for an integration."""
 _ORIGIN = re.compile(r"https://[A-Za-z0-9.-]+(:\d{1,5})?|http://(localhost|127\.0\.0\.1)(:\d{1,5})?")
 _CLAIM = re.compile(r"[^\s,]+")
+_GROUP = re.compile(r"[^\s,]{1,256}")
+"""A group name as a groups claim lists it: no spaces or commas (they separate groups)."""
 
 
 def check_answer_api_props(
@@ -39,6 +41,7 @@ def check_answer_api_props(
     links: bool = True,
     link_keys: secretsmanager.ISecret | None = None,
     groups_claim: str | None = None,
+    audit_group: str | None = None,
     cors_allowed_origins: Sequence[str] = (),
     throttle_rate_limit: float | None = None,
     throttle_burst_limit: int | None = None,
@@ -70,6 +73,10 @@ def check_answer_api_props(
     if groups_claim is not None and not Token.is_unresolved(groups_claim) and not _CLAIM.fullmatch(groups_claim):
         checks.fail(
             "groups_claim", f"must be one JWT claim name such as 'cognito:groups' or 'groups'; got {groups_claim!r}"
+        )
+    if audit_group is not None and not Token.is_unresolved(audit_group) and not _GROUP.fullmatch(audit_group):
+        checks.fail(
+            "audit_group", f"must be one group name such as 'auditors' (no spaces or commas); got {audit_group!r}"
         )
     for origin in cors_allowed_origins:
         if not Token.is_unresolved(origin) and not _ORIGIN.fullmatch(origin):

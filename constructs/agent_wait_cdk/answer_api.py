@@ -1,9 +1,10 @@
 """`AnswerApi`: the HTTPS answer API (API Gateway HTTP API, a JWT authorizer, one Lambda) and its signed links.
 
 Over 400 lines because the construct has 25 props, each documented on it (16 again on `AnswerApiProps`),
-and 11 routes; its prop rules are in `_answer_api_checks.py`, the inbox's sign-in in `_inbox.py`.
+and 13 routes; its prop rules are in `_answer_api_checks.py`, the inbox's sign-in in `_inbox.py`.
 
-Signed-in people list, read and answer questions on five routes behind the JWT authorizer. With `links`
+Signed-in people list, read and answer questions, and read the insights and (the audit group only) the audit
+trail, on seven routes behind the JWT authorizer. With `links`
 (the default), four more routes carry no authorizer, because the capability is the signed token itself
 (HMAC under a key id, for one question): the page a link opens only shows, and only a POST carrying the
 token acts. The access log format holds no query string, header or body, so a token is never logged:
@@ -13,6 +14,8 @@ token acts. The access log format holds no query string, header or body, so a to
     POST /questions/{question_id}/answer              signed in: decide it at once
     GET  /agui/interrupts                             signed in: open questions as AG-UI interrupts
     POST /agui/resume                                 signed in: answer them with AG-UI resume entries
+    GET  /insights                                    signed in: counts, time to answer, who answers (the inbox's)
+    GET  /audit                                       signed in, the audit group only: the audit trail, paged
     GET  /questions/{question_id}/confirm             link: the confirmation page (shows, never acts)
     GET  /questions/{question_id}/confirm/{asset}     link: that page's script and style files
     POST /questions/{question_id}/link                link: the page reads the question the token names
@@ -68,6 +71,8 @@ SIGNED_IN_ROUTES = (
     ("POST", "/questions/{question_id}/answer"),
     ("GET", "/agui/interrupts"),
     ("POST", "/agui/resume"),
+    ("GET", "/insights"),
+    ("GET", "/audit"),
 )
 """Routes behind the JWT authorizer: who answers is the person API Gateway verified."""
 LINK_ROUTES = (
@@ -130,6 +135,8 @@ class AnswerApiProps:
     """The link keys secret; None: created (with `links`)."""
     groups_claim: str | None = None
     """The JWT claim listing a person's groups (`AGENT_WAIT_GROUPS_CLAIM`)."""
+    audit_group: str | None = None
+    """The group whose members may read the audit trail, `GET /audit` (`AGENT_WAIT_AUDIT_GROUP`)."""
     cors_allowed_origins: Sequence[str] = ()
     """Origins of web pages that call the API; none: CORS off."""
     throttle_rate_limit: float = 50
@@ -217,6 +224,9 @@ class AnswerApi(Construct):
             `links=False`.
         groups_claim: the JWT claim that lists a person's groups (`AGENT_WAIT_GROUPS_CLAIM`). Default None:
             the runtime reads `cognito:groups`, then `groups`.
+        audit_group: the group (in the groups claim) whose members may read the audit trail, `GET /audit`
+            (`AGENT_WAIT_AUDIT_GROUP`). Default None: the route refuses everyone; the trail holds every vote's
+            note and edits, so name the people who must prove decisions, not everyone who answers.
         cors_allowed_origins: origins (`https://host[:port]`, or `http://localhost[:port]`) of web pages that
             call the API from a browser. Default (): CORS off, since the API's own pages are same-origin;
             `*` is refused: name the pages.
@@ -259,6 +269,7 @@ class AnswerApi(Construct):
         links: bool = True,
         link_keys: secretsmanager.ISecret | None = None,
         groups_claim: str | None = None,
+        audit_group: str | None = None,
         cors_allowed_origins: Sequence[str] = (),
         throttle_rate_limit: float = 50,
         throttle_burst_limit: int = 100,
@@ -286,6 +297,7 @@ class AnswerApi(Construct):
             links=links,
             link_keys=link_keys,
             groups_claim=groups_claim,
+            audit_group=audit_group,
             cors_allowed_origins=cors_allowed_origins,
             throttle_rate_limit=throttle_rate_limit,
             throttle_burst_limit=throttle_burst_limit,
@@ -308,6 +320,8 @@ class AnswerApi(Construct):
             environment[shapes.ENV_LINK_KEYS_ARN] = self.link_keys.secret_arn
         if groups_claim is not None:
             environment[shapes.ENV_GROUPS_CLAIM] = groups_claim
+        if audit_group is not None:
+            environment[shapes.ENV_AUDIT_GROUP] = audit_group
         self.function, self.role, self.log_group = lambda_function(
             Construct(self, "Function"),
             handler=shapes.API_HANDLER,

@@ -142,8 +142,11 @@ class Inbox:
 
 
 @contextlib.contextmanager
-def running_inbox(template: dict[str, Any], browser: Any, graph: str) -> Iterator[Inbox]:
-    """The refund stack on the emulator with `graph` as its agent, its answer API on 127.0.0.1, and a browser."""
+def running_inbox(
+    template: dict[str, Any], browser: Any, graph: str, environment: dict[str, str] | None = None
+) -> Iterator[Inbox]:
+    """The refund stack on the emulator with `graph` as its agent (and `environment` besides), its answer API on
+    127.0.0.1, and a browser."""
     from examples.refund_agent.demo import MovableClock
 
     from agent_wait.cli._dev import Observer
@@ -154,7 +157,7 @@ def running_inbox(template: dict[str, Any], browser: Any, graph: str) -> Iterato
         template,
         clock=clock,
         stack_name=f"inbox-{uuid.uuid4().hex[:8]}",
-        extra_environment={"AGENT_WAIT_GRAPH": graph},
+        extra_environment={"AGENT_WAIT_GRAPH": graph, **(environment or {})},
     )
     local.start()
     try:

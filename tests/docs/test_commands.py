@@ -71,6 +71,14 @@ RUN_BY: dict[str, tuple[str, str]] = {
     "export AGENT_WAIT_TOKEN=$(": ("tests/local/test_local_api.py", 'main(["token", "--user", "carol@example.com"'),
     "agent-wait failures": ("tests/engine/test_failed_threads.py", 'main(["failures"])'),
     "agent-wait retry": ("tests/engine/test_failed_threads.py", 'main(["retry", thread_id, "--retry-id", "fix-1"])'),
+    "agent-wait audit export --since 2026-03-01 --until": (
+        "tests/aws/test_audit_export.py",
+        '"--format", "csv", "--out", "trail.csv"',
+    ),
+    "agent-wait audit export --since 2026-03-01T09:00:00Z": (
+        "tests/aws/test_audit_export.py",
+        '"--out", "trail.jsonl", *on_the_table',
+    ),
     "agent-wait dead-letters list": ("tests/local/test_cli.py", '["dead-letters", "list", "--json"]'),
     'curl -s -H "Authorization: Bearer $AGENT_WAIT_TOKEN"': (
         "tests/local/test_local_api.py",

@@ -80,7 +80,7 @@ def test_the_page_loads_only_its_own_files_under_a_strict_policy() -> None:
     assets = sorted(
         str(attrs.get("src") or attrs.get("href")) for tag, attrs in parsed.tags if tag in {"script", "link"}
     )
-    assert assets == ["inbox/inbox.css", "inbox/inbox.js", "inbox/look.css", "inbox/shared.js"]
+    assert assets == ["inbox/inbox.css", "inbox/inbox.js", "inbox/insights.js", "inbox/look.css", "inbox/shared.js"]
     assert parsed.inline.strip() == ""
     assert not any("style" in attrs or any(k.startswith("on") for k in attrs) for _, attrs in parsed.tags)
     policy = headers["content-security-policy"]
@@ -114,6 +114,7 @@ def test_every_control_has_an_accessible_name_and_the_status_line_is_live() -> N
     ("name", "kind"),
     [
         ("inbox.js", "text/javascript"),
+        ("insights.js", "text/javascript"),
         ("shared.js", "text/javascript"),
         ("inbox.css", "text/css"),
         ("look.css", "text/css"),
@@ -135,8 +136,9 @@ def test_the_page_serves_only_its_own_files(name: str) -> None:
     assert (status, json.loads(body)["reason"]) == (404, "no_such_file")
 
 
-def test_the_script_never_writes_html() -> None:
-    script = (files("agent_wait.host.api") / "pages" / "inbox.js").read_text(encoding="utf-8")
+@pytest.mark.parametrize("name", ["inbox.js", "insights.js", "shared.js"])
+def test_the_script_never_writes_html(name: str) -> None:
+    script = (files("agent_wait.host.api") / "pages" / name).read_text(encoding="utf-8")
     code = "\n".join(line for line in script.splitlines() if not line.strip().startswith("//"))
 
     assert not re.search(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function", code)

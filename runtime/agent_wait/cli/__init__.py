@@ -16,10 +16,12 @@
     agent-wait dead-letters list                 the entry queue's dead letters, each with its reason (they stay)
     agent-wait dead-letters redrive [--reason R] move them back to the entry queue, in their thread's order
     agent-wait retry THREAD                      after fixing the agent, apply a failed thread's start or decision again
+    agent-wait audit export --since 2026-03-01   every question asked or decided since then: who decided, through which
+                                                 door, with which arguments (--until, --format jsonl|csv, --out FILE)
 
-`start`, `questions`, `answer`, `failures`, `retry` and `dead-letters` talk to the running `agent-wait dev`, or to a
-deployed stack: `--stack NAME` (with `--region`, `--profile` as for the aws CLI) or `--outputs cdk-outputs.json`
-(written by `cdk deploy --outputs-file cdk-outputs.json`).
+`start`, `questions`, `answer`, `failures`, `retry`, `dead-letters` and `audit` talk to the running `agent-wait dev`,
+or to a deployed stack: `--stack NAME` (with `--region`, `--profile` as for the aws CLI) or `--outputs
+cdk-outputs.json` (written by `cdk deploy --outputs-file cdk-outputs.json`).
 """
 
 from __future__ import annotations
@@ -148,6 +150,8 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "dead-letters":
         return _run_dead_letters(target, args)
+    if args.command == "audit":
+        return _export_audit(target, args)
     if args.command == "failures":
         return _print_failures(_commands.failures(target), as_json=args.json)
     if args.command == "retry":
@@ -159,6 +163,15 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 0
     return _answer(target, args)
+
+
+def _export_audit(target: Any, args: argparse.Namespace) -> int:
+    from agent_wait.cli._audit import export
+
+    count = export(target, since=args.since, until=args.until, format=args.audit_format, out=args.out)
+    if args.out:
+        print(f"{count} questions written to {args.out}")
+    return 0
 
 
 def _run_dead_letters(target: Any, args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ from agent_wait.cli._target import CliError, Target, answer_value
 from agent_wait.messages import group_id_for
 from agent_wait.schema import QuestionStatus
 
-__all__ = ("answer", "failures", "ledger_record", "list_questions", "retry", "show", "start")
+__all__ = ("answer", "failures", "ledger_for", "ledger_record", "list_questions", "retry", "show", "start")
 
 
 def _send(target: Target, message: dict[str, Any], *, deduplication_id: str | None = None) -> str:
@@ -105,6 +105,10 @@ def _ledger(target: Target) -> Any:
     from agent_wait.aws.ledger import DynamoDbLedger
 
     return DynamoDbLedger(target.table, client=target.client("dynamodb"))
+
+
+ledger_for = _ledger
+"""The stack's question ledger (`DynamoDbLedger`), for the other commands' modules."""
 
 
 def failures(target: Target) -> list[Any]:

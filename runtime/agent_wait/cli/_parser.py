@@ -98,6 +98,7 @@ def _add_stack_commands(commands: Any) -> None:
         ("failures", "list failed threads"),
         ("retry", "apply a failed thread's recorded start or decision again, once"),
         ("dead-letters", "list the dead letters with their reasons, or redrive them"),
+        ("audit", "export the audit trail: every question asked or decided in a window, with who decided it"),
     )
     for name, text in commands_on_a_stack:
         sub = _command(commands, name, text, _ON_A_STACK)
@@ -146,6 +147,16 @@ def _add_stack_commands(commands: Any) -> None:
                 "--thread", metavar="THREAD", help="redrive only this thread's dead letters (default: every thread's)"
             )
             sub.add_argument("--json", action="store_true", help="print dead letters as JSON lines")
+        elif name == "audit":
+            sub.add_argument("verb", choices=("export",), help="export: write the trail as JSON lines or CSV")
+            sub.add_argument(
+                "--since", required=True, metavar="TIME", help="from this RFC 3339 time or date (UTC), e.g. 2026-03-01"
+            )
+            sub.add_argument("--until", metavar="TIME", help="up to this time or date, not included (default: now)")
+            sub.add_argument(
+                "--format", dest="audit_format", default="jsonl", metavar="FORMAT", help="jsonl or csv (default: jsonl)"
+            )
+            sub.add_argument("--out", metavar="FILE", help="write to this file (default: standard output)")
         elif name == "retry":
             sub.add_argument("thread_id", metavar="THREAD", help="a failed thread (see: agent-wait failures)")
             sub.add_argument(

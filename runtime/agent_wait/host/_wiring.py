@@ -272,7 +272,7 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
                 offload_over=settings.checkpoint_offload_bytes,
             ),
         ),
-        DynamoDbLedger(table, client=dynamodb),
+        DynamoDbLedger(table, client=dynamodb, closed_ttl=settings.decided_retention),
         dead_letter=SqsDeadLetter(dlq_url, client=session.client("sqs")),
         announce=announcers_for(settings, session=session),
         metrics=metrics,
@@ -356,7 +356,7 @@ def build_sweep(settings: HostSettings, *, session: Any = None, metrics: Any = N
     queue_url = required(settings.queue_url, Settings.QUEUE_URL)
     session = session or boto3.Session()
     return Sweep(
-        DynamoDbLedger(table, client=session.client("dynamodb")),
+        DynamoDbLedger(table, client=session.client("dynamodb"), closed_ttl=settings.decided_retention),
         SqsEntryQueue(queue_url, client=session.client("sqs")),
         announce=announcers_for(settings, session=session),
         link_maker=link_maker_for(settings, session=session),

@@ -8,11 +8,13 @@ import re
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
 from agent_wait.engine.metrics import MetricTags
 from agent_wait.errors import ConfigurationError
+from agent_wait.host._audit_settings import audit_settings
 from agent_wait.host._chat_settings import ShapedWebhookSettings, TeamsSettings, shaped_webhook_settings, teams_settings
 from agent_wait.host._checkpoint_settings import PAYLOAD_LIMIT, checkpoint_settings
 from agent_wait.host._email_settings import EmailSettings, email_settings
@@ -113,6 +115,10 @@ class HostSettings:
     """Email as an answer channel (`AGENT_WAIT_EMAIL_*`); None: off."""
     metric_tags: MetricTags = field(default_factory=MetricTags)
     """The policy tags time to answer is also drawn by, with their values (`AGENT_WAIT_METRIC_TAGS`)."""
+    audit_group: str | None = None
+    """The group whose members may read `GET /audit` (`AGENT_WAIT_AUDIT_GROUP`); None: nobody may."""
+    decided_retention: timedelta | None = None
+    """How long a decided row is kept (`AGENT_WAIT_DECIDED_RETENTION`): its TTL; None: kept (the default)."""
 
     @classmethod
     def from_env(cls, role: HostRole | str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -166,6 +172,7 @@ class HostSettings:
             )
             wrong.append(Settings.MAX_RECEIVE_COUNT.value)
         checkpoint = checkpoint_settings(value, problems, wrong)
+        audit = audit_settings(value, problems, wrong)
         identity = _identity_settings(value, problems, wrong)
         sign_in = _sign_in_settings(value, problems, wrong)
         slack = slack_settings(value, problems, wrong, posts=role is not HostRole.API)
@@ -196,6 +203,7 @@ class HostSettings:
             email=email,
             metric_tags=metric_tags,
             **checkpoint,
+            **audit,
             **identity,
             **sign_in,
         )

@@ -73,6 +73,8 @@ PROTECTED_ROUTES: tuple[str, ...] = (
     "POST /questions/{question_id}/answer",
     "GET /agui/interrupts",
     "POST /agui/resume",
+    "GET /insights",
+    "GET /audit",
 )
 """The routes the `AgentWait` construct puts behind the JWT authorizer (`agent_wait_cdk.answer_api.SIGNED_IN_ROUTES`;
 the runtime never imports the constructs, so tests/local/test_local_api.py keeps the two lists equal)."""

@@ -8,6 +8,8 @@ Handler: `agent_wait.host.api.handler`. Routes:
     GET  /agui/interrupts                  open questions as AG-UI interrupts, filtered as above or by ?thread_id=
     POST /agui/resume                      {"resume": [ResumeEntry...]} or a RunAgentInput; header Idempotency-Key
     GET  /inbox                            the approvals inbox page (and /inbox/{asset}, its files and sign-in)
+    GET  /insights                         ?days=7|30&by=<tag key>: counts, time to answer, oldest open, answerers
+    GET  /audit                            ?since=&until=&limit=&cursor=: the audit trail (AGENT_WAIT_AUDIT_GROUP only)
     POST /slack/interactions               Slack's button clicks and modals, signed by Slack (no JWT)
 
 An answer decides at once, through the one decision every door uses (`agent_wait.engine.AnswerService`, while it
@@ -36,6 +38,7 @@ from agent_wait.host import _powertools
 from agent_wait.host.api._agui import agui_routes
 from agent_wait.host.api._context import ApiContext, SignIn, answerer_from_claims, groups_from_claims
 from agent_wait.host.api._inbox import inbox_routes
+from agent_wait.host.api._insights import insights_routes
 from agent_wait.host.api._links import link_routes
 from agent_wait.host.api._questions import question_routes, question_view
 from agent_wait.host.api._slack import slack_routes
@@ -65,6 +68,7 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
     app.include_router(agui_routes(context))
     app.include_router(link_routes(context))
     app.include_router(inbox_routes(context))
+    app.include_router(insights_routes(context))
     app.include_router(slack_routes(context))
     return app
 

@@ -69,6 +69,7 @@ class ApiContext:
         clock: returns now (UTC).
         sign_in: how the inbox page signs people in; None: it asks for a bearer token.
         slack: Slack's button clicks and modals (`agent_wait.slack.SlackInteractions`); None: Slack is off.
+        audit_group: the group whose members may read `GET /audit`; None: nobody may.
     """
 
     ledger: Ledger
@@ -78,6 +79,7 @@ class ApiContext:
     clock: Callable[[], datetime] = field(default=utc_now)
     sign_in: SignIn | None = None
     slack: Any = None
+    audit_group: str | None = None
 
     @classmethod
     def from_settings(
@@ -97,7 +99,7 @@ class ApiContext:
         table = required(settings.table, Settings.TABLE)
         queue_url = required(settings.queue_url, Settings.QUEUE_URL)
         session = session or boto3.Session()
-        ledger = DynamoDbLedger(table, client=session.client("dynamodb"))
+        ledger = DynamoDbLedger(table, client=session.client("dynamodb"), closed_ttl=settings.decided_retention)
         queue = SqsEntryQueue(queue_url, client=session.client("sqs"))
         service = AnswerService(ledger, queue, metrics=metrics, log=log)
         claims = (settings.groups_claim,) if settings.groups_claim else DEFAULT_GROUPS_CLAIMS
@@ -117,6 +119,7 @@ class ApiContext:
             groups_claims=claims,
             sign_in=SignIn.from_settings(settings),
             slack=slack,
+            audit_group=settings.audit_group,
         )
 
 

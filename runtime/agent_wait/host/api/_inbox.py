@@ -4,8 +4,8 @@ Routes (API Gateway serves them WITHOUT the JWT authorizer: they hold no questio
 script signs in and then calls the `/questions` routes with a bearer token):
 
     GET /inbox                   the page (static HTML; every value it shows is set as text by its script)
-    GET /inbox/{asset}           its files: `inbox.js`, `inbox.css`, and `shared.js`, `look.css` (the script and
-                                 look the link page shares),
+    GET /inbox/{asset}           its files: `inbox.js`, `insights.js` (its insights view), `inbox.css`, and
+                                 `shared.js`, `look.css` (the script and look the link page shares),
                                  and `config.json`, how to sign in
 
 `config.json` says `{"sign_in": "oidc", "authorize_url", "token_url", "client_id", "scopes"}` when the
@@ -30,7 +30,7 @@ from agent_wait.schema import Settings
 
 __all__ = ("INBOX_FILES", "inbox_content_security_policy", "inbox_routes", "sign_in_config")
 
-INBOX_FILES = frozenset({"inbox.js", "shared.js", "inbox.css", "look.css"})
+INBOX_FILES = frozenset({"inbox.js", "insights.js", "shared.js", "inbox.css", "look.css"})
 """The page's own files; it refers to them relatively (`inbox/inbox.js`), so they load under any base path."""
 CONFIG = "config.json"
 """The asset name the page reads its sign-in from."""

@@ -632,11 +632,27 @@
     show("sign-in", false);
     var hash = location.hash || "#/";
     var found = /^#\/questions\/([^?]+)$/.exec(hash);
+    show("insights-view", false);
     if (found) {
       openQuestion(decodeURIComponent(found[1]));
       return;
     }
     stopPolling();
+    if (/^#\/insights(\?|$)/.test(hash)) {
+      show("list-view", false);
+      show("detail-view", false);
+      show("insights-view", true);
+      // insights.js: the figures and charts of GET /insights, drawn with this page's own helpers.
+      window.AgentWaitInsights.show(new URLSearchParams(hash.split("?")[1] || ""), {
+        request: request,
+        say: say,
+        summary: summary,
+        tagText: tagText,
+        refused: refused,
+        signOut: signOut,
+      });
+      return;
+    }
     var query = new URLSearchParams(hash.split("?")[1] || "");
     list.status = query.get("status") || "open";
     list.tag = query.get("tag") || "";
