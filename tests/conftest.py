@@ -33,6 +33,21 @@ os.environ.pop("AWS_PROFILE", None)
 REGION = "us-east-1"
 
 
+@pytest.fixture(autouse=True)
+def _no_powertools_metrics_left_over() -> None:
+    """Start each test with Powertools' metric state empty.
+
+    Every `Metrics` of a process shares one metric, dimension and metadata set; a test that stopped mid-handler (an
+    injected crash) leaves its dimensions there, and the next test's metrics would carry them. Only modules already
+    imported are touched: this imports nothing."""
+    import sys
+
+    for name in ("agent_wait.host.router", "agent_wait.host.sweep", "agent_wait.host.api"):
+        metrics = getattr(sys.modules.get(name), "metrics", None)
+        if metrics is not None and hasattr(metrics, "clear_metrics"):
+            metrics.clear_metrics()
+
+
 @pytest.fixture(scope="session")
 def moto_server() -> Iterator[str]:
     """An embedded moto server on 127.0.0.1 at a random port; yields its endpoint URL.

@@ -393,7 +393,7 @@ BAD_PROPS: dict[str, tuple[Callable[[Stack], dict[str, Any]], str]] = {
     ),
     "unknown link announcer": (
         lambda s: {**_ON, "answer_api_props": _oidc(), "link_announcers": ("sqs",)},
-        "link_announcers must name announcers among eventbridge, sns, webhook; got ['sqs']",
+        "link_announcers must name announcers among eventbridge, sns, webhook, shaped; got ['sqs']",
     ),
     "link announcers without the api": (lambda s: {"link_announcers": ("sns",)}, _NEEDS_LINKS),
     "link announcers with links off": (

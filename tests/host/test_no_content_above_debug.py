@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 
 import pytest
 import tests.agents.graphs as graphs
@@ -30,6 +31,24 @@ def _lines_above_debug(caplog: pytest.LogCaptureFixture, printed: str) -> list[s
     return lines
 
 
+@pytest.fixture
+def handlers_log_debug() -> Iterator[None]:
+    """The handlers' Powertools loggers at DEBUG: they took their level from LOG_LEVEL when first imported, which
+    may have been an earlier test's doing."""
+    from agent_wait.host import router, sweep
+
+    loggers = (router.logger, sweep.logger)
+    levels = [powertools.log_level for powertools in loggers]
+    for powertools in loggers:
+        powertools.setLevel(logging.DEBUG)
+    try:
+        yield
+    finally:
+        for powertools, level in zip(loggers, levels, strict=True):
+            powertools.setLevel(level)
+
+
+@pytest.mark.usefixtures("handlers_log_debug")
 def test_a_canary_in_the_input_and_the_answer_stays_below_info_when_the_agent_raises(
     host: HostStack,
     lambda_context: FakeLambdaContext,
