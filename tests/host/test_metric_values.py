@@ -93,9 +93,14 @@ class Phase:
 
 @pytest.fixture
 def stack(host: HostStack, monkeypatch: pytest.MonkeyPatch) -> Iterator[HostStack]:
-    from agent_wait.host import api
+    from agent_wait.host import _powertools, api, router, sweep
 
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    # Each handler's Metrics took its service and namespace from the environment when its module was first imported,
+    # maybe by an earlier test with other values: this one reads what this environment says.
+    for module in (router, sweep, api):
+        monkeypatch.setattr(module.metrics, "service", _powertools.service_name())
+        monkeypatch.setattr(module.metrics, "namespace", _powertools.metrics_namespace())
     monkeypatch.setenv(Settings.GRAPH.value, "tests.agents.followup_graphs:build_escalating_graph")
     monkeypatch.setenv(Settings.METRIC_TAGS.value, TAGS)
     reset_handlers()

@@ -57,8 +57,8 @@ def _router(*, slow_checkpoint: bool) -> Router:
 def _lifecycle(router: Router, host: HostStack, thread_id: str) -> tuple[Any, dict[str, int]]:
     started = router.handle(json.dumps({"thread_id": thread_id, "input": {"log": []}}), message_id=f"s-{thread_id}")
     assert started.kind == OutcomeKind.STARTED, started
-    (question,) = host.ledger().questions(thread_id)
-    answered = router.handle(json.dumps(answer_message(thread_id, question.question_id)), message_id=f"a-{thread_id}")
+    (question_id,) = started.asked
+    answered = router.handle(json.dumps(answer_message(thread_id, question_id)), message_id=f"a-{thread_id}")
     return answered, branch_graphs.runs(thread_id)
 
 
