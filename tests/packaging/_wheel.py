@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module", name="uv")
+@pytest.fixture(scope="session", name="uv")
 def uv_fixture() -> str:
     found = shutil.which("uv")
     if found is None:
@@ -21,7 +21,7 @@ def uv_fixture() -> str:
     return found
 
 
-@pytest.fixture(scope="module", name="wheel")
+@pytest.fixture(scope="session", name="wheel")
 def wheel_fixture(uv: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run([uv, "build", "--wheel", "--out-dir", str(out), "-q"], cwd=ROOT, check=True, timeout=300)

@@ -34,7 +34,9 @@ from _wheel import ROOT, uv_fixture, wheel_fixture  # noqa: F401  (the uv and wh
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 
-@pytest.fixture(scope="module")
+# Session-scoped, not module-scoped: xdist may hand this worker other tests between two of this module's, and a
+# module fixture would then be torn down and the whole journey (pip installs, the demo) run again.
+@pytest.fixture(scope="session")
 def venv(uv: str, wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A new, empty virtualenv (`python -m venv`: pip and nothing else), and pip told where the wheel is and which
     versions the lock holds (`pip.env`); the quick start installs everything else itself."""
@@ -116,7 +118,7 @@ def test_the_quick_start_installs_the_projects_requirements_before_its_test() ->
     )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def project(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The first terminal of the quick start, up to `agent-wait dev`, every command run as written."""
     cwd = tmp_path_factory.mktemp("journey")
@@ -170,7 +172,7 @@ def _lambda_assets(app: Path, template: str) -> list[Path]:
     return [app / "cdk.out" / path for path in sorted(paths)]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def synthesized(venv: Path, project: Path) -> Path:
     """The generated app after `npx cdk synth`, bundling on: pip builds the bundle (no uv on PATH)."""
     _npx_cdk_synth(venv, project)

@@ -9,7 +9,7 @@ import pytest
 from _wheel import ROOT, uv_fixture, wheel_fixture  # noqa: F401  (the uv and wheel fixtures)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def wheel_files(wheel: Path) -> set[str]:
     with zipfile.ZipFile(wheel) as archive:
         return set(archive.namelist())
