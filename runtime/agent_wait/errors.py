@@ -24,6 +24,7 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
            ├─ QueueUnavailableError              the entry queue or the dead-letter queue failed; the message is retried
            ├─ CallbackRefusedError               Lambda refused to complete a durable callback (timed out, done already)
            ├─ CallbackUnavailableError           completing a durable callback failed for now; the message is retried
+           ├─ VersionChangedError                a question waits in code a redeploy changed; its thread is failed
            ├─ ThreadStateError                   a hosted agent's stored thread (Pydantic AI history, Strands session)
            │    ├─ ThreadStateConflictError      another writer moved the thread first; this write lost, nothing saved
            │    ├─ ThreadStateTooLargeError(ValueError)  over the store's item limit, even compressed
@@ -69,6 +70,7 @@ __all__ = (
     "ThreadStateError",
     "ThreadStateTooLargeError",
     "ThreadStateUnavailableError",
+    "VersionChangedError",
     "WaitError",
     "WebhookTemplateError",
 )
@@ -326,6 +328,26 @@ class CallbackUnavailableError(WaitError):
         super().__init__(message)
         self.code = code
         """Lambda's error code (`TooManyRequestsException`, ...), or the type of the connection error."""
+
+
+class VersionChangedError(WaitError):
+    """Raised when a question would resume into code a redeploy changed and its policy does not allow it: the waiting
+    node or the `@wait` function is gone or takes other parameters, the policy says `"fail"`, or a migration raised.
+
+    The router fails the thread visibly (dead letter and `failure` reason `version_changed`, `wait.failed`); after a
+    fix (a deploy that restores the code, or a registered migration) `agent-wait retry THREAD` resumes it.
+    """
+
+    def __init__(
+        self, message: str, *, thread_id: str, question_id: str, old: object = None, new: object = None
+    ) -> None:
+        super().__init__(message)
+        self.thread_id = thread_id
+        self.question_id = question_id
+        self.old = old
+        """The version the question was asked under (`agent_wait.versions.Version`)."""
+        self.new = new
+        """The version running now (`agent_wait.versions.Version`)."""
 
 
 class MissingExtraError(WaitError, ImportError):

@@ -9,7 +9,7 @@ from agent_wait.engine.dead_letter import DeadLetter
 from agent_wait.engine.lease import error_name
 from agent_wait.engine.metrics import HostMetrics, Metric
 from agent_wait.engine.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
-from agent_wait.errors import CallbackRefusedError, ThreadBusyError, ThreadStateTooLargeError
+from agent_wait.errors import CallbackRefusedError, ThreadBusyError, ThreadStateTooLargeError, VersionChangedError
 from agent_wait.ledger import FailureKind, FailureLedger, ThreadFailure
 
 __all__ = ("AGENT_FAILED", "Failures")
@@ -62,9 +62,11 @@ class Failures:
     def agent_failed(self, failure: ThreadFailure, body: str, exc: Exception, *, start_input: Any = None) -> Outcome:
         """The agent raised: dead-letter the message, then record the failure on the thread and its row, once.
 
-        A state too large to checkpoint (`ThreadStateTooLargeError`) is failed the same way, as
-        `checkpoint_too_large`: every redelivery would fail alike, and a failed thread runs nothing more until
-        an operator's retry, which finishes the run from its last stored checkpoint once the state fits.
+        A question that may not resume under the code running now (`VersionChangedError`) is failed the same way,
+        as `version_changed` (docs/versions.md). A state too large to checkpoint (`ThreadStateTooLargeError`) is
+        failed the same way, as `checkpoint_too_large`: every redelivery would fail alike, and a failed thread runs
+        nothing more until an operator's retry, which finishes the run from its last stored checkpoint once the state
+        fits.
         """
         thread_id = failure.thread_id
         doing = "starting" if failure.kind is FailureKind.START else f"resuming question {failure.target_id}"
@@ -75,6 +77,9 @@ class Failures:
         if isinstance(exc, ThreadStateTooLargeError):  # its message has ids, sizes and the fix, never state
             reason = DeadLetterReason.CHECKPOINT_TOO_LARGE.value
             detail = f"while {doing}, {exc.message}; then run: agent-wait retry {thread_id}"
+        if isinstance(exc, VersionChangedError):  # its message has ids, versions and the fix, never state
+            reason = DeadLetterReason.VERSION_CHANGED.value
+            detail = exc.message
         # Dead-letter first: a crash before the failure is recorded re-runs the agent once on redelivery;
         # a failure recorded first could leave the message with no dead letter at all.
         self.dead_letter.send(body, reason=reason, detail=detail, message_id=failure.message_id, thread_id=thread_id)

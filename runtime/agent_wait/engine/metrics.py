@@ -75,6 +75,7 @@ class Metric(StrEnum):
     API_CLIENT_ERRORS = "ApiClientErrors"
     API_SERVER_ERRORS = "ApiServerErrors"
     API_LATENCY = "ApiLatencySeconds"
+    VERSION_CHANGES = "VersionChanges"
 
 
 METRIC_NAMES = {metric.name.lower(): metric.value for metric in Metric}
@@ -88,7 +89,8 @@ to skip. `ThreadBusy` counts deliveries that waited out another delivery's lease
 `VotesRecorded`, `RemindersSent` and `QuestionsEscalated` count the policy's follow-ups (`docs/policies.md`).
 `OpenQuestions` and `OldestOpenQuestionAgeSeconds` are the sweep's gauges, once a run (read them as Maximum).
 `ApiRequests`, `ApiClientErrors` (4xx) and `ApiServerErrors` (5xx, reason: the status code) and
-`ApiLatencySeconds` are the answer API's, one per request.
+`ApiLatencySeconds` are the answer API's, one per request. `VersionChanges` (reason `resumed`, `migrated` or
+`failed`) counts resumes of questions asked under another version of the agent (docs/versions.md).
 """
 
 SERVICE_DIMENSION = "service"
@@ -114,6 +116,7 @@ REASONED = frozenset(
         Metric.SWEEP_ERRORS,
         Metric.API_CLIENT_ERRORS,
         Metric.API_SERVER_ERRORS,
+        Metric.VERSION_CHANGES,
     }
 )
 """The counts also emitted with a `reason` dimension (their total is under `service` alone, which alarms watch)."""

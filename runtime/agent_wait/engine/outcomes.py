@@ -95,6 +95,11 @@ class DeadLetterReason(StrEnum):
     """The agent's state (a checkpoint, or one step's writes) is over what its store holds: DynamoDB's 400 KB item
     limit without the checkpoint bucket. Not retried, since every retry would fail the same way; the thread is
     failed as for `agent_failed`. Turn on the checkpoint bucket (or shrink the state), then `agent-wait retry`."""
+    VERSION_CHANGED = "version_changed"
+    """The question was asked under another version of the agent and may not resume under this one: its node or
+    `@wait` function is gone or changed, its policy says `on_new_version="fail"`, or the migration raised
+    (docs/versions.md). The thread is failed as for `agent_failed`; deploy a fix or a migration, then
+    `agent-wait retry`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,6 +63,7 @@ from agent_wait.engine.metrics import (
 from agent_wait.engine.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
 from agent_wait.engine.questions import AskedQuestions
 from agent_wait.engine.senders import SenderPolicy
+from agent_wait.engine.versions import VersionGuard
 from agent_wait.engine.votes import decision_progress, vote_progress
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import (
@@ -148,6 +149,9 @@ class Router:
             to `adapter`. None: such a question's decision fails its thread with a `ConfigurationError` saying so.
         metric_tags: the policy tags time to answer is also drawn by, each with its bounded values
             (`AGENT_WAIT_METRIC_TAGS`, `agent_wait.engine.metrics.MetricTags`). Default: none.
+        on_new_version: what resuming a question asked under another version of the agent does when its policy
+            does not say (`AGENT_WAIT_ON_NEW_VERSION`): `"resume"` while compatible (the default) or `"fail"`
+            (docs/versions.md).
     """
 
     def __init__(
@@ -169,6 +173,7 @@ class Router:
         transient: Callable[[BaseException], bool] | None = None,
         callbacks: CallbackCompleter | None = None,
         metric_tags: MetricTags | None = None,
+        on_new_version: str = "resume",
     ) -> None:
         if lease_seconds <= 0 or lease_wait < 0:
             raise ArgumentError(f"lease_seconds must be > 0 and lease_wait >= 0; got {lease_seconds}, {lease_wait}")
@@ -197,6 +202,7 @@ class Router:
             metric_tags=metric_tags,
         )
         self.metric_tags = metric_tags or MetricTags()
+        self.versions = VersionGuard(adapter, on_new_version=on_new_version, metrics=self.metrics, log=self.log)
 
     @property
     def announcers(self) -> tuple[Any, ...]:
@@ -558,7 +564,10 @@ class Router:
                 if parked is None:
                     parked = self._parked_on(thread_id, question_id)
                 # Not parked: already resumed by an attempt that died before it could say so; do not resume again.
-                run = self.adapter.resume(thread_id, question_id, value) if parked else self._converge(thread_id)
+                # Asked under another version of the agent: resume, migrate or fail visibly (docs/versions.md).
+                run = self.versions.resume(record, value) if parked else None
+                if run is None:
+                    run = self.adapter.resume(thread_id, question_id, value) if parked else self._converge(thread_id)
                 asked = self.questions.after_run(thread_id, run)
         except Exception as exc:
             if self.is_transient(exc):

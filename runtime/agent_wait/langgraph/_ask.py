@@ -19,6 +19,7 @@ from agent_wait._json import to_jsonable
 from agent_wait._wait import MARKER, pack_question, plain
 from agent_wait.envelope import check_question_size
 from agent_wait.errors import EnvelopeError
+from agent_wait.langgraph._versions import node_of_checkpoint_ns
 from agent_wait.policy import WaitPolicy
 
 __all__ = ("MARKER", "ask", "wait")
@@ -80,7 +81,19 @@ def ask(question: Any, policy: WaitPolicy | None = None) -> Any:
     check_question_size(value)
     policy = policy or WaitPolicy()
     schema = dict(policy.response_schema) if policy.response_schema is not None else None
-    return interrupt(pack_question(value, policy, None), response_schema=schema)
+    return interrupt(_in_node(pack_question(value, policy, None)), response_schema=schema)
+
+
+def _in_node(packed: dict[str, Any]) -> dict[str, Any]:
+    """Record the node the question is asked in beside its policy, for its version stamp (docs/versions.md)."""
+    try:
+        namespace = get_config().get("configurable", {}).get("checkpoint_ns")
+    except RuntimeError:  # not inside a run: interrupt() will say so itself
+        return packed
+    node = node_of_checkpoint_ns(namespace)
+    if node is not None:
+        packed[MARKER]["node"] = node
+    return packed
 
 
 class _LangGraphBinding(WaitBinding[None]):
@@ -105,7 +118,7 @@ class _LangGraphBinding(WaitBinding[None]):
         return thread_id
 
     def park(self, context: None, question: dict[str, Any]) -> Any:
-        return interrupt(question)
+        return interrupt(_in_node(question))
 
 
 wait = wait_decorator(

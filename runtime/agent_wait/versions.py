@@ -1,0 +1,249 @@
+"""Which code a question was asked under, and what a resume under other code may do (docs/versions.md).
+
+A question may wait days; the agent may be redeployed meanwhile. LangGraph applies the latest graph to every
+paused thread, so a resume can land in a node or a `@wait` function that no longer exists, or takes other
+parameters, and LangGraph then does nothing at all, silently. agent-wait stamps each question with the
+version of the code that asked it (`Version`, kept in the envelope's `source["version"]`) and, before every
+resume, compares it with the code running now (`engine/versions.py::VersionGuard`):
+
+- same code: resume;
+- other code, policy `"resume"` (the default): resume only when still compatible (the waiting node and the
+  `@wait` function exist, with the same parameters); else fail the thread visibly, `version_changed`;
+- other code, policy `"fail"`: fail the thread visibly, `version_changed`;
+- a migration registered with the adapter (a `Migration`; a policy in the envelope is JSON, so the callable
+  lives with the code) decides on every change instead: it receives the old and new versions and the state.
+
+A failed thread resumes with `agent-wait retry` after a fix: a deploy that restores the code, or a migration.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = (
+    "VERSION_KEY",
+    "Compatibility",
+    "Migrated",
+    "Migration",
+    "OnNewVersion",
+    "Version",
+    "VersionChange",
+    "VersionedAdapter",
+    "fingerprint",
+    "function_problems",
+    "on_new_version_problem",
+    "parameters_fingerprint",
+    "stamped_version",
+    "with_version",
+)
+
+VERSION_KEY = "version"
+"""The key of the version stamp in an envelope's `source`."""
+
+
+class OnNewVersion(StrEnum):
+    """What a resume does when the question was asked under other code and no migration is registered."""
+
+    RESUME = "resume"
+    """Resume while still compatible (the waiting node and the `@wait` function exist with the same parameters);
+    fail visibly otherwise. The default."""
+    FAIL = "fail"
+    """Fail visibly on any change of version, compatible or not (`version_changed`)."""
+
+
+def on_new_version_problem(value: Any) -> str | None:
+    """Why `value` is not an `on_new_version` choice (None when it is one), for a `PolicyError` or a setting."""
+    choices = [choice.value for choice in OnNewVersion]
+    if isinstance(value, str) and value in choices:
+        return None
+    if callable(value):
+        return (
+            f"on_new_version must be one of {choices}; got a callable. A policy rides in the envelope as JSON, so a "
+            "migration is registered with the code instead: LangGraphAdapter(graph, migration=...) (docs/versions.md)"
+        )
+    return f"on_new_version must be one of {choices}; got {value!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """The version of the code a question was asked under, or of the code running now.
+
+    Example:
+        >>> Version(graph="3f2a9c1b0d4e5f60", user="2026-12-04").to_dict()
+        {'graph': '3f2a9c1b0d4e5f60', 'user': '2026-12-04'}
+    """
+
+    graph: str | None = None
+    """A stable hash of the graph's structure (node names, edges, branches); the agent's tools for Pydantic AI and
+    Strands. None when the adapter cannot tell."""
+    user: str | None = None
+    """The version the user set (`LangGraphAdapter(graph, version=...)`); None when unset."""
+    node: str | None = None
+    """The node the question waits in (LangGraph); None when unknown or not a graph."""
+    function: str | None = None
+    """The `@wait` function (or tool) that asked, when a `@wait` call asked."""
+    signature: str | None = None
+    """A stable hash of that function's parameters (names, kinds, annotations); None when it was not found."""
+
+    def to_dict(self) -> dict[str, str]:
+        """The stamp as JSON, its unset parts left out."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Version | None:
+        """Read a stamp `to_dict` wrote; None for anything else (an envelope from before stamps, or a foreign one)."""
+        if not isinstance(data, Mapping):
+            return None
+        names = {f.name for f in fields(cls)}
+        values = {key: value for key, value in data.items() if key in names and isinstance(value, str)}
+        return cls(**values) if values else None
+
+    def same_code(self, other: Version) -> bool:
+        """True when both are the same graph (or tools) and the same user-set version."""
+        return self.graph == other.graph and self.user == other.user
+
+    def describe(self) -> str:
+        """A short human form: `graph 3f2a9c1b, version 2026-12-04`."""
+        parts = [f"graph {self.graph[:8]}" if self.graph else "graph unknown"]
+        if self.user is not None:
+            parts.append(f"version {self.user}")
+        return ", ".join(parts)
+
+
+def stamped_version(source: Any) -> Version | None:
+    """The version stamp in an envelope's `source`; None when it has none."""
+    return Version.from_dict(source.get(VERSION_KEY)) if isinstance(source, Mapping) else None
+
+
+def with_version(source: Mapping[str, Any] | None, version: Version) -> dict[str, Any]:
+    """`source` with `version` stamped in (a new dict; `source` may be None, a bare question's)."""
+    return {**(dict(source) if source else {}), VERSION_KEY: version.to_dict()}
+
+
+def fingerprint(document: Any) -> str:
+    """A stable 16-hex-digit hash of a JSON document (keys sorted): the same structure always hashes the same."""
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def parameters_fingerprint(signature: inspect.Signature, names: Iterable[str]) -> str:
+    """The hash of the parameters `names` of `signature`: each one's name, kind and annotation (as text).
+
+    A default changed is still the same parameter; a parameter added, removed, renamed, reordered, made
+    keyword-only or annotated differently is not.
+    """
+    params = signature.parameters
+    described = [
+        [name, params[name].kind.name, _annotation_text(params[name].annotation)] for name in names if name in params
+    ]
+    return fingerprint(described)
+
+
+def _annotation_text(annotation: Any) -> str:
+    if annotation is inspect.Parameter.empty:
+        return ""
+    if isinstance(annotation, str):
+        return annotation
+    return inspect.formatannotation(annotation)
+
+
+def function_problems(stamped: Version, current: Version) -> tuple[str, ...]:
+    """What keeps a `@wait` function from taking its answer under the current code: gone, or other parameters."""
+    if stamped.function is None or stamped.signature is None:
+        return ()
+    if current.signature is None:
+        return (f"the @wait function {stamped.function}() is not in the code running now",)
+    if current.signature != stamped.signature:
+        return (f"the @wait function {stamped.function}() takes other parameters than when it asked",)
+    return ()
+
+
+@dataclass(frozen=True, slots=True)
+class Compatibility:
+    """How the code running now stands to a question asked under `stamped`."""
+
+    current: Version
+    """The code running now, for this question: its node and function as they are now (None where gone)."""
+    problems: tuple[str, ...] = ()
+    """Why the question cannot resume as it was asked (ids and names only); empty when it can."""
+
+    @property
+    def compatible(self) -> bool:
+        return not self.problems
+
+
+@dataclass(frozen=True, slots=True)
+class VersionChange:
+    """What a migration receives: the question, the versions before and now, the thread's state and the answer."""
+
+    thread_id: str
+    question_id: str
+    old: Version
+    """The version the question was asked under."""
+    new: Version
+    """The version running now."""
+    problems: tuple[str, ...]
+    """Why it cannot resume as asked; empty when the change is compatible."""
+    state: Any = field(repr=False)
+    """The thread's state as the framework keeps it (a LangGraph state's values). Not in the repr: it may hold
+    personal data."""
+    answer: Any = field(repr=False)
+    """The decided answer, in the form the agent receives it. Not in the repr."""
+
+    @property
+    def compatible(self) -> bool:
+        return not self.problems
+
+
+@dataclass(frozen=True, slots=True)
+class Migrated:
+    """What a migration asks for. Both unset: resume the answer as it was asked (only while compatible).
+
+    Example:
+        >>> Migrated(update={"approved": True}, goto="refund")
+        Migrated(update={'approved': True}, goto='refund')
+    """
+
+    update: Mapping[str, Any] | None = None
+    """State updates applied before the thread goes on (LangGraph: `Command(update=...)`)."""
+    goto: str | None = None
+    """Where the thread goes on instead of the waiting node (LangGraph: `Command(goto=...)`); the answer is then
+    not resumed into the old node: put what the new code needs of it in `update`. Required when the waiting node
+    is gone."""
+
+
+Migration = Callable[[VersionChange], "Migrated | None"]
+"""A function the user registers with the adapter (`LangGraphAdapter(graph, migration=...)`): called on every
+resume of a question asked under another version; returns `Migrated`, or None to resume as asked."""
+
+
+@runtime_checkable
+class VersionedAdapter(Protocol):
+    """What an `AgentAdapter` adds to stamp its questions and have them guarded on resume (optional: an adapter
+    without it is never guarded, and its questions carry no stamp)."""
+
+    migration: Migration | None
+    """The registered migration, or None."""
+
+    def deployed_version(self) -> Version:
+        """The code running now (graph or tools, user-set version); cheap, no store read."""
+        ...
+
+    def compatibility(self, thread_id: str, question_id: str, stamped: Version) -> Compatibility:
+        """How the code running now stands to the question `question_id`, asked under `stamped`."""
+        ...
+
+    def thread_state(self, thread_id: str) -> Any:
+        """The thread's state, as a migration receives it."""
+        ...
+
+    def resume_migrated(self, thread_id: str, question_id: str, answer: Any, migrated: Migrated) -> Any:
+        """Resume as `migrated` says (returns the adapter's `RunOutcome`)."""
+        ...
