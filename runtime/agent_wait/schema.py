@@ -384,3 +384,8 @@ class Settings(StrEnum):
     """Optional: how long a decided question's row is kept after its decision, an ISO 8601 duration (`P400D`):
     the decision sets the table's TTL attribute (`ttl`) that far ahead, and DynamoDB deletes the row some time
     after. Unset (the default): decided rows are kept until deleted by hand."""
+    ON_NEW_VERSION = "AGENT_WAIT_ON_NEW_VERSION"
+    """Optional, the router's: what resuming a question asked under another version of the agent does when its
+    policy does not say (`WaitPolicy(on_new_version=...)`): `resume` (the default) while the waiting node and
+    `@wait` function still exist with the same parameters, else fail the thread `version_changed`; `fail` on any
+    change (docs/versions.md)."""

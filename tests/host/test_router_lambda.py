@@ -83,7 +83,8 @@ def test_a_start_records_and_announces_its_question_and_an_approve_resumes_once(
     assert created["allowed_actions"] == ["approve", "reject"]
     assert created["default"] == {"action": "reject", "reason": "timeout"}
     assert created["reply_to"] == {"queue_url": host.queue_url}
-    assert created["source"] == {"function": "issue_refund"}
+    assert created["source"]["function"] == "issue_refund"
+    assert created["source"]["version"]["function"] == "issue_refund"  # the graph's version stamp (docs/versions.md)
     assert graphs.body_runs(order_id) == 0
 
     # WHEN finance approves

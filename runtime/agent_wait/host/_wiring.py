@@ -208,8 +208,11 @@ def _needs_table(checkpoint_table: str | None) -> str:
 
 
 def _langgraph_adapter(target: Any, checkpointer: Any) -> Any:
-    from agent_wait.langgraph import LangGraphAdapter
+    from agent_wait.langgraph import LangGraphAdapter, VersionedGraph
 
+    options: dict[str, Any] = {}
+    if isinstance(target, VersionedGraph):  # agent_wait.langgraph.versioned(graph, version=..., migration=...)
+        options, target = {"version": target.version, "migration": target.migration}, target.graph
     graph: Any = target
     if not hasattr(graph, "get_state") and callable(graph):
         try:
@@ -236,7 +239,7 @@ def _langgraph_adapter(target: Any, checkpointer: Any) -> Any:
         if getattr(graph, "checkpointer", None) not in (None, False):
             logger.warning("replacing the graph's own checkpointer with the DynamoDB checkpoint table")
         graph = graph.copy(update={"checkpointer": checkpointer})
-    return LangGraphAdapter(graph)
+    return LangGraphAdapter(graph, **options)
 
 
 def load_target(settings: HostSettings) -> Any:
@@ -285,6 +288,7 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
         transient=is_transient,  # a throttled AWS call in the agent's own code is retried, as the stores' are
         callbacks=LambdaCallbacks(),  # durable functions' questions; its Lambda client is built on first use
         metric_tags=settings.metric_tags,
+        on_new_version=settings.on_new_version,
     )
 
 

@@ -21,6 +21,7 @@ from agent_wait.host._email_settings import EmailSettings, email_settings
 from agent_wait.host._patterns import LOOPBACK_URL, SECRET_ARN
 from agent_wait.host._slack_settings import SlackSettings, slack_settings
 from agent_wait.schema import Settings
+from agent_wait.versions import on_new_version_problem
 
 __all__ = (
     "DEFAULT_SIGN_IN_SCOPES",
@@ -119,6 +120,9 @@ class HostSettings:
     """The group whose members may read `GET /audit` (`AGENT_WAIT_AUDIT_GROUP`); None: nobody may."""
     decided_retention: timedelta | None = None
     """How long a decided row is kept (`AGENT_WAIT_DECIDED_RETENTION`): its TTL; None: kept (the default)."""
+    on_new_version: str = "resume"
+    """What resuming a question asked under another version does when its policy does not say
+    (`AGENT_WAIT_ON_NEW_VERSION`): `resume` while compatible (the default) or `fail` (docs/versions.md)."""
 
     @classmethod
     def from_env(cls, role: HostRole | str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -181,6 +185,7 @@ class HostSettings:
         shaped = shaped_webhook_settings(value, problems, wrong) if announces else None
         email = email_settings(value, problems, wrong) if announces else None
         metric_tags = MetricTags.checked(value[Settings.METRIC_TAGS], problems, wrong)
+        on_new_version = _on_new_version(value[Settings.ON_NEW_VERSION], problems, wrong)
         if problems or lease_seconds is None or max_receive_count is None:
             raise ConfigurationError(problems, variables=wrong)
         return cls(
@@ -202,11 +207,21 @@ class HostSettings:
             shaped_webhook=shaped,
             email=email,
             metric_tags=metric_tags,
+            on_new_version=on_new_version,
             **checkpoint,
             **audit,
             **identity,
             **sign_in,
         )
+
+
+def _on_new_version(text: str | None, problems: list[str], wrong: list[str]) -> str:
+    """`AGENT_WAIT_ON_NEW_VERSION`, `resume` when unset; a wrong one added to `problems`."""
+    chosen = text or "resume"
+    if (problem := on_new_version_problem(chosen)) is not None:
+        problems.append(f"{Settings.ON_NEW_VERSION.value}: {problem}")
+        wrong.append(Settings.ON_NEW_VERSION.value)
+    return chosen
 
 
 def _identity_settings(value: Mapping[Settings, str | None], problems: list[str], wrong: list[str]) -> dict[str, Any]:

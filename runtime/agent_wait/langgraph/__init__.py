@@ -38,10 +38,12 @@ from agent_wait.langgraph._interrupts import (
     questions_from_result,
     resume_command,
 )
+from agent_wait.langgraph._versions import VersionedGraph, versioned
 
 __all__ = (
     "MARKER",
     "LangGraphAdapter",
+    "VersionedGraph",
     "WaitPublisher",
     "ask",
     "is_answer",
@@ -50,5 +52,6 @@ __all__ = (
     "question_id_of",
     "questions_from_result",
     "resume_command",
+    "versioned",
     "wait",
 )

@@ -4,14 +4,22 @@ thread waits on in nodes the graph running now no longer has."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from langgraph.types import Interrupt
 
 from agent_wait._flow import WaitFlow
-from agent_wait.versions import fingerprint, parameters_fingerprint
+from agent_wait.versions import Migration, fingerprint, parameters_fingerprint
 
-__all__ = ("graph_fingerprint", "node_of_checkpoint_ns", "orphaned_interrupts", "wait_functions")
+__all__ = (
+    "VersionedGraph",
+    "graph_fingerprint",
+    "node_of_checkpoint_ns",
+    "orphaned_interrupts",
+    "versioned",
+    "wait_functions",
+)
 
 
 def graph_fingerprint(graph: Any) -> str:
@@ -130,3 +138,28 @@ def orphaned_interrupts(graph: Any, state: Any) -> list[Interrupt]:
             items = value if isinstance(value, (list, tuple)) else (value,)
             found.extend(item for item in items if isinstance(item, Interrupt))
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class VersionedGraph:
+    """What `AGENT_WAIT_GRAPH` may name to give the hosted graph a version and a migration: `versioned(...)`."""
+
+    graph: Any
+    """A compiled graph, or a factory that takes the checkpointer and returns one (as `AGENT_WAIT_GRAPH` takes)."""
+    version: str | None = None
+    """Your own name for this deploy (`LangGraphAdapter(version=...)`)."""
+    migration: Migration | None = None
+    """The migration (`LangGraphAdapter(migration=...)`)."""
+
+
+def versioned(graph: Any, *, version: str | None = None, migration: Migration | None = None) -> VersionedGraph:
+    """Name a hosted graph's version and migration for the router (docs/versions.md).
+
+    Example:
+        >>> from agent_wait.langgraph import versioned  # doctest: +SKIP
+        >>> agent = versioned(build_graph, version="2026-12-04", migration=migrate)  # doctest: +SKIP
+
+    With `AGENT_WAIT_GRAPH=my_agent:agent`, the router builds `LangGraphAdapter(graph, version=..., migration=...)`.
+    The arguments are checked when the router builds the adapter (`ArgumentError`).
+    """
+    return VersionedGraph(graph, version, migration)
