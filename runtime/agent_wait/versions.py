@@ -23,7 +23,7 @@ import hashlib
 import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
@@ -33,13 +33,16 @@ __all__ = (
     "Migrated",
     "Migration",
     "OnNewVersion",
+    "ToolVersioning",
     "Version",
     "VersionChange",
     "VersionedAdapter",
+    "asked_function",
     "fingerprint",
     "function_problems",
     "on_new_version_problem",
     "parameters_fingerprint",
+    "schema_fingerprint",
     "stamped_version",
     "with_version",
 )
@@ -154,15 +157,87 @@ def _annotation_text(annotation: Any) -> str:
     return inspect.formatannotation(annotation)
 
 
-def function_problems(stamped: Version, current: Version) -> tuple[str, ...]:
-    """What keeps a `@wait` function from taking its answer under the current code: gone, or other parameters."""
+def function_problems(stamped: Version, current: Version, *, kind: str = "@wait function") -> tuple[str, ...]:
+    """What keeps a `@wait` function (or a tool, `kind="tool"`) from taking its answer under the current code: gone,
+    or other parameters."""
     if stamped.function is None or stamped.signature is None:
         return ()
     if current.signature is None:
-        return (f"the @wait function {stamped.function}() is not in the code running now",)
+        return (f"the {kind} {stamped.function}() is not in the code running now",)
     if current.signature != stamped.signature:
-        return (f"the @wait function {stamped.function}() takes other parameters than when it asked",)
+        return (f"the {kind} {stamped.function}() takes other parameters than when it asked",)
     return ()
+
+
+def schema_fingerprint(schema: Any) -> str:
+    """The hash of a tool's parameters JSON Schema, its `description`s and `title`s left out (a docstring edit is
+    the same tool)."""
+    return fingerprint(_without_prose(schema))
+
+
+def _without_prose(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _without_prose(item) for key, item in value.items() if key not in ("description", "title")}
+    if isinstance(value, list):
+        return [_without_prose(item) for item in value]
+    return value
+
+
+def asked_function(question: Any) -> str | None:
+    """The function or tool a question waits on: its `source["function"]` (`@wait`), else its value's `function`
+    (a Pydantic AI call that needs approval); None for a bare question."""
+    for holder in (getattr(question, "source", None), getattr(question, "value", None)):
+        name = holder.get("function") if isinstance(holder, Mapping) else None
+        if isinstance(name, str):
+            return name
+    return None
+
+
+class ToolVersioning:
+    """The version guard for an adapter whose questions wait on tool calls (Pydantic AI, Strands): the version is
+    the agent's tools (names and parameter schemas) and the user's; a question stays compatible while its tool
+    exists with the same parameters. Migrations are not supported for tools: `migration` is always None.
+
+    A subclass sets `version` and implements `tool_schemas()`.
+    """
+
+    version: str | None = None
+    migration: Migration | None = None
+    _signatures: dict[str, str] | None = None
+
+    def tool_schemas(self) -> Mapping[str, Any]:
+        """Each tool the agent running now offers, by name, with its parameters JSON Schema."""
+        raise NotImplementedError
+
+    def tool_signatures(self) -> dict[str, str]:
+        """Each tool's parameters hash, by name (computed once)."""
+        if self._signatures is None:
+            self._signatures = {str(name): schema_fingerprint(schema) for name, schema in self.tool_schemas().items()}
+        return self._signatures
+
+    def deployed_version(self) -> Version:
+        """The agent running now: its tools' hash and the user-set version."""
+        return Version(graph=fingerprint(sorted(self.tool_signatures().items())), user=self.version)
+
+    def stamp(self, question: Any) -> Any:
+        """`question` (an `agent_wait.envelope.Question`) with the version stamp in its `source`."""
+        function = asked_function(question)
+        signature = self.tool_signatures().get(function) if function is not None else None
+        stamp = Version(self.deployed_version().graph, self.version, None, function, signature)
+        return replace(question, source=with_version(question.source, stamp))
+
+    def compatibility(self, thread_id: str, question_id: str, stamped: Version) -> Compatibility:
+        """Compatible while the tool the question waits on exists with the same parameters."""
+        signature = self.tool_signatures().get(stamped.function) if stamped.function is not None else None
+        deployed = self.deployed_version()
+        current = Version(deployed.graph, deployed.user, None, stamped.function, signature)
+        return Compatibility(current, function_problems(stamped, current, kind="tool"))
+
+    def thread_state(self, thread_id: str) -> Any:
+        return None
+
+    def resume_migrated(self, thread_id: str, question_id: str, answer: Any, migrated: Migrated) -> Any:
+        raise NotImplementedError("migrations are for LangGraph graphs; a tool-calling agent registers none")
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from agent_wait.adapter import RunOutcome
 from agent_wait.envelope import Question
 from agent_wait.pydantic_ai._deferred import deferred_requests_of, deferred_tool_results, question_from_call
 from agent_wait.pydantic_ai._history import DynamoDbHistoryStore, HistoryStore, StoredHistory
+from agent_wait.versions import ToolVersioning
 
 __all__ = ("MOVED_ON", "HostedAgent", "PydanticAiAdapter", "hosted")
 
@@ -51,7 +52,7 @@ def _default_prompt(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-class PydanticAiAdapter:
+class PydanticAiAdapter(ToolVersioning):
     """Run, resume and inspect a Pydantic AI agent by thread id, keeping each thread in `history`.
 
     - `start` runs a new turn on the stored history. On a thread still parked on deferred calls the
@@ -77,6 +78,9 @@ class PydanticAiAdapter:
             `deps.thread_id`); None runs without dependencies.
         prompt: turns a start message's `input` into the user prompt; by default a string is the
             prompt as is and anything else its compact JSON.
+        version: your own name for this deploy, stamped on each question beside the hash of the agent's tools; a
+            resume under another version is guarded: the tool a call waits on must exist with the same parameters
+            (docs/versions.md).
     """
 
     framework = "pydantic_ai"
@@ -88,11 +92,13 @@ class PydanticAiAdapter:
         history: HistoryStore,
         deps: Callable[[str], Any] | None = None,
         prompt: Callable[[Any], Any] | None = None,
+        version: str | None = None,
     ) -> None:
         self.agent = agent
         self.history = history
         self.deps = deps
         self.prompt = prompt or _default_prompt
+        self.version = version
 
     # -- AgentAdapter --------------------------------------------------------------------------------
 
@@ -162,10 +168,20 @@ class PydanticAiAdapter:
             return []
         open_ids = _open_ids(requests, stored.answers)
         return [
-            question_from_call(call, requests.metadata.get(call.tool_call_id), thread_id)
+            self.stamp(question_from_call(call, requests.metadata.get(call.tool_call_id), thread_id))
             for call in (*requests.approvals, *requests.calls)
             if call.tool_call_id in open_ids
         ]
+
+    def tool_schemas(self) -> dict[str, Any]:
+        """The agent's function tools, by name, with their parameters JSON Schema (docs/versions.md)."""
+        schemas: dict[str, Any] = {}
+        for toolset in self.agent.toolsets:
+            tools = getattr(toolset, "tools", None)
+            for name, tool in tools.items() if isinstance(tools, Mapping) else ():
+                definition = getattr(tool, "tool_def", None)
+                schemas[str(name)] = getattr(definition, "parameters_json_schema", None)
+        return schemas
 
 
 def _outside_any_event_loop(run: Callable[[], Any]) -> Any:
@@ -204,6 +220,8 @@ class HostedAgent:
     """Builds the run's dependencies from the thread id."""
     prompt: Callable[[Any], Any] | None = None
     """Turns a start message's `input` into the user prompt."""
+    version: str | None = None
+    """Your own name for this deploy, stamped on each question (docs/versions.md)."""
 
     framework = "pydantic_ai"
 
@@ -214,6 +232,7 @@ class HostedAgent:
             history=DynamoDbHistoryStore(checkpoint_table, client=client),
             deps=self.deps,
             prompt=self.prompt,
+            version=self.version,
         )
 
 
@@ -222,6 +241,7 @@ def hosted(
     *,
     deps: Callable[[str], Any] | None = None,
     prompt: Callable[[Any], Any] | None = None,
+    version: str | None = None,
 ) -> HostedAgent:
     """Wrap an agent for the bundled router, with the options a bare agent cannot carry.
 
@@ -236,5 +256,6 @@ def hosted(
         agent: the agent; its `output_type` must admit `DeferredToolRequests`.
         deps: builds the run's dependencies from the thread id.
         prompt: turns a start message's `input` into the user prompt.
+        version: your own name for this deploy, stamped on each question (docs/versions.md).
     """
-    return HostedAgent(agent, deps=deps, prompt=prompt)
+    return HostedAgent(agent, deps=deps, prompt=prompt, version=version)

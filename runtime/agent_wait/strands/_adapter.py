@@ -27,7 +27,8 @@ from agent_wait.adapter import RunOutcome
 from agent_wait.envelope import Question
 from agent_wait.errors import ConfigurationError
 from agent_wait.strands._interrupts import question_from_interrupt, questions_from_result
-from agent_wait.strands._sessions import DynamoDbSessionRepository
+from agent_wait.strands._sessions import DynamoDbSessionRepository, InMemorySessionRepository
+from agent_wait.versions import ToolVersioning
 from strands import Agent, Snapshot
 
 __all__ = ("HostedAgentFactory", "StrandsAdapter", "hosted")
@@ -40,7 +41,7 @@ def _default_prompt(value: Any) -> Any:
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-class StrandsAdapter:
+class StrandsAdapter(ToolVersioning):
     """Run, resume and inspect a Strands agent by thread id; the thread id is the session id.
 
     - `start` runs a new turn. On an agent still parked on interrupts the new turn moves on, as a
@@ -69,6 +70,9 @@ class StrandsAdapter:
         session_manager_factory: the session manager for a thread id (the session id).
         prompt: turns a start message's `input` into the prompt; by default a string is the prompt
             as is and anything else its compact JSON.
+        version: your own name for this deploy, stamped on each question beside the hash of the agent's tools; a
+            resume under another version is guarded: the tool an interrupt waits in must exist with the same
+            parameters (docs/versions.md).
     """
 
     framework = "strands"
@@ -79,10 +83,12 @@ class StrandsAdapter:
         *,
         session_manager_factory: Callable[[str], SessionManager],
         prompt: Callable[[Any], Any] | None = None,
+        version: str | None = None,
     ) -> None:
         self.agent_factory = agent_factory
         self.session_manager_factory = session_manager_factory
         self.prompt = prompt or _default_prompt
+        self.version = version
 
     # -- AgentAdapter --------------------------------------------------------------------------------
 
@@ -105,7 +111,7 @@ class StrandsAdapter:
         return self._outcome(result, thread_id)
 
     def pending(self, thread_id: str) -> list[Question]:
-        return [question_from_interrupt(item, thread_id) for item in _open_interrupts(self.agent(thread_id))]
+        return [self.stamp(question_from_interrupt(i, thread_id)) for i in _open_interrupts(self.agent(thread_id))]
 
     def progress(self, thread_id: str) -> str | None:
         data = self.agent(thread_id).take_snapshot(preset="session").data
@@ -155,9 +161,17 @@ class StrandsAdapter:
             )
         return agent
 
-    @staticmethod
-    def _outcome(result: Any, thread_id: str) -> RunOutcome:
-        return RunOutcome(result, tuple(questions_from_result(result, thread_id)))
+    def _outcome(self, result: Any, thread_id: str) -> RunOutcome:
+        return RunOutcome(result, tuple(self.stamp(q) for q in questions_from_result(result, thread_id)))
+
+    def tool_schemas(self) -> dict[str, Any]:
+        """The tools the factory's agent offers, by name, with their input JSON Schema (docs/versions.md); read from
+        one agent built over a throwaway in-memory session."""
+        manager = RepositorySessionManager(
+            session_id="agent-wait-tools", session_repository=InMemorySessionRepository()
+        )
+        registry = self.agent_factory(manager).tool_registry.registry
+        return {str(name): (tool.tool_spec.get("inputSchema") or {}).get("json") for name, tool in registry.items()}
 
 
 def _interrupt_state(agent: Agent) -> dict[str, Any]:
@@ -222,6 +236,8 @@ class HostedAgentFactory:
     factory: AgentFactory
     prompt: Callable[[Any], Any] | None = None
     """Turns a start message's `input` into the prompt."""
+    version: str | None = None
+    """Your own name for this deploy, stamped on each question (docs/versions.md)."""
 
     framework = "strands"
 
@@ -234,10 +250,13 @@ class HostedAgentFactory:
                 session_id=thread_id, session_repository=repository
             ),
             prompt=self.prompt,
+            version=self.version,
         )
 
 
-def hosted(factory: AgentFactory, *, prompt: Callable[[Any], Any] | None = None) -> HostedAgentFactory:
+def hosted(
+    factory: AgentFactory, *, prompt: Callable[[Any], Any] | None = None, version: str | None = None
+) -> HostedAgentFactory:
     """Mark a Strands agent factory for the bundled router; `AGENT_WAIT_GRAPH` names the value this returns.
 
     The router builds a fresh agent per message, over the thread's session in the checkpoint table,
@@ -254,7 +273,8 @@ def hosted(factory: AgentFactory, *, prompt: Callable[[Any], Any] | None = None)
     Args:
         factory: builds the agent from the session manager it is given.
         prompt: turns a start message's `input` into the prompt (default: a string as is, else its JSON).
+        version: your own name for this deploy, stamped on each question (docs/versions.md).
     """
     if not callable(factory):
         raise ConfigurationError([f"hosted() takes a factory (session_manager) -> Agent; got {type(factory).__name__}"])
-    return HostedAgentFactory(factory, prompt=prompt)
+    return HostedAgentFactory(factory, prompt=prompt, version=version)
