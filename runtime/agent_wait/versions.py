@@ -19,6 +19,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import inspect
 import json
@@ -78,9 +79,16 @@ def on_new_version_problem(value: Any) -> str | None:
 class Version:
     """The version of the code a question was asked under, or of the code running now.
 
+    Stamped on a question as one short text (`to_text`), so the question's ledger row stays under 1 KB (one write
+    unit): `"<graph>:<signature>"`, plus `":<user>"` when the user set a version. The node and the function are
+    not in it: the function is the question's own, the node is read from the thread's state.
+
     Example:
-        >>> Version(graph="3f2a9c1b0d4e5f60", user="2026-12-04").to_dict()
-        {'graph': '3f2a9c1b0d4e5f60', 'user': '2026-12-04'}
+        >>> stamp = Version(graph="P8xk2Q", signature="a-9Zt0", user="2026-12-04")
+        >>> stamp.to_text()
+        'P8xk2Q:a-9Zt0:2026-12-04'
+        >>> Version.from_text(stamp.to_text()) == stamp
+        True
     """
 
     graph: str | None = None
@@ -91,22 +99,27 @@ class Version:
     node: str | None = None
     """The node the question waits in (LangGraph); None when unknown or not a graph."""
     function: str | None = None
-    """The `@wait` function (or tool) that asked, when a `@wait` call asked."""
+    """The `@wait` function (or tool) the question waits on; not in the text: read from the question itself."""
     signature: str | None = None
     """A stable hash of that function's parameters (names, kinds, annotations); None when it was not found."""
 
-    def to_dict(self) -> dict[str, str]:
-        """The stamp as JSON, its unset parts left out."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+    def to_text(self) -> str:
+        """The stamp as kept in `source["version"]`: `graph:signature`, then `:user` when set."""
+        text = f"{self.graph or ''}:{self.signature or ''}"
+        return text if self.user is None else f"{text}:{self.user}"
 
     @classmethod
-    def from_dict(cls, data: Any) -> Version | None:
-        """Read a stamp `to_dict` wrote; None for anything else (an envelope from before stamps, or a foreign one)."""
-        if not isinstance(data, Mapping):
+    def from_text(cls, text: Any, *, function: str | None = None, node: str | None = None) -> Version | None:
+        """Read a stamp `to_text` wrote; None for anything else (a question from before stamps, a foreign value)."""
+        if not isinstance(text, str) or ":" not in text:
             return None
-        names = {f.name for f in fields(cls)}
-        values = {key: value for key, value in data.items() if key in names and isinstance(value, str)}
-        return cls(**values) if values else None
+        parts = text.split(":", 2)
+        user = parts[2] if len(parts) == 3 else None
+        return cls(graph=parts[0] or None, user=user, node=node, function=function, signature=parts[1] or None)
+
+    def to_dict(self) -> dict[str, str]:
+        """Every part that is set, by name (for logs)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
 
     def same_code(self, other: Version) -> bool:
         """True when both are the same graph (or tools) and the same user-set version."""
@@ -120,20 +133,35 @@ class Version:
         return ", ".join(parts)
 
 
-def stamped_version(source: Any) -> Version | None:
-    """The version stamp in an envelope's `source`; None when it has none."""
-    return Version.from_dict(source.get(VERSION_KEY)) if isinstance(source, Mapping) else None
+def stamped_version(source: Any, question: Any = None) -> Version | None:
+    """The version stamp in an envelope's `source`, with the function the question waits on (its `source`'s, else
+    its value's `function`); None when it has none."""
+    if not isinstance(source, Mapping):
+        return None
+    return Version.from_text(source.get(VERSION_KEY), function=_function_in(source, question))
 
 
 def with_version(source: Mapping[str, Any] | None, version: Version) -> dict[str, Any]:
     """`source` with `version` stamped in (a new dict; `source` may be None, a bare question's)."""
-    return {**(dict(source) if source else {}), VERSION_KEY: version.to_dict()}
+    return {**(dict(source) if source else {}), VERSION_KEY: version.to_text()}
+
+
+def _function_in(*holders: Any) -> str | None:
+    for holder in holders:
+        name = holder.get("function") if isinstance(holder, Mapping) else None
+        if isinstance(name, str):
+            return name
+    return None
 
 
 def fingerprint(document: Any) -> str:
-    """A stable 16-hex-digit hash of a JSON document (keys sorted): the same structure always hashes the same."""
+    """A stable 6-character hash of a JSON document (keys sorted; URL-safe base64, never `:`): the same structure
+    always hashes the same.
+
+    36 bits: a change goes unnoticed about once in 69 billion deploys. Short on purpose: it rides in every
+    question's row, and the refund example's row must stay under 1 KB (tests/aws/test_ledger_rows.py)."""
     text = json.dumps(document, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return base64.urlsafe_b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")[:6]
 
 
 def parameters_fingerprint(signature: inspect.Signature, names: Iterable[str]) -> str:
@@ -186,11 +214,7 @@ def _without_prose(value: Any) -> Any:
 def asked_function(question: Any) -> str | None:
     """The function or tool a question waits on: its `source["function"]` (`@wait`), else its value's `function`
     (a Pydantic AI call that needs approval); None for a bare question."""
-    for holder in (getattr(question, "source", None), getattr(question, "value", None)):
-        name = holder.get("function") if isinstance(holder, Mapping) else None
-        if isinstance(name, str):
-            return name
-    return None
+    return _function_in(getattr(question, "source", None), getattr(question, "value", None))
 
 
 class ToolVersioning:
@@ -248,6 +272,8 @@ class Compatibility:
     """The code running now, for this question: its node and function as they are now (None where gone)."""
     problems: tuple[str, ...] = ()
     """Why the question cannot resume as it was asked (ids and names only); empty when it can."""
+    asked: Version | None = None
+    """The stamp, completed from the thread's state (the node it waits in); None: the stamp as it is."""
 
     @property
     def compatible(self) -> bool:

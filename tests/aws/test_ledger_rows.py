@@ -34,13 +34,18 @@ def _raw(client: Any, table: str, envelope: WaitEnvelope) -> dict[str, Any]:
     return client.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]
 
 
+REFUND_SOURCE = {
+    "function": "issue_refund",
+    # the version stamp LangGraphAdapter adds (docs/versions.md): the graph's hash, the function's parameters' hash
+    "version": "P8xk2Q:a-9Zt0",
+}
+
+
 def _refund_question(unique: str) -> WaitEnvelope:
     """The refund example's question, as its graph asks it (`examples/refund_agent/graph.py`)."""
     question = {"function": "issue_refund", "args": {"order_id": f"order-{unique}", "amount": 900}}
     return WaitEnvelope.create(
-        Question(
-            f"refund-{unique}", f"{unique:0>32}", question, FINANCE, source={"function": "issue_refund"}, asked_at=T0
-        ),
+        Question(f"refund-{unique}", f"{unique:0>32}", question, FINANCE, source=REFUND_SOURCE, asked_at=T0),
         reply_to={"queue_url": "https://sqs.us-east-1.amazonaws.com/123456789012/refund-agent-entry.fifo"},
         now=T0,
     )

@@ -134,11 +134,12 @@ def test_a_question_is_stamped_with_the_graph_it_was_asked_under_and_the_stamp_s
     record = deploy.ledger.get("t-stamp", question_id)
     assert record is not None
     stamp = stamped_version(record.envelope.source)
-    assert stamp == Version(graph=LangGraphAdapter(graph).deployed_version().graph, user="2026-12-04", node="approve")
-    assert re.fullmatch(r"[0-9a-f]{16}", stamp.graph or "")
+    assert stamp == Version(graph=LangGraphAdapter(graph).deployed_version().graph, user="2026-12-04")
+    assert re.fullmatch(r"[A-Za-z0-9_-]{6}", stamp.graph or "")
     # AND the wait.created envelope announced it
     (created,) = deploy.announced.of("wait.created")
-    assert created.source == {"version": stamp.to_dict()}
+    assert created.source == {"version": stamp.to_text()}
+    assert created.source["version"] == f"{stamp.graph}::2026-12-04"  # graph:signature:user (ask has no signature)
 
 
 def test_the_graph_hash_is_stable_and_changes_with_the_structure_only(deploy: Deploy) -> None:

@@ -84,7 +84,7 @@ class VersionGuard:
             VersionChangedError: the question may not resume under the code running now.
         """
         adapter = self.adapter
-        stamped = stamped_version(record.envelope.source)
+        stamped = stamped_version(record.envelope.source, record.envelope.question)
         if stamped is None or not isinstance(adapter, VersionedAdapter):
             return None
         deployed = adapter.deployed_version()
@@ -92,6 +92,7 @@ class VersionGuard:
             return None
         thread_id, question_id = record.thread_id, record.question_id
         compatibility = adapter.compatibility(thread_id, question_id, stamped)
+        stamped = compatibility.asked or stamped
         if adapter.migration is not None:
             state = adapter.thread_state(thread_id)
             change = VersionChange(thread_id, question_id, stamped, deployed, compatibility.problems, state, answer)

@@ -18,7 +18,15 @@ from agent_wait.envelope import Question
 from agent_wait.errors import ArgumentError, VersionChangedError
 from agent_wait.langgraph._interrupts import question_from_interrupt, questions_from_result
 from agent_wait.langgraph._versions import graph_fingerprint, orphaned_interrupts, wait_functions
-from agent_wait.versions import Compatibility, Migrated, Migration, Version, function_problems, with_version
+from agent_wait.versions import (
+    Compatibility,
+    Migrated,
+    Migration,
+    Version,
+    asked_function,
+    function_problems,
+    with_version,
+)
 
 __all__ = ("LangGraphAdapter",)
 
@@ -99,10 +107,7 @@ class LangGraphAdapter:
             else:
                 result = self.graph.invoke(value, config, durability=self.durability)
         # result["__interrupt__"] is the source of truth for what is pending after a run (DESIGN.md).
-        questions = questions_from_result(result, thread_id)
-        items = result.get("__interrupt__") or () if isinstance(result, Mapping) else ()
-        nodes = {item.id: _asked_in(item) for item in items if isinstance(item, Interrupt)}
-        return RunOutcome(result, tuple(self._stamped(q, nodes.get(q.question_id)) for q in questions))
+        return RunOutcome(result, tuple(self._stamped(q) for q in questions_from_result(result, thread_id)))
 
     def start(self, thread_id: str, value: Any) -> RunOutcome:
         return self._invoke(value, thread_id)
@@ -118,9 +123,8 @@ class LangGraphAdapter:
         """The questions the thread waits on, including any in a node the graph running now no longer has: the
         thread still waits there, and the version guard decides what its answer does (docs/versions.md)."""
         state = self.graph.get_state(self.config(thread_id))
-        nodes = {item.id: task.name for task in state.tasks for item in task.interrupts}
         parked = [*state.interrupts, *orphaned_interrupts(self.graph, state)]
-        return [self._stamped(question_from_interrupt(i, thread_id), nodes.get(i.id) or _asked_in(i)) for i in parked]
+        return [self._stamped(question_from_interrupt(item, thread_id)) for item in parked]
 
     def progress(self, thread_id: str) -> str | None:
         state = self.graph.get_state(self.config(thread_id))
@@ -146,15 +150,10 @@ class LangGraphAdapter:
         """The graph running now: its structure's hash and the user-set version."""
         return Version(graph=self._graph_hash, user=self.version)
 
-    def _stamped(self, question: Question, node: str | None) -> Question:
-        function = question.source.get("function") if isinstance(question.source, Mapping) else None
-        function = function if isinstance(function, str) else None
-        stamp = replace(
-            self.deployed_version(),
-            node=node,
-            function=function,
-            signature=self._wait_functions.get(function) if function is not None else None,
-        )
+    def _stamped(self, question: Question) -> Question:
+        function = asked_function(question)
+        signature = self._wait_functions.get(function) if function is not None else None
+        stamp = replace(self.deployed_version(), function=function, signature=signature)
         return replace(question, source=with_version(question.source, stamp))
 
     def compatibility(self, thread_id: str, question_id: str, stamped: Version) -> Compatibility:
@@ -170,8 +169,11 @@ class LangGraphAdapter:
         )
         problems: tuple[str, ...] = ()
         if node is None:
-            problems = (f"the node {stamped.node or '(unknown)'} it waits in is not in the graph running now",)
-        return Compatibility(current, problems + function_problems(stamped, current))
+            # The node is gone: its name is in the question it parked on (`ask` and `@wait` record it).
+            node = next((_asked_in(i) for i in orphaned_interrupts(self.graph, state) if i.id == question_id), None)
+            problems = (f"the node {node or '(unknown)'} it waits in is not in the graph running now",)
+        asked = replace(stamped, node=node)
+        return Compatibility(current, problems + function_problems(stamped, current), asked)
 
     def thread_state(self, thread_id: str) -> Any:
         """The thread's state values, as a migration receives them."""

@@ -128,8 +128,8 @@ def orphaned_interrupts(graph: Any, state: Any) -> list[Interrupt]:
     waits in a node this graph no longer has (or no longer reaches). LangGraph's own state shows none of them, and
     a resume of one runs nothing at all (tests/langgraph/test_versions.py pins it)."""
     checkpointer = getattr(graph, "checkpointer", None)
-    if state.interrupts or not state.config or checkpointer is None or isinstance(checkpointer, bool):
-        return []
+    if state.interrupts or state.created_at is None or checkpointer is None or isinstance(checkpointer, bool):
+        return []  # parked as LangGraph sees it, or no checkpoint at all (a new thread): nothing more to read
     saved = checkpointer.get_tuple(state.config)
     prepared = {task.id for task in state.tasks}
     found: list[Interrupt] = []
