@@ -43,7 +43,7 @@ from typing import Any
 from agent_wait._delivery import current_delivery
 from agent_wait._publish import Announcers, as_announcers
 from agent_wait._time import clock_scope, format_rfc3339, parse_rfc3339, seconds_between, utc_now
-from agent_wait.adapter import AgentAdapter, RunOutcome
+from agent_wait.adapter import AgentAdapter, RunOutcome, resume_value_for
 from agent_wait.callbacks import CallbackCompleter, callback_id_of
 from agent_wait.dialects import resume_value
 from agent_wait.engine.answering import AnswerAttempt, AnswerDesk, ThreadState, Verdict, VerdictKind
@@ -551,6 +551,8 @@ class Router:
         try:
             # The agent receives the answer in its question's dialect (ours are translated; agent_wait.dialects).
             value = resume_value(record.envelope, record.answer)
+            # A framework that re-runs the waiting code gets the call asked too: other arguments run nothing.
+            value = resume_value_for(self.adapter, record.envelope.question, record.envelope.source, value)
             if callback_id is not None:  # a durable function waits on its callback: complete it, run nothing here
                 self._complete_callback(callback_id, value)
                 asked: tuple[str, ...] = ()

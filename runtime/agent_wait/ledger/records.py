@@ -148,6 +148,9 @@ class Decision:
     """For a decision made where the agent cannot run (the answer API, a signed link): the decided question stays
     due from this RFC 3339 time until the agent has it (`Ledger.mark_resumed`), so the sweep hands it over to the
     router if nothing else did. None: never due once decided."""
+    approved_args: dict[str, Any] | None = None
+    """For an approval of a `@wait` question: the arguments its body may run with (as asked, or as edited), kept for
+    audit; the resume runs the body only with these (`agent_wait._wait.bind_answer`). None otherwise."""
 
 
 class Notice(StrEnum):
@@ -304,6 +307,8 @@ class QuestionRecord:
     notices: tuple[str, ...] = ()
     """Lifecycle envelopes owed: transitions (`answered`, `resumed`, `voted`, ...) whose publishing failed, which
     the sweep publishes again until they go out (`FollowUpLedger.owe_notices`)."""
+    approved_args: dict[str, Any] | None = None
+    """The arguments an approval of a `@wait` question lets its body run with (`Decision.approved_args`)."""
 
     @property
     def thread_id(self) -> str:
@@ -383,6 +388,7 @@ class QuestionRecord:
             claimed_by=decision.claimed_by,
             decided_at=format_rfc3339(now),
             due_at=decision.hand_over_at,
+            approved_args=decision.approved_args,
         )
 
     def to_item(self) -> dict[str, Any]:
@@ -404,6 +410,7 @@ class QuestionRecord:
             "failure": self.failure.to_item() if self.failure else None,
             "retry_id": self.retry_id,
             "notices": list(self.notices) or None,
+            "approved_args": self.approved_args,
             **self.progress.to_item(),
         }
         return item
@@ -448,6 +455,7 @@ class QuestionRecord:
             progress=Progress.from_item(item),
             due_at=item.get("due_at"),
             notices=tuple(dict.fromkeys(str(n) for n in item.get("notices") or ())),
+            approved_args=item.get("approved_args"),
         )
 
 
