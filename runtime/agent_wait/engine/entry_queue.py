@@ -1,5 +1,8 @@
 """Sending messages into the entry FIFO queue (the sweep sends deadline answers through it).
 
+On SQS every message carries the sender's trace context (`agent_wait.engine.tracing.sqs_send_attributes`:
+`traceparent`, `tracestate` and the X-Ray `AWSTraceHeader`), so the router's delivery continues the trace.
+
 `send` enqueues one message and raises when it could not. `send_batch` enqueues many in as few calls as
 the queue allows and never raises for a message it could not send: it returns one `SendFailure` per such
 message (with the error code, never the message), so one refused message cannot hold back the others.
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent_wait._json import dumps
+from agent_wait.engine import tracing
 
 __all__ = (
     "MAX_BATCH_BYTES",
@@ -138,6 +142,7 @@ class SqsEntryQueue:
                 MessageBody=dumps(message),
                 MessageGroupId=group_id,
                 MessageDeduplicationId=sqs_deduplication_id(deduplication_id),
+                **tracing.sqs_send_attributes(),  # the sender's trace, continued by the router's delivery
             )
 
     def send_batch(self, messages: Sequence[EntryMessage]) -> list[SendFailure]:
@@ -145,6 +150,7 @@ class SqsEntryQueue:
 
         failures: list[SendFailure] = []
         bodies = [dumps(entry.message) for entry in messages]
+        traced = tracing.sqs_send_attributes()  # one sender, one context: the same on every entry
         for chunk in batch_chunks(bodies):
             entries = [
                 {
@@ -152,6 +158,7 @@ class SqsEntryQueue:
                     "MessageBody": bodies[index],
                     "MessageGroupId": messages[index].group_id,
                     "MessageDeduplicationId": sqs_deduplication_id(messages[index].deduplication_id),
+                    **traced,
                 }
                 for index in chunk
             ]
