@@ -31,6 +31,7 @@ from agent_wait.engine import (
     tracing,
 )
 from agent_wait.engine.checks import Answerer
+from agent_wait.engine.entry_queue import MAX_BATCH_BYTES, batch_chunks
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger, QuestionRecord
 from agent_wait.messages import group_id_for
@@ -57,12 +58,18 @@ class RecordingSqs:
 
 
 @pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
+def traced() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
+    """An SDK provider that keeps every finished span in memory, the one agent-wait's spans go to meanwhile."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     with tracing.traced_by(provider):
-        yield exporter
+        yield provider, exporter
+
+
+@pytest.fixture
+def spans(traced: tuple[TracerProvider, InMemorySpanExporter]) -> InMemorySpanExporter:
+    return traced[1]
 
 
 @pytest.fixture
@@ -305,3 +312,58 @@ def test_a_row_keeps_its_first_trace_and_reads_back_only_strings(spans: InMemory
     assert again.record.trace == row.trace
     item = {**row.to_item(), "trace": {"traceparent": SENDER_TRACEPARENT, "xray": 7}}
     assert dict(QuestionRecord.from_item(item).trace or {}) == {"traceparent": SENDER_TRACEPARENT}
+
+
+def test_a_door_continues_the_trace_its_callers_request_headers_carry(
+    traced: tuple[TracerProvider, InMemorySpanExporter], no_xray: None
+) -> None:
+    # GIVEN a parked question, and API requests with a caller's traceparent header, a malformed one, and one whose
+    # handler already runs in a span of its own (an instrumented Lambda)
+    provider, spans = traced
+    router, service, _, _ = _world()
+    question_id = _ask(router, "t-http")
+    sender_trace, sender_span = int(SENDER_TRACEPARENT.split("-")[1], 16), int(SENDER_TRACEPARENT.split("-")[2], 16)
+
+    # WHEN the answer door runs inside each request's headers
+    with tracing.continued({"Traceparent": SENDER_TRACEPARENT, "content-type": "application/json"}):
+        service.answer(question_id, {"action": "approve"}, FINANCE_USER, answer_id="api:http-1")
+    with tracing.continued({"traceparent": "00-garbage"}):
+        service.answer(question_id, {"action": "approve"}, FINANCE_USER, answer_id="api:http-2")
+    with (
+        provider.get_tracer("lambda").start_as_current_span("handler") as handler,
+        tracing.continued({"traceparent": SENDER_TRACEPARENT}),
+    ):
+        service.answer(question_id, {"action": "approve"}, FINANCE_USER, answer_id="api:http-3")
+
+    # THEN the first door span is the caller's child, the second starts its own trace, the third stays the handler's
+    first, second, third = [span for span in spans.get_finished_spans() if span.name == "agent_wait.answer"]
+    assert first.parent is not None
+    assert (first.parent.trace_id, first.parent.span_id) == (sender_trace, sender_span)
+    assert second.parent is None
+    assert third.parent is not None
+    assert third.parent.span_id == handler.get_span_context().span_id
+
+
+def test_a_batch_counts_each_messages_trace_attributes_toward_the_payload_limit() -> None:
+    # GIVEN two bodies that just fit one SendMessageBatch call together
+    bodies = ["x" * (MAX_BATCH_BYTES // 2 - 10)] * 2
+    # WHEN each also carries ~70 bytes of trace attributes / THEN they go in two calls, not one SQS refuses
+    assert list(batch_chunks(bodies)) == [[0, 1]]
+    assert list(batch_chunks(bodies, overhead=len("traceparentString" + SENDER_TRACEPARENT))) == [[0], [1]]
+
+
+def test_the_local_stack_hands_the_router_the_trace_a_message_carries() -> None:
+    # GIVEN a message received from the emulated entry queue with a traceparent and an X-Ray header
+    from agent_wait.local.events import event_record
+
+    received = {
+        "MessageId": "m-1",
+        "ReceiptHandle": "r-1",
+        "Body": "{}",
+        "Attributes": {"SentTimestamp": "1767225600000", "AWSTraceHeader": XRAY_HEADER},
+        "MessageAttributes": {"traceparent": {"StringValue": SENDER_TRACEPARENT, "DataType": "String"}},
+    }
+    # WHEN `agent-wait dev` shapes it as the Lambda event source would / THEN the router's handler reads the trace
+    record = event_record(received, "arn:aws:sqs:us-east-1:000000000000:entry.fifo")
+    carried = tracing.carrier_from_sqs(record["messageAttributes"], record["attributes"]["AWSTraceHeader"])
+    assert carried == {"traceparent": SENDER_TRACEPARENT, "xray": XRAY_HEADER}

@@ -151,7 +151,11 @@ class SqsEntryQueue:
         failures: list[SendFailure] = []
         bodies = [dumps(entry.message) for entry in messages]
         traced = tracing.sqs_send_attributes()  # one sender, one context: the same on every entry
-        for chunk in batch_chunks(bodies):
+        overhead = sum(  # message attributes count toward SQS's payload limit (system attributes do not)
+            len(f"{name}{value['DataType']}{value['StringValue']}".encode())
+            for name, value in traced.get("MessageAttributes", {}).items()
+        )
+        for chunk in batch_chunks(bodies, overhead=overhead):
             entries = [
                 {
                     "Id": str(index),  # unique within the call; maps a result back to its message
@@ -182,15 +186,16 @@ def sqs_deduplication_id(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-def batch_chunks(bodies: Sequence[str]) -> Iterator[list[int]]:
-    """Indexes of `bodies` in runs SQS takes in one call: at most 10 entries and 256 KiB of bodies.
+def batch_chunks(bodies: Sequence[str], *, overhead: int = 0) -> Iterator[list[int]]:
+    """Indexes of `bodies` in runs SQS takes in one call: at most 10 entries and 256 KiB of bodies, each counted
+    with `overhead` bytes more (its message attributes).
 
     A body alone over the limit still gets a call of its own, so SQS reports it and the others go.
     """
     chunk: list[int] = []
     size = 0
     for index, body in enumerate(bodies):
-        length = len(body.encode("utf-8"))
+        length = len(body.encode("utf-8")) + overhead
         if chunk and (len(chunk) == MAX_BATCH_ENTRIES or size + length > MAX_BATCH_BYTES):
             yield chunk
             chunk, size = [], 0

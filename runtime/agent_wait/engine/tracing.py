@@ -48,6 +48,7 @@ __all__ = (
     "ask_span",
     "capture",
     "carrier_from_sqs",
+    "continued",
     "decision_span",
     "delivery_span",
     "refresh",
@@ -258,6 +259,25 @@ def _span(name: str, attributes: Mapping[str, Any], *, kind: str = "INTERNAL", *
         name, kind=getattr(otel.trace.SpanKind, kind), attributes=dict(attributes), **options
     ) as span:
         yield _Noted(span)
+
+
+@contextmanager
+def continued(headers: Mapping[str, Any] | None) -> Iterator[None]:
+    """Make the trace a request's headers carry (`traceparent`, `tracestate`) current while the block runs, so a
+    door's spans continue its caller's trace. Only when no span is current already (an instrumented handler's span
+    has read the headers itself); a malformed header is ignored."""
+    otel = _otel()
+    found = _clean({key.lower(): value for key, value in (headers or {}).items() if isinstance(key, str)})
+    if otel is None or TRACEPARENT not in found or otel.trace.get_current_span().get_span_context().is_valid:
+        yield
+        return
+    from opentelemetry import context as otel_context
+
+    token = otel_context.attach(otel.w3c.extract(found))
+    try:
+        yield
+    finally:
+        otel_context.detach(token)
 
 
 @contextmanager
