@@ -131,6 +131,8 @@ def test_ask_decision_and_resume_of_one_question_answered_over_the_api_are_joine
     router, service, ledger, sqs = _world()
     question_id = _ask(router, "t-trace-api")
     ask = _one(spans, "agent_wait.ask", **{"agent_wait.question_id": question_id})
+    assert ask.attributes is not None
+    assert ask.attributes["agent_wait.republished"] is False
     row = ledger.get("t-trace-api", question_id)
     assert row is not None
     assert row.trace is not None

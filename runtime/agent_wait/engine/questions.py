@@ -148,10 +148,11 @@ class AskedQuestions:
         # a crash before the announcement leaves the message on the queue, and its redelivery announces it.
         put_announced = marks_unannounced(self.ledger)
         options: dict[str, Any] = {"unannounced": False} if put_announced else {}
-        with tracing.ask_span(question.thread_id, question.question_id) as trace:
-            if trace:  # the context the answer's spans link to; only when traced, so any Ledger still takes the call
-                options["trace"] = trace
+        with tracing.ask_span(question.thread_id, question.question_id) as asked:
+            if asked.context:  # what the answer's spans link to; only when traced, so any Ledger still takes the call
+                options["trace"] = asked.context
             opened = self.ledger.open(envelope, now=now, **options)
+            asked.set("agent_wait.republished", not opened.created)  # a republish keeps the first ask's context
         if opened.created:
             self.metrics.count(Metric.ASKED)
             self.log.info(

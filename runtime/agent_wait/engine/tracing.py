@@ -232,6 +232,8 @@ class _Noted:
 
     def __init__(self, span: Any = None) -> None:
         self.span = span if span is not None and span.is_recording() else None
+        self.context: dict[str, str] = {}
+        """For the ask: the context to keep with the question (`capture()` inside the span)."""
 
     def set(self, key: str, value: str | bool | int) -> None:
         if self.span is not None:
@@ -281,11 +283,12 @@ def continued(headers: Mapping[str, Any] | None) -> Iterator[None]:
 
 
 @contextmanager
-def ask_span(thread_id: str, question_id: str) -> Iterator[dict[str, str]]:
-    """`agent_wait.ask`, current while the question is recorded; yields the context to keep with it (`capture()`
-    inside the span: its own `traceparent`, so the answer's spans link to this one)."""
-    with _span("agent_wait.ask", _ids(thread_id, question_id)):
-        yield capture()
+def ask_span(thread_id: str, question_id: str) -> Iterator[_Noted]:
+    """`agent_wait.ask`, current while the question is recorded; its `context` is what to keep with the question
+    (`capture()` inside the span: its own `traceparent`, so the answer's spans link to this one)."""
+    with _span("agent_wait.ask", _ids(thread_id, question_id)) as noted:
+        noted.context = capture()
+        yield noted
 
 
 @contextmanager
