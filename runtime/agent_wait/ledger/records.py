@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any
 
 from agent_wait._time import NEVER, format_rfc3339, parse_rfc3339
@@ -309,6 +310,9 @@ class QuestionRecord:
     the sweep publishes again until they go out (`FollowUpLedger.owe_notices`)."""
     approved_args: dict[str, Any] | None = None
     """The arguments an approval of a `@wait` question lets its body run with (`Decision.approved_args`)."""
+    trace: Mapping[str, str] | None = None
+    """The trace context the question was asked in (`traceparent`, `tracestate`, `xray`), put with the row by
+    `Ledger.open` and never changed: the answer's spans link to it (`agent_wait.engine.tracing`). None: untraced."""
 
     @property
     def thread_id(self) -> str:
@@ -412,6 +416,7 @@ class QuestionRecord:
             "notices": list(self.notices) or None,
             "approved_args": self.approved_args,
             **self.progress.to_item(),
+            "trace": dict(self.trace) if self.trace else None,
         }
         return item
 
@@ -456,6 +461,7 @@ class QuestionRecord:
             due_at=item.get("due_at"),
             notices=tuple(dict.fromkeys(str(n) for n in item.get("notices") or ())),
             approved_args=item.get("approved_args"),
+            trace=_trace(item.get("trace")),
         )
 
 
@@ -464,6 +470,14 @@ _THREAD_PREFIX = "THREAD#"
 """`agent_wait.schema.thread_key("")`: a lean row's thread id is its partition key's."""
 _NULLABLE = ("question", "default", "answer_ttl", "source", "reply_to", "correlation")
 """Envelope fields a lean row leaves off when they are null."""
+
+
+def _trace(stored: Any) -> Mapping[str, str] | None:
+    """A row's `trace` as strings (a row written by hand may hold anything: what is not a string is left out)."""
+    if not isinstance(stored, Mapping):
+        return None
+    kept = {str(key): value for key, value in stored.items() if isinstance(value, str)}
+    return MappingProxyType(kept) if kept else None
 
 
 def _reply_with(thread_id: str, question_id: str) -> dict[str, Any]:
