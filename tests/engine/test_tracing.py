@@ -369,3 +369,12 @@ def test_the_local_stack_hands_the_router_the_trace_a_message_carries() -> None:
     record = event_record(received, "arn:aws:sqs:us-east-1:000000000000:entry.fifo")
     carried = tracing.carrier_from_sqs(record["messageAttributes"], record["attributes"]["AWSTraceHeader"])
     assert carried == {"traceparent": SENDER_TRACEPARENT, "xray": XRAY_HEADER}
+
+
+def test_an_unsampled_xray_header_is_not_kept_with_the_question(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Lambda sets _X_AMZN_TRACE_ID on every invocation; one that is not sampled records nothing to join, and kept
+    # on every row it would only make rows larger (a write unit more once a row passes 1 KB).
+    monkeypatch.setenv(tracing.XRAY_ENVIRONMENT, XRAY_HEADER.replace("Sampled=1", "Sampled=0"))
+    assert tracing.XRAY not in tracing.capture()
+    monkeypatch.setenv(tracing.XRAY_ENVIRONMENT, XRAY_HEADER)
+    assert tracing.capture()[tracing.XRAY] == XRAY_HEADER

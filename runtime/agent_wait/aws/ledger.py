@@ -310,7 +310,6 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             "sender": decision.sender,
             "via": decision.via,
             "claimed_by": decision.claimed_by,
-            "approved_args": decision.approved_args,
         }
         for name, value in optional.items():
             if value is not None:

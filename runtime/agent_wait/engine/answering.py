@@ -22,7 +22,6 @@ from enum import StrEnum
 from typing import Any
 
 from agent_wait._time import format_rfc3339
-from agent_wait._wait import approved_args
 from agent_wait.callbacks import callback_id_of
 from agent_wait.engine import tracing
 from agent_wait.engine.checks import Answerer, check_answer
@@ -224,7 +223,6 @@ def _decision(record: QuestionRecord, attempt: AnswerAttempt) -> Decision:
         claimed_by=answerer.claimed_by,
         # A door's decision stays due until the agent has it: the sweep hands it over if nothing else did.
         hand_over_at=format_rfc3339(attempt.received_at) if answerer.hands_over else None,
-        approved_args=approved_args(record.envelope.question, record.envelope.source, answer),
     )
 
 

@@ -73,6 +73,8 @@ XRAY_ENVIRONMENT = "_X_AMZN_TRACE_ID"
 
 _MAX_VALUE = 512
 """Longest carrier value kept: `tracestate` may be 512 characters (W3C); anything longer is not a trace header."""
+_UNSAMPLED = re.compile(r"(?:^|;)\s*Sampled=0\s*(?:;|$)")
+"""An X-Ray header whose trace is not recorded."""
 _XRAY_ROOT = re.compile(r"(?:^|;)\s*Root=(1-[0-9a-fA-F]{8}-[0-9a-fA-F]{24})(?:;|$)")
 
 _provider: Any = None
@@ -149,7 +151,9 @@ def capture() -> dict[str, str]:
     if otel is not None:
         otel.w3c.inject(carrier)
     xray = os.environ.get(XRAY_ENVIRONMENT)
-    if xray:
+    # Lambda sets the header on every invocation, traced or not: an unsampled one (`Sampled=0`) records nothing to
+    # join, and kept on every question row it would cost bytes (a write unit once a row passes 1 KB) for nothing.
+    if xray and not _UNSAMPLED.search(xray):
         carrier[XRAY] = xray
     return _clean(carrier)
 

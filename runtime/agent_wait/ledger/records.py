@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from agent_wait._time import NEVER, format_rfc3339, parse_rfc3339
+from agent_wait._wait import approved_args
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import ArgumentError, LedgerUnavailableError
 from agent_wait.followup import FollowUps
@@ -149,9 +150,6 @@ class Decision:
     """For a decision made where the agent cannot run (the answer API, a signed link): the decided question stays
     due from this RFC 3339 time until the agent has it (`Ledger.mark_resumed`), so the sweep hands it over to the
     router if nothing else did. None: never due once decided."""
-    approved_args: dict[str, Any] | None = None
-    """For an approval of a `@wait` question: the arguments its body may run with (as asked, or as edited), kept for
-    audit; the resume runs the body only with these (`agent_wait._wait.bind_answer`). None otherwise."""
 
 
 class Notice(StrEnum):
@@ -308,8 +306,6 @@ class QuestionRecord:
     notices: tuple[str, ...] = ()
     """Lifecycle envelopes owed: transitions (`answered`, `resumed`, `voted`, ...) whose publishing failed, which
     the sweep publishes again until they go out (`FollowUpLedger.owe_notices`)."""
-    approved_args: dict[str, Any] | None = None
-    """The arguments an approval of a `@wait` question lets its body run with (`Decision.approved_args`)."""
     trace: Mapping[str, str] | None = None
     """The trace context the question was asked in (`traceparent`, `tracestate`, `xray`), put with the row by
     `Ledger.open` and never changed: the answer's spans link to it (`agent_wait.engine.tracing`). None: untraced."""
@@ -379,6 +375,15 @@ class QuestionRecord:
             times.append(self.expires_at)
         return min(times, default=None)
 
+    @property
+    def approved_args(self) -> dict[str, Any] | None:
+        """For a decided `@wait` question whose answer approves: the arguments its body runs with, as asked or as
+        edited (the resume runs it with exactly these, `agent_wait._wait.bind_answer`). None otherwise. Read from
+        what the decision recorded (the asked call and the answer with its edits), so the row holds no copy."""
+        if self.outcome is None:
+            return None
+        return approved_args(self.envelope.question, self.envelope.source, self.answer)
+
     def with_decision(self, decision: Decision, now: datetime) -> QuestionRecord:
         return replace(
             self,
@@ -392,7 +397,6 @@ class QuestionRecord:
             claimed_by=decision.claimed_by,
             decided_at=format_rfc3339(now),
             due_at=decision.hand_over_at,
-            approved_args=decision.approved_args,
         )
 
     def to_item(self) -> dict[str, Any]:
@@ -414,7 +418,6 @@ class QuestionRecord:
             "failure": self.failure.to_item() if self.failure else None,
             "retry_id": self.retry_id,
             "notices": list(self.notices) or None,
-            "approved_args": self.approved_args,
             **self.progress.to_item(),
             "trace": dict(self.trace) if self.trace else None,
         }
@@ -460,7 +463,6 @@ class QuestionRecord:
             progress=Progress.from_item(item),
             due_at=item.get("due_at"),
             notices=tuple(dict.fromkeys(str(n) for n in item.get("notices") or ())),
-            approved_args=item.get("approved_args"),
             trace=_trace(item.get("trace")),
         )
 
