@@ -9,7 +9,13 @@ from agent_wait.engine.dead_letter import DeadLetter
 from agent_wait.engine.lease import error_name
 from agent_wait.engine.metrics import HostMetrics, Metric
 from agent_wait.engine.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
-from agent_wait.errors import CallbackRefusedError, ThreadBusyError, ThreadStateTooLargeError, VersionChangedError
+from agent_wait.errors import (
+    ArgumentsChangedError,
+    CallbackRefusedError,
+    ThreadBusyError,
+    ThreadStateTooLargeError,
+    VersionChangedError,
+)
 from agent_wait.ledger import FailureKind, FailureLedger, ThreadFailure
 
 __all__ = ("AGENT_FAILED", "Failures")
@@ -77,7 +83,10 @@ class Failures:
         if isinstance(exc, ThreadStateTooLargeError):  # its message has ids, sizes and the fix, never state
             reason = DeadLetterReason.CHECKPOINT_TOO_LARGE.value
             detail = f"while {doing}, {exc.message}; then run: agent-wait retry {thread_id}"
-        if isinstance(exc, VersionChangedError):  # its message has ids, versions and the fix, never state
+        elif isinstance(exc, ArgumentsChangedError):  # names the function and parameters, never their values
+            reason = DeadLetterReason.ARGUMENTS_CHANGED.value
+            detail = f"while {doing}, {exc.message}: agent-wait retry {thread_id}"
+        elif isinstance(exc, VersionChangedError):  # its message has ids, versions and the fix, never state
             reason = DeadLetterReason.VERSION_CHANGED.value
             detail = exc.message
         # Dead-letter first: a crash before the failure is recorded re-runs the agent once on redelivery;

@@ -17,6 +17,7 @@ import logging
 from enum import StrEnum
 from typing import Any
 
+from agent_wait._wait import unbind_answer
 from agent_wait.adapter import AgentAdapter, RunOutcome
 from agent_wait.engine.metrics import HostMetrics, Metric
 from agent_wait.errors import ArgumentError, VersionChangedError
@@ -77,6 +78,9 @@ class VersionGuard:
     def resume(self, record: QuestionRecord, answer: Any) -> RunOutcome | None:
         """Guard one resume of `record` with `answer` (as the agent receives it).
 
+        `answer` may be bound to the `@wait` call asked (`agent_wait._wait.bind_answer`): a migration receives the
+        answer alone, and a migration that resumes as asked resumes the bound value.
+
         Returns:
             None to resume as usual; the run's outcome when a migration ran it.
 
@@ -95,7 +99,8 @@ class VersionGuard:
         stamped = compatibility.asked or stamped
         if adapter.migration is not None:
             state = adapter.thread_state(thread_id)
-            change = VersionChange(thread_id, question_id, stamped, deployed, compatibility.problems, state, answer)
+            plain, _ = unbind_answer(answer)  # the answer itself, not the call a re-run node is bound to
+            change = VersionChange(thread_id, question_id, stamped, deployed, compatibility.problems, state, plain)
             try:
                 migrated = self._migrate(change)
             except VersionChangedError:
