@@ -258,6 +258,8 @@ class AgentWaitDashboard(Construct):
                 left=[
                     self._by_reason("AgentFailures"),
                     self._metric("ThreadsRetried", "Sum", label="retried by an operator"),
+                    # resumes of questions asked under another version: resumed, migrated, failed (docs/versions.md)
+                    self._by_reason("VersionChanges"),
                 ],
             ),
         )

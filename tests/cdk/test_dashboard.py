@@ -72,7 +72,7 @@ def test_every_metric_drawn_is_one_the_runtime_emits_and_every_one_it_emits_is_d
         assert {m.dimensions[key] for m in ours if key in m.dimensions} == {*values, OTHER_TAG, NO_TAG}
     # a SEARCH leaves only `reason` open, so each reason gets its own line as it first happens
     searched = {m.name: m for m in ours if m.search}
-    assert set(searched) == {"AnswersRefused", "MessagesDeadLettered", "AgentFailures"}
+    assert set(searched) == {"AnswersRefused", "MessagesDeadLettered", "AgentFailures", "VersionChanges"}
     assert all(m.dimensions == {"service": DEFAULT_SERVICE_NAME, "reason": "*"} for m in searched.values())
     # time to answer as a person reads it: p50, p90 and p99 of answered questions
     answered = {m.stat for m in ours if m.name == Metric.TIME_TO_ANSWER and m.dimensions.get("outcome") == "answered"}
