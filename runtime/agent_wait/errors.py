@@ -353,12 +353,8 @@ class CallbackUnavailableError(WaitError):
 
 
 class VersionChangedError(WaitError):
-    """Raised when a question would resume into code a redeploy changed and its policy does not allow it: the waiting
-    node or the `@wait` function is gone or takes other parameters, the policy says `"fail"`, or a migration raised.
-
-    The router fails the thread visibly (dead letter and `failure` reason `version_changed`, `wait.failed`); after a
-    fix (a deploy that restores the code, or a registered migration) `agent-wait retry THREAD` resumes it.
-    """
+    """Raised when a question would resume into code a redeploy changed and nothing allows it (docs/versions.md):
+    the router fails the thread `version_changed`; `agent-wait retry THREAD` resumes it after a fix."""
 
     def __init__(
         self, message: str, *, thread_id: str, question_id: str, old: object = None, new: object = None

@@ -12,7 +12,7 @@ from agent_wait._duration import ACCEPTED_FORMS, MAX_DURATION, DurationSyntaxErr
 from agent_wait._json import canonical_json, to_jsonable
 from agent_wait.errors import EnvelopeError, PolicyError
 from agent_wait.followup import Escalation, FollowUps, Quorum, Reminder, check_names
-from agent_wait.versions import on_new_version_problem
+from agent_wait.versions import checked_on_new_version
 
 __all__ = (
     "DEFAULT_ACTIONS",
@@ -109,9 +109,7 @@ class WaitPolicy:
     quorum: Quorum | None = None
     """How many distinct answerers must approve, and which answers veto; None: the first valid answer decides."""
     on_new_version: str | None = None
-    """What a resume does when the agent was redeployed since the question was asked (docs/versions.md):
-    `"resume"` while still compatible, `"fail"` on any change. None: the host's `AGENT_WAIT_ON_NEW_VERSION`
-    (default `"resume"`). A migration registered with the adapter decides instead, whatever this says."""
+    """After a redeploy: `"resume"` while compatible, `"fail"`; None: the host's choice (docs/versions.md)."""
 
     def __init__(
         self,
@@ -186,7 +184,7 @@ class WaitPolicy:
         object.__setattr__(self, "reminders", followups.reminders)
         object.__setattr__(self, "escalation", followups.escalation)
         object.__setattr__(self, "quorum", followups.quorum)
-        object.__setattr__(self, "on_new_version", _check_on_new_version(on_new_version))
+        object.__setattr__(self, "on_new_version", checked_on_new_version(on_new_version))
 
     @property
     def followups(self) -> FollowUps:
@@ -209,8 +207,7 @@ class WaitPolicy:
         if self.response_schema is not None:
             rules["response_schema"] = dict(self.response_schema)
         rules.update(self.followups.rules())
-        if self.on_new_version is not None:
-            rules["on_new_version"] = self.on_new_version
+        rules.update({"on_new_version": self.on_new_version} if self.on_new_version else {})
         return rules
 
     def to_dict(self) -> dict[str, Any]:
@@ -229,8 +226,7 @@ class WaitPolicy:
         if self.response_schema is not None:
             data["response_schema"] = dict(self.response_schema)
         data.update(self.followups.rules())
-        if self.on_new_version is not None:
-            data["on_new_version"] = self.on_new_version
+        data.update({"on_new_version": self.on_new_version} if self.on_new_version else {})
         return data
 
     @classmethod
@@ -358,14 +354,6 @@ def schema_actions(schema: Mapping[str, Any]) -> tuple[str, ...]:
         if isinstance(named, list) and named and all(isinstance(a, str) and a for a in named):
             return tuple(dict.fromkeys(named))
     return (SCHEMA_ACTION,)
-
-
-def _check_on_new_version(value: Any) -> str | None:
-    """`on_new_version` when it is None or a choice of `agent_wait.versions.OnNewVersion`."""
-    problem = None if value is None else on_new_version_problem(value)
-    if problem is not None:
-        raise PolicyError("on_new_version", value, problem)
-    return value
 
 
 def _check_response_schema(schema: Mapping[str, Any] | None) -> Mapping[str, Any] | None:

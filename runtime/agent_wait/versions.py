@@ -28,6 +28,8 @@ from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
+from agent_wait.errors import PolicyError
+
 __all__ = (
     "VERSION_KEY",
     "Compatibility",
@@ -39,6 +41,7 @@ __all__ = (
     "VersionChange",
     "VersionedAdapter",
     "asked_function",
+    "checked_on_new_version",
     "fingerprint",
     "function_problems",
     "on_new_version_problem",
@@ -60,6 +63,18 @@ class OnNewVersion(StrEnum):
     fail visibly otherwise. The default."""
     FAIL = "fail"
     """Fail visibly on any change of version, compatible or not (`version_changed`)."""
+
+
+def checked_on_new_version(value: Any) -> str | None:
+    """A policy's `on_new_version`, when it is None or a choice.
+
+    Raises:
+        PolicyError: it is neither (the message says what it may be).
+    """
+    problem = None if value is None else on_new_version_problem(value)
+    if problem is not None:
+        raise PolicyError("on_new_version", value, problem)
+    return value
 
 
 def on_new_version_problem(value: Any) -> str | None:

@@ -378,3 +378,22 @@ def test_on_new_version_rides_in_the_policy_and_the_envelopes_rules() -> None:
     assert policy.rules()["on_new_version"] == "fail"
     assert "on_new_version" not in WaitPolicy().rules()
     assert "on_new_version" not in WaitPolicy().to_dict()
+
+
+def test_the_hosts_setting_is_read_at_cold_start_and_a_wrong_one_is_named() -> None:
+    from agent_wait.errors import ConfigurationError
+    from agent_wait.host import HostSettings
+    from agent_wait.schema import Settings
+
+    environ = {
+        Settings.GRAPH.value: "my_agent:graph",
+        Settings.TABLE.value: "questions",
+        Settings.CHECKPOINT_TABLE.value: "checkpoints",
+        Settings.DLQ_URL.value: "https://sqs.us-east-1.amazonaws.com/1/dlq.fifo",
+    }
+    assert HostSettings.from_env("router", environ=environ).on_new_version == "resume"
+    chosen = {**environ, Settings.ON_NEW_VERSION.value: "fail"}
+    assert HostSettings.from_env("router", environ=chosen).on_new_version == "fail"
+    wrong = {**environ, Settings.ON_NEW_VERSION.value: "skip"}
+    with pytest.raises(ConfigurationError, match=re.escape("AGENT_WAIT_ON_NEW_VERSION: on_new_version must be one of")):
+        HostSettings.from_env("router", environ=wrong)

@@ -32,7 +32,7 @@ from agent_wait.versions import (
     stamped_version,
 )
 
-__all__ = ("VersionGuard", "VersionOutcome")
+__all__ = ("VersionGuard", "VersionOutcome", "on_new_version_setting")
 
 
 class VersionOutcome(StrEnum):
@@ -182,3 +182,13 @@ class VersionGuard:
                 "running": new.to_dict(),
             },
         )
+
+
+def on_new_version_setting(text: str | None, problems: list[str], wrong: list[str]) -> str:
+    """`AGENT_WAIT_ON_NEW_VERSION` as `HostSettings.from_env` reads it: `resume` when unset; a wrong value is added
+    to `problems` (and its name to `wrong`), for the one `ConfigurationError` that names them all."""
+    chosen = text or OnNewVersion.RESUME.value
+    if (problem := on_new_version_problem(chosen)) is not None:
+        problems.append(f"AGENT_WAIT_ON_NEW_VERSION: {problem}")
+        wrong.append("AGENT_WAIT_ON_NEW_VERSION")
+    return chosen

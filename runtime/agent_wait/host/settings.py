@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from agent_wait.engine.metrics import MetricTags
+from agent_wait.engine.versions import on_new_version_setting
 from agent_wait.errors import ConfigurationError
 from agent_wait.host._audit_settings import audit_settings
 from agent_wait.host._chat_settings import ShapedWebhookSettings, TeamsSettings, shaped_webhook_settings, teams_settings
@@ -21,7 +22,6 @@ from agent_wait.host._email_settings import EmailSettings, email_settings
 from agent_wait.host._patterns import LOOPBACK_URL, SECRET_ARN
 from agent_wait.host._slack_settings import SlackSettings, slack_settings
 from agent_wait.schema import Settings
-from agent_wait.versions import on_new_version_problem
 
 __all__ = (
     "DEFAULT_SIGN_IN_SCOPES",
@@ -185,7 +185,7 @@ class HostSettings:
         shaped = shaped_webhook_settings(value, problems, wrong) if announces else None
         email = email_settings(value, problems, wrong) if announces else None
         metric_tags = MetricTags.checked(value[Settings.METRIC_TAGS], problems, wrong)
-        on_new_version = _on_new_version(value[Settings.ON_NEW_VERSION], problems, wrong)
+        on_new_version = on_new_version_setting(value[Settings.ON_NEW_VERSION], problems, wrong)
         if problems or lease_seconds is None or max_receive_count is None:
             raise ConfigurationError(problems, variables=wrong)
         return cls(
@@ -213,15 +213,6 @@ class HostSettings:
             **identity,
             **sign_in,
         )
-
-
-def _on_new_version(text: str | None, problems: list[str], wrong: list[str]) -> str:
-    """`AGENT_WAIT_ON_NEW_VERSION`, `resume` when unset; a wrong one added to `problems`."""
-    chosen = text or "resume"
-    if (problem := on_new_version_problem(chosen)) is not None:
-        problems.append(f"{Settings.ON_NEW_VERSION.value}: {problem}")
-        wrong.append(Settings.ON_NEW_VERSION.value)
-    return chosen
 
 
 def _identity_settings(value: Mapping[Settings, str | None], problems: list[str], wrong: list[str]) -> dict[str, Any]:
