@@ -11,6 +11,7 @@ from typing import Any
 from agent_wait._duration import ACCEPTED_FORMS, MAX_DURATION, DurationSyntaxError, format_duration, parse_duration
 from agent_wait._json import canonical_json, to_jsonable
 from agent_wait.errors import EnvelopeError, PolicyError
+from agent_wait.extension import Extension
 from agent_wait.followup import Escalation, FollowUps, Quorum, Reminder, check_names
 
 __all__ = (
@@ -107,6 +108,9 @@ class WaitPolicy:
     """Steps that widen who is told and who may answer as time passes (`wait.escalated`), in order."""
     quorum: Quorum | None = None
     """How many distinct answerers must approve, and which answers veto; None: the first valid answer decides."""
+    extend: Extension | None = None
+    """Who may move the deadline later, and by how much in all (`agent_wait.extension.Extension`); None: nobody.
+    Needs a `timeout`."""
 
     def __init__(
         self,
@@ -124,6 +128,7 @@ class WaitPolicy:
         reminders: Iterable[Reminder | str | float | Mapping[str, Any]] | None = None,
         escalation: Iterable[Escalation | Mapping[str, Any]] | None = None,
         quorum: Quorum | int | Mapping[str, Any] | None = None,
+        extend: Extension | Mapping[str, Any] | None = None,
     ) -> None:
         timeout_delta, timeout_text = _duration_field("timeout", timeout)
         ttl_delta, ttl_text = _duration_field("answer_ttl", answer_ttl)
@@ -180,6 +185,7 @@ class WaitPolicy:
         object.__setattr__(self, "reminders", followups.reminders)
         object.__setattr__(self, "escalation", followups.escalation)
         object.__setattr__(self, "quorum", followups.quorum)
+        object.__setattr__(self, "extend", _check_extend(extend, timeout_delta))
 
     @property
     def followups(self) -> FollowUps:
@@ -202,6 +208,8 @@ class WaitPolicy:
         if self.response_schema is not None:
             rules["response_schema"] = dict(self.response_schema)
         rules.update(self.followups.rules())
+        if self.extend is not None:
+            rules["extend"] = self.extend.to_dict()
         return rules
 
     def to_dict(self) -> dict[str, Any]:
@@ -220,6 +228,8 @@ class WaitPolicy:
         if self.response_schema is not None:
             data["response_schema"] = dict(self.response_schema)
         data.update(self.followups.rules())
+        if self.extend is not None:
+            data["extend"] = self.extend.to_dict()
         return data
 
     @classmethod
@@ -239,6 +249,7 @@ class WaitPolicy:
             "reminders",
             "escalation",
             "quorum",
+            "extend",
         }
         unknown = sorted(set(data) - known)
         if unknown:
@@ -259,6 +270,7 @@ class WaitPolicy:
             reminders=data.get("reminders"),
             escalation=data.get("escalation"),
             quorum=data.get("quorum"),
+            extend=data.get("extend"),
         )
 
     def __repr__(self) -> str:
@@ -269,6 +281,7 @@ class WaitPolicy:
             + (f", reminders={[r.to_dict() for r in self.reminders]!r}" if self.reminders else "")
             + (f", escalation={[s.to_dict() for s in self.escalation]!r}" if self.escalation else "")
             + (f", quorum={self.quorum.to_dict()!r}" if self.quorum else "")
+            + (f", extend={self.extend.to_dict()!r}" if self.extend else "")
             + ")"
         )
 
@@ -381,5 +394,20 @@ def _small_json(field: str, value: Any, *, shown: object, limit: int, limit_name
             f"<{size} bytes>",
             f"{field} is {size:,} bytes as JSON; the limit is {limit:,} ({limit_name}), because it travels in "
             f"every envelope and ledger row{advice}",
+        )
+    return checked
+
+
+def _check_extend(extend: Extension | Mapping[str, Any] | None, timeout: timedelta | None) -> Extension | None:
+    """The policy's `extend`, checked: a question without a deadline has nothing to extend."""
+    if extend is None:
+        return None
+    checked = Extension.parse(extend)
+    if timeout is None:
+        raise PolicyError(
+            "extend",
+            checked.to_dict(),
+            "extend moves the deadline, and this policy has none: set a timeout (e.g. timeout='P3D'), or leave extend "
+            "unset",
         )
     return checked

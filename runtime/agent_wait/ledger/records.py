@@ -15,6 +15,7 @@ from typing import Any
 from agent_wait._time import NEVER, format_rfc3339, parse_rfc3339
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import ArgumentError, LedgerUnavailableError
+from agent_wait.extension import Extended, shifted
 from agent_wait.followup import FollowUps
 from agent_wait.schema import QuestionStatus
 
@@ -304,6 +305,8 @@ class QuestionRecord:
     notices: tuple[str, ...] = ()
     """Lifecycle envelopes owed: transitions (`answered`, `resumed`, `voted`, ...) whose publishing failed, which
     the sweep publishes again until they go out (`FollowUpLedger.owe_notices`)."""
+    extensions: tuple[Extended, ...] = ()
+    """Each move of the deadline, in order (`FollowUpLedger.extend`); `expires_at` is the deadline after the last."""
 
     @property
     def thread_id(self) -> str:
@@ -324,14 +327,30 @@ class QuestionRecord:
     def followups(self) -> FollowUps:
         return FollowUps.of(self.envelope.rules)
 
+    @property
+    def asked_deadline(self) -> str | None:
+        """The deadline the question was asked with, before any extension (RFC 3339), or None."""
+        return self.extensions[0].previous if self.extensions else self.expires_at
+
+    def reminder_times(self) -> tuple[datetime, ...]:
+        """When each reminder is due, in order, moved by the extensions made before it was sent."""
+        asked = parse_rfc3339(self.asked_at)
+        first = self.asked_deadline
+        times = self.followups.reminder_times(asked, parse_rfc3339(first) if first else None)
+        return shifted(times, self.extensions, sent="reminders")
+
+    def escalation_times(self) -> tuple[datetime, ...]:
+        """When each escalation step is due, in order, moved by the extensions made before it took effect."""
+        times = self.followups.escalation_times(parse_rfc3339(self.asked_at))
+        return shifted(times, self.extensions, sent="escalations")
+
     def steps_due(self, at: datetime) -> int:
         """How many escalation steps' times have come by `at`."""
-        return sum(1 for t in self.followups.escalation_times(parse_rfc3339(self.asked_at)) if t <= at)
+        return sum(1 for t in self.escalation_times() if t <= at)
 
     def reminders_due(self, at: datetime) -> int:
         """How many reminders' times have come by `at`."""
-        expires = parse_rfc3339(self.expires_at) if self.expires_at else None
-        return sum(1 for t in self.followups.reminder_times(parse_rfc3339(self.asked_at), expires) if t <= at)
+        return sum(1 for t in self.reminder_times() if t <= at)
 
     def escalation_level(self, at: datetime) -> int:
         """How many escalation steps are in effect at `at`: those the sweep applied, and those whose time has come."""
@@ -361,11 +380,8 @@ class QuestionRecord:
             return self.asked_at
         if progress.notice is not None:
             return self.due_at or self.asked_at
-        asked = parse_rfc3339(self.asked_at)
-        expires = parse_rfc3339(self.expires_at) if self.expires_at else None
-        followups = self.followups
-        times = [format_rfc3339(t) for t in followups.reminder_times(asked, expires)[progress.reminders :][:1]]
-        times += [format_rfc3339(t) for t in followups.escalation_times(asked)[progress.escalations :][:1]]
+        times = [format_rfc3339(t) for t in self.reminder_times()[progress.reminders :][:1]]
+        times += [format_rfc3339(t) for t in self.escalation_times()[progress.escalations :][:1]]
         if self.expires_at is not None:
             times.append(self.expires_at)
         return min(times, default=None)
@@ -405,6 +421,7 @@ class QuestionRecord:
             "retry_id": self.retry_id,
             "notices": list(self.notices) or None,
             **self.progress.to_item(),
+            "extensions": [e.to_item() for e in self.extensions] or None,
         }
         return item
 
@@ -448,6 +465,7 @@ class QuestionRecord:
             progress=Progress.from_item(item),
             due_at=item.get("due_at"),
             notices=tuple(dict.fromkeys(str(n) for n in item.get("notices") or ())),
+            extensions=tuple(Extended.from_item(e) for e in item.get("extensions") or ()),
         )
 
 
