@@ -39,12 +39,17 @@ def reset() -> None:
 @tracer.capture_lambda_handler(capture_response=False)  # the report lists question ids; keep them out of traces
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Lambda entry point for the schedule; returns what this run did (ids only).
+    """Lambda entry point for the minute schedule (a whole run) and for a precise-deadline schedule, whose event is
+    `{"question": {"thread_id", "question_id"}}` (that question's due work only); returns what it did (ids only).
 
     Raises:
         ConfigurationError: on the cold-start call, when a setting is missing or wrong (names each one).
     """
-    report = _sweep().run()
+    question = event.get("question") if isinstance(event, dict) else None
+    if isinstance(question, dict):  # a precise-deadline schedule's wake-up: that one question's due work
+        report = _sweep().run_question(str(question.get("thread_id")), str(question.get("question_id")))
+    else:
+        report = _sweep().run()
     logger.info(
         "sweep done",
         extra={
