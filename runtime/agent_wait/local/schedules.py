@@ -19,7 +19,7 @@ from typing import Any
 
 from agent_wait._time import utc_now
 
-__all__ = ("Delivered", "ScheduleDelivery", "due_time")
+__all__ = ("Delivered", "ScheduleDelivery", "due_time", "stack_delivery")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,3 +120,30 @@ class ScheduleDelivery:
             else:
                 time.sleep(min(poll, max(deadline - time.monotonic(), 0)))
         return []
+
+
+def stack_delivery(stack: Any) -> ScheduleDelivery | None:
+    """The emulated delivery for an `EmulatedStack` whose functions have precise deadlines on
+    (`AGENT_WAIT_SCHEDULE_GROUP` set, as `AgentWait(precise_deadlines=True)` sets it); None when they are off.
+
+    Its group is created on the emulator now; each schedule's target is this process's sweep handler, on the stack's
+    clock. `agent-wait dev` calls `deliver_due()` on every turn of its loop (about once a second).
+    """
+    from agent_wait.schema import Settings
+
+    group = stack.environment.get(Settings.SCHEDULE_GROUP.value)
+    if not group:
+        return None
+
+    def invoke(arn: str, payload: dict[str, Any]) -> Any:
+        from agent_wait._time import clock_scope
+        from agent_wait.host import sweep
+        from agent_wait.local.stack import SWEEP_HANDLER, _Context
+
+        with clock_scope(stack.clock):
+            return sweep.handler(payload, _Context(SWEEP_HANDLER))
+
+    clock = lambda: stack.clock()  # noqa: E731, PLW0108 - read on every call: `EmulatedStack.at()` swaps the clock
+    delivery = ScheduleDelivery(stack.client("scheduler"), group, invoke, clock=clock)
+    delivery.ensure_group()
+    return delivery
