@@ -73,6 +73,7 @@ SIGNED_IN_ROUTES = (
     ("POST", "/agui/resume"),
     ("GET", "/insights"),
     ("GET", "/audit"),
+    ("POST", "/questions/{question_id}/extend"),
 )
 """Routes behind the JWT authorizer: who answers is the person API Gateway verified."""
 LINK_ROUTES = (

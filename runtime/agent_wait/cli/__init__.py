@@ -12,6 +12,8 @@
     agent-wait answer QUESTION approve|reject    answer one: with a token (--token, $AGENT_WAIT_TOKEN) over the answer
                                                  API, which says who won; else on the entry queue (checked first);
                                                  --args JSON edits the call's arguments, --answer JSON sends any answer
+    agent-wait extend QUESTION --by PT2H         move an open question's deadline later, over the answer API with a
+                                                 token; its policy says who may and how far (--until TIME: to a time)
     agent-wait failures                          list failed threads: what failed, where, with which error
     agent-wait dead-letters list                 the entry queue's dead letters, each with its reason (they stay)
     agent-wait dead-letters redrive [--reason R] move them back to the entry queue, in their thread's order
@@ -19,8 +21,8 @@
     agent-wait audit export --since 2026-03-01   every question asked or decided since then: who decided, through which
                                                  door, with which arguments (--until, --format jsonl|csv, --out FILE)
 
-`start`, `questions`, `answer`, `failures`, `retry`, `dead-letters` and `audit` talk to the running `agent-wait dev`,
-or to a deployed stack: `--stack NAME` (with `--region`, `--profile` as for the aws CLI) or `--outputs
+`start`, `questions`, `answer`, `extend`, `failures`, `retry`, `dead-letters` and `audit` talk to the running
+`agent-wait dev`, or to a deployed stack: `--stack NAME` (with `--region`, `--profile` as for the aws CLI) or `--outputs
 cdk-outputs.json` (written by `cdk deploy --outputs-file cdk-outputs.json`).
 """
 
@@ -38,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_wait.cli import _api
+from agent_wait.cli._extend import run_extend
 from agent_wait.cli._parser import DEFAULT_APP, REPO_APP, build_parser
 from agent_wait.cli._target import CliError, local_target, resolve_target
 from agent_wait.errors import MissingExtraError
@@ -152,6 +155,8 @@ def _run(args: argparse.Namespace) -> int:
         return _run_dead_letters(target, args)
     if args.command == "audit":
         return _export_audit(target, args)
+    if args.command == "extend":
+        return run_extend(target, args)
     if args.command == "failures":
         return _print_failures(_commands.failures(target), as_json=args.json)
     if args.command == "retry":

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from agent_wait.cli import _api
+from agent_wait.cli._extend import add_extend_arguments
 
 __all__ = ("DEFAULT_APP", "REPO_APP", "build_parser")
 
@@ -99,6 +100,7 @@ def _add_stack_commands(commands: Any) -> None:
         ("retry", "apply a failed thread's recorded start or decision again, once"),
         ("dead-letters", "list the dead letters with their reasons, or redrive them"),
         ("audit", "export the audit trail: every question asked or decided in a window, with who decided it"),
+        ("extend", "move an open question's deadline later, as its policy allows (over the answer API)"),
     )
     for name, text in commands_on_a_stack:
         sub = _command(commands, name, text, _ON_A_STACK)
@@ -157,6 +159,8 @@ def _add_stack_commands(commands: Any) -> None:
                 "--format", dest="audit_format", default="jsonl", metavar="FORMAT", help="jsonl or csv (default: jsonl)"
             )
             sub.add_argument("--out", metavar="FILE", help="write to this file (default: standard output)")
+        elif name == "extend":
+            add_extend_arguments(sub)
         elif name == "retry":
             sub.add_argument("thread_id", metavar="THREAD", help="a failed thread (see: agent-wait failures)")
             sub.add_argument(
