@@ -4,9 +4,11 @@ front of `create_app` on an in-memory ledger: what a person at the terminal read
 from __future__ import annotations
 
 import argparse
+import json
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -46,14 +48,22 @@ def _target(api: LocalApi) -> Target:
     return Target(queue_url="http://unused", table="unused", source="test", api_url=api.url)
 
 
-def test_extend_prints_the_new_deadline(served: tuple[LocalApi, Any], capsys: pytest.CaptureFixture[str]) -> None:
+def test_extend_prints_the_new_deadline(
+    served: tuple[LocalApi, Any], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     api, ledger = served
     question_id = _ask(ledger)
-    line = extend(_target(api), question_id, {"by": "PT2H"}, token=api.issuer.token("olga", ["ops"]))
-    assert line == (
+    outputs = tmp_path / "cdk-outputs.json"
+    stack = {"EntryQueueUrl": "https://sqs.us-east-1.amazonaws.com/1/q.fifo", "QuestionTableName": "questions"}
+    outputs.write_text(json.dumps({"Orders": {**stack, "AnswerApiUrl": api.url + "/"}}))
+    token = api.issuer.token("olga", ["ops"])
+    assert main(["extend", question_id, "--by", "PT2H", "--token", token, "--outputs", str(outputs)]) == 0
+    assert capsys.readouterr().out == (
         f"question {question_id} now expires at 2030-01-02T11:00:00Z; its reminders and escalation steps moved too "
-        "(wait.extended goes out with the next sweep)"
+        "(wait.extended goes out with the next sweep)\n"
     )
+    until = extend(_target(api), question_id, {"until": "2030-01-03T09:00:00Z"}, token=token)
+    assert until.startswith(f"question {question_id} now expires at 2030-01-03T09:00:00Z")
 
 
 def test_a_refusal_says_why_and_a_bad_token_how_to_get_one(served: tuple[LocalApi, Any]) -> None:

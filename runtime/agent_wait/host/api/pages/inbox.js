@@ -30,6 +30,9 @@
     thread_failed: "The agent failed on this thread; nothing can be decided there until an operator retries it.",
     thread_busy: "The agent is working on this thread right now; try again in a few seconds.",
     not_parked: "The agent is no longer waiting on this question; no answer can reach it.",
+    extend_not_allowed: "You are not one of the people who may extend this question's deadline.",
+    beyond_maximum: "That is further than this question's policy lets its deadline move.",
+    deadline_passed: "The deadline passed already; the default applies.",
   };
   // Refusals about the thread, not the question: the question is still open, and the page says why instead.
   var THREAD_REASONS = ["thread_failed", "thread_busy", "not_parked"];
@@ -1082,6 +1085,10 @@
     var rules = policy.rules || {};
     byId("policy-actions").textContent = (policy.allowed_actions || []).join(", ") || "any";
     byId("policy-deadline").textContent = when(policy.expires_at);
+    // Extend: only an open question whose policy lets someone move its deadline; the API says whether you may.
+    var extendable = view.status === "open" && isObject(rules.extend);
+    show("extend-term", extendable);
+    show("extend-row", extendable);
     renderDefault(policy);
     // Who may answer now (escalation steps included), as the API reports it; the policy's own list before that.
     var answerers = "answerers" in view ? view.answerers : rules.answerers;
@@ -1617,6 +1624,41 @@
     );
   }
 
+  function extendDeadline(by) {
+    var watching = current;
+    var button = byId("extend-button");
+    button.disabled = true;
+    say("Moving the deadline…");
+    request("/questions/" + encodeURIComponent(watching.id) + "/extend", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ by: by }),
+    }).then(
+      function (reply) {
+        button.disabled = false;
+        if (current !== watching) {
+          return;
+        }
+        var data = reply.data || {};
+        if (reply.status === 200) {
+          renderQuestion(data);
+          say("Deadline moved to " + when(data.policy.expires_at) + "; the reminders moved with it.", true);
+        } else if (reply.status === 401) {
+          signOut("Your sign-in has expired. Sign in again, then extend.");
+        } else {
+          if (isObject(data.question)) {
+            renderQuestion(data.question);
+          }
+          say("Not extended: " + refused(reply), true);
+        }
+      },
+      function () {
+        button.disabled = false;
+        say("Could not reach the API; the deadline may not have moved. Reload the question to see.", true);
+      },
+    );
+  }
+
   function renderHistory(view) {
     var entries = byId("history");
     clear(entries);
@@ -1663,6 +1705,10 @@
       signOut();
     });
     byId("filters").addEventListener("submit", applyFilters);
+    byId("extend-form").addEventListener("submit", function (event) {
+      event.preventDefault();
+      extendDeadline(byId("extend-by").value);
+    });
     byId("more").addEventListener("click", function () {
       loadList(true);
     });
