@@ -25,7 +25,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from agent_wait._time import parse_rfc3339, utc_now
+from agent_wait._time import format_rfc3339, parse_rfc3339, utc_now
 from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.followup import FollowUps
@@ -62,8 +62,12 @@ class Wake:
 
     @property
     def target_input(self) -> dict[str, Any]:
-        """What the sweep receives: `{"question": {"thread_id", "question_id"}}`."""
-        return {"question": {"thread_id": self.thread_id, "question_id": self.question_id}}
+        """What the sweep receives: `{"question": {"thread_id", "question_id"}, "at": <its time>}`. `at` lets the sweep
+        wait out an early wake-up: Scheduler invokes a target within the minute of its time, possibly before it."""
+        return {
+            "question": {"thread_id": self.thread_id, "question_id": self.question_id},
+            "at": format_rfc3339(self.at),
+        }
 
 
 class ScheduleBackend(Protocol):
