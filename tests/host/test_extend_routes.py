@@ -117,3 +117,14 @@ def test_an_unknown_question_is_404_and_no_token_is_401(api: Api) -> None:
     too_long = api.extend("q" * 600, {"by": "PT1H"})
     assert too_long.status == 404
     assert api.extend(api.ask(), {"by": "PT1H"}, claims=None).status == 401
+
+
+def test_the_question_view_shows_the_escalation_step_moved_with_the_deadline(api: Api) -> None:
+    from agent_wait.followup import Escalation
+
+    step = Escalation(after="PT12H", answerer_groups=["ops"], tags={"to": "ops"})
+    question_id = api.ask(
+        WaitPolicy(timeout="P1D", escalation=[step], extend=Extension(groups=["ops"], max_total="P1D"))
+    )
+    body = api.extend(question_id, {"by": "PT6H"}).json()
+    assert body["escalation"]["next_at"] == "2030-01-02T03:00:00Z", "PT12H after asking, plus the six hours"

@@ -141,7 +141,7 @@ def _audience(record: QuestionRecord, now: datetime) -> dict[str, Any]:
     followups = record.followups
     if followups.escalation:
         level = record.escalation_level(at)
-        times = followups.escalation_times(parse_rfc3339(record.asked_at))
+        times = record.escalation_times()  # moved by any extension of the deadline
         audience["escalation"] = {
             "level": level,
             "steps": len(followups.escalation),
