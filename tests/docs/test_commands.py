@@ -109,6 +109,10 @@ RUN_BY: dict[str, tuple[str, str]] = {
         "tests/local/test_local_api.py",
         '"approve", "--by", "cfo@example.com"',
     ),
+    "agent-wait extend QUESTION_ID --by PT2H": (
+        "tests/local/test_cli_extend.py",
+        '["extend", question_id, "--by", "PT2H", "--token", token',
+    ),
     "agent-wait dead-letters redrive --reason retries_exhausted": (
         "tests/local/test_cli.py",
         '["dead-letters", "redrive", "--reason", "retries_exhausted", "--thread", thread]',

@@ -25,8 +25,16 @@ def add_extend_arguments(sub: argparse.ArgumentParser) -> None:
     """The options of `agent-wait extend` (the stack options are added with every stack command's)."""
     sub.add_argument("question_id", metavar="QUESTION", help="an open question's id (see: agent-wait questions)")
     how = sub.add_mutually_exclusive_group(required=True)
-    how.add_argument("--by", metavar="DURATION", help="move the deadline this much later, ISO 8601: PT2H, P1D")
-    how.add_argument("--until", metavar="TIME", help="move it to this RFC 3339 time, e.g. 2026-09-14T09:00:00Z")
+    how.add_argument(
+        "--by",
+        metavar="DURATION",
+        help="move the deadline this much later, ISO 8601: PT2H, P1D (no default: give --by or --until)",
+    )
+    how.add_argument(
+        "--until",
+        metavar="TIME",
+        help="move it to this RFC 3339 time, e.g. 2026-09-14T09:00:00Z (no default: give --by or --until)",
+    )
     sub.add_argument("--token", help=f"the bearer token that says who extends (default: ${TOKEN_VARIABLE})")
 
 
