@@ -145,3 +145,33 @@ def test_extending_through_the_api_moves_the_deadline_schedule_and_the_reminder_
 def test_due_time_reads_only_one_time_schedules() -> None:
     assert due_time("at(2030-01-01T09:00:00)") == parse_rfc3339("2030-01-01T09:00:00Z")
     assert due_time("rate(1 minute)") is None
+
+
+def test_agent_wait_devs_delivery_fires_a_due_schedule_into_the_sweep_handler_and_deletes_it(
+    stack: tuple[HostStack, ScheduleDelivery], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from agent_wait.aws.scheduler import EventBridgeSchedules
+    from agent_wait.engine.schedules import Wake
+    from agent_wait.local.schedules import stack_delivery
+
+    host, delivery = stack
+    thread_id, question_id = _ask(host, "tests.agents.deadline_graphs:build_extendable_graph", monkeypatch)
+    scheduler = boto3.client("scheduler", region_name=REGION, endpoint_url=host.endpoint)
+    local = SimpleNamespace(
+        environment={Settings.SCHEDULE_GROUP.value: delivery.group},
+        client=lambda service: boto3.client(service, region_name=REGION, endpoint_url=host.endpoint),
+        clock=utc_now,
+    )
+    dev = stack_delivery(local)
+    assert dev is not None
+    assert stack_delivery(SimpleNamespace(environment={})) is None, "off without AGENT_WAIT_SCHEDULE_GROUP"
+    past = Wake("a-stale-wake", utc_now() - timedelta(seconds=5), thread_id, question_id)
+    EventBridgeSchedules(delivery.group, SWEEP_ARN, ROLE_ARN, client=scheduler).put(past)
+    (fired,) = [d for d in dev.deliver_due() if d.name == "a-stale-wake"]
+    assert fired.input["question"] == {"thread_id": thread_id, "question_id": question_id}
+    assert "a-stale-wake" not in {name for _, name in dev.pending()}, "deleted once fired, as DELETE after completion"
+    record = host.ledger().get(thread_id, question_id)
+    assert record is not None
+    assert record.status is QuestionStatus.OPEN, "not due yet: the woken sweep did nothing"
