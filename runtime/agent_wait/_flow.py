@@ -8,7 +8,9 @@ things, the same on every framework:
 3. build the question from the visible arguments;
 4. in async mode, publish the envelope and return `{"status": "pending_approval", ...}`;
 5. otherwise park on the packed question (`WaitBinding.park`) and apply the answer that comes back:
-   run the body, run it with edited arguments, or return the answer in its place.
+   run the body, run it with edited arguments, or return the answer in its place. A host resumes with the
+   answer bound to the call it asked (`agent_wait._wait.bind_answer`): when the body would run, a re-run whose
+   arguments differ from that call raises `ArgumentsChangedError` and runs nothing.
 
 A binding supplies only what its framework does differently, as one `WaitBinding` per decorated
 function: which parameters the framework injects, where the context is, where the thread id is,
@@ -29,7 +31,7 @@ from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
 from agent_wait._publish import Announcers, PublishReport, apublish, as_announcers, publish
-from agent_wait._wait import WaitSignature, pack_question
+from agent_wait._wait import WaitSignature, check_same_call, pack_question, unbind_answer
 from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.errors import ConfigurationError, EnvelopeError
 from agent_wait.ids import question_id_for
@@ -156,8 +158,11 @@ class WaitFlow(Generic[C]):
         if self.mode == "async":
             envelope, pending = pending_call(question, self.policy, self.binding.thread_id(context), self.source)
             return Step(None, pending, envelope)
-        answer = self.binding.park(context, pack_question(question, self.policy, self.source))
+        answer, asked = unbind_answer(self.binding.park(context, pack_question(question, self.policy, self.source)))
         plan = self.signature.plan(bound, answer, allow_edits=self.policy.allow_edits)
+        if plan.run and asked is not None:
+            # A host's resume carries the call that was asked: a re-run that computed other arguments runs nothing.
+            check_same_call(asked, question)
         return Step(plan.arguments if plan.run else None, plan.value)
 
     def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

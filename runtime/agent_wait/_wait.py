@@ -11,7 +11,9 @@ this module decides what is asked and what an answer does, so the rules are the 
   arguments when the policy allows edits (`allow_edits=True`, off by default), but only visible
   parameters may be edited, each with a value that fits its annotation (`agent_wait._edits`); anything
   else is an error value returned in place of the body; any other answer is returned in place of the body;
-- a function with a decision parameter always runs and receives the answer verbatim.
+- a function with a decision parameter always runs and receives the answer verbatim;
+- an answer a host resumes with is bound to the call it asked (`bind_answer`): the body runs only with the
+  approved arguments (as asked, or as edited), never with others a re-run computed (`ArgumentsChangedError`).
 """
 
 from __future__ import annotations
@@ -26,23 +28,29 @@ from datetime import datetime
 from typing import Any
 
 from agent_wait._edits import EditValidator, editable_args_schema
-from agent_wait._json import to_jsonable
+from agent_wait._json import canonical_json, to_jsonable
 from agent_wait._time import parse_rfc3339, utc_now
 from agent_wait.dialects import recognize
 from agent_wait.envelope import Question, check_question_size
+from agent_wait.errors import ArgumentsChangedError
 from agent_wait.policy import WaitPolicy
 
 __all__ = (
     "APPROVE",
+    "BOUND_CALL",
     "EXPIRED_WITHOUT_DEFAULT",
     "MARKER",
     "AnswerPlan",
     "WaitSignature",
+    "approved_args",
+    "bind_answer",
+    "check_same_call",
     "edit_refused",
     "is_packed",
     "pack_question",
     "plain",
     "type_hints",
+    "unbind_answer",
     "unpack_question",
 )
 
@@ -67,6 +75,78 @@ The same key on every framework: LangGraph's interrupt value, Pydantic AI's `App
 Strands' interrupt reason. The value travels through the framework's own persistence (a checkpoint,
 the run's deferred requests, a session) and comes back out in the envelope.
 """
+
+
+BOUND_CALL = "__agent_wait_call__"
+"""Key under which a host resumes a `@wait` question with the call that was asked, beside the answer.
+
+`{"__agent_wait_call__": {"function": name, "args": {...}}, "answer": ...}`: the `@wait` call unwraps it on
+resume (`unbind_answer`) and runs its body only when its re-run computed exactly the arguments asked; the
+answer's edits (when allowed) then apply on top, so the body runs with the approved arguments and no others.
+"""
+
+
+def _wait_call(question: Any, source: Any) -> tuple[str, Mapping[str, Any]] | None:
+    """The function name and published arguments of a `@wait` question, or None for any other question."""
+    if not isinstance(question, Mapping) or not isinstance(source, Mapping):
+        return None
+    function, args = question.get("function"), question.get("args")
+    if not isinstance(function, str) or source.get("function") != function or not isinstance(args, Mapping):
+        return None
+    return function, args
+
+
+def approved_args(question: Any, source: Any, answer: Any) -> dict[str, Any] | None:
+    """The arguments an approval of a `@wait` question runs its body with: as asked, or as edited; else None.
+
+    None for any other question, and for an answer that does not approve (the body does not run).
+    """
+    call = _wait_call(question, source)
+    if call is None or not isinstance(answer, Mapping) or answer.get("action") != APPROVE:
+        return None
+    edits = answer.get("args")
+    return {**call[1], **(edits if isinstance(edits, Mapping) else {})}
+
+
+def bind_answer(question: Any, source: Any, answer: Any) -> Any:
+    """The value a host resumes a `@wait` question with: `answer` bound to the call asked (`BOUND_CALL`).
+
+    Any other question's answer is returned unchanged.
+    """
+    call = _wait_call(question, source)
+    if call is None:
+        return answer
+    return {BOUND_CALL: {"function": call[0], "args": dict(call[1])}, "answer": answer}
+
+
+def unbind_answer(value: Any) -> tuple[Any, Mapping[str, Any] | None]:
+    """The answer inside a value `bind_answer` made, and the call it is bound to; `(value, None)` for a value that is
+    not bound (an answer resumed in-process, bare)."""
+    if not isinstance(value, Mapping) or not isinstance(value.get(BOUND_CALL), Mapping):
+        return value, None
+    return value.get("answer"), value[BOUND_CALL]
+
+
+def check_same_call(asked: Mapping[str, Any], question: Mapping[str, Any]) -> None:
+    """Check that the re-run's `question` (`{"function", "args"}`) is the call `asked` that was approved.
+
+    Raises:
+        ArgumentsChangedError: the re-run computed another function or other arguments.
+    """
+    function = str(question.get("function"))
+    asked_args, rerun_args = asked.get("args"), question.get("args")
+    if asked.get("function") != function or not isinstance(asked_args, Mapping) or not isinstance(rerun_args, Mapping):
+        raise ArgumentsChangedError(function, [])
+    # Compared as canonical JSON: the asked arguments come back from a store (a float 0.1 stays 0.1, 1 stays 1).
+    changed = sorted(
+        str(name)
+        for name in {*asked_args, *rerun_args}
+        if name not in asked_args
+        or name not in rerun_args
+        or canonical_json(asked_args[name]) != canonical_json(rerun_args[name])
+    )
+    if changed:
+        raise ArgumentsChangedError(function, changed)
 
 
 def pack_question(

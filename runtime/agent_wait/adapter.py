@@ -14,11 +14,12 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from agent_wait._publish import Announcers, PublishReport, as_announcers, publish
+from agent_wait._wait import bind_answer
 from agent_wait.dialects import translate
 from agent_wait.envelope import Question, Transition, WaitEnvelope
 from agent_wait.messages import answer_parts
 
-__all__ = ("AgentAdapter", "RunOutcome", "WaitPublisher")
+__all__ = ("AgentAdapter", "RunOutcome", "WaitPublisher", "resume_value_for")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,13 @@ class AgentAdapter(Protocol):
         ...
 
 
+def resume_value_for(adapter: AgentAdapter, question: Any, source: Any, value: Any) -> Any:
+    """The value to resume `adapter`'s thread with: `value` bound to the `@wait` call asked (`bind_answer`) when
+    the framework runs the waiting code again on resume (an adapter's `reruns_on_resume = True`: LangGraph re-runs
+    the interrupted node); unchanged for frameworks that replay the stored call (Pydantic AI, Strands)."""
+    return bind_answer(question, source, value) if getattr(adapter, "reruns_on_resume", False) else value
+
+
 class WaitPublisher:
     """A host for servers and workers that are not the bundled router: run, then publish what changed.
 
@@ -105,6 +113,7 @@ class WaitPublisher:
             asked = before.get(question_id)
             if asked is not None:  # a question in a dialect receives its own shape (agent_wait.dialects)
                 answer = translate(asked.source, asked.value, answer, asked.policy.response_schema)
+                answer = resume_value_for(self.adapter, asked.value, asked.source, answer)
             outcome = self.adapter.resume(thread_id, question_id, answer)
         else:
             outcome = self.adapter.start(thread_id, value)

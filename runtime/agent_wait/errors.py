@@ -24,6 +24,7 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
            ├─ QueueUnavailableError              the entry queue or the dead-letter queue failed; the message is retried
            ├─ CallbackRefusedError               Lambda refused to complete a durable callback (timed out, done already)
            ├─ CallbackUnavailableError           completing a durable callback failed for now; the message is retried
+           ├─ ArgumentsChangedError              a `@wait` call re-run on resume differs from the call approved
            ├─ ScheduleUnavailableError           a precise-deadline schedule was not put or deleted (names the code)
            ├─ ThreadStateError                   a hosted agent's stored thread (Pydantic AI history, Strands session)
            │    ├─ ThreadStateConflictError      another writer moved the thread first; this write lost, nothing saved
@@ -43,6 +44,7 @@ from typing import Any
 
 __all__ = (
     "ArgumentError",
+    "ArgumentsChangedError",
     "AwsDeliveryError",
     "CallbackRefusedError",
     "CallbackUnavailableError",
@@ -82,6 +84,26 @@ class WaitError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class ArgumentsChangedError(WaitError):
+    """Raised when a `@wait` call re-run on resume computes other arguments than the call that was approved.
+
+    LangGraph runs the interrupted node again from its start on resume, so code before the question runs twice;
+    when it is not deterministic (a clock, a random id, a fresh lookup) the call that would run differs from the
+    one a person saw. The body does not run; the router fails the thread with `arguments_changed`. The message
+    names the function and the parameters, never their values.
+    """
+
+    def __init__(self, function: str, changed: list[str]) -> None:
+        names = ", ".join(changed) if changed else "the function itself"
+        super().__init__(
+            f"{function}() was approved with other arguments than its re-run computed (changed: {names}); nothing "
+            "was run. Make the code before the question deterministic (or keep the value in the graph's state), "
+            "then retry the thread"
+        )
+        self.function = function
+        self.changed = tuple(changed)
 
 
 class PolicyError(WaitError, ValueError):

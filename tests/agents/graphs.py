@@ -250,6 +250,23 @@ def build_unstorable_question_graph(checkpointer: Any) -> Any:
     return _chain(checkpointer, prepare, ask_raw, finish)
 
 
+DRIFT: Counter[str] = Counter()
+"""What `drifting_quote` adds to the amount, by order id: a test changes it between the ask and the resume, as a
+clock, a random id or a fresh price lookup would."""
+
+
+def drifting_quote(state: RefundState) -> dict[str, Any]:
+    """Computes the amount again on every run (LangGraph re-runs this node on resume), then asks to refund it."""
+    _ran("drifting_quote", state)
+    order_id = _order(state)
+    return {"hold": adjust_refund(order_id, state["amount"] + DRIFT[order_id])}
+
+
+def build_drifting_graph(checkpointer: Any) -> Any:
+    """START → prepare → drifting_quote → finish: the code before the question is not deterministic."""
+    return _chain(checkpointer, prepare, drifting_quote, finish)
+
+
 NOT_A_GRAPH = {"nodes": ["review"]}
 """Something `AGENT_WAIT_GRAPH` can name that is neither a compiled graph nor a factory."""
 

@@ -118,6 +118,7 @@ def test_the_outcome_card_says_who_answered_from_the_questions_row(teams: FakeTe
         answered_by: str | None = None
         via: str | None = None
         decided_at: str | None = None
+        resumed_at: str | None = None
         failure: Any = None
 
     from agent_wait.schema import QuestionStatus

@@ -107,6 +107,8 @@ RULES: dict[str, Layer] = {
     "agent_wait.engine": Layer(
         "engine", ("agent_wait.engine", "agent_wait.aws.errors"), frozenset({"jsonschema", "boto3"})
     ),
+    # OpenTelemetry's API (the optional `tracing` extra), imported inside the functions that start spans.
+    "agent_wait.engine.tracing": Layer("engine", ("agent_wait.engine",), frozenset({"opentelemetry"})),
     # A channel people answer in (Slack): its announcer and its door, deciding through the engine; no Lambda, no host.
     "agent_wait.slack": Layer("channel", ("agent_wait.slack", "agent_wait.engine"), frozenset({"slack_sdk"})),
     # Teams through a Workflows webhook: the standard library only.

@@ -141,6 +141,13 @@ def records_from_queue(messages: list[dict[str, Any]], queue_arn: str) -> list[d
             record["attributes"]["SequenceNumber"] = attributes["SequenceNumber"]
         if "SentTimestamp" in attributes:
             record["attributes"]["SentTimestamp"] = attributes["SentTimestamp"]
+        if "AWSTraceHeader" in attributes:  # the X-Ray header the sender attached (a system attribute)
+            record["attributes"]["AWSTraceHeader"] = attributes["AWSTraceHeader"]
+        # Message attributes (received with MessageAttributeNames=All) in the event's shape: the trace context.
+        record["messageAttributes"] = {
+            name: {"stringValue": value.get("StringValue"), "dataType": value["DataType"]}
+            for name, value in message.get("MessageAttributes", {}).items()
+        }
         records.append(record)
     return records
 

@@ -6,7 +6,7 @@ conditional writes on the same items; reading the sharded indexes is apart (`age
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -179,9 +179,18 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
 
     # -- Ledger --------------------------------------------------------------------------------------
 
-    def open(self, envelope: WaitEnvelope, *, now: datetime, unannounced: bool = True) -> OpenResult:
+    def open(
+        self,
+        envelope: WaitEnvelope,
+        *,
+        now: datetime,
+        unannounced: bool = True,
+        trace: Mapping[str, str] | None = None,
+    ) -> OpenResult:
         asked_at = format_rfc3339(now)
-        record = QuestionRecord(envelope=envelope, status=QuestionStatus.OPEN, asked_at=asked_at)
+        record = QuestionRecord(
+            envelope=envelope, status=QuestionStatus.OPEN, asked_at=asked_at, trace=dict(trace) if trace else None
+        )
         # A lean row (under 1 KB for the refund example, decided and resumed): no null attribute, nothing its keys
         # say, no progress attributes until the first follow-up (absent reads as the default).
         attributes = {

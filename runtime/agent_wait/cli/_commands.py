@@ -9,6 +9,7 @@ from typing import Any
 
 from agent_wait._json import dumps
 from agent_wait.cli._target import CliError, Target, answer_value
+from agent_wait.engine import tracing
 from agent_wait.messages import group_id_for
 from agent_wait.schema import QuestionStatus
 
@@ -22,6 +23,7 @@ def _send(target: Target, message: dict[str, Any], *, deduplication_id: str | No
             MessageBody=dumps(message),
             MessageGroupId=group_id_for(message["thread_id"]),
             MessageDeduplicationId=deduplication_id or uuid.uuid4().hex,
+            **tracing.sqs_send_attributes(),  # a traced caller's context reaches the router's delivery
         )
     except Exception as exc:
         raise CliError(

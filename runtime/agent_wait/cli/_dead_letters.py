@@ -4,8 +4,9 @@ thread, a body that did not parse, has a group of its own: `malformed-<sha256>`)
 
 Listing leaves every message where it was: each one read is made visible again at once. A redrive sends
 the body verbatim to the entry queue under its dead letter's group and deletes it from the dead-letter queue
-only once the send succeeded, so nothing is lost if either call fails. `agent_failed` and `checkpoint_too_large`
-dead letters are never redriven: `agent-wait retry THREAD` applies a failed thread's start or decision.
+only once the send succeeded, so nothing is lost if either call fails. `agent_failed`, `checkpoint_too_large`
+and `arguments_changed` dead letters are never redriven: `agent-wait retry THREAD` applies a failed thread's start
+or decision.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from agent_wait.cli._target import CliError, Target
 
 __all__ = ("NEVER_REDRIVEN", "DeadLetterMessage", "list_dead_letters", "redrive")
 
-NEVER_REDRIVEN = frozenset({"agent_failed", "checkpoint_too_large"})
+NEVER_REDRIVEN = frozenset({"agent_failed", "checkpoint_too_large", "arguments_changed"})
 """Reasons whose message a redrive would only fail again, or run twice: the retry command applies them."""
 _READ_AT_ONCE = 10
 _HIDDEN_SECONDS = 30

@@ -78,7 +78,7 @@ def record_question(
     envelope = WaitEnvelope.create(question, reply_to=reply_to, now=now)
     # Put announced where the ledger can mark it back: no write when the announcement succeeds, the common case.
     put_announced = marks_unannounced(ledger)
-    opened = ledger.open(envelope, now=now, **({"unannounced": False} if put_announced else {}))
+    opened = ledger.open(envelope, now=now, unannounced=not put_announced)
     record = opened.record
     if record.status is not QuestionStatus.OPEN:
         return None

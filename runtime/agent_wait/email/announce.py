@@ -24,7 +24,8 @@ from typing import Any
 
 from agent_wait._time import format_rfc3339, utc_now
 from agent_wait.announce.base import BaseAnnounce
-from agent_wait.email.render import Decided, EmailContent, mime_message, outcome_email, question_email
+from agent_wait.asked import Decided, decided_of
+from agent_wait.email.render import EmailContent, mime_message, outcome_email, question_email
 from agent_wait.email.sends import EmailSends, Send
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import EmailDeliveryError, RecipientError
@@ -152,13 +153,7 @@ class EmailAnnounce(BaseAnnounce):
 
     def _decided(self, envelope: WaitEnvelope, transition: Transition) -> Decided:
         record = self.records(envelope.question_id) if self.records is not None else None
-        if record is None:
-            answer = envelope.default if transition is Transition.EXPIRED else None
-            return Decided(transition.value.removeprefix("wait."), answer)
-        status = (record.outcome or record.status).value
-        if status not in ("answered", "expired", "cancelled"):
-            status = transition.value.removeprefix("wait.")
-        return Decided(status, record.answer, record.answered_by, record.via, record.decided_at)
+        return decided_of(envelope, transition, record)
 
     def _send_each(
         self,

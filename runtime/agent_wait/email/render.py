@@ -23,7 +23,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from agent_wait._time import parse_rfc3339
-from agent_wait.asked import call_of, prompt_of
+from agent_wait.asked import Decided, call_of, prompt_of
 from agent_wait.envelope import WaitEnvelope
 
 __all__ = ("Button", "Decided", "EmailContent", "asked_of", "mime_message", "outcome_email", "question_email")
@@ -50,18 +50,6 @@ class Button:
     url: str
     tone: str
     """`primary`, `danger` or `neutral`."""
-
-
-@dataclass(frozen=True, slots=True)
-class Decided:
-    """How a question ended, as its outcome email tells it."""
-
-    status: str
-    """`answered`, `expired` or `cancelled`."""
-    answer: Any = None
-    answered_by: str | None = None
-    via: str | None = None
-    decided_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +237,12 @@ def outcome_email(
 ) -> EmailContent:
     """The short email that says how a question ended: who answered what and when, the default, or withdrawn."""
     asked = asked_of(envelope)
-    headline = {"answered": "Answered", "expired": "No answer in time", "cancelled": "Withdrawn"}[decided.status]
+    headline = {
+        "answered": "Answered",
+        "expired": "No answer in time",
+        "cancelled": "Withdrawn",
+        "failed": "Decided, but the agent failed applying it",
+    }[decided.status]
     when = ""
     if decided.decided_at:
         moment = parse_rfc3339(decided.decided_at)

@@ -23,6 +23,7 @@ from typing import Any
 
 from agent_wait._time import format_rfc3339
 from agent_wait.callbacks import callback_id_of
+from agent_wait.engine import tracing
 from agent_wait.engine.checks import Answerer, check_answer
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.engine.votes import VoteStatus, cast_vote
@@ -131,6 +132,12 @@ class AnswerDesk:
 
     def decide(self, attempt: AnswerAttempt, thread: ThreadState) -> Verdict:
         """Check `attempt` against its question and thread, then decide, vote, or refuse; see `Verdict`."""
+        with tracing.decision_span(attempt) as span:  # every door's decision, linked to where it was asked
+            verdict = self._decide(attempt, thread)
+            tracing.verdict(span, verdict)
+            return verdict
+
+    def _decide(self, attempt: AnswerAttempt, thread: ThreadState) -> Verdict:
         if thread.failure is not None:
             return Verdict.refused(RefusalReason.THREAD_FAILED, _failed_detail(thread.failure, attempt.question_id))
         record = self.ledger.get(attempt.thread_id, attempt.question_id)

@@ -61,6 +61,7 @@ AUDIT_COLUMNS = (
     "answer_id",
     "action",
     "args",
+    "approved_args",
     "answer",
     "votes",
     "resumed_at",
@@ -69,7 +70,7 @@ AUDIT_COLUMNS = (
     "retry_id",
 )
 """Every field of an audit row, in the order a CSV file has them (JSON lines hold the same keys)."""
-_JSON_COLUMNS = frozenset({"question", "allowed_actions", "tags", "args", "answer", "votes"})
+_JSON_COLUMNS = frozenset({"question", "allowed_actions", "tags", "args", "approved_args", "answer", "votes"})
 """The fields a CSV cell holds as JSON text."""
 
 
@@ -156,6 +157,8 @@ def audit_row(record: QuestionRecord) -> dict[str, Any]:
         "answer_id": record.answer_id,
         "action": action if isinstance(action, str) else None,
         "args": args,
+        # The arguments an approval of a `@wait` call lets its body run with (as asked, or as edited).
+        "approved_args": record.approved_args,
         "answer": answer,
         "votes": [
             {

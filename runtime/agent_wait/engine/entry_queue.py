@@ -1,5 +1,8 @@
 """Sending messages into the entry FIFO queue (the sweep sends deadline answers through it).
 
+On SQS every message carries the sender's trace context (`agent_wait.engine.tracing.sqs_send_attributes`:
+`traceparent`, `tracestate` and the X-Ray `AWSTraceHeader`), so the router's delivery continues the trace.
+
 `send` enqueues one message and raises when it could not. `send_batch` enqueues many in as few calls as
 the queue allows and never raises for a message it could not send: it returns one `SendFailure` per such
 message (with the error code, never the message), so one refused message cannot hold back the others.
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent_wait._json import dumps
+from agent_wait.engine import tracing
 
 __all__ = (
     "MAX_BATCH_BYTES",
@@ -138,6 +142,7 @@ class SqsEntryQueue:
                 MessageBody=dumps(message),
                 MessageGroupId=group_id,
                 MessageDeduplicationId=sqs_deduplication_id(deduplication_id),
+                **tracing.sqs_send_attributes(),  # the sender's trace, continued by the router's delivery
             )
 
     def send_batch(self, messages: Sequence[EntryMessage]) -> list[SendFailure]:
@@ -145,13 +150,19 @@ class SqsEntryQueue:
 
         failures: list[SendFailure] = []
         bodies = [dumps(entry.message) for entry in messages]
-        for chunk in batch_chunks(bodies):
+        traced = tracing.sqs_send_attributes()  # one sender, one context: the same on every entry
+        overhead = sum(  # message attributes count toward SQS's payload limit (system attributes do not)
+            len(f"{name}{value['DataType']}{value['StringValue']}".encode())
+            for name, value in traced.get("MessageAttributes", {}).items()
+        )
+        for chunk in batch_chunks(bodies, overhead=overhead):
             entries = [
                 {
                     "Id": str(index),  # unique within the call; maps a result back to its message
                     "MessageBody": bodies[index],
                     "MessageGroupId": messages[index].group_id,
                     "MessageDeduplicationId": sqs_deduplication_id(messages[index].deduplication_id),
+                    **traced,
                 }
                 for index in chunk
             ]
@@ -175,15 +186,16 @@ def sqs_deduplication_id(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-def batch_chunks(bodies: Sequence[str]) -> Iterator[list[int]]:
-    """Indexes of `bodies` in runs SQS takes in one call: at most 10 entries and 256 KiB of bodies.
+def batch_chunks(bodies: Sequence[str], *, overhead: int = 0) -> Iterator[list[int]]:
+    """Indexes of `bodies` in runs SQS takes in one call: at most 10 entries and 256 KiB of bodies, each counted
+    with `overhead` bytes more (its message attributes).
 
     A body alone over the limit still gets a call of its own, so SQS reports it and the others go.
     """
     chunk: list[int] = []
     size = 0
     for index, body in enumerate(bodies):
-        length = len(body.encode("utf-8"))
+        length = len(body.encode("utf-8")) + overhead
         if chunk and (len(chunk) == MAX_BATCH_ENTRIES or size + length > MAX_BATCH_BYTES):
             yield chunk
             chunk, size = [], 0

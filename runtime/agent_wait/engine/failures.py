@@ -9,7 +9,7 @@ from agent_wait.engine.dead_letter import DeadLetter
 from agent_wait.engine.lease import error_name
 from agent_wait.engine.metrics import HostMetrics, Metric
 from agent_wait.engine.outcomes import DeadLetterReason, Outcome, OutcomeKind, RefusalReason
-from agent_wait.errors import CallbackRefusedError, ThreadBusyError, ThreadStateTooLargeError
+from agent_wait.errors import ArgumentsChangedError, CallbackRefusedError, ThreadBusyError, ThreadStateTooLargeError
 from agent_wait.ledger import FailureKind, FailureLedger, ThreadFailure
 
 __all__ = ("AGENT_FAILED", "Failures")
@@ -75,6 +75,9 @@ class Failures:
         if isinstance(exc, ThreadStateTooLargeError):  # its message has ids, sizes and the fix, never state
             reason = DeadLetterReason.CHECKPOINT_TOO_LARGE.value
             detail = f"while {doing}, {exc.message}; then run: agent-wait retry {thread_id}"
+        elif isinstance(exc, ArgumentsChangedError):  # names the function and parameters, never their values
+            reason = DeadLetterReason.ARGUMENTS_CHANGED.value
+            detail = f"while {doing}, {exc.message}: agent-wait retry {thread_id}"
         # Dead-letter first: a crash before the failure is recorded re-runs the agent once on redelivery;
         # a failure recorded first could leave the message with no dead letter at all.
         self.dead_letter.send(body, reason=reason, detail=detail, message_id=failure.message_id, thread_id=thread_id)

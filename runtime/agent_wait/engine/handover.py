@@ -19,6 +19,7 @@ from typing import Any
 
 from agent_wait._delivery import current_delivery
 from agent_wait._time import utc_now
+from agent_wait.engine import tracing
 from agent_wait.engine.answering import AnswerAttempt, AnswerDesk, ThreadState, Verdict, VerdictKind
 from agent_wait.engine.checks import HANDED_OVER, Answerer
 from agent_wait.engine.entry_queue import EntryQueue
@@ -131,7 +132,9 @@ class AnswerService:
                 decides twice.
             valid_until: the answer's own expiry.
         """
-        result = self._answer(question_id, answer, answerer, answer_id=answer_id, valid_until=valid_until)
+        # One span for the decision and its hand-over: the router's delivery of the resume continues this trace.
+        with tracing.answer_span(question_id, answerer.via or "api"):
+            result = self._answer(question_id, answer, answerer, answer_id=answer_id, valid_until=valid_until)
         verdict = result.verdict
         if verdict.kind is VerdictKind.REFUSED and verdict.reason is not None:
             # Counted and logged as the router's refusals are (ids and the reason, never the answer).

@@ -91,6 +91,10 @@ class DeadLetterReason(StrEnum):
     """The question's durable function callback could not be completed: Lambda refused it (it timed out, or was
     completed or failed already). The decision stands, the row says `failed` (never `resumed`); the thread is not
     failed, since the execution no longer waits on this question."""
+    ARGUMENTS_CHANGED = "arguments_changed"
+    """A `@wait` call re-run on resume computed other arguments than the call that was approved
+    (`ArgumentsChangedError`): nothing ran, and the thread is failed as for `agent_failed`. Make the code before the
+    question deterministic, deploy, then `agent-wait retry` (the same approval applies to the same call)."""
     CHECKPOINT_TOO_LARGE = "checkpoint_too_large"
     """The agent's state (a checkpoint, or one step's writes) is over what its store holds: DynamoDB's 400 KB item
     limit without the checkpoint bucket. Not retried, since every retry would fail the same way; the thread is

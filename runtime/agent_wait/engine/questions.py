@@ -13,6 +13,7 @@ from agent_wait._publish import Announcers, PublishReport, as_announcers, publis
 from agent_wait._time import parse_rfc3339, seconds_between
 from agent_wait.adapter import RunOutcome
 from agent_wait.announce.base import BaseAnnounce
+from agent_wait.engine import tracing
 from agent_wait.engine.metrics import DecisionOutcome, HostMetrics, Metric, MetricTags, time_to_decision
 from agent_wait.engine.schedules import DeadlineSchedules
 from agent_wait.envelope import Question, Transition, WaitEnvelope
@@ -154,7 +155,12 @@ class AskedQuestions:
         # Put announced where the ledger can mark it back (no write when the announcement succeeds, the common case);
         # a crash before the announcement leaves the message on the queue, and its redelivery announces it.
         put_announced = marks_unannounced(self.ledger)
-        opened = self.ledger.open(envelope, now=now, **({"unannounced": False} if put_announced else {}))
+        options: dict[str, Any] = {"unannounced": False} if put_announced else {}
+        with tracing.ask_span(question.thread_id, question.question_id) as asked:
+            if asked.context:  # what the answer's spans link to; only when traced, so any Ledger still takes the call
+                options["trace"] = asked.context
+            opened = self.ledger.open(envelope, now=now, **options)
+            asked.set("agent_wait.republished", not opened.created)  # a republish keeps the first ask's context
         if self.schedules is not None and opened.record.status is QuestionStatus.OPEN:
             self.schedules.arrange(opened.record)  # a redelivered record puts the same names again, never a second
         if opened.created:

@@ -34,7 +34,7 @@ import functools
 import hashlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime
@@ -43,9 +43,10 @@ from typing import Any
 from agent_wait._delivery import current_delivery
 from agent_wait._publish import Announcers, as_announcers
 from agent_wait._time import clock_scope, format_rfc3339, parse_rfc3339, seconds_between, utc_now
-from agent_wait.adapter import AgentAdapter, RunOutcome
+from agent_wait.adapter import AgentAdapter, RunOutcome, resume_value_for
 from agent_wait.callbacks import CallbackCompleter, callback_id_of
 from agent_wait.dialects import resume_value
+from agent_wait.engine import tracing
 from agent_wait.engine.answering import AnswerAttempt, AnswerDesk, ThreadState, Verdict, VerdictKind
 from agent_wait.engine.checks import Answerer, principal_of
 from agent_wait.engine.dead_letter import DeadLetter
@@ -220,6 +221,7 @@ class Router:
         sender: str | None = None,
         final_attempt: bool = False,
         redelivered: bool = False,
+        trace: Mapping[str, str] | None = None,
     ) -> Outcome:
         """Apply one message. Returns its outcome; raises only when it must be retried (a store failed).
 
@@ -238,7 +240,34 @@ class Router:
             final_attempt: this is the transport's last delivery (SQS `ApproximateReceiveCount` has reached
                 the redrive policy's `maxReceiveCount`): a message that still cannot be applied is
                 dead-lettered here with its reason instead of raising.
+            trace: the trace context the message carried (`traceparent`, `tracestate`, `xray`;
+                `agent_wait.engine.tracing.carrier_from_sqs`): this delivery's span continues it. A malformed one
+                is ignored.
         """
+        with tracing.delivery_span(trace, message_id=message_id):
+            return self._handle(
+                body,
+                message_id=message_id,
+                deduplication_id=deduplication_id,
+                group_id=group_id,
+                sent_at=sent_at,
+                sender=sender,
+                final_attempt=final_attempt,
+                redelivered=redelivered,
+            )
+
+    def _handle(
+        self,
+        body: str,
+        *,
+        message_id: str | None,
+        deduplication_id: str | None,
+        group_id: str | None,
+        sent_at: datetime | None,
+        sender: str | None,
+        final_attempt: bool,
+        redelivered: bool,
+    ) -> Outcome:
         try:
             message = parse_message(body)
         except MessageError as exc:
@@ -551,15 +580,18 @@ class Router:
         try:
             # The agent receives the answer in its question's dialect (ours are translated; agent_wait.dialects).
             value = resume_value(record.envelope, record.answer)
-            if callback_id is not None:  # a durable function waits on its callback: complete it, run nothing here
-                self._complete_callback(callback_id, value)
-                asked: tuple[str, ...] = ()
-            else:
-                if parked is None:
-                    parked = self._parked_on(thread_id, question_id)
-                # Not parked: already resumed by an attempt that died before it could say so; do not resume again.
-                run = self.adapter.resume(thread_id, question_id, value) if parked else self._converge(thread_id)
-                asked = self.questions.after_run(thread_id, run)
+            # A framework that re-runs the waiting code gets the call asked too: other arguments run nothing.
+            value = resume_value_for(self.adapter, record.envelope.question, record.envelope.source, value)
+            with tracing.resume_span(record):  # linked to the span that asked, however long ago
+                if callback_id is not None:  # a durable function waits on its callback: complete it, run nothing here
+                    self._complete_callback(callback_id, value)
+                    asked: tuple[str, ...] = ()
+                else:
+                    if parked is None:
+                        parked = self._parked_on(thread_id, question_id)
+                    # Not parked: already resumed by an attempt that died before it could say so; do not resume again.
+                    run = self.adapter.resume(thread_id, question_id, value) if parked else self._converge(thread_id)
+                    asked = self.questions.after_run(thread_id, run)
         except Exception as exc:
             if self.is_transient(exc):
                 raise

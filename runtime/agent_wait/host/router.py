@@ -15,6 +15,7 @@ from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, proce
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from agent_wait.engine import tracing
 from agent_wait.engine.outcomes import Outcome
 from agent_wait.engine.router import Router
 from agent_wait.host import _powertools
@@ -55,17 +56,27 @@ def record_handler(record: SQSRecord) -> None:
     attributes = record.attributes
     router = _router()
     logger.append_keys(message_id=record.message_id)
+    # OpenTelemetry: the delivery's span continues the trace the message carried (`agent_wait.engine.tracing`).
+    carried = tracing.carrier_from_sqs(record.raw_event.get("messageAttributes"), attributes.aws_trace_header)
     try:
-        outcome = router.handle(
-            record.body,
-            message_id=record.message_id,
-            deduplication_id=attributes.message_deduplication_id,
-            group_id=attributes.message_group_id,
-            sent_at=_sent_at(attributes.sent_timestamp),
-            sender=attributes.sender_id or None,
-            final_attempt=int(attributes.approximate_receive_count) >= _settings().max_receive_count,
-            redelivered=int(attributes.approximate_receive_count) > 1,
-        )
+        # X-Ray (Powertools): a subsegment per record, searchable by its ids (annotations), never its content.
+        with tracer.provider.in_subsegment("## agent_wait.delivery") as subsegment:
+            subsegment.put_annotation("message_id", record.message_id)
+            outcome = router.handle(
+                record.body,
+                message_id=record.message_id,
+                deduplication_id=attributes.message_deduplication_id,
+                group_id=attributes.message_group_id,
+                sent_at=_sent_at(attributes.sent_timestamp),
+                sender=attributes.sender_id or None,
+                final_attempt=int(attributes.approximate_receive_count) >= _settings().max_receive_count,
+                redelivered=int(attributes.approximate_receive_count) > 1,
+                trace=carried,
+            )
+            for key in ("thread_id", "question_id"):
+                if getattr(outcome, key):
+                    subsegment.put_annotation(key, getattr(outcome, key))
+            subsegment.put_annotation("outcome", outcome.kind.value)
         for listener in OUTCOME_LISTENERS:
             listener(outcome)
         logger.info(

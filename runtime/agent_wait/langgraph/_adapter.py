@@ -42,6 +42,9 @@ class LangGraphAdapter:
     """
 
     framework = "langgraph"
+    reruns_on_resume = True
+    """LangGraph runs the interrupted node again from its start on resume: a host binds a `@wait` question's answer
+    to the call it asked (`agent_wait.adapter.resume_value_for`), so a re-run with other arguments runs nothing."""
 
     def __init__(self, graph: Any, *, use_async: bool = False, durability: str = "sync") -> None:
         if getattr(graph, "checkpointer", None) in (None, False):

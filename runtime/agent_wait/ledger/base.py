@@ -20,7 +20,7 @@ and leases).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, cast
@@ -70,7 +70,14 @@ class Ledger(ABC):
     """
 
     @abstractmethod
-    def open(self, envelope: WaitEnvelope, *, now: datetime, unannounced: bool = True) -> OpenResult:
+    def open(
+        self,
+        envelope: WaitEnvelope,
+        *,
+        now: datetime,
+        unannounced: bool = True,
+        trace: Mapping[str, str] | None = None,
+    ) -> OpenResult:
         """Record a question as open unless it is already recorded; never overwrites.
 
         A new question is already due at the time it has once announced (`QuestionRecord.next_due(announced=True)`:
@@ -80,6 +87,9 @@ class Ledger(ABC):
         With `unannounced=False` (only a `FollowUpLedger` that implements `mark_unannounced` is passed it) the row
         is put as announced, with no marker to remove: the caller announces it at once and calls
         `mark_unannounced` if that fails; a crash before is redelivered by the queue, whose redelivery announces it.
+
+        `trace` (the context the question was asked in, `agent_wait.engine.tracing`) is put with the row as
+        `QuestionRecord.trace`; a republish keeps the first one. The engine passes it only when there is one.
         """
 
     @abstractmethod

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 from agent_wait._time import NEVER, format_rfc3339
@@ -55,7 +56,14 @@ class InMemoryLedger(FullLedger, NoteLedger):
         self._finished_starts: dict[str, str] = {}
         self._lock = threading.Lock()
 
-    def open(self, envelope: WaitEnvelope, *, now: datetime, unannounced: bool = True) -> OpenResult:
+    def open(
+        self,
+        envelope: WaitEnvelope,
+        *,
+        now: datetime,
+        unannounced: bool = True,
+        trace: Mapping[str, str] | None = None,
+    ) -> OpenResult:
         key = (envelope.thread_id, envelope.question_id)
         with self._lock:
             existing = self._questions.get(key)
@@ -63,7 +71,12 @@ class InMemoryLedger(FullLedger, NoteLedger):
                 return OpenResult(existing, created=False)
             # Due at the time it has once announced: an announcement that fails makes it due at once (the engine's
             # `mark_unannounced`, or `advance` for a row put unannounced), and a crash before it is redelivered.
-            opened = QuestionRecord(envelope=envelope, status=QuestionStatus.OPEN, asked_at=format_rfc3339(now))
+            opened = QuestionRecord(
+                envelope=envelope,
+                status=QuestionStatus.OPEN,
+                asked_at=format_rfc3339(now),
+                trace=MappingProxyType(dict(trace)) if trace else None,
+            )
             record = replace(opened, due_at=opened.next_due(announced=True), announced=not unannounced)
             self._questions[key] = record
             self._thread_questions.setdefault(envelope.thread_id, []).append(envelope.question_id)

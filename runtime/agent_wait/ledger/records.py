@@ -10,9 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any
 
 from agent_wait._time import NEVER, format_rfc3339, parse_rfc3339
+from agent_wait._wait import approved_args
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import ArgumentError, LedgerUnavailableError
 from agent_wait.extension import Extended, shifted
@@ -305,6 +307,9 @@ class QuestionRecord:
     notices: tuple[str, ...] = ()
     """Lifecycle envelopes owed: transitions (`answered`, `resumed`, `voted`, ...) whose publishing failed, which
     the sweep publishes again until they go out (`FollowUpLedger.owe_notices`)."""
+    trace: Mapping[str, str] | None = None
+    """The trace context the question was asked in (`traceparent`, `tracestate`, `xray`), put with the row by
+    `Ledger.open` and never changed: the answer's spans link to it (`agent_wait.engine.tracing`). None: untraced."""
     extensions: tuple[Extended, ...] = ()
     """Each move of the deadline, in order (`FollowUpLedger.extend`); `expires_at` is the deadline after the last."""
 
@@ -386,6 +391,15 @@ class QuestionRecord:
             times.append(self.expires_at)
         return min(times, default=None)
 
+    @property
+    def approved_args(self) -> dict[str, Any] | None:
+        """For a decided `@wait` question whose answer approves: the arguments its body runs with, as asked or as
+        edited (the resume runs it with exactly these, `agent_wait._wait.bind_answer`). None otherwise. Read from
+        what the decision recorded (the asked call and the answer with its edits), so the row holds no copy."""
+        if self.outcome is None:
+            return None
+        return approved_args(self.envelope.question, self.envelope.source, self.answer)
+
     def with_decision(self, decision: Decision, now: datetime) -> QuestionRecord:
         return replace(
             self,
@@ -421,6 +435,7 @@ class QuestionRecord:
             "retry_id": self.retry_id,
             "notices": list(self.notices) or None,
             **self.progress.to_item(),
+            "trace": dict(self.trace) if self.trace else None,
             "extensions": [e.to_item() for e in self.extensions] or None,
         }
         return item
@@ -465,6 +480,7 @@ class QuestionRecord:
             progress=Progress.from_item(item),
             due_at=item.get("due_at"),
             notices=tuple(dict.fromkeys(str(n) for n in item.get("notices") or ())),
+            trace=_trace(item.get("trace")),
             extensions=tuple(Extended.from_item(e) for e in item.get("extensions") or ()),
         )
 
@@ -474,6 +490,14 @@ _THREAD_PREFIX = "THREAD#"
 """`agent_wait.schema.thread_key("")`: a lean row's thread id is its partition key's."""
 _NULLABLE = ("question", "default", "answer_ttl", "source", "reply_to", "correlation")
 """Envelope fields a lean row leaves off when they are null."""
+
+
+def _trace(stored: Any) -> Mapping[str, str] | None:
+    """A row's `trace` as strings (a row written by hand may hold anything: what is not a string is left out)."""
+    if not isinstance(stored, Mapping):
+        return None
+    kept = {str(key): value for key, value in stored.items() if isinstance(value, str)}
+    return MappingProxyType(kept) if kept else None
 
 
 def _reply_with(thread_id: str, question_id: str) -> dict[str, Any]:

@@ -15,18 +15,18 @@ from __future__ import annotations
 import json
 import logging
 import os
-import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from agent_wait._time import clock_scope, utc_now
 from agent_wait.errors import EmulatorError, require_extra
 from agent_wait.local.deploy import EmulatorDeployment
 from agent_wait.local.email_setup import local_email_settings, local_link_keys
+from agent_wait.local.events import event_record
 from agent_wait.local.template import local_template
 from agent_wait.messages import group_id_for
 from agent_wait.schema import Settings
@@ -354,13 +354,14 @@ class EmulatedStack:
                     WaitTimeSeconds=wait_seconds,
                     AttributeNames=["All"],
                     MessageSystemAttributeNames=["All"],
+                    MessageAttributeNames=["All"],  # a sender's trace context (agent_wait.engine.tracing)
                 ).get("Messages", [])
                 if not received:
                     break
                 # SQS stamps SentTimestamp in real time; the router judges answers by it, so it is moved
                 # onto this stack's clock (the demo moves the clock to show a deadline pass).
                 shift = self.clock() - datetime.now(UTC)
-                event = {"Records": [_record(message, arn, shift=shift) for message in received]}
+                event = {"Records": [event_record(message, arn, shift=shift) for message in received]}
                 with clock_scope(self.clock):
                     response = router.handler(event, _Context(ROUTER_HANDLER))
                 failed = {item["itemIdentifier"] for item in response.get("batchItemFailures", [])}
@@ -392,29 +393,3 @@ class EmulatedStack:
             yield
         finally:
             self.clock = previous
-
-
-def _record(message: Mapping[str, Any], arn: str, *, shift: timedelta = timedelta(0)) -> dict[str, Any]:
-    """An SQS event record in the shape the Lambda event source delivers; `SentTimestamp` moved by `shift`."""
-    attributes = dict(message.get("Attributes", {}))
-    sent = int(attributes.get("SentTimestamp") or time.time() * 1000)
-    sent_timestamp = str(sent + int(shift.total_seconds() * 1000))
-    return {
-        "messageId": message["MessageId"],
-        "receiptHandle": message["ReceiptHandle"],
-        "body": message["Body"],
-        "attributes": {
-            "ApproximateReceiveCount": attributes.get("ApproximateReceiveCount", "1"),
-            "SentTimestamp": sent_timestamp,
-            "SenderId": attributes.get("SenderId", "local"),
-            "ApproximateFirstReceiveTimestamp": attributes.get("ApproximateFirstReceiveTimestamp", "0"),
-            "SequenceNumber": attributes.get("SequenceNumber", "0"),
-            "MessageGroupId": attributes.get("MessageGroupId", ""),
-            "MessageDeduplicationId": attributes.get("MessageDeduplicationId", ""),
-        },
-        "messageAttributes": {},
-        "md5OfBody": message.get("MD5OfBody", ""),
-        "eventSource": "aws:sqs",
-        "eventSourceARN": arn,
-        "awsRegion": "us-east-1",
-    }

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -31,7 +30,7 @@ from slack_sdk.models.blocks import (
 )
 
 from agent_wait._time import parse_rfc3339
-from agent_wait.asked import call_of, summary
+from agent_wait.asked import Decided, call_of, summary
 from agent_wait.envelope import WaitEnvelope
 
 __all__ = (
@@ -185,20 +184,6 @@ def open_blocks(
         blocks.append(ActionsBlock(block_id=f"answer:{envelope.question_id}"[:255], elements=buttons[:25]))
     blocks.append(_facts(envelope, mentions, inbox_url))
     return blocks
-
-
-@dataclass(frozen=True, slots=True)
-class Decided:
-    """How a question ended, as its message says it."""
-
-    status: str
-    """`answered`, `expired`, `cancelled` or `failed`."""
-    answer: Any = None
-    answered_by: str | None = None
-    via: str | None = None
-    decided_at: str | None = None
-    resumed_at: str | None = None
-    progress: Mapping[str, Any] | None = None
 
 
 _VIA = {"slack": "in Slack", "api": "in the inbox or the API", "link": "with a signed link", "queue": "on the queue"}

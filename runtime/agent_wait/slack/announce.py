@@ -25,6 +25,7 @@ from typing import Any
 
 from agent_wait._time import format_rfc3339, utc_now
 from agent_wait.announce.base import BaseAnnounce
+from agent_wait.asked import Decided, decided_of
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import SlackDeliveryError
 from agent_wait.slack import _blocks
@@ -134,13 +135,13 @@ class SlackAnnounce(BaseAnnounce):
         )
         return _blocks.to_dicts(blocks)
 
-    def _decided(self, envelope: WaitEnvelope, transition: Transition) -> _blocks.Decided:
+    def _decided(self, envelope: WaitEnvelope, transition: Transition) -> Decided:
         record = self.records(envelope.question_id) if self.records is not None else None
         if record is None:
-            status = transition.value if transition is not Transition.RESUMED else "answered"
-            answer = envelope.default if transition is Transition.EXPIRED else None
-            return _blocks.Decided(status, answer, progress=envelope.progress)
-        return decided_from(record, failed=transition is Transition.FAILED)
+            return decided_of(envelope, transition)
+        from agent_wait.engine.votes import decision_progress
+
+        return decided_of(envelope, transition, record, progress=decision_progress(record))
 
     # -- posting once -----------------------------------------------------------------------------------------
 
@@ -230,20 +231,12 @@ class SlackAnnounce(BaseAnnounce):
             raise SlackDeliveryError(f"{len(failed)} Slack message(s) not updated: {'; '.join(failed)}")
 
 
-def decided_from(record: Any, *, failed: bool = False) -> _blocks.Decided:
-    """How a decided question's row says it ended, as its message tells it."""
+def decided_from(record: Any, *, failed: bool = False) -> Decided:
+    """How a decided question's row says it ended, as its message tells it (a quorum's votes included)."""
     from agent_wait.engine.votes import decision_progress
 
-    outcome = record.outcome or record.status
-    return _blocks.Decided(
-        "failed" if failed or record.failure is not None else outcome.value,
-        record.answer,
-        record.answered_by,
-        record.via,
-        record.decided_at,
-        record.resumed_at,
-        decision_progress(record),
-    )
+    transition = Transition.FAILED if failed else Transition.ANSWERED
+    return decided_of(record.envelope, transition, record, progress=decision_progress(record))
 
 
 def message_blocks(

@@ -43,6 +43,7 @@ from typing import Any, Protocol
 from agent_wait._time import utc_now
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.announce.webhook import origin_of
+from agent_wait.asked import Decided, decided_of
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError, TeamsDeliveryError
 from agent_wait.teams import cards
@@ -238,13 +239,9 @@ class TeamsAnnounce(BaseAnnounce):
             return None
         return f"{self.inbox_url}#/questions/{urllib.parse.quote(envelope.question_id, safe='')}"
 
-    def _decided(self, envelope: WaitEnvelope, transition: Transition) -> cards.Decided:
+    def _decided(self, envelope: WaitEnvelope, transition: Transition) -> Decided:
         record = self.records(envelope.question_id) if self.records is not None else None
-        if record is None:
-            status = "answered" if transition is Transition.RESUMED else transition.value
-            answer = envelope.default if transition is Transition.EXPIRED else None
-            return cards.Decided(status, answer)
-        return decided_from(record, failed=transition is Transition.FAILED)
+        return decided_of(envelope, transition, record)
 
     # -- sending ----------------------------------------------------------------------------------------------
 
@@ -317,13 +314,6 @@ def _retry_after(value: str | None) -> float | None:
     return max(0.0, (moment - utc_now()).total_seconds())
 
 
-def decided_from(record: Any, *, failed: bool = False) -> cards.Decided:
+def decided_from(record: Any, *, failed: bool = False) -> Decided:
     """How a decided question's row says it ended, as its outcome card tells it."""
-    outcome = record.outcome or record.status
-    return cards.Decided(
-        "failed" if failed or record.failure is not None else outcome.value,
-        record.answer,
-        record.answered_by,
-        record.via,
-        record.decided_at,
-    )
+    return decided_of(record.envelope, Transition.FAILED if failed else Transition.ANSWERED, record)

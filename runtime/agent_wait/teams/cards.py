@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_wait._time import parse_rfc3339
-from agent_wait.asked import call_of, summary
+from agent_wait.asked import Decided, call_of, summary
 from agent_wait.envelope import WaitEnvelope
 
 __all__ = (
@@ -173,20 +173,6 @@ def question_card(
     if inbox_url:
         actions.append({"type": "Action.OpenUrl", "title": "Open in the inbox", "url": inbox_url})
     return _card(body, actions, fallback=f"Waiting for an answer: {summary(envelope)}")
-
-
-@dataclass(frozen=True, slots=True)
-class Decided:
-    """How a question ended, as its outcome card says it."""
-
-    status: str
-    """`answered`, `expired`, `cancelled` or `failed`."""
-    answer: Any = None
-    """The answer applied (for `expired`, the default)."""
-    answered_by: str | None = None
-    via: str | None = None
-    """Which door decided it: `api`, `link`, `slack`, `queue`, ..."""
-    decided_at: str | None = None
 
 
 _VIA = {

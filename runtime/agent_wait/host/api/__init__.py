@@ -34,6 +34,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
+from agent_wait.engine import tracing
 from agent_wait.engine.metrics import Metric
 from agent_wait.host import _powertools
 from agent_wait.host.api._agui import agui_routes
@@ -131,4 +132,5 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         ConfigurationError: on the cold-start call, when a setting is missing or wrong.
     """
     _context()
-    return _app().resolve(event, context)
+    with tracing.continued(event.get("headers")):  # a caller's `traceparent`: the door's spans continue its trace
+        return _app().resolve(event, context)

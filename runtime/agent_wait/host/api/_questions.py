@@ -106,6 +106,8 @@ def question_view(
             "answer": _shown_answer(record),
             "answered_by": record.answered_by,
             "via": record.via,
+            # For an approval of a `@wait` call: the arguments its body runs with, as asked or as edited.
+            "approved_args": record.approved_args,
             "decided_at": record.decided_at,
             "resumed_at": record.resumed_at,
             # A default applied at the deadline: nobody decided it.

@@ -48,6 +48,7 @@ REQUIRED: tuple[Rule, ...] = (
     decisions.decide_unknown_question_raises_key_error,
     decisions.resumed_only_after_a_decision,
     decisions.pages_list_resumed_questions_by_their_status,
+    questions.the_trace_a_question_was_asked_in_is_kept_with_it,
 )
 """Every ledger passes these: the core (`Ledger`)."""
 

@@ -51,6 +51,25 @@ def reopen_never_overwrites(make: LedgerFactory) -> None:
     assert record.expires_at == envelope.expires_at, f"expires_at moved: {envelope.expires_at} -> {record.expires_at}"
 
 
+def the_trace_a_question_was_asked_in_is_kept_with_it(make: LedgerFactory) -> None:
+    """`open(trace=...)` keeps the trace context with the row, read back by id too; a republish keeps the first;
+    a question opened without one has none."""
+    ledger = make()
+    envelope, untraced = sample_envelope(), sample_envelope()
+    first = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "xray": "Root=1-5759e988-bd"}
+    ledger.open(envelope, now=T0, trace=first)
+    ledger.open(envelope, now=T0, trace={"traceparent": "00-1af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})
+    ledger.open(untraced, now=T0)
+    record, found = ledger.get(envelope.thread_id, envelope.question_id), ledger.find(envelope.question_id)
+    assert record is not None, "an opened question must be readable"
+    assert found is not None, "an opened question must be found by its id"
+    assert dict(record.trace or {}) == first, f"expected the first trace {first}, got {record.trace}"
+    assert dict(found.trace or {}) == first, f"find must read the trace too, got {found.trace}"
+    plain = ledger.get(untraced.thread_id, untraced.question_id)
+    assert plain is not None, "an opened question must be readable"
+    assert plain.trace is None, f"a question opened without a trace has none, got {plain.trace}"
+
+
 def questions_lists_a_thread_by_status(make: LedgerFactory) -> None:
     """`questions(thread, status=...)` lists that thread's questions only, filtered by status."""
     ledger = make()
