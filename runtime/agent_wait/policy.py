@@ -107,6 +107,9 @@ class WaitPolicy:
     """Steps that widen who is told and who may answer as time passes (`wait.escalated`), in order."""
     quorum: Quorum | None = None
     """How many distinct answerers must approve, and which answers veto; None: the first valid answer decides."""
+    on_cancel: Any = None
+    """The answer the agent receives when a person cancels the question (`POST /questions/{id}/cancel`, `agent-wait
+    cancel`), recorded `cancelled` with who and why (any JSON). None: the `default` applies, as at the deadline."""
 
     def __init__(
         self,
@@ -124,6 +127,7 @@ class WaitPolicy:
         reminders: Iterable[Reminder | str | float | Mapping[str, Any]] | None = None,
         escalation: Iterable[Escalation | Mapping[str, Any]] | None = None,
         quorum: Quorum | int | Mapping[str, Any] | None = None,
+        on_cancel: Any = None,
     ) -> None:
         timeout_delta, timeout_text = _duration_field("timeout", timeout)
         ttl_delta, ttl_text = _duration_field("answer_ttl", answer_ttl)
@@ -180,6 +184,7 @@ class WaitPolicy:
         object.__setattr__(self, "reminders", followups.reminders)
         object.__setattr__(self, "escalation", followups.escalation)
         object.__setattr__(self, "quorum", followups.quorum)
+        object.__setattr__(self, "on_cancel", _cancellation_answer(on_cancel))
 
     @property
     def followups(self) -> FollowUps:
@@ -202,6 +207,8 @@ class WaitPolicy:
         if self.response_schema is not None:
             rules["response_schema"] = dict(self.response_schema)
         rules.update(self.followups.rules())
+        if self.on_cancel is not None:
+            rules["on_cancel"] = self.on_cancel
         return rules
 
     def to_dict(self) -> dict[str, Any]:
@@ -220,6 +227,8 @@ class WaitPolicy:
         if self.response_schema is not None:
             data["response_schema"] = dict(self.response_schema)
         data.update(self.followups.rules())
+        if self.on_cancel is not None:
+            data["on_cancel"] = self.on_cancel
         return data
 
     @classmethod
@@ -239,6 +248,7 @@ class WaitPolicy:
             "reminders",
             "escalation",
             "quorum",
+            "on_cancel",
         }
         unknown = sorted(set(data) - known)
         if unknown:
@@ -259,6 +269,7 @@ class WaitPolicy:
             reminders=data.get("reminders"),
             escalation=data.get("escalation"),
             quorum=data.get("quorum"),
+            on_cancel=data.get("on_cancel"),
         )
 
     def __repr__(self) -> str:
@@ -292,6 +303,20 @@ def _check_actions(allowed_actions: Iterable[str]) -> tuple[str, ...]:
     if len(set(actions)) != len(actions):
         raise PolicyError("allowed_actions", actions, f"allowed_actions lists an action twice: {list(actions)}")
     return actions
+
+
+def _cancellation_answer(on_cancel: Any) -> Any:
+    """`on_cancel` as plain JSON of at most `MAX_DEFAULT_BYTES`: like the default, it rides in every envelope."""
+    if on_cancel is None:
+        return None
+    return _small_json(
+        "on_cancel",
+        on_cancel,
+        shown=on_cancel,
+        limit=MAX_DEFAULT_BYTES,
+        limit_name="MAX_DEFAULT_BYTES",
+        advice=": cancel with a small answer that refers to large content",
+    )
 
 
 def _check_tags(tags: Mapping[str, str] | None) -> Mapping[str, str]:

@@ -148,6 +148,8 @@ class Decision:
     """For a decision made where the agent cannot run (the answer API, a signed link): the decided question stays
     due from this RFC 3339 time until the agent has it (`Ledger.mark_resumed`), so the sweep hands it over to the
     router if nothing else did. None: never due once decided."""
+    reason: str | None = None
+    """Why, in the decider's words: a person's reason for cancelling (a cancel attempt). None otherwise."""
 
 
 class Notice(StrEnum):
@@ -304,6 +306,8 @@ class QuestionRecord:
     notices: tuple[str, ...] = ()
     """Lifecycle envelopes owed: transitions (`answered`, `resumed`, `voted`, ...) whose publishing failed, which
     the sweep publishes again until they go out (`FollowUpLedger.owe_notices`)."""
+    reason: str | None = None
+    """Why it was decided so, in the decider's words: the reason a person gave for cancelling it. None otherwise."""
 
     @property
     def thread_id(self) -> str:
@@ -383,6 +387,7 @@ class QuestionRecord:
             claimed_by=decision.claimed_by,
             decided_at=format_rfc3339(now),
             due_at=decision.hand_over_at,
+            reason=decision.reason,
         )
 
     def to_item(self) -> dict[str, Any]:
@@ -404,6 +409,7 @@ class QuestionRecord:
             "failure": self.failure.to_item() if self.failure else None,
             "retry_id": self.retry_id,
             "notices": list(self.notices) or None,
+            "reason": self.reason,
             **self.progress.to_item(),
         }
         return item
@@ -448,6 +454,7 @@ class QuestionRecord:
             progress=Progress.from_item(item),
             due_at=item.get("due_at"),
             notices=tuple(dict.fromkeys(str(n) for n in item.get("notices") or ())),
+            reason=item.get("reason"),
         )
 
 
