@@ -198,3 +198,25 @@ def test_a_malformed_or_oversized_bulk_request_is_a_400_and_decides_nothing() ->
     assert world.status("o-bulk-bad", question_id) is QuestionStatus.OPEN
     assert world.queue.messages == []
     assert world.post("/questions/answers", {"answers": [good]}, claims=None).status == 401
+
+
+def test_cancel_and_every_bulk_item_decide_through_the_one_desk(monkeypatch: Any) -> None:
+    """The operators' doors keep no rule of their own: each cancel and each bulk item reaches `AnswerDesk.decide`."""
+    from agent_wait.engine import AnswerDesk
+
+    reached: list[tuple[str, bool, str | None]] = []
+    decide = AnswerDesk.decide
+
+    def spied(self: AnswerDesk, attempt: Any, thread: Any) -> Any:
+        reached.append((attempt.question_id, attempt.cancel, attempt.reason))
+        return decide(self, attempt, thread)
+
+    monkeypatch.setattr(AnswerDesk, "decide", spied)
+    world = World()
+    first, second, third = (world.ask(f"o-desk-{n}") for n in range(3))
+
+    world.post(f"/questions/{first}/cancel", {"reason": "duplicate"})
+    items = [{"question_id": q, "answer": {"action": "approve"}} for q in (second, third, first)]
+    world.post("/questions/answers", {"answers": items})
+
+    assert reached == [(first, True, "duplicate"), (second, False, None), (third, False, None), (first, False, None)]
