@@ -242,8 +242,9 @@ def _answer(target: Any, args: argparse.Namespace) -> int:
 
     value = _commands.parse_input(args.answer, "--answer", '{"action": "approve"}') if args.answer else None
     ids = list(args.question_id)
-    if args.action is None and value is None and len(ids) > 1:
-        args.action = ids.pop()  # `answer Q1 Q2 approve`: the last word is the action
+    if args.action is None and len(ids) > 1:
+        # `answer Q1 Q2 approve`: the last word is the action (so several questions take an ACTION, not --answer)
+        args.action = ids.pop()
     args.question_id = ids[0]
     edited = _commands.parse_input(args.args, "--args", '{"amount": 500}') if args.args else None
     if value is not None and (args.action or args.note or edited is not None):
