@@ -13,6 +13,7 @@ from typing import Any, NotRequired, TypedDict
 
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
+from tests.support.entry_queues import FailingOnce
 
 from agent_wait import InMemoryAnnounce, WaitPolicy
 from agent_wait.engine import (
@@ -66,20 +67,6 @@ def _graph() -> Any:
     builder.add_edge(START, "review")
     builder.add_edge("review", END)
     return builder.compile(checkpointer=InMemorySaver())
-
-
-class FailingOnce(InMemoryEntryQueue):
-    """An entry queue whose first single send fails, as SQS can."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.failures_left = 1
-
-    def send(self, message: dict[str, Any], *, group_id: str, deduplication_id: str) -> None:
-        if self.failures_left:
-            self.failures_left -= 1
-            raise ConnectionError("sqs unreachable")
-        super().send(message, group_id=group_id, deduplication_id=deduplication_id)
 
 
 class World:

@@ -100,25 +100,26 @@ def _body(reply: Response) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def _json_object(body: str | None, example: str) -> dict[str, Any] | Response:
+def _json_object(body: str | None, field: str, example: str) -> dict[str, Any] | Response:
+    """The body as a JSON object holding `field` and nothing else, or the 400 problem that says what is wrong."""
     try:
         data = json.loads(body or "")
     except (json.JSONDecodeError, RecursionError):
         return problem(400, "not_json", f"the body must be JSON: {example}")
     if not isinstance(data, dict):
         return problem(400, "not_an_object", f"the body must be a JSON object: {example}")
+    unknown = sorted(set(data) - {field})
+    if unknown:
+        return problem(400, "unknown_field", f"unknown field(s) {unknown}; send only {field}, e.g. {example}")
     return data
 
 
 def _cancel_reason(body: str | None) -> str | Response:
     """The cancel's reason from the body, or a 400 problem; whether it is a usable reason is the desk's to say."""
     example = '{"reason": "the customer withdrew the request"}'
-    data = _json_object(body, example)
+    data = _json_object(body, "reason", example)
     if isinstance(data, Response):
         return data
-    unknown = sorted(set(data) - {"reason"})
-    if unknown:
-        return problem(400, "unknown_field", f"unknown field(s) {unknown}; send only reason, e.g. {example}")
     reason = data.get("reason")
     if not isinstance(reason, str):
         return problem(400, "missing_reason", f"a cancel needs a reason, as a string: {example}")
@@ -129,12 +130,9 @@ def _bulk_items(body: str | None) -> list[AnswerMessage] | Response:
     """Every item checked with the router's own message rules before any is decided, or one 400 naming the first bad
     item: a malformed request decides nothing."""
     example = '{"answers": [{"question_id": "...", "answer": {"action": "approve"}}]}'
-    data = _json_object(body, example)
+    data = _json_object(body, "answers", example)
     if isinstance(data, Response):
         return data
-    unknown = sorted(set(data) - {"answers"})
-    if unknown:
-        return problem(400, "unknown_field", f"unknown field(s) {unknown}; send only answers, e.g. {example}")
     answers = data.get("answers")
     if not isinstance(answers, list) or not answers:
         return problem(400, "missing_answers", f"the body must hold a non-empty list of answers: {example}")

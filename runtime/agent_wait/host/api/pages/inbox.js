@@ -1603,58 +1603,66 @@
     submit(body, "your answer “" + action + "” is", action);
   }
 
-  // Send one answer; `said` names it in what the page then says ("your answer “approve” is").
-  function submit(body, said, action) {
+  // POST `body` to the shown question's `route` (`answer`, `cancel`). The same body sent again (after a lost
+  // connection) carries the same Idempotency-Key: it repeats, never decides twice. `handle(reply, data)` runs
+  // only if the page still shows that question; `lost` is said when the API cannot be reached.
+  function post(route, body, sending, handle, lost) {
     var watching = current;
-    // The same answer sent again (after a lost connection) carries the same key: it repeats, never decides twice.
-    var text = JSON.stringify(body);
+    var text = route + "\u0000" + JSON.stringify(body);
     var key = watching.keys[text] || (watching.keys[text] = randomText(18));
     busy(true);
-    say("Sending your answer…");
-    request("/questions/" + encodeURIComponent(watching.id) + "/answer", {
+    say(sending);
+    request("/questions/" + encodeURIComponent(watching.id) + "/" + route, {
       method: "POST",
       headers: { "Content-Type": "application/json", "Idempotency-Key": key },
-      body: JSON.stringify({ answer: body }),
+      body: JSON.stringify(body),
     }).then(
       function (reply) {
         if (current !== watching) {
           return;
         }
         busy(false);
-        var data = reply.data || {};
-        if (reply.status === 202) {
-          // A vote on a quorum question: recorded; the question waits for more approvals.
-          renderQuestion(data);
-          say("Your vote “" + action + "” is recorded; " + stillNeeded(data) + ".", true);
-        } else if (reply.status === 409 && data.reason === "already_voted" && isObject(data.question)) {
-          renderQuestion(data.question);
-          say("Not recorded: " + REASONS.already_voted, true);
-        } else if (reply.status === 409 && THREAD_REASONS.indexOf(data.reason) >= 0 && isObject(data.question)) {
-          renderQuestion(data.question);
-          say("Not recorded: " + REASONS[data.reason], true);
-        } else if (reply.status === 200) {
-          renderQuestion(data);
-          var repeated = said.charAt(0).toUpperCase() + said.slice(1).replace(/ is$/, " was").replace(/ are$/, " were");
-          say(
-            data.result === "repeated"
-              ? repeated + " already recorded; nothing changed."
-              : "Done: " + said + " recorded, and the agent carries on.",
-            true,
-          );
-        } else if ((reply.status === 409 || reply.status === 410) && isObject(data.question)) {
-          renderQuestion(data.question);
-          say("Not recorded: " + outcomeText(data.question), true);
-        } else if (reply.status === 401) {
-          signOut("Your sign-in has expired. Sign in again, then answer.");
-        } else {
-          say(refused(reply), true);
-        }
+        handle(reply, reply.data || {});
       },
       function () {
         busy(false);
-        say("Could not reach the API; your answer may not have been sent. Press the button again.", true);
+        say(lost, true);
       },
     );
+  }
+
+  // Send one answer; `said` names it in what the page then says ("your answer “approve” is").
+  function submit(body, said, action) {
+    var lost = "Could not reach the API; your answer may not have been sent. Press the button again.";
+    post("answer", { answer: body }, "Sending your answer…", function (reply, data) {
+      if (reply.status === 202) {
+        // A vote on a quorum question: recorded; the question waits for more approvals.
+        renderQuestion(data);
+        say("Your vote “" + action + "” is recorded; " + stillNeeded(data) + ".", true);
+      } else if (reply.status === 409 && data.reason === "already_voted" && isObject(data.question)) {
+        renderQuestion(data.question);
+        say("Not recorded: " + REASONS.already_voted, true);
+      } else if (reply.status === 409 && THREAD_REASONS.indexOf(data.reason) >= 0 && isObject(data.question)) {
+        renderQuestion(data.question);
+        say("Not recorded: " + REASONS[data.reason], true);
+      } else if (reply.status === 200) {
+        renderQuestion(data);
+        var repeated = said.charAt(0).toUpperCase() + said.slice(1).replace(/ is$/, " was").replace(/ are$/, " were");
+        say(
+          data.result === "repeated"
+            ? repeated + " already recorded; nothing changed."
+            : "Done: " + said + " recorded, and the agent carries on.",
+          true,
+        );
+      } else if ((reply.status === 409 || reply.status === 410) && isObject(data.question)) {
+        renderQuestion(data.question);
+        say("Not recorded: " + outcomeText(data.question), true);
+      } else if (reply.status === 401) {
+        signOut("Your sign-in has expired. Sign in again, then answer.");
+      } else {
+        say(refused(reply), true);
+      }
+    }, lost);
   }
 
   // -- operators: approve several at once, cancel one ----------------------------------------------------
@@ -1800,7 +1808,6 @@
   }
 
   function cancelQuestion() {
-    var watching = current;
     var field = byId("cancel-reason");
     var reason = String(field.value || "").trim();
     if (!reason) {
@@ -1808,42 +1815,25 @@
       field.focus();
       return;
     }
-    var key = watching.keys["cancel\u0000" + reason] || (watching.keys["cancel\u0000" + reason] = randomText(18));
-    busy(true);
-    say("Cancelling…");
-    request("/questions/" + encodeURIComponent(watching.id) + "/cancel", {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "Idempotency-Key": key },
-      body: JSON.stringify({ reason: reason }),
-    }).then(
-      function (reply) {
-        if (current !== watching) {
-          return;
-        }
-        busy(false);
-        var data = reply.data || {};
-        if (reply.status === 200) {
-          field.value = "";
-          byId("cancel-box").open = false;
-          renderQuestion(data);
-          say("Cancelled: the agent carries on with the policy's answer for a cancelled question.", true);
-        } else if (reply.status === 409 && THREAD_REASONS.indexOf(data.reason) >= 0 && isObject(data.question)) {
-          renderQuestion(data.question);
-          say("Not cancelled: " + REASONS[data.reason], true);
-        } else if ((reply.status === 409 || reply.status === 410) && isObject(data.question)) {
-          renderQuestion(data.question);
-          say("Not cancelled: " + outcomeText(data.question), true);
-        } else if (reply.status === 401) {
-          signOut("Your sign-in has expired. Sign in again, then cancel.");
-        } else {
-          say("Not cancelled: " + refused(reply), true);
-        }
-      },
-      function () {
-        busy(false);
-        say("Could not reach the API; the question may not have been cancelled. Press the button again.", true);
-      },
-    );
+    var lost = "Could not reach the API; the question may not have been cancelled. Press the button again.";
+    post("cancel", { reason: reason }, "Cancelling…", function (reply, data) {
+      if (reply.status === 200) {
+        field.value = "";
+        byId("cancel-box").open = false;
+        renderQuestion(data);
+        say("Cancelled: the agent carries on with the policy's answer for a cancelled question.", true);
+      } else if (reply.status === 409 && THREAD_REASONS.indexOf(data.reason) >= 0 && isObject(data.question)) {
+        renderQuestion(data.question);
+        say("Not cancelled: " + REASONS[data.reason], true);
+      } else if ((reply.status === 409 || reply.status === 410) && isObject(data.question)) {
+        renderQuestion(data.question);
+        say("Not cancelled: " + outcomeText(data.question), true);
+      } else if (reply.status === 401) {
+        signOut("Your sign-in has expired. Sign in again, then cancel.");
+      } else {
+        say("Not cancelled: " + refused(reply), true);
+      }
+    }, lost);
   }
 
   function renderHistory(view) {
