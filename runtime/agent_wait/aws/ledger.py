@@ -311,6 +311,7 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             "sender": decision.sender,
             "via": decision.via,
             "claimed_by": decision.claimed_by,
+            "reason": decision.reason,
         }
         for name, value in optional.items():
             if value is not None:

@@ -14,6 +14,8 @@
                                                  --args JSON edits the call's arguments, --answer JSON sends any answer
     agent-wait extend QUESTION --by PT2H         move an open question's deadline later, over the answer API with a
                                                  token; its policy says who may and how far (--until TIME: to a time)
+    agent-wait answer Q1 Q2 ... approve          answer several the same way, each decided on its own (over the API)
+    agent-wait cancel QUESTION --reason TEXT     cancel one over the answer API: the agent gets the policy's on_cancel
     agent-wait failures                          list failed threads: what failed, where, with which error
     agent-wait dead-letters list                 the entry queue's dead letters, each with its reason (they stay)
     agent-wait dead-letters redrive [--reason R] move them back to the entry queue, in their thread's order
@@ -167,6 +169,8 @@ def _run(args: argparse.Namespace) -> int:
             f"(it failed with {failure.error} at {failure.failed_at}); watch it with: agent-wait failures"
         )
         return 0
+    if args.command == "cancel":
+        return _cancel(target, args)
     return _answer(target, args)
 
 
@@ -230,6 +234,8 @@ def _show(target: Any, args: argparse.Namespace) -> int:
             f"decision {outcome['status']} by {outcome['answered_by']} via {outcome['via']} at {outcome['decided_at']}"
         )
         lines.append(f"answer   {json.dumps(outcome['answer'], sort_keys=True)}")
+        if outcome.get("reason"):  # a person's cancel says why
+            lines.append(f"reason   {outcome['reason']}")
     if view.get("failure"):
         lines.append(f"failed   {view['failure']['error']} at {view['failure']['failed_at']}; see agent-wait failures")
     print("\n".join(lines))
@@ -240,6 +246,11 @@ def _answer(target: Any, args: argparse.Namespace) -> int:
     from agent_wait.cli import _commands
 
     value = _commands.parse_input(args.answer, "--answer", '{"action": "approve"}') if args.answer else None
+    ids = list(args.question_id)
+    if args.action is None and len(ids) > 1:
+        # `answer Q1 Q2 approve`: the last word is the action (so several questions take an ACTION, not --answer)
+        args.action = ids.pop()
+    args.question_id = ids[0]
     edited = _commands.parse_input(args.args, "--args", '{"amount": 500}') if args.args else None
     if value is not None and (args.action or args.note or edited is not None):
         raise CliError("--answer is the whole answer: leave out ACTION, --note and --args, or leave out --answer")
@@ -248,6 +259,8 @@ def _answer(target: Any, args: argparse.Namespace) -> int:
     if edited is not None and not isinstance(edited, dict):
         raise CliError("--args must be a JSON object of the arguments to change, e.g. --args '{\"amount\": 500}'")
     token = args.token or os.environ.get(_api.TOKEN_VARIABLE)
+    if len(ids) > 1:
+        return _answer_many(target, args, ids, token, value=value, edited=edited)
     if token and not args.queue:
         print(_answer_over_api(target, args, token, value=value, edited=edited))
         return 0
@@ -258,6 +271,30 @@ def _answer(target: Any, args: argparse.Namespace) -> int:
         line += f" (no token, so not over the answer API; {_api.TOKEN_VARIABLE} or --token sends it there)"
     print(line)
     return 0
+
+
+def _cancel(target: Any, args: argparse.Namespace) -> int:
+    from agent_wait.cli._operators import cancel
+
+    print(cancel(target, args.question_id, args.reason, token=args.token or os.environ.get(_api.TOKEN_VARIABLE)))
+    return 0
+
+
+def _answer_many(
+    target: Any, args: argparse.Namespace, ids: list[str], token: str | None, *, value: Any, edited: Any
+) -> int:
+    """Several questions answered the same way, each decided on its own by the answer API; non-zero if any was not."""
+    from agent_wait.cli._operators import answer_many
+    from agent_wait.cli._target import answer_value
+
+    if args.queue or args.by:
+        raise CliError(
+            "several questions are answered over the answer API, as the token's person: leave out --queue/--by"
+        )
+    lines, refused = answer_many(target, ids, answer_value(args.action, args.note, edited, value), token=token)
+    print("\n".join(lines))
+    print(f"{len(ids) - refused} of {len(ids)} decided" + (f"; {refused} refused (see above)" if refused else ""))
+    return 1 if refused else 0
 
 
 def _answer_over_api(

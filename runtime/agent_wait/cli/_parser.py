@@ -7,6 +7,7 @@ from typing import Any
 
 from agent_wait.cli import _api
 from agent_wait.cli._extend import add_extend_arguments
+from agent_wait.cli._operators import add_cancel_arguments
 
 __all__ = ("DEFAULT_APP", "REPO_APP", "build_parser")
 
@@ -95,7 +96,8 @@ def _add_stack_commands(commands: Any) -> None:
     commands_on_a_stack = (
         ("start", "send a start message"),
         ("questions", "list questions, or show one"),
-        ("answer", "answer one question"),
+        ("answer", "answer one question, or several with the same answer"),
+        ("cancel", "cancel an open question with a reason: the agent receives the policy's cancellation answer"),
         ("failures", "list failed threads"),
         ("retry", "apply a failed thread's recorded start or decision again, once"),
         ("dead-letters", "list the dead letters with their reasons, or redrive them"),
@@ -161,13 +163,20 @@ def _add_stack_commands(commands: Any) -> None:
             sub.add_argument("--out", metavar="FILE", help="write to this file (default: standard output)")
         elif name == "extend":
             add_extend_arguments(sub)
+        elif name == "cancel":
+            add_cancel_arguments(sub)
         elif name == "retry":
             sub.add_argument("thread_id", metavar="THREAD", help="a failed thread (see: agent-wait failures)")
             sub.add_argument(
                 "--retry-id", help="your id for this retry; sending the same one twice retries once (default: a new id)"
             )
         else:
-            sub.add_argument("question_id", metavar="QUESTION", help="the question's id (see: agent-wait questions)")
+            sub.add_argument(
+                "question_id",
+                nargs="+",
+                metavar="QUESTION",
+                help="the question's id (see: agent-wait questions); several ids answer each the same way",
+            )
             sub.add_argument(
                 "action",
                 nargs="?",

@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 
 from agent_wait._publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait._time import format_rfc3339, parse_rfc3339, seconds_between, utc_now
+from agent_wait.engine.cancelling import awaits_resume
 from agent_wait.engine.entry_queue import EntryMessage, EntryQueue
 from agent_wait.engine.extend import extended_envelope
 from agent_wait.engine.handover import HANDED_OVER, resume_message
@@ -482,7 +483,7 @@ class Sweep:
 
 def _hand_over_at(record: QuestionRecord) -> str | None:
     """When a door's decision (the answer API, a link) is due for its hand-over: while the agent does not have it."""
-    waiting = record.status is QuestionStatus.ANSWERED and record.via in HANDED_OVER
+    waiting = awaits_resume(record) and record.via in HANDED_OVER
     return record.decided_at if waiting else None
 
 

@@ -151,6 +151,8 @@ class Decision:
     """For a decision made where the agent cannot run (the answer API, a signed link): the decided question stays
     due from this RFC 3339 time until the agent has it (`Ledger.mark_resumed`), so the sweep hands it over to the
     router if nothing else did. None: never due once decided."""
+    reason: str | None = None
+    """Why, in the decider's words: a person's reason for cancelling (a cancel attempt). None otherwise."""
 
 
 class Notice(StrEnum):
@@ -312,6 +314,8 @@ class QuestionRecord:
     `Ledger.open` and never changed: the answer's spans link to it (`agent_wait.engine.tracing`). None: untraced."""
     extensions: tuple[Extended, ...] = ()
     """Each move of the deadline, in order (`FollowUpLedger.extend`); `expires_at` is the deadline after the last."""
+    reason: str | None = None
+    """Why it was decided so, in the decider's words: the reason a person gave for cancelling it. None otherwise."""
 
     @property
     def thread_id(self) -> str:
@@ -413,6 +417,7 @@ class QuestionRecord:
             claimed_by=decision.claimed_by,
             decided_at=format_rfc3339(now),
             due_at=decision.hand_over_at,
+            reason=decision.reason,
         )
 
     def to_item(self) -> dict[str, Any]:
@@ -434,6 +439,7 @@ class QuestionRecord:
             "failure": self.failure.to_item() if self.failure else None,
             "retry_id": self.retry_id,
             "notices": list(self.notices) or None,
+            "reason": self.reason,
             **self.progress.to_item(),
             "trace": dict(self.trace) if self.trace else None,
             "extensions": [e.to_item() for e in self.extensions] or None,
@@ -482,6 +488,7 @@ class QuestionRecord:
             notices=tuple(dict.fromkeys(str(n) for n in item.get("notices") or ())),
             trace=_trace(item.get("trace")),
             extensions=tuple(Extended.from_item(e) for e in item.get("extensions") or ()),
+            reason=item.get("reason"),
         )
 
 

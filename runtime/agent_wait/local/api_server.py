@@ -72,6 +72,8 @@ PROTECTED_ROUTES: tuple[str, ...] = (
     "GET /questions/{question_id}",
     "POST /questions/{question_id}/answer",
     "GET /agui/interrupts",
+    "POST /questions/{question_id}/cancel",
+    "POST /questions/answers",
     "POST /agui/resume",
     "GET /insights",
     "GET /audit",

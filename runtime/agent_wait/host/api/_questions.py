@@ -112,6 +112,7 @@ def question_view(
             "resumed_at": record.resumed_at,
             # A default applied at the deadline: nobody decided it.
             "expired": record.outcome is QuestionStatus.EXPIRED,
+            "reason": record.reason,  # why a person cancelled it
         }
     if record.failure is not None:
         view["failure"] = {"error": record.failure.error, "failed_at": record.failure.failed_at}

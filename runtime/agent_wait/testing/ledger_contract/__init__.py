@@ -44,6 +44,7 @@ REQUIRED: tuple[Rule, ...] = (
     questions.pages_list_a_status_soonest_deadline_first,
     decisions.first_decision_wins,
     decisions.a_decision_records_who_made_it_and_how,
+    decisions.a_cancel_keeps_who_cancelled_and_why,
     decisions.racing_decisions_have_one_winner,
     decisions.decide_unknown_question_raises_key_error,
     decisions.resumed_only_after_a_decision,
