@@ -90,3 +90,11 @@ SECRET_READ = ("secretsmanager:GetSecretValue",)
 """Read the answer-link keys: the value only (no `DescribeSecret`, which `grant_read` adds)."""
 KMS_DECRYPT = ("kms:Decrypt",)
 """With a customer managed secret key: what Secrets Manager needs from a reader."""
+
+SCHEDULES_MANAGE = ("scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule")
+"""Precise deadlines: the router, the sweep and the answer API put a question's one-time schedules (create, or
+update one of that name) and delete them at its decision, in the stack's schedule group only."""
+PASS_SCHEDULER_ROLE = ("iam:PassRole",)
+"""Naming the role Scheduler assumes on a schedule is passing it: allowed for that role, to Scheduler only."""
+SCHEDULER_INVOKE = ("lambda:InvokeFunction",)
+"""The role Scheduler assumes invokes the sweep function, and nothing else."""

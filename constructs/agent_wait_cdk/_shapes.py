@@ -123,6 +123,11 @@ ENV_CHECKPOINT_OFFLOAD_BYTES = "AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES"
 """Not set by the constructs (the saver's default applies); the router's offload threshold, set by hand if at all."""
 ENV_METRIC_TAGS = "AGENT_WAIT_METRIC_TAGS"
 """The router's: JSON, a policy tag key to the values time to answer is drawn for (`AgentWait(metric_tags=...)`)."""
+ENV_SCHEDULE_GROUP = "AGENT_WAIT_SCHEDULE_GROUP"
+ENV_SCHEDULE_TARGET_ARN = "AGENT_WAIT_SCHEDULE_TARGET_ARN"
+ENV_SCHEDULE_ROLE_ARN = "AGENT_WAIT_SCHEDULE_ROLE_ARN"
+"""The router's, the sweep's and the answer API's, with `AgentWait(precise_deadlines=True)`: the schedule group, the
+sweep function each one-time schedule invokes, and the role Scheduler assumes to invoke it."""
 ENV_ON_NEW_VERSION = "AGENT_WAIT_ON_NEW_VERSION"
 """Not set by the constructs (the default `resume` applies); the router's choice for a question asked under another
 version of the agent, set by hand with `router_environment` if at all (docs/versions.md)."""

@@ -59,6 +59,7 @@ from agent_wait_cdk.email import (
 )
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, redrive_count
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps, router_variables
+from agent_wait_cdk.precise_deadlines import PreciseDeadlines, precise_sweep_name
 from agent_wait_cdk.question_table import QuestionTable
 from agent_wait_cdk.slack import (
     SlackMessagesTable,
@@ -250,6 +251,13 @@ class AgentWait(Construct):
             digits and hyphens. Default None: CloudFormation generates every name, so two stacks (or a
             replacement) never collide. Fixed names cannot be replaced in place: a change that replaces a
             named resource fails until the name changes too.
+        precise_deadlines: also wake the sweep for one question at its deadline and at each reminder and escalation
+            step, with EventBridge Scheduler one-time schedules (`PreciseDeadlines`: a schedule group, the role
+            Scheduler assumes, and the router's, the sweep's and the answer API's right to keep its schedules), so
+            they happen within seconds instead of at the sweep's next minute. The sweep's schedule stays as the
+            safety net. It names the sweep function (`<prefix>-sweep`, or one unique to this construct), as a
+            schedule's target is named by ARN. Default False: the minute sweep alone (about $1 per million
+            schedules more when on; docs/scaling.md, "Deadline lateness and cost").
 
     Raises:
         AgentWaitPropsError: one error listing every prop that is out of range or contradicts another.
@@ -306,6 +314,7 @@ class AgentWait(Construct):
         requirements_file: str | os.PathLike[str] | None = None,
         runtime_source: str | os.PathLike[str] | None = None,
         resource_name_prefix: str | None = None,
+        precise_deadlines: bool = False,
     ) -> None:
         super().__init__(scope, id)
         # A brought topic is the app's fan-out already: a bus only when asked for (or brought).
@@ -458,14 +467,20 @@ class AgentWait(Construct):
         router_function = RouterFunction(
             self, "Router", entry_queue=self.entry_queue, function_name=names.router, **shared, **router_props
         )
+        # Precise deadlines name the sweep, so its own environment can name its ARN (a reference would be a cycle).
         sweep_function = SweepFunction(
-            self, "Sweep", environment=environment, function_name=names.sweep, **shared, **sweep.as_kwargs()
+            self,
+            "Sweep",
+            environment=environment,
+            function_name=names.sweep or (precise_sweep_name(self) if precise_deadlines else None),
+            **shared,
+            **sweep.as_kwargs(),
         )
         self.router_function: lambda_.Function = router_function.function
         self.sweep_function: lambda_.Function = sweep_function.function
         self.sweep_schedule: events.Rule = sweep_function.schedule
         self._keep_webhook(webhook_url, webhook_url_secret, webhook_secret)
-        self._grant_functions()
+        self._grant_functions(precise_sweep=(names.sweep or precise_sweep_name(self)) if precise_deadlines else None)
         self._senders = SenderLists(self.router_function)
         self._senders.add(shapes.ENV_TRUSTED_SENDERS, [role_id(sweep_function.role)])
         self.answer_api: AnswerApi | None = None
@@ -814,8 +829,15 @@ class AgentWait(Construct):
             )
         return environment
 
-    def _grant_functions(self) -> None:
+    def _grant_functions(self, *, precise_sweep: str | None = None) -> None:
         router, sweep = self.router_function, self.sweep_function
+        self.precise_deadlines: PreciseDeadlines | None = None
+        """The schedule group and the role Scheduler assumes (`precise_deadlines=True`); None when off. The router
+        and the sweep keep its schedules now, the answer API when it is wired."""
+        if precise_sweep is not None:
+            self.precise_deadlines = PreciseDeadlines(self, "PreciseDeadlines", sweep_function_name=precise_sweep)
+            for function in (router, sweep):
+                self.precise_deadlines.grant_keep_schedules(function)  # pyright: ignore[reportArgumentType]
         questions.grant_router(router, self.question_table)
         questions.grant_sweep(sweep, self.question_table)
         _grants.grant_table(
@@ -866,6 +888,8 @@ class AgentWait(Construct):
         Slack's interactions."""
         if index_shards is not None:
             api.function.add_environment(shapes.ENV_INDEX_SHARDS, str(index_shards))
+        if self.precise_deadlines is not None:  # it moves a deadline's schedules when it extends one
+            self.precise_deadlines.grant_keep_schedules(api.function)
         self._senders.add(shapes.ENV_TRUSTED_SENDERS, [api.role_id])
         router = self.router_function
         router.add_environment(shapes.ENV_API_URL, api.url)

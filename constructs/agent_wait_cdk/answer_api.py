@@ -1,10 +1,10 @@
 """`AnswerApi`: the HTTPS answer API (API Gateway HTTP API, a JWT authorizer, one Lambda) and its signed links.
 
 Over 400 lines because the construct has 25 props, each documented on it (16 again on `AnswerApiProps`),
-and 13 routes; its prop rules are in `_answer_api_checks.py`, the inbox's sign-in in `_inbox.py`.
+and 15 routes; its prop rules are in `_answer_api_checks.py`, the inbox's sign-in in `_inbox.py`.
 
 Signed-in people list, read and answer questions, and read the insights and (the audit group only) the audit
-trail, on seven routes behind the JWT authorizer. With `links`
+trail, cancel questions and answer many at once, on nine routes behind the JWT authorizer. With `links`
 (the default), four more routes carry no authorizer, because the capability is the signed token itself
 (HMAC under a key id, for one question): the page a link opens only shows, and only a POST carrying the
 token acts. The access log format holds no query string, header or body, so a token is never logged:
@@ -16,6 +16,8 @@ token acts. The access log format holds no query string, header or body, so a to
     POST /agui/resume                                 signed in: answer them with AG-UI resume entries
     GET  /insights                                    signed in: counts, time to answer, who answers (the inbox's)
     GET  /audit                                       signed in, the audit group only: the audit trail, paged
+    POST /questions/{question_id}/cancel              signed in: cancel it with a reason (as one who may answer)
+    POST /questions/answers                           signed in: up to 25 answers, each decided on its own
     GET  /questions/{question_id}/confirm             link: the confirmation page (shows, never acts)
     GET  /questions/{question_id}/confirm/{asset}     link: that page's script and style files
     POST /questions/{question_id}/link                link: the page reads the question the token names
@@ -73,6 +75,9 @@ SIGNED_IN_ROUTES = (
     ("POST", "/agui/resume"),
     ("GET", "/insights"),
     ("GET", "/audit"),
+    ("POST", "/questions/{question_id}/extend"),
+    ("POST", "/questions/{question_id}/cancel"),
+    ("POST", "/questions/answers"),
 )
 """Routes behind the JWT authorizer: who answers is the person API Gateway verified."""
 LINK_ROUTES = (

@@ -62,7 +62,8 @@ class Transition(StrEnum):
     EXPIRED = "expired"
     """The deadline passed and the policy's default was applied."""
     CANCELLED = "cancelled"
-    """The question was withdrawn without an answer."""
+    """The question was withdrawn: a person cancelled it (the agent receives the policy's `on_cancel`, else its
+    default), or the agent moved past it unanswered."""
     RESUMED = "resumed"
     """The agent has moved past the question; a UI can retract its buttons."""
     FAILED = "failed"
@@ -73,6 +74,8 @@ class Transition(StrEnum):
     """An escalation step fell due: the envelope's `tags` and `rules.answerers` are the widened audience."""
     VOTED = "voted"
     """A quorum question took a vote that did not decide it (or did, just before `wait.answered`)."""
+    EXTENDED = "extended"
+    """The deadline moved later (`expires_at` is the new one); `progress` says from when, by whom, which move."""
 
     @property
     def repeats(self) -> bool:
@@ -96,7 +99,7 @@ class Transition(StrEnum):
             raise EnvelopeError(f"unknown transition {value!r}; expected one of: {known}") from None
 
 
-_REPEATING = frozenset({Transition.REMINDER, Transition.ESCALATED, Transition.VOTED})
+_REPEATING = frozenset({Transition.REMINDER, Transition.ESCALATED, Transition.VOTED, Transition.EXTENDED})
 
 
 def check_question_size(question: Any, *, limit: int = MAX_QUESTION_BYTES) -> int:
@@ -362,7 +365,7 @@ class WaitEnvelope:
 def _ordinal(progress: Mapping[str, Any] | None) -> int:
     """The count a repeating step's `dedupe_key` carries: which reminder, which step, how many votes."""
     facts = progress or {}
-    for name in ("reminder", "escalation"):
+    for name in ("reminder", "escalation", "extension"):
         if isinstance(facts.get(name), int):
             return int(facts[name])
     votes = facts.get("votes")

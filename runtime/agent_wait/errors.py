@@ -25,6 +25,7 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
            ├─ CallbackRefusedError               Lambda refused to complete a durable callback (timed out, done already)
            ├─ CallbackUnavailableError           completing a durable callback failed for now; the message is retried
            ├─ ArgumentsChangedError              a `@wait` call re-run on resume differs from the call approved
+           ├─ ScheduleUnavailableError           a precise-deadline schedule was not put or deleted (names the code)
            ├─ VersionChangedError                a question waits in code a redeploy changed; its thread is failed
            ├─ ThreadStateError                   a hosted agent's stored thread (Pydantic AI history, Strands session)
            │    ├─ ThreadStateConflictError      another writer moved the thread first; this write lost, nothing saved
@@ -64,6 +65,7 @@ __all__ = (
     "QuestionTooLargeError",
     "QueueUnavailableError",
     "RecipientError",
+    "ScheduleUnavailableError",
     "SignatureError",
     "SlackDeliveryError",
     "TeamsDeliveryError",
@@ -377,6 +379,16 @@ class MissingExtraError(WaitError, ImportError):
         )
         self.extra = extra
         self.package = package
+
+
+class ScheduleUnavailableError(WaitError):
+    """Raised when EventBridge Scheduler did not put or delete a precise-deadline schedule (throttled, refused,
+    unreachable); the engine logs and counts it (`ScheduleFailures`) and the sweep's minute still catches the
+    question. The message names the call, the schedule and the code."""
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def require_extra(module: str, package: str, extra: str, *, load: bool = True) -> None:

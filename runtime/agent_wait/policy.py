@@ -5,12 +5,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from types import MappingProxyType
 from typing import Any
 
 from agent_wait._duration import ACCEPTED_FORMS, MAX_DURATION, DurationSyntaxError, format_duration, parse_duration
-from agent_wait._json import canonical_json, to_jsonable
-from agent_wait.errors import EnvelopeError, PolicyError
+from agent_wait._policy_fields import (
+    MAX_DEFAULT_BYTES,
+    MAX_RESPONSE_SCHEMA_BYTES,
+    MAX_TAGS_BYTES,
+    cancellation_answer,
+    check_actions,
+    check_correlation,
+    check_extend,
+    check_response_schema,
+    check_tags,
+    small_json,
+)
+from agent_wait.errors import PolicyError
+from agent_wait.extension import Extension
 from agent_wait.followup import Escalation, FollowUps, Quorum, Reminder, check_names
 from agent_wait.versions import checked_on_new_version
 
@@ -32,14 +43,6 @@ SCHEMA_ACTION = "submit"
 MAX_TIMEOUT = MAX_DURATION
 """Longest `timeout` and `answer_ttl`: about ten years, so every deadline is a date every store can hold.
 Wait longer with `timeout=None` (no deadline)."""
-MAX_DEFAULT_BYTES = 64 * 1024
-"""Largest `default` as JSON. It rides in every envelope and ledger row beside the question (at most 64 KiB
-itself), so both stay inside what SNS, EventBridge and a DynamoDB item can carry."""
-MAX_TAGS_BYTES = 4 * 1024
-"""Largest `tags` as JSON. They ride in every envelope (and as SNS message attributes and EventBridge detail),
-beside a question of up to 64 KiB; unbounded, they made a question no announcer could carry."""
-MAX_RESPONSE_SCHEMA_BYTES = 32 * 1024
-"""Largest `response_schema` as JSON; it rides in the envelope's `rules` beside the question and the default."""
 
 
 def _duration_field(name: str, value: object) -> tuple[timedelta | None, str | None]:
@@ -108,6 +111,12 @@ class WaitPolicy:
     """Steps that widen who is told and who may answer as time passes (`wait.escalated`), in order."""
     quorum: Quorum | None = None
     """How many distinct answerers must approve, and which answers veto; None: the first valid answer decides."""
+    extend: Extension | None = None
+    """Who may move the deadline later, and by how much in all (`agent_wait.extension.Extension`); None: nobody.
+    Needs a `timeout`."""
+    on_cancel: Any = None
+    """The answer the agent receives when a person cancels the question (`POST /questions/{id}/cancel`, `agent-wait
+    cancel`), recorded `cancelled` with who and why (any JSON). None: the `default` applies, as at the deadline."""
     on_new_version: str | None = None
     """After a redeploy: `"resume"` while compatible, `"fail"`; None: the host's choice (docs/versions.md)."""
 
@@ -127,16 +136,18 @@ class WaitPolicy:
         reminders: Iterable[Reminder | str | float | Mapping[str, Any]] | None = None,
         escalation: Iterable[Escalation | Mapping[str, Any]] | None = None,
         quorum: Quorum | int | Mapping[str, Any] | None = None,
+        extend: Extension | Mapping[str, Any] | None = None,
+        on_cancel: Any = None,
         on_new_version: str | None = None,
     ) -> None:
         timeout_delta, timeout_text = _duration_field("timeout", timeout)
         ttl_delta, ttl_text = _duration_field("answer_ttl", answer_ttl)
         if allowed_actions is None:
             allowed_actions = DEFAULT_ACTIONS if response_schema is None else _schema_actions(response_schema)
-        actions = _check_actions(allowed_actions)
-        checked_tags = _check_tags(tags)
-        checked_correlation = _check_correlation(correlation)
-        checked_default = _small_json(
+        actions = check_actions(allowed_actions)
+        checked_tags = check_tags(tags)
+        checked_correlation = check_correlation(correlation)
+        checked_default = small_json(
             "default",
             default,
             shown=default,
@@ -180,10 +191,12 @@ class WaitPolicy:
                 "agent receives one answer. Leave allow_edits unset",
             )
         object.__setattr__(self, "allow_edits", allow_edits)
-        object.__setattr__(self, "response_schema", _check_response_schema(response_schema))
+        object.__setattr__(self, "response_schema", check_response_schema(response_schema))
         object.__setattr__(self, "reminders", followups.reminders)
         object.__setattr__(self, "escalation", followups.escalation)
         object.__setattr__(self, "quorum", followups.quorum)
+        object.__setattr__(self, "extend", check_extend(extend, timeout_delta))
+        object.__setattr__(self, "on_cancel", cancellation_answer(on_cancel))
         object.__setattr__(self, "on_new_version", checked_on_new_version(on_new_version))
 
     @property
@@ -207,6 +220,10 @@ class WaitPolicy:
         if self.response_schema is not None:
             rules["response_schema"] = dict(self.response_schema)
         rules.update(self.followups.rules())
+        if self.extend is not None:
+            rules["extend"] = self.extend.to_dict()
+        if self.on_cancel is not None:
+            rules["on_cancel"] = self.on_cancel
         rules.update({"on_new_version": self.on_new_version} if self.on_new_version else {})
         return rules
 
@@ -226,6 +243,10 @@ class WaitPolicy:
         if self.response_schema is not None:
             data["response_schema"] = dict(self.response_schema)
         data.update(self.followups.rules())
+        if self.extend is not None:
+            data["extend"] = self.extend.to_dict()
+        if self.on_cancel is not None:
+            data["on_cancel"] = self.on_cancel
         data.update({"on_new_version": self.on_new_version} if self.on_new_version else {})
         return data
 
@@ -246,6 +267,8 @@ class WaitPolicy:
             "reminders",
             "escalation",
             "quorum",
+            "extend",
+            "on_cancel",
             "on_new_version",
         }
         unknown = sorted(set(data) - known)
@@ -267,6 +290,8 @@ class WaitPolicy:
             reminders=data.get("reminders"),
             escalation=data.get("escalation"),
             quorum=data.get("quorum"),
+            extend=data.get("extend"),
+            on_cancel=data.get("on_cancel"),
             on_new_version=data.get("on_new_version"),
         )
 
@@ -278,67 +303,9 @@ class WaitPolicy:
             + (f", reminders={[r.to_dict() for r in self.reminders]!r}" if self.reminders else "")
             + (f", escalation={[s.to_dict() for s in self.escalation]!r}" if self.escalation else "")
             + (f", quorum={self.quorum.to_dict()!r}" if self.quorum else "")
+            + (f", extend={self.extend.to_dict()!r}" if self.extend else "")
             + ")"
         )
-
-
-def _check_actions(allowed_actions: Iterable[str]) -> tuple[str, ...]:
-    if isinstance(allowed_actions, str):
-        raise PolicyError(
-            "allowed_actions",
-            allowed_actions,
-            f"allowed_actions must be a list of strings such as ['approve', 'reject']; "
-            f"got the single string {allowed_actions!r}",
-        )
-    actions = tuple(allowed_actions)
-    if not actions:
-        raise PolicyError("allowed_actions", actions, "allowed_actions must name at least one action, e.g. ['approve']")
-    for action in actions:
-        if not isinstance(action, str) or not action.strip():
-            raise PolicyError(
-                "allowed_actions", actions, f"allowed_actions must hold non-empty strings; got {action!r}"
-            )
-    if len(set(actions)) != len(actions):
-        raise PolicyError("allowed_actions", actions, f"allowed_actions lists an action twice: {list(actions)}")
-    return actions
-
-
-def _check_tags(tags: Mapping[str, str] | None) -> Mapping[str, str]:
-    if tags is None:
-        return MappingProxyType({})
-    if not isinstance(tags, Mapping):
-        raise PolicyError("tags", tags, f"tags must be a dict of str to str; got a {type(tags).__name__}")
-    for key, value in tags.items():
-        if not isinstance(key, str) or not key or not isinstance(value, str):
-            raise PolicyError(
-                "tags", dict(tags), f"tags must map non-empty str keys to str values; got {key!r}: {value!r}"
-            )
-    size = len(canonical_json(dict(tags), where="tags").encode("utf-8"))
-    if size > MAX_TAGS_BYTES:
-        raise PolicyError(
-            "tags",
-            f"<{len(tags)} tags>",
-            f"tags are {size} bytes as JSON; the most is {MAX_TAGS_BYTES} (MAX_TAGS_BYTES): they ride in every "
-            "envelope and SNS message attribute; route by a few short tags and keep the rest in the question",
-        )
-    return MappingProxyType(dict(tags))
-
-
-def _check_correlation(correlation: Mapping[str, str] | None) -> Mapping[str, str] | None:
-    if correlation is None:
-        return None
-    if (
-        not isinstance(correlation, Mapping)
-        or not {"provider", "id"} <= set(correlation)
-        or not all(isinstance(value, str) for value in correlation.values())
-    ):
-        raise PolicyError(
-            "correlation",
-            correlation,
-            "correlation must be a dict of strings with 'provider' and 'id', "
-            f"e.g. {{'provider': 'stripe', 'id': 're_123'}}; got {correlation!r}",
-        )
-    return MappingProxyType(dict(correlation))
 
 
 def _schema_actions(schema: Any) -> tuple[str, ...]:
@@ -354,41 +321,3 @@ def schema_actions(schema: Mapping[str, Any]) -> tuple[str, ...]:
         if isinstance(named, list) and named and all(isinstance(a, str) and a for a in named):
             return tuple(dict.fromkeys(named))
     return (SCHEMA_ACTION,)
-
-
-def _check_response_schema(schema: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-    """A JSON copy of `schema`. Its meaning is checked by the host (jsonschema), which the core does not import."""
-    if schema is None:
-        return None
-    if not isinstance(schema, Mapping):
-        raise PolicyError(
-            "response_schema",
-            f"<{type(schema).__name__}>",
-            "response_schema must be a JSON Schema object (a dict), e.g. {'type': 'object', 'properties': {...}}; "
-            f"got a {type(schema).__name__}. For a pydantic model pass Model.model_json_schema()",
-        )
-    checked = _small_json(
-        "response_schema",
-        schema,
-        shown="<schema>",
-        limit=MAX_RESPONSE_SCHEMA_BYTES,
-        limit_name="MAX_RESPONSE_SCHEMA_BYTES",
-    )
-    return MappingProxyType(checked)
-
-
-def _small_json(field: str, value: Any, *, shown: object, limit: int, limit_name: str, advice: str = "") -> Any:
-    """`value` as plain JSON of at most `limit` bytes: it rides in every envelope and ledger row."""
-    try:
-        checked = to_jsonable(value, where=field)
-    except EnvelopeError as exc:
-        raise PolicyError(field, shown, f"{field} must be JSON; {exc.message}") from None
-    size = len(canonical_json(checked, where=field).encode("utf-8"))
-    if size > limit:
-        raise PolicyError(
-            field,
-            f"<{size} bytes>",
-            f"{field} is {size:,} bytes as JSON; the limit is {limit:,} ({limit_name}), because it travels in "
-            f"every envelope and ledger row{advice}",
-        )
-    return checked

@@ -384,6 +384,14 @@ class Settings(StrEnum):
     """Optional: how long a decided question's row is kept after its decision, an ISO 8601 duration (`P400D`):
     the decision sets the table's TTL attribute (`ttl`) that far ahead, and DynamoDB deletes the row some time
     after. Unset (the default): decided rows are kept until deleted by hand."""
+    SCHEDULE_GROUP = "AGENT_WAIT_SCHEDULE_GROUP"
+    """Optional, with the next two (`AgentWait(precise_deadlines=True)` sets all three): the EventBridge Scheduler
+    group where each open question gets one-time schedules at its deadline and next follow-ups, so they happen
+    within seconds instead of at the sweep's next minute (docs/host.md, "Precise deadlines")."""
+    SCHEDULE_TARGET_ARN = "AGENT_WAIT_SCHEDULE_TARGET_ARN"
+    """With `AGENT_WAIT_SCHEDULE_GROUP`: the sweep function's ARN, which each schedule invokes for its question."""
+    SCHEDULE_ROLE_ARN = "AGENT_WAIT_SCHEDULE_ROLE_ARN"
+    """With `AGENT_WAIT_SCHEDULE_GROUP`: the IAM role Scheduler assumes to invoke the sweep."""
     ON_NEW_VERSION = "AGENT_WAIT_ON_NEW_VERSION"
     """Optional, the router's: what resuming a question asked under another version of the agent does when its
     policy does not say (`WaitPolicy(on_new_version=...)`): `resume` (the default) while the waiting node and

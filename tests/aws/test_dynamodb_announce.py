@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -363,3 +364,20 @@ def test_each_status_is_written_to_the_shard_of_its_question(make_question_table
 
     # THEN the status index key follows the status, always in the question's own shard
     assert shards == [shard_key(status, "q-shards", 4) for status in ("open", "answered", "resumed")]
+
+
+def test_wait_extended_moves_the_rows_deadline_and_leaves_it_open(
+    dynamodb_harness: Callable[..., AnnounceHarness],
+) -> None:
+    # GIVEN an announced question with a P3D deadline
+    harness = dynamodb_harness()
+    envelope = sample_envelope(policy=WaitPolicy(timeout="P3D"))
+    assert publish(envelope, harness.announcer).ok
+    # WHEN its deadline moved a day later
+    progress = {"extension": 1, "from": envelope.expires_at, "to": "2026-09-15T09:00:00Z", "by": "ops"}
+    moved = replace(envelope, expires_at="2026-09-15T09:00:00Z").for_transition("extended", progress=progress)
+    assert publish(moved, harness.announcer).ok
+    # THEN the row says so, with the extension's progress, still open
+    row = _raw(harness, envelope)
+    assert (row["status"], row["type"], row["expires_at"]) == ("open", "wait.extended", "2026-09-15T09:00:00Z")
+    assert row["progress"]["by"] == "ops"

@@ -31,6 +31,7 @@ from langgraph.types import interrupt
 from tests.agents.schema_graphs import RefundLimit
 
 from agent_wait import WaitPolicy
+from agent_wait.extension import Extension
 from agent_wait.followup import Escalation
 from agent_wait.langgraph import ask, wait
 
@@ -61,8 +62,10 @@ ESCALATING = WaitPolicy(
     escalation=[
         Escalation(after="P2D", tags={"approver_group": "finance-managers"}, answerer_groups=["finance-managers"])
     ],
+    extend=Extension(groups=["finance-managers"], max_total="P3D"),
 )
-"""Finance only, until two days after asking: then finance-managers too."""
+"""Finance only, until two days after asking: then finance-managers too. Finance-managers may extend its deadline
+by up to three days in all."""
 SURVEY_SCHEMA = {
     "type": "object",
     "properties": {

@@ -417,3 +417,78 @@ def test_the_confirmation_page_takes_the_links_token_out_of_the_address_bar_and_
     page.get_by_role("button", name="Confirm: approve").click()
     expect(status(page)).to_have_text(DONE_APPROVE)
     assert [o.kind.value for o in inbox.local.pump().outcomes] == ["applied"]
+
+
+def test_an_operator_approves_several_after_a_confirmation_and_cancels_one_with_a_reason(
+    inbox: Inbox, tmp_path: Path
+) -> None:
+    # GIVEN three refunds waiting for finance, listed on alice's page
+    target = Path(os.environ.get("AGENT_WAIT_SCREENSHOTS") or tmp_path)
+    target.mkdir(parents=True, exist_ok=True)
+    asked = [
+        inbox.ask(amount, thread=f"order-81{n}-{uuid.uuid4().hex[:4]}")
+        for n, amount in ((1, 900), (2, 1100), (3, 1300))
+    ]
+    page = inbox.page(width=1100)
+    for thread, _ in asked:
+        page.get_by_role("checkbox", name=re.compile(re.escape(f" on {thread}"))).check()
+    expect(page.get_by_role("button", name="Approve selected (3)")).to_be_enabled()
+    # AND, unknown to the page, bob rejects the third on the entry queue meanwhile
+    (t1, _), (t2, _), (t3, q3) = asked
+    rival = {"thread_id": t3, "question_id": q3, "answer": {"action": "reject"}, "answered_by": "bob@example.com"}
+    inbox.local.send(rival, deduplication_id=uuid.uuid4().hex)
+    assert [o.kind.value for o in inbox.local.pump().outcomes] == ["applied"]
+
+    # WHEN she asks to approve the selection: the page names how many and which before sending anything
+    page.get_by_role("button", name="Approve selected (3)").click()
+    confirm = page.locator("#bulk-confirm")
+    expect(confirm).to_contain_text("Approve 3 questions?")
+    for thread, _ in asked:
+        expect(page.locator("#bulk-confirm-list")).to_contain_text(thread)
+    assert inbox.local.pump().outcomes == [], "nothing may be sent before the confirmation"
+    page.screenshot(path=str(target / "inbox-approve-selected.png"))
+    page.get_by_role("button", name="Approve 3 questions").click()
+
+    # THEN each question has its own result: two approved, the one bob decided not, and why
+    expect(status(page)).to_have_text("2 questions approved; 1 not (see why below).")
+    results = page.locator("#bulk-results-list li")
+    expect(results).to_have_count(3)
+    expect(results.nth(2)).to_contain_text("Not approved")
+    expect(results.nth(2)).to_contain_text("Someone else answered first.")
+    page.screenshot(path=str(target / "inbox-approve-results.png"))
+    # AND the agent carried on once with each approval, never with the refused one
+    assert sorted(o.kind.value for o in inbox.local.pump().outcomes) == ["applied", "applied"]
+    assert (inbox.refunds(t1), inbox.refunds(t2), inbox.refunds(t3)) == ([900], [1100], [])
+
+    # WHEN, on a phone, she cancels another refund with a reason
+    thread, question = inbox.ask(700, thread=f"order-8199-{uuid.uuid4().hex[:4]}")
+    phone = inbox.page(width=375)
+    expect(phone.get_by_role("button", name="Approve selected")).to_be_visible()
+    phone.screenshot(path=str(target / "inbox-list-phone.png"))
+    inbox.open(phone, question)
+    expect(phone.locator("#policy-cancel")).to_contain_text("reject")
+    phone.get_by_text("Cancel this question…").click()
+    phone.get_by_role("button", name="Cancel question").click()
+    expect(status(phone)).to_have_text("Say why you cancel it: the reason is recorded with your name.")
+    phone.get_by_label("Why cancel it?").fill("The customer withdrew the request.")
+    phone.screenshot(path=str(target / "inbox-cancel-phone.png"), full_page=True)
+    phone.get_by_role("button", name="Cancel question").click()
+
+    # THEN the page says so, the outcome names her and her reason, and the agent got the cancellation answer once
+    expect(status(phone)).to_have_text(
+        "Cancelled: the agent carries on with the policy's answer for a cancelled question."
+    )
+    expect(phone.locator("#outcome")).to_contain_text("Cancelled by alice@example.com at ")
+    expect(phone.locator("#outcome")).to_contain_text("“The customer withdrew the request.”")
+    expect(phone.get_by_role("button", name="Approve")).to_have_count(0)
+    phone.screenshot(path=str(target / "inbox-cancelled-phone.png"))
+    assert [o.kind.value for o in inbox.local.pump().outcomes] == ["applied"]
+    assert inbox.refunds(thread) == []
+    outcome = inbox.status(question)["outcome"]
+    assert (outcome["status"], outcome["answered_by"], outcome["reason"]) == (
+        "cancelled",
+        "alice@example.com",
+        "The customer withdrew the request.",
+    )
+    assert page.errors == []  # pyright: ignore[reportAttributeAccessIssue]
+    assert phone.errors == []  # pyright: ignore[reportAttributeAccessIssue]

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _inbox_page import Inbox
+
+from agent_wait._time import parse_rfc3339
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -221,3 +223,46 @@ def test_a_signed_links_vote_says_it_is_recorded_and_how_many_more_approvals_are
     expect(page.get_by_role("button", name="Confirm: approve")).to_be_hidden()
     inbox.local.pump()
     assert inbox.refunds(thread) == []
+
+
+def test_a_finance_manager_extends_the_deadline_from_the_page_and_finance_may_not(inbox: Inbox, tmp_path: Path) -> None:
+    # GIVEN a refund finance-managers may extend by up to three days (P3D deadline), and carol of finance-managers
+    _, question = inbox.ask(kind="escalating")
+    asked_deadline = inbox.status(question)["policy"]["expires_at"]
+    carol = inbox.page("carol@example.com", "finance-managers")
+    carol.set_viewport_size(TALL)
+    inbox.open(carol, question)
+    extend = carol.get_by_role("button", name="Extend")
+    expect(extend).to_be_visible()
+    before = carol.locator("#policy-deadline").inner_text()
+    # WHEN she moves the deadline by a day
+    carol.get_by_label("Move the deadline later by").select_option("P1D")
+    extend.click()
+    # THEN the page says where it is now, the Deadline row shows it, and the ledger holds it
+    expect(status(carol)).to_contain_text("Deadline moved to ")
+    expect(status(carol)).to_contain_text("; the reminders moved with it.")
+    expect(carol.locator("#policy-deadline")).not_to_have_text(before)
+    moved = inbox.status(question)["policy"]["expires_at"]
+    assert (_parse(moved) - _parse(asked_deadline)) == timedelta(days=1)
+    # AND the escalation step the page announces moved by the same day (P2D after asking, plus one)
+    view = inbox.status(question)
+    assert _parse(view["escalation"]["next_at"]) - _parse(view["asked_at"]) == timedelta(days=3)
+    shoot(carol, "inbox-extended.png", tmp_path)
+    # AND three more days would pass the policy's maximum: refused, and the page says why
+    carol.get_by_label("Move the deadline later by").select_option("P3D")
+    extend.click()
+    expect(status(carol)).to_contain_text("Not extended: That is further than this question's policy lets its deadline")
+    # AND alice of finance may answer but not extend
+    alice = inbox.page("alice@example.com", "finance")
+    inbox.open(alice, question)
+    alice.get_by_role("button", name="Extend").click()
+    expect(status(alice)).to_contain_text(
+        "Not extended: You are not one of the people who may extend this question's deadline."
+    )
+    assert inbox.status(question)["policy"]["expires_at"] == moved
+    assert carol.errors == []  # pyright: ignore[reportAttributeAccessIssue]
+    assert alice.errors == []  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def _parse(text: str) -> datetime:
+    return parse_rfc3339(text)

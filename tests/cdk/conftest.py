@@ -281,8 +281,8 @@ IMPORTED_ROLE_ID = "AROAEXAMPLEIMPORTED01"
 @pytest.fixture(scope="session")
 def answering() -> Synth:
     """The answer API behind any OIDC issuer, every API prop away from its default, a customer key, signed
-    links on the topic and the webhook; senders granted after construction: starts to one role, answers
-    to another, to the same one twice, and to an imported role with its unique id."""
+    links on the topic and the webhook, precise deadlines; senders granted after construction: starts to one role,
+    answers to another, to the same one twice, and to an imported role with its unique id."""
     app = new_app()
     stack = Stack(app, "Answering")
     key = kms.Key(stack, "Key", enable_key_rotation=True, removal_policy=RemovalPolicy.DESTROY)
@@ -312,6 +312,7 @@ def answering() -> Synth:
             memory_size=512,
         ),
         link_announcers=("sns", "webhook"),
+        precise_deadlines=True,
     )
     caller = iam.Role(stack, "Caller", assumed_by=iam.AccountRootPrincipal())  # type: ignore[arg-type]
     agent.grant_send_starts(caller)

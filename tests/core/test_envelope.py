@@ -340,7 +340,7 @@ def test_lifecycle_types(given: str | Transition, event_type: str):
     assert WaitEnvelope.create(contract_question()).for_transition(given).type == event_type
 
 
-def test_the_lifecycle_is_exactly_nine_transitions():
+def test_the_lifecycle_is_exactly_ten_transitions():
     assert [t.event_type for t in Transition] == [
         "wait.created",
         "wait.answered",
@@ -351,8 +351,9 @@ def test_the_lifecycle_is_exactly_nine_transitions():
         "wait.reminder",
         "wait.escalated",
         "wait.voted",
+        "wait.extended",
     ]
-    assert [t.value for t in Transition if t.repeats] == ["reminder", "escalated", "voted"]
+    assert [t.value for t in Transition if t.repeats] == ["reminder", "escalated", "voted", "extended"]
 
 
 def test_progress_travels_only_on_the_steps_that_carry_it_and_the_contract_fields_stay_as_they_are():

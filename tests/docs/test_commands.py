@@ -36,6 +36,8 @@ RUN_BY: dict[str, tuple[str, str]] = {
     "agent-wait answer QUESTION_ID approve --note": ("tests/local/test_cli.py", '"approve", "--note", "within budget"'),
     "agent-wait answer QUESTION_ID approve": ("tests/local/test_local_api.py", '"approve", "--token", token'),
     "agent-wait answer Q-ID approve --note": ("tests/local/test_local_api.py", '"--note", "within budget"'),
+    "agent-wait answer Q1 Q2 Q3 approve": ("tests/local/test_operators_local.py", '"answer", q2, q3, q1, "approve"'),
+    "agent-wait cancel QUESTION_ID --reason": ("tests/local/test_operators_local.py", '"cancel", q1, "--reason"'),
     # the contributors' two commands and the repository's own tools
     "scripts/dev test": ("tests/docs/test_readme.py", "test_ci_runs_the_readme_test_command"),
     "scripts/dev demo": ("tests/docs/test_commands.py", "test_scripts_dev_demo_runs_the_demo_command"),
@@ -108,6 +110,10 @@ RUN_BY: dict[str, tuple[str, str]] = {
     "agent-wait answer QUESTION_ID approve --by": (
         "tests/local/test_local_api.py",
         '"approve", "--by", "cfo@example.com"',
+    ),
+    "agent-wait extend QUESTION_ID --by PT2H": (
+        "tests/local/test_cli_extend.py",
+        '["extend", question_id, "--by", "PT2H", "--token", token',
     ),
     "agent-wait dead-letters redrive --reason retries_exhausted": (
         "tests/local/test_cli.py",

@@ -9,6 +9,7 @@ from typing import Any
 
 import tests.agents.graphs as graphs
 from langgraph.checkpoint.memory import InMemorySaver
+from tests.support.entry_queues import FailingOnce
 
 from agent_wait import InMemoryAnnounce
 from agent_wait.engine import (
@@ -28,20 +29,6 @@ from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 9, 11, 9, 0, tzinfo=UTC)
 FINANCE_USER = Answerer(answered_by="fin@example.com", via="api", sender="https://issuer#u-1", groups=("finance",))
-
-
-class FailingOnce(InMemoryEntryQueue):
-    """An entry queue whose first single send fails (the API's resume hand-over), as SQS can."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.failures_left = 1
-
-    def send(self, message: dict[str, Any], *, group_id: str, deduplication_id: str) -> None:
-        if self.failures_left:
-            self.failures_left -= 1
-            raise ConnectionError("sqs unreachable")
-        super().send(message, group_id=group_id, deduplication_id=deduplication_id)
 
 
 def _world(queue: InMemoryEntryQueue) -> tuple[Router, AnswerService, InMemoryAnnounce, str, str]:

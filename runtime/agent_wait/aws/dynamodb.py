@@ -251,9 +251,13 @@ class DynamoDbAnnounce(BaseAnnounce):
             ":progress": decimal_json(dict(envelope.progress or {})),
             ":open": QuestionStatus.OPEN.value,
         }
+        updates = ["#type = :type", "#event_id = :event_id", "#progress = :progress"]
+        if envelope.transition is Transition.EXTENDED:  # the deadline moved: the row's follows it
+            names["#expires"], values[":expires"] = EXPIRES_AT, envelope.expires_at or NEVER
+            updates.append("#expires = :expires")
         self._update(
             envelope,
-            updates=["#type = :type", "#event_id = :event_id", "#progress = :progress"],
+            updates=updates,
             condition="attribute_exists(#pk) AND #status = :open",
             names=names,
             values=values,

@@ -34,6 +34,7 @@ from agent_wait.aws.errors import (
 from agent_wait.aws.items import from_item, paginate, to_attribute, to_item
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import EnvelopeError, LedgerIndexMissingError, LedgerRejectedError, QuestionNotFoundError
+from agent_wait.extension import Extended
 from agent_wait.ledger import FullLedger, NoteLedger
 from agent_wait.ledger.records import (
     DECIDED,
@@ -310,6 +311,7 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             "sender": decision.sender,
             "via": decision.via,
             "claimed_by": decision.claimed_by,
+            "reason": decision.reason,
         }
         for name, value in optional.items():
             if value is not None:
@@ -466,6 +468,47 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             Key=self._key(thread_id, question_key(question_id)),
             UpdateExpression=f"SET {', '.join(sets)}" + (f" REMOVE {', '.join(removes)}" if removes else ""),
             ConditionExpression=f"#status = :open AND {version}",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+            ReturnValues="ALL_NEW",
+        )
+        return AdvanceResult(won, self._record(item) if item else None)
+
+    def extend(
+        self, thread_id: str, question_id: str, extended: Extended, *, expected_version: int, due_at: str | None
+    ) -> AdvanceResult:
+        names = {"#status": "status", "#version": "version", "#expires": "expires_at", "#due": "due"}
+        values: dict[str, Any] = {
+            ":open": {"S": QuestionStatus.OPEN.value},
+            ":expected": {"N": str(expected_version)},
+            ":next": {"N": str(expected_version + 1)},
+            ":previous": {"S": extended.previous},
+            ":until": {"S": extended.until},
+            ":moved": {"L": [to_attribute(extended.to_item())]},
+            ":none": {"L": []},
+        }
+        sets = [
+            "#expires = :until",
+            "#version = :next",
+            "extensions = list_append(if_not_exists(extensions, :none), :moved)",
+        ]
+        if due_at is None:
+            due = " REMOVE #due, due_at"
+        else:
+            sets += ["#due = :due", "due_at = :due_at"]
+            values |= {":due": self._shard(DUE, question_id), ":due_at": {"S": due_at}}
+            due = ""
+        # A row opened before progress existed has no version: it is at version 0.
+        version = (
+            "(attribute_not_exists(#version) OR #version = :expected)"
+            if expected_version == 0
+            else "#version = :expected"
+        )
+        won, item = self._conditional(
+            "update_item",
+            Key=self._key(thread_id, question_key(question_id)),
+            UpdateExpression=f"SET {', '.join(sets)}{due}",
+            ConditionExpression=f"#status = :open AND {version} AND #expires = :previous",
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=values,
             ReturnValues="ALL_NEW",

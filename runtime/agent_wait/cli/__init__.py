@@ -12,6 +12,10 @@
     agent-wait answer QUESTION approve|reject    answer one: with a token (--token, $AGENT_WAIT_TOKEN) over the answer
                                                  API, which says who won; else on the entry queue (checked first);
                                                  --args JSON edits the call's arguments, --answer JSON sends any answer
+    agent-wait extend QUESTION --by PT2H         move an open question's deadline later, over the answer API with a
+                                                 token; its policy says who may and how far (--until TIME: to a time)
+    agent-wait answer Q1 Q2 ... approve          answer several the same way, each decided on its own (over the API)
+    agent-wait cancel QUESTION --reason TEXT     cancel one over the answer API: the agent gets the policy's on_cancel
     agent-wait failures                          list failed threads: what failed, where, with which error
     agent-wait dead-letters list                 the entry queue's dead letters, each with its reason (they stay)
     agent-wait dead-letters redrive [--reason R] move them back to the entry queue, in their thread's order
@@ -19,8 +23,8 @@
     agent-wait audit export --since 2026-03-01   every question asked or decided since then: who decided, through which
                                                  door, with which arguments (--until, --format jsonl|csv, --out FILE)
 
-`start`, `questions`, `answer`, `failures`, `retry`, `dead-letters` and `audit` talk to the running `agent-wait dev`,
-or to a deployed stack: `--stack NAME` (with `--region`, `--profile` as for the aws CLI) or `--outputs
+`start`, `questions`, `answer`, `extend`, `failures`, `retry`, `dead-letters` and `audit` talk to the running
+`agent-wait dev`, or to a deployed stack: `--stack NAME` (with `--region`, `--profile` as for the aws CLI) or `--outputs
 cdk-outputs.json` (written by `cdk deploy --outputs-file cdk-outputs.json`).
 """
 
@@ -38,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_wait.cli import _api
+from agent_wait.cli._extend import run_extend
 from agent_wait.cli._parser import DEFAULT_APP, REPO_APP, build_parser
 from agent_wait.cli._target import CliError, local_target, resolve_target
 from agent_wait.errors import MissingExtraError
@@ -152,6 +157,8 @@ def _run(args: argparse.Namespace) -> int:
         return _run_dead_letters(target, args)
     if args.command == "audit":
         return _export_audit(target, args)
+    if args.command == "extend":
+        return run_extend(target, args)
     if args.command == "failures":
         return _print_failures(_commands.failures(target), as_json=args.json)
     if args.command == "retry":
@@ -162,6 +169,8 @@ def _run(args: argparse.Namespace) -> int:
             f"(it failed with {failure.error} at {failure.failed_at}); watch it with: agent-wait failures"
         )
         return 0
+    if args.command == "cancel":
+        return _cancel(target, args)
     return _answer(target, args)
 
 
@@ -225,6 +234,8 @@ def _show(target: Any, args: argparse.Namespace) -> int:
             f"decision {outcome['status']} by {outcome['answered_by']} via {outcome['via']} at {outcome['decided_at']}"
         )
         lines.append(f"answer   {json.dumps(outcome['answer'], sort_keys=True)}")
+        if outcome.get("reason"):  # a person's cancel says why
+            lines.append(f"reason   {outcome['reason']}")
     if view.get("failure"):
         lines.append(f"failed   {view['failure']['error']} at {view['failure']['failed_at']}; see agent-wait failures")
     print("\n".join(lines))
@@ -235,6 +246,11 @@ def _answer(target: Any, args: argparse.Namespace) -> int:
     from agent_wait.cli import _commands
 
     value = _commands.parse_input(args.answer, "--answer", '{"action": "approve"}') if args.answer else None
+    ids = list(args.question_id)
+    if args.action is None and len(ids) > 1:
+        # `answer Q1 Q2 approve`: the last word is the action (so several questions take an ACTION, not --answer)
+        args.action = ids.pop()
+    args.question_id = ids[0]
     edited = _commands.parse_input(args.args, "--args", '{"amount": 500}') if args.args else None
     if value is not None and (args.action or args.note or edited is not None):
         raise CliError("--answer is the whole answer: leave out ACTION, --note and --args, or leave out --answer")
@@ -243,6 +259,8 @@ def _answer(target: Any, args: argparse.Namespace) -> int:
     if edited is not None and not isinstance(edited, dict):
         raise CliError("--args must be a JSON object of the arguments to change, e.g. --args '{\"amount\": 500}'")
     token = args.token or os.environ.get(_api.TOKEN_VARIABLE)
+    if len(ids) > 1:
+        return _answer_many(target, args, ids, token, value=value, edited=edited)
     if token and not args.queue:
         print(_answer_over_api(target, args, token, value=value, edited=edited))
         return 0
@@ -253,6 +271,30 @@ def _answer(target: Any, args: argparse.Namespace) -> int:
         line += f" (no token, so not over the answer API; {_api.TOKEN_VARIABLE} or --token sends it there)"
     print(line)
     return 0
+
+
+def _cancel(target: Any, args: argparse.Namespace) -> int:
+    from agent_wait.cli._operators import cancel
+
+    print(cancel(target, args.question_id, args.reason, token=args.token or os.environ.get(_api.TOKEN_VARIABLE)))
+    return 0
+
+
+def _answer_many(
+    target: Any, args: argparse.Namespace, ids: list[str], token: str | None, *, value: Any, edited: Any
+) -> int:
+    """Several questions answered the same way, each decided on its own by the answer API; non-zero if any was not."""
+    from agent_wait.cli._operators import answer_many
+    from agent_wait.cli._target import answer_value
+
+    if args.queue or args.by:
+        raise CliError(
+            "several questions are answered over the answer API, as the token's person: leave out --queue/--by"
+        )
+    lines, refused = answer_many(target, ids, answer_value(args.action, args.note, edited, value), token=token)
+    print("\n".join(lines))
+    print(f"{len(ids) - refused} of {len(ids)} decided" + (f"; {refused} refused (see above)" if refused else ""))
+    return 1 if refused else 0
 
 
 def _answer_over_api(

@@ -297,11 +297,16 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
         )
         out.flush()
         last_sweep = time.monotonic()
+        from agent_wait.local.schedules import stack_delivery
+
+        delivery = stack_delivery(local)  # precise deadlines: moto never fires a schedule, so the loop does
         while not stop.is_set():
             try:
                 for outcome in local.pump(wait_seconds=1).outcomes:
                     if getattr(outcome, "error", None) is not None:
                         out.write(_traceback(outcome))
+                if delivery is not None:
+                    delivery.deliver_due()
                 if time.monotonic() - last_sweep >= sweep_every:
                     last_sweep = time.monotonic()
                     local.sweep()

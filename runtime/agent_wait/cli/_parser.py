@@ -6,6 +6,8 @@ import argparse
 from typing import Any
 
 from agent_wait.cli import _api
+from agent_wait.cli._extend import add_extend_arguments
+from agent_wait.cli._operators import add_cancel_arguments
 
 __all__ = ("DEFAULT_APP", "REPO_APP", "build_parser")
 
@@ -94,11 +96,13 @@ def _add_stack_commands(commands: Any) -> None:
     commands_on_a_stack = (
         ("start", "send a start message"),
         ("questions", "list questions, or show one"),
-        ("answer", "answer one question"),
+        ("answer", "answer one question, or several with the same answer"),
+        ("cancel", "cancel an open question with a reason: the agent receives the policy's cancellation answer"),
         ("failures", "list failed threads"),
         ("retry", "apply a failed thread's recorded start or decision again, once"),
         ("dead-letters", "list the dead letters with their reasons, or redrive them"),
         ("audit", "export the audit trail: every question asked or decided in a window, with who decided it"),
+        ("extend", "move an open question's deadline later, as its policy allows (over the answer API)"),
     )
     for name, text in commands_on_a_stack:
         sub = _command(commands, name, text, _ON_A_STACK)
@@ -157,13 +161,22 @@ def _add_stack_commands(commands: Any) -> None:
                 "--format", dest="audit_format", default="jsonl", metavar="FORMAT", help="jsonl or csv (default: jsonl)"
             )
             sub.add_argument("--out", metavar="FILE", help="write to this file (default: standard output)")
+        elif name == "extend":
+            add_extend_arguments(sub)
+        elif name == "cancel":
+            add_cancel_arguments(sub)
         elif name == "retry":
             sub.add_argument("thread_id", metavar="THREAD", help="a failed thread (see: agent-wait failures)")
             sub.add_argument(
                 "--retry-id", help="your id for this retry; sending the same one twice retries once (default: a new id)"
             )
         else:
-            sub.add_argument("question_id", metavar="QUESTION", help="the question's id (see: agent-wait questions)")
+            sub.add_argument(
+                "question_id",
+                nargs="+",
+                metavar="QUESTION",
+                help="the question's id (see: agent-wait questions); several ids answer each the same way",
+            )
             sub.add_argument(
                 "action",
                 nargs="?",

@@ -24,6 +24,7 @@ from typing import Any
 from agent_wait._time import format_rfc3339
 from agent_wait.callbacks import callback_id_of
 from agent_wait.engine import tracing
+from agent_wait.engine.cancelling import cancel_refusal, cancellation_answer
 from agent_wait.engine.checks import Answerer, check_answer
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.engine.votes import VoteStatus, cast_vote
@@ -65,6 +66,11 @@ class AnswerAttempt:
     """The answer's own expiry, if it has one."""
     deadline: bool = False
     """The sweep's deadline answer (`origin: deadline`): the default applies, recorded `expired`."""
+    cancel: bool = False
+    """A person's cancel (`agent_wait.engine.cancelling`): the policy's cancellation answer applies (`on_cancel`, else
+    the default), recorded `cancelled` with `reason`; `answer` is ignored."""
+    reason: str | None = None
+    """Why, in the person's words (a cancel's reason); recorded on the row."""
 
 
 def _unknown(question_id: str) -> bool | None:
@@ -159,7 +165,7 @@ class AnswerDesk:
                 # answer took effect when it never will. (The router cancels it; other doors only refuse.)
                 detail = "the agent is not waiting on this question any more (it moved past it)"
                 return Verdict.refused(RefusalReason.NOT_PARKED, detail, record)
-            if record.followups.voting and not attempt.deadline:
+            if record.followups.voting and not (attempt.deadline or attempt.cancel):
                 return self._vote(record, attempt)
             decided = self.ledger.decide(
                 record.thread_id, record.question_id, _decision(record, attempt), now=attempt.received_at
@@ -178,6 +184,9 @@ class AnswerDesk:
             if not record.is_overdue(attempt.received_at):
                 return Verdict.refused(RefusalReason.NOT_DUE, f"deadline is {record.expires_at}", record)
             return None
+        if attempt.cancel:
+            refusal = cancel_refusal(record, attempt.answerer, attempt.reason, at=attempt.received_at)
+            return Verdict.refused(refusal[0], refusal[1], record) if refusal is not None else None
         refusal = check_answer(
             record, attempt.answer, attempt.answerer, received_at=attempt.received_at, valid_until=attempt.valid_until
         )
@@ -213,6 +222,8 @@ def _decision(record: QuestionRecord, attempt: AnswerAttempt) -> Decision:
     status = QuestionStatus.EXPIRED if attempt.deadline else QuestionStatus.ANSWERED
     # A deadline always applies the question's own default, whatever the message carries.
     answer = record.envelope.default if attempt.deadline else attempt.answer
+    if attempt.cancel:  # and a cancel the policy's cancellation answer
+        status, answer = QuestionStatus.CANCELLED, cancellation_answer(record.envelope)
     return Decision(
         status,
         answer,
@@ -223,6 +234,7 @@ def _decision(record: QuestionRecord, attempt: AnswerAttempt) -> Decision:
         claimed_by=answerer.claimed_by,
         # A door's decision stays due until the agent has it: the sweep hands it over if nothing else did.
         hand_over_at=format_rfc3339(attempt.received_at) if answerer.hands_over else None,
+        reason=attempt.reason if attempt.cancel else None,
     )
 
 

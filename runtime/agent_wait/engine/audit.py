@@ -68,6 +68,7 @@ AUDIT_COLUMNS = (
     "failed",
     "failed_at",
     "retry_id",
+    "reason",
 )
 """Every field of an audit row, in the order a CSV file has them (JSON lines hold the same keys)."""
 _JSON_COLUMNS = frozenset({"question", "allowed_actions", "tags", "args", "approved_args", "answer", "votes"})
@@ -177,6 +178,7 @@ def audit_row(record: QuestionRecord) -> dict[str, Any]:
         "failed": record.failure.error if record.failure else None,
         "failed_at": record.failure.failed_at if record.failure else None,
         "retry_id": record.retry_id,
+        "reason": record.reason,  # why a person cancelled it
     }
 
 

@@ -17,7 +17,7 @@ from agent_wait.engine._answer_schema import edit_problem, schema_problem
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.ledger import QuestionRecord
 
-__all__ = ("HANDED_OVER", "Answerer", "Refusal", "check_answer", "principal_of")
+__all__ = ("HANDED_OVER", "Answerer", "Refusal", "answerer_refusal", "check_answer", "principal_of")
 
 HANDED_OVER = frozenset({"api", "link", "slack"})
 """`via` of decisions made before the router saw them (the answer API, a signed link, Slack): it resumes them, and until
@@ -105,11 +105,19 @@ def check_answer(
         return RefusalReason.INVALID_ANSWER, problem
     if not native and isinstance(answer, Mapping) and "args" in answer and not envelope.rules.get("edits", True):
         return RefusalReason.EDIT_NOT_ALLOWED, "this question's policy does not allow edited arguments"
-    answerers = record.answerers_at(received_at)  # escalation steps widen or hand over the audience
+    return answerer_refusal(record, answerer, at=received_at)
+
+
+def answerer_refusal(
+    record: QuestionRecord, answerer: Answerer, *, at: datetime, verb: str = "answer"
+) -> Refusal | None:
+    """Why `answerer` may not `verb` (answer, cancel) `record`'s question at `at` (the policy's answerers, escalation
+    steps included), or None when they may."""
+    answerers = record.answerers_at(at)  # escalation steps widen or hand over the audience
     if answerers is not None and not _may_answer(answerer, answerers):
         return (
             RefusalReason.ANSWERER_NOT_ALLOWED,
-            f"only {_who(answerers)} may answer this question; {answerer.answered_by or 'the sender'} is not one",
+            f"only {_who(answerers)} may {verb} this question; {answerer.answered_by or 'the sender'} is not one",
         )
     return None
 

@@ -21,6 +21,7 @@ from agent_wait._delivery import current_delivery
 from agent_wait._time import utc_now
 from agent_wait.engine import tracing
 from agent_wait.engine.answering import AnswerAttempt, AnswerDesk, ThreadState, Verdict, VerdictKind
+from agent_wait.engine.cancelling import awaits_resume
 from agent_wait.engine.checks import HANDED_OVER, Answerer
 from agent_wait.engine.entry_queue import EntryQueue
 from agent_wait.engine.lease import hold_thread
@@ -29,7 +30,6 @@ from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.errors import ThreadBusyError
 from agent_wait.ledger import Capability, FullLedger, Ledger, QuestionRecord, ThreadLease, require_capabilities
 from agent_wait.messages import group_id_for
-from agent_wait.schema import QuestionStatus
 
 __all__ = ("HANDED_OVER", "AnswerResult", "AnswerService", "resume_message", "vote_message")
 
@@ -135,6 +135,28 @@ class AnswerService:
         # One span for the decision and its hand-over: the router's delivery of the resume continues this trace.
         with tracing.answer_span(question_id, answerer.via or "api"):
             result = self._answer(question_id, answer, answerer, answer_id=answer_id, valid_until=valid_until)
+        return self._told(result, question_id, answerer)
+
+    def cancel(self, question_id: str, reason: str, answerer: Answerer, *, answer_id: str) -> AnswerResult:
+        """Cancel `question_id` for a person, with their reason; hand the resume to the router when it decided.
+
+        The desk decides it as a cancel attempt (`agent_wait.engine.cancelling`): the agent receives the policy's
+        cancellation answer, recorded `cancelled` with who and why; refused as an answer is (decided already,
+        expired, not theirs to cancel, a failed or busy thread, a question the agent moved past).
+
+        Args:
+            question_id: the question.
+            reason: why, in a sentence (at most `MAX_REASON_LENGTH` characters); recorded on the row.
+            answerer: who cancels, proven by the API's JWT.
+            answer_id: this cancel's identity: the same id again repeats its outcome, never decides twice.
+        """
+        with tracing.answer_span(question_id, answerer.via or "api"):
+            result = self._answer(
+                question_id, None, answerer, answer_id=answer_id, valid_until=None, cancel_reason=reason
+            )
+        return self._told(result, question_id, answerer)
+
+    def _told(self, result: AnswerResult, question_id: str, answerer: Answerer) -> AnswerResult:
         verdict = result.verdict
         if verdict.kind is VerdictKind.REFUSED and verdict.reason is not None:
             # Counted and logged as the router's refusals are (ids and the reason, never the answer).
@@ -152,13 +174,30 @@ class AnswerService:
         return result
 
     def _answer(
-        self, question_id: str, answer: Any, answerer: Answerer, *, answer_id: str, valid_until: datetime | None
+        self,
+        question_id: str,
+        answer: Any,
+        answerer: Answerer,
+        *,
+        answer_id: str,
+        valid_until: datetime | None,
+        cancel_reason: str | None = None,
     ) -> AnswerResult:
         found = self.ledger.find(question_id)
         if found is None:
             return AnswerResult(Verdict.refused(RefusalReason.UNKNOWN_QUESTION, f"no question {question_id}"))
         now = self.clock()
-        attempt = AnswerAttempt(found.thread_id, question_id, answer, answer_id, answerer, now, valid_until)
+        attempt = AnswerAttempt(
+            found.thread_id,
+            question_id,
+            answer,
+            answer_id,
+            answerer,
+            now,
+            valid_until,
+            cancel=cancel_reason is not None,
+            reason=cancel_reason,
+        )
         try:
             with hold_thread(
                 self.ledger,
@@ -214,4 +253,4 @@ def _waiting_for_agent(verdict: Verdict) -> QuestionRecord | None:
     record = verdict.record
     if verdict.kind not in (VerdictKind.DECIDED, VerdictKind.REPEATED) or record is None:
         return None
-    return record if record.status is QuestionStatus.ANSWERED and record.via in HANDED_OVER else None
+    return record if awaits_resume(record) and record.via in HANDED_OVER else None

@@ -75,6 +75,8 @@ class Metric(StrEnum):
     API_CLIENT_ERRORS = "ApiClientErrors"
     API_SERVER_ERRORS = "ApiServerErrors"
     API_LATENCY = "ApiLatencySeconds"
+    SCHEDULE_FAILURES = "ScheduleFailures"
+    DEADLINES_EXTENDED = "DeadlinesExtended"
     VERSION_CHANGES = "VersionChanges"
 
 
@@ -89,8 +91,11 @@ to skip. `ThreadBusy` counts deliveries that waited out another delivery's lease
 `VotesRecorded`, `RemindersSent` and `QuestionsEscalated` count the policy's follow-ups (`docs/policies.md`).
 `OpenQuestions` and `OldestOpenQuestionAgeSeconds` are the sweep's gauges, once a run (read them as Maximum).
 `ApiRequests`, `ApiClientErrors` (4xx) and `ApiServerErrors` (5xx, reason: the status code) and
-`ApiLatencySeconds` are the answer API's, one per request. `VersionChanges` (reason `resumed`, `migrated` or
-`failed`) counts resumes of questions asked under another version of the agent (docs/versions.md).
+`ApiLatencySeconds` are the answer API's, one per request. `ScheduleFailures` (reason `put` or `delete`) counts
+precise-deadline schedules that could not be written (the sweep's minute still catches their question);
+`DeadlinesExtended` counts deadlines moved later (`POST /questions/{id}/extend`). `VersionChanges` (reason
+`resumed`, `migrated` or `failed`) counts resumes of questions asked under another version of the agent
+(docs/versions.md).
 """
 
 SERVICE_DIMENSION = "service"

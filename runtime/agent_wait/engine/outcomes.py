@@ -40,7 +40,7 @@ class RefusalReason(StrEnum):
     EXPIRED = "expired"
     """The question's deadline passed; its default applies, a late answer does not."""
     CANCELLED = "cancelled"
-    """The agent moved past the question without an answer."""
+    """The question was cancelled: by a person (`POST /questions/{id}/cancel`), or because the agent moved past it."""
     ACTION_NOT_ALLOWED = "action_not_allowed"
     """The answer's action is not one of the question's `allowed_actions`."""
     ANSWER_STALE = "answer_stale"

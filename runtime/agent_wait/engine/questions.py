@@ -15,6 +15,7 @@ from agent_wait.adapter import RunOutcome
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.engine import tracing
 from agent_wait.engine.metrics import DecisionOutcome, HostMetrics, Metric, MetricTags, time_to_decision
+from agent_wait.engine.schedules import DeadlineSchedules
 from agent_wait.envelope import Question, Transition, WaitEnvelope
 from agent_wait.ledger import Decision, FollowUpLedger, Ledger, QuestionRecord, marks_unannounced
 from agent_wait.messages import internal_id
@@ -66,6 +67,10 @@ class CreatedAnnouncement:
         return report
 
 
+_DECIDED = frozenset({Transition.ANSWERED, Transition.EXPIRED, Transition.CANCELLED})
+"""The announcements after which a question's schedules go: it is decided."""
+
+
 class AskedQuestions:
     """After each run: record every question the agent waits on, announce it, cancel what it moved past.
 
@@ -103,6 +108,9 @@ class AskedQuestions:
         self.reply_to = reply_to
         self.clock = clock
         self.created = CreatedAnnouncement(metrics=metrics, link_maker=link_maker, link_announcers=link_announcers)
+        self.schedules: DeadlineSchedules | None = None
+        """Precise-deadline schedules, put for each question recorded and cleared at its decision; None: the sweep's
+        minute only (the host sets it when `AGENT_WAIT_SCHEDULE_GROUP` is set)."""
 
     def after_run(self, thread_id: str, run: RunOutcome) -> tuple[str, ...]:
         """Record and announce what the agent now waits on; cancel what it moved past unanswered."""
@@ -153,6 +161,8 @@ class AskedQuestions:
                 options["trace"] = asked.context
             opened = self.ledger.open(envelope, now=now, **options)
             asked.set("agent_wait.republished", not opened.created)  # a republish keeps the first ask's context
+        if self.schedules is not None and opened.record.status is QuestionStatus.OPEN:
+            self.schedules.arrange(opened.record)  # a redelivered record puts the same names again, never a second
         if opened.created:
             self.metrics.count(Metric.ASKED)
             self.log.info(
@@ -227,6 +237,8 @@ class AskedQuestions:
     ) -> PublishReport:
         if transition is Transition.CREATED:
             return self.created.publish(envelope, self.announcers)
+        if self.schedules is not None and transition in _DECIDED:
+            self.schedules.clear(envelope)
         report = publish(envelope.for_transition(transition, progress=progress), self.announcers)
         for failure in report.failed:
             self.metrics.count(Metric.ANNOUNCE_FAILED, reason=failure.announcer)

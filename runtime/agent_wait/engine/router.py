@@ -48,6 +48,7 @@ from agent_wait.callbacks import CallbackCompleter, callback_id_of
 from agent_wait.dialects import resume_value
 from agent_wait.engine import tracing
 from agent_wait.engine.answering import AnswerAttempt, AnswerDesk, ThreadState, Verdict, VerdictKind
+from agent_wait.engine.cancelling import awaits_resume, cancelled_by_person
 from agent_wait.engine.checks import Answerer, principal_of
 from agent_wait.engine.dead_letter import DeadLetter
 from agent_wait.engine.failures import AGENT_FAILED, Failures
@@ -483,7 +484,7 @@ class Router:
                 # keeps its dedupe key), so a crash never loses wait.answered or wait.resumed.
                 self._retell(record, resumed=True)
             return self._refuse(RefusalReason.DUPLICATE, message, "this answer was already applied")
-        if QuestionStatus.CANCELLED in (record.status, record.outcome):
+        if QuestionStatus.CANCELLED in (record.status, record.outcome) and not cancelled_by_person(record):
             return self._refuse(RefusalReason.CANCELLED, message, "the question was cancelled; nothing resumes it")
         if record.status is QuestionStatus.FAILED:  # the thread's failure was cleared by hand: still never re-run
             return self._refuse(
@@ -528,7 +529,7 @@ class Router:
         waiting = list(lease.handed_over)
         while waiting:
             record = self.ledger.get(lease.thread_id, waiting[0])
-            if record is not None and record.status is QuestionStatus.ANSWERED:
+            if record is not None and awaits_resume(record):
                 if record.followups.voting:
                     self.metrics.count(Metric.VOTES)  # the deciding vote, which the door counted nowhere
                 self._announce_decision(record, self.clock())
@@ -666,6 +667,10 @@ class Router:
         # Timed to when the decision was written: a door's decision is counted here, when the router carries it on.
         decided = parse_rfc3339(record.decided_at) if record.decided_at else now
         waited = seconds_between(parse_rfc3339(record.asked_at), decided)
+        if record.status is QuestionStatus.CANCELLED:  # a person's cancel (the router's own never comes here)
+            self.metrics.count(Metric.CANCELLED)
+            time_to_decision(self.metrics, DecisionOutcome.CANCELLED, waited, record.envelope.tags, self.metric_tags)
+            return
         if record.status is QuestionStatus.EXPIRED:
             self.metrics.count(Metric.EXPIRED)
             time_to_decision(self.metrics, DecisionOutcome.EXPIRED, waited, record.envelope.tags, self.metric_tags)

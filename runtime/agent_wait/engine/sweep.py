@@ -34,11 +34,14 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from agent_wait._publish import Announcers, PublishReport, as_announcers, publish
-from agent_wait._time import parse_rfc3339, seconds_between, utc_now
+from agent_wait._time import format_rfc3339, parse_rfc3339, seconds_between, utc_now
+from agent_wait.engine.cancelling import awaits_resume
 from agent_wait.engine.entry_queue import EntryMessage, EntryQueue
+from agent_wait.engine.extend import extended_envelope
 from agent_wait.engine.handover import HANDED_OVER, resume_message
 from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
 from agent_wait.engine.questions import CreatedAnnouncement
+from agent_wait.engine.schedules import DeadlineSchedules
 from agent_wait.engine.votes import decision_progress, vote_progress
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError, LedgerIndexMissingError
@@ -179,6 +182,7 @@ class Sweep:
         announce_grace: timedelta = timedelta(seconds=60),
         clock: Callable[[], datetime] = utc_now,
         logger: logging.Logger | Any = None,
+        schedules: DeadlineSchedules | None = None,
     ) -> None:
         if limit < 1:
             raise ArgumentError(f"Sweep limit must be at least 1; got {limit}", argument="limit")
@@ -191,6 +195,7 @@ class Sweep:
         self.announce_grace = announce_grace
         self.clock = clock
         self.log = logger or logging.getLogger("agent_wait.host")
+        self.schedules = schedules
 
     def run(self) -> SweepReport:
         """Run every step once; never raises for a step or a question that fails (see the module docstring)."""
@@ -198,6 +203,31 @@ class Sweep:
         failed: list[str] = []
         skipped: list[str] = []
         due = self._isolated(SweepStep.DUE, lambda: self.ledger.due(now, limit=self.limit), failed, skipped)
+        return self._sweep(due, now, failed, skipped)
+
+    def run_question(self, thread_id: str, question_id: str) -> SweepReport:
+        """Do one question's due work now, exactly as `run` would: a precise-deadline schedule's wake-up
+        (`agent_wait.engine.schedules`). A question not due (decided, or its time moved) is left as it is."""
+        now = self.clock()
+        failed: list[str] = []
+        skipped: list[str] = []
+        record = self._isolated(SweepStep.DUE, lambda: self.ledger.get(thread_id, question_id), failed, skipped)
+        due = (
+            [record]
+            if record is not None and record.due_at is not None and record.due_at <= format_rfc3339(now)
+            else []
+        )
+        return self._sweep(due if not failed else None, now, failed, skipped, whole_run=False)
+
+    def _sweep(
+        self,
+        due: list[QuestionRecord] | None,
+        now: datetime,
+        failed: list[str],
+        skipped: list[str],
+        *,
+        whole_run: bool = True,
+    ) -> SweepReport:
         run = _Run()
         owing = [record for record in due or () if record.notices]
         for record in owing:  # first what a person's screen waits on; follow-ups of an open one on the next run
@@ -208,7 +238,11 @@ class Sweep:
         for record in waiting:
             if not record.is_overdue(now):
                 self._follow_up(record, now, run)
-        oldest_age = self._isolated(SweepStep.OLDEST_OPEN, lambda: self._oldest_open(now), failed, skipped)
+        oldest_age = (
+            self._isolated(SweepStep.OLDEST_OPEN, lambda: self._oldest_open(now), failed, skipped)
+            if whole_run
+            else None
+        )
         handed_over = self._isolated(SweepStep.HANDOVER, lambda: self._hand_over(due or (), now), failed, skipped)
         return SweepReport(
             expired_sent=expired.sent if expired else (),
@@ -335,7 +369,10 @@ class Sweep:
             run.failed.append(record.question_id)  # the claim stays; the next run announces it again
             return None
         (run.escalated if work is DueWork.ESCALATE else run.reminded).append(record.question_id)
-        return self._advance(claimed, replace(claimed.progress, notice=None), now)
+        advanced = self._advance(claimed, replace(claimed.progress, notice=None), now)
+        if advanced is not None and self.schedules is not None:
+            self.schedules.arrange(advanced)  # the next reminder or escalation step's schedule
+        return advanced
 
     def _reannounce(self, record: QuestionRecord) -> bool:
         report = self.created.publish(record.envelope, self.announcers)
@@ -446,7 +483,7 @@ class Sweep:
 
 def _hand_over_at(record: QuestionRecord) -> str | None:
     """When a door's decision (the answer API, a link) is due for its hand-over: while the agent does not have it."""
-    waiting = record.status is QuestionStatus.ANSWERED and record.via in HANDED_OVER
+    waiting = awaits_resume(record) and record.via in HANDED_OVER
     return record.decided_at if waiting else None
 
 
@@ -483,6 +520,8 @@ def _owed_envelope(record: QuestionRecord, notice: str) -> WaitEnvelope | None:
         return None
     if transition is Transition.VOTED:
         return record.envelope.for_transition(transition, progress=vote_progress(record))
+    if transition is Transition.EXTENDED:
+        return extended_envelope(record) if record.extensions else None
     progress = decision_progress(record) if transition is Transition.ANSWERED else None
     return record.envelope.for_transition(transition, progress=progress)
 

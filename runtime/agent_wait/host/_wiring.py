@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.announce.webhook import WebhookAnnounce
 from agent_wait.errors import ConfigurationError, require_extra
+from agent_wait.host._precise import deadline_schedules
 from agent_wait.host.settings import HostSettings, load_object, required
 from agent_wait.schema import Settings
 
@@ -262,7 +263,7 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
     session = session or boto3.Session()
     # One client for the ledger and for a Pydantic AI or Strands agent's store: each client costs cold start.
     dynamodb = session.client("dynamodb")
-    return Router(
+    router = Router(
         adapter_for(
             load_target(settings),
             None,
@@ -290,6 +291,8 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
         metric_tags=settings.metric_tags,
         on_new_version=settings.on_new_version,
     )
+    router.questions.schedules = deadline_schedules(settings, session=session, metrics=metrics, log=log)
+    return router
 
 
 def checkpoint_saver(table: str, session: Any, *, bucket: str | None = None, offload_over: int | None = None) -> Any:
@@ -368,4 +371,5 @@ def build_sweep(settings: HostSettings, *, session: Any = None, metrics: Any = N
         metrics=metrics,
         limit=settings.sweep_limit,
         logger=log,
+        schedules=deadline_schedules(settings, session=session, metrics=metrics, log=log),
     )

@@ -20,6 +20,7 @@ from agent_wait.host._chat_settings import ShapedWebhookSettings, TeamsSettings,
 from agent_wait.host._checkpoint_settings import PAYLOAD_LIMIT, checkpoint_settings
 from agent_wait.host._email_settings import EmailSettings, email_settings
 from agent_wait.host._patterns import LOOPBACK_URL, SECRET_ARN
+from agent_wait.host._schedule_settings import ScheduleSettings, schedule_settings
 from agent_wait.host._slack_settings import SlackSettings, slack_settings
 from agent_wait.schema import Settings
 
@@ -120,6 +121,8 @@ class HostSettings:
     """The group whose members may read `GET /audit` (`AGENT_WAIT_AUDIT_GROUP`); None: nobody may."""
     decided_retention: timedelta | None = None
     """How long a decided row is kept (`AGENT_WAIT_DECIDED_RETENTION`): its TTL; None: kept (the default)."""
+    schedules: ScheduleSettings | None = None
+    """Precise-deadline schedules (`AGENT_WAIT_SCHEDULE_*`); None: the sweep's minute only."""
     on_new_version: str = "resume"
     """What resuming a question asked under another version does when its policy does not say
     (`AGENT_WAIT_ON_NEW_VERSION`): `resume` while compatible (the default) or `fail` (docs/versions.md)."""
@@ -177,6 +180,7 @@ class HostSettings:
             wrong.append(Settings.MAX_RECEIVE_COUNT.value)
         checkpoint = checkpoint_settings(value, problems, wrong)
         audit = audit_settings(value, problems, wrong)
+        schedules = schedule_settings(value, problems, wrong)
         identity = _identity_settings(value, problems, wrong)
         sign_in = _sign_in_settings(value, problems, wrong)
         slack = slack_settings(value, problems, wrong, posts=role is not HostRole.API)
@@ -210,6 +214,7 @@ class HostSettings:
             on_new_version=on_new_version,
             **checkpoint,
             **audit,
+            **schedules,
             **identity,
             **sign_in,
         )

@@ -11,14 +11,16 @@ start: no run can succeed until someone fixes it.
 from __future__ import annotations
 
 import functools
+import time
 from typing import Any
 
+from agent_wait._time import parse_rfc3339, utc_now
 from agent_wait.engine.sweep import Sweep, SweepReport
 from agent_wait.host import _powertools
 from agent_wait.host._wiring import build_sweep
 from agent_wait.host.settings import HostSettings
 
-__all__ = ("Sweep", "SweepReport", "handler", "reset")
+__all__ = ("WAKE_MARGIN_SECONDS", "Sweep", "SweepReport", "handler", "reset", "wait_until_due")
 
 logger = _powertools.logger()
 metrics = _powertools.metrics()
@@ -35,16 +37,51 @@ def reset() -> None:
     _sweep.cache_clear()
 
 
+WAKE_MARGIN_SECONDS = 10.0
+"""What an early wake-up leaves of the invocation's time for the work itself when it waits."""
+
+
+def wait_until_due(at: object, context: Any, *, sleep: Any = time.sleep) -> float:
+    """Wait out a wake-up that came before its time; the seconds waited (0 when none).
+
+    EventBridge Scheduler invokes a one-time schedule's target within the minute of its time, possibly before it
+    (its documented precision is 60 seconds): woken before the question's due time, the sweep would find nothing
+    due. So it waits until then, at most 60 seconds and never past its own timeout (less `WAKE_MARGIN_SECONDS`);
+    a wake-up that cannot wait that long does nothing, and the minute sweep catches the question.
+    """
+    if not isinstance(at, str):
+        return 0.0
+    try:
+        due = parse_rfc3339(at)
+    except ValueError:
+        return 0.0
+    early = (due - utc_now()).total_seconds()
+    remaining = (
+        context.get_remaining_time_in_millis() / 1000 if hasattr(context, "get_remaining_time_in_millis") else 60
+    )
+    if early <= 0 or early > min(60.0, remaining - WAKE_MARGIN_SECONDS):
+        return 0.0
+    logger.info("woken before the question's time; waiting", extra={"seconds": round(early, 3)})
+    sleep(early)
+    return early
+
+
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler(capture_response=False)  # the report lists question ids; keep them out of traces
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Lambda entry point for the schedule; returns what this run did (ids only).
+    """Lambda entry point for the minute schedule (a whole run) and for a precise-deadline schedule, whose event is
+    `{"question": {"thread_id", "question_id"}}` (that question's due work only); returns what it did (ids only).
 
     Raises:
         ConfigurationError: on the cold-start call, when a setting is missing or wrong (names each one).
     """
-    report = _sweep().run()
+    question = event.get("question") if isinstance(event, dict) else None
+    if isinstance(question, dict):  # a precise-deadline schedule's wake-up: that one question's due work
+        wait_until_due(event.get("at"), context)
+        report = _sweep().run_question(str(question.get("thread_id")), str(question.get("question_id")))
+    else:
+        report = _sweep().run()
     logger.info(
         "sweep done",
         extra={

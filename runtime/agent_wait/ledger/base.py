@@ -27,6 +27,7 @@ from typing import Any, cast
 
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import ArgumentError
+from agent_wait.extension import Extended
 from agent_wait.ledger.records import (
     AdvanceResult,
     DecideResult,
@@ -178,6 +179,19 @@ class FollowUpLedger(ABC):
         With `decision`, the same write decides the question (a vote that completes a quorum): the
         outcome and the votes that made it can never part. `progress.version` must be `expected_version + 1`.
         A loser gets the row as it is now and may read it and try again.
+        """
+
+    @abstractmethod
+    def extend(
+        self, thread_id: str, question_id: str, extended: Extended, *, expected_version: int, due_at: str | None
+    ) -> AdvanceResult:
+        """Move an open question's deadline later, in one conditional write.
+
+        Only while the question is open, at `expected_version`, with `extended.previous` as its deadline: the same
+        write sets `expires_at` to `extended.until`, appends `extended` to the row's extensions, moves the progress
+        `version` one on (so a follow-up claim read before loses its compare-and-set and reads the new times) and
+        sets `due_at`. A loser (decided, changed or extended meanwhile) gets the row as it is now; None for a
+        question that is not in the ledger.
         """
 
     @abstractmethod

@@ -13,6 +13,7 @@ from typing import Any
 from agent_wait._time import NEVER, format_rfc3339
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import LedgerCursorError, QuestionNotFoundError
+from agent_wait.extension import Extended
 from agent_wait.ledger.base import FullLedger, NoteLedger
 from agent_wait.ledger.records import (
     DECIDED,
@@ -196,6 +197,26 @@ class InMemoryLedger(FullLedger, NoteLedger):
                 advanced = advanced.with_decision(decision, now)
             self._questions[(thread_id, question_id)] = advanced
             return AdvanceResult(True, advanced)
+
+    def extend(
+        self, thread_id: str, question_id: str, extended: Extended, *, expected_version: int, due_at: str | None
+    ) -> AdvanceResult:
+        with self._lock:
+            record = self._questions.get((thread_id, question_id))
+            if record is None:
+                return AdvanceResult(False, None)
+            unchanged = record.progress.version == expected_version and record.expires_at == extended.previous
+            if record.status is not QuestionStatus.OPEN or not unchanged:
+                return AdvanceResult(False, record)
+            moved = replace(
+                record,
+                envelope=replace(record.envelope, expires_at=extended.until),
+                extensions=(*record.extensions, extended),
+                progress=replace(record.progress, version=expected_version + 1),
+                due_at=due_at,
+            )
+            self._questions[(thread_id, question_id)] = moved
+            return AdvanceResult(True, moved)
 
     def due(self, now: datetime, *, limit: int) -> list[QuestionRecord]:
         cutoff = format_rfc3339(now)

@@ -17,6 +17,7 @@ from agent_wait._time import NEVER, format_rfc3339, parse_rfc3339
 from agent_wait._wait import approved_args
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import ArgumentError, LedgerUnavailableError
+from agent_wait.extension import Extended, shifted
 from agent_wait.followup import FollowUps
 from agent_wait.schema import QuestionStatus
 
@@ -150,6 +151,8 @@ class Decision:
     """For a decision made where the agent cannot run (the answer API, a signed link): the decided question stays
     due from this RFC 3339 time until the agent has it (`Ledger.mark_resumed`), so the sweep hands it over to the
     router if nothing else did. None: never due once decided."""
+    reason: str | None = None
+    """Why, in the decider's words: a person's reason for cancelling (a cancel attempt). None otherwise."""
 
 
 class Notice(StrEnum):
@@ -309,6 +312,10 @@ class QuestionRecord:
     trace: Mapping[str, str] | None = None
     """The trace context the question was asked in (`traceparent`, `tracestate`, `xray`), put with the row by
     `Ledger.open` and never changed: the answer's spans link to it (`agent_wait.engine.tracing`). None: untraced."""
+    extensions: tuple[Extended, ...] = ()
+    """Each move of the deadline, in order (`FollowUpLedger.extend`); `expires_at` is the deadline after the last."""
+    reason: str | None = None
+    """Why it was decided so, in the decider's words: the reason a person gave for cancelling it. None otherwise."""
 
     @property
     def thread_id(self) -> str:
@@ -329,14 +336,30 @@ class QuestionRecord:
     def followups(self) -> FollowUps:
         return FollowUps.of(self.envelope.rules)
 
+    @property
+    def asked_deadline(self) -> str | None:
+        """The deadline the question was asked with, before any extension (RFC 3339), or None."""
+        return self.extensions[0].previous if self.extensions else self.expires_at
+
+    def reminder_times(self) -> tuple[datetime, ...]:
+        """When each reminder is due, in order, moved by the extensions made before it was sent."""
+        asked = parse_rfc3339(self.asked_at)
+        first = self.asked_deadline
+        times = self.followups.reminder_times(asked, parse_rfc3339(first) if first else None)
+        return shifted(times, self.extensions, sent="reminders")
+
+    def escalation_times(self) -> tuple[datetime, ...]:
+        """When each escalation step is due, in order, moved by the extensions made before it took effect."""
+        times = self.followups.escalation_times(parse_rfc3339(self.asked_at))
+        return shifted(times, self.extensions, sent="escalations")
+
     def steps_due(self, at: datetime) -> int:
         """How many escalation steps' times have come by `at`."""
-        return sum(1 for t in self.followups.escalation_times(parse_rfc3339(self.asked_at)) if t <= at)
+        return sum(1 for t in self.escalation_times() if t <= at)
 
     def reminders_due(self, at: datetime) -> int:
         """How many reminders' times have come by `at`."""
-        expires = parse_rfc3339(self.expires_at) if self.expires_at else None
-        return sum(1 for t in self.followups.reminder_times(parse_rfc3339(self.asked_at), expires) if t <= at)
+        return sum(1 for t in self.reminder_times() if t <= at)
 
     def escalation_level(self, at: datetime) -> int:
         """How many escalation steps are in effect at `at`: those the sweep applied, and those whose time has come."""
@@ -366,11 +389,8 @@ class QuestionRecord:
             return self.asked_at
         if progress.notice is not None:
             return self.due_at or self.asked_at
-        asked = parse_rfc3339(self.asked_at)
-        expires = parse_rfc3339(self.expires_at) if self.expires_at else None
-        followups = self.followups
-        times = [format_rfc3339(t) for t in followups.reminder_times(asked, expires)[progress.reminders :][:1]]
-        times += [format_rfc3339(t) for t in followups.escalation_times(asked)[progress.escalations :][:1]]
+        times = [format_rfc3339(t) for t in self.reminder_times()[progress.reminders :][:1]]
+        times += [format_rfc3339(t) for t in self.escalation_times()[progress.escalations :][:1]]
         if self.expires_at is not None:
             times.append(self.expires_at)
         return min(times, default=None)
@@ -397,6 +417,7 @@ class QuestionRecord:
             claimed_by=decision.claimed_by,
             decided_at=format_rfc3339(now),
             due_at=decision.hand_over_at,
+            reason=decision.reason,
         )
 
     def to_item(self) -> dict[str, Any]:
@@ -418,8 +439,10 @@ class QuestionRecord:
             "failure": self.failure.to_item() if self.failure else None,
             "retry_id": self.retry_id,
             "notices": list(self.notices) or None,
+            "reason": self.reason,
             **self.progress.to_item(),
             "trace": dict(self.trace) if self.trace else None,
+            "extensions": [e.to_item() for e in self.extensions] or None,
         }
         return item
 
@@ -464,6 +487,8 @@ class QuestionRecord:
             due_at=item.get("due_at"),
             notices=tuple(dict.fromkeys(str(n) for n in item.get("notices") or ())),
             trace=_trace(item.get("trace")),
+            extensions=tuple(Extended.from_item(e) for e in item.get("extensions") or ()),
+            reason=item.get("reason"),
         )
 
 

@@ -72,9 +72,12 @@ PROTECTED_ROUTES: tuple[str, ...] = (
     "GET /questions/{question_id}",
     "POST /questions/{question_id}/answer",
     "GET /agui/interrupts",
+    "POST /questions/{question_id}/cancel",
+    "POST /questions/answers",
     "POST /agui/resume",
     "GET /insights",
     "GET /audit",
+    "POST /questions/{question_id}/extend",
 )
 """The routes the `AgentWait` construct puts behind the JWT authorizer (`agent_wait_cdk.answer_api.SIGNED_IN_ROUTES`;
 the runtime never imports the constructs, so tests/local/test_local_api.py keeps the two lists equal)."""

@@ -22,6 +22,7 @@ _SAMPLE_PROGRESS: dict[Transition, dict[str, Any]] = {
     Transition.REMINDER: {"reminder": 1, "of": 2},
     Transition.ESCALATED: {"escalation": 1, "of": 1},
     Transition.VOTED: {"votes": [{"by": "alice@example.com", "action": "approve"}], "approvals": 1, "needed": 2},
+    Transition.EXTENDED: {"extension": 1, "from": "2026-09-14T09:00:00Z", "to": "2026-09-15T09:00:00Z", "by": "ops"},
 }
 
 

@@ -232,8 +232,9 @@ FOLLOW_UPS: tuple[tuple[Transition, dict[str, Any]], ...] = (
     (Transition.REMINDER, {"reminder": 1, "of": 2}),
     (Transition.ESCALATED, {"escalation": 1, "of": 1}),
     (Transition.VOTED, {"votes": [{"action": "approve", "by": "ana", "at": "2026-09-11T10:00:00Z"}], "needed": 2}),
+    (Transition.EXTENDED, {"extension": 1, "from": "2026-09-14T09:00:00Z", "to": "2026-09-15T09:00:00Z", "by": "ana"}),
 )
-"""A reminder, an escalation step and a vote, each with the `progress` its envelope carries."""
+"""A reminder, an escalation step, a vote and an extension, each with the `progress` its envelope carries."""
 
 
 def follow_ups_never_change_the_status(make: AnnouncerFactory) -> None:

@@ -5,6 +5,9 @@ Handler: `agent_wait.host.api.handler`. Routes:
     GET  /questions                        ?status=open&tag=key:value&due_before=<RFC 3339>&limit=50&cursor=...
     GET  /questions/{question_id}          the question, its policy, its status, and once decided its outcome
     POST /questions/{question_id}/answer   {"answer": {...}, "valid_until": "..."}; header Idempotency-Key
+    POST /questions/{question_id}/extend   {"by": "PT2H"} or {"until": "<RFC 3339>"}: a later deadline (`_extend`)
+    POST /questions/{question_id}/cancel   {"reason": "..."}: the policy's on_cancel (else default), recorded cancelled
+    POST /questions/answers                {"answers": [{"question_id", "answer", ...}]}: up to 25, each on its own
     GET  /agui/interrupts                  open questions as AG-UI interrupts, filtered as above or by ?thread_id=
     POST /agui/resume                      {"resume": [ResumeEntry...]} or a RunAgentInput; header Idempotency-Key
     GET  /inbox                            the approvals inbox page (and /inbox/{asset}, its files and sign-in)
@@ -38,9 +41,11 @@ from agent_wait.engine.metrics import Metric
 from agent_wait.host import _powertools
 from agent_wait.host.api._agui import agui_routes
 from agent_wait.host.api._context import ApiContext, SignIn, answerer_from_claims, groups_from_claims
+from agent_wait.host.api._extend import extend_routes
 from agent_wait.host.api._inbox import inbox_routes
 from agent_wait.host.api._insights import insights_routes
 from agent_wait.host.api._links import link_routes
+from agent_wait.host.api._operators import operator_routes
 from agent_wait.host.api._questions import question_routes, question_view
 from agent_wait.host.api._slack import slack_routes
 from agent_wait.host.settings import HostSettings
@@ -66,11 +71,13 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
     app = APIGatewayHttpResolver()
     app.use(middlewares=[_measured(context)])
     app.include_router(question_routes(context))
+    app.include_router(operator_routes(context))
     app.include_router(agui_routes(context))
     app.include_router(link_routes(context))
     app.include_router(inbox_routes(context))
     app.include_router(insights_routes(context))
     app.include_router(slack_routes(context))
+    app.include_router(extend_routes(context))
     return app
 
 

@@ -10,7 +10,9 @@ from typing import Any
 
 from agent_wait._time import utc_now
 from agent_wait.engine.checks import Answerer
+from agent_wait.engine.extend import ExtendService
 from agent_wait.engine.handover import AnswerService
+from agent_wait.host._precise import deadline_schedules
 from agent_wait.host.links import link_keyring
 from agent_wait.host.settings import DEFAULT_SIGN_IN_SCOPES, HostSettings, required
 from agent_wait.ledger import Ledger
@@ -70,6 +72,7 @@ class ApiContext:
         sign_in: how the inbox page signs people in; None: it asks for a bearer token.
         slack: Slack's button clicks and modals (`agent_wait.slack.SlackInteractions`); None: Slack is off.
         audit_group: the group whose members may read `GET /audit`; None: nobody may.
+        extend: moves deadlines (`agent_wait.engine.extend.ExtendService`).
     """
 
     ledger: Ledger
@@ -80,6 +83,8 @@ class ApiContext:
     sign_in: SignIn | None = None
     slack: Any = None
     audit_group: str | None = None
+    extend: ExtendService | None = None
+    """Moves deadlines (`POST /questions/{id}/extend`); None: one on `ledger` without schedules is made when needed."""
 
     @classmethod
     def from_settings(
@@ -112,7 +117,9 @@ class ApiContext:
             from agent_wait.host._slack import slack_interactions
 
             slack = slack_interactions(settings, session=session, service=service, find=ledger.find, clock=clock)
+        schedules = deadline_schedules(settings, session=session, metrics=metrics, log=log)
         return cls(
+            extend=ExtendService(ledger, schedules=schedules, metrics=metrics, log=log),
             ledger=ledger,
             service=service,
             link_keys=link_keys,

@@ -112,6 +112,7 @@ def question_view(
             "resumed_at": record.resumed_at,
             # A default applied at the deadline: nobody decided it.
             "expired": record.outcome is QuestionStatus.EXPIRED,
+            "reason": record.reason,  # why a person cancelled it
         }
     if record.failure is not None:
         view["failure"] = {"error": record.failure.error, "failed_at": record.failure.failed_at}
@@ -143,7 +144,7 @@ def _audience(record: QuestionRecord, now: datetime) -> dict[str, Any]:
     followups = record.followups
     if followups.escalation:
         level = record.escalation_level(at)
-        times = followups.escalation_times(parse_rfc3339(record.asked_at))
+        times = record.escalation_times()  # moved by any extension of the deadline
         audience["escalation"] = {
             "level": level,
             "steps": len(followups.escalation),

@@ -19,7 +19,16 @@ from types import MappingProxyType
 from typing import Any
 
 from agent_wait.ledger import Capability, FollowUpLedger, Ledger, capabilities_of, marks_unannounced
-from agent_wait.testing.ledger_contract import decisions, failures, followups, leases, notes, questions, starts
+from agent_wait.testing.ledger_contract import (
+    decisions,
+    extensions,
+    failures,
+    followups,
+    leases,
+    notes,
+    questions,
+    starts,
+)
 from agent_wait.testing.ledger_contract._support import T0, LedgerFactory, sample_envelope
 
 __all__ = ("BY_CAPABILITY", "EVERY", "REQUIRED", "T0", "LedgerFactory", "Rule", "rules_for", "sample_envelope")
@@ -35,6 +44,7 @@ REQUIRED: tuple[Rule, ...] = (
     questions.pages_list_a_status_soonest_deadline_first,
     decisions.first_decision_wins,
     decisions.a_decision_records_who_made_it_and_how,
+    decisions.a_cancel_keeps_who_cancelled_and_why,
     decisions.racing_decisions_have_one_winner,
     decisions.decide_unknown_question_raises_key_error,
     decisions.resumed_only_after_a_decision,
@@ -55,6 +65,7 @@ BY_CAPABILITY: Mapping[Capability, tuple[Rule, ...]] = MappingProxyType(
             followups.a_decision_to_hand_over_stays_due_until_resumed,
             followups.resuming_keeps_a_question_due_while_it_owes_notices,
             followups.oldest_open_is_the_earliest_asked_open_question,
+            extensions.extend_moves_only_an_open_unchanged_deadline,
         ),
         Capability.STARTS: (starts.a_start_is_recorded_once,),
         Capability.FAILURES: (

@@ -55,6 +55,27 @@ def a_decision_records_who_made_it_and_how(make: LedgerFactory) -> None:
     assert got == ("sqs:AROAOTHER", "AROAOTHER:lambda", "queue", "cfo@example.com"), f"got {got}"
 
 
+def a_cancel_keeps_who_cancelled_and_why(make: LedgerFactory) -> None:
+    """A person's cancel is kept with its reason (and whoever cancelled); a decision without one reads back None."""
+    ledger = make()
+    cancelled, answered = sample_envelope(), sample_envelope()
+    for envelope in (cancelled, answered):
+        ledger.open(envelope, now=T0)
+    reason = "the customer withdrew the request"
+    decision = Decision(
+        QuestionStatus.CANCELLED, {"action": "reject"}, "c-1", "ops@example.com", via="api", reason=reason
+    )
+    ledger.decide(cancelled.thread_id, cancelled.question_id, decision, now=T0)
+    ledger.decide(answered.thread_id, answered.question_id, make_decision(QuestionStatus.ANSWERED, None), now=T0)
+    record = ledger.get(cancelled.thread_id, cancelled.question_id)
+    other = ledger.get(answered.thread_id, answered.question_id)
+    assert record is not None
+    assert other is not None
+    got = (record.status, record.answered_by, record.reason, record.answer)
+    assert got == (QuestionStatus.CANCELLED, "ops@example.com", reason, {"action": "reject"}), f"got {got}"
+    assert other.reason is None, f"a decision without a reason read back {other.reason!r}"
+
+
 def racing_decisions_have_one_winner(make: LedgerFactory) -> None:
     """Eight threads deciding the same question at once: exactly one wins."""
     ledger = make()

@@ -1,6 +1,8 @@
 // The approvals inbox. Plain script, no build step, no library. It signs in (the API's OIDC issuer with
 // PKCE, the local dev sign-in, or a pasted token), lists questions from GET /questions, shows one from
-// GET /questions/{id} and answers it with POST /questions/{id}/answer. Question content is the agent's
+// GET /questions/{id} and answers it with POST /questions/{id}/answer; an operator approves several open questions
+// at once (POST /questions/answers, after a confirmation naming each) and cancels one with a reason
+// (POST /questions/{id}/cancel). Question content is the agent's
 // data: every value is put on the page with textContent or as a form value, never parsed as HTML (the
 // page's Content-Security-Policy requires Trusted Types with no policy, so an HTML sink would throw).
 "use strict";
@@ -9,6 +11,7 @@
   var TOKEN_KEY = "agent-wait.inbox.token";
   var PKCE_KEY = "agent-wait.inbox.pkce";
   var POLL_MS = 2000;
+  var BULK_MAX = 25; // the most answers POST /questions/answers takes at once
   var DECIDED = ["answered", "expired", "cancelled"];
   var VIA = {
     api: "the inbox or the answer API",
@@ -30,6 +33,9 @@
     thread_failed: "The agent failed on this thread; nothing can be decided there until an operator retries it.",
     thread_busy: "The agent is working on this thread right now; try again in a few seconds.",
     not_parked: "The agent is no longer waiting on this question; no answer can reach it.",
+    extend_not_allowed: "You are not one of the people who may extend this question's deadline.",
+    beyond_maximum: "That is further than this question's policy lets its deadline move.",
+    deadline_passed: "The deadline passed already; the default applies.",
   };
   // Refusals about the thread, not the question: the question is still open, and the page says why instead.
   var THREAD_REASONS = ["thread_failed", "thread_busy", "not_parked"];
@@ -38,7 +44,7 @@
   var ROOT = location.pathname.replace(/\/inbox\/?$/, "");
   var config = null;
   var token = null;
-  var list = { status: "open", tag: "", items: [], cursors: {}, generation: 0 };
+  var list = { status: "open", tag: "", items: [], cursors: {}, generation: 0, selected: {} };
   var current = null; // {id, view, timer, keys}
 
   // -- small helpers ------------------------------------------------------------------------------------
@@ -300,7 +306,11 @@
       return "Nobody answered in time: the default applied.";
     }
     if (outcome.status === "cancelled") {
-      return "This question was withdrawn.";
+      if (!outcome.reason) {
+        return "This question was withdrawn.";
+      }
+      var end = /[.!?]$/.test(outcome.reason) ? "" : ".";
+      return "Cancelled by " + who(outcome) + " at " + when(outcome.decided_at) + ": “" + outcome.reason + end + "”";
     }
     var text = "Answered";
     if (outcome.answered_by) {
@@ -699,6 +709,7 @@
     if (!more) {
       list.items = [];
       list.cursors = {};
+      list.selected = {};
     }
     var wanted = sources(list.status).filter(function (status) {
       return !more || list.cursors[status];
@@ -760,8 +771,24 @@
     var items = list.items.slice().sort(function (a, b) {
       return sortKey(a) - sortKey(b);
     });
+    var selecting = list.status === "open";
+    byId("questions").classList.toggle("selecting", selecting);
+    show("bulk-bar", selecting);
     items.forEach(function (view) {
       var row = make("tr");
+      var pick = make("td", "", "pick");
+      if (selecting && selectable(view)) {
+        var box = make("input");
+        box.type = "checkbox";
+        box.className = "pick-box";
+        box.setAttribute("data-question", view.question_id);
+        box.setAttribute("aria-label", "Select " + summary(view) + " on " + view.thread_id);
+        box.checked = Boolean(list.selected[view.question_id]);
+        box.addEventListener("change", function () {
+          select(view, box.checked);
+        });
+        pick.appendChild(box);
+      }
       var left = make("td");
       if (view.status === "open") {
         countdown(left, view.policy.expires_at);
@@ -780,7 +807,7 @@
       if (line) {
         status.appendChild(make("span", line, "outcome-line"));
       }
-      [left, asked, thread, status].forEach(function (cell) {
+      [pick, left, asked, thread, status].forEach(function (cell) {
         row.appendChild(cell);
       });
       rows.appendChild(row);
@@ -789,6 +816,7 @@
     show("more", sources(list.status).some(function (status) {
       return list.cursors[status];
     }));
+    renderSelection();
     var label = list.status + (list.tag ? " questions tagged " + list.tag : " questions");
     say(items.length === 1 ? "1 " + label.replace("questions", "question") + "." : items.length + " " + label + ".");
   }
@@ -1077,11 +1105,29 @@
     }
   }
 
+  // "If cancelled": the answer the agent receives when a person cancels the question (`on_cancel`, else the default).
+  function cancelAnswer(policy) {
+    var rules = policy.rules || {};
+    return rules.on_cancel !== undefined && rules.on_cancel !== null ? rules.on_cancel : policy.default;
+  }
+
+  function answerText(value) {
+    if (value === undefined || value === null) {
+      return "nothing (the agent is told nobody answered)";
+    }
+    return isObject(value) && typeof value.action === "string" ? page.answerLine(value) : JSON.stringify(value);
+  }
+
   function renderPolicy(view) {
     var policy = view.policy || {};
     var rules = policy.rules || {};
+    byId("policy-cancel").textContent = answerText(cancelAnswer(policy));
     byId("policy-actions").textContent = (policy.allowed_actions || []).join(", ") || "any";
     byId("policy-deadline").textContent = when(policy.expires_at);
+    // Extend: only an open question whose policy lets someone move its deadline; the API says whether you may.
+    var extendable = view.status === "open" && isObject(rules.extend);
+    show("extend-term", extendable);
+    show("extend-row", extendable);
     renderDefault(policy);
     // Who may answer now (escalation steps included), as the API reports it; the policy's own list before that.
     var answerers = "answerers" in view ? view.answerers : rules.answerers;
@@ -1294,6 +1340,7 @@
     current.reviews = [];
     show("schema-form", false);
     show("review-form", false);
+    byId("cancel-answer").textContent = answerText(cancelAnswer(view.policy || {}));
     if (!open) {
       return;
     }
@@ -1522,7 +1569,7 @@
   }
 
   function busy(on) {
-    var buttons = document.querySelectorAll("#actions button");
+    var buttons = document.querySelectorAll("#actions button, #cancel-send");
     for (var i = 0; i < buttons.length; i++) {
       buttons[i].disabled = on;
     }
@@ -1563,58 +1610,272 @@
     submit(body, "your answer “" + action + "” is", action);
   }
 
-  // Send one answer; `said` names it in what the page then says ("your answer “approve” is").
-  function submit(body, said, action) {
+  // POST `body` to the shown question's `route` (`answer`, `cancel`). The same body sent again (after a lost
+  // connection) carries the same Idempotency-Key: it repeats, never decides twice. `handle(reply, data)` runs
+  // only if the page still shows that question; `lost` is said when the API cannot be reached.
+  function post(route, body, sending, handle, lost) {
     var watching = current;
-    // The same answer sent again (after a lost connection) carries the same key: it repeats, never decides twice.
-    var text = JSON.stringify(body);
+    var text = route + "\u0000" + JSON.stringify(body);
     var key = watching.keys[text] || (watching.keys[text] = randomText(18));
     busy(true);
-    say("Sending your answer…");
-    request("/questions/" + encodeURIComponent(watching.id) + "/answer", {
+    say(sending);
+    request("/questions/" + encodeURIComponent(watching.id) + "/" + route, {
       method: "POST",
       headers: { "Content-Type": "application/json", "Idempotency-Key": key },
-      body: JSON.stringify({ answer: body }),
+      body: JSON.stringify(body),
     }).then(
       function (reply) {
         if (current !== watching) {
           return;
         }
         busy(false);
-        var data = reply.data || {};
-        if (reply.status === 202) {
-          // A vote on a quorum question: recorded; the question waits for more approvals.
-          renderQuestion(data);
-          say("Your vote “" + action + "” is recorded; " + stillNeeded(data) + ".", true);
-        } else if (reply.status === 409 && data.reason === "already_voted" && isObject(data.question)) {
-          renderQuestion(data.question);
-          say("Not recorded: " + REASONS.already_voted, true);
-        } else if (reply.status === 409 && THREAD_REASONS.indexOf(data.reason) >= 0 && isObject(data.question)) {
-          renderQuestion(data.question);
-          say("Not recorded: " + REASONS[data.reason], true);
-        } else if (reply.status === 200) {
-          renderQuestion(data);
-          var repeated = said.charAt(0).toUpperCase() + said.slice(1).replace(/ is$/, " was").replace(/ are$/, " were");
-          say(
-            data.result === "repeated"
-              ? repeated + " already recorded; nothing changed."
-              : "Done: " + said + " recorded, and the agent carries on.",
-            true,
-          );
-        } else if ((reply.status === 409 || reply.status === 410) && isObject(data.question)) {
-          renderQuestion(data.question);
-          say("Not recorded: " + outcomeText(data.question), true);
-        } else if (reply.status === 401) {
-          signOut("Your sign-in has expired. Sign in again, then answer.");
-        } else {
-          say(refused(reply), true);
-        }
+        handle(reply, reply.data || {});
       },
       function () {
         busy(false);
-        say("Could not reach the API; your answer may not have been sent. Press the button again.", true);
+        say(lost, true);
       },
     );
+  }
+
+  function extendDeadline(by) {
+    var watching = current;
+    var button = byId("extend-button");
+    button.disabled = true;
+    say("Moving the deadline…");
+    request("/questions/" + encodeURIComponent(watching.id) + "/extend", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ by: by }),
+    }).then(
+      function (reply) {
+        button.disabled = false;
+        if (current !== watching) {
+          return;
+        }
+        var data = reply.data || {};
+        if (reply.status === 200) {
+          renderQuestion(data);
+          say("Deadline moved to " + when(data.policy.expires_at) + "; the reminders moved with it.", true);
+        } else if (reply.status === 401) {
+          signOut("Your sign-in has expired. Sign in again, then extend.");
+        } else {
+          if (isObject(data.question)) {
+            renderQuestion(data.question);
+          }
+          say("Not extended: " + refused(reply), true);
+        }
+      },
+      function () {
+        button.disabled = false;
+        say("Could not reach the API; the deadline may not have moved. Reload the question to see.", true);
+      },
+    );
+  }
+
+  // Send one answer; `said` names it in what the page then says ("your answer “approve” is").
+  function submit(body, said, action) {
+    var lost = "Could not reach the API; your answer may not have been sent. Press the button again.";
+    post("answer", { answer: body }, "Sending your answer…", function (reply, data) {
+      if (reply.status === 202) {
+        // A vote on a quorum question: recorded; the question waits for more approvals.
+        renderQuestion(data);
+        say("Your vote “" + action + "” is recorded; " + stillNeeded(data) + ".", true);
+      } else if (reply.status === 409 && data.reason === "already_voted" && isObject(data.question)) {
+        renderQuestion(data.question);
+        say("Not recorded: " + REASONS.already_voted, true);
+      } else if (reply.status === 409 && THREAD_REASONS.indexOf(data.reason) >= 0 && isObject(data.question)) {
+        renderQuestion(data.question);
+        say("Not recorded: " + REASONS[data.reason], true);
+      } else if (reply.status === 200) {
+        renderQuestion(data);
+        var repeated = said.charAt(0).toUpperCase() + said.slice(1).replace(/ is$/, " was").replace(/ are$/, " were");
+        say(
+          data.result === "repeated"
+            ? repeated + " already recorded; nothing changed."
+            : "Done: " + said + " recorded, and the agent carries on.",
+          true,
+        );
+      } else if ((reply.status === 409 || reply.status === 410) && isObject(data.question)) {
+        renderQuestion(data.question);
+        say("Not recorded: " + outcomeText(data.question), true);
+      } else if (reply.status === 401) {
+        signOut("Your sign-in has expired. Sign in again, then answer.");
+      } else {
+        say(refused(reply), true);
+      }
+    }, lost);
+  }
+
+  // -- operators: approve several at once, cancel one ----------------------------------------------------
+
+  // A question the list can approve with the others: open, with an approving action, and answered by that action
+  // alone (a batched review or a form needs its own page).
+  function selectable(view) {
+    var allowed = (view.policy && view.policy.allowed_actions) || [];
+    return view.status === "open" && Boolean(approving(allowed)) && !reviewOf(view) && !answerIsSchema(view);
+  }
+
+  function selectedViews() {
+    return list.items.filter(function (view) {
+      return list.selected[view.question_id];
+    });
+  }
+
+  function select(view, on) {
+    if (on) {
+      list.selected[view.question_id] = true;
+    } else {
+      delete list.selected[view.question_id];
+    }
+    show("bulk-confirm", false);
+    renderSelection();
+  }
+
+  function selectAll() {
+    var on = byId("select-all").checked;
+    list.selected = {};
+    if (on) {
+      list.items.filter(selectable).slice(0, BULK_MAX).forEach(function (view) {
+        list.selected[view.question_id] = true;
+      });
+    }
+    var boxes = document.querySelectorAll("#rows .pick-box");
+    for (var i = 0; i < boxes.length; i++) {
+      boxes[i].checked = Boolean(list.selected[boxes[i].getAttribute("data-question")]);
+    }
+    show("bulk-confirm", false);
+    renderSelection();
+  }
+
+  // The bar says how many are selected; at BULK_MAX the other boxes are disabled (the API takes that many at once).
+  function renderSelection() {
+    var count = selectedViews().length;
+    var full = count >= BULK_MAX;
+    var boxes = document.querySelectorAll("#rows .pick-box");
+    for (var i = 0; i < boxes.length; i++) {
+      boxes[i].disabled = full && !boxes[i].checked;
+    }
+    byId("bulk-approve").disabled = count === 0;
+    byId("bulk-approve").textContent = count ? "Approve selected (" + count + ")" : "Approve selected";
+    byId("bulk-count").textContent = count
+      ? plural(count, "question") + " selected" + (full ? " (the most at once)" : "") + "."
+      : "Select open questions to approve several at once.";
+    var all = list.items.filter(selectable).length;
+    byId("select-all").checked = count > 0 && count >= Math.min(all, BULK_MAX);
+  }
+
+  // Nothing is sent before the person sees how many, and which: the confirmation names each question.
+  function confirmBulk() {
+    var views = selectedViews();
+    if (!views.length) {
+      return;
+    }
+    var names = byId("bulk-confirm-list");
+    clear(names);
+    views.forEach(function (view) {
+      var item = make("li");
+      item.appendChild(make("span", summary(view), "bulk-summary"));
+      item.appendChild(make("span", " · " + view.thread_id, "muted"));
+      names.appendChild(item);
+    });
+    byId("bulk-confirm-heading").textContent = "Approve " + plural(views.length, "question") + "?";
+    byId("bulk-confirm-yes").textContent = "Approve " + plural(views.length, "question");
+    show("bulk-results", false);
+    show("bulk-confirm", true);
+    byId("bulk-confirm-yes").focus();
+  }
+
+  function sendBulk() {
+    var views = selectedViews();
+    var answers = views.map(function (view) {
+      return { question_id: view.question_id, answer: { action: approving(view.policy.allowed_actions) } };
+    });
+    var yes = byId("bulk-confirm-yes");
+    yes.disabled = true;
+    say("Sending " + plural(answers.length, "approval") + "…");
+    request("/questions/answers", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Idempotency-Key": randomText(18) },
+      body: JSON.stringify({ answers: answers }),
+    }).then(
+      function (reply) {
+        yes.disabled = false;
+        show("bulk-confirm", false);
+        if (reply.status === 401) {
+          signOut("Your sign-in has expired. Sign in again, then approve.");
+          return;
+        }
+        if (reply.status !== 200 || !Array.isArray((reply.data || {}).results)) {
+          say(refused(reply), true);
+          return;
+        }
+        var line = renderResults(views, reply.data.results);
+        loadList(false).then(function () {
+          say(line, true);
+        });
+      },
+      function () {
+        yes.disabled = false;
+        say("Could not reach the API; some approvals may have been sent. Reload the list to see where each stands.", true);
+      },
+    );
+  }
+
+  // A line per question: approved, or not and why (the same words the question's own page uses).
+  function renderResults(views, results) {
+    var names = {};
+    views.forEach(function (view) {
+      names[view.question_id] = summary(view);
+    });
+    var box = byId("bulk-results-list");
+    clear(box);
+    var done = 0;
+    results.forEach(function (result) {
+      var body = result.body || {};
+      var ok = result.status === 200 || result.status === 202;
+      done += ok ? 1 : 0;
+      var item = make("li", "", ok ? "bulk-ok" : "bulk-refused");
+      item.appendChild(make("span", ok ? (body.result === "voted" ? "Vote recorded" : "Approved") : "Not approved", "bulk-mark"));
+      item.appendChild(make("span", " " + (names[result.question_id] || result.question_id)));
+      if (!ok) {
+        item.appendChild(make("span", " — " + refused({ status: result.status, data: body }), "bulk-why"));
+      }
+      box.appendChild(item);
+    });
+    var line = plural(done, "question") + " approved" + (done < results.length ? "; " + (results.length - done) + " not (see why below)." : ".");
+    byId("bulk-results-heading").textContent = line;
+    show("bulk-results", true);
+    return line;
+  }
+
+  function cancelQuestion() {
+    var field = byId("cancel-reason");
+    var reason = String(field.value || "").trim();
+    if (!reason) {
+      say("Say why you cancel it: the reason is recorded with your name.", true);
+      field.focus();
+      return;
+    }
+    var lost = "Could not reach the API; the question may not have been cancelled. Press the button again.";
+    post("cancel", { reason: reason }, "Cancelling…", function (reply, data) {
+      if (reply.status === 200) {
+        field.value = "";
+        byId("cancel-box").open = false;
+        renderQuestion(data);
+        say("Cancelled: the agent carries on with the policy's answer for a cancelled question.", true);
+      } else if (reply.status === 409 && THREAD_REASONS.indexOf(data.reason) >= 0 && isObject(data.question)) {
+        renderQuestion(data.question);
+        say("Not cancelled: " + REASONS[data.reason], true);
+      } else if ((reply.status === 409 || reply.status === 410) && isObject(data.question)) {
+        renderQuestion(data.question);
+        say("Not cancelled: " + outcomeText(data.question), true);
+      } else if (reply.status === 401) {
+        signOut("Your sign-in has expired. Sign in again, then cancel.");
+      } else {
+        say("Not cancelled: " + refused(reply), true);
+      }
+    }, lost);
   }
 
   function renderHistory(view) {
@@ -1639,7 +1900,10 @@
         "decided expired",
       );
     } else if (outcome && outcome.status === "cancelled") {
-      add("Withdrawn at " + when(outcome.decided_at) + ".", undefined, "decided cancelled");
+      var text = outcome.reason
+        ? who(outcome) + " cancelled it at " + when(outcome.decided_at) + ": “" + outcome.reason + "”. The agent got:"
+        : "Withdrawn at " + when(outcome.decided_at) + ".";
+      add(text, outcome.reason ? outcome.answer : undefined, "decided cancelled");
     } else if (outcome) {
       var via = VIA[outcome.via] || outcome.via || "an unknown way";
       add(who(outcome) + " answered at " + when(outcome.decided_at) + ", by " + via + ":", outcome.answer, "decided");
@@ -1663,6 +1927,10 @@
       signOut();
     });
     byId("filters").addEventListener("submit", applyFilters);
+    byId("extend-form").addEventListener("submit", function (event) {
+      event.preventDefault();
+      extendDeadline(byId("extend-by").value);
+    });
     byId("more").addEventListener("click", function () {
       loadList(true);
     });
@@ -1672,6 +1940,14 @@
     byId("schema-form").addEventListener("submit", function (event) {
       event.preventDefault();
     });
+    byId("select-all").addEventListener("change", selectAll);
+    byId("bulk-approve").addEventListener("click", confirmBulk);
+    byId("bulk-confirm-no").addEventListener("click", function () {
+      show("bulk-confirm", false);
+      byId("bulk-approve").focus();
+    });
+    byId("bulk-confirm-yes").addEventListener("click", sendBulk);
+    byId("cancel-send").addEventListener("click", cancelQuestion);
     byId("args-rows").addEventListener("input", relabel);
     byId("args-rows").addEventListener("change", relabel);
     window.addEventListener("hashchange", route);

@@ -1,0 +1,104 @@
+"""`POST /questions/{question_id}/extend`: move an open question's deadline later, for someone its policy allows.
+
+Body: `{"by": "PT2H"}` (an ISO 8601 duration, or seconds) or `{"until": "2026-09-14T09:00:00Z"}` (RFC 3339), one of
+the two. The move goes through `agent_wait.engine.extend.ExtendService`, the one way every door extends. Answers:
+200 with the question (its new `policy.expires_at`); a problem+json 400 (`not_json`, `bad_extend`, `bad_duration`,
+`bad_time`), 401, 403 `extend_not_allowed`, 404, 409 (`already_decided`, `deadline_passed`, `changed`) or 422
+(`not_later`, `beyond_maximum`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from agent_wait._duration import ACCEPTED_FORMS, DurationSyntaxError, parse_duration
+from agent_wait._time import parse_rfc3339
+from agent_wait.engine.extend import ExtendRefusal, ExtendService
+from agent_wait.errors import ArgumentError
+from agent_wait.host.api._context import ApiContext, answerer_from_claims
+from agent_wait.host.api._problems import json_response, problem
+from agent_wait.host.api._questions import jwt_claims, not_signed_in, path_question_id, question_view
+from agent_wait.messages import MAX_ID_LENGTH
+
+__all__ = ("STATUS_FOR_REFUSAL", "extend_routes")
+
+STATUS_FOR_REFUSAL = {
+    ExtendRefusal.UNKNOWN_QUESTION: 404,
+    ExtendRefusal.NOT_ALLOWED: 403,
+    ExtendRefusal.ALREADY_DECIDED: 409,
+    ExtendRefusal.DEADLINE_PASSED: 409,
+    ExtendRefusal.CHANGED: 409,
+    ExtendRefusal.NOT_LATER: 422,
+    ExtendRefusal.BEYOND_MAXIMUM: 422,
+}
+"""The HTTP status of each refusal."""
+_TITLES = {
+    ExtendRefusal.UNKNOWN_QUESTION: "No such question",
+    ExtendRefusal.NOT_ALLOWED: "Not allowed to extend",
+    ExtendRefusal.ALREADY_DECIDED: "Already decided",
+    ExtendRefusal.DEADLINE_PASSED: "Deadline passed",
+    ExtendRefusal.CHANGED: "Changed meanwhile",
+    ExtendRefusal.NOT_LATER: "Not later",
+    ExtendRefusal.BEYOND_MAXIMUM: "Beyond the policy's maximum",
+}
+_EXAMPLE = '{"by": "PT2H"} or {"until": "2026-09-14T09:00:00Z"}'
+
+
+def extend_routes(context: Callable[[], ApiContext]) -> Router:
+    """The extend route; `context()` gives the ledger, the clock and the extend service."""
+    router = Router()
+
+    @router.post("/questions/<question_id>/extend")
+    def extend_question(question_id: str) -> Response:
+        question_id = path_question_id(question_id)
+        claims = jwt_claims(router.current_event)
+        if claims is None:
+            return not_signed_in()
+        if len(question_id) > MAX_ID_LENGTH:
+            detail = f"no question has an id of {len(question_id)} characters; ids are at most {MAX_ID_LENGTH}"
+            return problem(404, ExtendRefusal.UNKNOWN_QUESTION.value, detail)
+        asked = _body(router.current_event.body)
+        if isinstance(asked, Response):
+            return asked
+        ctx = context()
+        who = answerer_from_claims(claims, groups_claims=ctx.groups_claims)
+        service = ctx.extend or ExtendService(ctx.ledger, clock=ctx.clock, metrics=_metrics(ctx))
+        result = service.extend(question_id, who, **asked)
+        view = question_view(result.record, now=ctx.clock(), viewer=who) if result.record is not None else None
+        if result.refusal is None:
+            return json_response(200, {"result": "extended", "announced": result.announced, **(view or {})})
+        status = STATUS_FOR_REFUSAL[result.refusal]
+        return problem(status, result.refusal.value, result.detail, title=_TITLES[result.refusal], question=view)
+
+    return router
+
+
+def _metrics(ctx: ApiContext) -> Any:
+    return getattr(ctx.service, "metrics", None)
+
+
+def _body(body: str | None) -> dict[str, Any] | Response:
+    """`{"by": timedelta}` or `{"until": datetime}` from the request body, or a 400 problem naming what is wrong."""
+    try:
+        data = json.loads(body or "")
+    except (json.JSONDecodeError, RecursionError):
+        return problem(400, "not_json", f"the body must be JSON: {_EXAMPLE}")
+    if not isinstance(data, dict) or len(data) != 1 or not set(data) <= {"by", "until"}:
+        return problem(400, "bad_extend", f"the body must hold exactly one of by or until: {_EXAMPLE}")
+    if "by" in data:
+        try:
+            by: timedelta = parse_duration(data["by"])
+        except DurationSyntaxError as exc:
+            return problem(400, "bad_duration", f"by must be {ACCEPTED_FORMS}; {exc}")
+        return {"by": by}
+    try:
+        until: datetime = parse_rfc3339(data["until"])
+    except (ValueError, ArgumentError):
+        return problem(400, "bad_time", "until must be an RFC 3339 time with its offset, e.g. 2026-09-14T09:00:00Z")
+    return {"until": until}
