@@ -204,6 +204,7 @@ class AgentWaitDashboard(Construct):
                 self._metric("RemindersSent", "Sum", label="reminders"),
                 self._metric("QuestionsEscalated", "Sum", label="escalations"),
                 self._metric("VotesRecorded", "Sum", label="votes"),
+                self._metric("DeadlinesExtended", "Sum", label="deadlines extended"),
             ],
             width=width,
         )
@@ -293,6 +294,8 @@ class AgentWaitDashboard(Construct):
             self._metric("AnnounceFailures", "Sum", label="announcements failed"),
             self._metric("OverdueQuestions", "Sum", label="overdue found"),
             self._metric("QuestionsReannounced", "Sum", label="announced again"),
+            # precise deadlines' schedules that could not be put or deleted (the minute sweep still catches them)
+            self._metric("ScheduleFailures", "Sum", label="schedules failed"),
         ]
         if sweep is not None:
             sweep_metrics.insert(0, sweep.metric_errors(period=self.period, statistic="Sum", label="runs failed"))

@@ -112,9 +112,10 @@ def test_delivers_filter_skips_other_transitions_and_counts_them():
         "reminder": "skipped",
         "escalated": "skipped",
         "voted": "skipped",
+        "extended": "skipped",
     }
     assert [t for _, t in recording.calls] == [Transition.CREATED, Transition.ANSWERED]
-    assert (recording.stats.delivered, recording.stats.skipped) == (2, 7)
+    assert (recording.stats.delivered, recording.stats.skipped) == (2, 8)
 
 
 def test_a_skipped_delivery_is_ok():
