@@ -111,6 +111,11 @@ LONGEST_FIRST = ("packaging", "browser", "synth")
 while one runs them, instead of one group starting last and running on alone (the CI's long tail)."""
 
 
+# tryfirst: xdist's worker names a test's group from its `xdist_group` mark in its own collection hook, which pytest
+# calls before a conftest's (the plugin registers later); marked after it, no group formed and every worker paid
+# each shared setup (the packaging journey twice, a Chromium stack per worker). pyproject.toml holds pytest below
+# 9.2 for the same reason (xdist cannot name the group under 9.2's node ids).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     depths = {}
     for item in items:
