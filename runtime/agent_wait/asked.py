@@ -95,6 +95,9 @@ class Decided:
     resumed_at: str | None = None
     progress: Mapping[str, Any] | None = None
     """A quorum question's votes as they decided it, when the door shows them."""
+    reason: str | None = None
+    """Why a person cancelled it, in their words (`cancelled` by a person only; the router's own cancel of a question
+    the agent moved past has none)."""
 
 
 def decided_of(
@@ -127,4 +130,5 @@ def decided_of(
         record.decided_at,
         record.resumed_at,
         progress,
+        record.reason,
     )

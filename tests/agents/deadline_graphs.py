@@ -1,6 +1,6 @@
 """Refund graphs for precise deadlines and extensions (`tests/local/test_precise_deadlines.py`).
 
-    build_quick_graph       a PT3S deadline with a reminder a second before it: both fire within the test
+    build_quick_graph       a PT5S deadline with a reminder two seconds before it: both fire within the test
     build_extendable_graph  a PT1H deadline, a reminder after PT30M; members of ops may extend it by up to P1D
 
 Always import this module as `tests.agents.deadline_graphs`, the name the router imports it by.
@@ -18,7 +18,9 @@ from agent_wait.followup import Reminder
 from agent_wait.langgraph import wait
 
 DEFAULT = {"action": "reject", "reason": "no decision in time"}
-QUICK = WaitPolicy(timeout="PT3S", default=DEFAULT, reminders=[Reminder(before_deadline="PT1S")])
+# Two seconds between the reminder and the deadline: a delivery the loaded CI ran a second late would otherwise find the
+# deadline come too, and rightly skip the reminder.
+QUICK = WaitPolicy(timeout="PT5S", default=DEFAULT, reminders=[Reminder(before_deadline="PT2S")])
 EXTENDABLE = WaitPolicy(
     timeout="PT1H", default=DEFAULT, reminders=["PT30M"], extend=Extension(groups=["ops"], max_total="P1D")
 )

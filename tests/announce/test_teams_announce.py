@@ -120,6 +120,7 @@ def test_the_outcome_card_says_who_answered_from_the_questions_row(teams: FakeTe
         decided_at: str | None = None
         resumed_at: str | None = None
         failure: Any = None
+        reason: str | None = None
 
     from agent_wait.schema import QuestionStatus
 

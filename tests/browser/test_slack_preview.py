@@ -40,6 +40,7 @@ DECIDED = {
         resumed_at="2026-12-04T10:12:01Z",
         followups=SimpleNamespace(voting=False),
         failure=None,
+        reason=None,
     ),
     "q-7740": SimpleNamespace(
         status=QuestionStatus.EXPIRED,
@@ -51,6 +52,7 @@ DECIDED = {
         resumed_at=None,
         followups=SimpleNamespace(voting=False),
         failure=None,
+        reason=None,
     ),
 }
 

@@ -82,7 +82,7 @@ def test_a_scheduled_reminder_and_deadline_fire_within_seconds_and_the_router_ex
     stack: tuple[HostStack, ScheduleDelivery], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     host, delivery = stack
-    # GIVEN a question with a PT3S deadline and a reminder a second before it, recorded by the router handler
+    # GIVEN a question with a PT5S deadline and a reminder two seconds before it, recorded by the router handler
     thread_id, question_id = _ask(host, "tests.agents.deadline_graphs:build_quick_graph", monkeypatch)
     row = host.ledger().get(thread_id, question_id)
     assert row is not None

@@ -240,7 +240,7 @@ def outcome_email(
     headline = {
         "answered": "Answered",
         "expired": "No answer in time",
-        "cancelled": "Withdrawn",
+        "cancelled": "Cancelled" if decided.reason else "Withdrawn",
         "failed": "Decided, but the agent failed applying it",
     }[decided.status]
     when = ""

@@ -206,6 +206,9 @@ def decided_blocks(envelope: WaitEnvelope, decided: Decided, *, inbox_url: str |
     if decided.status == "expired":
         applied = _answer_text(decided.answer)
         line = f":alarm_clock: Nobody answered by the deadline ({when}): the default applied, {applied}."
+    elif decided.status == "cancelled" and decided.reason:
+        who = escape(decided.answered_by or "someone unnamed")
+        line = f":no_entry_sign: {who} cancelled it at {when}: “{escape(decided.reason)}”. The agent carries on."
     elif decided.status == "cancelled":
         line = f":no_entry_sign: Withdrawn {when}: the agent moved on without an answer."
     else:

@@ -201,6 +201,10 @@ def outcome_card(envelope: WaitEnvelope, decided: Decided, *, inbox_url: str | N
     if decided.status == "expired":
         line = f"Nobody answered by the deadline ({at}): the default applied, {_answer_text(decided.answer)}."
         headline = _text("Expired", weight="Bolder", color="Warning")
+    elif decided.status == "cancelled" and decided.reason:
+        who = safe((decided.answered_by or "someone unnamed").removeprefix("email:"))
+        line = f"{who} cancelled it at {at}: “{safe(decided.reason)}”. The agent carries on."
+        headline = _text("Cancelled", weight="Bolder", color="Default")
     elif decided.status == "cancelled":
         line = f"Withdrawn {at}: the agent moved on without an answer."
         headline = _text("Withdrawn", weight="Bolder", color="Default")
