@@ -10,12 +10,13 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 import tests.agents.graphs as graphs
 from langgraph.checkpoint.memory import InMemorySaver
 from tests.support.api_events import Response, call
 
 from agent_wait.engine import AnswerService, InMemoryDeadLetter, InMemoryEntryQueue, OutcomeKind, Router
-from agent_wait.host.api import ApiContext, create_app
+from agent_wait.host.api import ApiContext, _operators, create_app
 from agent_wait.host.api._operators import MAX_BULK_ANSWERS
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger
@@ -220,3 +221,33 @@ def test_cancel_and_every_bulk_item_decide_through_the_one_desk(monkeypatch: Any
     world.post("/questions/answers", {"answers": items})
 
     assert reached == [(first, True, "duplicate"), (second, False, None), (third, False, None), (first, False, None)]
+
+
+def test_busy_threads_share_one_wait_budget_so_a_bulk_request_ends_inside_api_gateways_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN three questions whose threads a router run holds (the fixed clock never lets its lease lapse)
+    world = World()
+    question_ids = [world.ask(f"o-busy-{i}") for i in range(3)]
+    for i in range(3):
+        assert world.ledger.acquire_lease(f"t-o-busy-{i}", "a-router-run", now=T0, seconds=900) is not None
+    waits: list[float | None] = []
+    answer = AnswerService.answer
+
+    def spy(self: AnswerService, *args: Any, lease_wait: float | None = None, **kwargs: Any) -> Any:
+        waits.append(lease_wait)
+        return answer(self, *args, lease_wait=lease_wait, **kwargs)
+
+    monkeypatch.setattr(AnswerService, "answer", spy)
+    monkeypatch.setattr(_operators, "BULK_WAIT_SECONDS", 0.3)
+
+    # WHEN one request answers all three
+    items = [{"question_id": question_id, "answer": {"action": "approve"}} for question_id in question_ids]
+    response = world.post("/questions/answers", {"answers": items})
+
+    # THEN each is refused thread_busy, and the waiting shared the request's budget: 25 items each waiting the
+    # service's full lease wait (3 s) would outlast API Gateway's 30 s
+    results = json.loads(response.body)["results"]
+    assert [(r["status"], r["body"]["reason"]) for r in results] == [(409, "thread_busy")] * 3
+    assert all(wait is not None and wait <= 0.3 for wait in waits), waits
+    assert all(wait is not None and wait <= 0 for wait in waits[1:]), waits  # the budget was spent on the first

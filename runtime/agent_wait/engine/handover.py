@@ -121,6 +121,7 @@ class AnswerService:
         *,
         answer_id: str,
         valid_until: datetime | None = None,
+        lease_wait: float | None = None,
     ) -> AnswerResult:
         """Decide `question_id` with `answer` for a person; hand the resume to the router when it decided.
 
@@ -131,10 +132,14 @@ class AnswerService:
             answer_id: this answer's identity: the same id again (an `Idempotency-Key` resent) repeats, never
                 decides twice.
             valid_until: the answer's own expiry.
+            lease_wait: how long this answer may wait for a run on its thread (default: the service's `lease_wait`);
+                a door answering many in one request shares one budget among them.
         """
         # One span for the decision and its hand-over: the router's delivery of the resume continues this trace.
         with tracing.answer_span(question_id, answerer.via or "api"):
-            result = self._answer(question_id, answer, answerer, answer_id=answer_id, valid_until=valid_until)
+            result = self._answer(
+                question_id, answer, answerer, answer_id=answer_id, valid_until=valid_until, lease_wait=lease_wait
+            )
         return self._told(result, question_id, answerer)
 
     def cancel(self, question_id: str, reason: str, answerer: Answerer, *, answer_id: str) -> AnswerResult:
@@ -182,6 +187,7 @@ class AnswerService:
         answer_id: str,
         valid_until: datetime | None,
         cancel_reason: str | None = None,
+        lease_wait: float | None = None,
     ) -> AnswerResult:
         found = self.ledger.find(question_id)
         if found is None:
@@ -204,7 +210,7 @@ class AnswerService:
                 found.thread_id,
                 clock=self.clock,
                 seconds=self.lease_seconds,
-                wait=self.lease_wait,
+                wait=self.lease_wait if lease_wait is None else max(lease_wait, 0.0),
                 on_busy=lambda: self.metrics.count(Metric.THREAD_BUSY),
                 log=self.log,
             ) as lease:

@@ -13,6 +13,7 @@ nothing.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -37,6 +38,8 @@ __all__ = ("MAX_BULK_ANSWERS", "operator_routes")
 MAX_BULK_ANSWERS = 25
 """The most answers one `POST /questions/answers` takes: each is decided on its own, one after another, and 25 stay
 well inside API Gateway's 30-second limit."""
+BULK_WAIT_SECONDS = 10.0
+"""How long one `POST /questions/answers` may wait in all for runs on its questions' threads to finish."""
 _BULK_FIELDS = frozenset({"question_id", "answer", "valid_until"})
 _RESULT_KEYS = ("won", "repeated", "voted")
 
@@ -76,10 +79,18 @@ def operator_routes(context: Callable[[], ApiContext]) -> Router:
         person = answerer_from_claims(verified, groups_claims=ctx.groups_claims)
         key = router.current_event.headers.get("idempotency-key")
         results: list[dict[str, Any]] = []
+        # Waiting for busy threads shares one budget: 25 items each waiting the full lease wait would outlast API
+        # Gateway's 30 s; once it is spent, a busy thread is refused at once (`thread_busy`, with Retry-After).
+        waits_end = time.monotonic() + BULK_WAIT_SECONDS
         for index, item in enumerate(items):  # one at a time, each through the desk: no item waits on another
             answer_id = answer_id_for(person, f"{key}\0{index}\0{item.question_id}" if key else None)
             result = ctx.service.answer(
-                item.question_id, item.answer, person, answer_id=answer_id, valid_until=item.valid_until
+                item.question_id,
+                item.answer,
+                person,
+                answer_id=answer_id,
+                valid_until=item.valid_until,
+                lease_wait=min(ctx.service.lease_wait, waits_end - time.monotonic()),
             )
             reply = answer_response(
                 result, now=ctx.clock(), viewer=person, sent=item.answer, answer_id=answer_id if key else None
