@@ -126,6 +126,7 @@ ENV_METRIC_TAGS = "AGENT_WAIT_METRIC_TAGS"
 ENV_SCHEDULE_GROUP = "AGENT_WAIT_SCHEDULE_GROUP"
 ENV_SCHEDULE_TARGET_ARN = "AGENT_WAIT_SCHEDULE_TARGET_ARN"
 ENV_SCHEDULE_ROLE_ARN = "AGENT_WAIT_SCHEDULE_ROLE_ARN"
+ENV_SCHEDULE_EARLY_WAIT = "AGENT_WAIT_SCHEDULE_EARLY_WAIT_SECONDS"
 """The router's, the sweep's and the answer API's, with `AgentWait(precise_deadlines=True)`: the schedule group, the
 sweep function each one-time schedule invokes, and the role Scheduler assumes to invoke it."""
 ENV_ON_NEW_VERSION = "AGENT_WAIT_ON_NEW_VERSION"

@@ -392,6 +392,10 @@ class Settings(StrEnum):
     """With `AGENT_WAIT_SCHEDULE_GROUP`: the sweep function's ARN, which each schedule invokes for its question."""
     SCHEDULE_ROLE_ARN = "AGENT_WAIT_SCHEDULE_ROLE_ARN"
     """With `AGENT_WAIT_SCHEDULE_GROUP`: the IAM role Scheduler assumes to invoke the sweep."""
+    SCHEDULE_EARLY_WAIT = "AGENT_WAIT_SCHEDULE_EARLY_WAIT_SECONDS"
+    """Optional, the sweep's, with `AGENT_WAIT_SCHEDULE_GROUP`: how long a schedule's wake-up that came before its
+    question's time (Scheduler fires anywhere in the minute) waits for it, 0 to 60 seconds (default 60). Less costs
+    less Lambda time and leaves more to the minute sweep (docs/scaling.md, "Deadline lateness and cost")."""
     ON_NEW_VERSION = "AGENT_WAIT_ON_NEW_VERSION"
     """Optional, the router's: what resuming a question asked under another version of the agent does when its
     policy does not say (`WaitPolicy(on_new_version=...)`): `resume` (the default) while the waiting node and

@@ -49,3 +49,26 @@ def test_a_value_that_is_not_what_it_must_be_is_named_with_it() -> None:
     )
     assert "AGENT_WAIT_SCHEDULE_ROLE_ARN must be an IAM role ARN" in raised.value.message
     assert "AGENT_WAIT_SCHEDULE_TARGET_ARN" not in raised.value.message
+
+
+def test_the_early_wake_ups_wait_is_a_minute_unless_set_lower() -> None:
+    on = HostSettings.from_env("sweep", {**BASE, **ON}).schedules
+    assert on is not None
+    assert on.early_wait == 60.0
+    lower = HostSettings.from_env("sweep", {**BASE, **ON, "AGENT_WAIT_SCHEDULE_EARLY_WAIT_SECONDS": "10"}).schedules
+    assert lower is not None
+    assert lower.early_wait == 10.0
+
+
+@pytest.mark.parametrize("text", ["-1", "61", "a minute", "nan"])
+def test_an_early_wait_outside_zero_to_sixty_seconds_is_named(text: str) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        HostSettings.from_env("sweep", {**BASE, **ON, "AGENT_WAIT_SCHEDULE_EARLY_WAIT_SECONDS": text})
+    assert f"AGENT_WAIT_SCHEDULE_EARLY_WAIT_SECONDS must be a number of seconds from 0 to 60; got {text!r}" in (
+        raised.value.message
+    )
+
+
+def test_an_early_wait_without_precise_deadlines_is_a_mistake_said_so() -> None:
+    with pytest.raises(ConfigurationError, match="AGENT_WAIT_SCHEDULE_EARLY_WAIT_SECONDS is set but precise deadlines"):
+        HostSettings.from_env("sweep", {**BASE, "AGENT_WAIT_SCHEDULE_EARLY_WAIT_SECONDS": "10"})

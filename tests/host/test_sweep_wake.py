@@ -47,3 +47,12 @@ def test_a_wake_up_without_a_readable_time_runs_at_once(at: Any) -> None:
     slept: list[float] = []
     assert wait_until_due(at, Context(60), sleep=slept.append) == 0.0
     assert slept == []
+
+
+@pytest.mark.parametrize(("limit", "waits"), [(60.0, True), (30.0, True), (10.0, False), (0.0, False)])
+def test_the_wait_stops_at_the_limit_the_setting_gives(limit: float, waits: bool) -> None:
+    # AGENT_WAIT_SCHEDULE_EARLY_WAIT_SECONDS: waiting less costs less Lambda time; the minute sweep does the rest
+    slept: list[float] = []
+    at = format_rfc3339(utc_now() + timedelta(seconds=20), round_up=True)
+    wait_until_due(at, Context(900), sleep=slept.append, limit=limit)
+    assert bool(slept) is waits

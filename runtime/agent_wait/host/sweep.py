@@ -28,26 +28,33 @@ tracer = _powertools.tracer()
 
 
 @functools.cache
+def _settings() -> HostSettings:
+    return HostSettings.from_env("sweep")
+
+
+@functools.cache
 def _sweep() -> Sweep:
-    return build_sweep(HostSettings.from_env("sweep"), metrics=_powertools.PowertoolsMetrics(metrics), log=logger)
+    return build_sweep(_settings(), metrics=_powertools.PowertoolsMetrics(metrics), log=logger)
 
 
 def reset() -> None:
     """Forget the cold-start state: the next invocation builds the sweep again from the environment."""
     _sweep.cache_clear()
+    _settings.cache_clear()
 
 
 WAKE_MARGIN_SECONDS = 10.0
 """What an early wake-up leaves of the invocation's time for the work itself when it waits."""
 
 
-def wait_until_due(at: object, context: Any, *, sleep: Any = time.sleep) -> float:
+def wait_until_due(at: object, context: Any, *, sleep: Any = time.sleep, limit: float = 60.0) -> float:
     """Wait out a wake-up that came before its time; the seconds waited (0 when none).
 
     EventBridge Scheduler invokes a one-time schedule's target within the minute of its time, possibly before it
     (its documented precision is 60 seconds): woken before the question's due time, the sweep would find nothing
-    due. So it waits until then, at most 60 seconds and never past its own timeout (less `WAKE_MARGIN_SECONDS`);
-    a wake-up that cannot wait that long does nothing, and the minute sweep catches the question.
+    due. So it waits until then, at most `limit` seconds (`AGENT_WAIT_SCHEDULE_EARLY_WAIT_SECONDS`, default 60)
+    and never past its own timeout (less `WAKE_MARGIN_SECONDS`); a wake-up that cannot wait that long does
+    nothing, and the minute sweep catches the question.
     """
     if not isinstance(at, str):
         return 0.0
@@ -59,7 +66,7 @@ def wait_until_due(at: object, context: Any, *, sleep: Any = time.sleep) -> floa
     remaining = (
         context.get_remaining_time_in_millis() / 1000 if hasattr(context, "get_remaining_time_in_millis") else 60
     )
-    if early <= 0 or early > min(60.0, remaining - WAKE_MARGIN_SECONDS):
+    if early <= 0 or early > min(limit, remaining - WAKE_MARGIN_SECONDS):
         return 0.0
     logger.info("woken before the question's time; waiting", extra={"seconds": round(early, 3)})
     sleep(early)
@@ -78,7 +85,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """
     question = event.get("question") if isinstance(event, dict) else None
     if isinstance(question, dict):  # a precise-deadline schedule's wake-up: that one question's due work
-        wait_until_due(event.get("at"), context)
+        schedules = _settings().schedules
+        wait_until_due(event.get("at"), context, limit=schedules.early_wait if schedules else 60.0)
         report = _sweep().run_question(str(question.get("thread_id")), str(question.get("question_id")))
     else:
         report = _sweep().run()
