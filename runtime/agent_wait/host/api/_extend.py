@@ -23,8 +23,7 @@ from agent_wait.engine.extend import ExtendRefusal, ExtendService
 from agent_wait.errors import ArgumentError
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
 from agent_wait.host.api._problems import json_response, problem
-from agent_wait.host.api._questions import jwt_claims, not_signed_in, path_question_id, question_view
-from agent_wait.messages import MAX_ID_LENGTH
+from agent_wait.host.api._questions import question_view, signed_in_question
 
 __all__ = ("STATUS_FOR_REFUSAL", "extend_routes")
 
@@ -56,13 +55,10 @@ def extend_routes(context: Callable[[], ApiContext]) -> Router:
 
     @router.post("/questions/<question_id>/extend")
     def extend_question(question_id: str) -> Response:
-        question_id = path_question_id(question_id)
-        claims = jwt_claims(router.current_event)
-        if claims is None:
-            return not_signed_in()
-        if len(question_id) > MAX_ID_LENGTH:
-            detail = f"no question has an id of {len(question_id)} characters; ids are at most {MAX_ID_LENGTH}"
-            return problem(404, ExtendRefusal.UNKNOWN_QUESTION.value, detail)
+        signed_in = signed_in_question(router.current_event, question_id)
+        if isinstance(signed_in, Response):
+            return signed_in
+        question_id, claims = signed_in
         asked = _body(router.current_event.body)
         if isinstance(asked, Response):
             return asked

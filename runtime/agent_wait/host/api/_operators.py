@@ -29,7 +29,7 @@ from agent_wait.host.api._questions import (
     checked_answer,
     jwt_claims,
     not_signed_in,
-    path_question_id,
+    signed_in_question,
 )
 from agent_wait.messages import MAX_ID_LENGTH, AnswerMessage
 
@@ -50,13 +50,10 @@ def operator_routes(context: Callable[[], ApiContext]) -> Router:
 
     @router.post("/questions/<question_id>/cancel")
     def cancel_question(question_id: str) -> Response:
-        question_id = path_question_id(question_id)
-        verified = jwt_claims(router.current_event)
-        if verified is None:
-            return not_signed_in()
-        if len(question_id) > MAX_ID_LENGTH:
-            detail = f"no question has an id of {len(question_id)} characters; ids are at most {MAX_ID_LENGTH}"
-            return problem(404, "unknown_question", detail)
+        signed_in = signed_in_question(router.current_event, question_id)
+        if isinstance(signed_in, Response):
+            return signed_in
+        question_id, verified = signed_in
         reason = _cancel_reason(router.current_event.body)
         if isinstance(reason, Response):
             return reason

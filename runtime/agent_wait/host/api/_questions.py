@@ -37,6 +37,7 @@ __all__ = (
     "path_question_id",
     "question_routes",
     "question_view",
+    "signed_in_question",
 )
 
 MAX_PAGE = 100
@@ -322,12 +323,10 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
 
     @router.get("/questions/<question_id>")
     def get_question(question_id: str) -> Response:
-        question_id = path_question_id(question_id)
-        verified = claims()
-        if verified is None:
-            return not_signed_in()
-        if len(question_id) > MAX_ID_LENGTH:
-            return _no_such_question(question_id)
+        asked = signed_in_question(router.current_event, question_id)
+        if isinstance(asked, Response):
+            return asked
+        question_id, verified = asked
         ctx = context()
         record = ctx.ledger.find(question_id)
         if record is None:
@@ -337,12 +336,10 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
 
     @router.post("/questions/<question_id>/answer")
     def answer_question(question_id: str) -> Response:
-        question_id = path_question_id(question_id)
-        verified = claims()
-        if verified is None:
-            return not_signed_in()
-        if len(question_id) > MAX_ID_LENGTH:
-            return _no_such_question(question_id)
+        asked = signed_in_question(router.current_event, question_id)
+        if isinstance(asked, Response):
+            return asked
+        question_id, verified = asked
         ctx = context()
         answerer = answerer_from_claims(verified, groups_claims=ctx.groups_claims)
         parsed = _answer_body(router.current_event.body, question_id)
@@ -359,6 +356,18 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
         return answer_response(result, now=ctx.clock(), viewer=answerer, sent=parsed.answer, answer_id=keyed)
 
     return router
+
+
+def signed_in_question(event: Any, question_id: str) -> tuple[str, dict[str, Any]] | Response:
+    """A question route's start: the path's question id and the caller's verified claims, or the problem the route
+    answers at once (401 not signed in; 404 for an id longer than any question's, without asking a store)."""
+    question_id = path_question_id(question_id)
+    verified = jwt_claims(event)
+    if verified is None:
+        return not_signed_in()
+    if len(question_id) > MAX_ID_LENGTH:
+        return _no_such_question(question_id)
+    return question_id, verified
 
 
 def _no_such_question(question_id: str) -> Response:
