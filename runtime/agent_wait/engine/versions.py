@@ -141,32 +141,23 @@ class VersionGuard:
             migrated = migration(change) if migration is not None else None
         except Exception as exc:  # the migration's own failure, told apart from the agent's
             self.log.debug("migration failure detail: %s", exc, exc_info=exc)
-            raise VersionChangedError(
+            raise _failed(
+                change,
                 f"the migration raised {type(exc).__name__} for {where}; fix it, then run: "
                 f"agent-wait retry {change.thread_id}",
-                thread_id=change.thread_id,
-                question_id=change.question_id,
-                old=change.old,
-                new=change.new,
             ) from exc
         if migrated is not None and not isinstance(migrated, Migrated):
-            raise VersionChangedError(
+            raise _failed(
+                change,
                 f"the migration returned a {type(migrated).__name__} for {where}; it must return "
                 f"agent_wait.versions.Migrated or None. Fix it, then run: agent-wait retry {change.thread_id}",
-                thread_id=change.thread_id,
-                question_id=change.question_id,
-                old=change.old,
-                new=change.new,
             )
         if change.problems and (migrated is None or migrated.goto is None):
-            raise VersionChangedError(
+            raise _failed(
+                change,
                 f"{where} cannot resume as asked ({'; '.join(change.problems)}), and the migration did not say where "
                 f"the thread goes on: return Migrated(goto=..., update=...). Then run: agent-wait retry "
                 f"{change.thread_id}",
-                thread_id=change.thread_id,
-                question_id=change.question_id,
-                old=change.old,
-                new=change.new,
             )
         return migrated
 
@@ -192,3 +183,10 @@ def on_new_version_setting(text: str | None, problems: list[str], wrong: list[st
         problems.append(f"AGENT_WAIT_ON_NEW_VERSION: {problem}")
         wrong.append("AGENT_WAIT_ON_NEW_VERSION")
     return chosen
+
+
+def _failed(change: VersionChange, message: str) -> VersionChangedError:
+    """The visible failure of a migration for `change`, with its ids and both versions."""
+    return VersionChangedError(
+        message, thread_id=change.thread_id, question_id=change.question_id, old=change.old, new=change.new
+    )
