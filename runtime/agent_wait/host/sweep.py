@@ -17,6 +17,7 @@ from typing import Any
 from agent_wait._time import parse_rfc3339, utc_now
 from agent_wait.engine.sweep import Sweep, SweepReport
 from agent_wait.host import _powertools
+from agent_wait.host._schedule_settings import MAX_EARLY_WAIT_SECONDS
 from agent_wait.host._wiring import build_sweep
 from agent_wait.host.settings import HostSettings
 
@@ -47,7 +48,9 @@ WAKE_MARGIN_SECONDS = 10.0
 """What an early wake-up leaves of the invocation's time for the work itself when it waits."""
 
 
-def wait_until_due(at: object, context: Any, *, sleep: Any = time.sleep, limit: float = 60.0) -> float:
+def wait_until_due(
+    at: object, context: Any, *, sleep: Any = time.sleep, limit: float = MAX_EARLY_WAIT_SECONDS
+) -> float:
     """Wait out a wake-up that came before its time; the seconds waited (0 when none).
 
     EventBridge Scheduler invokes a one-time schedule's target within the minute of its time, possibly before it
@@ -86,7 +89,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     question = event.get("question") if isinstance(event, dict) else None
     if isinstance(question, dict):  # a precise-deadline schedule's wake-up: that one question's due work
         schedules = _settings().schedules
-        wait_until_due(event.get("at"), context, limit=schedules.early_wait if schedules else 60.0)
+        wait_until_due(event.get("at"), context, limit=schedules.early_wait if schedules else MAX_EARLY_WAIT_SECONDS)
         report = _sweep().run_question(str(question.get("thread_id")), str(question.get("question_id")))
     else:
         report = _sweep().run()
