@@ -1,6 +1,6 @@
 """The router's cold start to ready, beside a bare LangGraph Lambda doing the same setup.
 
-Run: uv run --frozen python bench/bench_cold_start.py [--runs 9]
+Run: uv run --frozen python bench/bench_cold_start.py [--runs 9] [--memory 256,512,1024]
 
 What Lambda's init does, in a fresh Python process each time, with only the code's folder on `sys.path`
 and no bytecode written (Lambda's /var/task is read-only); both folders hold Python 3.13 bytecode when the
@@ -20,6 +20,10 @@ Both run against a moto server in its own process. Each side is timed from spawn
 ratios is compared with the issue's target (router ≤ 1.1x bare). Then one `-X importtime` run of each side
 lists where the router's extra import time goes: the packages it imports that the bare Lambda does not, by
 their own import time.
+
+With `--memory`, the router's cold start is then timed again with its process's CPU capped at the share Lambda
+gives each memory size (`_cpu_cap`, as `bench_router_memory.py` caps it; the cap is put on the process as soon as
+it is spawned, before the interpreter has loaded), sizes interleaved: what a cold start costs at each size.
 
 The bundle is built for the Lambda runtime's Python (3.13) when a python3.13 is on this machine, and run
 with it; otherwise for this interpreter's version, and the output says so. Figures, not a test: nothing is
@@ -50,6 +54,7 @@ from agent_wait_cdk.bundling import (
 )
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _cpu_cap import Limiter, cpu_share, limiter
 from _targets import Target, report_targets
 from bench_lifecycle_calls import moto_server
 
@@ -126,7 +131,9 @@ print("ready", imported - started, time.perf_counter() - imported, time.process_
 def main() -> int:
     parser = argparse.ArgumentParser(description="The router's cold start to ready, beside a bare LangGraph Lambda.")
     parser.add_argument("--runs", type=int, default=9, help="interleaved rounds (default 9)")
+    parser.add_argument("--memory", default="", help="also time the router capped at these MB (e.g. 256,512,1024)")
     args = parser.parse_args()
+    sizes = [int(m) for m in args.memory.split(",") if m.strip()]
 
     python, version, note = _interpreter()
     print("Router cold start to ready vs a bare LangGraph Lambda doing the same setup (issue 17)")
@@ -185,6 +192,8 @@ def main() -> int:
         for package, seconds, modules in extra[:12]:
             print(f"    {package:<28} {seconds * 1000:>7.0f} ms  ({modules} modules)")
         print(f"    {'total':<28} {sum(s for _, s, _ in extra) * 1000:>7.0f} ms")
+        if sizes:
+            _capped(python, sides["router"], env, sizes, args.runs)
         bytecode = "with 3.13 bytecode" if bundle.bytecode_python else "no bytecode"
         report_targets(
             [
@@ -227,7 +236,30 @@ def _build(router_dir: Path, bare_dir: Path, version: str) -> LambdaBundle:
     return bundle
 
 
-def _run(python: str, folder: Path, script: str, env: dict[str, str]) -> tuple[float, float, float, float]:
+def _capped(python: str, side: tuple[Path, str], env: dict[str, str], sizes: list[int], runs: int) -> None:
+    """The router's cold start with its CPU capped at each memory size's share, sizes interleaved."""
+    folder, script = side
+    cap = limiter()
+    times: dict[int, list[float]] = defaultdict(list)
+    try:
+        for _ in range(runs):
+            for memory in sizes:
+                with cap.cap(memory):
+                    times[memory].append(_run(python, folder, script, env, cap=cap)[0])
+    finally:
+        cap.close()
+    print()
+    print(f"  the router's cold start to ready with its CPU capped as Lambda caps it ({cap.name}),")
+    print(f"  medians of {runs} interleaved runs:")
+    print(f"  {'memory':>8}  {'CPU share':>9}  {'wall to ready (s)':>17}  spread")
+    for memory in sizes:
+        spread = f"{min(times[memory]):.2f}-{max(times[memory]):.2f}"
+        print(f"  {memory:>5} MB  {cpu_share(memory):>9.3f}  {statistics.median(times[memory]):>17.2f}  {spread}")
+
+
+def _run(
+    python: str, folder: Path, script: str, env: dict[str, str], *, cap: Limiter | None = None
+) -> tuple[float, float, float, float]:
     """Spawn a fresh interpreter on `folder`: (wall time to its ready line, its imports, its setup, its CPU time)."""
     started = time.perf_counter()
     child = subprocess.Popen(
@@ -238,6 +270,8 @@ def _run(python: str, folder: Path, script: str, env: dict[str, str]) -> tuple[f
         stderr=subprocess.PIPE,
         text=True,
     )
+    if cap is not None:
+        cap.add(child.pid)
     assert child.stdout is not None
     line = child.stdout.readline()
     wall = time.perf_counter() - started

@@ -1,47 +1,44 @@
 """The router's billed duration and cost per lifecycle by Lambda memory size, its CPU capped as Lambda caps it.
 
 Run: uv run --frozen python bench/bench_router_memory.py [--rounds 7] [--memory 128,256,512,768,1024,1769]
+     [--aws-wait dynamodb=6,sns=15,s3=20,*=10]
 
 Lambda gives a function CPU in proportion to its memory: 1,769 MB is one vCPU. There is no Lambda here, so the
-router runs in a worker process of its own whose CPU share is capped at M/1769 of one CPU for each memory size M,
-with moto's server in another process, uncapped (so only the router is slowed, as only the function is on Lambda):
-
-- by CFS bandwidth control when this machine lets the bench make a cgroup: `cpu.max` (cgroup v2) or
-  `cpu.cfs_quota_us`/`cpu.cfs_period_us` (v1), period 20 ms (v1 takes no quota under 1 ms: 128 MB is 1.45 ms);
-- else by a duty-cycle limiter (as `cpulimit` does): SIGCONT for M/1769 of every 10 ms, SIGSTOP for the rest.
+router runs in a worker process of its own whose CPU share is capped at M/1769 of one CPU for each memory size M
+(`_cpu_cap`: CFS bandwidth control, or a SIGSTOP/SIGCONT duty cycle where no cgroup may be made), with moto's
+server in another process, uncapped (so only the router is slowed, as only the function is on Lambda).
 
 The worker builds the router once (`bench_lifecycle_calls.py`'s refund graph and stack), runs one lifecycle
 uncapped to warm it, then runs lifecycles on request: a start and its answer, each sent to the entry queue,
 received and deleted as Lambda's event source does, `Router.handle` timed (wall and CPU). Memory sizes are
-interleaved round by round, so the machine's other load falls on each alike. Per size: the median wall time of a
-start and of an answer, billed as Lambda bills each invocation (rounded up to 1 ms), GB-seconds, and dollars per
-million lifecycles at x86 and arm64 prices with $0.20 per million requests. Figures, not a test: it exits 0.
+interleaved round by round, so the machine's other load falls on each alike.
+
+Each lifecycle runs twice: as measured (moto answers on loopback, in a millisecond or two), and with every AWS
+call the router makes held a further modelled round trip (`--aws-wait`, milliseconds per service; a botocore
+`before-send` hook sleeps it, so it is billed as waiting, not CPU). Loopback understates what Lambda pays to
+wait for DynamoDB and SNS; the model is an assumption, printed with the figures, not a measurement of AWS.
+
+Per size and wait: the median wall time of a start and of an answer, billed as Lambda bills each invocation
+(rounded up to 1 ms), GB-seconds, and dollars per million lifecycles at x86 and arm64 prices with $0.20 per
+million requests. Figures, not a test: it exits 0.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
-import signal
 import statistics
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _cpu_cap import cpu_share, limiter
 
 MEMORY_MB = (128, 256, 512, 768, 1024, 1769)
-ONE_VCPU_MB = 1769
-CFS_PERIOD_US = 20_000
-DUTY_PERIOD_S = 0.010
 PRICE = {
     "request": 0.20 / 1e6,
     "x86_64": 0.0000166667,  # per GB-second
@@ -49,13 +46,30 @@ PRICE = {
 }
 INVOCATIONS = 2
 """A lifecycle is two router invocations: the start and the answer (batch size 1)."""
+AWS_WAIT_MS = "dynamodb=6,sns=15,s3=20,*=10"
+"""The modelled extra round trip of each call over loopback, in ms by service (`*`: any other). An assumption:
+DynamoDB documents single-digit-millisecond latency on its side; an SNS publish waits for SNS to store the message.
+Change it with --aws-wait to see how the curve moves."""
+WAITS = ("loopback", "modelled")
+
+
+def parse_waits(text: str) -> dict[str, float]:
+    """`dynamodb=6,sns=15,*=10` as seconds by botocore service name."""
+    waits: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        service, _, ms = part.partition("=")
+        try:
+            waits[service.strip()] = float(ms) / 1000
+        except ValueError:
+            raise SystemExit(f"--aws-wait: {part!r} is not service=milliseconds, such as dynamodb=6") from None
+    return waits
 
 
 # -- the worker: the router in a process of its own --------------------------------------------------------------
 
 
 def worker() -> int:
-    """Build the router, warm it, then run one lifecycle per `run` line on stdin and print its timings."""
+    """Build the router, warm it, then run one lifecycle per `run <wait>` line on stdin and print its timings."""
     import resource
 
     import boto3
@@ -64,10 +78,20 @@ def worker() -> int:
     from bench_lifecycle_calls import REGION, Stack, asked_question, deliver
 
     stack = Stack(**json.loads(os.environ["BENCH_STACK"]))
-    session = boto3.Session(region_name=REGION)
+    waits = parse_waits(os.environ["BENCH_AWS_WAIT"])
+    waiting = {"on": False}
+
+    def round_trip(event_name: str, **_: Any) -> None:
+        if waiting["on"]:
+            service = event_name.split(".")[1]
+            time.sleep(waits.get(service, waits.get("*", 0.0)))
+
+    session = boto3.Session(region_name=REGION)  # the router's: only its calls wait the model
+    session.events.register("before-send.*.*", round_trip)
     router = build_router(HostSettings.from_env("router"), session=session)
-    sqs = session.client("sqs")
-    reader = session.client("dynamodb")
+    bench = boto3.Session(region_name=REGION)  # the sender's and the event source's calls, not billed as the router's
+    sqs = bench.client("sqs")
+    reader = bench.client("dynamodb")
     serial = iter(range(10**9))
 
     def timed(message: dict[str, Any], thread_id: str) -> tuple[float, float]:
@@ -86,183 +110,128 @@ def worker() -> int:
     lifecycle()
     print("ready", flush=True)
     for line in sys.stdin:
-        if line.strip() != "run":
+        command, _, wait = line.strip().partition(" ")
+        if command != "run":
             break
+        waiting["on"] = wait == "modelled"
         print(json.dumps(lifecycle()), flush=True)
     return 0
-
-
-# -- capping the worker's CPU ------------------------------------------------------------------------------------
-
-
-class Limiter(Protocol):
-    name: str
-
-    def cap(self, memory_mb: int) -> contextlib.AbstractContextManager[None]: ...
-
-    def close(self) -> None: ...
-
-
-class CfsLimiter:
-    """CFS bandwidth control on a cgroup of the bench's own, holding only the worker."""
-
-    def __init__(self, pid: int) -> None:
-        v2 = Path("/sys/fs/cgroup/cgroup.controllers")
-        if v2.exists() and "cpu" in v2.read_text().split():
-            self.group, self.v2 = Path(f"/sys/fs/cgroup/agent-wait-bench-{os.getpid()}"), True
-        else:
-            self.group, self.v2 = Path(f"/sys/fs/cgroup/cpu/agent-wait-bench-{os.getpid()}"), False
-        self.group.mkdir()
-        try:
-            (self.group / "cgroup.procs").write_text(str(pid))
-        except OSError:
-            self.group.rmdir()
-            raise
-        self.name = f"cgroup {'v2 cpu.max' if self.v2 else 'v1 cpu.cfs_quota_us'}, period {CFS_PERIOD_US // 1000} ms"
-
-    def _set(self, quota_us: int | None) -> None:
-        if self.v2:
-            (self.group / "cpu.max").write_text(f"{quota_us or 'max'} {CFS_PERIOD_US}")
-        else:
-            (self.group / "cpu.cfs_period_us").write_text(str(CFS_PERIOD_US))
-            (self.group / "cpu.cfs_quota_us").write_text(str(quota_us or -1))
-
-    @contextlib.contextmanager
-    def cap(self, memory_mb: int) -> Iterator[None]:
-        self._set(round(CFS_PERIOD_US * min(memory_mb, ONE_VCPU_MB) / ONE_VCPU_MB))
-        try:
-            yield
-        finally:
-            self._set(None)
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.group.rmdir()  # empty once the worker has exited
-
-
-class DutyCycleLimiter:
-    """SIGSTOP and SIGCONT on the worker from a thread: running for M/1769 of every 10 ms."""
-
-    name = f"SIGSTOP/SIGCONT duty cycle, period {DUTY_PERIOD_S * 1000:.0f} ms"
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-
-    @contextlib.contextmanager
-    def cap(self, memory_mb: int) -> Iterator[None]:
-        share = min(memory_mb, ONE_VCPU_MB) / ONE_VCPU_MB
-        stop = threading.Event()
-
-        def cycle() -> None:
-            while not stop.is_set():
-                os.kill(self.pid, signal.SIGCONT)
-                time.sleep(DUTY_PERIOD_S * share)
-                if share < 1:
-                    os.kill(self.pid, signal.SIGSTOP)
-                    time.sleep(DUTY_PERIOD_S * (1 - share))
-
-        thread = threading.Thread(target=cycle, daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            thread.join()
-            os.kill(self.pid, signal.SIGCONT)
-
-    def close(self) -> None:
-        pass
-
-
-def limiter_for(pid: int) -> Limiter:
-    try:
-        return CfsLimiter(pid)
-    except OSError:
-        return DutyCycleLimiter(pid)
 
 
 # -- the curve ---------------------------------------------------------------------------------------------------
 
 
+Runs = dict[tuple[int, str], list[dict[str, float]]]
+
+
+def measure(stack: Any, sizes: list[int], rounds: int, aws_wait: str = AWS_WAIT_MS) -> tuple[Runs, str]:
+    """`rounds` lifecycles of the router per memory size and wait, interleaved, in a capped worker on `stack`.
+
+    Returns the timings by (memory, wait) and the name of the limiter that capped the worker.
+    """
+    parse_waits(aws_wait)  # refuse a bad model before anything starts
+    runs: Runs = {(m, w): [] for m in sizes for w in WAITS}
+    env = {**os.environ, "BENCH_STACK": json.dumps(stack.__dict__), "BENCH_AWS_WAIT": aws_wait}
+    child = subprocess.Popen(
+        [sys.executable, os.path.abspath(__file__), "--worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    assert child.stdin is not None
+    assert child.stdout is not None
+    cap = limiter()
+    try:
+        if child.stdout.readline().strip() != "ready":
+            raise RuntimeError("the router's worker did not start")
+        cap.add(child.pid)
+        for _ in range(rounds):
+            for memory in sizes:
+                for wait in WAITS:
+                    with cap.cap(memory):
+                        child.stdin.write(f"run {wait}\n")
+                        child.stdin.flush()
+                        runs[memory, wait].append(json.loads(child.stdout.readline()))
+    finally:
+        if child.poll() is None:
+            child.stdin.close()
+            try:
+                child.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                child.kill()
+        cap.close()
+    return runs, cap.name
+
+
+def billed(rows: list[dict[str, float]]) -> tuple[float, float, int]:
+    """The median start and answer in ms, and the lifecycle's billed ms: each invocation rounded up to 1 ms."""
+    start = statistics.median(r["start"] for r in rows) * 1000
+    answer = statistics.median(r["answer"] for r in rows) * 1000
+    return start, answer, math.ceil(start) + math.ceil(answer)
+
+
+def lambda_usd(memory_mb: int, billed_ms: int, architecture: str = "x86_64") -> float:
+    """Dollars of one lifecycle's two router invocations at `memory_mb`, billed `billed_ms` between them."""
+    return billed_ms / 1000 * memory_mb / 1024 * PRICE[architecture] + INVOCATIONS * PRICE["request"]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=7, help="lifecycles per memory size, interleaved")
+    parser.add_argument("--rounds", type=int, default=7, help="lifecycles per memory size and wait, interleaved")
     parser.add_argument("--memory", default=",".join(map(str, MEMORY_MB)), help="sizes in MB, comma-separated")
+    parser.add_argument("--aws-wait", default=AWS_WAIT_MS, help=f"modelled ms per call by service ({AWS_WAIT_MS})")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         return worker()
     from bench_lifecycle_calls import moto_stack
 
-    sizes = [int(m) for m in args.memory.split(",")]
-    runs: dict[int, list[dict[str, float]]] = {m: [] for m in sizes}
+    parse_waits(args.aws_wait)
     with moto_stack("mem") as stack:
-        env = {**os.environ, "BENCH_STACK": json.dumps(stack.__dict__)}
-        child = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            text=True,
-        )
-        assert child.stdin is not None
-        assert child.stdout is not None
-        try:
-            if child.stdout.readline().strip() != "ready":
-                raise RuntimeError("the router's worker did not start")
-            limiter = limiter_for(child.pid)
-            try:
-                for _ in range(args.rounds):
-                    for memory in sizes:
-                        with limiter.cap(memory):
-                            child.stdin.write("run\n")
-                            child.stdin.flush()
-                            runs[memory].append(json.loads(child.stdout.readline()))
-            finally:
-                child.stdin.close()
-                child.wait(timeout=60)
-                limiter.close()
-        finally:
-            if child.poll() is None:
-                child.kill()
-    report(runs, limiter.name, args.rounds)
+        runs, limiter_name = measure(stack, [int(m) for m in args.memory.split(",")], args.rounds, args.aws_wait)
+    report(runs, limiter_name, args.rounds, args.aws_wait)
     return 0
 
 
-def report(runs: dict[int, list[dict[str, float]]], limiter: str, rounds: int) -> None:
-    print(f"The router per lifecycle by memory size: {rounds} lifecycles each, interleaved; CPU capped by {limiter}")
-    print("moto in its own process on 127.0.0.1, uncapped; the refund graph of bench_lifecycle_calls.py\n")
+def report(runs: Runs, limiter_name: str, rounds: int, aws_wait: str) -> None:
     print(
-        f"{'memory':>7}{'CPU share':>10}{'start ms':>10}{'answer ms':>11}{'billed ms':>11}{'GB-s':>10}"
-        f"{'$/M x86':>9}{'$/M arm64':>11}{'CPU ms':>8}"
+        f"The router per lifecycle by memory size: {rounds} lifecycles each, interleaved; CPU capped by {limiter_name}"
     )
+    print("moto in its own process on 127.0.0.1, uncapped; the refund graph of bench_lifecycle_calls.py")
     rss = max(r["rss"] for rows in runs.values() for r in rows)
-    cost: dict[int, tuple[float, float]] = {}
-    for memory, rows in runs.items():
-        start = statistics.median(r["start"] for r in rows) * 1000
-        answer = statistics.median(r["answer"] for r in rows) * 1000
-        cpu = statistics.median(r["start_cpu"] + r["answer_cpu"] for r in rows) * 1000
-        billed = math.ceil(start) + math.ceil(answer)
-        gb_s = billed / 1000 * memory / 1024
-        x86 = (gb_s * PRICE["x86_64"] + INVOCATIONS * PRICE["request"]) * 1e6
-        arm = (gb_s * PRICE["arm64"] + INVOCATIONS * PRICE["request"]) * 1e6
-        fits = memory >= rss
-        if fits:
-            cost[memory] = (x86, arm)
+    for wait in WAITS:
+        if wait == "loopback":
+            print("\nAs measured (each AWS call answered by moto on loopback):")
+        else:
+            print(f"\nEach AWS call the router makes held a modelled round trip more ({aws_wait} ms; an assumption):")
         print(
-            f"{memory:>5} MB{min(memory, ONE_VCPU_MB) / ONE_VCPU_MB:>10.3f}{start:>10.1f}{answer:>11.1f}{billed:>11}"
-            f"{gb_s:>10.4f}{x86:>9.2f}{arm:>11.2f}{cpu:>8.0f}"
-            + ("" if fits else "  (under the peak RSS: would not fit)")
+            f"{'memory':>7}{'CPU share':>10}{'start ms':>10}{'answer ms':>11}{'billed ms':>11}{'GB-s':>10}"
+            f"{'$/M x86':>9}{'$/M arm64':>11}{'CPU ms':>8}"
         )
+        cost: dict[int, tuple[float, float]] = {}
+        for (memory, of_wait), rows in runs.items():
+            if of_wait != wait:
+                continue
+            start, answer, billed_ms = billed(rows)
+            cpu = statistics.median(r["start_cpu"] + r["answer_cpu"] for r in rows) * 1000
+            gb_s = billed_ms / 1000 * memory / 1024
+            x86, arm = lambda_usd(memory, billed_ms) * 1e6, lambda_usd(memory, billed_ms, "arm64") * 1e6
+            fits = memory >= rss
+            if fits:
+                cost[memory] = (x86, arm)
+            print(
+                f"{memory:>5} MB{cpu_share(memory):>10.3f}{start:>10.1f}{answer:>11.1f}{billed_ms:>11}"
+                f"{gb_s:>10.4f}{x86:>9.2f}{arm:>11.2f}{cpu:>8.0f}"
+                + ("" if fits else "  (under the peak RSS: would not fit)")
+            )
+        if cost:
+            cheapest = min(cost, key=lambda m: cost[m][0])
+            print(
+                f"Cheapest that fits: {cheapest} MB (${cost[cheapest][0]:.2f} per million lifecycles on x86, "
+                f"${cost[cheapest][1]:.2f} on arm64)."
+            )
     print(f"\nThe worker's peak resident memory: {rss:.0f} MB (the router, its graph, boto3, the bench's own calls).")
-    if not cost:
-        print("No size measured holds it.")
-        return
-    cheapest = min(cost, key=lambda m: cost[m][0])
-    print(
-        f"Cheapest that fits: {cheapest} MB (${cost[cheapest][0]:.2f} per million lifecycles on x86, "
-        f"${cost[cheapest][1]:.2f} on arm64)."
-    )
     print(
         "Billed ms: each invocation's median rounded up to 1 ms, the start's plus the answer's. $/M: GB-s at"
         " $0.0000166667 (x86) or $0.0000133334 (arm64) per GB-second, plus $0.20 per million requests, two a lifecycle."
@@ -270,8 +239,8 @@ def report(runs: dict[int, list[dict[str, float]]], limiter: str, rounds: int) -
     print(
         "The arm64 column assumes x86's duration: Graviton was not measured here. CPU ms: the worker's CPU time per"
         " lifecycle including its own send and receive (an upper bound on the router's). This machine's cores are not"
-        " Lambda's, and moto on loopback answers faster than AWS does, so Lambda's figures differ: the curve's shape"
-        " is what this measures."
+        " Lambda's, and the modelled wait is an assumption, so Lambda's figures differ: the curve's shape is what this"
+        " measures."
     )
 
 
