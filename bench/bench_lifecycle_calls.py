@@ -11,6 +11,11 @@ down by service and operation; DynamoDB capacity units are computed from the siz
 wrote or read (moto reports none). Then the cost of a million lifecycles at us-east-1 list prices is
 printed beside the same work done by a Step Functions standard workflow with a task-token wait.
 
+The router's Lambda time is measured as `bench_router_memory.py` measures it, at the refund example's router
+memory (`REFUND_ROUTER_MEMORY_MB`): in a worker process whose CPU is capped at that size's share, each lifecycle
+once as moto answers on loopback and once with a modelled AWS round trip on each call; the target row prices the
+modelled one.
+
 Figures, not a test: nothing is asserted.
 """
 
@@ -21,7 +26,6 @@ import json
 import math
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import time
@@ -38,12 +42,17 @@ from agent_wait import WaitPolicy
 from agent_wait.langgraph import wait
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository: `examples`
+from examples.refund_agent.settings import REFUND_ROUTER_MEMORY_MB
+
 from _capacity import item_size, read_units, write_units
 from _targets import Target, report_targets
 
 REGION = "us-east-1"
 LIFECYCLES = 5
-ROUTER_MEMORY_MB = 512  # the AgentWait construct's router default (bench_router_memory.py's curve)
+ROUTER_MEMORY_MB = 512  # the AgentWait construct's router default (bench_graphs.py prices each graph at it)
+CAPPED_ROUNDS = 9
+"""Lifecycles per wait in the capped worker that times the router (medians)."""
 
 # us-east-1 list prices (on-demand, Standard table class, x86 Lambda); free tiers ignored.
 PRICE = {
@@ -380,16 +389,18 @@ def main() -> int:
 
         lifecycle(0)  # warm: the graph, clients and connections exist, as in a warm Lambda
         runs = [lifecycle(n) for n in range(1, LIFECYCLES + 1)]
-        counter.counting = False  # then timed with nothing of the bench's own in the router's calls
-        timed = [lifecycle(n) for n in range(LIFECYCLES + 1, 2 * LIFECYCLES + 1)]
+        # Timed apart, in a worker capped at the example's memory, with nothing of the bench's own in its calls.
+        from bench_router_memory import billed, measure
+
+        capped, limiter_name = measure(stack, [REFUND_ROUTER_MEMORY_MB], CAPPED_ROUNDS)
 
     start_calls, answer_calls, _, _ = runs[-1]
     counts = [len(s) + len(a) for s, a, _, _ in runs]
-    durations = [s for _, _, s, _ in timed] + [a for _, _, _, a in timed]
     print(f"AWS API calls per question lifecycle (start → ask → answer → resume), {LIFECYCLES} warm lifecycles")
     print(f"calls per lifecycle across runs: {sorted(set(counts))}\n")
     report(start_calls, answer_calls, stack)
-    usd = cost(start_calls + answer_calls, statistics.median(durations))
+    router_ms = {wait: billed(rows)[2] for (_, wait), rows in capped.items()}
+    usd = cost(start_calls + answer_calls, router_ms, limiter_name)
     targets(start_calls + answer_calls, usd, stack.table)
     return 0
 
@@ -404,7 +415,7 @@ def targets(calls: list[Call], usd: float, table: str) -> None:
             Target("DynamoDB write units per lifecycle, question table", "22", question_wru, 17),
             Target("DynamoDB write units per lifecycle, in all", "30", sum(c.wru for c in calls), 24),
             Target(
-                "$ per million lifecycles, Lambda (x86) billed at its measured duration",
+                f"$ per million lifecycles, router at {REFUND_ROUTER_MEMORY_MB} MB x86, capped, modelled AWS wait",
                 "27.12",
                 usd * 1e6,
                 22,
@@ -458,14 +469,18 @@ def report(start_calls: list[Call], answer_calls: list[Call], stack: Stack) -> N
     print()
 
 
-def cost(calls: list[Call], seconds: float) -> float:
+def cost(calls: list[Call], router_ms: dict[str, int], limiter_name: str) -> float:
+    """Print what a million lifecycles cost, the router billed its capped time with the modelled AWS wait; return
+    the dollars of one."""
+    from bench_router_memory import AWS_WAIT_MS
+
     wru = sum(c.wru for c in calls)
     rru = sum(c.rru for c in calls)
     sqs = sum(1 for c in calls if c.service == "sqs")
     sns = sum(1 for c in calls if c.service == "sns")
     invocations = 2
-    billed = math.ceil(seconds * 1000) / 1000
-    gb_seconds = invocations * billed * ROUTER_MEMORY_MB / 1024
+    gb_seconds = router_ms["modelled"] / 1000 * REFUND_ROUTER_MEMORY_MB / 1024
+    loopback_gb_seconds = router_ms["loopback"] / 1000 * REFUND_ROUTER_MEMORY_MB / 1024
     lines = [
         ("DynamoDB writes", wru, "WRU", wru * PRICE["dynamodb_wru"]),
         ("DynamoDB reads", rru, "RRU", rru * PRICE["dynamodb_rru"]),
@@ -489,13 +504,12 @@ def cost(calls: list[Call], seconds: float) -> float:
     print("    half for eventually consistent reads (the checkpointer's). Item and table storage not included.")
     print("  - The event source costs one ReceiveMessage and one DeleteMessage per message (batch size 1);")
     print("    its empty long polls are a fixed cost per queue, not per lifecycle, and are left out.")
-    print(f"  - Two warm router invocations at {ROUTER_MEMORY_MB} MB, each billed the median of {2 * LIFECYCLES} more")
-    print(
-        f"    messages timed with the bench's counting off ({billed * 1000:.0f} ms): the router in this process, moto"
-    )
-    print("    in its own on 127.0.0.1, so moto's work is not billed as the router's; real AWS replies take longer")
-    print("    than loopback ones. Cold starts left out. The router's CPU is not capped here: at 512 MB Lambda")
-    print("    gives it 0.29 vCPU, and bench_router_memory.py measures that capped time beside other sizes.")
+    print(f"  - Two warm router invocations at {REFUND_ROUTER_MEMORY_MB} MB (the refund example's router), billed")
+    print(f"    the medians of {CAPPED_ROUNDS} lifecycles in a worker whose CPU is capped at that size's share")
+    print(f"    ({limiter_name}; bench_router_memory.py): {router_ms['modelled']} ms a lifecycle with each AWS")
+    print(f"    call held a modelled round trip more ({AWS_WAIT_MS} ms, an assumption),")
+    print(f"    {router_ms['loopback']} ms as moto answers on loopback.")
+    print("    Cold starts left out (bench_cold_start.py --memory times them under the same cap).")
     print(f"  - Step Functions: {SFN_TRANSITIONS} transitions (RunAgent Task → AskFinance Task with")
     print("    .waitForTaskToken via SNS → Decide Choice → IssueRefund Task → Done Succeed), the same two Lambda")
     print("    invocations and one SNS publish; no ledger, checkpoints or queue (the execution holds the state).")
@@ -515,6 +529,11 @@ def cost(calls: list[Call], seconds: float) -> float:
     )
     print(f"{'Step Functions total':<22}{'':>12}  {'':<12}{sfn:>14.8f}{sfn * 1e6:>14.2f}")
     print(f"\nagent-wait / Step Functions: {ours / sfn:.2f}")
+    on_loopback = ours + (loopback_gb_seconds - gb_seconds) * PRICE["lambda_gb_second"]
+    print(
+        f"As moto answers on loopback ({router_ms['loopback']} ms a lifecycle, no modelled wait) agent-wait would "
+        f"total {on_loopback * 1e6:.2f} per million."
+    )
     arm = gb_seconds * PRICE["lambda_gb_second_arm64"]
     x86 = gb_seconds * PRICE["lambda_gb_second"]
     print(

@@ -54,8 +54,10 @@ class RouterProps:
     model calls. The entry queue's visibility timeout must be at least six times this (the queue AgentWait
     creates gets exactly that), and a thread's lease is this plus a minute."""
     memory_size: int = 512
-    """The function's memory, 128 to 10,240 MB. Default 512 MB, the cheapest lifecycle its warm time allows (a
-    measured curve: docs/scaling.md, "The router's memory"); 1024 MB halves a cold start, which is CPU-bound."""
+    """The function's memory, 128 to 10,240 MB. Default 512 MB: the cheapest warm lifecycle on the measured curve
+    when AWS answers fast, with room for a model SDK; a light graph is cheaper at 256-320 MB when AWS answers slowly,
+    at a longer cold start (docs/scaling.md, "The router's memory"); 1024 MB halves a cold start, which is
+    CPU-bound."""
     batch_size: int = 10
     """Records per invocation, 1 to 10. Default 10, the FIFO maximum: fewer receive and delete calls; the
     records of one thread stay in order."""
@@ -186,8 +188,8 @@ class RouterFunction(Construct):
         environment: the variables of `agent_wait.schema.Settings` (and Powertools').
         timeout: Default 1 minute: one graph step between two interrupts. Raise it for slow model calls;
             the entry queue's visibility timeout must stay at least six times this.
-        memory_size: Default 512 MB, the cheapest lifecycle its warm time allows (docs/scaling.md, "The
-            router's memory"); more memory shortens a cold start, which is CPU-bound.
+        memory_size: Default 512 MB, the cheapest warm lifecycle on the measured curve when AWS answers fast
+            (docs/scaling.md, "The router's memory"); more memory shortens a cold start, which is CPU-bound.
         architecture: Default x86_64, the widest wheel coverage; arm64 is cheaper per GB-second and
             supported by the bundler.
         batch_size: records per invocation. Default 10, the FIFO maximum; records of one thread stay in order.

@@ -8,6 +8,7 @@ import re
 import app as app_module
 from aws_cdk import App, Stack
 from aws_cdk.assertions import Match, Template
+from examples.refund_agent.settings import REFUND_ROUTER_MEMORY_MB
 from examples.refund_agent.stack import (
     APPROVER_GROUP,
     CALLBACK_URL_CONTEXT,
@@ -16,6 +17,8 @@ from examples.refund_agent.stack import (
     RefundAgentStack,
 )
 from tests.cdk.conftest import REPO, Synth, actions_on, getatt, new_app, statements
+
+from agent_wait_cdk import RouterProps
 
 
 def test_app_builds_the_refund_agent_stack(refund: Synth) -> None:
@@ -30,6 +33,17 @@ def test_app_builds_the_refund_agent_stack(refund: Synth) -> None:
             assert "AGENT_WAIT_GRAPH" not in variables  # the answer API decides from the ledger, never runs the graph
         else:
             assert variables["AGENT_WAIT_GRAPH"] == REFUND_GRAPH
+
+
+def test_the_refund_router_runs_at_the_memory_its_cost_curve_chose(refund: Synth) -> None:
+    """320 MB (bench_router_memory.py), not the library's 512 MB default."""
+    (router,) = [
+        fn["Properties"]
+        for fn in refund.resources("AWS::Lambda::Function").values()
+        if fn["Properties"].get("Handler") == "agent_wait.host.router.handler"
+    ]
+    assert router["MemorySize"] == REFUND_ROUTER_MEMORY_MB == 320
+    assert RouterProps().memory_size == 512
 
 
 def test_bundle_false_context_turns_bundling_off() -> None:
