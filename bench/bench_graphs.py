@@ -13,15 +13,16 @@ The graphs, each asking one question of `@wait`/`ask` and carrying on once it is
 Each lifecycle is a start and its answer, each sent to the entry queue, received and deleted as Lambda's event
 source does (`bench_lifecycle_calls.deliver`), on a new thread, after one warm lifecycle per graph. Capacity units
 and prices are `bench_lifecycle_calls.py`'s (its assumptions hold here); the router's two invocations are billed
-at their measured median on x86. Step Functions: one state transition per node, plus the task-token wait and the
-end state, with the same two Lambda invocations and one SNS publish. Figures, not a test: it exits 0.
+as `bench_lifecycle_calls.py` bills the refund example's: at its 320 MB x86, the medians of a worker whose CPU is
+capped at that size's share, each AWS call held a modelled round trip (`bench_router_memory.measure`). Step
+Functions: one state transition per node, plus the task-token wait and the end state, with the same two Lambda
+invocations and one SNS publish. Figures, not a test: it exits 0.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
-import math
 import os
 import statistics
 import sys
@@ -90,17 +91,27 @@ def main() -> int:
     rows = [_measure(name, graph, value, nodes, args.lifecycles) for name, graph, value, nodes in GRAPHS]
     header = f"{'graph':<20}{'calls':>7}{'WRU':>7}{'RRU':>7}{'router ms':>11}{'$/M agent-wait':>16}{'$/M Step Fns':>14}"
     lines = [
-        f"One question's lifecycle per graph, {args.lifecycles} warm lifecycles each, through the router on moto",
+        f"One question's lifecycle per graph, {args.lifecycles} warm lifecycles each, through the router on moto;",
+        "router ms: a lifecycle's two invocations billed at 320 MB x86, CPU capped, modelled AWS wait",
         header,
     ]
-    for name, calls, wru, rru, seconds, ours, sfn in rows:
-        lines.append(f"{name:<20}{calls:>7.1f}{wru:>7.1f}{rru:>7.1f}{seconds * 1000:>11.0f}{ours:>16.2f}{sfn:>14.2f}")
+    for name, calls, wru, rru, router_ms, ours, sfn in rows:
+        lines.append(f"{name:<20}{calls:>7.1f}{wru:>7.1f}{rru:>7.1f}{router_ms:>11}{ours:>16.2f}{sfn:>14.2f}")
     report_table(lines)
     return 0
 
 
 def _measure(name: str, graph: str, value: Any, nodes: int, lifecycles: int) -> tuple[Any, ...]:
-    from bench_lifecycle_calls import PRICE, REGION, ROUTER_MEMORY_MB, CallCounter, asked_question, deliver, moto_stack
+    from bench_lifecycle_calls import (
+        PRICE,
+        REFUND_ROUTER_MEMORY_MB,
+        REGION,
+        CallCounter,
+        asked_question,
+        deliver,
+        moto_stack,
+    )
+    from bench_router_memory import billed, lambda_usd, measure
 
     with moto_stack(name.replace(" ", "-").replace("-", "")[:12]) as stack:
         import boto3
@@ -116,14 +127,13 @@ def _measure(name: str, graph: str, value: Any, nodes: int, lifecycles: int) -> 
         router = build_router(HostSettings.from_env("router"), session=session)
         sqs = session.client("sqs")
         counted: list[tuple[int, float, float, int, int]] = []
-        seconds: list[float] = []
         for n in range(lifecycles + 1):  # the first warms the graph, clients and connections; not counted
             thread_id = f"{name.replace(' ', '-')}-{n}"
             begin = counter.mark()
-            seconds.append(deliver(sqs, stack, router, {"thread_id": thread_id, "input": value}, thread_id))
+            deliver(sqs, stack, router, {"thread_id": thread_id, "input": value}, thread_id)
             question = asked_question(reader, stack, thread_id)
             answer = {"thread_id": thread_id, "question_id": question, "answer": {"action": "approve"}}
-            seconds.append(deliver(sqs, stack, router, answer, thread_id))
+            deliver(sqs, stack, router, answer, thread_id)
             calls = counter.calls[begin:]
             if n:
                 counted.append(
@@ -135,20 +145,20 @@ def _measure(name: str, graph: str, value: Any, nodes: int, lifecycles: int) -> 
                         sum(1 for c in calls if c.service == "sns"),
                     )
                 )
+        capped, _ = measure(stack, [REFUND_ROUTER_MEMORY_MB], max(lifecycles, 5), start_input=value)
     calls, wru, rru, sqs_requests, sns_publishes = (statistics.mean(row[i] for row in counted) for i in range(5))
-    billed = math.ceil(statistics.median(seconds[2:]) * 1000) / 1000
-    gb_seconds = 2 * billed * ROUTER_MEMORY_MB / 1024
-    lambda_usd = 2 * PRICE["lambda_request"] + gb_seconds * PRICE["lambda_gb_second"]
+    router_ms = billed(capped[REFUND_ROUTER_MEMORY_MB, "modelled"])[2]
+    router = lambda_usd(REFUND_ROUTER_MEMORY_MB, router_ms)
     ours = (
         wru * PRICE["dynamodb_wru"]
         + rru * PRICE["dynamodb_rru"]
         + sqs_requests * PRICE["sqs_fifo_request"]
         + sns_publishes * PRICE["sns_publish"]
-        + lambda_usd
+        + router
     )
     transitions = nodes + 2  # each node a task, the task-token wait, the end
-    sfn = transitions * PRICE["sfn_transition"] + lambda_usd + PRICE["sns_publish"]
-    return name, calls, wru, rru, billed, ours * 1e6, sfn * 1e6
+    sfn = transitions * PRICE["sfn_transition"] + router + PRICE["sns_publish"]
+    return name, calls, wru, rru, router_ms, ours * 1e6, sfn * 1e6
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ import time
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository: `tests.agents`
 from _cpu_cap import cpu_share, limiter
 
 MEMORY_MB = (128, 256, 512, 768, 1024, 1769)
@@ -79,6 +80,7 @@ def worker() -> int:
 
     stack = Stack(**json.loads(os.environ["BENCH_STACK"]))
     waits = parse_waits(os.environ["BENCH_AWS_WAIT"])
+    start_input = json.loads(os.environ.get("BENCH_START_INPUT") or "null")  # None: the refund graph's order
     waiting = {"on": False}
 
     def round_trip(event_name: str, **_: Any) -> None:
@@ -101,7 +103,8 @@ def worker() -> int:
 
     def lifecycle() -> dict[str, float]:
         thread_id = f"order-{os.getpid()}-{next(serial)}"
-        start = timed({"thread_id": thread_id, "input": {"order_id": thread_id, "amount": 900}}, thread_id)
+        value = {"order_id": thread_id, "amount": 900} if start_input is None else start_input
+        start = timed({"thread_id": thread_id, "input": value}, thread_id)
         question_id = asked_question(reader, stack, thread_id)
         answer = timed({"thread_id": thread_id, "question_id": question_id, "answer": {"action": "approve"}}, thread_id)
         rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
@@ -124,14 +127,23 @@ def worker() -> int:
 Runs = dict[tuple[int, str], list[dict[str, float]]]
 
 
-def measure(stack: Any, sizes: list[int], rounds: int, aws_wait: str = AWS_WAIT_MS) -> tuple[Runs, str]:
+def measure(
+    stack: Any, sizes: list[int], rounds: int, aws_wait: str = AWS_WAIT_MS, *, start_input: Any = None
+) -> tuple[Runs, str]:
     """`rounds` lifecycles of the router per memory size and wait, interleaved, in a capped worker on `stack`.
 
+    The worker runs the graph `AGENT_WAIT_GRAPH` names (the refund graph `moto_stack` sets, unless the caller set
+    another), started with `start_input` (default: a refund order) and approved.
     Returns the timings by (memory, wait) and the name of the limiter that capped the worker.
     """
     parse_waits(aws_wait)  # refuse a bad model before anything starts
     runs: Runs = {(m, w): [] for m in sizes for w in WAITS}
-    env = {**os.environ, "BENCH_STACK": json.dumps(stack.__dict__), "BENCH_AWS_WAIT": aws_wait}
+    env = {
+        **os.environ,
+        "BENCH_STACK": json.dumps(stack.__dict__),
+        "BENCH_AWS_WAIT": aws_wait,
+        "BENCH_START_INPUT": json.dumps(start_input),
+    }
     child = subprocess.Popen(
         [sys.executable, os.path.abspath(__file__), "--worker"],
         stdin=subprocess.PIPE,
