@@ -164,7 +164,11 @@ def moto_server() -> Iterator[str]:
         yield endpoint
     finally:
         server.terminate()
-        server.wait(timeout=10)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # still serving a slow request (a 10,000-row table): the figures are in
+            server.kill()
+            server.wait(timeout=10)
 
 
 def _moto_process() -> tuple[subprocess.Popen[bytes], str]:
