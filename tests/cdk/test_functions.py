@@ -44,9 +44,10 @@ def test_arm64_on_request(features: Synth) -> None:
         assert fn["Properties"]["Architectures"] == ["arm64"]
 
 
-def test_default_sizes_and_timeouts(refund: Synth) -> None:
-    _, r = router(refund)
-    _, s = sweep(refund)
+def test_default_sizes_and_timeouts(quiet: Synth) -> None:
+    """The library's defaults (the refund example sets its router's memory from its own cost curve)."""
+    _, r = router(quiet)
+    _, s = sweep(quiet)
     assert (r["Properties"]["MemorySize"], r["Properties"]["Timeout"]) == (512, 60)
     assert (s["Properties"]["MemorySize"], s["Properties"]["Timeout"]) == (512, 60)
     assert "ReservedConcurrentExecutions" not in r["Properties"]
