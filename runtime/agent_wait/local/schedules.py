@@ -12,14 +12,24 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from agent_wait._time import utc_now
 
-__all__ = ("Delivered", "ScheduleDelivery", "due_time", "stack_delivery")
+__all__ = (
+    "LOCAL_SCHEDULER_ROLE",
+    "Delivered",
+    "ScheduleDelivery",
+    "due_time",
+    "local_schedule_settings",
+    "stack_delivery",
+)
+
+LOCAL_SCHEDULER_ROLE = "arn:aws:iam::123456789012:role/agent-wait-local-scheduler"
+"""The role schedules name on the emulator, which checks no role: the template's is an IAM role, not deployed here."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +130,32 @@ class ScheduleDelivery:
             else:
                 time.sleep(min(poll, max(deadline - time.monotonic(), 0)))
         return []
+
+
+def local_schedule_settings(
+    environment: Mapping[str, str], client: Callable[[str], Any], *, sweep_arn: str
+) -> dict[str, str]:
+    """The precise-deadline settings to add to a local stack's `environment`, after creating its schedule group.
+
+    A template with `AgentWait(precise_deadlines=True)` names the group, the sweep function's ARN and the role
+    Scheduler assumes; the emulator deploys neither functions nor IAM, so the last two resolve to nothing, and the
+    functions would refuse to start with a group alone. Here they get stand-ins: `sweep_arn` (the local sweep's
+    own ARN; the emulated delivery invokes this process's sweep whatever a schedule names) and
+    `LOCAL_SCHEDULER_ROLE`. The group, which moto's CloudFormation does not create, is created in the emulator, so
+    the router's first schedule has somewhere to go. Nothing is added when precise deadlines are off.
+    """
+    from agent_wait.schema import Settings
+
+    group = environment.get(Settings.SCHEDULE_GROUP.value)
+    if not group:
+        return {}
+    ScheduleDelivery(client("scheduler"), group, lambda arn, payload: None).ensure_group()
+    added: dict[str, str] = {}
+    if not environment.get(Settings.SCHEDULE_TARGET_ARN.value):
+        added[Settings.SCHEDULE_TARGET_ARN.value] = sweep_arn
+    if not environment.get(Settings.SCHEDULE_ROLE_ARN.value):
+        added[Settings.SCHEDULE_ROLE_ARN.value] = LOCAL_SCHEDULER_ROLE
+    return added
 
 
 def stack_delivery(stack: Any) -> ScheduleDelivery | None:

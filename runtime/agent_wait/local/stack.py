@@ -27,6 +27,7 @@ from agent_wait.errors import EmulatorError, require_extra
 from agent_wait.local.deploy import EmulatorDeployment
 from agent_wait.local.email_setup import local_email_settings, local_link_keys
 from agent_wait.local.events import event_record
+from agent_wait.local.schedules import local_schedule_settings
 from agent_wait.local.template import local_template
 from agent_wait.messages import group_id_for
 from agent_wait.schema import Settings
@@ -229,6 +230,9 @@ class EmulatedStack:
         if not environment.get(Settings.LINK_KEYS_ARN.value):
             environment[Settings.LINK_KEYS_ARN.value] = local_link_keys(self.client, self.stack_name)
         environment.update(local_email_settings(environment, self.client, self.stack_name))  # shown at /dev/email
+        # Precise deadlines: the schedules' target and role are a function and a role, not deployed here.
+        sweep_arn = _Context(SWEEP_HANDLER).invoked_function_arn
+        environment.update(local_schedule_settings(environment, self.client, sweep_arn=sweep_arn))
         # Embedded-metric-format lines on stdout are for CloudWatch; locally they only bury the output.
         environment.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
         environment.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentWait")
