@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,6 +29,12 @@ _DROPPED_TYPES = (
     "Custom::",
 )
 
+
+_LOCAL_KEY_POLICY = {
+    "Version": "2012-10-17",
+    "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "kms:*", "Resource": "*"}],
+}
+"""The policy a customer managed key gets on the emulator, which enforces none."""
 
 # What moto's CloudFormation skips but the local stack needs: created with boto3 after the stack (`EmulatorDeployment`).
 CREATED_AFTER = ("AWS::SecretsManager::Secret",)
@@ -61,6 +68,12 @@ def local_template(template: Mapping[str, Any], *, name_prefix: str) -> dict[str
     explicit `.fifo` names (moto does not generate them).
     """
     resources = copy.deepcopy(dict(template.get("Resources", {})))
+    for resource in resources.values():
+        if resource.get("Type") == "AWS::KMS::Key":
+            # A key policy names the functions' roles, which are not deployed here (and nothing enforces IAM):
+            # the key gets one that names nobody, instead of taking down every table, queue and topic it
+            # encrypts with it. As text: moto keeps the policy as given and reads it back with `json.loads`.
+            resource.setdefault("Properties", {})["KeyPolicy"] = json.dumps(_LOCAL_KEY_POLICY)
     skipped = _DROPPED_TYPES + CREATED_AFTER
     dropped = {lid for lid, r in resources.items() if str(r.get("Type", "")).startswith(skipped)}
     changed = True
