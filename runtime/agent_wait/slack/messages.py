@@ -115,7 +115,9 @@ class DynamoDbSlackMessages:
             UpdateExpression="SET #post = if_not_exists(#post, :post), #ttl = :ttl",
             ExpressionAttributeNames={"#post": _attribute(post.key), "#ttl": "ttl"},
             ExpressionAttributeValues={":post": {"M": value}, ":ttl": {"N": str(self._ttl())}},
-            ReturnValues="UPDATED_OLD",
+            # The whole item as it was: UPDATED_OLD leaves out an attribute the update did not change, and on moto
+            # an earlier claim kept by if_not_exists is such an attribute (DynamoDB returns it).
+            ReturnValues="ALL_OLD",
         )
         old = (response.get("Attributes") or {}).get(_attribute(post.key))
         return _post(old["M"]) if old else None

@@ -1,0 +1,50 @@
+"""The DynamoDB claim records the doors keep (Slack's posts, the emails and Teams cards sent) on the emulator.
+
+A second claim of a key must return the first: that is how a redelivered event learns a post or a message was
+claimed (and, once its id is recorded, sent). The claims asked for `UPDATED_OLD`, which leaves out an attribute the
+update did not change; moto does leave out the claim `if_not_exists` kept, so on the emulator every redelivery took
+itself for the first and posted, emailed or carded again. They now ask for the whole item as it was (`ALL_OLD`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agent_wait._sends import DynamoDbSends, Send
+from agent_wait.email import DynamoDbEmailSends
+from agent_wait.slack.messages import DynamoDbSlackMessages, Post
+
+
+@pytest.fixture
+def table(aws_client: Any, unique: str) -> str:
+    name = f"claims-{unique}"
+    aws_client("dynamodb").create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "question_id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "question_id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    return name
+
+
+@pytest.mark.parametrize("store", [DynamoDbSends, DynamoDbEmailSends], ids=["sends", "email"])
+def test_a_second_claim_of_a_message_returns_the_first_then_its_id(store: Any, table: str, aws_client: Any) -> None:
+    sends = store(table, client=aws_client("dynamodb"))
+    first = Send("created:ana@example.com", "ana@example.com", "2026-12-04T10:00:00Z")
+    assert sends.claim("q-1", first) is None
+    again = Send("created:ana@example.com", "ana@example.com", "2026-12-04T10:05:00Z")
+    assert sends.claim("q-1", again) == first  # claimed, not yet sent: the first claim's time kept
+    sends.sent("q-1", first.key, "ses-1")
+    assert sends.claim("q-1", again) == Send(first.key, first.address, first.claimed_at, "ses-1")
+    assert sends.claim("q-2", again) is None  # another question's messages are its own
+
+
+def test_a_second_claim_of_a_slack_post_returns_the_first_then_its_ts(table: str, aws_client: Any) -> None:
+    posts = DynamoDbSlackMessages(table, client=aws_client("dynamodb"))
+    first = Post("message:C1", "C1", "2026-12-04T10:00:00Z")
+    assert posts.claim("q-1", first) is None
+    assert posts.claim("q-1", Post("message:C1", "C1", "2026-12-04T10:05:00Z")) == first
+    posts.sent("q-1", first.key, "1733306400.000100", "C1")
+    assert posts.claim("q-1", first) == Post(first.key, "C1", first.claimed_at, "1733306400.000100")
