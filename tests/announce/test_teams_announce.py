@@ -12,10 +12,12 @@ import pytest
 from tests.support.fake_teams import FakeTeams
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy
+from agent_wait._sends import DynamoDbSends, InMemorySends, Send
 from agent_wait.announce.base import DeliveryStatus
 from agent_wait.envelope import Transition
 from agent_wait.errors import ArgumentError, TeamsDeliveryError
 from agent_wait.teams import TeamsAnnounce
+from agent_wait.teams.announce import ACCEPTED, CHANNEL, send_key
 
 
 @dataclass(frozen=True)
@@ -226,3 +228,70 @@ def test_a_bad_argument_is_refused_by_name(kwargs: dict[str, Any], message: str)
 def test_its_repr_names_the_origin_only() -> None:
     announcer = TeamsAnnounce("https://x.example.com/workflows/1?sig=secret", mode="channel")
     assert repr(announcer) == "TeamsAnnounce(name='teams', origin='https://x.example.com', mode='channel')"
+
+
+# -- once: the cards a delivery already got out are not posted again ------------------------------------------
+
+
+def test_a_redelivered_event_posts_no_card_twice(teams: FakeTeams) -> None:
+    """The router and the sweep announce at least once: the same created event again posts nothing new."""
+    sends = InMemorySends()
+    announcer = TeamsAnnounce(teams.url, recipients=lambda e: [ALICE, BOB], links=_links, sends=sends)
+    envelope = _envelope()
+    assert announcer.announce(envelope).ok
+    assert announcer.announce(envelope.for_transition(Transition.CREATED)).ok  # a redelivery: a fresh event id
+    assert [b["agent_wait"]["recipient"] for b in teams.accepted()] == ["alice@example.com", "bob@example.com"]
+    recorded = sends.sends("q-1")
+    assert {s.key: s.message_id for s in recorded.values()} == {
+        "wait.created:q-1|alice@example.com": ACCEPTED,
+        "wait.created:q-1|bob@example.com": ACCEPTED,
+    }
+    # A later step is a card of its own, under its own key: the second reminder is not taken for the first.
+    for n in (1, 2):
+        reminder = envelope.for_transition(Transition.REMINDER, progress={"reminder": n, "of": 2})
+        assert announcer.announce(reminder).ok
+        assert announcer.announce(reminder).ok
+    assert len(teams.accepted()) == 6
+
+
+def test_a_retry_after_one_person_failed_posts_only_that_persons_card(teams: FakeTeams) -> None:
+    """Without the record, the owed retry posted every person's card again; with it, only the missing one."""
+    sends = InMemorySends()
+    announcer = TeamsAnnounce(teams.url, recipients=lambda e: [ALICE, BOB], links=_links, attempts=1, sends=sends)
+    teams.fail_next(500)  # Alice's card
+    assert announcer.announce(_envelope()).status is DeliveryStatus.FAILED
+    assert [b["agent_wait"]["recipient"] for b in teams.accepted()] == ["bob@example.com"]
+    assert announcer.announce(_envelope()).ok  # the owed notice, sent again by the sweep
+    assert [b["agent_wait"]["recipient"] for b in teams.accepted()] == ["bob@example.com", "alice@example.com"]
+
+
+def test_a_card_claimed_by_an_attempt_that_died_is_posted_again(teams: FakeTeams) -> None:
+    """A webhook cannot be asked what it posted: a claim never marked accepted is the at-least-once window."""
+    sends = InMemorySends()
+    announcer = TeamsAnnounce(teams.url, mode="channel", links=_links, sends=sends)
+    envelope = _envelope()
+    sends.claim("q-1", Send(send_key(envelope, Transition.CREATED, None), CHANNEL, "2026-12-04T10:00:00Z"))
+    assert announcer.announce(envelope).ok
+    assert len(teams.accepted()) == 1
+    assert sends.sends("q-1")[send_key(envelope, Transition.CREATED, None)].message_id == ACCEPTED
+
+
+def test_the_record_is_kept_in_dynamodb_across_announcers(teams: FakeTeams, aws_client: Any, unique: str) -> None:
+    """Two announcers (the router's and the sweep's) on one table: the second posts nothing the first got out."""
+    dynamodb = aws_client("dynamodb")
+    table = f"teams-sends-{unique}"
+    dynamodb.create_table(
+        TableName=table,
+        KeySchema=[{"AttributeName": "question_id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "question_id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    router, sweep = (
+        TeamsAnnounce(
+            teams.url, recipients=lambda e: [ALICE], links=_links, sends=DynamoDbSends(table, client=dynamodb)
+        )
+        for _ in range(2)
+    )
+    assert router.announce(_envelope()).ok
+    assert sweep.announce(_envelope()).ok
+    assert len(teams.accepted()) == 1

@@ -24,6 +24,14 @@ after `Retry-After` or a short backoff, up to `attempts` times in all; anything 
 answer, is a `TeamsDeliveryError` (counted and logged by `BaseAnnounce`). A connection that broke after the
 request was sent is not retried: the flow may have posted the card. The URL carries the flow's signature, so
 only its origin is ever shown.
+
+Once: every event may arrive more than once (the router and the sweep announce at least once, and a delivery
+that failed for one person of several is owed again whole). With `sends` (`DynamoDbSends` on
+`AGENT_WAIT_TEAMS_SENDS_TABLE`, which `AgentWait` creates), each card is claimed before it is posted, under the
+event's `dedupe_key` and its recipient, and marked sent when the webhook accepts it: a card already accepted is
+never posted again, so a retry posts only the cards that did not go out. A webhook cannot be asked what it
+posted, so a card claimed by an attempt that died before the webhook answered is posted again: that window is the
+only at-least-once part. Without `sends` every delivery posts every card.
 """
 
 from __future__ import annotations
@@ -40,7 +48,8 @@ from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from agent_wait._time import utc_now
+from agent_wait._sends import Send, Sends
+from agent_wait._time import format_rfc3339, utc_now
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.announce.webhook import origin_of
 from agent_wait.asked import Decided, decided_of
@@ -48,7 +57,17 @@ from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError, TeamsDeliveryError
 from agent_wait.teams import cards
 
-__all__ = ("DEFAULT_TRANSITIONS", "MAX_BODY_BYTES", "TeamsAnnounce", "TeamsMode", "TeamsRecipient", "decided_from")
+__all__ = (
+    "ACCEPTED",
+    "CHANNEL",
+    "DEFAULT_TRANSITIONS",
+    "MAX_BODY_BYTES",
+    "TeamsAnnounce",
+    "TeamsMode",
+    "TeamsRecipient",
+    "decided_from",
+    "send_key",
+)
 
 logger = logging.getLogger("agent_wait.announce.teams")
 
@@ -71,6 +90,10 @@ DEFAULT_TRANSITIONS = frozenset(
 """What a Teams announcer posts unless told otherwise: not `wait.voted` nor `wait.resumed`, which would each be one
 more card in every chat (a card cannot be edited through the webhook)."""
 _OUTCOMES = {Transition.ANSWERED, Transition.EXPIRED, Transition.CANCELLED, Transition.FAILED, Transition.RESUMED}
+CHANNEL = "channel"
+"""Where a `channel`-mode card goes, in its send key (a person's card has their address there)."""
+ACCEPTED = "accepted"
+"""What a card's send record says once the webhook accepted it (a Workflows webhook gives no message id)."""
 
 
 class TeamsMode(StrEnum):
@@ -123,6 +146,8 @@ class TeamsAnnounce(BaseAnnounce):
         attempts: how many times a card is sent in all when the webhook answers 429 or 5xx.
         sleep: waits between attempts (tests pass one that does not sleep).
         delivers: the transitions to post (`DEFAULT_TRANSITIONS` by default).
+        sends: where each card is claimed and marked accepted, so a redelivered event never posts one twice
+            (`DynamoDbSends` in the host); None posts every card on every delivery.
 
     Raises:
         ArgumentError: a URL that is not https (http only on this machine), an unknown mode, `people` mode without
@@ -144,6 +169,7 @@ class TeamsAnnounce(BaseAnnounce):
         attempts: int = 3,
         sleep: Callable[[float], None] = time.sleep,
         delivers: Iterable[Transition | str] | None = None,
+        sends: Sends | None = None,
     ) -> None:
         super().__init__(delivers=DEFAULT_TRANSITIONS if delivers is None else delivers)
         parts = urllib.parse.urlsplit(url) if isinstance(url, str) else None
@@ -175,6 +201,7 @@ class TeamsAnnounce(BaseAnnounce):
         self.timeout = float(timeout)
         self.attempts = attempts
         self._sleep = sleep
+        self.sends = sends
         self._opener = urllib.request.build_opener(_NoRedirects())
 
     @property
@@ -195,6 +222,9 @@ class TeamsAnnounce(BaseAnnounce):
                 )
         failed: list[str] = []
         for target in targets:
+            key = send_key(envelope, transition, target)
+            if not self._claim(envelope.question_id, key, target):
+                continue  # accepted by an earlier delivery of this event
             body = self.body(envelope, transition, target)
             try:
                 self._post(body)
@@ -202,8 +232,22 @@ class TeamsAnnounce(BaseAnnounce):
                 if len(targets) == 1:
                     raise
                 failed.append(exc.message)
+                continue
+            if self.sends is not None:
+                self.sends.sent(envelope.question_id, key, ACCEPTED)
         if failed:
             raise TeamsDeliveryError(f"{len(failed)} of {len(targets)} Teams cards not delivered: {'; '.join(failed)}")
+
+    def _claim(self, question_id: str, key: str, target: TeamsRecipient | None) -> bool:
+        """Whether to post the card `key`: not yet accepted (claimed now, or claimed by an attempt that died)."""
+        if self.sends is None:
+            return True
+        address = target.address if target is not None else CHANNEL
+        earlier = self.sends.claim(question_id, Send(key, address, format_rfc3339(utc_now())))
+        if earlier is not None and earlier.message_id is not None:
+            logger.info("teams card %s of question %s was accepted before; not posted again", key, question_id)
+            return False
+        return True
 
     # -- what is sent -----------------------------------------------------------------------------------------
 
@@ -296,6 +340,12 @@ class TeamsAnnounce(BaseAnnounce):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, origin={self.origin!r}, mode={self.mode.value!r})"
+
+
+def send_key(envelope: WaitEnvelope, transition: Transition, recipient: TeamsRecipient | None) -> str:
+    """The card's key in `sends`: the event's `dedupe_key` (`wait.reminder:<id>:2`) and who it is for."""
+    event = envelope if envelope.transition is transition else envelope.for_transition(transition)
+    return f"{event.dedupe_key}|{recipient.address if recipient is not None else CHANNEL}"
 
 
 def _retry_after(value: str | None) -> float | None:
