@@ -43,7 +43,7 @@ from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps
 from agent_wait_cdk.functions import LAMBDA_RUNTIME, RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.question_table import QuestionTable
 from agent_wait_cdk.slack import SLACK_BOT_SCOPES, SlackMessagesTable, SlackProps, slack_app_manifest
-from agent_wait_cdk.teams import ShapedWebhookProps, TeamsProps
+from agent_wait_cdk.teams import ShapedWebhookProps, TeamsProps, TeamsSendsTable
 
 __all__ = (
     "API_HANDLER",
@@ -86,6 +86,7 @@ __all__ = (
     "SweepFunction",
     "SweepProps",
     "TeamsProps",
+    "TeamsSendsTable",
     "check_queue_subscription",
     "email_bounces_metric",
     "oldest_open_question_metric",

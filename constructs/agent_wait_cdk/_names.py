@@ -57,6 +57,10 @@ class ResourceNames:
         return self._named("email-sends")
 
     @property
+    def teams_sends_table(self) -> str | None:
+        return self._named("teams-sends")
+
+    @property
     def email_configuration_set(self) -> str | None:
         return self._named("email")
 

@@ -61,6 +61,9 @@ record its `ts` with conditional updates (`agent_wait.slack.messages.DynamoDbSla
 EMAIL_SENDS = ("dynamodb:GetItem", "dynamodb:UpdateItem")
 """What the router and the sweep call on the email sends table: read a question's emails, claim an email and
 record SES's message id with conditional updates (`agent_wait.email.sends.DynamoDbEmailSends`)."""
+TEAMS_SENDS = ("dynamodb:UpdateItem",)
+"""What the router and the sweep call on the Teams sends table: claim a card and mark it accepted
+(`agent_wait._sends.DynamoDbSends`)."""
 SES_SEND = ("ses:SendEmail", "ses:SendRawEmail")
 """Send a question's email (SES v2 `SendEmail`, raw content; `SendRawEmail` for v1 clients), on the identity and
 the configuration set only."""

@@ -71,6 +71,8 @@ from agent_wait_cdk.slack import (
 from agent_wait_cdk.teams import (
     ShapedWebhookProps,
     TeamsProps,
+    TeamsSendsTable,
+    grant_teams_sends,
     shaped_webhook_environment,
     teams_environment,
 )
@@ -393,7 +395,13 @@ class AgentWait(Construct):
             checkpoint_bucket, existing_checkpoint_bucket, removal_policy, encryption_key, name=names.checkpoint_bucket
         )
         self._keep_channels(
-            slack, teams, shaped_webhook, removal_policy, encryption_key, name=names.slack_messages_table
+            slack,
+            teams,
+            shaped_webhook,
+            removal_policy,
+            encryption_key,
+            name=names.slack_messages_table,
+            teams_name=names.teams_sends_table,
         )
         self._keep_email(email, removal_policy, encryption_key, names=names)
 
@@ -697,15 +705,22 @@ class AgentWait(Construct):
         key: kms.IKey | None,
         *,
         name: str | None,
+        teams_name: str | None,
     ) -> None:
-        """The chat channels' props (Slack, Teams, a shaped webhook), and the table of Slack's messages: brought, or
-        created when none is."""
+        """The chat channels' props (Slack, Teams, a shaped webhook), the table of Slack's messages (brought, or
+        created when none is) and the table of Teams' cards."""
         self.teams: TeamsProps | None = teams
         self.shaped_webhook: ShapedWebhookProps | None = shaped_webhook
         self.slack: SlackProps | None = slack
         self.slack_messages_table: dynamodb.ITable | None = None
         # The Slack app's manifest as JSON, with the answer API's URL (a token until deploy); set with the API.
         self.slack_app_manifest: str | None = None
+        self.teams_sends_table: dynamodb.ITable | None = None
+        """Where each Teams card is claimed and marked accepted (`TeamsSendsTable`); None without Teams."""
+        if teams is not None:
+            self.teams_sends_table = TeamsSendsTable(
+                self, "TeamsSendsTable", table_name=teams_name, removal_policy=removal_policy, encryption_key=key
+            ).table
         if slack is not None:
             self.slack_messages_table = slack.messages_table or (
                 SlackMessagesTable(
@@ -815,8 +830,8 @@ class AgentWait(Construct):
         if self.slack is not None and self.slack_messages_table is not None:
             environment.update(slack_environment(self.slack, for_api=False))
             environment[shapes.ENV_SLACK_MESSAGES_TABLE] = self.slack_messages_table.table_name
-        if self.teams is not None:
-            environment.update(teams_environment(self.teams))
+        if self.teams is not None and self.teams_sends_table is not None:
+            environment.update(teams_environment(self.teams, sends_table=self.teams_sends_table))
         if self.shaped_webhook is not None:
             environment.update(shaped_webhook_environment(self.shaped_webhook))
         if self.email is not None and self.email_sends_table and self.email_configuration_set:
@@ -862,8 +877,9 @@ class AgentWait(Construct):
                 # The bot token posts and updates messages; the table remembers where each one is.
                 _grants.grant_secret_value(function, self.slack.bot_token)
                 grant_slack_messages(function, self.slack_messages_table)
-            if self.teams is not None:
+            if self.teams is not None and self.teams_sends_table is not None:
                 _grants.grant_secret_value(function, self.teams.webhook_url)
+                grant_teams_sends(function, self.teams_sends_table)
             if self.shaped_webhook is not None:
                 _grants.grant_secret_value(function, self.shaped_webhook.url)
             if self.email is not None and self.email_sends_table and self.email_configuration_set:

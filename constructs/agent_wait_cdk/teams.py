@@ -16,10 +16,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from aws_cdk import Token
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_secretsmanager as secretsmanager
 
+from agent_wait_cdk import _grants, _perms
 from agent_wait_cdk import _shapes as shapes
 from agent_wait_cdk._validate import PropChecks
+from agent_wait_cdk.email import EmailSendsTable
 
 __all__ = (
     "TEAMS_MODES",
@@ -141,11 +145,12 @@ def check_teams_props(checks: PropChecks, teams: TeamsProps | None, *, answer_ap
         )
 
 
-def teams_environment(teams: TeamsProps) -> dict[str, str]:
+def teams_environment(teams: TeamsProps, *, sends_table: dynamodb.ITable) -> dict[str, str]:
     """The `AGENT_WAIT_TEAMS_*` variables of the router and the sweep."""
     environment = {
         shapes.ENV_TEAMS_WEBHOOK_URL_ARN: teams.webhook_url.secret_arn,
         shapes.ENV_TEAMS_MODE: teams.mode,
+        shapes.ENV_TEAMS_SENDS_TABLE: sends_table.table_name,
     }
     if teams.groups or teams.tags:
         routing = {
@@ -204,3 +209,18 @@ def check_chat_props(
     check_shaped_webhook_props(checks, shaped_webhook)
     if "shaped" in link_announcers and shaped_webhook is None:
         checks.fail("link_announcers", "names 'shaped', which needs shaped_webhook; there is none")
+
+
+class TeamsSendsTable(EmailSendsTable):
+    """Where each question's Teams cards are recorded: the same shape as `EmailSendsTable` (`question_id` string key,
+    TTL on `ttl`, on demand, point-in-time recovery, encrypted at rest).
+
+    One item per question, one map attribute per card (`<dedupe_key>|<address or channel>`): each is claimed before
+    it is posted and marked accepted after, so a redelivered event posts no card twice (`agent_wait.teams`). Its
+    removal policy defaults to RETAIN, as the question table's: without it, a redelivered event could post again.
+    """
+
+
+def grant_teams_sends(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
+    """`dynamodb:UpdateItem` on the Teams sends table (and its customer managed key, if any)."""
+    return _grants.grant_table(grantee, table, _perms.TEAMS_SENDS, kms_actions=_perms.KMS_READ_WRITE)

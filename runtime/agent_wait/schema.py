@@ -345,6 +345,10 @@ class Settings(StrEnum):
     TEAMS_RECIPIENTS = "AGENT_WAIT_TEAMS_RECIPIENTS"
     """Optional: who each question's Teams cards go to, as JSON `{"groups": {group: [address, ...]}, "tags":
     {"key:value" or "*": [address, ...]}}` (besides `email:` answerer principals); addresses are Teams sign-ins."""
+    TEAMS_SENDS_TABLE = "AGENT_WAIT_TEAMS_SENDS_TABLE"
+    """Optional: a DynamoDB table (partition key `question_id`, string; TTL on `ttl`) where each Teams card is claimed
+    before it is posted and marked accepted after, so a redelivered event never posts a card twice. Unset, every
+    delivery posts every card (the `AgentWait` construct creates and sets it)."""
     SHAPED_WEBHOOK_URL_ARN = "AGENT_WAIT_SHAPED_WEBHOOK_URL_ARN"
     """Optional: a Secrets Manager secret whose value is the URL a shaped webhook POSTs to (a chat tool's incoming
     webhook). Needs `AGENT_WAIT_SHAPED_WEBHOOK_TEMPLATES`."""

@@ -81,6 +81,37 @@ def test_only_the_router_and_the_sweep_may_read_the_webhook_secrets(chat: Synth)
     assert "chat-webhook" not in api
 
 
+def test_the_router_and_the_sweep_record_each_card_in_a_table_of_its_own(chat: Synth) -> None:
+    """A redelivered event posts no card twice: the cards are claimed in `TeamsSendsTable`, which only the router
+    and the sweep may update (nothing reads it whole)."""
+    table_id, table = _sends_table(chat)
+    assert table["Properties"]["KeySchema"] == [{"AttributeName": "question_id", "KeyType": "HASH"}]
+    assert table["Properties"]["TimeToLiveSpecification"] == {"AttributeName": "ttl", "Enabled": True}
+    assert table["DeletionPolicy"] == "Retain"
+    for handler in (ROUTER, SWEEP):
+        found = _function(chat, handler)["Properties"]["Environment"]["Variables"]
+        assert found["AGENT_WAIT_TEAMS_SENDS_TABLE"] == {"Ref": table_id}, handler
+        role = _function(chat, handler)["Properties"]["Role"]["Fn::GetAtt"][0]
+        on_table = [
+            s["Action"]
+            for s in statements(chat, role)
+            if {"Fn::GetAtt": [table_id, "Arn"]}
+            in (s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]])
+        ]
+        assert on_table == ["dynamodb:UpdateItem"], handler
+    assert table_id not in json.dumps(_function(chat, API))
+
+
+def _resources(statement: dict[str, Any]) -> list[Any]:
+    found = statement["Resource"]
+    return found if isinstance(found, list) else [found]
+
+
+def _sends_table(synth: Synth) -> tuple[str, dict[str, Any]]:
+    (found,) = [(lid, r) for lid, r in synth.resources("AWS::DynamoDB::Table").items() if "TeamsSendsTable" in lid]
+    return found
+
+
 def test_without_link_announcers_teams_still_gets_the_keys_but_no_announcer_list() -> None:
     app = new_app()
     stack = Stack(app, "TeamsOnly")

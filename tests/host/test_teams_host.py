@@ -53,6 +53,10 @@ def _envelope(**policy: Any) -> WaitEnvelope:
     [
         ({Settings.TEAMS_MODE.value: "channel"}, ["AGENT_WAIT_TEAMS_MODE is set but AGENT_WAIT_TEAMS_WEBHOOK_URL_ARN"]),
         (
+            {Settings.TEAMS_SENDS_TABLE.value: "teams-sends"},
+            ["AGENT_WAIT_TEAMS_SENDS_TABLE is set but AGENT_WAIT_TEAMS_WEBHOOK_URL_ARN"],
+        ),
+        (
             {Settings.TEAMS_WEBHOOK_URL_ARN.value: "https://x", Settings.TEAMS_MODE.value: "group"},
             [
                 "AGENT_WAIT_TEAMS_WEBHOOK_URL_ARN must be a Secrets Manager secret ARN; got 'https://x'",
@@ -85,6 +89,7 @@ def _envelope(**policy: Any) -> WaitEnvelope:
     ],
     ids=[
         "mode-alone",
+        "sends-table-alone",
         "arn-and-mode",
         "people-without-recipients",
         "recipients",
@@ -163,6 +168,37 @@ def test_a_channel_card_has_unbound_links_only_where_anyone_may_answer(session: 
     )
     assert claims.approver is None
     assert [a["title"] for a in finance["actions"]] == ["Open in the inbox"]
+
+
+def test_with_its_sends_table_a_redelivered_event_posts_no_card_twice(
+    session: Any, teams: FakeTeams, unique: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The router and the sweep announce at least once; the table the construct creates keeps each card once."""
+    table = f"teams-sends-{unique}"
+    session.client("dynamodb").create_table(
+        TableName=table,
+        KeySchema=[{"AttributeName": "question_id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "question_id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    environ = {
+        **SWEEP,
+        Settings.TEAMS_WEBHOOK_URL_ARN.value: create_secret(session, teams.url),
+        Settings.TEAMS_RECIPIENTS.value: RECIPIENTS,
+    }
+    with_table = announcers_for(
+        HostSettings.from_env("sweep", environ={**environ, Settings.TEAMS_SENDS_TABLE.value: table}), session=session
+    )
+    teams.received.clear()
+    envelope = _envelope(answerer_groups=["finance"])
+    assert publish(envelope, with_table).ok
+    assert publish(envelope, with_table).ok  # delivered again: nothing new
+    assert [b["agent_wait"]["recipient"] for b in teams.accepted()] == ["ana@example.com", "ben@example.com"]
+    # Without it (a hand-made environment), every delivery posts every card, and the cold start says so.
+    without = announcers_for(HostSettings.from_env("sweep", environ=environ), session=session)
+    assert "Teams cards are posted again whenever an event is delivered again" in caplog.text
+    publish(envelope, without)
+    assert len(teams.accepted()) == 4
 
 
 def test_a_teams_url_secret_that_is_not_a_url_fails_the_cold_start_without_showing_it(session: Any) -> None:

@@ -28,6 +28,9 @@ class TeamsSettings:
     """`people` or `channel` (`AGENT_WAIT_TEAMS_MODE`)."""
     recipients: Any = None
     """Who each question's cards go to in `people` mode (`agent_wait.recipients.RecipientRouting`)."""
+    sends_table: str | None = None
+    """Where each card is claimed and marked accepted (`AGENT_WAIT_TEAMS_SENDS_TABLE`); None posts every card on
+    every delivery."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +58,7 @@ def teams_settings(value: Mapping[Settings, str | None], problems: list[str], wr
         value[Settings.TEAMS_RECIPIENTS],
     )
     if arn is None:
-        for name in (Settings.TEAMS_MODE, Settings.TEAMS_RECIPIENTS):
+        for name in (Settings.TEAMS_MODE, Settings.TEAMS_RECIPIENTS, Settings.TEAMS_SENDS_TABLE):
             if value[name] is not None:
                 problems.append(f"{name.value} is set but {Settings.TEAMS_WEBHOOK_URL_ARN.value} is not")
                 wrong.append(name.value)
@@ -80,7 +83,8 @@ def teams_settings(value: Mapping[Settings, str | None], problems: list[str], wr
             f"answerer groups or tags to their addresses, or set {Settings.TEAMS_MODE.value}=channel"
         )
         wrong.append(Settings.TEAMS_RECIPIENTS.value)
-    return TeamsSettings(webhook_url_arn=arn, mode=mode, recipients=routing)
+    sends_table = value[Settings.TEAMS_SENDS_TABLE]
+    return TeamsSettings(webhook_url_arn=arn, mode=mode, recipients=routing, sends_table=sends_table)
 
 
 def shaped_webhook_settings(

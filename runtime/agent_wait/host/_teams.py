@@ -88,7 +88,23 @@ def teams_announcer(settings: HostSettings, *, session: Any, records: Any = None
         links=_links(settings, session),
         records=records,
         inbox_url=_inbox(settings),
+        sends=_sends(teams.sends_table, session),
     )
+
+
+def _sends(table: str | None, session: Any) -> Any:
+    """The record of the cards posted (`AGENT_WAIT_TEAMS_SENDS_TABLE`); None, said once, when it is not set."""
+    if table is None:
+        logger.warning(
+            "Teams cards are posted again whenever an event is delivered again: set %s to a table that records "
+            "them (the AgentWait construct creates one)",
+            Settings.TEAMS_SENDS_TABLE.value,
+        )
+        return None
+    from agent_wait._sends import DynamoDbSends
+    from agent_wait.host._wiring import _client
+
+    return DynamoDbSends(table, client=_client(session, "dynamodb"))
 
 
 def shaped_webhook_announcer(settings: HostSettings, *, session: Any) -> Any:
