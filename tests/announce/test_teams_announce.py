@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from tests.support.fake_teams import FakeTeams
+from tests.support.tables import question_keyed_table
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy
 from agent_wait._sends import DynamoDbSends, InMemorySends, Send
@@ -280,12 +281,7 @@ def test_the_record_is_kept_in_dynamodb_across_announcers(teams: FakeTeams, aws_
     """Two announcers (the router's and the sweep's) on one table: the second posts nothing the first got out."""
     dynamodb = aws_client("dynamodb")
     table = f"teams-sends-{unique}"
-    dynamodb.create_table(
-        TableName=table,
-        KeySchema=[{"AttributeName": "question_id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "question_id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    question_keyed_table(dynamodb, table)
     router, sweep = (
         TeamsAnnounce(
             teams.url, recipients=lambda e: [ALICE], links=_links, sends=DynamoDbSends(table, client=dynamodb)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.support.tables import question_keyed_table
 
 from agent_wait._sends import DynamoDbSends, Send
 from agent_wait.email import DynamoDbEmailSends
@@ -20,12 +21,7 @@ from agent_wait.slack.messages import DynamoDbSlackMessages, Post
 @pytest.fixture
 def table(aws_client: Any, unique: str) -> str:
     name = f"claims-{unique}"
-    aws_client("dynamodb").create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "question_id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "question_id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    question_keyed_table(aws_client("dynamodb"), name)
     return name
 
 

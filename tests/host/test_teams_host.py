@@ -15,6 +15,7 @@ from tests.announce.conftest import Receiver
 from tests.host import test_webhook_secret as signing
 from tests.host.test_webhook_secret import count_reads, create_secret
 from tests.support.fake_teams import FakeTeams
+from tests.support.tables import question_keyed_table
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy, publish
 from agent_wait.errors import ConfigurationError
@@ -175,12 +176,7 @@ def test_with_its_sends_table_a_redelivered_event_posts_no_card_twice(
 ) -> None:
     """The router and the sweep announce at least once; the table the construct creates keeps each card once."""
     table = f"teams-sends-{unique}"
-    session.client("dynamodb").create_table(
-        TableName=table,
-        KeySchema=[{"AttributeName": "question_id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "question_id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    question_keyed_table(session.client("dynamodb"), table)
     environ = {
         **SWEEP,
         Settings.TEAMS_WEBHOOK_URL_ARN.value: create_secret(session, teams.url),

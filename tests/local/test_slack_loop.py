@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from tests.support.fake_slack import FakeSlack, PostedMessage
+from tests.support.tables import question_keyed_table
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -109,12 +110,7 @@ def world(refund_template: dict[str, Any]) -> Iterator[SlackWorld]:
                 "ARN"
             ]
             table = f"{local.stack_name}-slack-messages"
-            local.client("dynamodb").create_table(
-                TableName=table,
-                KeySchema=[{"AttributeName": "question_id", "KeyType": "HASH"}],
-                AttributeDefinitions=[{"AttributeName": "question_id", "AttributeType": "S"}],
-                BillingMode="PAY_PER_REQUEST",
-            )
+            question_keyed_table(local.client("dynamodb"), table)
             settings = {
                 "AGENT_WAIT_SLACK_BOT_TOKEN_ARN": token,
                 "AGENT_WAIT_SLACK_SIGNING_SECRET_ARN": signing,
