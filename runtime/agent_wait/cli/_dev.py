@@ -289,7 +289,13 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
             f"  inbox        {local.api_url}/inbox  (sign in as anyone, in any groups)\n"
             f"  Slack        {local.api_url}/dev/slack  (each question's Slack message as it would look)\n"
             f"  Teams        {local.api_url}/dev/teams  (each Teams card the stack posted, as Teams draws it)\n"
-            f"Try the API as {DEV_USER} (the token is valid for an hour):\n"
+            + (
+                f"  Webhooks     {local.api_url}/dev/webhooks/received.json  (what {', '.join(local.webhooks_routed)} "
+                "would have posted: their secrets hold no URL here)\n"
+                if local.webhooks_routed
+                else ""
+            )
+            + f"Try the API as {DEV_USER} (the token is valid for an hour):\n"
             f"  curl -s -H 'Authorization: Bearer {token}' {local.api_url}/questions\n"
             f"In another terminal: agent-wait start THREAD --input JSON{input_hint(_agent())}\n"
             "  each question the agent asks is printed below, with its links and the command that answers it\n"

@@ -130,6 +130,10 @@ class EmulatedStack:
         self._api: Any = None
         self.teams_cards: Any = None
         """The cards posted to the local Teams webhook, once started (`agent_wait.local.teams_preview.TeamsCards`)."""
+        self.webhooks: Any = None
+        """What the URL-secret webhooks posted to the local receivers, once started (`agent_wait.local.webhooks`)."""
+        self.webhooks_routed: list[str] = []
+        """The webhook settings sent to the local receivers (their secrets held no URL on the emulator)."""
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
@@ -255,20 +259,32 @@ class EmulatedStack:
         from agent_wait.host import api
         from agent_wait.local.api_server import LocalApi
         from agent_wait.local.teams_preview import TeamsCards, route_teams_locally
+        from agent_wait.local.webhooks import WebhookSink, route_webhooks_locally
 
         self.teams_cards = TeamsCards()  # the cards the stack posts to its local Teams webhook (`/dev/teams`)
+        self.webhooks = WebhookSink()  # what its URL-secret webhooks post here (`/dev/webhooks`)
         self._api = LocalApi(
             self._invoke_api,
             port=self.api_port,
             clock=self._now,
             slack_preview=self.slack_preview,
             email_preview=self.email_preview,
-            dev_routes=self.teams_cards.handle,
+            dev_routes=lambda method, path, body: (
+                self.teams_cards.handle(method, path, body) or self.webhooks.handle(method, path, body)
+            ),
         )
         self.api_url, self.issuer = self._api.url, self._api.issuer
-        teams = route_teams_locally(self.environment, self.api_url, self.client("secretsmanager"), name=self.stack_name)
-        self.environment.update({"AGENT_WAIT_API_URL": self.api_url, **teams})
-        self._set_env({"AGENT_WAIT_API_URL": self.api_url, **teams})
+        secrets = self.client("secretsmanager")
+        routed = {
+            **route_teams_locally(self.environment, self.api_url, secrets, name=self.stack_name),
+            **route_webhooks_locally(self.environment, self.api_url, secrets, name=self.stack_name),
+        }
+        self.webhooks_routed = sorted(
+            set(routed) & {Settings.WEBHOOK_URL_SECRET_ARN.value, Settings.SHAPED_WEBHOOK_URL_ARN.value}
+        )
+        """The webhook settings sent to this server's receivers (their secrets held no URL here)."""
+        self.environment.update({"AGENT_WAIT_API_URL": self.api_url, **routed})
+        self._set_env({"AGENT_WAIT_API_URL": self.api_url, **routed})
         self._reset_handlers()
         api._context()  # the API's cold start now: a missing setting or unreadable link keys fail `start()`
         self._load_agent()  # and the router's, which needs the API's URL
