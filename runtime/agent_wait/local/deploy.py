@@ -21,15 +21,6 @@ _GENERATED_LENGTH = 32
 """Secrets Manager's default `PasswordLength` for a generated secret string."""
 
 
-_PSEUDO_PARAMETERS = {
-    "AWS::Partition": "aws",
-    "AWS::Region": "us-east-1",
-    "AWS::AccountId": "123456789012",
-    "AWS::URLSuffix": "amazonaws.com",
-}
-"""The pseudo parameters as the emulator has them (its one account, in us-east-1)."""
-
-
 @dataclass(frozen=True)
 class Deployed:
     """What a deployment made: the stack's outputs and the functions' environment, resolved."""
@@ -119,8 +110,6 @@ class EmulatorDeployment:
         if isinstance(value, str):
             return value
         if isinstance(value, dict) and "Ref" in value:
-            if value["Ref"] in _PSEUDO_PARAMETERS:  # an imported resource's ARN is built from them
-                return _PSEUDO_PARAMETERS[value["Ref"]]
             return physical.get(value["Ref"]) or self._declared_name(value["Ref"])
         if isinstance(value, dict) and "Fn::GetAtt" in value:
             logical, attribute = value["Fn::GetAtt"]

@@ -2,8 +2,8 @@
 
 A template with `AgentWait(webhook_url_secret=...)` or `shaped_webhook=ShapedWebhookProps(url=...)` names a secret
 whose value is the webhook's URL. Deployed, someone puts the URL there; on the emulator the secret is either one the
-stack created (its value generated: not a URL) or one it only imports (not in the emulator at all), and the
-functions refuse to start either way. `route_webhooks_locally` points each such setting at a secret of its own whose
+stack created (its value generated: not a URL) or one it only imports (whose ARN the emulator cannot resolve), and
+the functions refuse to start either way. `route_webhooks_locally` points each such setting at a secret of its own whose
 value is this server's receiver, `POST /dev/webhooks/<kind>` (`webhook`, `shaped`), and `WebhookSink` keeps each
 body; `GET /dev/webhooks/received.json` lists them, newest first. A secret that already holds a URL is left alone,
 and so is a plain `AGENT_WAIT_WEBHOOK_URL`.
@@ -74,6 +74,10 @@ class WebhookSink:
         return None
 
 
+def _has_templates(environment: Mapping[str, str]) -> bool:
+    return bool(environment.get(Settings.SHAPED_WEBHOOK_TEMPLATES.value))
+
+
 def _holds_url(client: Any, arn: str) -> bool:
     try:
         value = client.get_secret_value(SecretId=arn).get("SecretString") or ""
@@ -96,7 +100,10 @@ def route_webhooks_locally(environment: Mapping[str, str], api_url: str, client:
     changes: dict[str, str] = {}
     for setting, kind in _ROUTED.items():
         arn = environment.get(setting.value)
-        if not arn or _holds_url(client, arn):
+        # An imported secret's ARN is built from the account and region, which the emulator does not resolve: the
+        # variable is then missing, and a shaped webhook's templates say the template had one.
+        wanted = arn is not None or (setting is Settings.SHAPED_WEBHOOK_URL_ARN and _has_templates(environment))
+        if not wanted or (arn and _holds_url(client, arn)):
             continue
         url = f"{api_url.rstrip('/')}{WEBHOOKS_PATH}/{kind}"
         changes[setting.value] = client.create_secret(Name=f"{name}-local-{kind}-url", SecretString=url)["ARN"]
