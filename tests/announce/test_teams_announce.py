@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 from tests.support.fake_teams import FakeTeams
-from tests.support.tables import question_keyed_table
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy
 from agent_wait._sends import DynamoDbSends, InMemorySends, Send
 from agent_wait.announce.base import DeliveryStatus
 from agent_wait.envelope import Transition
 from agent_wait.errors import ArgumentError, TeamsDeliveryError
+from agent_wait.local.tables import question_keyed_table
 from agent_wait.teams import TeamsAnnounce
 from agent_wait.teams.announce import ACCEPTED, CHANNEL, send_key
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.support.tables import question_keyed_table
 
 from agent_wait._sends import DynamoDbSends, Send
 from agent_wait.email import DynamoDbEmailSends
+from agent_wait.local.tables import question_keyed_table
 from agent_wait.slack.messages import DynamoDbSlackMessages, Post
 
 

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 from tests.support.fake_slack import FakeSlack, PostedMessage
-from tests.support.tables import question_keyed_table
+
+from agent_wait.local.tables import question_keyed_table
 
 pytestmark = pytest.mark.timeout(180)
 

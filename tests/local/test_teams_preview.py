@@ -93,3 +93,19 @@ def test_the_stack_points_teams_at_the_local_webhook_in_channel_mode_unless_it_h
     }
     changes = route_teams_locally(own, "http://127.0.0.1:8123", _Secrets(), name="dev-2")
     assert set(changes) == {Settings.TEAMS_WEBHOOK_URL_ARN.value}  # its mode and recipients stay
+
+
+def test_a_stack_without_teams_of_its_own_records_the_local_cards_once(world: Any, caplog: Any) -> None:
+    """The local webhook gets the cards of a stack with no Teams in its template; a table made in the emulator keeps
+    each once, so `agent-wait dev` neither posts twice nor warns that it might."""
+    import uuid
+
+    local = world.local
+    table = local.environment[Settings.TEAMS_SENDS_TABLE.value]
+    assert local.client("dynamodb").describe_table(TableName=table)["Table"]["TableStatus"] == "ACTIVE"
+    local.cold_start()
+    thread = f"teams-once-{uuid.uuid4().hex[:8]}"
+    question = world.question_of(world.start(thread, 900))
+    cards = [c for c in local.teams_cards.received() if c["question_id"] == question]
+    assert [c["event"] for c in cards] == ["wait.created"]
+    assert "posted again" not in caplog.text

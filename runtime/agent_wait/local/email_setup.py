@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from email.utils import parseaddr
 from typing import Any
 
+from agent_wait.local.tables import question_keyed_table
 from agent_wait.schema import Settings
 
 __all__ = ("LOCAL_RECIPIENTS", "LOCAL_SENDER", "local_email_settings", "local_link_keys")
@@ -43,14 +44,7 @@ def local_email_settings(
         if not environment.get(Settings.EMAIL_RECIPIENTS.value):
             added[Settings.EMAIL_RECIPIENTS.value] = json.dumps(LOCAL_RECIPIENTS)
     if not environment.get(Settings.EMAIL_SENDS_TABLE.value):
-        table = f"{stack_name}-email-sends"
-        client("dynamodb").create_table(
-            TableName=table,
-            KeySchema=[{"AttributeName": "question_id", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "question_id", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        added[Settings.EMAIL_SENDS_TABLE.value] = table
+        added[Settings.EMAIL_SENDS_TABLE.value] = question_keyed_table(client("dynamodb"), f"{stack_name}-email-sends")
     sender = added.get(Settings.EMAIL_FROM.value) or environment[Settings.EMAIL_FROM.value]
     domain = parseaddr(sender)[1].rpartition("@")[2]
     if domain:

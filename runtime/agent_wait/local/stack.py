@@ -258,7 +258,7 @@ class EmulatedStack:
         """Serve the answer API on 127.0.0.1 and name it to the router, so envelopes' `reply_to` carry it."""
         from agent_wait.host import api
         from agent_wait.local.api_server import LocalApi
-        from agent_wait.local.teams_preview import TeamsCards, route_teams_locally
+        from agent_wait.local.teams_preview import TeamsCards, local_teams_sends, route_teams_locally
         from agent_wait.local.webhooks import WebhookSink, route_webhooks_locally
 
         self.teams_cards = TeamsCards()  # the cards the stack posts to its local Teams webhook (`/dev/teams`)
@@ -277,6 +277,7 @@ class EmulatedStack:
         secrets = self.client("secretsmanager")
         routed = {
             **route_teams_locally(self.environment, self.api_url, secrets, name=self.stack_name),
+            **local_teams_sends(self.environment, self.client("dynamodb"), name=self.stack_name),
             **route_webhooks_locally(self.environment, self.api_url, secrets, name=self.stack_name),
         }
         self.webhooks_routed = sorted(

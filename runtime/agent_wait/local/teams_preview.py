@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
+from agent_wait.local.tables import question_keyed_table
 from agent_wait.schema import Settings
 
 __all__ = (
@@ -29,6 +30,7 @@ __all__ = (
     "TEAMS_PAGE_PATH",
     "TEAMS_WEBHOOK_PATH",
     "TeamsCards",
+    "local_teams_sends",
     "route_teams_locally",
 )
 
@@ -131,3 +133,11 @@ def route_teams_locally(environment: Mapping[str, str], api_url: str, client: An
     if not environment.get(Settings.TEAMS_WEBHOOK_URL_ARN.value):
         changes[Settings.TEAMS_MODE.value] = "channel"
     return changes
+
+
+def local_teams_sends(environment: Mapping[str, str], dynamodb: Any, *, name: str) -> dict[str, str]:
+    """`AGENT_WAIT_TEAMS_SENDS_TABLE` for a stack whose template has no Teams of its own (the local webhook still
+    gets its cards): a table made in the emulator, so a redelivered event posts no card twice here either."""
+    if environment.get(Settings.TEAMS_SENDS_TABLE.value):
+        return {}
+    return {Settings.TEAMS_SENDS_TABLE.value: question_keyed_table(dynamodb, f"{name}-teams-sends")}
