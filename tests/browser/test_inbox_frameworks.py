@@ -164,15 +164,7 @@ def _cli(running: Running, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caps
     monkeypatch.chdir(tmp_path)
     for name in ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_TABLE", "AGENT_WAIT_TOKEN"):  # another terminal's environment
         monkeypatch.delenv(name, raising=False)
-    Target(
-        queue_url=local.queue_url,
-        table=local.table,
-        endpoint_url=local.endpoint_url,
-        region="us-east-1",
-        source="dev",
-        api_url=local.api_url,
-        issuer=local.issuer.url,
-    ).save()
+    Target.of_local_stack(local).save()  # as `agent-wait dev` saves it
     capsys.readouterr()
     assert main(["token", "--user", "carol@example.com", "--groups", "finance"]) == 0
     return capsys.readouterr().out.strip()

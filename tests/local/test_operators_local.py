@@ -21,15 +21,7 @@ def alice(world: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """The CLI pointed at the running stack (its state file), and a token for alice in finance."""
     local = world.local
     monkeypatch.chdir(tmp_path)
-    Target(
-        queue_url=local.queue_url,
-        table=local.table,
-        endpoint_url=local.endpoint_url,
-        region="us-east-1",
-        source="dev",
-        api_url=local.api_url,
-        issuer=local.issuer.url,
-    ).save()
+    Target.of_local_stack(local).save()  # as `agent-wait dev` saves it
     from agent_wait.host import router
 
     router._router()  # the router had its cold start in its own environment, before the CLI runs in another

@@ -24,7 +24,7 @@ from agent_wait.announce.base import BaseAnnounce
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError
 
-__all__ = ("WebhookAnnounce", "WebhookDeliveryError", "origin_of")
+__all__ = ("WebhookAnnounce", "WebhookDeliveryError", "is_url", "origin_of")
 
 logger = logging.getLogger("agent_wait.announce")
 
@@ -46,6 +46,11 @@ class WebhookDeliveryError(Exception):
     The message names the receiver by its origin (`scheme://host[:port]`) only: a webhook URL's path and
     query often carry a token.
     """
+
+
+def is_url(text: str) -> bool:
+    """Whether `text` is one http(s) URL, as a secret holding a webhook's URL must be."""
+    return text.startswith(("https://", "http://")) and not any(c.isspace() for c in text)
 
 
 def origin_of(url: str) -> str:

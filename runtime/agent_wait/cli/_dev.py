@@ -268,17 +268,7 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
     """Say where everything is, then pump the entry queue, sweep and print envelopes until `stop` is set (or nobody
     reads `out` any more)."""
     observer = Observer(local)
-    target = Target(
-        queue_url=local.queue_url,
-        table=local.table,
-        endpoint_url=local.endpoint_url,
-        region="us-east-1",
-        source="dev",
-        api_url=local.api_url,
-        issuer=local.issuer.url,
-        dead_letter_url=local.environment.get("AGENT_WAIT_DLQ_URL"),
-        link_keys_arn=local.environment.get("AGENT_WAIT_LINK_KEYS_ARN"),
-    )
+    target = Target.of_local_stack(local)
     target.save()
     token = sign_in(target, DEV_USER, ())
     try:

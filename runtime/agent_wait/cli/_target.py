@@ -63,6 +63,22 @@ class Target:
     link_keys_arn: str | None = None
     """The secret of the keys that sign answer links on `agent-wait dev` (`agent-wait link` signs with them)."""
 
+    @classmethod
+    def of_local_stack(cls, local: Any) -> Target:
+        """The target `agent-wait dev` saves for its running `EmulatedStack`: the emulator, the answer API and its
+        dev sign-in, the dead-letter queue and the link keys."""
+        return cls(
+            queue_url=local.queue_url,
+            table=local.table,
+            endpoint_url=local.endpoint_url,
+            region=LOCAL_REGION,
+            source="dev",
+            api_url=local.api_url,
+            issuer=local.issuer.url,
+            dead_letter_url=local.environment.get("AGENT_WAIT_DLQ_URL"),
+            link_keys_arn=local.environment.get("AGENT_WAIT_LINK_KEYS_ARN"),
+        )
+
     def client(self, service: str) -> Any:
         """A boto3 client for this stack. On the local emulator no AWS credentials or region are needed: it
         checks no signature, so when none are configured the client signs with placeholder keys."""

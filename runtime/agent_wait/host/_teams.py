@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from agent_wait.announce.webhook import is_url
 from agent_wait.errors import ConfigurationError
 from agent_wait.host.settings import HostSettings
 from agent_wait.schema import Settings
@@ -29,7 +30,7 @@ def url_secret(secret_arn: str, variable: Settings, what: str, session: Any) -> 
     from agent_wait.host._wiring import _secret_string
 
     url = (_secret_string(secret_arn, variable.value, what, session) or "").strip()
-    if not url.startswith(("https://", "http://")) or any(c.isspace() for c in url):
+    if not is_url(url):
         raise ConfigurationError(
             [
                 f"{variable.value}={secret_arn!r}: the secret must be {what} itself, starting with https:// (its "

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agent_wait.announce.base import BaseAnnounce
-from agent_wait.announce.webhook import WebhookAnnounce
+from agent_wait.announce.webhook import WebhookAnnounce, is_url
 from agent_wait.errors import ConfigurationError, require_extra
 from agent_wait.host._precise import deadline_schedules
 from agent_wait.host.settings import HostSettings, load_object, required
@@ -101,7 +101,7 @@ def _webhook_url(secret_arn: str, session: Any) -> str:
     Errors never show the value: a webhook URL carries a token."""
     variable = Settings.WEBHOOK_URL_SECRET_ARN.value
     url = (_secret_string(secret_arn, variable, "the webhook URL", session) or "").strip()
-    if not url.startswith(("https://", "http://")) or any(c.isspace() for c in url):
+    if not is_url(url):
         raise ConfigurationError(
             [
                 f"{variable}={secret_arn!r}: the secret must be the webhook URL itself, starting with https:// or "

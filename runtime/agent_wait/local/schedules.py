@@ -24,6 +24,7 @@ __all__ = (
     "Delivered",
     "ScheduleDelivery",
     "due_time",
+    "ensure_schedule_group",
     "local_schedule_settings",
     "stack_delivery",
 )
@@ -83,10 +84,7 @@ class ScheduleDelivery:
 
     def ensure_group(self) -> None:
         """Create the schedule group on the emulator unless it is there (the construct creates it on AWS)."""
-        try:
-            self.client.get_schedule_group(Name=self.group)
-        except self.client.exceptions.ResourceNotFoundException:
-            self.client.create_schedule_group(Name=self.group)
+        ensure_schedule_group(self.client, self.group)
 
     def pending(self) -> list[tuple[datetime, str]]:
         """The group's one-time schedules as (time, name), earliest first."""
@@ -132,6 +130,14 @@ class ScheduleDelivery:
         return []
 
 
+def ensure_schedule_group(client: Any, group: str) -> None:
+    """Create `group` with the emulator's `scheduler` client unless it is there (the construct creates it on AWS)."""
+    try:
+        client.get_schedule_group(Name=group)
+    except client.exceptions.ResourceNotFoundException:
+        client.create_schedule_group(Name=group)
+
+
 def local_schedule_settings(
     environment: Mapping[str, str], client: Callable[[str], Any], *, sweep_arn: str
 ) -> dict[str, str]:
@@ -149,7 +155,7 @@ def local_schedule_settings(
     group = environment.get(Settings.SCHEDULE_GROUP.value)
     if not group:
         return {}
-    ScheduleDelivery(client("scheduler"), group, lambda arn, payload: None).ensure_group()
+    ensure_schedule_group(client("scheduler"), group)
     added: dict[str, str] = {}
     if not environment.get(Settings.SCHEDULE_TARGET_ARN.value):
         added[Settings.SCHEDULE_TARGET_ARN.value] = sweep_arn
@@ -162,8 +168,9 @@ def stack_delivery(stack: Any) -> ScheduleDelivery | None:
     """The emulated delivery for an `EmulatedStack` whose functions have precise deadlines on
     (`AGENT_WAIT_SCHEDULE_GROUP` set, as `AgentWait(precise_deadlines=True)` sets it); None when they are off.
 
-    Its group is created on the emulator now; each schedule's target is this process's sweep handler, on the stack's
-    clock. `agent-wait dev` calls `deliver_due()` on every turn of its loop (about once a second).
+    Its group is the one the stack made when it deployed (`local_schedule_settings`); each schedule's target is this
+    process's sweep handler, on the stack's clock. `agent-wait dev` calls `deliver_due()` on every turn of its loop
+    (about once a second).
     """
     from agent_wait.schema import Settings
 
@@ -180,6 +187,4 @@ def stack_delivery(stack: Any) -> ScheduleDelivery | None:
             return sweep.handler(payload, _Context(SWEEP_HANDLER))
 
     clock = lambda: stack.clock()  # noqa: E731, PLW0108 - read on every call: `EmulatedStack.at()` swaps the clock
-    delivery = ScheduleDelivery(stack.client("scheduler"), group, invoke, clock=clock)
-    delivery.ensure_group()
-    return delivery
+    return ScheduleDelivery(stack.client("scheduler"), group, invoke, clock=clock)

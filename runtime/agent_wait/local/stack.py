@@ -275,15 +275,13 @@ class EmulatedStack:
         )
         self.api_url, self.issuer = self._api.url, self._api.issuer
         secrets = self.client("secretsmanager")
+        webhooks = route_webhooks_locally(self.environment, self.api_url, secrets, name=self.stack_name)
+        self.webhooks_routed = sorted(webhooks)
         routed = {
             **route_teams_locally(self.environment, self.api_url, secrets, name=self.stack_name),
             **local_teams_sends(self.environment, self.client("dynamodb"), name=self.stack_name),
-            **route_webhooks_locally(self.environment, self.api_url, secrets, name=self.stack_name),
+            **webhooks,
         }
-        self.webhooks_routed = sorted(
-            set(routed) & {Settings.WEBHOOK_URL_SECRET_ARN.value, Settings.SHAPED_WEBHOOK_URL_ARN.value}
-        )
-        """The webhook settings sent to this server's receivers (their secrets held no URL here)."""
         self.environment.update({"AGENT_WAIT_API_URL": self.api_url, **routed})
         self._set_env({"AGENT_WAIT_API_URL": self.api_url, **routed})
         self._reset_handlers()

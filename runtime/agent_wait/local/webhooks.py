@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from agent_wait.announce.webhook import is_url  # the check the functions make of the secret at their cold start
 from agent_wait.schema import Settings
 
 __all__ = ("WEBHOOKS_PATH", "WebhookSink", "route_webhooks_locally")
@@ -43,11 +44,11 @@ class WebhookSink:
         self._lock = threading.Lock()
 
     def received(self, kind: str | None = None) -> list[dict[str, Any]]:
-        """Every kept body, oldest first: `{received_at, kind, headers, body}` (the body parsed when it is JSON)."""
+        """Every kept body, oldest first: `{received_at, kind, body}` (the body parsed when it is JSON)."""
         with self._lock:
             return [b for b in self._bodies if kind is None or b["kind"] == kind]
 
-    def handle(self, method: str, path: str, body: bytes, headers: Mapping[str, str] | None = None) -> Response | None:
+    def handle(self, method: str, path: str, body: bytes) -> Response | None:
         """Serve `path` when it is a receiver or the list; None otherwise."""
         if method == "POST" and path.startswith(f"{WEBHOOKS_PATH}/") and path.count("/") == 3:
             kind = path.rsplit("/", 1)[1]
@@ -58,7 +59,6 @@ class WebhookSink:
             kept = {
                 "received_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "kind": kind,
-                "headers": {k.lower(): v for k, v in (headers or {}).items() if k.lower().startswith("x-")},
                 "body": parsed,
             }
             with self._lock:
@@ -83,8 +83,7 @@ def _holds_url(client: Any, arn: str) -> bool:
         value = client.get_secret_value(SecretId=arn).get("SecretString") or ""
     except Exception:  # not in the emulator (imported by name), or unreadable: route it
         return False
-    value = value.strip()
-    return value.startswith(("https://", "http://")) and not any(c.isspace() for c in value)
+    return is_url(value.strip())
 
 
 def route_webhooks_locally(environment: Mapping[str, str], api_url: str, client: Any, *, name: str) -> dict[str, str]:

@@ -242,8 +242,7 @@ class TeamsAnnounce(BaseAnnounce):
         """Whether to post the card `key`: not yet accepted (claimed now, or claimed by an attempt that died)."""
         if self.sends is None:
             return True
-        address = target.address if target is not None else CHANNEL
-        earlier = self.sends.claim(question_id, Send(key, address, format_rfc3339(utc_now())))
+        earlier = self.sends.claim(question_id, Send(key, _address(target), format_rfc3339(utc_now())))
         if earlier is not None and earlier.message_id is not None:
             logger.info("teams card %s of question %s was accepted before; not posted again", key, question_id)
             return False
@@ -345,7 +344,12 @@ class TeamsAnnounce(BaseAnnounce):
 def send_key(envelope: WaitEnvelope, transition: Transition, recipient: TeamsRecipient | None) -> str:
     """The card's key in `sends`: the event's `dedupe_key` (`wait.reminder:<id>:2`) and who it is for."""
     event = envelope if envelope.transition is transition else envelope.for_transition(transition)
-    return f"{event.dedupe_key}|{recipient.address if recipient is not None else CHANNEL}"
+    return f"{event.dedupe_key}|{_address(recipient)}"
+
+
+def _address(recipient: TeamsRecipient | None) -> str:
+    """Where a card goes, in its send record: the person's address, or `CHANNEL`."""
+    return recipient.address if recipient is not None else CHANNEL
 
 
 def _retry_after(value: str | None) -> float | None:
