@@ -21,6 +21,7 @@ from agent_wait._duration import ACCEPTED_FORMS, MAX_DURATION, DurationSyntaxErr
 from agent_wait._time import parse_rfc3339
 from agent_wait.errors import PolicyError
 from agent_wait.followup import check_names
+from agent_wait.people import person_keys
 
 __all__ = ("Extended", "Extension", "shifted")
 
@@ -31,8 +32,8 @@ class Extension:
 
     Args:
         groups: members of any of these groups (an API user's group claims) may extend.
-        people: these people may extend, named as the answer API records them (a verified email, a username, or
-            the token's `iss#sub`).
+        people: these people may extend, by their key (`agent_wait.people`): an address (any case, with or without
+            `email:`), else the subject a door proves (a token's `iss#sub`, `slack:T:U`). Never a username.
         max_total: how far past the deadline it was asked with the deadline may move, all extensions together
             (ISO 8601 such as 'P7D', or seconds). Required: an unbounded extension is a question that never ends.
 
@@ -71,8 +72,8 @@ class Extension:
         object.__setattr__(self, "max_total_iso", text)
 
     def allows(self, *, groups: Iterable[str], names: Iterable[str | None]) -> bool:
-        """True when someone in `groups`, or known by one of `names`, may extend."""
-        return bool(set(groups) & set(self.groups)) or any(name in self.people for name in names if name)
+        """True when someone in `groups`, or known by one of `names` (compared by person key), may extend."""
+        return bool(set(groups) & set(self.groups)) or bool(person_keys(names) & person_keys(self.people))
 
     def to_dict(self) -> dict[str, Any]:
         return {"groups": list(self.groups), "people": list(self.people), "max_total": self.max_total_iso}

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agent_wait._json import dumps, to_jsonable
+from agent_wait._json import dumps, field_path, to_jsonable
 from agent_wait._time import parse_rfc3339
 from agent_wait.errors import EnvelopeError, MessageError
 
@@ -43,6 +43,8 @@ __all__ = (
     "group_id_for",
     "internal_id",
     "is_answer",
+    "load_answer_text",
+    "parse_answer",
     "parse_message",
     "question_id_of",
 )
@@ -62,6 +64,10 @@ VIAS = frozenset({"queue", "api", "link", "slack", "cli", "deadline"})
 
 RESERVED_ID_PREFIX = "agent-wait:"
 """Ids agent-wait makes for itself (a cancellation, a deadline) start with this; no message may claim one."""
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+"""Control characters an answer's text may not hold: C0 and DEL, but tab, line feed and carriage return. A person
+never types them; in a log line, a CSV cell, an email or a terminal they are a way to forge or hide what is shown."""
 
 _FIFO_ID = re.compile(r"[\x21-\x7e]{1,128}")
 """What SQS and SNS accept as a FIFO group or deduplication id: 1 to 128 printable ASCII characters, no space."""
@@ -234,14 +240,7 @@ def _answer(data: Mapping[str, Any], thread_id: str) -> AnswerMessage:
     origin = data.get("origin")
     if origin is not None and origin != DEADLINE_ORIGIN:
         raise MessageError("bad_origin", f"origin may only be {DEADLINE_ORIGIN!r} (set by the sweep)")
-    answer = _value(data["answer"], "answer")
-    size = len(dumps(answer).encode("utf-8"))
-    if size > MAX_ANSWER_BYTES:
-        raise MessageError(
-            "bad_answer",
-            f"answer is {size:,} bytes as JSON; the limit is {MAX_ANSWER_BYTES:,} (MAX_ANSWER_BYTES): "
-            "send a reference to large content instead",
-        )
+    answer = parse_answer(data["answer"])
     # The sweep's deadline answer carries agent-wait's own ids; nothing else may.
     from_deadline = origin == DEADLINE_ORIGIN
     answer_id = _text_id(data, "answer_id", required=False, reserved_ok=from_deadline)
@@ -264,6 +263,76 @@ def _answer(data: Mapping[str, Any], thread_id: str) -> AnswerMessage:
         via=via,
         groups=tuple(groups),
     )
+
+
+def parse_answer(answer: Any) -> Any:
+    """The one reading of an answer, whatever door it came through (the queue, the answer API and its bulk and AG-UI
+    routes, a signed link's note, a Slack form): plain JSON the stores can hold exactly.
+
+    Integers are exact and at most 64 bits, numbers finite (no NaN or Infinity) and within DynamoDB's 38 digits,
+    nesting at most `MAX_DEPTH` levels, the whole at most `MAX_ANSWER_BYTES` as JSON, and text free of control
+    characters (but tab and line breaks). A door shows the refusal to the person; nothing is decided.
+
+    Raises:
+        MessageError: `bad_answer`, naming where in the answer the problem is and never its value.
+
+    Example:
+        >>> parse_answer({"action": "approve", "args": {"amount": 900}})
+        {'action': 'approve', 'args': {'amount': 900}}
+    """
+    checked = _value(answer, "answer")
+    size = len(dumps(checked).encode("utf-8"))
+    if size > MAX_ANSWER_BYTES:
+        raise MessageError(
+            "bad_answer",
+            f"answer is {size:,} bytes as JSON; the limit is {MAX_ANSWER_BYTES:,} (MAX_ANSWER_BYTES): "
+            "send a reference to large content instead",
+        )
+    where = _control_character(checked, "answer")
+    if where is not None:
+        raise MessageError(
+            "bad_answer", f"{where} holds a control character; remove it (only tab and line breaks may appear in text)"
+        )
+    return checked
+
+
+def load_answer_text(text: str, *, where: str = "answer") -> Any:
+    """JSON a person typed (a form field), read the way `parse_answer` reads it: integers exact, NaN and Infinity
+    refused, nesting too deep to parse refused. Then `parse_answer` checks the whole answer.
+
+    Raises:
+        MessageError: `bad_answer` when the text is not JSON, or holds NaN or Infinity, or is nested too deeply.
+    """
+
+    def no_constant(name: str) -> Any:
+        raise MessageError("bad_answer", f"{where} holds {name}, which JSON cannot carry; use a number or a string")
+
+    try:
+        return json.loads(text, parse_constant=no_constant)
+    except RecursionError:
+        raise MessageError("bad_answer", f"{where} is nested too deeply to read; flatten it") from None
+    except ValueError as exc:
+        if isinstance(exc, MessageError):
+            raise
+        example = '"text", 12 or [1, 2]'
+        raise MessageError("bad_answer", f"{where} is not JSON: write it as JSON, e.g. {example}") from None
+
+
+def _control_character(value: Any, where: str) -> str | None:
+    """Where the first control character in `value`'s text (keys included) is, or None."""
+    if isinstance(value, str):
+        return where if _CONTROL.search(value) else None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            found = (where + " key") if _CONTROL.search(key) else _control_character(item, field_path(where, key))
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _control_character(item, f"{where}[{index}]")
+            if found:
+                return found
+    return None
 
 
 def _value(value: Any, field: str) -> Any:

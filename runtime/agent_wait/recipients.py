@@ -25,7 +25,6 @@ Example:
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -33,35 +32,12 @@ from typing import Any
 
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import ArgumentError, ConfigurationError, RecipientError
+from agent_wait.people import EMAIL_PRINCIPAL, MAX_ADDRESS_CHARS, email_address
 
 __all__ = ("ANY_TAG", "EMAIL_PRINCIPAL", "MAX_ADDRESS_CHARS", "Recipient", "RecipientRouting", "email_address")
 
-EMAIL_PRINCIPAL = "email:"
-"""An answerer principal `email:<address>` is the person who reads that mailbox."""
 ANY_TAG = "*"
 """The `tags` key for a question none of whose tags is mapped."""
-MAX_ADDRESS_CHARS = 254
-"""The longest address accepted (RFC 5321's limit on a forward path, less its angle brackets)."""
-
-_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
-_ADDRESS = re.compile(rf"[a-z0-9.!#$%&'*+/=?^_`{{|}}~-]{{1,64}}@{_LABEL}(?:\.{_LABEL})+")
-"""A plain `local@domain.tld` address (no display name, no quoted local part, no comments): what a person's
-mailbox is written as in a policy or a setting, and nothing a mail header could be tricked with."""
-
-
-def email_address(text: object) -> str | None:
-    """`text` as a lower-cased mailbox address, or None when it is not a plain `local@domain.tld` address.
-
-    Example:
-        >>> email_address("Ana@Example.COM"), email_address("Ana <ana@example.com>")
-        ('ana@example.com', None)
-    """
-    if not isinstance(text, str) or len(text) > MAX_ADDRESS_CHARS:
-        return None
-    address = text.strip().lower()
-    if not _ADDRESS.fullmatch(address) or ".." in address or address.startswith(".") or ".@" in address:
-        return None
-    return address
 
 
 @dataclass(frozen=True, slots=True)

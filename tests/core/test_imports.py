@@ -66,6 +66,7 @@ CORE_MODULES = (
     "agent_wait._delivery",
     "agent_wait.ledger.memory",
     "agent_wait.recipients",
+    "agent_wait.people",
     "agent_wait.callbacks",
 )
 

@@ -216,11 +216,14 @@ def test_an_unverified_email_never_takes_someone_elses_vote_or_name(api: Api) ->
     hers = api.answer(question_id, "approve", mallory)
     bobs = api.answer(question_id, "approve", BOB)
 
-    # THEN she is recorded by her own username, and Bob's vote counts: two people, the question decided
+    # THEN she is recorded by her issuer and subject (never a username), and Bob's vote counts: two people, decided
     assert hers.status == 202, hers.body
     assert bobs.status == 200, bobs.body
     recorded = api.record(question_id).answer["votes"]
-    assert [(v["by"], v["action"]) for v in recorded] == [("mallory", "approve"), ("bob@example.com", "approve")]
+    assert [(v["by"], v["action"]) for v in recorded] == [
+        (f"{ISSUER}#u-mallory", "approve"),
+        ("bob@example.com", "approve"),
+    ]
 
 
 def test_the_same_vote_resent_with_its_key_repeats_and_counts_once(api: Api) -> None:

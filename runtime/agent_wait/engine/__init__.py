@@ -8,7 +8,7 @@ locally (`agent_wait.local`) or under any host of your own (`docs/host.md`, "Wit
 """
 
 from agent_wait.engine.answering import AnswerAttempt, AnswerDesk, ThreadState, Verdict, VerdictKind
-from agent_wait.engine.checks import Answerer
+from agent_wait.engine.checks import Answerer, answerer_for
 from agent_wait.engine.dead_letter import DeadLetter, DeadLetterRecord, InMemoryDeadLetter, SqsDeadLetter
 from agent_wait.engine.entry_queue import EntryMessage, EntryQueue, InMemoryEntryQueue, SendFailure, SqsEntryQueue
 from agent_wait.engine.handover import HANDED_OVER, AnswerResult, AnswerService
@@ -51,6 +51,7 @@ __all__ = (
     "ThreadState",
     "Verdict",
     "VerdictKind",
+    "answerer_for",
     "failed_threads",
     "request_retry",
     "retry_thread",

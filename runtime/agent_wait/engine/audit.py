@@ -21,6 +21,7 @@ from typing import Any
 from agent_wait._time import format_rfc3339
 from agent_wait.errors import ArgumentError, LedgerCursorError
 from agent_wait.ledger import Ledger, QuestionRecord
+from agent_wait.people import person_key
 from agent_wait.schema import QuestionStatus
 
 __all__ = (
@@ -55,6 +56,7 @@ AUDIT_COLUMNS = (
     "outcome",
     "decided_at",
     "answered_by",
+    "person",
     "via",
     "sender",
     "claimed_by",
@@ -152,6 +154,8 @@ def audit_row(record: QuestionRecord) -> dict[str, Any]:
         "outcome": record.outcome.value if record.outcome else None,
         "decided_at": record.decided_at,
         "answered_by": record.answered_by,
+        # The one person key (agent_wait.people): rows recorded before it (`email:Ana@...`) compare equal to new ones.
+        "person": person_key(record.answered_by),
         "via": record.via,
         "sender": record.sender,
         "claimed_by": record.claimed_by,
@@ -164,11 +168,13 @@ def audit_row(record: QuestionRecord) -> dict[str, Any]:
         "votes": [
             {
                 "by": vote.by,
+                "person": person_key(vote.by) or person_key(vote.voter),
                 "voter": vote.voter,
                 "action": vote.action,
                 "answer": vote.answer,
                 "via": vote.via,
                 "sender": vote.sender,
+                "subject": vote.subject,
                 "at": vote.at,
                 "answer_id": vote.answer_id,
             }

@@ -7,7 +7,7 @@ answer's content.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -16,8 +16,17 @@ from agent_wait.dialects import answer_problem, is_native_answer, response_schem
 from agent_wait.engine._answer_schema import edit_problem, schema_problem
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.ledger import QuestionRecord
+from agent_wait.people import person_key, person_keys
 
-__all__ = ("HANDED_OVER", "Answerer", "Refusal", "answerer_refusal", "check_answer", "principal_of")
+__all__ = (
+    "HANDED_OVER",
+    "Answerer",
+    "Refusal",
+    "answerer_for",
+    "answerer_refusal",
+    "check_answer",
+    "principal_of",
+)
 
 HANDED_OVER = frozenset({"api", "link", "slack"})
 """`via` of decisions made before the router saw them (the answer API, a signed link, Slack): it resumes them, and until
@@ -29,24 +38,31 @@ Refusal = tuple[RefusalReason, str]
 
 @dataclass(frozen=True, slots=True)
 class Answerer:
-    """Who is answering, as far as it is proven, and how the answer came."""
+    """Who is answering, as far as it is proven, and how the answer came. Doors build it with `answerer_for`."""
 
     answered_by: str | None
-    """Recorded as the answerer: an API user, a trusted sender's claim, or the sender itself."""
+    """The person's key (`agent_wait.people.person_key`): the address the door proved, else the subject it proved
+    (`iss#sub`, `slack:T:U`), never a username; a trusted sender's claim; `sqs:<principal>` for an untrusted sender."""
     via: str
     """`queue`, `api`, `link`, `deadline`, ..."""
     sender: str | None = None
-    """The identity the transport authenticated (SQS `SenderId`, the JWT subject)."""
+    """The identity the transport authenticated (SQS `SenderId`, the JWT's `iss#sub`, `slack:T:U`, `link:<kid>`), kept
+    for the audit beside the key."""
     groups: tuple[str, ...] = ()
     """Proven group memberships (JWT claims, or what a trusted sender says)."""
     principal: str | None = None
-    """The queue sender's IAM unique id (`AROA...`), checked against the policy's `answerer_principals`."""
+    """Another name the door proved that a policy's `answerer_principals` may use: the queue sender's IAM unique id
+    (`AROA...`), a Slack user's `slack:U...`."""
     claimed_by: str | None = None
     """An untrusted sender's claimed `answered_by`, recorded for audit only."""
     vouched: bool = True
     """Whether `answered_by` names the person who answers, as proven by the door (a JWT, a link made for them, a
     trusted sender's claim). False for a queue sender that is not trusted: its role is not a person, so it cannot
     vote on a quorum question, which counts people."""
+    subject: str | None = None
+    """The person's own subject as the door proved it, when the door proves one per person (a token's `iss#sub`, a
+    Slack user's `slack:T:U`): the same subject is the same person even when the key differs (a token without its
+    address). None for a link, the queue and the deadline, whose senders are shared."""
 
     @property
     def hands_over(self) -> bool:
@@ -55,11 +71,63 @@ class Answerer:
 
     @property
     def identity(self) -> str:
-        """Tells answerers apart (a quorum counts distinct ones): an API user's issuer and subject, else who
-        answered, else the sender. Unnamed signed links all share one identity."""
-        if self.via == "api" and self.sender:
-            return self.sender
+        """Tells answerers apart (a quorum counts distinct ones): the person's key, else the sender. Unnamed signed
+        links all share one identity."""
         return self.answered_by or self.sender or "anonymous"
+
+    @property
+    def keys(self) -> frozenset[str]:
+        """Every name that is this person: their key and their proven subject (what a vote is matched by)."""
+        return person_keys((self.answered_by, self.subject))
+
+    def is_named(self, names: Iterable[object]) -> bool:
+        """Whether a list of people (a policy's answerer principals, an extension's people) names this answerer: by
+        their key, their proven subject, or the principal the door proved (an IAM id, `slack:U...`)."""
+        return bool(person_keys(names) & (self.keys | person_keys((self.principal,))))
+
+
+def answerer_for(
+    via: str,
+    *,
+    person: str | None,
+    subject: str | None = None,
+    sender: str | None = None,
+    groups: Iterable[str] = (),
+    principal: str | None = None,
+    claimed_by: str | None = None,
+    vouched: bool = True,
+) -> Answerer:
+    """The one way every door says who answers: the person under one key, whatever the door.
+
+    Args:
+        via: the door (`api`, `link`, `slack`, `queue`, `deadline`, ...).
+        person: what the door proved names this person: an address it proved (a verified token email, a Slack
+            profile's email, the address a link was made for, a trusted sender's claim), else its own subject
+            (`iss#sub`, `slack:T:U`). Recorded as its key (`agent_wait.people.person_key`): an address trimmed,
+            lower-cased and without `email:`. Never pass a username: anyone may pick one shaped like an address.
+        subject: the person's own subject when the door proves one per person (`iss#sub`, `slack:T:U`).
+        sender: what the transport authenticated, for the audit; defaults to `subject`.
+        groups: proven group memberships.
+        principal: another proven name a policy may list (an IAM unique id, `slack:U...`).
+        claimed_by: an untrusted sender's claim, kept for audit only.
+        vouched: False when the door cannot say which person answers (an untrusted queue sender).
+
+    Example:
+        >>> who = answerer_for("link", person="email:Ana@Example.com", sender="link:k1")
+        >>> who.answered_by, who.is_named(["ana@example.com"])
+        ('ana@example.com', True)
+    """
+    subject = subject.strip() if subject and subject.strip() else None
+    return Answerer(
+        answered_by=person_key(person),
+        via=via,
+        sender=sender or subject,
+        groups=tuple(groups),
+        principal=principal,
+        claimed_by=claimed_by,
+        vouched=vouched,
+        subject=subject,
+    )
 
 
 def principal_of(sender: str | None) -> str | None:
@@ -124,10 +192,7 @@ def answerer_refusal(
 
 def _may_answer(answerer: Answerer, answerers: Mapping[str, Any]) -> bool:
     groups: Collection[str] = answerers.get("groups") or ()
-    principals: Collection[str] = answerers.get("principals") or ()
-    return bool(set(answerer.groups) & set(groups)) or (
-        answerer.principal is not None and answerer.principal in principals
-    )
+    return bool(set(answerer.groups) & set(groups)) or answerer.is_named(answerers.get("principals") or ())
 
 
 def _who(answerers: Mapping[str, Any]) -> str:

@@ -148,7 +148,7 @@ class ExtendService:
         if extension is None:
             detail = "this question's policy lets nobody extend its deadline (WaitPolicy(extend=Extension(...)))"
             return ExtendResult(record, ExtendRefusal.NOT_ALLOWED, detail)
-        if not extension.allows(groups=who.groups, names=(who.answered_by, who.sender)):
+        if not extension.allows(groups=who.groups, names=who.keys):
             who_may = ", ".join([*(f"members of {g}" for g in extension.groups), *extension.people])
             detail = f"only {who_may} may extend this question; {who.answered_by or 'the caller'} is not one"
             return ExtendResult(record, ExtendRefusal.NOT_ALLOWED, detail)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent_wait.engine.checks import Answerer, principal_of
+from agent_wait.engine.checks import Answerer, answerer_for, principal_of
 from agent_wait.messages import AnswerMessage
 
 __all__ = ("SenderPolicy",)
@@ -51,16 +51,16 @@ class SenderPolicy:
         principal = principal_of(sender)
         if self.trusts(sender):
             default_via = "deadline" if message.from_deadline else "queue"
-            return Answerer(
-                answered_by=message.answered_by or sender,
-                via=message.via or default_via,
+            return answerer_for(
+                message.via or default_via,
+                person=message.answered_by or sender,  # a trusted sender names the person; its key is kept
                 sender=sender,
                 groups=message.groups,
                 principal=principal,
             )
-        return Answerer(
-            answered_by=f"sqs:{principal}",
-            via="queue",
+        return answerer_for(
+            "queue",
+            person=f"sqs:{principal}",
             sender=sender,
             principal=principal,
             claimed_by=message.answered_by,

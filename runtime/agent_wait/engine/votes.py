@@ -87,6 +87,7 @@ def cast_vote(
             at=format_rfc3339(now),
             via=answerer.via,
             sender=answerer.sender,
+            subject=answerer.subject,
         )
         progress = replace(record.progress, votes=(*record.progress.votes, vote), version=record.progress.version + 1)
         deciding = quorum.decides(v.action for v in progress.votes)
@@ -111,9 +112,9 @@ def cast_vote(
 
 
 def vote_of(record: QuestionRecord, answerer: Answerer) -> Vote | None:
-    """The vote `answerer` cast on `record`, or None. One person is one vote however they answer: matched by
-    their identity, or by the name they are recorded under (signed in, or by a link made for them)."""
-    return record.progress.voted(answerer.identity, answerer.answered_by)
+    """The vote `answerer` cast on `record`, or None. One person is one vote however they answer: matched by their
+    key (`agent_wait.people`) or their proven subject, whatever door either vote came through."""
+    return record.progress.voted(answerer.identity, *answerer.keys)
 
 
 def _decision(vote: Vote, votes: tuple[Vote, ...], answerer: Answerer) -> Decision:

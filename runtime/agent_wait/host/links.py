@@ -65,6 +65,7 @@ from agent_wait._time import parse_rfc3339, require_aware
 from agent_wait.aws.errors import error_code
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import ArgumentError, ConfigurationError, WaitError
+from agent_wait.people import person_key, person_keys
 from agent_wait.schema import Settings
 
 __all__ = (
@@ -599,7 +600,8 @@ def _named(answerers: Any, approver: str | None, groups: tuple[str, ...]) -> boo
     """Whether `approver` (in `groups`) is among the policy's `answerers`, as `check_answer` will judge it."""
     if approver is None or not isinstance(answerers, Mapping):
         return False
-    return approver in (answerers.get("principals") or ()) or bool(set(groups) & set(answerers.get("groups") or ()))
+    named = person_key(approver) in person_keys(answerers.get("principals") or ())
+    return named or bool(set(groups) & set(answerers.get("groups") or ()))
 
 
 def _groups(groups: Sequence[str]) -> tuple[str, ...]:

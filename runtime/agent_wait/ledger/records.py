@@ -19,6 +19,7 @@ from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import ArgumentError, LedgerUnavailableError
 from agent_wait.extension import Extended, shifted
 from agent_wait.followup import FollowUps
+from agent_wait.people import person_keys
 from agent_wait.schema import QuestionStatus
 
 __all__ = (
@@ -167,7 +168,8 @@ class Vote:
     """One answerer's vote on a quorum question."""
 
     voter: str
-    """Tells answerers apart: the API user's issuer and subject, else who answered (`Answerer.identity`)."""
+    """Tells answerers apart: the person's key (`Answerer.identity`; rows written before the one person key hold an
+    API user's `iss#sub` here)."""
     by: str | None
     """Who voted, as recorded (`answered_by`)."""
     answer: Any
@@ -178,6 +180,13 @@ class Vote:
     """RFC 3339 time the vote was recorded."""
     via: str | None = None
     sender: str | None = None
+    subject: str | None = None
+    """The voter's own proven subject (`iss#sub`, `slack:T:U`), when their door proves one."""
+
+    @property
+    def keys(self) -> frozenset[str]:
+        """Every name this vote is known by: the voter's key, who it is recorded as, their proven subject."""
+        return person_keys((self.voter, self.by, self.subject))
 
     @property
     def action(self) -> str | None:
@@ -190,7 +199,7 @@ class Vote:
         return {"action": answer.pop("action", None), **answer, "by": self.by, "at": self.at}
 
     def to_item(self) -> dict[str, Any]:
-        return {
+        item = {
             "voter": self.voter,
             "by": self.by,
             "answer": self.answer,
@@ -199,6 +208,9 @@ class Vote:
             "via": self.via,
             "sender": self.sender,
         }
+        if self.subject is not None:
+            item["subject"] = self.subject
+        return item
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> Vote:
@@ -210,6 +222,7 @@ class Vote:
             at=str(item["at"]),
             via=item.get("via"),
             sender=item.get("sender"),
+            subject=item.get("subject"),
         )
 
 
@@ -252,10 +265,12 @@ class Progress:
             version=int(item.get("version") or 0),
         )
 
-    def voted(self, voter: str, by: str | None = None) -> Vote | None:
-        """The vote cast by `voter`, or recorded as `by` (one person answering two ways: their API sign-in and a
-        link made for them), or None."""
-        return next((vote for vote in self.votes if vote.voter == voter or (by is not None and vote.by == by)), None)
+    def voted(self, *names: str | None) -> Vote | None:
+        """The vote cast by the person any of `names` names (their key, their proven subject), or None. One person
+        is one vote however they answer: their sign-in, a link made for their address, Slack, compared by key
+        (`agent_wait.people`), so case, whitespace and an `email:` prefix never make a second person."""
+        wanted = person_keys(names)
+        return next((vote for vote in self.votes if vote.keys & wanted), None)
 
     def vote_with(self, answer_id: str) -> Vote | None:
         """The vote that message `answer_id` cast, or None (a redelivery or a hand-over finds its own vote)."""

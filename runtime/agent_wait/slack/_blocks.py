@@ -64,6 +64,18 @@ def escape(text: Any) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+_SLACK_PERSON = re.compile(r"slack:[A-Z0-9]+:([UW][A-Z0-9]+)")
+"""The person key of a Slack user whose address the app cannot read (`slack:<team>:<user>`)."""
+
+
+def person_text(answered_by: str | None) -> str:
+    """Who decided, for mrkdwn: a Slack user's key as a mention Slack shows by name, anything else escaped."""
+    if not answered_by:
+        return "someone unnamed"
+    slack_user = _SLACK_PERSON.fullmatch(answered_by)
+    return f"<@{slack_user.group(1)}>" if slack_user else escape(answered_by)
+
+
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -207,12 +219,12 @@ def decided_blocks(envelope: WaitEnvelope, decided: Decided, *, inbox_url: str |
         applied = _answer_text(decided.answer)
         line = f":alarm_clock: Nobody answered by the deadline ({when}): the default applied, {applied}."
     elif decided.status == "cancelled" and decided.reason:
-        who = escape(decided.answered_by or "someone unnamed")
+        who = person_text(decided.answered_by)
         line = f":no_entry_sign: {who} cancelled it at {when}: “{escape(decided.reason)}”. The agent carries on."
     elif decided.status == "cancelled":
         line = f":no_entry_sign: Withdrawn {when}: the agent moved on without an answer."
     else:
-        who = escape(decided.answered_by or "someone unnamed")
+        who = person_text(decided.answered_by)
         via = _VIA.get(decided.via or "", f"via {escape(decided.via)}" if decided.via else "")
         line = f":white_check_mark: {who} answered {_answer_text(decided.answer)} {via} at {when}."
     blocks.append(SectionBlock(text=MarkdownTextObject(text=_clip(line, _SECTION_MAX))))

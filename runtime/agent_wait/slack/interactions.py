@@ -36,9 +36,10 @@ from slack_sdk.signature import SignatureVerifier
 
 from agent_wait._time import utc_now
 from agent_wait.engine.answering import VerdictKind
-from agent_wait.engine.checks import Answerer
+from agent_wait.engine.checks import Answerer, answerer_for
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.errors import ArgumentError
+from agent_wait.people import address_key
 from agent_wait.slack import _blocks
 from agent_wait.slack.announce import SlackRouting
 
@@ -221,11 +222,12 @@ class SlackInteractions:
         user = payload.get("user") or {}
         user_id = str(user.get("id") or "")
         team = str(user.get("team_id") or (payload.get("team") or {}).get("id") or "")
-        answered_by = self._email(user_id) or f"{user.get('username') or user.get('name') or user_id} (Slack {user_id})"
-        return Answerer(
-            answered_by=answered_by,
-            via="slack",
-            sender=f"slack:{team}:{user_id}",
+        subject = f"slack:{team}:{user_id}"
+        # Their address when the app may read it (users:read.email), else their Slack id: never the display name.
+        return answerer_for(
+            "slack",
+            person=address_key(self._email(user_id)) or subject,
+            subject=subject,
             groups=self._groups(user_id, record),
             principal=f"slack:{user_id}",  # what a policy names as an answerer principal for this Slack user
         )
@@ -301,7 +303,7 @@ def _outcome_text(record: Any) -> str:
         record.via or ""
     )
     return (
-        f"{record.answered_by or 'someone'} answered"
+        f"{_blocks.person_text(record.answered_by)} answered"
         + (f" “{action}”" if action else "")
         + (f" {via}" if via else "")
         + (f" at {record.decided_at}" if record.decided_at else "")

@@ -9,13 +9,14 @@ from datetime import datetime
 from typing import Any
 
 from agent_wait._time import utc_now
-from agent_wait.engine.checks import Answerer
+from agent_wait.engine.checks import Answerer, answerer_for
 from agent_wait.engine.extend import ExtendService
 from agent_wait.engine.handover import AnswerService
 from agent_wait.host._precise import deadline_schedules
 from agent_wait.host.links import link_keyring
 from agent_wait.host.settings import DEFAULT_SIGN_IN_SCOPES, HostSettings, required
 from agent_wait.ledger import Ledger
+from agent_wait.people import address_key
 from agent_wait.schema import Settings
 
 __all__ = ("DEFAULT_GROUPS_CLAIMS", "ApiContext", "SignIn", "answerer_from_claims", "groups_from_claims")
@@ -154,21 +155,22 @@ def groups_from_claims(claims: Mapping[str, Any], names: tuple[str, ...] = DEFAU
 
 
 def answerer_from_claims(claims: Mapping[str, Any], *, groups_claims: tuple[str, ...], via: str = "api") -> Answerer:
-    """The person behind a verified JWT, with their groups.
+    """The person behind a verified JWT, with their groups (`agent_wait.engine.answerer_for`).
 
-    They are told apart by their issuer and subject (`sender`, `iss#sub`), which nobody can change. They are
-    shown (`answered_by`) by their email only when the issuer says it is verified (`email_verified`: a user
-    who may set their own address could otherwise answer, or vote, under someone else's), else by their
-    username (`cognito:username`, or `username` in a Cognito access token), else by their subject.
+    Their key is their `email` only when the issuer says it is verified (`email_verified`: a user who may set their
+    own address could otherwise answer, or vote, under someone else's), else their issuer and subject (`iss#sub`),
+    which nobody can change. Never a username (`cognito:username`): a pool may let a user pick one shaped like
+    someone else's address. The subject is kept beside the key (`sender`, `subject`), so the same subject is one
+    person even in a token without its address.
     """
     subject = str(claims.get("sub") or "")
-    email = claims.get("email") if email_verified(claims) else None
-    name = email or claims.get("cognito:username") or claims.get("username") or subject
     issuer = str(claims.get("iss") or "")
-    return Answerer(
-        answered_by=str(name) if name else None,
-        via=via,
-        sender=f"{issuer}#{subject}" if issuer else subject or None,
+    proven_subject = f"{issuer}#{subject}" if issuer else subject or None
+    email = claims.get("email") if email_verified(claims) else None
+    return answerer_for(
+        via,
+        person=address_key(email) or proven_subject,
+        subject=proven_subject,
         groups=groups_from_claims(claims, groups_claims),
     )
 

@@ -29,7 +29,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from agent_wait._time import format_rfc3339
-from agent_wait.engine.checks import Answerer
+from agent_wait.engine.checks import Answerer, answerer_for
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.host.api._context import ApiContext
 from agent_wait.host.api._pages import page_file
@@ -168,12 +168,8 @@ def _verify(ctx: ApiContext, question_id: str, body: str | None, *, fields: tupl
 def _answerer(claims: LinkClaims) -> Answerer:
     """Who answers by this link: the person it was made for (as the principal, in the groups the host vouched for
     when it made the link), else any holder of an unnamed link."""
-    return Answerer(
-        answered_by=claims.approver or LINK_ANSWERED_BY,
-        via="link",
-        sender=f"link:{claims.kid}",
-        groups=claims.groups,
-        principal=claims.approver,
+    return answerer_for(
+        "link", person=claims.approver or LINK_ANSWERED_BY, sender=f"link:{claims.kid}", groups=claims.groups
     )
 
 
