@@ -48,8 +48,8 @@ def to_jsonable(value: Any, *, where: str = "value", _depth: int = 0) -> Any:
         if not MIN_INTEGER <= value <= MAX_INTEGER:
             # The value may be personal data (an account number): name its size, not its digits.
             raise EnvelopeError(
-                f"{where} is an integer of {int(value).bit_length()} bits; agent-wait carries integers of at most "
-                "64 bits (what an agent's checkpoint stores): send it as a string"
+                f"{where} is an integer of {int(value).bit_length()} bits, outside the 64-bit range agent-wait carries "
+                "(from -2**63 to 2**64 - 1, what an agent's checkpoint stores): send it as a string"
             )
         _check_storable_number(Decimal(int(value)), where)
         return int(value)

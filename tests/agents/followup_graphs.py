@@ -3,6 +3,7 @@
     build_escalating_graph  finance may approve; reminded after PT4H and P1D before the P3D deadline;
                             after P2D also routed to finance-managers, who may then answer too
     build_quorum_graph      two distinct approvers needed, any reject decides at once; reminded after P1D
+    build_named_graph       only alice may approve, named by her address as a policy author might write it
 
 Always import this module as `tests.agents.followup_graphs`, the name the router imports it by.
 """
@@ -30,6 +31,7 @@ ESCALATING = WaitPolicy(
     ],
 )
 QUORUM = WaitPolicy(timeout="P3D", default=DEFAULT, quorum=2, reminders=["P1D"])
+NAMED = WaitPolicy(timeout="P3D", default=DEFAULT, answerer_principals=["email:Alice@Example.com"])
 
 PAID: list[str] = []
 """Order ids refunded, in order (each must appear at most once)."""
@@ -55,6 +57,12 @@ def quorum_refund(order_id: str, amount: int, decision: Any = None) -> dict[str,
     return {"status": "refused", "decision": decision}
 
 
+@wait(NAMED)
+def named_refund(order_id: str, amount: int) -> dict[str, Any]:
+    PAID.append(order_id)
+    return {"status": "refunded", "amount": amount}
+
+
 def _graph(checkpointer: Any, refund: Any) -> Any:
     def review(state: State) -> dict[str, Any]:
         return {"refund": refund(state["order_id"], state["amount"])}
@@ -72,3 +80,7 @@ def build_escalating_graph(checkpointer: Any) -> Any:
 
 def build_quorum_graph(checkpointer: Any) -> Any:
     return _graph(checkpointer, quorum_refund)
+
+
+def build_named_graph(checkpointer: Any) -> Any:
+    return _graph(checkpointer, named_refund)

@@ -27,7 +27,7 @@ from agent_wait.engine.checks import Answerer
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.errors import LedgerCursorError, MessageError
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
-from agent_wait.host.api._problems import json_response, problem
+from agent_wait.host.api._problems import NOT_JSON, json_body, json_response, message_problem, problem
 from agent_wait.host.api._questions import (
     PageQuery,
     answer_id_for,
@@ -220,9 +220,10 @@ def _thread_page(ctx: ApiContext, thread_id: str, query: PageQuery) -> QuestionP
 
 def _resume_entries(body: str | None) -> list[ResumeEntry] | Response:
     """The body's resume entries, each checked with the router's own message rules, or a 400 problem."""
-    try:
-        data = json.loads(body or "")
-    except (json.JSONDecodeError, RecursionError):
+    data = json_body(body)
+    if isinstance(data, Response):
+        return data
+    if data is NOT_JSON:
         return problem(400, "not_json", f"the body must be JSON: {_BODY_FORMS}")
     if not isinstance(data, dict):
         return problem(400, "bad_resume", f"the body must be a JSON object: {_BODY_FORMS}")
@@ -246,7 +247,7 @@ def _resume_entries(body: str | None) -> list[ResumeEntry] | Response:
         try:
             checked_answer(entry.interrupt_id, {"answer": answer})
         except MessageError as exc:
-            return problem(400, exc.reason, f"resume[{index}]: {exc.message}")
+            return message_problem(exc, where=f"resume[{index}]")
     return entries
 
 

@@ -31,13 +31,15 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from agent_wait._time import format_rfc3339
 from agent_wait.engine.checks import Answerer, answerer_for
 from agent_wait.engine.outcomes import RefusalReason
+from agent_wait.errors import MessageError
 from agent_wait.host.api._context import ApiContext
 from agent_wait.host.api._pages import page_file
 from agent_wait.host.api._pages import secured as _secured
-from agent_wait.host.api._problems import json_response, problem
+from agent_wait.host.api._problems import json_response, message_problem, problem
 from agent_wait.host.api._questions import answer_response, path_question_id, question_view
 from agent_wait.host.links import LinkClaims, LinkError, LinkKeyring, LinkKeys
 from agent_wait.ledger import QuestionRecord
+from agent_wait.messages import parse_answer
 
 __all__ = ("LINK_ANSWERED_BY", "MAX_NOTE_CHARS", "PAGE_CONTENT_SECURITY_POLICY", "link_routes")
 
@@ -147,8 +149,17 @@ def _verify(ctx: ApiContext, question_id: str, body: str | None, *, fields: tupl
     if unknown:
         return problem(400, "unknown_field", f"unknown field(s) {unknown}; send {list(fields)}")
     note = data.get("note")
-    if note is not None and (not isinstance(note, str) or len(note) > MAX_NOTE_CHARS):
+    if note is not None and not isinstance(note, str):
         return problem(400, "bad_note", f"note must be text of at most {MAX_NOTE_CHARS} characters")
+    if note is not None:  # the note is the answer's one free value: read as every door reads an answer
+        if len(note) > MAX_NOTE_CHARS:
+            return problem(
+                422, "bad_answer", f"answer.note is {len(note):,} characters; the most is {MAX_NOTE_CHARS:,}"
+            )
+        try:
+            parse_answer({"note": note})
+        except MessageError as exc:
+            return message_problem(exc)
     token = data.get("token")
     question_id = path_question_id(question_id)
     try:

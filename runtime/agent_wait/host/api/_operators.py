@@ -22,7 +22,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from agent_wait.errors import MessageError
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
-from agent_wait.host.api._problems import json_response, problem
+from agent_wait.host.api._problems import NOT_JSON, json_body, json_response, message_problem, problem
 from agent_wait.host.api._questions import (
     answer_id_for,
     answer_response,
@@ -110,9 +110,10 @@ def _body(reply: Response) -> dict[str, Any]:
 
 def _json_object(body: str | None, field: str, example: str) -> dict[str, Any] | Response:
     """The body as a JSON object holding `field` and nothing else, or the 400 problem that says what is wrong."""
-    try:
-        data = json.loads(body or "")
-    except (json.JSONDecodeError, RecursionError):
+    data = json_body(body)
+    if isinstance(data, Response):
+        return data
+    if data is NOT_JSON:
         return problem(400, "not_json", f"the body must be JSON: {example}")
     if not isinstance(data, dict):
         return problem(400, "not_an_object", f"the body must be a JSON object: {example}")
@@ -172,4 +173,4 @@ def _bulk_item(index: int, entry: Any) -> AnswerMessage | Response:
     try:
         return checked_answer(question_id, {k: v for k, v in entry.items() if k != "question_id"})
     except MessageError as exc:
-        return problem(400, exc.reason, f"{where}: {exc.message}", index=index)
+        return message_problem(exc, where=where, index=index)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import urllib.parse
 import uuid
 from collections.abc import Callable, Mapping
@@ -21,7 +20,7 @@ from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.engine.votes import vote_of, vote_progress
 from agent_wait.errors import MessageError
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
-from agent_wait.host.api._problems import json_response, problem
+from agent_wait.host.api._problems import NOT_JSON, json_body, json_response, message_problem, problem
 from agent_wait.ledger import QuestionRecord
 from agent_wait.messages import MAX_ID_LENGTH, AnswerMessage, parse_message
 from agent_wait.schema import QuestionStatus
@@ -378,9 +377,10 @@ def _no_such_question(question_id: str) -> Response:
 
 def _answer_body(body: str | None, question_id: str) -> AnswerMessage | Response:
     """The request body checked with the router's own message rules (shape, size, values a store can hold)."""
-    try:
-        data = json.loads(body or "")
-    except (json.JSONDecodeError, RecursionError):
+    data = json_body(body)
+    if isinstance(data, Response):
+        return data
+    if data is NOT_JSON:
         return problem(400, "not_json", 'the body must be JSON: {"answer": {"action": "approve"}}')
     if not isinstance(data, dict) or "answer" not in data:
         return problem(
@@ -393,4 +393,4 @@ def _answer_body(body: str | None, question_id: str) -> AnswerMessage | Response
         return checked_answer(question_id, data)
     except MessageError as exc:
         # A well-formed body whose answer no store can hold (too big a number, too deep) is unprocessable, not bad.
-        return problem(422 if exc.reason == "bad_answer" else 400, exc.reason, exc.message)
+        return message_problem(exc)
