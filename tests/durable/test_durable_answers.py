@@ -286,7 +286,7 @@ def test_a_two_person_quorum_completes_the_callback_only_on_the_second_person(st
     assert [outcome.kind for outcome in stack.deliver()] == [OutcomeKind.APPLIED]
     result = stack.result(arn)
     assert result["outcome"] == "refunded"
-    assert [vote["by"] for vote in result["answer"]["votes"]] == ["u-alice", "u-bob"], "as a graph gets it"
+    assert [vote["by"] for vote in result["answer"]["votes"]] == [f"{ISSUER}#u-alice", f"{ISSUER}#u-bob"], "as a graph"
     assert [effect[1]["action"] for effect in stack.effects if effect[0] == arn] == ["approve"]
 
 

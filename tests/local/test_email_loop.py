@@ -150,13 +150,13 @@ def test_one_email_per_recipient_and_one_link_decides_and_resumes_the_agent_once
     assert [o.kind.value for o in world.local.pump().outcomes] == ["applied"]
     assert world.refunds(thread) == [900]
     record = world.row(question)
-    assert (record.status.value, record.answered_by, record.via) == ("resumed", f"email:{ANA}", "link")
+    assert (record.status.value, record.answered_by, record.via) == ("resumed", ANA, "link")
     assert world.local.pump().outcomes == []
 
     # AND dana's link now shows who answered, and her reject changes nothing
     status, seen = world.post(world.links(dana)["reject"], "/link")
     assert status == 200
-    assert seen["question"]["outcome"]["answered_by"] == f"email:{ANA}"
+    assert seen["question"]["outcome"]["answered_by"] == ANA
     status, _ = world.follow(world.links(dana)["reject"])
     assert status == 409
     assert world.row(question).answer == {"action": "approve"}
@@ -208,7 +208,7 @@ def test_a_reminder_and_an_escalation_send_their_emails_with_working_links(world
     assert "ESCALATED (step 1 of 1)" in escalations[0].text
     status, body = world.follow(world.links(escalations[0])["reject"])
     assert (status, body["result"]) == (200, "won")
-    assert world.row(question).answered_by == f"email:{MAX}"
+    assert world.row(question).answered_by == MAX
 
 
 def test_agent_wait_dev_shows_every_sent_email_at_dev_email(world: EmailWorld) -> None:

@@ -138,7 +138,7 @@ def test_extending_through_the_api_moves_the_deadline_schedule_and_the_reminder_
 
     sweep.handler({"source": "aws.scheduler"}, FakeLambdaContext(function_name="agent-wait-sweep"))
     (extended,) = [e for e in host.announcements() if e["type"] == "wait.extended" and e["question_id"] == question_id]
-    assert extended["progress"]["by"] == "olga"
+    assert extended["progress"]["by"] == "https://issuer.example.com#u-o"  # no verified address: the subject
     assert extended["expires_at"] == moved.expires_at
 
 
