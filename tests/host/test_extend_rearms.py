@@ -2,11 +2,12 @@
 learn the new deadline once per extension, with links that answer until it; and an escalated audience answers by
 email.
 
-The host's own email and Teams announcers (`email_announcer`, `teams_announcer`, built from `HostSettings` as the
-sweep builds them) send through moto's SES and a local Teams Workflows webhook over real HTTP; the deadline moves
+The sweep's announcers as the host builds them (`announcers_for` from `HostSettings`) email through moto's SES and
+post to a local Teams Workflows webhook over real HTTP; the question table is DynamoDB on moto; the deadline moves
 through the answer API's `POST /questions/{id}/extend`, which owes `wait.extended` on the row, and the real `Sweep`
 announces it; each link is followed through the answer API's link routes (`POST /questions/{id}/link/answer`), as
-the confirmation page's script does. The clock is the test's, moved by hand.
+the confirmation page's script does. The host signs links at the time it sends them, so each question is asked
+now; from there the clock is the test's, moved by hand.
 """
 
 from __future__ import annotations
@@ -24,19 +25,19 @@ import pytest
 from tests.host import test_webhook_secret as signing
 from tests.host.test_webhook_secret import create_secret
 from tests.support.api_events import Response, call
+from tests.support.aws_stack import create_question_table
 from tests.support.fake_teams import FakeTeams
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy, publish
+from agent_wait.aws import DynamoDbLedger
 from agent_wait.engine import AnswerService, InMemoryEntryQueue, Sweep
 from agent_wait.engine.extend import extended_envelope
 from agent_wait.extension import Extension
 from agent_wait.followup import Escalation
-from agent_wait.host import HostSettings
-from agent_wait.host._email import email_announcer
-from agent_wait.host._teams import teams_announcer
+from agent_wait.host import HostSettings, announcers_for
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.host.links import LinkKeys
-from agent_wait.ledger import InMemoryLedger, QuestionRecord
+from agent_wait.ledger import QuestionRecord
 from agent_wait.local.email_preview import sent_emails
 from agent_wait.local.tables import question_keyed_table
 from agent_wait.schema import QuestionStatus, Settings
@@ -76,12 +77,12 @@ def teams() -> Iterator[FakeTeams]:
 
 @dataclass
 class World:
-    """The sweep's email and Teams announcers, the answer API, and the question ledger they share."""
+    """The sweep's announcers, the answer API, and the question ledger they share."""
 
     teams: FakeTeams
     asked_at: datetime
     clock: Clock
-    ledger: InMemoryLedger
+    ledger: DynamoDbLedger
     announcers: list[Any]
 
     def __post_init__(self) -> None:
@@ -110,7 +111,7 @@ class World:
         """Move the clock to `moment` and run the sweep, as its schedule does."""
         self.clock.now = moment
         report = self.sweep.run()
-        assert not report.failed_questions, report
+        assert (report.failed_questions, report.failed_steps) == ((), ()), report
 
     def extend(self, question_id: str, by: str) -> Response:
         return call(self.app, "POST", f"/questions/{question_id}/extend", {"by": by}, claims=MANAGER)
@@ -165,8 +166,10 @@ def world(session: Any, teams: FakeTeams, unique: str) -> World:
     ses = session.client("sesv2")
     if "example.com" not in {i["IdentityName"] for i in ses.list_email_identities().get("EmailIdentities", [])}:
         ses.create_email_identity(EmailIdentity="example.com")  # moto's SES refuses an unverified From
+    table = f"questions-{unique}"
+    create_question_table(dynamodb, table)
     environ = {
-        Settings.TABLE.value: "questions",
+        Settings.TABLE.value: table,
         Settings.QUEUE_URL.value: "https://sqs.us-east-1.amazonaws.com/123456789012/entry.fifo",
         Settings.EMAIL_FROM.value: "Approvals <approvals@example.com>",
         Settings.EMAIL_SENDS_TABLE.value: question_keyed_table(dynamodb, f"email-sends-{unique}"),
@@ -177,14 +180,10 @@ def world(session: Any, teams: FakeTeams, unique: str) -> World:
         Settings.LINK_KEYS_ARN.value: create_secret(session, KEYS),
         Settings.API_URL.value: API_URL,
     }
-    settings = HostSettings.from_env("sweep", environ=environ)
-    # Teams signs its cards' links at the time it posts them; so the question is asked now, to the second.
+    announcers = announcers_for(HostSettings.from_env("sweep", environ=environ), session=session)
+    assert {a.name for a in announcers} >= {"email", "teams"}
     asked_at = datetime.now(UTC).replace(microsecond=0)
-    clock, ledger = Clock(asked_at), InMemoryLedger()
-    announcers = [
-        email_announcer(settings, session=session, records=ledger.find, clock=clock),
-        teams_announcer(settings, session=session, records=ledger.find),
-    ]
+    clock, ledger = Clock(asked_at), DynamoDbLedger(table, client=dynamodb)
     return World(teams, asked_at, clock, ledger, announcers)
 
 
