@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from agent_wait._time import parse_rfc3339, utc_now
 
-__all__ = ("KEEP_FOR", "DynamoDbSends", "InMemorySends", "Send", "Sends")
+__all__ = ("KEEP_FOR", "DynamoDbSends", "InMemorySends", "Send", "Sends", "sent_to")
 
 KEEP_FOR = timedelta(days=90)
 """How long a question's send records are kept after its last message (the item's `ttl`)."""
@@ -59,6 +59,13 @@ class Sends(Protocol):
     def sends(self, question_id: str) -> dict[str, Send]:
         """Every message of `question_id`, by key."""
         ...
+
+
+def sent_to(sends: Sends, question_id: str, *, keys: Callable[[str], bool]) -> list[str]:
+    """Where the question's messages whose key `keys` accepts went, each address once, in the order of their keys;
+    only messages the service took (a claim without its id may never have been sent)."""
+    sent = sends.sends(question_id).values()
+    return list(dict.fromkeys(send.address for send in sent if send.message_id and keys(send.key)))
 
 
 class InMemorySends:

@@ -4,6 +4,10 @@
   per allowed action, each that recipient's own signed link (made by the host: the channel holds no keys);
 - `wait.reminder` and `wait.escalated` send their own email to each recipient of that step (an escalation's
   envelope carries the widened audience), with fresh links;
+- `wait.extended` sends each person who may answer now an email saying the deadline moved, with their links made
+  again to the new deadline (those in earlier emails stop at the old one): the recipients of the audience the
+  question has now, and, for a question anyone may answer, everyone it was emailed to before. Once per extension;
+  an extension told after the question was decided, or after a later extension, sends nothing;
 - `wait.answered`, `wait.expired` and `wait.cancelled` send a short outcome email to everyone this question was
   emailed to (else its recipients now). `wait.resumed`, `wait.failed` and `wait.voted` send nothing: the outcome
   already went, a failure is an operator's, and a vote waits for the outcome.
@@ -22,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from agent_wait._sends import sent_to
 from agent_wait._time import format_rfc3339, utc_now
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.asked import Decided, decided_of
@@ -35,8 +40,8 @@ __all__ = ("ASKING", "OUTCOMES", "EmailAnnounce", "LinkMaker")
 
 logger = logging.getLogger("agent_wait.announce.email")
 
-ASKING = frozenset({Transition.CREATED, Transition.REMINDER, Transition.ESCALATED})
-"""The steps that ask: an email with the recipient's buttons."""
+ASKING = frozenset({Transition.CREATED, Transition.REMINDER, Transition.ESCALATED, Transition.EXTENDED})
+"""The steps that ask: an email with the recipient's buttons (an extension's made to its new deadline)."""
 OUTCOMES = frozenset({Transition.ANSWERED, Transition.EXPIRED, Transition.CANCELLED})
 """The steps that end a question: a short outcome email."""
 
@@ -92,7 +97,9 @@ class EmailAnnounce(BaseAnnounce):
         self.clock = clock
 
     def deliver(self, envelope: WaitEnvelope, transition: Transition) -> None:
-        if transition in ASKING:
+        if transition is Transition.EXTENDED and self._outdated(envelope):
+            logger.info("extension no longer holds: nothing sent", extra={"question_id": envelope.question_id})
+        elif transition in ASKING:
             self._ask(envelope, transition)
         elif transition in OUTCOMES:
             self._tell_outcome(envelope, transition)
@@ -102,12 +109,19 @@ class EmailAnnounce(BaseAnnounce):
             return None
         return f"{self.inbox_url}#/questions/{urllib.parse.quote(envelope.question_id, safe='')}"
 
+    def _outdated(self, envelope: WaitEnvelope) -> bool:
+        from agent_wait.engine.extend import outdated
+
+        return outdated(envelope, self.records(envelope.question_id) if self.records is not None else None)
+
     def _ask(self, envelope: WaitEnvelope, transition: Transition) -> None:
         problem = None
         try:
             recipients = self.routing.recipients_for(envelope)
         except RecipientError as exc:
             recipients, problem = tuple(exc.recipients), exc.message
+        if transition is Transition.EXTENDED and not _restricted(envelope):
+            recipients = (*recipients, *self._emailed_before(envelope.question_id, recipients))
         if not recipients and problem is None:
             raise EmailDeliveryError(
                 f"no email recipient for question {envelope.question_id}: name answerer principals "
@@ -118,6 +132,7 @@ class EmailAnnounce(BaseAnnounce):
         step = {
             Transition.REMINDER: f"reminder:{progress.get('reminder', 1)}",
             Transition.ESCALATED: f"escalated:{progress.get('escalation', 1)}",
+            Transition.EXTENDED: f"extended:{progress.get('extension', 1)}",
         }.get(transition, "created")
 
         def content(recipient: Recipient, issued_at: datetime) -> EmailContent:
@@ -132,9 +147,15 @@ class EmailAnnounce(BaseAnnounce):
         if failed:
             raise EmailDeliveryError(f"question {envelope.question_id}: {len(failed)} problem(s): {'; '.join(failed)}")
 
+    def _emailed_before(self, question_id: str, known: Sequence[Recipient]) -> list[Recipient]:
+        """Everyone the question was emailed to, but those in `known`: on a question anyone may answer, their links
+        answer until the old deadline, so they are told the new one too (a step's tags may have moved it on)."""
+        told = {recipient.address for recipient in known}
+        emailed = sent_to(self.sends, question_id, keys=_asking)
+        return [Recipient.of(address) for address in emailed if address not in told]
+
     def _tell_outcome(self, envelope: WaitEnvelope, transition: Transition) -> None:
-        sent = self.sends.sends(envelope.question_id).values()
-        addresses = list(dict.fromkeys(s.address for s in sent if s.message_id and not s.key.startswith("outcome:")))
+        addresses = sent_to(self.sends, envelope.question_id, keys=_asking)
         if addresses:
             recipients: Sequence[Recipient] = [Recipient.of(address) for address in addresses]
         else:
@@ -193,6 +214,16 @@ class EmailAnnounce(BaseAnnounce):
         if self.configuration_set:
             request["ConfigurationSetName"] = self.configuration_set
         return str(self.client.send_email(**request)["MessageId"])
+
+
+def _asking(key: str) -> bool:
+    """Whether a send key is an email that asked (with buttons), not an outcome."""
+    return not key.startswith("outcome:")
+
+
+def _restricted(envelope: WaitEnvelope) -> bool:
+    """Whether the question names who may answer (else anyone who has its links may)."""
+    return isinstance(envelope.rules.get("answerers"), Mapping)
 
 
 def _code(exc: Exception) -> str:

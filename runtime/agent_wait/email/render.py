@@ -189,7 +189,8 @@ def question_email(
     now: datetime,
     inbox_url: str | None = None,
 ) -> EmailContent:
-    """The email that asks (`wait.created`), reminds (`wait.reminder`) or escalates (`wait.escalated`).
+    """The email that asks (`wait.created`), reminds (`wait.reminder`), escalates (`wait.escalated`) or says the
+    deadline moved (`wait.extended`: its buttons live until the new deadline, those of earlier emails stop at the old).
 
     Args:
         envelope: the question's envelope for this step (its `progress` says which reminder or step).
@@ -202,8 +203,9 @@ def question_email(
     progress = envelope.progress or {}
     kind = envelope.transition.value.removeprefix("wait.")
     left, when = _deadline(envelope.expires_at, now)
+    moved_from = _day(parse_rfc3339(progress["from"])) if kind == "extended" and progress.get("from") else ""
     buttons = [Button(action, links[action], _tone(action)) for action in envelope.allowed_actions if action in links]
-    prefix = {"reminder": "Reminder: ", "escalated": "Escalated: "}.get(kind, "")
+    prefix = {"reminder": "Reminder: ", "escalated": "Escalated: ", "extended": "Deadline extended: "}.get(kind, "")
     subject = _subject(f"{prefix}Your answer is needed: {asked.title}")
     html, text = _render(
         "question",
@@ -213,6 +215,7 @@ def question_email(
         description=markdown_html(asked.description) if asked.description else "",
         left=left,
         when=when,
+        moved_from=moved_from,
         default=_answer_text(envelope.default) if envelope.default is not None else "",
         who=_who(envelope),
         buttons=buttons,

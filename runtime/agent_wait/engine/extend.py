@@ -7,10 +7,12 @@ at most the policy's `max_total`), and writes the move with one conditional writ
 deadline and follow-ups are unchanged since the read accepts (`FollowUpLedger.extend`); a lost race is read again
 once. The reminders and escalation steps not yet sent move by the same amount (`agent_wait.extension.shifted`).
 
-Then `wait.extended` is announced (progress: which extension, from, to, by whom): at once when the service has
-announcers, else owed on the row so the sweep announces it on its next run (the answer API does this: it has no
-announcers of its own). A precise-deadline schedule moves with it (`DeadlineSchedules.arrange`). An extension
-decides nothing and runs nothing: the agent keeps waiting.
+Then `wait.extended` is announced (progress: which extension, from, to, by whom), addressed like a reminder to the
+audience the question has now (`extended_envelope`), so the channels that carry links re-arm whoever may answer
+with links to the new deadline: at once when the service has announcers, else owed on the row so the sweep
+announces it on its next run (the answer API does this: it has no announcers of its own). A precise-deadline
+schedule moves with it (`DeadlineSchedules.arrange`). An extension decides nothing and runs nothing: the agent
+keeps waiting.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any
 
 from agent_wait._publish import Announcers, as_announcers, publish
@@ -33,7 +36,7 @@ from agent_wait.extension import Extended, Extension
 from agent_wait.ledger import Capability, FullLedger, Ledger, QuestionRecord, require_capabilities
 from agent_wait.schema import QuestionStatus
 
-__all__ = ("ExtendRefusal", "ExtendResult", "ExtendService", "extended_progress")
+__all__ = ("ExtendRefusal", "ExtendResult", "ExtendService", "extended_envelope", "extended_progress", "outdated")
 
 _ATTEMPTS = 2
 """A lost race (a reminder claimed, another extension) is read again once; a second loss is a 409 `changed`."""
@@ -220,5 +223,27 @@ class ExtendService:
 
 
 def extended_envelope(record: QuestionRecord) -> WaitEnvelope:
-    """The `wait.extended` envelope of `record`'s last extension (its `expires_at` is the new deadline)."""
-    return record.envelope.for_transition(Transition.EXTENDED, progress=extended_progress(record))
+    """The `wait.extended` envelope of `record`'s last extension: its `expires_at` is the new deadline.
+
+    Like a reminder's, it is addressed to the audience the question has now: with escalation steps taken, its `tags`
+    carry each step's tags over the question's own and its `rules.answerers` says who may answer, so a channel tells
+    whoever may answer now (and not an audience a step replaced).
+    """
+    envelope, level = record.envelope, record.progress.escalations
+    if level:
+        envelope = replace(
+            envelope,
+            tags=MappingProxyType(record.followups.tags_at(envelope.tags, level)),
+            rules=MappingProxyType({**envelope.rules, "answerers": record.answerers_for(level)}),
+        )
+    return envelope.for_transition(Transition.EXTENDED, progress=extended_progress(record))
+
+
+def outdated(extended: WaitEnvelope, record: QuestionRecord | None) -> bool:
+    """Whether a `wait.extended` envelope tells a deadline that no longer holds: its question is decided, or a later
+    extension moved the deadline again (whose own `wait.extended` tells the newest one). A channel that tells people
+    skips an outdated one, so an envelope told late never hands out buttons for a decided question or an old
+    deadline. Without the row (None) nothing says so."""
+    if record is None:
+        return False
+    return record.status is not QuestionStatus.OPEN or record.expires_at != extended.expires_at

@@ -2,7 +2,8 @@
 
 - `wait.created` posts the question (`chat.postMessage`) with one button per allowed action.
 - `wait.voted` redraws it with the votes so far; `wait.reminder` replies in its thread; `wait.escalated` replies
-  there too, mentioning the new audience, and posts the question to the channel the escalated tags route to.
+  there too, mentioning the new audience, and posts the question to the channel the escalated tags route to;
+  `wait.extended` redraws it once with the new deadline.
 - `wait.answered`, `wait.expired`, `wait.cancelled`, `wait.failed` and `wait.resumed` redraw every message of the
   question (`chat.update`): the buttons go, and it says who answered what, when and how (read from the question's
   row), or that the deadline applied the default.
@@ -116,6 +117,8 @@ class SlackAnnounce(BaseAnnounce):
             )
             self._post_question(envelope, envelope.tags)  # the new audience's channel, when it routes to another
             self._redraw(envelope, self._open_blocks(envelope))
+        elif transition is Transition.EXTENDED:
+            self._redraw_extended(envelope)
         elif transition in _DECIDED:
             decided = _blocks.decided_blocks(
                 envelope, self._decided(envelope, transition), inbox_url=self._inbox(envelope)
@@ -167,6 +170,25 @@ class SlackAnnounce(BaseAnnounce):
         for post in self._messages_of(envelope.question_id):
             reply = Post(f"{key}@{post.channel}", post.channel, format_rfc3339(self.clock()), thread_ts=post.ts)
             self._post_once(envelope.question_id, reply, text=text, blocks=None)
+
+    def _redraw_extended(self, envelope: WaitEnvelope) -> None:
+        """Redraw the question's messages with the new deadline (its buttons are not links: they answer until the
+        deadline the row says), once per extension (`extended:<n>` claimed), and not for an extension that no
+        longer holds (the question decided, or extended again since)."""
+        from agent_wait.engine.extend import outdated
+        from agent_wait.engine.votes import vote_progress
+
+        record = self.records(envelope.question_id) if self.records is not None else None
+        messages = self._messages_of(envelope.question_id)
+        if outdated(envelope, record) or not messages:
+            return
+        key, first = f"extended:{(envelope.progress or {}).get('extension', 1)}", messages[0]
+        earlier = self.messages.claim(envelope.question_id, Post(key, first.channel, format_rfc3339(self.clock())))
+        if earlier is not None and earlier.ts:
+            return  # redrawn before: this event is a redelivery
+        votes = vote_progress(record) if record is not None and record.followups.voting else None
+        self._redraw(envelope, self._open_blocks(envelope, progress=votes))
+        self.messages.sent(envelope.question_id, key, str(first.ts), first.channel)
 
     def _post_once(self, question_id: str, post: Post, *, text: str, blocks: list[dict[str, Any]] | None) -> None:
         earlier = self.messages.claim(question_id, post)

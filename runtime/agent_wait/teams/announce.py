@@ -8,6 +8,10 @@ each step is a card of its own:
 - `wait.created`: the question, with `Action.OpenUrl` buttons to its signed confirmation pages;
 - `wait.reminder` and `wait.escalated`: the question again under a reminder or escalation headline, with fresh
   links (an escalation goes to the new audience);
+- `wait.extended`: the question again under a "Deadline extended" headline, with links made again to the new
+  deadline (those of earlier cards stop at the old one), to whoever may answer now and, for a question anyone may
+  answer, to everyone a card of it went to before; one card per extension. An extension told after the question
+  was decided, or after a later extension, posts nothing;
 - `wait.answered`, `wait.expired`, `wait.cancelled`, `wait.failed`: the outcome, without buttons.
 
 Two modes (`TeamsMode`):
@@ -48,13 +52,14 @@ from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from agent_wait._sends import Send, Sends
+from agent_wait._sends import Send, Sends, sent_to
 from agent_wait._time import format_rfc3339, utc_now
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.announce.webhook import origin_of
 from agent_wait.asked import Decided, decided_of
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError, TeamsDeliveryError
+from agent_wait.recipients import Recipient
 from agent_wait.teams import cards
 
 __all__ = (
@@ -81,6 +86,7 @@ DEFAULT_TRANSITIONS = frozenset(
         Transition.CREATED,
         Transition.REMINDER,
         Transition.ESCALATED,
+        Transition.EXTENDED,
         Transition.ANSWERED,
         Transition.EXPIRED,
         Transition.CANCELLED,
@@ -90,6 +96,10 @@ DEFAULT_TRANSITIONS = frozenset(
 """What a Teams announcer posts unless told otherwise: not `wait.voted` nor `wait.resumed`, which would each be one
 more card in every chat (a card cannot be edited through the webhook)."""
 _OUTCOMES = {Transition.ANSWERED, Transition.EXPIRED, Transition.CANCELLED, Transition.FAILED, Transition.RESUMED}
+_ASKING = frozenset(
+    t.event_type for t in (Transition.CREATED, Transition.REMINDER, Transition.ESCALATED, Transition.EXTENDED)
+)
+"""The events whose cards carry answer links, as their send keys begin (`wait.created:...`)."""
 CHANNEL = "channel"
 """Where a `channel`-mode card goes, in its send key (a person's card has their address there)."""
 ACCEPTED = "accepted"
@@ -210,11 +220,16 @@ class TeamsAnnounce(BaseAnnounce):
         return origin_of(self.url)
 
     def deliver(self, envelope: WaitEnvelope, transition: Transition) -> None:
+        if transition is Transition.EXTENDED and self._outdated(envelope):
+            logger.info("extension of question %s no longer holds: no card posted", envelope.question_id)
+            return
         targets: list[TeamsRecipient | None]
         if self.mode is TeamsMode.CHANNEL:
             targets = [None]
         else:
             targets = list(self.recipients(envelope) if self.recipients is not None else ())
+            if transition is Transition.EXTENDED and not isinstance(envelope.rules.get("answerers"), Mapping):
+                targets += self._carded_before(envelope.question_id, targets)
             if not targets:
                 raise TeamsDeliveryError(
                     f"no Teams recipient for question {envelope.question_id}: map its answerers (or '*') to people "
@@ -238,6 +253,21 @@ class TeamsAnnounce(BaseAnnounce):
         if failed:
             raise TeamsDeliveryError(f"{len(failed)} of {len(targets)} Teams cards not delivered: {'; '.join(failed)}")
 
+    def _outdated(self, envelope: WaitEnvelope) -> bool:
+        from agent_wait.engine.extend import outdated
+
+        return outdated(envelope, self.records(envelope.question_id) if self.records is not None else None)
+
+    def _carded_before(self, question_id: str, known: Sequence[TeamsRecipient | None]) -> list[TeamsRecipient | None]:
+        """Everyone a card with answer links went to, but those in `known`: on a question anyone may answer their
+        links answer until the old deadline, so they are told the new one too (a step's tags may have moved it on).
+        Without `sends` nobody is known."""
+        if self.sends is None:
+            return []
+        told = {CHANNEL, *(target.address for target in known if target is not None)}
+        asked = sent_to(self.sends, question_id, keys=lambda key: key.split(":", 1)[0] in _ASKING)
+        return [Recipient.of(address) for address in asked if address not in told]
+
     def _claim(self, question_id: str, key: str, target: TeamsRecipient | None) -> bool:
         """Whether to post the card `key`: not yet accepted (claimed now, or claimed by an attempt that died)."""
         if self.sends is None:
@@ -255,15 +285,14 @@ class TeamsAnnounce(BaseAnnounce):
         inbox = self._inbox(envelope)
         if transition in _OUTCOMES:
             return cards.outcome_card(envelope, self._decided(envelope, transition), inbox_url=inbox)
-        notice = (
-            cards.reminder_notice(envelope)
-            if transition is Transition.REMINDER
-            else cards.escalation_notice(envelope)
-            if transition is Transition.ESCALATED
-            else None
-        )
+        notice = {
+            Transition.REMINDER: cards.reminder_notice,
+            Transition.ESCALATED: cards.escalation_notice,
+            Transition.EXTENDED: cards.extension_notice,
+        }.get(transition)
         links = dict(self.links(envelope, recipient)) if self.links is not None else {}
-        return cards.question_card(envelope, links, inbox_url=inbox, notice=notice, progress=envelope.progress)
+        headline = notice(envelope) if notice is not None else None
+        return cards.question_card(envelope, links, inbox_url=inbox, notice=headline, progress=envelope.progress)
 
     def body(self, envelope: WaitEnvelope, transition: Transition, recipient: TeamsRecipient | None) -> bytes:
         """The exact request body `deliver` POSTs for `transition` to `recipient` (public so flows can be tested)."""

@@ -87,12 +87,13 @@ def _text(text: str, **style: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Notice:
-    """What a follow-up card says above the question: a reminder, or an escalation to a new audience."""
+    """What a follow-up card says above the question: a reminder, an escalation to a new audience, or a new
+    deadline."""
 
     title: str
     """The headline (`Reminder 1 of 2: this still waits for your answer`)."""
     color: str = "Warning"
-    """The headline's color (`Warning` for a reminder, `Attention` for an escalation)."""
+    """The headline's color (`Warning` for a reminder, `Attention` for an escalation, `Accent` for an extension)."""
 
 
 def reminder_notice(envelope: WaitEnvelope) -> Notice:
@@ -108,6 +109,13 @@ def escalation_notice(envelope: WaitEnvelope) -> Notice:
     if not isinstance(answerers, Mapping):  # still anyone's to answer: the step only widened who is told
         return Notice(f"Escalated{step}: this still waits for an answer", color="Attention")
     return Notice(f"Escalated{step}: {who(envelope)} may answer now", color="Attention")
+
+
+def extension_notice(envelope: WaitEnvelope) -> Notice:
+    """The headline of a `wait.extended` card: the new deadline, and that earlier cards' buttons stop at the old."""
+    previous = (envelope.progress or {}).get("from")
+    stop = f"; those on earlier cards stop at {when(previous)}" if isinstance(previous, str) else ""
+    return Notice(f"Deadline extended to {when(envelope.expires_at)}: use these buttons{stop}", "Accent")
 
 
 def _asked(envelope: WaitEnvelope, headline: dict[str, Any]) -> list[dict[str, Any]]:
@@ -142,7 +150,7 @@ def question_card(
         envelope: the question's envelope.
         links: the signed links this card carries, by action; empty: the card says where to answer instead.
         inbox_url: the inbox page for this question; a last button when given.
-        notice: a reminder or escalation headline; None for the question as first asked.
+        notice: a reminder, escalation or extension headline; None for the question as first asked.
         progress: a quorum's votes so far (a reminder of a quorum question says how many are still needed).
     """
     headline = (
