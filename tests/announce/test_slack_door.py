@@ -4,7 +4,7 @@ Gateway would, which decides through `AnswerService` on an in-memory ledger. `Sl
 every click is on the message people see.
 
 Slack user group S0FIN stands for the answerer group `finance` (alice, and nomail, whose address the app cannot read);
-S0MGR for `finance-managers` (maria). Mallory is in no group.
+S0MGR for `finance-managers` (maria).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from agent_wait.slack import InMemorySlackMessages, SlackAnnounce, SlackInteract
 T0 = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
 SIGNING_SECRET = "slack-door-signing-secret"
 APPROVE, OPEN_FORM = "agent_wait:answer:approve", "agent_wait:modal"
-ALICE, NOMAIL, MARIA, MALLORY = "U0ALICE", "U0NOMAIL", "U0MARIA", "U0MALLORY"
+ALICE, NOMAIL, MARIA = "U0ALICE", "U0NOMAIL", "U0MARIA"
 NOMAIL_KEY = "slack:T123:U0NOMAIL"
 UNNAMED = "Not recorded: Slack did not say who you are just now; try again in a few seconds."
 CAROL_CLAIMS = {
@@ -163,7 +163,6 @@ def _workspace(slack: FakeSlack) -> FakeSlack:
     slack.add_user(ALICE, email="alice@example.com")
     slack.add_user(NOMAIL)  # the app cannot read their address: users.info has no email
     slack.add_user(MARIA, email="maria@example.com")
-    slack.add_user(MALLORY, email="mallory@example.com")
     slack.add_group("S0FIN", "finance", [ALICE, NOMAIL])
     slack.add_group("S0MGR", "finance-managers", [MARIA])
     return slack
@@ -179,11 +178,11 @@ def door() -> Iterator[Door]:
 
 @pytest.fixture
 def hosted_door() -> Iterator[Door]:
-    """The door as the answer API's Lambda builds it: its settings, and its secrets from Secrets Manager (moto)."""
+    """The door with the Slack client the answer API's Lambda builds (`ApiContext.from_settings`: its settings, its
+    secrets from Secrets Manager on moto), deciding on the in-memory ledger."""
     import boto3
     from moto import mock_aws
 
-    from agent_wait.host._slack import slack_interactions
     from agent_wait.host.settings import HostSettings
 
     with mock_aws(), FakeSlack() as slack:
@@ -199,14 +198,18 @@ def hosted_door() -> Iterator[Door]:
             "AGENT_WAIT_SLACK_GROUPS": json.dumps(GROUPS),
             "AGENT_WAIT_SLACK_API_URL": f"{slack.url}/api/",
         }
-        settings = HostSettings.from_env("api", environment)
+        deployed = ApiContext.from_settings(HostSettings.from_env("api", environment), session=session).slack
+        assert isinstance(deployed, SlackInteractions)
 
         def build(door: Door) -> SlackInteractions:
-            built = slack_interactions(
-                settings, session=session, service=door.service, find=door.ledger.find, clock=door.clock
+            return SlackInteractions(
+                signing_secret=SIGNING_SECRET,
+                service=door.service,
+                find=door.ledger.find,
+                client=deployed.client,
+                routing=deployed.routing,
+                clock=door.clock,
             )
-            assert built is not None
-            return built
 
         door = Door(_workspace(slack), build)
         with door.api:
