@@ -14,6 +14,8 @@ from agent_wait.slack.announce import SlackAnnounce, SlackRouting
 __all__ = ("slack_announcer", "slack_interactions", "web_client")
 
 SLACK_API = "https://slack.com/api/"
+_INTERACTION_TIMEOUT = 1
+"""Seconds the Slack door's Web API reads (`users.info`, `usergroups.users.list`, `views.open`) may take."""
 
 
 def _secret(secret_arn: str, variable: Settings, what: str, session: Any) -> str:
@@ -28,8 +30,9 @@ def _secret(secret_arn: str, variable: Settings, what: str, session: Any) -> str
     return text
 
 
-def web_client(slack: SlackSettings, session: Any) -> Any:
-    """A `slack_sdk.WebClient` with the bot token from its secret; it retries Slack's rate limits (429)."""
+def web_client(slack: SlackSettings, session: Any, *, timeout: int = 10, retry_rate_limits: bool = True) -> Any:
+    """A `slack_sdk.WebClient` with the bot token from its secret; it retries Slack's rate limits (429) unless told
+    not to (a caller that must answer Slack within its 3 seconds cannot sleep out a `Retry-After`)."""
     from slack_sdk import WebClient
     from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
@@ -44,8 +47,8 @@ def web_client(slack: SlackSettings, session: Any) -> Any:
     return WebClient(
         token=token,
         base_url=slack.api_url or SLACK_API,
-        timeout=10,
-        retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=2)],
+        timeout=timeout,
+        retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=2)] if retry_rate_limits else [],
     )
 
 
@@ -83,7 +86,8 @@ def slack_interactions(settings: HostSettings, *, session: Any, service: Any, fi
         signing_secret=secret,
         service=service,
         find=find,
-        client=web_client(slack, session),
+        # Slack waits 3 s for the answer: a slow or rate-limited read refuses the click ("try again") instead
+        client=web_client(slack, session, timeout=_INTERACTION_TIMEOUT, retry_rate_limits=False),
         routing=_routing(slack),
         clock=clock,
     )

@@ -144,7 +144,7 @@ def _facts(envelope: WaitEnvelope, mentions: Mapping[str, str], inbox_url: str |
 def _votes_line(progress: Mapping[str, Any] | None) -> str | None:
     if not progress or not isinstance(progress.get("votes"), list):
         return None
-    votes = ", ".join(f"{escape(v.get('by') or 'someone')} ({escape(v.get('action'))})" for v in progress["votes"])
+    votes = ", ".join(f"{person_text(v.get('by'))} ({escape(v.get('action'))})" for v in progress["votes"])
     count = f"*{progress.get('approvals', 0)} of {progress.get('needed', '?')} approvals*"
     remaining = progress.get("remaining")
     more = f": {remaining} more needed" if isinstance(remaining, int) and remaining > 0 else ""
@@ -203,7 +203,8 @@ _VIA = {"slack": "in Slack", "api": "in the inbox or the API", "link": "with a s
 
 def _answer_text(answer: Any) -> str:
     if isinstance(answer, Mapping) and isinstance(answer.get("action"), str):
-        rest = {k: v for k, v in answer.items() if k != "action"}
+        # A quorum's deciding answer carries every vote (`votes`): the votes line shows them, each voter by name.
+        rest = {k: v for k, v in answer.items() if k not in ("action", "votes")}
         details = "; ".join(f"{escape(k)}: {escape(_shown(v))}" for k, v in rest.items())
         return f"*{escape(answer['action'])}*" + (f" ({details})" if details else "")
     if isinstance(answer, Mapping) and isinstance(answer.get("decisions"), list):
@@ -352,6 +353,32 @@ def modal_view(envelope: WaitEnvelope) -> dict[str, Any]:
 def plain_text(envelope: WaitEnvelope) -> str:
     """The notification text Slack shows where blocks cannot be (a push notification, a screen reader's summary)."""
     return _clip(f"Waiting for an answer: {escape(summary(envelope))}", 3000)
+
+
+def decided_text(envelope: WaitEnvelope, decided: Decided) -> str:
+    """The notification text once the question is decided: how it ended, then what was asked."""
+    return _clip(f"{_ending(decided)}: {escape(summary(envelope))}", 3000)
+
+
+def _ending(decided: Decided) -> str:
+    if decided.status == "expired":
+        return f"Nobody answered in time; the default applied{_quoted_action(decided.answer, ', ')}"
+    if decided.status == "cancelled" and decided.reason:
+        return f"{person_text(decided.answered_by)} cancelled it"
+    if decided.status == "cancelled":
+        return "Withdrawn: the agent moved on without an answer"
+    via = _VIA.get(decided.via or "", f"via {escape(decided.via)}" if decided.via else "")
+    answered = f"{person_text(decided.answered_by)} answered{_quoted_action(decided.answer, ' ')}" + (
+        f" {via}" if via else ""
+    )
+    if decided.status == "failed":
+        return f"{answered}, but the agent failed carrying on"
+    return f"{answered}; the agent carried on" if decided.resumed_at else answered
+
+
+def _quoted_action(answer: Any, before: str) -> str:
+    action = answer.get("action") if isinstance(answer, Mapping) else None
+    return f"{before}“{escape(action)}”" if isinstance(action, str) else ""
 
 
 def to_dicts(blocks: Sequence[Block]) -> list[dict[str, Any]]:

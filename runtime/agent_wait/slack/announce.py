@@ -120,10 +120,9 @@ class SlackAnnounce(BaseAnnounce):
         elif transition is Transition.EXTENDED:
             self._redraw_extended(envelope)
         elif transition in _DECIDED:
-            decided = _blocks.decided_blocks(
-                envelope, self._decided(envelope, transition), inbox_url=self._inbox(envelope)
-            )
-            self._redraw(envelope, _blocks.to_dicts(decided))
+            decided = self._decided(envelope, transition)
+            blocks = _blocks.decided_blocks(envelope, decided, inbox_url=self._inbox(envelope))
+            self._redraw(envelope, _blocks.to_dicts(blocks), text=_blocks.decided_text(envelope, decided))
 
     # -- what a message says ----------------------------------------------------------------------------------
 
@@ -237,12 +236,13 @@ class SlackAnnounce(BaseAnnounce):
         posts = self.messages.posts(question_id).values()
         return [post for post in posts if post.key.startswith("message:") and post.ts]
 
-    def _redraw(self, envelope: WaitEnvelope, blocks: list[dict[str, Any]]) -> None:
+    def _redraw(self, envelope: WaitEnvelope, blocks: list[dict[str, Any]], *, text: str | None = None) -> None:
+        """Update every message of the question to `blocks`, with `text` as its notification (default: it waits)."""
         messages = self._messages_of(envelope.question_id)
         if not messages:
             logger.info("no Slack message to update: question_id=%s", envelope.question_id)
             return
-        text = _blocks.plain_text(envelope)
+        text = text if text is not None else _blocks.plain_text(envelope)
         failed: list[str] = []
         for post in messages:
             try:
