@@ -25,11 +25,17 @@ class DurationSyntaxError(ValueError):
     """A duration that is not one of the accepted forms; the text says why."""
 
 
+class DurationTooLongError(DurationSyntaxError):
+    """A well-formed duration longer than a `timedelta` holds (999,999,999 days): a caller that bounds durations
+    (`MAX_DURATION`) can refuse it as too long rather than as malformed."""
+
+
 def parse_duration(value: object) -> timedelta:
     """Parse an ISO 8601 duration string or a number of seconds into a positive `timedelta`.
 
     Raises:
-        DurationSyntaxError: empty, zero, negative, calendar-based (years, months) or malformed.
+        DurationSyntaxError: empty, zero, negative, calendar-based (years, months) or malformed;
+            `DurationTooLongError` when longer than a `timedelta` holds.
     """
     if isinstance(value, bool):
         raise DurationSyntaxError(f"got {value!r} (a bool is not a duration)")
@@ -60,7 +66,7 @@ def _positive_delta(seconds: float, value: object) -> timedelta:
     try:
         delta = timedelta(seconds=seconds)
     except OverflowError:
-        raise DurationSyntaxError(f"got {value!r} (too long to represent)") from None
+        raise DurationTooLongError(f"got {value!r} (too long to represent)") from None
     if delta <= timedelta(0):
         raise DurationSyntaxError(f"got {value!r} (must be more than zero seconds)")
     return delta

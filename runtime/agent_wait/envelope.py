@@ -62,8 +62,8 @@ class Transition(StrEnum):
     EXPIRED = "expired"
     """The deadline passed and the policy's default was applied."""
     CANCELLED = "cancelled"
-    """The question was withdrawn: a person cancelled it (the agent receives the policy's `on_cancel`, else its
-    default), or the agent moved past it unanswered."""
+    """The question was withdrawn: a person cancelled it (the agent receives the policy's `on_cancel`, else a
+    cancellation, never the default), or the agent moved past it unanswered."""
     RESUMED = "resumed"
     """The agent has moved past the question; a UI can retract its buttons."""
     FAILED = "failed"

@@ -116,7 +116,8 @@ class WaitPolicy:
     Needs a `timeout`."""
     on_cancel: Any = None
     """The answer the agent receives when a person cancels the question (`POST /questions/{id}/cancel`, `agent-wait
-    cancel`), recorded `cancelled` with who and why (any JSON). None: the `default` applies, as at the deadline."""
+    cancel`), recorded `cancelled` with who and why (any JSON). None: a cancellation, `{"action": "cancelled",
+    "reason", "by"}` (`agent_wait.dialects.cancellation`), never the `default`, which may approve."""
     on_new_version: str | None = None
     """After a redeploy: `"resume"` while compatible, `"fail"`; None: the host's choice (docs/versions.md)."""
 

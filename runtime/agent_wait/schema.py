@@ -382,8 +382,8 @@ class Settings(StrEnum):
     a step's writes) in the bucket rather than the table, from 1 to 408576 (default 12288, 12 KB; see
     docs/scaling.md, "Checkpoint offload threshold")."""
     AUDIT_GROUP = "AGENT_WAIT_AUDIT_GROUP"
-    """Optional: the group (from the JWT's groups claim) whose members may read the audit trail, `GET /audit`;
-    unset, the route refuses everyone (403 `audit_not_enabled`)."""
+    """Optional: the group (from the JWT's groups claim) whose members may read the audit trail, `GET /audit`; one
+    name, without spaces or commas; unset, the route refuses everyone (403 `audit_not_enabled`)."""
     DECIDED_RETENTION = "AGENT_WAIT_DECIDED_RETENTION"
     """Optional: how long a decided question's row is kept after its decision, an ISO 8601 duration (`P400D`):
     the decision sets the table's TTL attribute (`ttl`) that far ahead, and DynamoDB deletes the row some time

@@ -466,7 +466,7 @@ def test_an_operator_approves_several_after_a_confirmation_and_cancels_one_with_
     expect(phone.get_by_role("button", name="Approve selected")).to_be_visible()
     phone.screenshot(path=str(target / "inbox-list-phone.png"))
     inbox.open(phone, question)
-    expect(phone.locator("#policy-cancel")).to_contain_text("reject")
+    expect(phone.locator("#policy-cancel")).to_have_text("a cancellation with your reason, never the default")
     phone.get_by_text("Cancel this question…").click()
     phone.get_by_role("button", name="Cancel question").click()
     expect(status(phone)).to_have_text("Say why you cancel it: the reason is recorded with your name.")

@@ -1,4 +1,5 @@
-"""`WaitPolicy(on_cancel=...)`: the answer a cancelled question gives its agent rides in the envelope's rules."""
+"""`WaitPolicy(on_cancel=...)`: the answer a cancelled question gives its agent rides in the envelope's rules; without
+it a cancel delivers a cancellation, never the default."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ def test_a_declared_cancellation_answer_rides_in_the_rules_and_round_trips() -> 
     assert WaitPolicy.from_dict(policy.to_dict()).on_cancel == {"action": "reject", "reason": "cancelled"}
 
 
-def test_without_one_the_rules_say_nothing_so_the_default_applies() -> None:
+def test_without_one_the_rules_say_nothing_so_a_cancel_delivers_a_cancellation() -> None:
+    # A cancel then gives the agent {"action": "cancelled", "reason", "by"}, never the default
+    # (tests/engine/test_cancel.py).
     policy = WaitPolicy(default={"action": "reject"})
 
     assert policy.on_cancel is None

@@ -145,15 +145,20 @@ def test_a_cancel_resumes_the_agent_once_with_the_declared_answer_and_the_row_sa
     )
 
 
-def test_without_a_declared_cancellation_answer_the_agent_receives_the_default() -> None:
+def test_without_a_declared_cancellation_answer_the_agent_receives_a_cancellation_never_the_default() -> None:
+    # GIVEN a question whose policy declares no on_cancel (its default is a reject with a reason of its own)
     world, thread_id = World(), "t-cancel-default"
     question_id = world.ask(thread_id, "undeclared")
 
+    # WHEN finance cancels it
     world.service.cancel(question_id, "duplicate request", FIN, answer_id="api:c1")
     world.deliver()
 
-    assert RECEIVED[thread_id] == [{"action": "reject", "reason": "timeout"}]
-    assert world.row(thread_id, question_id).outcome is QuestionStatus.CANCELLED
+    # THEN the agent receives the cancellation, with why and who, not the default (issue 40: a default may approve)
+    cancellation = {"action": "cancelled", "reason": "duplicate request", "by": "fin@example.com"}
+    assert RECEIVED[thread_id] == [cancellation]
+    row = world.row(thread_id, question_id)
+    assert (row.outcome, row.answer) == (QuestionStatus.CANCELLED, cancellation)
 
 
 def test_a_rival_answer_after_a_cancel_is_refused_through_every_door() -> None:

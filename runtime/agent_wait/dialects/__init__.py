@@ -4,7 +4,9 @@ A dialect is recognised from the value a framework parks on and recorded in the 
 (`{"dialect": name, ...}`), so the host knows it again from the ledger row alone. Every answer is
 checked here before it may decide a question (`answer_problem`, called by the router and the answer
 API alike), and turned here into the value the agent receives (`resume_value`). Questions asked by
-`@wait` are checked too: an edit may name only the function's published parameters.
+`@wait` are checked too: an edit may name only the function's published parameters. A person's cancel without the
+policy's `on_cancel` reaches the agent as `cancellation(reason, by)`, `{"action": "cancelled", ...}`, which each
+dialect turns into its own refusal (`cancellation_problem` says when it has none).
 
 A question may also carry a JSON Schema for its answer (LangGraph's `interrupt(value, response_schema=...)`,
 or `WaitPolicy(response_schema=...)`), in the envelope's `rules`. Outside a dialect, such a question is
@@ -21,15 +23,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent_wait.dialects import agent_inbox, langchain_hitl
+from agent_wait.dialects._cancellation import CANCELLED, cancellation, is_cancellation
 from agent_wait.policy import schema_actions
 
 if TYPE_CHECKING:
     from agent_wait.envelope import WaitEnvelope
 
 __all__ = (
+    "CANCELLED",
     "Recognized",
     "answer_problem",
+    "cancellation",
+    "cancellation_problem",
     "dialect_of",
+    "is_cancellation",
     "is_native_answer",
     "recognize",
     "response_schema_of",
@@ -108,6 +115,19 @@ def answer_problem(envelope: WaitEnvelope, answer: Any) -> str | None:
     if name is not None:
         return _DIALECTS[name].answer_problem(envelope.question, answer, response_schema_of(envelope))
     return _wait_call_problem(envelope, answer)
+
+
+def cancellation_problem(envelope: WaitEnvelope) -> str | None:
+    """Why the question cannot take a cancellation (`cancellation`) in its dialect, or None when it can.
+
+    A dialect delivers it as its own refusal (a `reject` or `respond` decision, an `ignore` or `response`); a question
+    whose dialect allows none of them could only be approved, so a cancel without `on_cancel` is refused before it
+    decides anything. Ours, and a question with only a response schema, take it as it is.
+    """
+    name = dialect_of(envelope)
+    if name is None:
+        return None
+    return _DIALECTS[name].cancel_problem(envelope.question, response_schema_of(envelope))
 
 
 def resume_value(envelope: WaitEnvelope, answer: Any) -> Any:

@@ -19,6 +19,9 @@ list of one for the list form): `args` is None for accept and ignore, the reply 
 - Our answer `{"action": ..., "note"?, "args"?}`: `accept`/`ignore` as they are, `response` with the
   reply as `note`, and an edit (`accept` or `edit` with `args`, the arguments to change) as an `edit`
   response carrying the request's arguments with those changed.
+- A cancellation (`{"action": "cancelled", "reason", "by"}`, a person's cancel without `on_cancel`): an `ignore`
+  response; a `response` carrying `Cancelled: <reason>` where the config allows no ignore; a request that allows
+  neither (accept or edit only) cannot be cancelled (`cancel_problem`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ("NAME", "answer_problem", "is_native", "recognize", "to_resume")
+from agent_wait.dialects._cancellation import cancellation_message, is_cancellation
+
+__all__ = ("NAME", "answer_problem", "cancel_problem", "is_native", "recognize", "to_resume")
 
 NAME = "agent_inbox"
 """The `dialect` recorded in the envelope's `source`."""
@@ -144,8 +149,20 @@ def _ours_problem(allowed: list[str], asked: Mapping[str, Any], answer: Mapping[
     return None
 
 
+def cancel_problem(question: Any, response_schema: Any = None) -> str | None:
+    """Why a cancellation cannot reach the Agent Inbox `question` (its config allows neither ignore nor response)."""
+    found = _request(question)
+    if found is None:
+        return "the question is not an Agent Inbox HumanInterrupt any more; it cannot be cancelled"
+    allowed = _allowed(found[0])
+    if "ignore" in allowed or "response" in allowed:
+        return None
+    return f"a cancel reaches Agent Inbox as an ignore (or a response), and this request allows only {allowed}"
+
+
 def to_resume(question: Any, answer: Any, response_schema: Any = None) -> Any:
-    """The value the graph receives: a native answer as sent; ours as a `HumanResponse` in the question's form."""
+    """The value the graph receives: a native answer as sent; ours as a `HumanResponse` in the question's form
+    (a cancellation as `ignore`, or as a `response` with its reason where the config allows no ignore)."""
     found = _request(question)
     if found is None or is_native(answer):
         return answer
@@ -153,7 +170,14 @@ def to_resume(question: Any, answer: Any, response_schema: Any = None) -> Any:
     action, note, edits = answer.get("action"), answer.get("note"), answer.get("args")
     asked = request["action_request"]
     response: dict[str, Any]
-    if edits is not None or action == "edit":
+    if is_cancellation(answer):
+        ignorable = "ignore" in _allowed(request)
+        response = (
+            {"type": "ignore", "args": None}
+            if ignorable
+            else {"type": "response", "args": cancellation_message(answer)}
+        )
+    elif edits is not None or action == "edit":
         changed = dict(edits) if isinstance(edits, Mapping) else {}
         response = {"type": "edit", "args": {"action": asked["action"], "args": {**asked["args"], **changed}}}
     elif action == "response":

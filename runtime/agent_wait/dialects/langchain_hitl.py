@@ -15,6 +15,10 @@ The shapes are recognised structurally, so the core never imports langchain.
   allows and resumed with exactly as sent.
 - Our answer `{"action": ..., "note"?, "args"?}`: translated to one decision per action request. Our `args`
   names the arguments to change; the others keep the values the model asked for.
+- A cancellation (`{"action": "cancelled", "reason", "by"}`, a person's cancel without `on_cancel`): a `reject`
+  decision per call carrying `Cancelled: <reason>` as its message (a `respond` with it where the tool allows no
+  reject); a call that allows neither cannot be cancelled (`cancel_problem`), since the middleware raises on a
+  decision its config does not allow.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ("NAME", "answer_problem", "is_native", "recognize", "to_resume")
+from agent_wait.dialects._cancellation import cancellation_message, is_cancellation
+
+__all__ = ("NAME", "answer_problem", "cancel_problem", "is_native", "recognize", "to_resume")
 
 NAME = "langchain_hitl"
 """The `dialect` recorded in the envelope's `source`."""
@@ -195,16 +201,39 @@ def _ours_problem(requests: list[Request], answer: Mapping[str, Any]) -> str | N
     return None
 
 
+_REFUSING = ("reject", "respond")
+"""The decisions that run no tool, in the order a cancellation prefers them."""
+
+
+def cancel_problem(question: Any, response_schema: Any = None) -> str | None:
+    """Why a cancellation cannot reach the middleware's `question` (a call that allows neither reject nor respond)."""
+    requests = _requests(question, response_schema)
+    if requests is None:
+        return "the question is not a HumanInTheLoopMiddleware request any more; it cannot be cancelled"
+    stuck = [name for name, allowed, _ in requests if not any(d in allowed for d in _REFUSING)]
+    if stuck:
+        return (
+            f"a cancel reaches HumanInTheLoopMiddleware as a reject (or respond) decision, and {stuck} allows "
+            "neither; answer the question instead"
+        )
+    return None
+
+
 def to_resume(question: Any, answer: Any, response_schema: Any = None) -> Any:
     """The value the middleware receives: a native answer as sent; ours as one decision per action request.
 
     Our edit names the arguments to change (as for `@wait`); the edited call keeps the model's other arguments.
+    A cancellation is a `reject` per call with its reason (`respond` where the call allows no reject).
     """
     requests = _requests(question, response_schema)
     if requests is None or is_native(answer):
         return answer
     action, note, edits = answer.get("action"), answer.get("note"), answer.get("args")
-    if edits is not None or action == "edit":
+    if is_cancellation(answer):
+        message = cancellation_message(answer)
+        kinds = [next((d for d in _REFUSING if d in allowed), "reject") for _, allowed, _ in requests]
+        decisions = [{"type": kind, "message": message} for kind in kinds]
+    elif edits is not None or action == "edit":
         name, _, asked = requests[0]
         args = {**asked, **edits} if isinstance(edits, Mapping) else edits  # checked to be an object beforehand
         decisions = [{"type": "edit", "edited_action": {"name": name, "args": args}}]

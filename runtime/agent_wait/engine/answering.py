@@ -67,8 +67,9 @@ class AnswerAttempt:
     deadline: bool = False
     """The sweep's deadline answer (`origin: deadline`): the default applies, recorded `expired`."""
     cancel: bool = False
-    """A person's cancel (`agent_wait.engine.cancelling`): the policy's cancellation answer applies (`on_cancel`, else
-    the default), recorded `cancelled` with `reason`; `answer` is ignored."""
+    """A person's cancel (`agent_wait.engine.cancelling`): the policy's `on_cancel` applies, else a cancellation
+    (`{"action": "cancelled", "reason", "by"}`, never the default), recorded `cancelled` with `reason`; `answer` is
+    ignored."""
     reason: str | None = None
     """Why, in the person's words (a cancel's reason); recorded on the row."""
 
@@ -222,8 +223,9 @@ def _decision(record: QuestionRecord, attempt: AnswerAttempt) -> Decision:
     status = QuestionStatus.EXPIRED if attempt.deadline else QuestionStatus.ANSWERED
     # A deadline always applies the question's own default, whatever the message carries.
     answer = record.envelope.default if attempt.deadline else attempt.answer
-    if attempt.cancel:  # and a cancel the policy's cancellation answer
-        status, answer = QuestionStatus.CANCELLED, cancellation_answer(record.envelope)
+    if attempt.cancel:  # and a cancel the policy's `on_cancel`, else a cancellation: never the default
+        answer = cancellation_answer(record.envelope, reason=attempt.reason, by=answerer.answered_by)
+        status = QuestionStatus.CANCELLED
     return Decision(
         status,
         answer,

@@ -75,6 +75,9 @@ AUDIT_COLUMNS = (
 """Every field of an audit row, in the order a CSV file has them (JSON lines hold the same keys)."""
 _JSON_COLUMNS = frozenset({"question", "allowed_actions", "tags", "args", "approved_args", "answer", "votes"})
 """The fields a CSV cell holds as JSON text."""
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
+"""The first characters that make a spreadsheet read a CSV cell as a formula (OWASP, "CSV Injection"): `=`, `+`, `-`,
+`@`, tab, carriage return and line feed. A CSV cell that starts with one gets a single quote in front."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,8 +243,9 @@ def audit_rows(ledger: Ledger, window: AuditWindow, *, page_size: int = MAX_AUDI
 
 
 def write_audit(rows: Iterable[Mapping[str, Any]], out: io.TextIOBase | Any, *, format: str) -> int:
-    """Write `rows` to `out` as JSON lines (`jsonl`) or CSV (`csv`, a header row first; structured cells as JSON
-    text); returns how many rows were written.
+    """Write `rows` to `out` as JSON lines (`jsonl`, every value exact) or CSV (`csv`, a header row first; structured
+    cells as JSON text; every cell quoted, and one that starts with `=`, `+`, `-`, `@`, a tab, a carriage return or a
+    line feed prefixed with a single quote, so that a spreadsheet shows it as text); returns how many rows were written.
 
     Raises:
         ArgumentError: `format` is not one of `AUDIT_FORMATS`.
@@ -254,12 +258,20 @@ def write_audit(rows: Iterable[Mapping[str, Any]], out: io.TextIOBase | Any, *, 
             out.write(json.dumps(row, sort_keys=True, separators=(",", ":")) + "\n")
             count += 1
         return count
-    writer = csv.DictWriter(out, fieldnames=AUDIT_COLUMNS, lineterminator="\n")
+    # Thread ids, reasons, names and claims come from agents and senders: as OWASP's "CSV Injection" asks, every
+    # cell is wrapped in double quotes (its own double quotes doubled) and none may start a formula.
+    writer = csv.DictWriter(out, fieldnames=AUDIT_COLUMNS, lineterminator="\n", quoting=csv.QUOTE_ALL)
     writer.writeheader()
     for row in rows:
-        writer.writerow({key: _cell(key, row.get(key)) for key in AUDIT_COLUMNS})
+        writer.writerow({key: _as_text(_cell(key, row.get(key))) for key in AUDIT_COLUMNS})
         count += 1
     return count
+
+
+def _as_text(text: str) -> str:
+    """`text` as a CSV cell a spreadsheet shows as text: a single quote in front when it starts with one of
+    `_FORMULA_STARTS`, else unchanged."""
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
 def _cell(key: str, value: Any) -> str:

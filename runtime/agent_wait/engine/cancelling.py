@@ -2,13 +2,18 @@
 
 A cancel is an answer of its own kind (`AnswerAttempt(cancel=True, reason=...)`), decided through the one desk like
 any other: the first decision wins, so a cancel after an answer is refused and an answer after a cancel is refused.
-The agent receives the policy's cancellation answer (`WaitPolicy(on_cancel=...)`, else its `default`), recorded
+The agent receives the policy's `on_cancel` when it declares one; else a cancellation, `{"action": "cancelled",
+"reason": ..., "by": ...}` (`agent_wait.dialects.cancellation`), never the `default`: a default that approves would
+otherwise turn one person's cancel into an approval (a `@wait` body would run). A question in a dialect receives the
+dialect's own refusal (a HITL `reject` carrying the reason, an Agent Inbox `ignore`); one the cancellation cannot
+reach (a tool that allows approve alone, an answer schema it does not fit) cannot be cancelled without `on_cancel`,
+and stays open. A quorum question's cancel decides at once, by the same rule, and counts as no vote. It is recorded
 `cancelled` with who cancelled it and why (`QuestionRecord.answered_by`, `.reason`), and announced `wait.cancelled`
-by the router when it resumes the agent with it.
+by the router when it resumes the agent.
 
 Who may cancel: whoever may answer the question now (the policy's answerers, escalation steps included; anyone
-signed in when the policy names nobody). Cancelling hands the agent an answer the policy's author chose, so it
-needs the same right as answering, and no more.
+signed in when the policy names nobody). Cancelling decides the question for the agent, so it needs the same right
+as answering, and no more.
 
 The router also cancels a question, for another reason: the agent moved past it unanswered
 (`AskedQuestions.cancel`, `answered_by` `agent-wait:moved-on`). Nothing resumes such a question; a person's cancel
@@ -20,6 +25,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from agent_wait.dialects import cancellation, cancellation_problem, response_schema_of, resume_value
+from agent_wait.engine._answer_schema import schema_problem
 from agent_wait.engine.checks import Answerer, Refusal, answerer_refusal
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.envelope import WaitEnvelope
@@ -33,16 +40,18 @@ __all__ = (
     "cancellation_answer",
     "cancelled_by_person",
     "reason_problem",
+    "undeliverable_problem",
 )
 
 MAX_REASON_LENGTH = 500
 """The longest reason a cancel may give, in characters: one or two sentences for the audit trail."""
 
 
-def cancellation_answer(envelope: WaitEnvelope) -> Any:
-    """What the agent receives when its question is cancelled: the policy's `on_cancel`, else its `default`."""
-    rules = envelope.rules
-    return rules["on_cancel"] if rules.get("on_cancel") is not None else envelope.default
+def cancellation_answer(envelope: WaitEnvelope, *, reason: str | None, by: str | None) -> Any:
+    """What the agent receives when `by` cancels its question for `reason`: the policy's `on_cancel` when it declares
+    one, else the cancellation `{"action": "cancelled", "reason": reason, "by": by}`; never the `default`."""
+    declared = envelope.rules.get("on_cancel")
+    return declared if declared is not None else cancellation(reason, by)
 
 
 def reason_problem(reason: object) -> str | None:
@@ -58,14 +67,40 @@ def cancel_refusal(record: QuestionRecord, answerer: Answerer, reason: str | Non
     """Why `answerer` may not cancel `record`'s open question at `at`, or None when they may.
 
     Past the deadline the default applies (`expired`); a blank or too long reason is `invalid_answer`; a person the
-    policy does not let answer now may not cancel either (`answerer_not_allowed`).
+    policy does not let answer now may not cancel either (`answerer_not_allowed`); without `on_cancel`, a question
+    the cancellation cannot reach cannot be cancelled (`action_not_allowed`, `undeliverable_problem`).
     """
     if record.is_overdue(at):
         return RefusalReason.EXPIRED, f"deadline passed at {record.expires_at}; the default applies"
     problem = reason_problem(reason)
     if problem is not None:
         return RefusalReason.INVALID_ANSWER, problem
-    return answerer_refusal(record, answerer, at=at, verb="cancel")
+    refused = answerer_refusal(record, answerer, at=at, verb="cancel")
+    if refused is not None or record.envelope.rules.get("on_cancel") is not None:
+        return refused
+    problem = undeliverable_problem(record.envelope, cancellation(reason, answerer.answered_by))
+    return (RefusalReason.ACTION_NOT_ALLOWED, problem) if problem is not None else None
+
+
+def undeliverable_problem(envelope: WaitEnvelope, cancelled: Any) -> str | None:
+    """Why the cancellation `cancelled` cannot reach the question's agent as anything but an approval or a failure,
+    or None when it can.
+
+    A dialect with no refusal its agent accepts (a HITL tool that allows approve alone) has none to deliver it as;
+    and a question with an answer schema (a per-call HITL decision schema, `interrupt(value, response_schema=...)`)
+    must receive a value that fits it, since LangGraph and LangChain validate the resume inside the agent and
+    raise. Either way the cancel would burn the question, so it is refused and the question stays open.
+    """
+    problem = cancellation_problem(envelope)
+    schema = response_schema_of(envelope)
+    if problem is None and schema is not None:
+        misfit = schema_problem(schema, resume_value(envelope, cancelled), fits="a cancellation does not fit")
+        if misfit is not None:
+            problem = (
+                f"{misfit}; the question's answer schema admits no cancellation: answer it instead, or declare "
+                "WaitPolicy(on_cancel=...) with a value that fits"
+            )
+    return problem
 
 
 def cancelled_by_person(record: QuestionRecord) -> bool:

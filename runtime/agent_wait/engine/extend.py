@@ -25,6 +25,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from agent_wait._duration import format_duration
 from agent_wait._publish import Announcers, as_announcers, publish
 from agent_wait._time import format_rfc3339, parse_rfc3339, utc_now
 from agent_wait.engine.checks import Answerer
@@ -58,7 +59,8 @@ class ExtendRefusal(StrEnum):
     NOT_LATER = "not_later"
     """The new deadline is not later than the current one (422)."""
     BEYOND_MAXIMUM = "beyond_maximum"
-    """The new deadline is further past the deadline it was asked with than the policy's `max_total` (422)."""
+    """The new deadline is further past the deadline it was asked with than the policy's `max_total`, or past any
+    time a deadline can hold (a `by` of 999,999,999 days) (422)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,11 +137,11 @@ class ExtendService:
             if refused is not None:
                 return refused
             previous = parse_rfc3339(str(record.expires_at))  # `_refusal` refused a question without one
-            target = until if until is not None else previous + (by or timedelta(0))
-            checked = self._bounds(record, target)
-            if checked is not None:
+            target = until if until is not None else _later(previous, by or timedelta(0))
+            checked = self._new_deadline(record, target, by=by)
+            if isinstance(checked, ExtendResult):
                 return checked
-            result = self._write(record, who, format_rfc3339(target, round_up=True))
+            result = self._write(record, who, checked)
             if result is not None:
                 return result
         latest = self.ledger.find(question_id)
@@ -163,20 +165,33 @@ class ExtendService:
             return ExtendResult(record, ExtendRefusal.DEADLINE_PASSED, detail)
         return None
 
-    def _bounds(self, record: QuestionRecord, target: datetime) -> ExtendResult | None:
+    def _new_deadline(
+        self, record: QuestionRecord, target: datetime | None, *, by: timedelta | None
+    ) -> ExtendResult | str:
+        """`target` (None: later than any datetime) as the RFC 3339 deadline `record` may move to, or the refusal.
+
+        The policy's maximum is checked first: a target within it is a time every store can write, so rounding it
+        up to the second (a deadline is never early) cannot overflow.
+        """
         extension = Extension.parse(record.envelope.rules["extend"])
         current, asked = str(record.expires_at), str(record.asked_deadline)
-        if format_rfc3339(target, round_up=True) <= current:
-            detail = f"the new deadline {format_rfc3339(target)} is not later than the current one, {current}"
-            return ExtendResult(record, ExtendRefusal.NOT_LATER, detail)
         latest = parse_rfc3339(asked) + extension.max_total
-        if target > latest:
+        if target is None or target > latest:
+            too_late = (
+                f"{format_rfc3339(target)} is later"
+                if target is not None
+                else f"{format_duration(by or timedelta.max)} past {current} is later than any time a deadline holds"
+            )
             detail = (
                 f"the policy lets the deadline move at most {extension.max_total_iso} past {asked}, to "
-                f"{format_rfc3339(latest)}; {format_rfc3339(target)} is later"
+                f"{format_rfc3339(latest)}; {too_late}"
             )
             return ExtendResult(record, ExtendRefusal.BEYOND_MAXIMUM, detail)
-        return None
+        deadline = format_rfc3339(target, round_up=True)
+        if deadline <= current:
+            detail = f"the new deadline {format_rfc3339(target)} is not later than the current one, {current}"
+            return ExtendResult(record, ExtendRefusal.NOT_LATER, detail)
+        return deadline
 
     def _write(self, record: QuestionRecord, who: Answerer, until: str) -> ExtendResult | None:
         now = self.clock()
@@ -220,6 +235,15 @@ class ExtendService:
                 return True
         self.ledger.owe_notices(record.thread_id, record.question_id, (Transition.EXTENDED.value,), now=now)
         return False
+
+
+def _later(moment: datetime, by: timedelta) -> datetime | None:
+    """`moment + by`, or None when that is past the last datetime (year 9999): a `by` of 999,999,999 days is a
+    duration Python holds but no deadline can reach."""
+    try:
+        return moment + by
+    except OverflowError:
+        return None
 
 
 def extended_envelope(record: QuestionRecord) -> WaitEnvelope:

@@ -6,7 +6,7 @@ Handler: `agent_wait.host.api.handler`. Routes:
     GET  /questions/{question_id}          the question, its policy, its status, and once decided its outcome
     POST /questions/{question_id}/answer   {"answer": {...}, "valid_until": "..."}; header Idempotency-Key
     POST /questions/{question_id}/extend   {"by": "PT2H"} or {"until": "<RFC 3339>"}: a later deadline (`_extend`)
-    POST /questions/{question_id}/cancel   {"reason": "..."}: the policy's on_cancel (else default), recorded cancelled
+    POST /questions/{question_id}/cancel   {"reason": "..."}: on_cancel, else a cancellation; recorded cancelled
     POST /questions/answers                {"answers": [{"question_id", "answer", ...}]}: up to 25, each on its own
     GET  /agui/interrupts                  open questions as AG-UI interrupts, filtered as above or by ?thread_id=
     POST /agui/resume                      {"resume": [ResumeEntry...]} or a RunAgentInput; header Idempotency-Key

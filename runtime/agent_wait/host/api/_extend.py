@@ -4,21 +4,29 @@ Body: `{"by": "PT2H"}` (an ISO 8601 duration, or seconds) or `{"until": "2026-09
 the two. The move goes through `agent_wait.engine.extend.ExtendService`, the one way every door extends. Answers:
 200 with the question (its new `policy.expires_at`); a problem+json 400 (`not_json`, `bad_extend`, `bad_duration`,
 `bad_time`), 401, 403 `extend_not_allowed`, 404, 409 (`already_decided`, `deadline_passed`, `changed`) or 422
-(`not_later`, `beyond_maximum`).
+(`not_later`, `beyond_maximum`: past the policy's `max_total`, a `by` longer than `MAX_DURATION` that no policy allows,
+or an `until` past the last time a deadline holds).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from agent_wait._duration import ACCEPTED_FORMS, DurationSyntaxError, parse_duration
-from agent_wait._time import parse_rfc3339
+from agent_wait._duration import (
+    ACCEPTED_FORMS,
+    MAX_DURATION,
+    DurationSyntaxError,
+    DurationTooLongError,
+    format_duration,
+    parse_duration,
+)
+from agent_wait._time import format_rfc3339, parse_rfc3339
 from agent_wait.engine.extend import ExtendRefusal, ExtendService
 from agent_wait.errors import ArgumentError
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
@@ -88,13 +96,42 @@ def _body(body: str | None) -> dict[str, Any] | Response:
     if not isinstance(data, dict) or len(data) != 1 or not set(data) <= {"by", "until"}:
         return problem(400, "bad_extend", f"the body must hold exactly one of by or until: {_EXAMPLE}")
     if "by" in data:
-        try:
-            by: timedelta = parse_duration(data["by"])
-        except DurationSyntaxError as exc:
-            return problem(400, "bad_duration", f"by must be {ACCEPTED_FORMS}; {exc}")
-        return {"by": by}
+        return _by(data["by"])
     try:
         until: datetime = parse_rfc3339(data["until"])
+    except OverflowError:  # well-formed, but its offset takes it past the first or the last datetime in UTC
+        return _beyond_any_time(data["until"])
     except (ValueError, ArgumentError):
         return problem(400, "bad_time", "until must be an RFC 3339 time with its offset, e.g. 2026-09-14T09:00:00Z")
     return {"until": until}
+
+
+def _by(value: Any) -> dict[str, Any] | Response:
+    """`{"by": timedelta}`, a 400 for what is not a duration, or a 422 for one longer than any policy allows."""
+    try:
+        by: timedelta = parse_duration(value)
+    except DurationTooLongError:
+        return _too_long(value)
+    except DurationSyntaxError as exc:
+        return problem(400, "bad_duration", f"by must be {ACCEPTED_FORMS}; {exc}")
+    # No policy lets a deadline move further (`Extension(max_total=...)`); refused here, before any date arithmetic.
+    return _too_long(value) if by > MAX_DURATION else {"by": by}
+
+
+def _too_long(value: Any) -> Response:
+    detail = (
+        f"by may be at most {format_duration(MAX_DURATION)} (about ten years), the furthest any policy lets a "
+        f"deadline move; got {value!r}"
+    )
+    return problem(422, ExtendRefusal.BEYOND_MAXIMUM.value, detail, title=_TITLES[ExtendRefusal.BEYOND_MAXIMUM])
+
+
+def _beyond_any_time(value: Any) -> Response:
+    if str(value).startswith(f"{datetime.max.year}"):
+        last = format_rfc3339(datetime.max.replace(tzinfo=UTC))
+        detail = f"until is later than any time a deadline holds (the last is {last}; the policy allows far less)"
+        refusal = ExtendRefusal.BEYOND_MAXIMUM
+    else:
+        detail = "until is earlier than any time a deadline holds, so not later than the current deadline"
+        refusal = ExtendRefusal.NOT_LATER
+    return problem(422, refusal.value, f"{detail}; got {value!r}", title=_TITLES[refusal])

@@ -4,10 +4,10 @@
     POST /questions/answers                {"answers": [{"question_id": ..., "answer": {...}, "valid_until": ...}]}
 
 Both decide through the one desk every door uses (`AnswerService.cancel`, `AnswerService.answer`): a cancel is a cancel
-attempt (the agent receives the policy's `on_cancel`, else its default, recorded `cancelled` with who and why), and
-each bulk item is its own answer, decided on its own (never a shared transaction), with the same result or problem
-the single answer route gives it. A malformed body, or more than `MAX_BULK_ANSWERS` items, is a 400 and decides
-nothing.
+attempt (the agent receives the policy's `on_cancel`, else a cancellation, never the default; recorded `cancelled` with
+who and why), and each bulk item is its own answer, decided on its own (never a shared transaction), with the same
+result or problem the single answer route gives it. A malformed body, or more than `MAX_BULK_ANSWERS` items, is a 400
+and decides nothing.
 """
 
 from __future__ import annotations

@@ -1105,10 +1105,14 @@
     }
   }
 
-  // "If cancelled": the answer the agent receives when a person cancels the question (`on_cancel`, else the default).
-  function cancelAnswer(policy) {
+  // "If cancelled": what the agent receives when a person cancels the question: the policy's `on_cancel`, else a
+  // cancellation carrying the reason (`{"action": "cancelled", ...}`), never the default (which may approve).
+  function cancelText(policy) {
     var rules = policy.rules || {};
-    return rules.on_cancel !== undefined && rules.on_cancel !== null ? rules.on_cancel : policy.default;
+    if (rules.on_cancel !== undefined && rules.on_cancel !== null) {
+      return answerText(rules.on_cancel);
+    }
+    return "a cancellation with your reason, never the default";
   }
 
   function answerText(value) {
@@ -1121,7 +1125,7 @@
   function renderPolicy(view) {
     var policy = view.policy || {};
     var rules = policy.rules || {};
-    byId("policy-cancel").textContent = answerText(cancelAnswer(policy));
+    byId("policy-cancel").textContent = cancelText(policy);
     byId("policy-actions").textContent = (policy.allowed_actions || []).join(", ") || "any";
     byId("policy-deadline").textContent = when(policy.expires_at);
     // Extend: only an open question whose policy lets someone move its deadline; the API says whether you may.
@@ -1340,7 +1344,7 @@
     current.reviews = [];
     show("schema-form", false);
     show("review-form", false);
-    byId("cancel-answer").textContent = answerText(cancelAnswer(view.policy || {}));
+    byId("cancel-answer").textContent = cancelText(view.policy || {});
     if (!open) {
       return;
     }
