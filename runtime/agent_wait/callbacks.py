@@ -67,7 +67,7 @@ def callback_id_of(source: Mapping[str, Any] | None) -> str | None:
 def callback_execution_of(source: Mapping[str, Any] | None) -> str | None:
     """The durable execution's ARN a callback question's `source` names, or None (not a callback's, or recorded
     before the ARN was)."""
-    if callback_id_of(source) is None or source is None:
+    if source is None or callback_id_of(source) is None:
         return None
     execution = source.get("execution")
     return execution if isinstance(execution, str) and execution else None
