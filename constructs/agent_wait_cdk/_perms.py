@@ -51,8 +51,9 @@ first, a payload that never arrived, and fails on the second)."""
 QUESTION_DURABLE_ASK = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
 """A durable function asking (`agent_wait.durable.ask`): its submitter puts the question (a conditional put that
 returns the row it finds), and marks it back unannounced when its announcement failed."""
-DURABLE_CALLBACK = ("lambda:SendDurableExecutionCallbackSuccess",)
-"""The router completes a durable function's callback with the decision."""
+DURABLE_CALLBACK = ("lambda:SendDurableExecutionCallbackSuccess", "lambda:GetDurableExecutionHistory")
+"""The router completes a durable function's callback with the decision, and reads the execution's history when
+Lambda refuses a completion as closed (one the router made before it died counts as made)."""
 
 SLACK_MESSAGES = ("dynamodb:GetItem", "dynamodb:UpdateItem")
 """What the router and the sweep call on the Slack messages table: read a question's posts, claim a post and

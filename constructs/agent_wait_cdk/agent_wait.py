@@ -613,8 +613,9 @@ class AgentWait(Construct):
         `events:PutEvents` on the bus, when there are. A `lambda_.Function` also gets `AGENT_WAIT_TABLE`,
         `AGENT_WAIT_TOPIC_ARN` and `AGENT_WAIT_BUS_NAME` (when there are) and `AGENT_WAIT_INDEX_SHARDS` (when set),
         so its `DynamoDbLedger` keys rows as the router's does. The router's role gets
-        `lambda:SendDurableExecutionCallbackSuccess` on the function's durable executions, `<function ARN>:*`
-        (Lambda authorizes a callback on its execution's ARN, which the unqualified function ARN never matches).
+        `lambda:SendDurableExecutionCallbackSuccess` and `lambda:GetDurableExecutionHistory` (to tell a completion it
+        made before it died from a refusal) on the function's durable executions, `<function ARN>:*` (Lambda
+        authorizes a callback on its execution's ARN, which the unqualified function ARN never matches).
 
         Returns:
             The durable function's grant on the question table.

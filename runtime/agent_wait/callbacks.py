@@ -5,7 +5,11 @@ is decided like every other (the one desk, any door); the only difference is how
 code: the router completes the callback (`SendDurableExecutionCallbackSuccess`, through a `CallbackCompleter`)
 instead of resuming a graph. The row says which, in its envelope's `source`:
 
-    {"resume": "durable_callback", "callback_id": "<the callback id Lambda gave the submitter>"}
+    {"resume": "durable_callback", "callback_id": "<the callback id Lambda gave the submitter>",
+     "execution": "<the durable execution's ARN>"}
+
+The execution's ARN lets the router recognise a completion it made before it died (`CallbackCompleter.succeed`);
+a row from before it was recorded has none, and such a second completion stays refused.
 
 The question id is derived from the callback id (`callback_question_id`: sha256, hex), never the id itself: a
 callback id is up to 1,024 characters of base64 (`+`, `/`, `=`), which a URL path, a signed link or a Slack button
@@ -28,6 +32,7 @@ __all__ = (
     "DURABLE_ONLY",
     "CallbackCompleter",
     "CallbacksOnly",
+    "callback_execution_of",
     "callback_id_of",
     "callback_question_id",
     "callback_source",
@@ -42,9 +47,13 @@ def callback_question_id(callback_id: str) -> str:
     return hashlib.sha256(f"durable-callback|{callback_id}".encode()).hexdigest()
 
 
-def callback_source(callback_id: str) -> dict[str, str]:
-    """The envelope `source` of a question that `callback_id`'s completion resumes."""
-    return {"resume": CALLBACK_RESUME, "callback_id": callback_id}
+def callback_source(callback_id: str, *, execution: str | None = None) -> dict[str, str]:
+    """The envelope `source` of a question that `callback_id`'s completion resumes, in the durable execution
+    `execution` (its ARN) when given."""
+    source = {"resume": CALLBACK_RESUME, "callback_id": callback_id}
+    if execution:
+        source["execution"] = execution
+    return source
 
 
 def callback_id_of(source: Mapping[str, Any] | None) -> str | None:
@@ -55,15 +64,30 @@ def callback_id_of(source: Mapping[str, Any] | None) -> str | None:
     return callback_id if isinstance(callback_id, str) and callback_id else None
 
 
+def callback_execution_of(source: Mapping[str, Any] | None) -> str | None:
+    """The durable execution's ARN a callback question's `source` names, or None (not a callback's, or recorded
+    before the ARN was)."""
+    if source is None or callback_id_of(source) is None:
+        return None
+    execution = source.get("execution")
+    return execution if isinstance(execution, str) and execution else None
+
+
 @runtime_checkable
 class CallbackCompleter(Protocol):
     """Completes a durable function's callback with a decided answer (`agent_wait.aws.callbacks.LambdaCallbacks`)."""
 
-    def succeed(self, callback_id: str, result: str) -> None:
+    def succeed(self, callback_id: str, result: str, *, execution: str | None = None) -> None:
         """Complete `callback_id` with `result` (JSON text): the waiting `wait_for_callback` returns it.
 
+        A callback completed with this very `result` already counts as completed and raises nothing: the router may
+        have died after the service accepted it, before recording so, and the answer is then delivered again.
+        `execution` is the durable execution's ARN when the question's row knows it (what tells a callback completed
+        so from one that timed out or was completed otherwise); None: a completion the service refuses is refused.
+
         Raises:
-            CallbackRefusedError: the service refused: the callback timed out, was completed already, or is unknown.
+            CallbackRefusedError: the service refused: the callback timed out, was completed otherwise (or, without
+                `execution`, at all), or is unknown.
             CallbackUnavailableError: it failed for now (throttled, a fault on the service's side, unreachable).
         """
         ...

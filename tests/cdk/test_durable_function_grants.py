@@ -46,7 +46,8 @@ def test_the_durable_function_may_ask_and_the_router_may_complete_its_callbacks_
     }
     executions = json.dumps({"Fn::Join": ["", [{"Fn::GetAtt": [function, "Arn"]}, ":*"]]}, sort_keys=True)
     assert actions_on(statements(synthed, "AgentWaitRouter"))[executions] == {
-        "lambda:SendDurableExecutionCallbackSuccess"
+        "lambda:SendDurableExecutionCallbackSuccess",
+        "lambda:GetDurableExecutionHistory",
     }
     variables = synthed.json["Resources"][function]["Properties"]["Environment"]["Variables"]
     assert variables == {

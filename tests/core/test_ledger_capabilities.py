@@ -68,7 +68,9 @@ class LeasesWithoutNotes(CoreOnly, LeaseLedger):
         super().__init__()
         self.releases: list[dict[str, Any]] = []
 
-    def acquire_lease(self, thread_id: str, holder: str, *, now: datetime, seconds: float) -> ThreadLease | None:
+    def acquire_lease(
+        self, thread_id: str, holder: str, *, now: datetime, seconds: float, runs_agent: bool = True
+    ) -> ThreadLease | None:
         return ThreadLease(thread_id, holder, now.timestamp() + seconds)
 
     def release_lease(self, thread_id: str, holder: str, **recorded: Any) -> None:

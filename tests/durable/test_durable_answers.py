@@ -11,7 +11,6 @@ execution.
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import uuid
 from collections.abc import Iterator
@@ -22,8 +21,8 @@ from typing import Any
 import pytest
 from aws_durable_execution_sdk_python import CallbackTimeoutError, DurableContext, durable_execution
 from aws_durable_execution_sdk_python_testing.runner import DurableFunctionTestRunner
-from aws_durable_execution_sdk_python_testing.web.server import WebServer, WebServiceConfig
 from tests.support.api_events import Response, call
+from tests.support.durable_lambda import lambda_api_server
 
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.aws import DynamoDbLedger
@@ -183,18 +182,6 @@ def stack(moto_server: str) -> Iterator[Stack]:
     dynamodb.create_table(**QUESTION_TABLE.create_table_request(table))
     ledger = DynamoDbLedger(table, client=dynamodb)
     runner = DurableFunctionTestRunner(refund, poll_interval=0.01, skip_time=False, region=REGION)
-    # The SDK's own Lambda API over HTTP, on the runner's executor: the callbacks the router completes.
-    server = WebServer(WebServiceConfig(host="127.0.0.1", port=0, log_level=logging.WARNING), runner._executor)
-    serving = threading.Thread(target=server.serve_forever, daemon=True)
-    serving.start()
-    host, port = server.server_address[:2]
-    lambda_client = boto3.client(
-        "lambda",
-        region_name=REGION,
-        endpoint_url=f"http://{host}:{port}",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
     announced = Announced()
     queue = InMemoryEntryQueue()
     dead_letter = InMemoryDeadLetter()
@@ -202,23 +189,31 @@ def stack(moto_server: str) -> Iterator[Stack]:
     def now() -> datetime:
         return STACK["stack"].now
 
-    router = Router(
-        CallbacksOnly(),
-        ledger,
-        dead_letter=dead_letter,
-        announce=[announced],
-        clock=now,
-        callbacks=LambdaCallbacks(client=lambda_client),
-    )
-    service = AnswerService(ledger, queue, clock=now)
-    app = create_app(lambda: ApiContext(ledger=ledger, service=service, clock=now))
-    STACK["stack"] = Stack(runner, ledger, announced, router, queue, dead_letter, app)
     try:
-        yield STACK["stack"]
+        # The SDK's own Lambda API over HTTP, on the runner's executor (refusing a closed callback as AWS documents
+        # it): the callbacks the router completes.
+        with lambda_api_server(runner) as endpoint:
+            lambda_client = boto3.client(
+                "lambda",
+                region_name=REGION,
+                endpoint_url=endpoint,
+                aws_access_key_id="testing",
+                aws_secret_access_key="testing",
+            )
+            router = Router(
+                CallbacksOnly(),
+                ledger,
+                dead_letter=dead_letter,
+                announce=[announced],
+                clock=now,
+                callbacks=LambdaCallbacks(client=lambda_client),
+            )
+            service = AnswerService(ledger, queue, clock=now)
+            app = create_app(lambda: ApiContext(ledger=ledger, service=service, clock=now))
+            STACK["stack"] = Stack(runner, ledger, announced, router, queue, dead_letter, app)
+            yield STACK["stack"]
     finally:
         STACK.clear()
-        server.shutdown()
-        server.server_close()
         runner.close()
 
 

@@ -244,7 +244,7 @@ class Completer:
     calls: list[tuple[str, str]] = field(default_factory=list)
     fail: list[Exception] = field(default_factory=list)
 
-    def succeed(self, callback_id: str, result: str) -> None:
+    def succeed(self, callback_id: str, result: str, *, execution: str | None = None) -> None:
         if self.fail:
             raise self.fail.pop(0)
         self.calls.append((callback_id, result))

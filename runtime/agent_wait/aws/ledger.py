@@ -727,20 +727,36 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
 
     # -- one thread at a time ---------------------------------------------------------------------------
 
-    def acquire_lease(self, thread_id: str, holder: str, *, now: datetime, seconds: float) -> ThreadLease | None:
+    def acquire_lease(
+        self, thread_id: str, holder: str, *, now: datetime, seconds: float, runs_agent: bool = True
+    ) -> ThreadLease | None:
         until = now.timestamp() + seconds
+        values: dict[str, dict[str, Any]] = {
+            ":holder": {"S": holder},
+            ":until": {"N": repr(round(until, 3))},
+            ":now": {"N": repr(round(now.timestamp(), 3))},
+        }
+        # The note is taken: a delivery that dies before its release must leave none behind. `lease_runs_agent` says
+        # whether this holder runs the agent, in the same write.
+        if runs_agent:
+            update = "SET lease_holder = :holder, lease_until = :until, lease_runs_agent = :runs REMOVE lease_note"
+            values[":runs"] = {"BOOL": True}
+            # Free, expired (its holder died), or already ours.
+            condition = "attribute_not_exists(lease_holder) OR lease_until <= :now OR lease_holder = :holder"
+        else:
+            update = "SET lease_holder = :holder, lease_until = :until REMOVE lease_note, lease_runs_agent"
+            # Free, already ours, or expired and its holder never ran the agent (one that died running it may have
+            # left the thread's open questions stale: only a holder that runs the agent takes that over).
+            condition = (
+                "attribute_not_exists(lease_holder) OR lease_holder = :holder"
+                " OR (lease_until <= :now AND attribute_not_exists(lease_runs_agent))"
+            )
         won, item = self._conditional(
             "update_item",
             Key=self._key(thread_id, _THREAD_ITEM),
-            # The note is taken: a delivery that dies before its release must leave none behind.
-            UpdateExpression="SET lease_holder = :holder, lease_until = :until REMOVE lease_note",
-            # Free, expired (its holder died), or already ours.
-            ConditionExpression="attribute_not_exists(lease_holder) OR lease_until <= :now OR lease_holder = :holder",
-            ExpressionAttributeValues={
-                ":holder": {"S": holder},
-                ":until": {"N": repr(round(until, 3))},
-                ":now": {"N": repr(round(now.timestamp(), 3))},
-            },
+            UpdateExpression=update,
+            ConditionExpression=condition,
+            ExpressionAttributeValues=values,
             ReturnValues="ALL_OLD",  # what the lease write leaves alone, and the note it removes
         )
         if not won:
@@ -774,7 +790,7 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
         finished_start: str | None = None,
     ) -> None:
         values: dict[str, Any] = {":holder": {"S": holder}}
-        sets, removes = [], ["lease_holder", "lease_until"]
+        sets, removes = [], ["lease_holder", "lease_until", "lease_runs_agent"]
         if open_questions is not None:  # in the write the release makes anyway: no extra call
             sets.append("open_questions = :open")
             values[":open"] = to_attribute(list(open_questions))

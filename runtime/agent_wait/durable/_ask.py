@@ -119,9 +119,10 @@ def ask(
 
     The callback's submitter records the question in `ledger` and announces its envelope to `announce`: its
     `question_id` is `agent_wait.callbacks.callback_question_id(callback_id)` and its `source` names the callback
-    (`{"resume": "durable_callback", "callback_id": ...}`), so whichever door decides it, the router completes this
-    callback. The answer comes back as the decision was recorded: a person's `{"action": ...}` (or their answer in
-    the question's own shape), or, when nobody answered in time, the policy's `default`.
+    (`{"resume": "durable_callback", "callback_id": ..., "execution": <the execution's ARN>}`), so whichever door
+    decides it, the router completes this callback. The answer comes back as the decision was recorded: a person's
+    `{"action": ...}` (or their answer in the question's own shape), or, when nobody answered in time, the policy's
+    `default`.
 
     Args:
         context: the durable handler's context.
@@ -148,11 +149,13 @@ def ask(
     check_question_size(value)  # before anything waits: a question that cannot be recorded fails here, once
     if thread_id is not None and (not isinstance(thread_id, str) or not thread_id):
         raise ArgumentError(f"thread_id must be a non-empty string; got {thread_id!r}", argument="thread_id")
-    thread = thread_id or context.execution_context.durable_execution_arn
+    execution = context.execution_context.durable_execution_arn
+    thread = thread_id or execution
     config = WaitForCallbackConfig(timeout=Duration(seconds=callback_timeout(policy, margin)))
 
     def submitter(callback_id: str, _: WaitForCallbackContext) -> None:
-        asked = Question(thread, callback_question_id(callback_id), value, policy, source=callback_source(callback_id))
+        source = callback_source(callback_id, execution=execution)
+        asked = Question(thread, callback_question_id(callback_id), value, policy, source=source)
         record_question(ledger, asked, announce=announce, reply_to=reply_to, now=clock())
 
     result = context.wait_for_callback(submitter, name=name, config=config)

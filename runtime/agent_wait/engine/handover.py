@@ -213,11 +213,12 @@ class AnswerService:
                 wait=self.lease_wait if lease_wait is None else max(lease_wait, 0.0),
                 on_busy=lambda: self.metrics.count(Metric.THREAD_BUSY),
                 log=self.log,
+                runs_agent=False,  # never over a run that died part-way: the open ids it left may be stale
             ) as lease:
                 verdict = self.desk.decide(attempt, ThreadState.from_lease(lease))
                 self._record_hand_over(lease, verdict)
         except ThreadBusyError:
-            detail = "the agent is running on this thread; try again in a few seconds"
+            detail = "the agent is running on this thread, or its last run has not finished yet; try again shortly"
             return AnswerResult(Verdict.refused(RefusalReason.THREAD_BUSY, detail, found))
         return AnswerResult(verdict, self._hand_over(verdict, answer_id))
 

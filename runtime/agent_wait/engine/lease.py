@@ -27,8 +27,13 @@ def hold_thread(
     wait: float,
     on_busy: Callable[[], None],
     log: logging.Logger | Any,
+    runs_agent: bool = True,
 ) -> Iterator[ThreadLease]:
     """Hold `thread_id`'s lease for the block; wait up to `wait` seconds for another holder to let go.
+
+    `runs_agent=False` holds it for something that never runs the agent (a door deciding an answer): such a holder
+    never takes over the lease of a run that died part-way (`LeaseLedger.acquire_lease`), so it waits for that run's
+    redelivery as for a live one.
 
     Raises:
         ThreadBusyError: another delivery still held the thread after `wait` (the message is retried).
@@ -36,7 +41,9 @@ def hold_thread(
     holder = uuid.uuid4().hex
     give_up = time.monotonic() + wait
     delay = 0.05
-    lease = ledger.acquire_lease(thread_id, holder, now=clock(), seconds=seconds)
+    # Passed only when it says something: a ledger from before it is asked what it knows.
+    kind: dict[str, bool] = {} if runs_agent else {"runs_agent": False}
+    lease = ledger.acquire_lease(thread_id, holder, now=clock(), seconds=seconds, **kind)
     if lease is None:
         on_busy()
     while lease is None:
@@ -47,7 +54,7 @@ def hold_thread(
             )
         time.sleep(delay)
         delay = min(delay * 2, 1.0)
-        lease = ledger.acquire_lease(thread_id, holder, now=clock(), seconds=seconds)
+        lease = ledger.acquire_lease(thread_id, holder, now=clock(), seconds=seconds, **kind)
     held = Delivery(lease)
     try:
         with delivering(held):

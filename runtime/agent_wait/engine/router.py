@@ -44,7 +44,7 @@ from agent_wait._delivery import current_delivery
 from agent_wait._publish import Announcers, as_announcers
 from agent_wait._time import clock_scope, format_rfc3339, parse_rfc3339, seconds_between, utc_now
 from agent_wait.adapter import AgentAdapter, RunOutcome, resume_value_for
-from agent_wait.callbacks import CallbackCompleter, callback_id_of
+from agent_wait.callbacks import CallbackCompleter, callback_execution_of, callback_id_of
 from agent_wait.dialects import resume_value
 from agent_wait.engine import tracing
 from agent_wait.engine.answering import AnswerAttempt, AnswerDesk, ThreadState, Verdict, VerdictKind
@@ -591,7 +591,7 @@ class Router:
             value = resume_value_for(self.adapter, record.envelope.question, record.envelope.source, value)
             with tracing.resume_span(record):  # linked to the span that asked, however long ago
                 if callback_id is not None:  # a durable function waits on its callback: complete it, run nothing here
-                    self._complete_callback(callback_id, value)
+                    self._complete_callback(callback_id, value, callback_execution_of(record.envelope.source))
                     asked: tuple[str, ...] = ()
                 else:
                     if parked is None:
@@ -623,8 +623,11 @@ class Router:
         )
         return Outcome(OutcomeKind.APPLIED, thread_id, question_id, asked=asked)
 
-    def _complete_callback(self, callback_id: str, value: Any) -> None:
-        """Hand a durable function its answer: complete the callback it waits on with the answer as JSON text."""
+    def _complete_callback(self, callback_id: str, value: Any, execution: str | None) -> None:
+        """Hand a durable function its answer: complete the callback it waits on with the answer as JSON text.
+
+        The same text on every delivery, so a completion an earlier attempt made before it died counts as made.
+        """
         if self.callbacks is None:
             raise ConfigurationError(
                 [
@@ -632,7 +635,8 @@ class Router:
                     "build it with Router(callbacks=agent_wait.aws.callbacks.LambdaCallbacks()), then retry the thread"
                 ]
             )
-        self.callbacks.succeed(callback_id, json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+        result = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        self.callbacks.succeed(callback_id, result, execution=execution)
 
     def _refuse(self, reason: RefusalReason, message: AnswerMessage | RetryMessage, detail: str) -> Outcome:
         question_id = message.question_id if isinstance(message, AnswerMessage) else None

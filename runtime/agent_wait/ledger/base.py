@@ -299,12 +299,20 @@ class LeaseLedger(ABC):
     (the thread's failure, its open question ids, the decisions waiting for the agent) at no extra read."""
 
     @abstractmethod
-    def acquire_lease(self, thread_id: str, holder: str, *, now: datetime, seconds: float) -> ThreadLease | None:
+    def acquire_lease(
+        self, thread_id: str, holder: str, *, now: datetime, seconds: float, runs_agent: bool = True
+    ) -> ThreadLease | None:
         """Hold the thread for `seconds` unless another holder's lease is still running; None when it is.
 
         A lease whose time has passed is taken over (its holder died). The returned lease carries the
         thread's failure, read in the same conditional write, and the note the last release left, which the
         same write removes (`ThreadLease.note`).
+
+        `runs_agent=False` is a holder that never runs the agent (a door that decides and hands over): it never
+        takes over a lease whose holder ran the agent and died before its release, however long ago, since what
+        the thread records (its open questions) may no longer be what the agent waits on until that holder's
+        message is delivered again and a holder that runs the agent releases the thread (None then, as for a
+        running lease). A lease such a holder left to expire is taken over by anyone.
         """
 
     @abstractmethod

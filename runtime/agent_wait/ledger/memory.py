@@ -49,6 +49,7 @@ class InMemoryLedger(FullLedger, NoteLedger):
         self._question_thread: dict[str, str] = {}
         self._starts: dict[tuple[str, str], StartRecord] = {}
         self._leases: dict[str, ThreadLease] = {}
+        self._runs_agent: set[str] = set()  # threads whose lease is held by a holder that runs the agent
         self._failures: dict[str, ThreadFailure] = {}
         self._open_sets: dict[str, tuple[str, ...]] = {}
         self._notes: dict[str, str] = {}
@@ -330,11 +331,20 @@ class InMemoryLedger(FullLedger, NoteLedger):
 
     # -- one thread at a time ---------------------------------------------------------------------------
 
-    def acquire_lease(self, thread_id: str, holder: str, *, now: datetime, seconds: float) -> ThreadLease | None:
+    def acquire_lease(
+        self, thread_id: str, holder: str, *, now: datetime, seconds: float, runs_agent: bool = True
+    ) -> ThreadLease | None:
         with self._lock:
             held = self._leases.get(thread_id)
-            if held is not None and held.holder != holder and held.until > now.timestamp():
-                return None
+            if held is not None and held.holder != holder:
+                if held.until > now.timestamp():
+                    return None
+                if not runs_agent and thread_id in self._runs_agent:
+                    return None  # its holder died running the agent: only another run takes it over
+            if runs_agent:
+                self._runs_agent.add(thread_id)
+            else:
+                self._runs_agent.discard(thread_id)
             lease = ThreadLease(
                 thread_id,
                 holder,
@@ -362,6 +372,7 @@ class InMemoryLedger(FullLedger, NoteLedger):
             held = self._leases.get(thread_id)
             if held is not None and held.holder == holder:
                 del self._leases[thread_id]
+                self._runs_agent.discard(thread_id)
                 if open_questions is not None:
                     self._open_sets[thread_id] = tuple(open_questions)
                 if note is not None:

@@ -78,6 +78,7 @@ BY_CAPABILITY: Mapping[Capability, tuple[Rule, ...]] = MappingProxyType(
             leases.a_release_records_the_open_questions_the_next_lease_reads,
             leases.a_release_records_the_decisions_handed_over_until_one_clears_them,
             leases.a_release_records_the_finished_start_the_next_lease_reads,
+            leases.a_holder_that_does_not_run_the_agent_never_takes_over_a_dead_run,
         ),
         Capability.NOTES: (notes.a_release_leaves_a_note_the_next_lease_takes,),
     }

@@ -129,3 +129,31 @@ def a_release_records_the_finished_start_the_next_lease_reads(make: LedgerFactor
     assert fourth.finished_start == "s-2", f"expected the later start, got {fourth.finished_start}"
     assert ledger.finished_start(thread) == "s-2", "read again, the thread says the same as its lease"
     ledger.release_lease(thread, "h-4")
+
+
+def a_holder_that_does_not_run_the_agent_never_takes_over_a_dead_run(make: LedgerFactory) -> None:
+    """`acquire_lease(runs_agent=False)` (a door) takes a free lease and one a door left to expire, never one whose
+    holder ran the agent and died before its release, however long ago: only another run takes that over, and once
+    that run released the thread it is free for a door again."""
+    ledger = make()
+    thread = f"thread-{uuid.uuid4().hex[:12]}"
+    later = T0 + timedelta(seconds=3600)
+    assert ledger.acquire_lease(thread, "run-1", now=T0, seconds=60) is not None, "a free thread's lease"
+    # run-1 dies running the agent: its lease expires unreleased.
+    assert ledger.acquire_lease(thread, "door-1", now=later, seconds=30, runs_agent=False) is None, (
+        "a door must not take over the lease of a run that died: what the thread records may be stale"
+    )
+    taken = ledger.acquire_lease(thread, "run-2", now=later, seconds=60)
+    assert taken is not None, "another run must take over the lease of a run that died"
+    ledger.release_lease(thread, "run-2")
+    door = ledger.acquire_lease(thread, "door-2", now=later, seconds=30, runs_agent=False)
+    assert door is not None, "a lease a run released must be free for a door"
+    # door-2 dies deciding: its lease expires unreleased.
+    assert ledger.acquire_lease(thread, "run-3", now=later, seconds=60) is None, "a door's lease holds until it ends"
+    after = later + timedelta(seconds=31)
+    again = ledger.acquire_lease(thread, "door-3", now=after, seconds=30, runs_agent=False)
+    assert again is not None, "a door must take over the lease of a door that died"
+    ledger.release_lease(thread, "door-3")
+    assert ledger.acquire_lease(thread, "door-4", now=after, seconds=30, runs_agent=False) is not None, (
+        "a lease a door released must be free for a door"
+    )
