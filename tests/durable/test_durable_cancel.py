@@ -28,7 +28,7 @@ class Completed:
     def __init__(self) -> None:
         self.results: list[tuple[str, object]] = []
 
-    def succeed(self, callback_id: str, result: str) -> None:
+    def succeed(self, callback_id: str, result: str, *, execution: str | None = None) -> None:
         self.results.append((callback_id, json.loads(result)))
 
 
