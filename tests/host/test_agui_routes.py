@@ -306,30 +306,32 @@ def test_the_same_idempotency_key_repeats_and_another_key_finds_it_decided(api: 
     assert len(api.queue.messages) == 1
 
 
-def test_a_cancelled_entry_applies_the_declared_default_as_this_persons_answer(api: Api) -> None:
-    default = {"action": "reject", "note": "nobody checked it"}
-    api.ask("q-1", default=default)
+def test_a_cancelled_entry_cancels_the_question_and_never_applies_a_default_that_approves(api: Api) -> None:
+    # GIVEN a question whose default approves (on main, a cancelled entry applied it: a decline approved)
+    api.ask("q-1", default={"action": "approve"})
+    # WHEN alice declines it in AG-UI
     response = api.resume({"resume": [cancelled("q-1")]})
+    # THEN it is cancelled through the one desk: the agent will get a cancellation, recorded as hers, never approve
     assert (response.status, response.json()["result"]) == (200, "won")
     record = api.record("q-1")
-    assert (record.status, record.answer, record.answered_by) == (
-        QuestionStatus.ANSWERED,
-        default,
+    assert (record.status, record.answered_by, record.reason) == (
+        QuestionStatus.CANCELLED,
         "alice@example.com",
+        "declined in AG-UI",
     )
+    assert record.answer == {"action": "cancelled", "reason": "declined in AG-UI", "by": "alice@example.com"}
     assert len(api.queue.messages) == 1
 
 
-def test_a_cancelled_entry_for_a_question_without_a_default_is_422_and_the_question_stays_open(api: Api) -> None:
+@pytest.mark.parametrize(
+    ("payload", "reason"), [("the order was withdrawn", "the order was withdrawn"), ({"reason": "dup"}, "dup")]
+)
+def test_a_cancelled_entry_may_say_why_and_needs_no_default(api: Api, payload: Any, reason: str) -> None:
     api.ask("q-1")
-    response = api.resume({"resume": [cancelled("q-1")]})
-    problem = response.json()
-    assert (response.status, problem["reason"]) == (422, "invalid_answer")
-    assert problem["detail"] == (
-        "question q-1 declares no default, so it cannot be cancelled; resolve it with a payload"
-    )
-    assert api.record("q-1").status is QuestionStatus.OPEN
-    assert api.queue.messages == []
+    entry = {**cancelled("q-1"), "payload": payload}
+    response = api.resume({"resume": [entry]})
+    assert (response.status, response.json()["result"]) == (200, "won")
+    assert (api.record("q-1").status, api.record("q-1").reason) == (QuestionStatus.CANCELLED, reason)
 
 
 @pytest.mark.parametrize(
@@ -382,7 +384,7 @@ def test_a_whole_run_agent_input_is_accepted_for_its_resume_list(api: Api) -> No
 
 
 def test_several_entries_are_applied_each_on_its_own_and_reported_one_by_one(api: Api) -> None:
-    # GIVEN three open questions, one of them without a default
+    # GIVEN three open questions
     for question_id in ("q-1", "q-2", "q-3"):
         api.ask(question_id)
     # WHEN one request resolves the first, sends a refused action for the second, cancels the third
@@ -393,13 +395,12 @@ def test_several_entries_are_applied_each_on_its_own_and_reported_one_by_one(api
     [first, second, third] = response.json()["results"]
     assert first == {"interruptId": "q-1", "status": 200, "result": "won"}
     assert (second["interruptId"], second["status"], second["reason"]) == ("q-2", 422, "action_not_allowed")
-    assert (third["interruptId"], third["status"], third["reason"]) == ("q-3", 422, "invalid_answer")
+    assert third == {"interruptId": "q-3", "status": 200, "result": "won"}
     assert "detail" in second
-    assert "detail" in third
     assert [api.record(q).status for q in ("q-1", "q-2", "q-3")] == [
         QuestionStatus.ANSWERED,
         QuestionStatus.OPEN,
-        QuestionStatus.OPEN,
+        QuestionStatus.CANCELLED,
     ]
     # AND the same key resent repeats the winner and fixes nothing else
     again = api.resume(
@@ -407,7 +408,7 @@ def test_several_entries_are_applied_each_on_its_own_and_reported_one_by_one(api
     )
     assert again.status == 200, again.body
     assert [r["result"] for r in again.json()["results"]] == ["repeated", "won"]
-    assert len(api.queue.messages) == 2
+    assert len(api.queue.messages) == 3  # q-1's approval, q-3's cancel, and now q-2's reject
 
 
 @pytest.mark.parametrize(
@@ -506,18 +507,31 @@ def test_a_resume_entry_on_a_quorum_question_is_a_vote_202_until_the_quorum_deci
 
 
 def test_a_second_resume_by_the_same_person_on_a_quorum_question_is_409_already_voted(api: Api) -> None:
-    # GIVEN alice approved a quorum question whose default is a reject
+    # GIVEN alice approved a quorum question
     api.ask("q-1", allowed_actions=("approve", "reject"), quorum=2, default={"action": "reject"})
     api.resume({"resume": [resolved("q-1", {"action": "approve"})]}, key="k-a")
     version = api.record("q-1").progress.version
 
-    # WHEN she cancels it (the default, a reject, as her answer) under another key
-    again = api.resume({"resume": [cancelled("q-1")]}, key="k-b")
+    # WHEN she resolves it again under another key
+    again = api.resume({"resume": [resolved("q-1", {"action": "reject"})]}, key="k-b")
     # THEN it is her second vote: refused, and nothing changes
     assert (again.status, again.json()["reason"]) == (409, "already_voted")
     assert api.record("q-1").status is QuestionStatus.OPEN
     assert api.record("q-1").progress.version == version
     assert [vote.action for vote in api.record("q-1").progress.votes] == ["approve"]
+
+
+def test_a_cancelled_entry_on_a_quorum_question_whose_default_approves_cancels_it_never_approves(api: Api) -> None:
+    # GIVEN a two-person quorum whose default approves, alice's approval recorded
+    api.ask("q-1", allowed_actions=("approve", "reject"), quorum=2, default={"action": "approve"})
+    api.resume({"resume": [resolved("q-1", {"action": "approve"})]}, key="k-a")
+    # WHEN bob declines it in AG-UI
+    response = api.resume({"resume": [cancelled("q-1")]}, key="k-b", claims=BOB)
+    # THEN the question is cancelled, as a cancel through the API would: no second approval met the quorum
+    assert (response.status, response.json()["result"]) == (200, "won")
+    record = api.record("q-1")
+    assert record.status is QuestionStatus.CANCELLED
+    assert record.answer["action"] == "cancelled"
 
 
 def test_several_entries_report_a_recorded_vote_as_applied_with_what_it_still_needs(api: Api) -> None:

@@ -24,7 +24,6 @@ from pydantic import BaseModel, ValidationError
 from agent_wait._time import NEVER
 from agent_wait.dialects import agent_inbox, langchain_hitl
 from agent_wait.engine.checks import Answerer
-from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.errors import LedgerCursorError, MessageError
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
 from agent_wait.host.api._problems import NOT_JSON, json_body, json_response, message_problem, problem
@@ -266,27 +265,30 @@ def _where(exc: ValidationError) -> str:
 
 
 def _apply(ctx: ApiContext, entry: ResumeEntry, answerer: Answerer, key: str | None) -> Response:
-    """Answer the entry's question: its payload as sent, or for `cancelled` the question's own default."""
+    """Answer the entry's question with its payload as sent; a `cancelled` entry cancels it (`cancelled_reason`)."""
     question_id = entry.interrupt_id
     # Per entry: one key over several entries still gives each question its own answer id.
     answer_id = answer_id_for(answerer, f"{key}\0{question_id}" if key else None)
-    answer = entry.payload
-    if entry.status == "cancelled":
-        record = ctx.ledger.find(question_id)
-        if record is None:
-            return problem(404, RefusalReason.UNKNOWN_QUESTION.value, f"no question {question_id}")
-        answer = record.envelope.default
-        # Past its deadline the service's own answer (410 expired) says more than a missing default.
-        if record.status is QuestionStatus.OPEN and answer is None and not record.is_overdue(ctx.clock()):
-            return problem(
-                422,
-                RefusalReason.INVALID_ANSWER.value,
-                f"question {question_id} declares no default, so it cannot be cancelled; resolve it with a payload",
-                question=question_view(record, now=ctx.clock()),
-            )
-    result = ctx.service.answer(question_id, answer, answerer, answer_id=answer_id)
     keyed = answer_id if key else None
+    if entry.status == "cancelled":
+        # A person who declines is a cancel through the one desk: the agent gets the policy's cancellation answer
+        # (`on_cancel`, else a cancellation it can tell apart), never the default, which may approve.
+        cancelled = ctx.service.cancel(question_id, cancelled_reason(entry.payload), answerer, answer_id=answer_id)
+        return answer_response(cancelled, now=ctx.clock(), viewer=answerer, answer_id=keyed)
+    answer = entry.payload
+    result = ctx.service.answer(question_id, answer, answerer, answer_id=answer_id)
     return answer_response(result, now=ctx.clock(), viewer=answerer, sent=answer, answer_id=keyed)
+
+
+DECLINED = "declined in AG-UI"
+"""The reason recorded for a `cancelled` entry whose payload gives none."""
+
+
+def cancelled_reason(payload: Any) -> str:
+    """Why a `cancelled` entry cancels: the payload's `reason` (a text, or `{"reason": ...}`), else `DECLINED`. A
+    reason the desk refuses (too long) is refused there, as the cancel route's is."""
+    reason = payload.get("reason") if isinstance(payload, dict) else payload
+    return reason if isinstance(reason, str) and reason.strip() else DECLINED
 
 
 def _result(entry: ResumeEntry, response: Response) -> dict[str, Any]:
