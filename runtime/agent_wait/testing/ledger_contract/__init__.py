@@ -62,6 +62,8 @@ BY_CAPABILITY: Mapping[Capability, tuple[Rule, ...]] = MappingProxyType(
             followups.a_racing_decide_and_advance_have_one_winner,
             followups.progress_round_trips,
             followups.owed_notices_keep_a_question_due_until_they_are_told,
+            followups.a_decision_keeps_an_unannounced_question_owing_its_wait_created,
+            followups.each_counted_step_is_owed_apart,
             followups.a_decision_to_hand_over_stays_due_until_resumed,
             followups.resuming_keeps_a_question_due_while_it_owes_notices,
             followups.oldest_open_is_the_earliest_asked_open_question,
