@@ -27,7 +27,7 @@ from agent_wait.engine import AnswerService, InMemoryDeadLetter, InMemoryEntryQu
 from agent_wait.engine.checks import answerer_for
 from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.langgraph import LangGraphAdapter
-from agent_wait.ledger import InMemoryLedger, Ledger
+from agent_wait.ledger import FollowUpLedger, InMemoryLedger, Ledger
 from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
@@ -306,4 +306,29 @@ def test_an_announcer_back_from_an_outage_gets_what_it_missed_in_order_and_never
 
     # THEN it got what it missed, in order, and the row owes nothing more
     assert world.delivered(question_id) == everything
+    _owes_nothing(world, thread_id, question_id)
+
+
+def test_a_name_owed_from_before_counts_were_kept_or_unknown_is_told_without_holding_up_the_rest(world: World) -> None:
+    # GIVEN a decided question whose row owes a bare `voted` (owed before each vote had its own name), a name no
+    # transition has (written by a newer version), and its decision
+    thread_id, question_id = world.ask("legacy-1")
+    world.announce.down = True
+    world.at(timedelta(minutes=5))
+    world.vote(thread_id, question_id, "alice@example.com")
+    world.vote(thread_id, question_id, "bob@example.com")
+    world.announce.down = False
+    ledger, row = world.ledger, world.ledger.get(thread_id, question_id)
+    assert isinstance(ledger, FollowUpLedger)
+    assert row is not None
+    ledger.told(thread_id, question_id, ["voted:1", "voted:2"], due_at=row.due_at)
+    ledger.owe_notices(thread_id, question_id, ["voted", "someday"], now=world.now[0])
+
+    # WHEN the sweep runs
+    report = world.sweep_at(timedelta(minutes=6))
+
+    # THEN the bare `voted` went out as the last vote (under its count), before the decision; the unknown name told
+    # nothing, and the row owes nothing
+    assert report.told == (question_id,)
+    assert world.delivered(question_id) == _keys(question_id, "created", "voted:2", "answered", "resumed")
     _owes_nothing(world, thread_id, question_id)

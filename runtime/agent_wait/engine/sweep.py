@@ -322,7 +322,9 @@ class Sweep:
         """Publish the one envelope `name` stands for, as it would have gone out (`wait.created` with its links), to
         `announcers`; the names of those that failed."""
         if name == CREATED:
-            report = self.created.publish(record.envelope, announcers)
+            report = self.created.publish(record.envelope, announcers)  # counts its own failures
+            if report.ok:
+                self.metrics.count(Metric.REANNOUNCED)
         else:
             envelope = owed_envelope(record, name)
             if envelope is None:
