@@ -6,8 +6,8 @@ owed, a door's decision to hand over to the router. A run reads only what is due
 and dispatches each row by what it needs:
 
 - what it owes goes out first, in lifecycle order: its `wait.created` when not yet announced (older than
-  `announce_grace`), then the envelopes owed on its row by name, open or decided (`agent_wait.engine.owed`). It
-  stops at the first that fails, so nothing goes out before what is owed ahead of it;
+  `announce_grace`), then the envelopes owed on its row by name, open or decided (`agent_wait.engine.owed`). An
+  announcer that fails one is sent nothing after it, so none gets an envelope before what is owed ahead of it;
 - past its deadline: send its default through the entry queue as an ordinary answer marked
   `origin: deadline` (in batches of ten), which the router applies with the same one-outcome rule as a
   person's answer and records as `expired`, whatever it owes (a deadline waits on no announcer). The sweep
