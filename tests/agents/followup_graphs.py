@@ -4,6 +4,8 @@
                             after P2D also routed to finance-managers, who may then answer too
     build_quorum_graph      two distinct approvers needed, any reject decides at once; reminded after P1D
     build_named_graph       only alice may approve, named by her address as a policy author might write it
+    build_busy_graph        two distinct approvers needed; reminded after PT1H, escalated to managers after
+                            PT2H, due in P1D: every kind of envelope a question can owe
 
 Always import this module as `tests.agents.followup_graphs`, the name the router imports it by.
 """
@@ -32,6 +34,13 @@ ESCALATING = WaitPolicy(
 )
 QUORUM = WaitPolicy(timeout="P3D", default=DEFAULT, quorum=2, reminders=["P1D"])
 NAMED = WaitPolicy(timeout="P3D", default=DEFAULT, answerer_principals=["email:Alice@Example.com"])
+BUSY = WaitPolicy(
+    timeout="P1D",
+    default=DEFAULT,
+    quorum=2,
+    reminders=["PT1H"],
+    escalation=[Escalation(after="PT2H", tags={"approver_group": "managers"})],
+)
 
 PAID: list[str] = []
 """Order ids refunded, in order (each must appear at most once)."""
@@ -63,6 +72,14 @@ def named_refund(order_id: str, amount: int) -> dict[str, Any]:
     return {"status": "refunded", "amount": amount}
 
 
+@wait(BUSY, decision="decision")
+def busy_refund(order_id: str, amount: int, decision: Any = None) -> dict[str, Any]:
+    if isinstance(decision, dict) and decision.get("action") == "approve":
+        PAID.append(order_id)
+        return {"status": "refunded", "amount": amount}
+    return {"status": "refused", "decision": decision}
+
+
 def _graph(checkpointer: Any, refund: Any) -> Any:
     def review(state: State) -> dict[str, Any]:
         return {"refund": refund(state["order_id"], state["amount"])}
@@ -84,3 +101,7 @@ def build_quorum_graph(checkpointer: Any) -> Any:
 
 def build_named_graph(checkpointer: Any) -> Any:
     return _graph(checkpointer, named_refund)
+
+
+def build_busy_graph(checkpointer: Any) -> Any:
+    return _graph(checkpointer, busy_refund)

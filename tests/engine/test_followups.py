@@ -486,19 +486,20 @@ def test_a_reminder_whose_announcement_failed_is_announced_by_the_next_run_and_o
     second = _sweep_at(escalating, timedelta(hours=4, minutes=1))
     third = _sweep_at(escalating, timedelta(hours=4, minutes=2))
 
-    # THEN the first run kept its claim, the second announced it, the third had nothing to do
+    # THEN the first run took the reminder and owed its envelope on the row, the second told it, the third had
+    # nothing to do
     assert first.failed_questions == (question_id,)
     assert claimed is not None
-    assert (claimed.progress.reminders, claimed.progress.notice) == (1, "reminder")
-    assert second.reminded == (question_id,)
+    assert (claimed.progress.reminders, claimed.progress.notice, claimed.notices) == (1, None, ("reminder:1",))
+    assert second.told == (question_id,)
     assert flaky.delivered == [f"wait.reminder:{question_id}:1"]
     assert question_id not in third.reminded + third.failed_questions
     record = escalating.ledger.get(thread_id, question_id)
     assert record is not None
-    assert record.progress.notice is None
+    assert (record.progress.notice, record.notices) == (None, ())
 
 
-def test_a_claimed_reminder_keeps_the_row_due_where_it_was_until_announced(escalating: World) -> None:
+def test_a_reminder_owed_keeps_the_row_due_where_it_was_until_told(escalating: World) -> None:
     from agent_wait.announce.base import BaseAnnounce
     from agent_wait.envelope import Transition, WaitEnvelope
 
@@ -519,11 +520,11 @@ def test_a_claimed_reminder_keeps_the_row_due_where_it_was_until_announced(escal
     # WHEN the sweep claims the reminder at its time and cannot announce it
     run = _sweep_at(escalating, timedelta(hours=4, minutes=5))
 
-    # THEN the claim kept the row due at the reminder's time (no index key moved), so the next run finds it
+    # THEN the reminder is owed and the row stays due at the reminder's time, so the next run finds it
     claimed = escalating.ledger.get(thread_id, question_id)
     assert run.failed_questions == (question_id,)
     assert claimed is not None
-    assert (claimed.progress.notice, claimed.due_at) == ("reminder", reminder_at)
+    assert (claimed.notices, claimed.due_at) == (("reminder:1",), reminder_at)
     assert question_id in [r.question_id for r in escalating.ledger.due(T0 + timedelta(hours=4, minutes=6), limit=100)]
 
 

@@ -23,7 +23,7 @@ from tests.support.aws_stack import (
 
 from agent_wait import BaseAnnounce, InMemoryAnnounce
 from agent_wait._time import format_rfc3339, utc_now
-from agent_wait.engine import InMemoryDeadLetter, OutcomeKind, RecordingMetrics, Router
+from agent_wait.engine import InMemoryDeadLetter, InMemoryEntryQueue, OutcomeKind, RecordingMetrics, Router, Sweep
 from agent_wait.engine.dead_letter import REASON_ATTRIBUTE
 from agent_wait.engine.metrics import METRIC_NAMES
 from agent_wait.envelope import Transition, WaitEnvelope
@@ -170,12 +170,22 @@ def test_a_broken_announcer_never_raises_into_the_run_and_the_others_still_deliv
         json.dumps({"thread_id": thread_id, "question_id": question_id, "answer": {"action": "approve"}})
     )
 
-    # THEN the agent ran as if nothing failed, the working announcer delivered every transition, and
-    # each failure was counted (the question stayed due for the sweep until it was decided)
+    # THEN the agent ran as if nothing failed, the working announcer delivered wait.created, and the failure was
+    # counted; what follows waits behind the wait.created still owed (never before it, for any announcer)
     assert applied.kind is OutcomeKind.APPLIED
     assert graphs.refunds_paid(order_id) == 1
-    assert [t.value for t, _ in memory.events] == ["created", "answered", "resumed"]
-    assert metrics.counts[(METRIC_NAMES["announce_failed"], "broken")] == 3
+    assert [t.value for t, _ in memory.events] == ["created"]
+    assert metrics.counts[(METRIC_NAMES["announce_failed"], "broken")] == 1
+
+    # WHEN the sweep runs with the same announcers
+    sweep = Sweep(ledger, InMemoryEntryQueue(), announce=[BrokenAnnounce(), memory], metrics=metrics)
+    sweep.clock = lambda: utc_now() + timedelta(minutes=2)
+    sweep.run()
+
+    # THEN the working announcer delivered every transition, in order (wait.created again, a repeat its consumer
+    # drops by dedupe_key); the broken one was sent nothing after the wait.created it failed again
+    assert [t.value for t, _ in memory.events] == ["created", "created", "answered", "resumed"]
+    assert metrics.counts[(METRIC_NAMES["announce_failed"], "broken")] == 2
 
 
 MALFORMED: dict[str, str] = {

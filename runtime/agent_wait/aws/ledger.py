@@ -37,6 +37,7 @@ from agent_wait.errors import EnvelopeError, LedgerIndexMissingError, LedgerReje
 from agent_wait.extension import Extended
 from agent_wait.ledger import FullLedger, NoteLedger
 from agent_wait.ledger.records import (
+    CREATED_NOTICE,
     DECIDED,
     PROGRESS_ATTRIBUTES,
     AdvanceResult,
@@ -70,9 +71,10 @@ _BY_QUESTION = BY_QUESTION.name
 _THREAD_ITEM = "~THREAD"
 """The thread's own item: its lease and its failure. `~` sorts after every `START#` and `WAIT#` key, so
 "does this thread have starts or questions" is one query for keys below it."""
-_CLOSED_REMOVES = "announce_due, open_since, #due, due_at"
-"""What a decision removes: a decided question is neither unannounced, nor open, nor due (unless handed over)."""
-_HANDED_OVER_REMOVES = "announce_due, open_since"
+_CLOSED_REMOVES = "open_since, #due, due_at"
+"""What a decision removes: a decided question is neither open nor due (unless handed over). It keeps
+`announce_due`: a question decided before its `wait.created` went out still owes it (`owe_notices` takes it)."""
+_HANDED_OVER_REMOVES = "open_since"
 """What a door's decision removes: it stays due, for its hand-over (`Decision.hand_over_at`)."""
 
 
@@ -518,11 +520,13 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
     def owe_notices(self, thread_id: str, question_id: str, notices: Sequence[str], *, now: datetime) -> None:
         if not notices:
             return
-        # A string set: adding what is owed and taking off what went out commute, whoever writes first.
+        # A string set: adding what is owed and taking off what went out commute, whoever writes first. Owing
+        # `created` by name takes the unannounced mark off: the name says it from now on.
+        removes = " REMOVE announce_due" if CREATED_NOTICE in notices else ""
         self._conditional(
             "update_item",
             Key=self._key(thread_id, question_key(question_id)),
-            UpdateExpression="ADD notices :owed SET #due = :due, due_at = :now",
+            UpdateExpression=f"ADD notices :owed SET #due = :due, due_at = :now{removes}",
             ConditionExpression="attribute_exists(#pk)",
             ExpressionAttributeNames={"#due": "due", "#pk": _PK},
             ExpressionAttributeValues={

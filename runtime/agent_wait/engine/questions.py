@@ -15,6 +15,7 @@ from agent_wait.adapter import RunOutcome
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.engine import tracing
 from agent_wait.engine.metrics import DecisionOutcome, HostMetrics, Metric, MetricTags, time_to_decision
+from agent_wait.engine.owed import CREATED, notice_name, owes_earlier
 from agent_wait.engine.schedules import DeadlineSchedules
 from agent_wait.envelope import Question, Transition, WaitEnvelope
 from agent_wait.ledger import Decision, FollowUpLedger, Ledger, QuestionRecord, marks_unannounced
@@ -69,6 +70,8 @@ class CreatedAnnouncement:
 
 _DECIDED = frozenset({Transition.ANSWERED, Transition.EXPIRED, Transition.CANCELLED})
 """The announcements after which a question's schedules go: it is decided."""
+_OWED_MEMO = "agent_wait.owed_notices"
+"""`Delivery.memo` key: the question ids this delivery owed an envelope of."""
 
 
 class AskedQuestions:
@@ -125,7 +128,7 @@ class AskedQuestions:
             elif record.status is QuestionStatus.CANCELLED and record.answered_by == MOVED_ON:
                 # Open when the lease was last released, and cancelled since by a delivery that never released it:
                 # one that died, maybe before it told anyone. Tell again (consumers drop repeats by dedupe_key).
-                self.announce(record.envelope, Transition.CANCELLED)
+                self.announce(record.envelope, Transition.CANCELLED, record=record)
         held = current_delivery(thread_id)
         if held is not None:
             held.open_questions = waiting  # the lease's release records them for the next delivery
@@ -168,7 +171,8 @@ class AskedQuestions:
             self.log.info(
                 "question asked", extra={"thread_id": question.thread_id, "question_id": question.question_id}
             )
-        if opened.created or not opened.record.announced:
+        if opened.created or (opened.record.status is QuestionStatus.OPEN and not opened.record.announced):
+            # A decided question that never announced owes its wait.created with the rest (`announce(record=...)`).
             self.announce_created(opened.record, owed=put_announced)
         elif put_announced and self._put_by_a_delivery_that_died(opened.record):
             self.announce_created(opened.record, owed=True)
@@ -226,26 +230,64 @@ class AskedQuestions:
     def cancel(self, record: QuestionRecord) -> None:
         decision = Decision(QuestionStatus.CANCELLED, None, internal_id("cancelled", record.question_id), MOVED_ON)
         now = self.clock()
-        if self.ledger.decide(record.thread_id, record.question_id, decision, now=now).won:
+        decided = self.ledger.decide(record.thread_id, record.question_id, decision, now=now)
+        if decided.won:
             self.metrics.count(Metric.CANCELLED)
             waited = seconds_between(parse_rfc3339(record.asked_at), now)
             time_to_decision(self.metrics, DecisionOutcome.CANCELLED, waited, record.envelope.tags, self.metric_tags)
-            self.announce(record.envelope, Transition.CANCELLED)
+            self.announce(record.envelope, Transition.CANCELLED, record=decided.record)
 
     def announce(
-        self, envelope: WaitEnvelope, transition: Transition, *, progress: Mapping[str, Any] | None = None
+        self,
+        envelope: WaitEnvelope,
+        transition: Transition,
+        *,
+        progress: Mapping[str, Any] | None = None,
+        record: QuestionRecord | None = None,
     ) -> PublishReport:
+        """Publish one lifecycle step of the question; what cannot go out now is owed on its row for the sweep.
+
+        In order: a step of a question that already owes one (`record`'s row owes its `wait.created` or anything by
+        name, or this delivery owed one of it) is owed after it, not published, so no consumer sees a question's
+        decision before its `wait.created` nor an open step after its decision (docs/guarantees.md "Envelopes owed
+        during an outage"). `record` is the question's row as the caller last wrote or read it (no read here).
+        """
         if transition is Transition.CREATED:
             return self.created.publish(envelope, self.announcers)
         if self.schedules is not None and transition in _DECIDED:
             self.schedules.clear(envelope)
-        report = publish(envelope.for_transition(transition, progress=progress), self.announcers)
+        step = envelope.for_transition(transition, progress=progress)
+        name = notice_name(transition, progress)
+        if self._waits_its_turn(envelope, record):
+            earlier = [CREATED] if record is not None and not record.announced else []
+            self._owe(envelope, [*earlier, name])
+            return PublishReport(step, ())
+        report = publish(step, self.announcers)
         for failure in report.failed:
             self.metrics.count(Metric.ANNOUNCE_FAILED, reason=failure.announcer)
-        if report.failed and isinstance(self.ledger, FollowUpLedger):
-            # Owed on the row, in one write: the sweep publishes it again until it goes out (at least once).
-            self.ledger.owe_notices(envelope.thread_id, envelope.question_id, [transition.value], now=self.clock())
+        if report.failed:
+            self._owe(envelope, [name])
         return report
+
+    def _waits_its_turn(self, envelope: WaitEnvelope, record: QuestionRecord | None) -> bool:
+        if not isinstance(self.ledger, FollowUpLedger):
+            return False  # nothing is owed on a ledger without follow-ups: publish what can be published
+        return (record is not None and owes_earlier(record)) or envelope.question_id in self._owed_now(envelope)
+
+    def _owe(self, envelope: WaitEnvelope, names: Sequence[str]) -> None:
+        """Owe `names` on the row, in one write (the sweep tells them, in order, until they go out); owing
+        `wait.created` by name takes its unannounced mark off. Later steps in this delivery wait behind them."""
+        if not isinstance(self.ledger, FollowUpLedger):
+            return
+        self.ledger.owe_notices(envelope.thread_id, envelope.question_id, names, now=self.clock())
+        self._owed_now(envelope).add(envelope.question_id)
+
+    @staticmethod
+    def _owed_now(envelope: WaitEnvelope) -> set[str]:
+        """The question ids this delivery owed an envelope of (remembered while it holds the lease); outside a
+        delivery, none is remembered."""
+        held = current_delivery(envelope.thread_id)
+        return held.memo.setdefault(_OWED_MEMO, set()) if held is not None else set()
 
     def republish_open(self, thread_id: str) -> Sequence[PublishReport]:
         return [self.announce_created(record) for record in self.open_records(thread_id)]

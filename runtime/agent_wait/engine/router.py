@@ -549,7 +549,7 @@ class Router:
         """Announce the votes so far (`wait.voted`), or as they stood at `through`; a redelivery announces again under
         the same dedupe key, so a crash between a vote and its announcement never leaves the vote untold."""
         progress = vote_progress(record, through=through)
-        self.questions.announce(record.envelope, Transition.VOTED, progress=progress)
+        self.questions.announce(record.envelope, Transition.VOTED, progress=progress, record=record)
         self.log.info(
             "vote recorded",
             extra={
@@ -614,10 +614,10 @@ class Router:
                 outcome = self.failures.callback_refused(failure, body, exc)
             else:
                 outcome = self.failures.agent_failed(failure, body, exc)
-            self.questions.announce(record.envelope, Transition.FAILED)
+            self.questions.announce(record.envelope, Transition.FAILED, record=record)
             return outcome
         if self.ledger.mark_resumed(thread_id, question_id, now=self.clock()):
-            self.questions.announce(record.envelope, Transition.RESUMED)
+            self.questions.announce(record.envelope, Transition.RESUMED, record=record)
         self.log.info(
             "answer applied", extra={"thread_id": thread_id, "question_id": question_id, "asked": list(asked)}
         )
@@ -656,16 +656,17 @@ class Router:
         self._count_decision(record, now)
         progress = decision_progress(record)
         if progress is not None:
-            self.questions.announce(record.envelope, Transition.VOTED, progress=progress)
-        self.questions.announce(record.envelope, Transition(record.status.value), progress=progress)
+            self.questions.announce(record.envelope, Transition.VOTED, progress=progress, record=record)
+        self.questions.announce(record.envelope, Transition(record.status.value), progress=progress, record=record)
 
     def _retell(self, record: QuestionRecord, *, resumed: bool = False) -> None:
         """Announce again a decision already counted (and its resume): a redelivery, after an attempt that may have
         died between its writes and its announcements. Consumers drop what they had by `dedupe_key`."""
         decided = record.outcome or record.status
-        self.questions.announce(record.envelope, Transition(decided.value), progress=decision_progress(record))
+        progress = decision_progress(record)
+        self.questions.announce(record.envelope, Transition(decided.value), progress=progress, record=record)
         if resumed:
-            self.questions.announce(record.envelope, Transition.RESUMED)
+            self.questions.announce(record.envelope, Transition.RESUMED, record=record)
 
     def _count_decision(self, record: QuestionRecord, now: datetime) -> None:
         # Timed to when the decision was written: a door's decision is counted here, when the router carries it on.

@@ -5,21 +5,25 @@ Every "something must happen to this question at time T" is one entry in the led
 owed, a door's decision to hand over to the router. A run reads only what is due (never every open question)
 and dispatches each row by what it needs:
 
-- not yet announced (older than `announce_grace`): announce `wait.created` again;
+- what it owes goes out first, in lifecycle order: its `wait.created` when not yet announced (older than
+  `announce_grace`), then the envelopes owed on its row by name, open or decided (`agent_wait.engine.owed`). An
+  announcer that fails one is sent nothing after it, so none gets an envelope before what is owed ahead of it;
 - past its deadline: send its default through the entry queue as an ordinary answer marked
   `origin: deadline` (in batches of ten), which the router applies with the same one-outcome rule as a
-  person's answer and records as `expired`. The sweep never decides anything itself;
+  person's answer and records as `expired`, whatever it owes (a deadline waits on no announcer). The sweep
+  never decides anything itself;
 - an escalation step or a reminder fell due: claim it on the row (a compare-and-set that only an open,
   unchanged question accepts, so a question decided meanwhile is never reopened or re-announced), then
-  announce `wait.escalated` / `wait.reminder`, then clear the claim. An announcement that fails keeps the
-  claim, and the next run announces it again.
+  announce `wait.escalated` / `wait.reminder`, then clear the claim. When its announcement fails, or the question
+  still owes an envelope from before, the step is owed on the row by name (`escalated:1`, `reminder:2`) and the
+  claim cleared: the steps go on while an announcer is down, and are told in order when it is back.
 
 Each question is isolated: one that raises is logged (its type and ids, never content), counted as
 `SweepErrors` with its work as the reason, and the others still run. The run's steps are isolated the same
 way (`SweepStep`); a deadline answer the queue refuses is counted with reason `send` and sent again next run.
 
-Long on purpose: the four kinds of due work (announce, expire, remind, escalate) share one claim on the row and
-one isolation of failures; apart, each would repeat them.
+Long on purpose: the kinds of due work (tell what is owed, expire, remind, escalate) share one claim on the row,
+one order of what is owed and one isolation of failures; apart, each would repeat them.
 """
 
 from __future__ import annotations
@@ -30,20 +34,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
-from types import MappingProxyType
 from typing import Any, TypeVar
 
 from agent_wait._publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait._time import format_rfc3339, parse_rfc3339, seconds_between, utc_now
+from agent_wait.announce.base import BaseAnnounce
 from agent_wait.engine.cancelling import awaits_resume
 from agent_wait.engine.entry_queue import EntryMessage, EntryQueue
-from agent_wait.engine.extend import extended_envelope
 from agent_wait.engine.handover import HANDED_OVER, resume_message
 from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
+from agent_wait.engine.owed import CREATED, follow_up_envelope, follow_up_name, in_lifecycle_order, owed_envelope
 from agent_wait.engine.questions import CreatedAnnouncement
 from agent_wait.engine.schedules import DeadlineSchedules
-from agent_wait.engine.votes import decision_progress, vote_progress
-from agent_wait.envelope import Transition, WaitEnvelope
+from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import ArgumentError, LedgerIndexMissingError
 from agent_wait.ledger import Capability, Ledger, Notice, Progress, QuestionRecord, require_capabilities
 from agent_wait.messages import DEADLINE_ORIGIN, deadline_answer_id, group_id_for
@@ -88,7 +91,7 @@ class DueWork(StrEnum):
     REPAIR = "repair"
     """Nothing was due after all (its due time was stale): the next due time is written again."""
     TELL = "tell"
-    """It owes lifecycle envelopes whose publishing failed (`QuestionRecord.notices`): they are published again."""
+    """It owes lifecycle envelopes (`QuestionRecord.notices`): they are published, in lifecycle order."""
 
 
 _OPTIONAL_STEPS = frozenset({SweepStep.OLDEST_OPEN})
@@ -124,7 +127,8 @@ class SweepReport:
     due_read: int = 0
     """How many due questions the run read (what its index query returned)."""
     told: tuple[str, ...] = ()
-    """Question ids whose owed lifecycle envelopes (`wait.answered`, `wait.resumed`, ...) went out this run."""
+    """Question ids whose owed lifecycle envelopes (`wait.created`, `wait.voted`, `wait.answered`, ...) all went out
+    this run."""
 
     @property
     def ok(self) -> bool:
@@ -229,15 +233,16 @@ class Sweep:
         whole_run: bool = True,
     ) -> SweepReport:
         run = _Run()
-        owing = [record for record in due or () if record.notices]
-        for record in owing:  # first what a person's screen waits on; follow-ups of an open one on the next run
-            self._tell(record, run)
-        waiting = [record for record in due or () if not record.notices and record.status is QuestionStatus.OPEN]
-        overdue = [record for record in waiting if record.is_overdue(now)]
+        rows = list(due or ())
+        # What each question owes goes out first; one still behind owes its new follow-ups after it.
+        caught_up = {record.question_id: self._tell_owed(record, now, run) for record in rows}
+        waiting = [record for record in rows if record.status is QuestionStatus.OPEN]
+        overdue = [record for record in waiting if record.is_overdue(now)]  # a deadline waits on no announcer
         expired = self._expire_isolated(overdue, now, run)
         for record in waiting:
-            if not record.is_overdue(now):
-                self._follow_up(record, now, run)
+            current, behind = caught_up[record.question_id]
+            if current is not None and not record.is_overdue(now):
+                self._follow_up(current, now, run, behind=behind)
         oldest_age = (
             self._isolated(SweepStep.OLDEST_OPEN, lambda: self._oldest_open(now), failed, skipped)
             if whole_run
@@ -260,25 +265,74 @@ class Sweep:
             told=tuple(run.told),
         )
 
-    # -- lifecycle envelopes owed ----------------------------------------------------------------------
+    # -- envelopes owed ------------------------------------------------------------------------------
 
-    def _tell(self, record: QuestionRecord, run: _Run) -> None:
-        """Publish the lifecycle envelopes `record` owes, then take them off its row (at least once: a publish that
-        fails again, or a crash before the row is written, leaves them owed for the next run)."""
+    def _tell_owed(self, record: QuestionRecord, now: datetime, run: _Run) -> tuple[QuestionRecord | None, bool]:
+        """Publish what `record` owes, in lifecycle order: its `wait.created` when never announced, then what its row
+        owes by name. Returns the row to carry on from (None: leave it to the next run) and whether it is still
+        behind (something owed did not go out), so its new follow-ups are owed after it rather than announced."""
+        work = DueWork.ANNOUNCE
         try:
-            envelopes = [_owed_envelope(record, notice) for notice in record.notices]
-            if all(self._publish(envelope).ok for envelope in envelopes if envelope is not None):
-                due_at = record.next_due() if record.status is QuestionStatus.OPEN else _hand_over_at(record)
-                self.ledger.told(record.thread_id, record.question_id, record.notices, due_at=due_at)
-                run.told.append(record.question_id)
-                self.log.info(
-                    "owed lifecycle envelopes published",
-                    extra={"thread_id": record.thread_id, "question_id": record.question_id, "told": record.notices},
-                )
-                return
-            run.failed.append(record.question_id)
+            if record.status is not QuestionStatus.OPEN and not record.announced:
+                # Decided before its wait.created went out: announcing the decision owes the wait.created by name
+                # first (`AskedQuestions.announce`), so nothing is told before it (a door's decision, until then).
+                return record, True
+            if not record.announced:
+                if record.is_overdue(now) or parse_rfc3339(record.asked_at) > now - self.announce_grace:
+                    return record, True  # its decision tells it first, or the router that asked it announces it now
+                if not self._reannounce(record):
+                    run.failed.append(record.question_id)
+                    return record, True
+                run.reannounced.append(record.question_id)
+                record = replace(record, announced=True, due_at=record.next_due(announced=True))
+            work = DueWork.TELL
+            return self._tell(record, run) if record.notices else (record, False)
         except Exception as exc:
-            self._question_failed(record, DueWork.TELL.value, exc, run)
+            self._question_failed(record, work.value, exc, run)
+            return None, True
+
+    def _tell(self, record: QuestionRecord, run: _Run) -> tuple[QuestionRecord, bool]:
+        """Publish the envelopes `record` owes by name, in lifecycle order, then take off its row those every announcer
+        took (at least once: a publish that fails, or a crash before the row is written, leaves them owed for the
+        next run). An announcer that fails one is sent none after it this run, so each receives them in order; the
+        others go on. Returns the row as it now stands and whether some are still owed."""
+        listening = self.announcers
+        told: list[str] = []
+        for name in in_lifecycle_order(record, record.notices):
+            failed = self._tell_one(record, name, listening)
+            if not failed and len(listening) == len(self.announcers):
+                told.append(name)  # every announcer has it, and each had every one before it
+            listening = tuple(announcer for announcer in listening if announcer.name not in failed)
+            if failed and not listening:
+                break  # every announcer is down: the rest waits for the next run
+        left = tuple(name for name in record.notices if name not in told)
+        after = replace(record, notices=left)
+        if told:
+            due_at = after.next_due() if record.status is QuestionStatus.OPEN else _hand_over_at(record)
+            self.ledger.told(record.thread_id, record.question_id, told, due_at=due_at)
+            after = replace(after, due_at=due_at) if not left else after
+            self.log.info(
+                "owed lifecycle envelopes published",
+                extra={"thread_id": record.thread_id, "question_id": record.question_id, "told": told},
+            )
+        (run.failed if left else run.told).append(record.question_id)
+        return after, bool(left)
+
+    def _tell_one(self, record: QuestionRecord, name: str, announcers: tuple[BaseAnnounce, ...]) -> set[str]:
+        """Publish the one envelope `name` stands for, as it would have gone out (`wait.created` with its links), to
+        `announcers`; the names of those that failed."""
+        if name == CREATED:
+            report = self.created.publish(record.envelope, announcers)  # counts its own failures
+            if report.ok:
+                self.metrics.count(Metric.REANNOUNCED)
+        else:
+            envelope = owed_envelope(record, name)
+            if envelope is None:
+                return set()  # a name that tells nothing is taken off
+            report = publish(envelope, announcers)
+            for failure in report.failed:
+                self.metrics.count(Metric.ANNOUNCE_FAILED, reason=failure.announcer)
+        return {failure.announcer for failure in report.failed}
 
     # -- deadlines -----------------------------------------------------------------------------------
 
@@ -326,8 +380,9 @@ class Sweep:
 
     # -- follow-ups: announcement retries, escalation steps, reminders ---------------------------------
 
-    def _follow_up(self, record: QuestionRecord, now: datetime, run: _Run) -> None:
-        """Do what one due question needs, step after step; isolated, so one that raises never holds back others."""
+    def _follow_up(self, record: QuestionRecord, now: datetime, run: _Run, *, behind: bool) -> None:
+        """Do what one due question needs, step after step; isolated, so one that raises never holds back others.
+        `behind`: it still owes an envelope from before, so each step is owed after it, not announced."""
         work = _work_for(record, now)
         current: QuestionRecord | None = record
         try:
@@ -336,7 +391,7 @@ class Sweep:
                 work = _work_for(current, now) if current is not None else None
                 if work is None:
                     return
-                current = self._act(current, work, now, run)  # type: ignore[arg-type]
+                current, behind = self._act(current, work, now, run, behind=behind)  # type: ignore[arg-type]
         except Exception as exc:
             self._question_failed(record, work.value if work is not None else DueWork.REPAIR.value, exc, run)
 
@@ -350,26 +405,42 @@ class Sweep:
         )
         self.log.debug(f"sweep {reason} failed", exc_info=True)  # the text may quote what was asked
 
-    def _act(self, record: QuestionRecord, work: DueWork, now: datetime, run: _Run) -> QuestionRecord | None:
-        """Do one piece of `work`; the row to carry on from, or None to leave the question until the next run."""
-        if work is DueWork.ANNOUNCE:
-            if parse_rfc3339(record.asked_at) > now - self.announce_grace:
-                return None  # the router that asked it is announcing it now
-            (run.reannounced if self._reannounce(record) else run.failed).append(record.question_id)
-            return None
+    def _act(
+        self, record: QuestionRecord, work: DueWork, now: datetime, run: _Run, *, behind: bool
+    ) -> tuple[QuestionRecord | None, bool]:
+        """Do one piece of `work`; the row to carry on from (None: leave the question until the next run), and
+        whether it is now behind (owes an envelope)."""
         if work is DueWork.REPAIR:
             self._advance(record, record.progress, now)
-            return None
+            return None, behind
+        if record.progress.notice is None and behind:
+            # Owed first, then claimed without a notice: a crash between leaves it owed, and the next run claims
+            # the same step under the same name.
+            progress = replace(_claimed(record, work, now), notice=None)
+            name = follow_up_name(Notice.ESCALATED if work is DueWork.ESCALATE else Notice.REMINDER, progress)
+            return self._owe_step(record, progress, name, now), True
         claimed = record
         if record.progress.notice is None:
             claimed = self._advance(record, _claimed(record, work, now), now)
             if claimed is None:
-                return None  # decided or changed since it was read: never reopened nor announced
-        if not self._announce_claim(claimed):
-            run.failed.append(record.question_id)  # the claim stays; the next run announces it again
-            return None
-        (run.escalated if work is DueWork.ESCALATE else run.reminded).append(record.question_id)
-        advanced = self._advance(claimed, replace(claimed.progress, notice=None), now)
+                return None, behind  # decided or changed since it was read: never reopened nor announced
+        notice = claimed.progress.notice or Notice.REMINDER
+        name = follow_up_name(notice, claimed.progress)
+        if not behind and self._announce_claim(claimed):
+            (run.escalated if notice is Notice.ESCALATED else run.reminded).append(record.question_id)
+            return self._arranged(self._advance(claimed, replace(claimed.progress, notice=None), now)), False
+        if not behind:
+            run.failed.append(record.question_id)  # its announcement failed: owed, and told when the announcer is back
+        return self._owe_step(claimed, replace(claimed.progress, notice=None), name, now), True
+
+    def _owe_step(self, record: QuestionRecord, progress: Progress, name: str, now: datetime) -> QuestionRecord | None:
+        """Owe the follow-up `name` on the row, then write `progress` (its claim let go); the row stays due, for
+        what it owes. Owed before the progress moves, so a crash between never loses the step."""
+        self.ledger.owe_notices(record.thread_id, record.question_id, [name], now=now)
+        owing = replace(record, notices=(*record.notices, name))
+        return self._arranged(self._advance(owing, progress, now))
+
+    def _arranged(self, advanced: QuestionRecord | None) -> QuestionRecord | None:
         if advanced is not None and self.schedules is not None:
             self.schedules.arrange(advanced)  # the next reminder or escalation step's schedule
         return advanced
@@ -383,7 +454,9 @@ class Sweep:
 
     def _announce_claim(self, claimed: QuestionRecord) -> bool:
         """Announce the claimed reminder or escalation step to the audience the question has now."""
-        envelope = _follow_up_envelope(claimed)
+        progress, level = claimed.progress, claimed.progress.escalations
+        number = progress.escalations if progress.notice is Notice.ESCALATED else progress.reminders
+        envelope = follow_up_envelope(claimed, progress.notice or Notice.REMINDER, number, level=level)
         if not self._publish(envelope).ok:
             return False
         self.metrics.count(Metric.ESCALATIONS if claimed.progress.notice is Notice.ESCALATED else Metric.REMINDERS)
@@ -488,9 +561,8 @@ def _hand_over_at(record: QuestionRecord) -> str | None:
 
 
 def _work_for(record: QuestionRecord, now: datetime) -> DueWork | None:
-    """What a due, not overdue, question needs now; None when a claim it holds is someone else's to finish."""
-    if not record.announced:
-        return DueWork.ANNOUNCE
+    """Which follow-up a due, not overdue, question needs now (its `wait.created` and what it owes are told first,
+    `Sweep._tell_owed`); None when nothing."""
     if record.progress.notice is Notice.ESCALATED:
         return DueWork.ESCALATE
     if record.progress.notice is Notice.REMINDER:
@@ -499,7 +571,8 @@ def _work_for(record: QuestionRecord, now: datetime) -> DueWork | None:
         return DueWork.ESCALATE
     if record.progress.reminders < record.reminders_due(now):
         return DueWork.REMIND
-    return DueWork.REPAIR if record.due_at != record.next_due() else None
+    owing = not record.announced or record.notices  # due at once already, until what it owes is told
+    return DueWork.REPAIR if record.due_at != record.next_due() and not owing else None
 
 
 def _claimed(record: QuestionRecord, work: DueWork, now: datetime) -> Progress:
@@ -510,40 +583,6 @@ def _claimed(record: QuestionRecord, work: DueWork, now: datetime) -> Progress:
     if work is DueWork.ESCALATE:
         return replace(record.progress, escalations=record.progress.escalations + 1, notice=Notice.ESCALATED)
     return replace(record.progress, reminders=record.reminders_due(now), notice=Notice.REMINDER)
-
-
-def _owed_envelope(record: QuestionRecord, notice: str) -> WaitEnvelope | None:
-    """The lifecycle envelope `notice` names, as the router would have published it (None: not a transition)."""
-    try:
-        transition = Transition(notice)
-    except ValueError:
-        return None
-    if transition is Transition.VOTED:
-        return record.envelope.for_transition(transition, progress=vote_progress(record))
-    if transition is Transition.EXTENDED:
-        return extended_envelope(record) if record.extensions else None
-    progress = decision_progress(record) if transition is Transition.ANSWERED else None
-    return record.envelope.for_transition(transition, progress=progress)
-
-
-def _follow_up_envelope(record: QuestionRecord) -> WaitEnvelope:
-    """The claimed reminder or escalation step as its envelope, addressed to the audience the question has now.
-
-    After escalation steps the envelope's `tags` carry each step's tags over the question's own (so an SNS
-    filter policy or an EventBridge rule routes it to the new audience) and `rules.answerers` who may answer.
-    """
-    followups, level = record.followups, record.progress.escalations
-    envelope = replace(
-        record.envelope,
-        tags=MappingProxyType(followups.tags_at(record.envelope.tags, level)),
-        rules=MappingProxyType({**record.envelope.rules, "answerers": record.answerers_for(level)}),
-    )
-    if record.progress.notice is Notice.ESCALATED:
-        step = followups.escalation[level - 1]
-        progress = {"escalation": level, "of": len(followups.escalation), "after": step.after_iso}
-        return envelope.for_transition(Transition.ESCALATED, progress=progress)
-    progress = {"reminder": record.progress.reminders, "of": len(followups.reminders)}
-    return envelope.for_transition(Transition.REMINDER, progress=progress)
 
 
 def _deadline_answer(record: QuestionRecord) -> EntryMessage:

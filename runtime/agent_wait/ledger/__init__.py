@@ -27,6 +27,7 @@ from agent_wait.ledger.base import (
 )
 from agent_wait.ledger.memory import InMemoryLedger
 from agent_wait.ledger.records import (
+    CREATED_NOTICE,
     DECIDED,
     AdvanceResult,
     DecideResult,
@@ -45,6 +46,7 @@ from agent_wait.ledger.records import (
 )
 
 __all__ = (
+    "CREATED_NOTICE",
     "DECIDED",
     "AdvanceResult",
     "Capability",

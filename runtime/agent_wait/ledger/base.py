@@ -136,6 +136,8 @@ class Ledger(ABC):
         """Move an open question to `decision.status`. The first call wins; later calls report the winner.
 
         The decided question is due no more, unless `decision.hand_over_at` says when it is due (until resumed).
+        It keeps its unannounced mark (`QuestionRecord.announced` stays false): a question decided before its
+        `wait.created` went out still owes it, and whoever announces the decision owes it first (`owe_notices`).
 
         Raises:
             QuestionNotFoundError: the question is not in the ledger (a `KeyError`).
@@ -226,9 +228,13 @@ class FollowUpLedger(ABC):
 
     @abstractmethod
     def owe_notices(self, thread_id: str, question_id: str, notices: Sequence[str], *, now: datetime) -> None:
-        """Record lifecycle envelopes whose publishing failed (transition names: `answered`, `resumed`, ...), in one
+        """Record lifecycle envelopes owed (whose publishing failed, or that wait for one owed before them), in one
         write that adds them to the row's `notices` and makes the question due at `now`, whatever its status:
-        `due` returns it and the sweep publishes them. Nothing when the question is not in the ledger."""
+        `due` returns it and the sweep publishes them. Names are transitions, a repeating step with its count
+        (`created`, `reminder:1`, `voted:2`, `answered`, `resumed`, ...: `agent_wait.engine.owed`); each is kept
+        apart, so `voted:1` and `voted:2` are two. Owing `created` takes the unannounced mark off in the same write
+        (`QuestionRecord.announced` becomes true): the question owes its `wait.created` by name from then on.
+        Nothing when the question is not in the ledger."""
 
     @abstractmethod
     def told(self, thread_id: str, question_id: str, notices: Sequence[str], *, due_at: str | None) -> bool:

@@ -16,6 +16,7 @@ from agent_wait.errors import LedgerCursorError, QuestionNotFoundError
 from agent_wait.extension import Extended
 from agent_wait.ledger.base import FullLedger, NoteLedger
 from agent_wait.ledger.records import (
+    CREATED_NOTICE,
     DECIDED,
     AdvanceResult,
     DecideResult,
@@ -230,7 +231,10 @@ class InMemoryLedger(FullLedger, NoteLedger):
             record = self._questions.get((thread_id, question_id))
             if record is not None:
                 owed = tuple(dict.fromkeys((*record.notices, *notices)))
-                self._questions[(thread_id, question_id)] = replace(record, notices=owed, due_at=format_rfc3339(now))
+                announced = record.announced or CREATED_NOTICE in notices  # owed by name from now on
+                self._questions[(thread_id, question_id)] = replace(
+                    record, notices=owed, due_at=format_rfc3339(now), announced=announced
+                )
 
     def told(self, thread_id: str, question_id: str, notices: Sequence[str], *, due_at: str | None) -> bool:
         with self._lock:

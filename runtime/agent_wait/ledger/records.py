@@ -23,6 +23,7 @@ from agent_wait.people import person_keys
 from agent_wait.schema import QuestionStatus
 
 __all__ = (
+    "CREATED_NOTICE",
     "DECIDED",
     "PROGRESS_ATTRIBUTES",
     "AdvanceResult",
@@ -287,6 +288,10 @@ def check_advance(progress: Progress, expected_version: int) -> None:
         )
 
 
+CREATED_NOTICE = "created"
+"""The name a question owes its `wait.created` under (`QuestionRecord.notices`); owing it takes the unannounced mark
+off (`FollowUpLedger.owe_notices`)."""
+
 PROGRESS_ATTRIBUTES = ("reminders_sent", "escalations", "notice", "votes", "version")
 """The row attributes `Progress` is stored in."""
 
@@ -322,8 +327,9 @@ class QuestionRecord:
     question is due only while it owes `notices`, or while a door's decision waits to be handed over to the agent
     (`Decision.hand_over_at`)."""
     notices: tuple[str, ...] = ()
-    """Lifecycle envelopes owed: transitions (`answered`, `resumed`, `voted`, ...) whose publishing failed, which
-    the sweep publishes again until they go out (`FollowUpLedger.owe_notices`)."""
+    """Lifecycle envelopes owed, by name (`created`, `reminder:1`, `voted:2`, `answered`, `resumed`, ...;
+    `agent_wait.engine.owed`): whose publishing failed, or that wait for one owed before them. The sweep tells them
+    in lifecycle order until they go out (`FollowUpLedger.owe_notices`)."""
     trace: Mapping[str, str] | None = None
     """The trace context the question was asked in (`traceparent`, `tracestate`, `xray`), put with the row by
     `Ledger.open` and never changed: the answer's spans link to it (`agent_wait.engine.tracing`). None: untraced."""
@@ -392,9 +398,10 @@ class QuestionRecord:
     def next_due(self, progress: Progress | None = None, *, announced: bool | None = None) -> str | None:
         """When the sweep must next act on this question, given `progress` (default: its own), or None.
 
-        Due at once (`asked_at`) while the announcement is pending. While a claimed follow-up's notice is pending it
-        stays due where it is (its `due_at`, which has come), so the claim moves no index key. Else at the next
-        reminder, the next escalation step or the deadline, whichever comes first. A decided question is never due.
+        Due at once (`asked_at`) while the announcement is pending. While a claimed follow-up's notice is pending, or
+        while it owes `notices`, it stays due where it is (its `due_at`, which has come), so the claim moves no index
+        key. Else at the next reminder, the next escalation step or the deadline, whichever comes first. A decided
+        question is never due.
         """
         progress = progress if progress is not None else self.progress
         announced = self.announced if announced is None else announced
@@ -402,7 +409,7 @@ class QuestionRecord:
             return None
         if not announced:
             return self.asked_at
-        if progress.notice is not None:
+        if progress.notice is not None or self.notices:
             return self.due_at or self.asked_at
         times = [format_rfc3339(t) for t in self.reminder_times()[progress.reminders :][:1]]
         times += [format_rfc3339(t) for t in self.escalation_times()[progress.escalations :][:1]]

@@ -3,7 +3,8 @@ capability.
 
 `REQUIRED` holds the core's rules (`questions.py`, `decisions.py`), which every backend passes; each capability
 a backend declares (`agent_wait.ledger.Capability`, by the classes it derives from) adds its own:
-`followups.py`, `starts.py`, `failures.py`, `leases.py`, `notes.py`. `rules_for` lists what a backend must pass:
+`followups.py` (and `notices.py`, what a question owes), `starts.py`, `failures.py`, `leases.py`, `notes.py`.
+`rules_for` lists what a backend must pass:
 
     @pytest.mark.parametrize("rule", ledger_contract.rules_for(MyLedger), ids=lambda rule: rule.__name__)
     def test_my_ledger_conforms(rule):
@@ -26,6 +27,7 @@ from agent_wait.testing.ledger_contract import (
     followups,
     leases,
     notes,
+    notices,
     questions,
     starts,
 )
@@ -61,9 +63,11 @@ BY_CAPABILITY: Mapping[Capability, tuple[Rule, ...]] = MappingProxyType(
             followups.advance_with_a_decision_decides_in_the_same_write,
             followups.a_racing_decide_and_advance_have_one_winner,
             followups.progress_round_trips,
-            followups.owed_notices_keep_a_question_due_until_they_are_told,
+            notices.owed_notices_keep_a_question_due_until_they_are_told,
+            notices.a_decision_keeps_an_unannounced_question_owing_its_wait_created,
+            notices.each_counted_step_is_owed_apart,
             followups.a_decision_to_hand_over_stays_due_until_resumed,
-            followups.resuming_keeps_a_question_due_while_it_owes_notices,
+            notices.resuming_keeps_a_question_due_while_it_owes_notices,
             followups.oldest_open_is_the_earliest_asked_open_question,
             extensions.extend_moves_only_an_open_unchanged_deadline,
         ),

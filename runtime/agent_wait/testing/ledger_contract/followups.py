@@ -228,41 +228,6 @@ def progress_round_trips(make: LedgerFactory) -> None:
     ledger.decide(thread, question, make_decision(QuestionStatus.CANCELLED, None), now=T0)
 
 
-def owed_notices_keep_a_question_due_until_they_are_told(make: LedgerFactory) -> None:
-    """`owe_notices` adds to a row's `notices` and makes it due at once, whatever its status (`due` lists it);
-    `told` takes off what went out: with nothing left it sets the due time given, with more added meanwhile it
-    keeps the row due; told twice, it says False."""
-    ledger = make()
-    thread = f"thread-{uuid.uuid4().hex[:12]}"
-    base = T0 - timedelta(days=3650)  # the soonest due rows of a shared store
-    envelope = sample_envelope(thread_id=thread)
-    ledger.open(envelope, now=base)
-    question_id = envelope.question_id
-    ledger.decide(thread, question_id, make_decision(QuestionStatus.ANSWERED, {"action": "approve"}), now=base)
-    ledger.mark_resumed(thread, question_id, now=base)
-
-    ledger.owe_notices(thread, question_id, ["answered"], now=base)
-    ledger.owe_notices(thread, question_id, ["resumed", "answered"], now=base)
-    owing = row_of(ledger, thread, question_id)
-    assert sorted(owing.notices) == ["answered", "resumed"], f"owed notices add up, got {owing.notices}"
-    assert owing.due_at == format_rfc3339(base), f"a question that owes notices is due at once, got {owing!r}"
-    due = [r.question_id for r in ledger.due(base + timedelta(seconds=1), limit=1000) if r.thread_id == thread]
-    assert due == [question_id], f"due lists a resumed question that owes notices, got {due}"
-
-    assert ledger.told(thread, question_id, ["answered"], due_at=None) is True
-    partly = row_of(ledger, thread, question_id)
-    assert (partly.notices, partly.due_at) == (("resumed",), format_rfc3339(base)), f"still owes: {partly!r}"
-    assert ledger.told(thread, question_id, ["answered"], due_at=None) is False, "told already: nothing to take off"
-    assert row_of(ledger, thread, question_id).notices == ("resumed",), "a second telling takes off nothing else"
-    assert ledger.told(thread, question_id, ["resumed"], due_at=None) is True
-    told = row_of(ledger, thread, question_id)
-    assert (told.notices, told.due_at) == ((), None), f"owing nothing, it is not due: {told!r}"
-    assert ledger.told(thread, question_id, ["resumed"], due_at=None) is False, "told twice: nothing to take off"
-    left = [r.question_id for r in ledger.due(base + timedelta(days=1), limit=1000) if r.thread_id == thread]
-    assert left == [], f"a question that owes nothing leaves the due list, got {left}"
-    assert told.status is QuestionStatus.RESUMED, f"telling never changes the status: {told!r}"
-
-
 def a_decision_to_hand_over_stays_due_until_resumed(make: LedgerFactory) -> None:
     """A decision given `hand_over_at` (made where the agent cannot run: the answer API, a link) keeps the question
     due from then, decided, until `mark_resumed`; a vote that decides does the same; without it, never due."""
@@ -305,26 +270,6 @@ def a_decision_to_hand_over_stays_due_until_resumed(make: LedgerFactory) -> None
         assert ledger.mark_resumed(thread, envelope.question_id, now=base)
     assert due() == [], "a resumed question waits for no hand-over"
     assert row_of(ledger, thread, door.question_id).due_at is None
-
-
-def resuming_keeps_a_question_due_while_it_owes_notices(make: LedgerFactory) -> None:
-    """`mark_resumed` takes a hand-over's due time off, but never the due time of notices still owed."""
-    ledger = make()
-    envelope = sample_envelope()
-    thread, question = envelope.thread_id, envelope.question_id
-    base = T0 - timedelta(days=3650)
-    ledger.open(envelope, now=base)
-    at = format_rfc3339(base)
-    decision = Decision(QuestionStatus.ANSWERED, {"action": "approve"}, "a-door", "ana", via="api", hand_over_at=at)
-    ledger.decide(thread, question, decision, now=base)
-    ledger.owe_notices(thread, question, ["answered"], now=base)
-    assert ledger.mark_resumed(thread, question, now=base), "a decided question owing notices can be resumed"
-    row = row_of(ledger, thread, question)
-    assert (row.status, row.notices) == (QuestionStatus.RESUMED, ("answered",)), f"got {row!r}"
-    assert question in [r.question_id for r in ledger.due(base + timedelta(minutes=1), limit=1000)], (
-        "a resumed question owing notices stays due until they are told"
-    )
-    ledger.told(thread, question, ["answered"], due_at=None)
 
 
 def oldest_open_is_the_earliest_asked_open_question(make: LedgerFactory) -> None:
