@@ -315,10 +315,9 @@ class LeaseLedger(ABC):
         same write removes (`ThreadLease.note`).
 
         `runs_agent=False` is a holder that never runs the agent (a door that decides and hands over): it never
-        takes over a lease whose holder ran the agent and died before its release, however long ago, since what
-        the thread records (its open questions) may no longer be what the agent waits on until that holder's
-        message is delivered again and a holder that runs the agent releases the thread (None then, as for a
-        running lease). A lease such a holder left to expire is taken over by anyone.
+        takes over a lease whose holder ran the agent and died before its release (None, as for a running lease),
+        since the thread's open questions may no longer be what the agent waits on until that message is
+        delivered again and released. A lease such a holder left to expire is taken over by anyone.
         """
 
     @abstractmethod
