@@ -100,7 +100,7 @@ def signed_in_api() -> Iterator[tuple[LocalApi, Issuer]]:
     issuer = Issuer()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _issuer_handler(issuer))
     origin = f"http://127.0.0.1:{server.server_address[1]}"
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     ledger = InMemoryLedger()
     asked = {"function": "issue_refund", "args": {"order_id": "order-oidc", "amount": 900}}
     question = Question("order-oidc", "q-oidc", asked, policy=WaitPolicy(timeout="P3D"))

@@ -65,7 +65,7 @@ def lambda_api_server(runner: Any) -> Iterator[str]:
     server = WebServer(
         WebServiceConfig(host="127.0.0.1", port=0, log_level=logging.WARNING), AwsShapedCallbacks(runner._executor)
     )
-    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     serving.start()
     host, port = server.server_address[:2]
     try:

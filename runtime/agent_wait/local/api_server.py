@@ -191,7 +191,13 @@ class LocalApi:
     def start(self) -> None:
         """Serve requests on a background thread until `stop()`."""
         if self._thread is None:
-            self._thread = threading.Thread(target=self._server.serve_forever, name="agent-wait-local-api", daemon=True)
+            # A short poll: `stop()` waits for the loop to notice (0.5 s by default), and tests start and stop many.
+            self._thread = threading.Thread(
+                target=self._server.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                name="agent-wait-local-api",
+                daemon=True,
+            )
             self._thread.start()
 
     def stop(self) -> None:
