@@ -1,5 +1,5 @@
 """The emails a question sends, rendered in Chromium as a mail client would show them: an open question, a
-reminder and an outcome, at a phone's width (375 px) and a desktop's (1280 px). Each must fit without sideways
+reminder, a deadline extension (with new links) and an outcome, at a phone's width (375 px) and a desktop's (1280 px). Each must fit without sideways
 scrolling, show its buttons as the recipient's own links, and keep the question's text as text.
 `AGENT_WAIT_SCREENSHOTS=docs/images` keeps the screenshots docs/email.md shows.
 """
@@ -7,6 +7,7 @@ scrolling, show its buttons as the recipient's own links, and keep the question'
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,11 @@ ASKED = {
 def _emails() -> dict[str, EmailContent]:
     envelope = WaitEnvelope.create(Question("thread-A-1042", "q-7731", ASKED, policy=POLICY), now=NOW)
     reminder = envelope.for_transition(Transition.REMINDER, progress={"reminder": 1, "of": 1})
+    later = NOW + timedelta(days=5)
+    extended = replace(envelope, expires_at=later.strftime("%Y-%m-%dT%H:%M:%SZ")).for_transition(
+        Transition.EXTENDED,
+        progress={"extension": 1, "from": envelope.expires_at, "to": later.strftime("%Y-%m-%dT%H:%M:%SZ"), "by": "max"},
+    )
     decided = Decided(
         "answered",
         {"action": "approve", "note": "photos checked"},
@@ -55,6 +61,9 @@ def _emails() -> dict[str, EmailContent]:
         "reminder": question_email(
             reminder, links=LINKS, recipient="ana@example.com", now=NOW + timedelta(hours=4), inbox_url=inbox
         ),
+        "extended": question_email(
+            extended, links=LINKS, recipient="ana@example.com", now=NOW + timedelta(days=1), inbox_url=inbox
+        ),
         "outcome": outcome_email(envelope, decided, recipient="ana@example.com", inbox_url=inbox),
     }
 
@@ -63,7 +72,7 @@ EMAILS = _emails()
 
 
 @pytest.mark.parametrize("width", [375, 1280])
-@pytest.mark.parametrize("kind", ["question", "reminder", "outcome"])
+@pytest.mark.parametrize("kind", ["question", "reminder", "extended", "outcome"])
 def test_each_email_reads_well_at_a_phones_and_a_desktops_width(browser: Any, kind: str, width: int) -> None:
     content = EMAILS[kind]
     page = browser.new_page(viewport={"width": width, "height": 900})
@@ -86,6 +95,11 @@ def test_each_email_reads_well_at_a_phones_and_a_desktops_width(browser: Any, ki
                 assert box["x"] >= 0
                 assert box["x"] + box["width"] <= width
             assert page.locator("strong", has_text="over the auto-approve limit").count() == 1
+            # AND the buttons are on the first screen of a phone (844 px tall), under what changed
+            assert page.locator(f"a[href='{LINKS['approve']}']").bounding_box()["y"] < 844  # type: ignore[index]
+        if kind == "extended":
+            body = page.inner_text("body")
+            assert "Deadline extended to Wednesday 9 December 2026 at 09:00 UTC (it was Monday 7 December" in body
         directory = os.environ.get("AGENT_WAIT_SCREENSHOTS")
         if directory:
             page.screenshot(path=str(Path(directory) / f"email-{kind}-{width}.png"), full_page=True)
