@@ -1,7 +1,7 @@
 """The emails a question sends, rendered in Chromium as a mail client would show them: an open question, a
-reminder, a deadline extension (with new links) and an outcome, at a phone's width (375 px) and a desktop's (1280 px). Each must fit without sideways
-scrolling, show its buttons as the recipient's own links, and keep the question's text as text.
-`AGENT_WAIT_SCREENSHOTS=docs/images` keeps the screenshots docs/email.md shows.
+reminder, a deadline extension (with new links) and an outcome, at a phone's width (375 px) and a desktop's
+(1280 px). Each must fit without sideways scrolling, show its buttons as the recipient's own links, and keep the
+question's text as text. `AGENT_WAIT_SCREENSHOTS=docs/images` keeps the screenshots docs/email.md shows.
 """
 
 from __future__ import annotations
