@@ -6,7 +6,7 @@ The refund-shaped graph of `bench_lifecycle_calls.py` (prepare → review, which
 `prepare` attaches a case file of `size` KB to the state (incompressible text, so the sizes are what is stored):
 the step's writes and every checkpoint after it carry it. For each size the lifecycle (start → ask → answer →
 resume) runs through the real router on moto (a server in its own process), each message sent, received and
-deleted as Lambda's event source does (`bench_lifecycle_calls.deliver`), twice over:
+deleted as Lambda's event source does (`_refund_stack.deliver`), twice over:
 
 - **table**: the router's saver keeps every payload in the checkpoint table (the threshold at its highest,
   `AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES=408576`);
@@ -136,7 +136,7 @@ def main() -> int:
     parser.add_argument("--lifecycles", type=int, default=5, help="counted lifecycles, and as many timed, per case")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES_KB)), help="state sizes in KB, comma-separated")
     args = parser.parse_args()
-    from bench_lifecycle_calls import REGION, CallCounter, asked_question, deliver, moto_stack
+    from _refund_stack import REGION, CallCounter, asked_question, deliver, moto_stack
 
     cases = [Case(int(kb), place) for kb in args.sizes.split(",") for place in ("table", "S3")]
     with moto_stack("ckpt") as stack:

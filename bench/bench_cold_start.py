@@ -55,8 +55,8 @@ from agent_wait_cdk.bundling import (
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _cpu_cap import Limiter, cpu_share, limiter
+from _refund_stack import moto_server
 from _targets import Target, report_targets
-from bench_lifecycle_calls import moto_server
 
 REPO = Path(__file__).resolve().parents[1]
 REGION = "us-east-1"

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_lifecycle_calls import PRICE, REGION, CallCounter, deliver, moto_server
+from _refund_stack import PRICE, REGION, CallCounter, deliver, moto_server
 
 LIFECYCLES = 5
 MEMORY_MB = 512  # the durable function's and the router's memory, as the router's default

@@ -11,7 +11,7 @@ The graphs, each asking one question of `@wait`/`ask` and carrying on once it is
 - the 3-branch parallel graph: prep → {a, b, c} → join, b asks (`tests.agents.branch_graphs`).
 
 Each lifecycle is a start and its answer, each sent to the entry queue, received and deleted as Lambda's event
-source does (`bench_lifecycle_calls.deliver`), on a new thread, after one warm lifecycle per graph. Capacity units
+source does (`_refund_stack.deliver`), on a new thread, after one warm lifecycle per graph. Capacity units
 and prices are `bench_lifecycle_calls.py`'s (its assumptions hold here); the router's two invocations are billed
 as `bench_lifecycle_calls.py` bills the refund example's: at its 320 MB x86, the medians of a worker whose CPU is
 capped at that size's share, each AWS call held a modelled round trip (`bench_router_memory.measure`). Step
@@ -73,7 +73,7 @@ def build_ten_steps(checkpointer: Any) -> Any:
 
 GRAPHS = (
     ("one node", "bench_graphs:build_one_node", {"log": []}, 1),
-    ("refund example", "bench_lifecycle_calls:build_graph", {"order_id": "o-1", "amount": 900}, 3),
+    ("refund example", "_refund_stack:build_graph", {"order_id": "o-1", "amount": 900}, 3),
     ("10-step linear", "bench_graphs:build_ten_steps", {"log": []}, 10),
     ("3-branch parallel", "tests.agents.branch_graphs:build_three_branch_graph", {"log": []}, 5),
 )
@@ -102,15 +102,8 @@ def main() -> int:
 
 
 def _measure(name: str, graph: str, value: Any, nodes: int, lifecycles: int) -> tuple[Any, ...]:
-    from bench_lifecycle_calls import (
-        PRICE,
-        REFUND_ROUTER_MEMORY_MB,
-        REGION,
-        CallCounter,
-        asked_question,
-        deliver,
-        moto_stack,
-    )
+    from _refund_stack import PRICE, REGION, CallCounter, asked_question, deliver, moto_stack
+    from bench_lifecycle_calls import REFUND_ROUTER_MEMORY_MB
     from bench_router_memory import billed, lambda_usd, measure
 
     with moto_stack(name.replace(" ", "-").replace("-", "")[:12]) as stack:

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the refund example's policy
 from _capacity import item_size
-from bench_lifecycle_calls import REGION, CallCounter, moto_stack
+from _refund_stack import REGION, CallCounter, moto_stack
 
 ROWS = 50
 

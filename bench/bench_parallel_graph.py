@@ -29,8 +29,8 @@ def main() -> int:
     args = parser.parse_args()
     sys.path.insert(0, HERE)
     sys.path.insert(0, os.path.dirname(HERE))  # the repository: `tests.agents.branch_graphs`, as the router names it
+    from _refund_stack import REGION, CallCounter, asked_question, deliver, moto_stack
     from _targets import Target, report_targets
-    from bench_lifecycle_calls import REGION, CallCounter, asked_question, deliver, moto_stack
 
     with moto_stack("parallel") as stack:
         import boto3
@@ -86,7 +86,7 @@ def main() -> int:
 
 def _answer(sqs: Any, stack: Any, router: Any, thread_id: str, question_id: str) -> Any:
     """Deliver the answer as the event source does, and keep the router's outcome."""
-    from bench_lifecycle_calls import deliver
+    from _refund_stack import deliver
 
     outcomes: list[Any] = []
 

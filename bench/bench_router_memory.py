@@ -75,8 +75,8 @@ def worker() -> int:
 
     import boto3
 
+    from _refund_stack import REGION, Stack, asked_question, deliver
     from agent_wait.host import HostSettings, build_router
-    from bench_lifecycle_calls import REGION, Stack, asked_question, deliver
 
     stack = Stack(**json.loads(os.environ["BENCH_STACK"]))
     waits = parse_waits(os.environ["BENCH_AWS_WAIT"])
@@ -197,7 +197,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.worker:
         return worker()
-    from bench_lifecycle_calls import moto_stack
+    from _refund_stack import moto_stack
 
     parse_waits(args.aws_wait)
     with moto_stack("mem") as stack:

@@ -36,7 +36,7 @@ APPROVE = {"action": "approve"}
 
 def _graph() -> Any:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from bench_lifecycle_calls import build_graph
+    from _refund_stack import build_graph
 
     return build_graph(InMemorySaver())
 

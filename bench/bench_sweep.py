@@ -28,8 +28,9 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from _capacity import item_size
+from _refund_stack import REGION, CallCounter, moto_stack
 from _targets import Target, report_targets
-from bench_lifecycle_calls import REGION, CallCounter, item_size, moto_stack
 
 OPEN = 10_000
 DUE_ROUNDS = (0, 10, 100)

@@ -18,8 +18,8 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from _refund_stack import REGION, moto_stack
 from _targets import Target, report_targets
-from bench_lifecycle_calls import REGION, moto_stack
 
 DEPTHS = (0, 1, 10, 100)
 

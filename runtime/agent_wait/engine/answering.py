@@ -139,9 +139,11 @@ class AnswerDesk:
 
     def decide(self, attempt: AnswerAttempt, thread: ThreadState) -> Verdict:
         """Check `attempt` against its question and thread, then decide, vote, or refuse; see `Verdict`."""
-        with tracing.decision_span(attempt) as span:  # every door's decision, linked to where it was asked
+        via = attempt.answerer.via
+        with tracing.decision_span(attempt.thread_id, attempt.question_id, via) as span:  # linked to where it was asked
             verdict = self._decide(attempt, thread)
-            tracing.verdict(span, verdict)
+            reason = verdict.reason.value if verdict.reason is not None else None
+            tracing.verdict(span, verdict.kind.value, reason, verdict.record)
             return verdict
 
     def _decide(self, attempt: AnswerAttempt, thread: ThreadState) -> Verdict:

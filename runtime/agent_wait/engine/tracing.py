@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agent_wait.engine.answering import AnswerAttempt, Verdict
     from agent_wait.ledger import QuestionRecord
 
 __all__ = (
@@ -304,20 +303,20 @@ def answer_span(question_id: str, via: str) -> Iterator[_Noted]:
 
 
 @contextmanager
-def decision_span(attempt: AnswerAttempt) -> Iterator[_Noted]:
+def decision_span(thread_id: str, question_id: str, via: str | None) -> Iterator[_Noted]:
     """`agent_wait.decision`: one answer through `AnswerDesk.decide`; `verdict` records the outcome and links the
     span to the ask."""
-    attributes = _ids(attempt.thread_id, attempt.question_id) | {"agent_wait.via": attempt.answerer.via or "queue"}
+    attributes = _ids(thread_id, question_id) | {"agent_wait.via": via or "queue"}
     with _span("agent_wait.decision", attributes) as noted:
         yield noted
 
 
-def verdict(noted: _Noted, outcome: Verdict) -> None:
-    """Record `outcome` on a decision span (kind, refusal reason) and link it to where the question was asked."""
-    noted.set("agent_wait.verdict", outcome.kind.value)
-    if outcome.reason is not None:
-        noted.set("agent_wait.refusal_reason", outcome.reason.value)
-    noted.link_to_ask(outcome.record)
+def verdict(noted: _Noted, kind: str, reason: str | None, record: QuestionRecord | None) -> None:
+    """Record a decision's verdict on its span (kind, refusal reason) and link it to where the question was asked."""
+    noted.set("agent_wait.verdict", kind)
+    if reason is not None:
+        noted.set("agent_wait.refusal_reason", reason)
+    noted.link_to_ask(record)
 
 
 @contextmanager

@@ -10,6 +10,7 @@ from agent_wait.email import DynamoDbEmailSends, EmailAnnounce
 from agent_wait.email.announce import LinkMaker
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import ConfigurationError
+from agent_wait.host._clients import client
 from agent_wait.host.settings import HostSettings
 from agent_wait.recipients import Recipient
 from agent_wait.schema import Settings
@@ -44,7 +45,6 @@ def email_announcer(
     settings: HostSettings, *, session: Any, records: Any = None, keyring: Any = None, clock: Any = None
 ) -> EmailAnnounce:
     """The email announcer: SES v2 from the session, sends recorded in the sends table, links when keys are set."""
-    from agent_wait.host._wiring import _client
 
     email = settings.email
     if email is None or not email.sends_table:  # HostSettings checks this; say so if it ever does not
@@ -54,13 +54,13 @@ def email_announcer(
     if keyring is None and settings.link_keys_arn and settings.api_url:
         from agent_wait.host.links import link_keyring
 
-        keyring = link_keyring(settings.link_keys_arn, client=_client(session, "secretsmanager"))
+        keyring = link_keyring(settings.link_keys_arn, client=client(session, "secretsmanager"))
     links = recipient_links(keyring, settings.api_url, clock=clock) if keyring and settings.api_url else None
     options: dict[str, Any] = {"clock": clock} if clock is not None else {}
     return EmailAnnounce(
-        _client(session, "sesv2"),
+        client(session, "sesv2"),
         email.routing,
-        DynamoDbEmailSends(email.sends_table, client=_client(session, "dynamodb")),
+        DynamoDbEmailSends(email.sends_table, client=client(session, "dynamodb")),
         sender=email.sender,
         links=links,
         records=records,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_wait.errors import ConfigurationError
+from agent_wait.host._clients import client, secret_string
 from agent_wait.host._slack_settings import SlackSettings
 from agent_wait.host.settings import HostSettings
 from agent_wait.schema import Settings
@@ -19,9 +20,8 @@ _INTERACTION_TIMEOUT = 1
 
 
 def _secret(secret_arn: str, variable: Settings, what: str, session: Any) -> str:
-    from agent_wait.host._wiring import _secret_string
 
-    text = (_secret_string(secret_arn, variable.value, what, session) or "").strip()
+    text = (secret_string(secret_arn, variable.value, what, session) or "").strip()
     if not text:
         raise ConfigurationError(
             [f"{variable.value}={secret_arn!r}: the secret is empty or binary; store {what} as its text"],
@@ -58,7 +58,6 @@ def _routing(slack: SlackSettings) -> SlackRouting:
 
 def slack_announcer(settings: HostSettings, *, session: Any, records: Any = None, clock: Any = None) -> SlackAnnounce:
     """The Slack announcer: posts in the routed channels, remembers messages in the Slack messages table."""
-    from agent_wait.host._wiring import _client
     from agent_wait.slack.messages import DynamoDbSlackMessages
 
     slack = settings.slack
@@ -66,7 +65,7 @@ def slack_announcer(settings: HostSettings, *, session: Any, records: Any = None
         raise ConfigurationError(
             [f"{Settings.SLACK_MESSAGES_TABLE.value} is not set"], variables=[Settings.SLACK_MESSAGES_TABLE.value]
         )
-    messages = DynamoDbSlackMessages(slack.messages_table, client=_client(session, "dynamodb"))
+    messages = DynamoDbSlackMessages(slack.messages_table, client=client(session, "dynamodb"))
     inbox = f"{settings.api_url.rstrip('/')}/inbox" if settings.api_url else None
     options: dict[str, Any] = {"clock": clock} if clock is not None else {}
     return SlackAnnounce(

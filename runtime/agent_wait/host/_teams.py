@@ -12,6 +12,7 @@ from typing import Any
 
 from agent_wait.announce.webhook import is_url
 from agent_wait.errors import ConfigurationError
+from agent_wait.host._clients import client, secret_string
 from agent_wait.host.settings import HostSettings
 from agent_wait.schema import Settings
 
@@ -27,9 +28,8 @@ def url_secret(secret_arn: str, variable: Settings, what: str, session: Any) -> 
     Raises:
         ConfigurationError: the secret cannot be read, or is not one http(s) URL.
     """
-    from agent_wait.host._wiring import _secret_string
 
-    url = (_secret_string(secret_arn, variable.value, what, session) or "").strip()
+    url = (secret_string(secret_arn, variable.value, what, session) or "").strip()
     if not is_url(url):
         raise ConfigurationError(
             [
@@ -55,10 +55,9 @@ def _links(settings: HostSettings, session: Any) -> Any:
         )
         return None
     from agent_wait._time import utc_now
-    from agent_wait.host._wiring import _client
     from agent_wait.host.links import answer_links, link_keyring
 
-    ring = link_keyring(settings.link_keys_arn, client=_client(session, "secretsmanager"))
+    ring = link_keyring(settings.link_keys_arn, client=client(session, "secretsmanager"))
     api_url = settings.api_url
 
     def links(envelope: Any, recipient: Any) -> dict[str, str]:
@@ -103,9 +102,8 @@ def _sends(table: str | None, session: Any) -> Any:
         )
         return None
     from agent_wait._sends import DynamoDbSends
-    from agent_wait.host._wiring import _client
 
-    return DynamoDbSends(table, client=_client(session, "dynamodb"))
+    return DynamoDbSends(table, client=client(session, "dynamodb"))
 
 
 def shaped_webhook_announcer(settings: HostSettings, *, session: Any) -> Any:

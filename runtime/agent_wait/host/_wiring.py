@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from agent_wait.announce.base import BaseAnnounce
 from agent_wait.announce.webhook import WebhookAnnounce, is_url
 from agent_wait.errors import ConfigurationError, require_extra
+from agent_wait.host._clients import client, secret_string
 from agent_wait.host._precise import deadline_schedules
 from agent_wait.host.settings import HostSettings, load_object, required
 from agent_wait.schema import Settings
@@ -42,11 +43,11 @@ def announcers_for(settings: HostSettings, *, session: Any = None) -> list[BaseA
     if settings.topic_arn:
         from agent_wait.aws import SnsAnnounce
 
-        announcers.append(SnsAnnounce(settings.topic_arn, client=_client(session, "sns")))
+        announcers.append(SnsAnnounce(settings.topic_arn, client=client(session, "sns")))
     if settings.bus_name:
         from agent_wait.aws import EventBridgeAnnounce
 
-        announcers.append(EventBridgeAnnounce(settings.bus_name, client=_client(session, "events")))
+        announcers.append(EventBridgeAnnounce(settings.bus_name, client=client(session, "events")))
     url = _webhook_url(settings.webhook_url_secret_arn, session) if settings.webhook_url_secret_arn else None
     url = url or settings.webhook_url
     if url:
@@ -56,7 +57,7 @@ def announcers_for(settings: HostSettings, *, session: Any = None) -> list[BaseA
     if settings.table and (settings.slack is not None or settings.teams is not None or settings.email is not None):
         from agent_wait.aws import DynamoDbLedger
 
-        find = DynamoDbLedger(settings.table, client=_client(session, "dynamodb")).find
+        find = DynamoDbLedger(settings.table, client=client(session, "dynamodb")).find
     if settings.slack is not None and settings.slack.bot_token_arn and settings.slack.messages_table:
         from agent_wait.host._slack import slack_announcer
 
@@ -76,31 +77,11 @@ def announcers_for(settings: HostSettings, *, session: Any = None) -> list[BaseA
     return announcers
 
 
-def _secret_string(secret_arn: str, variable: str, what: str, session: Any) -> str | None:
-    """The `SecretString` of `secret_arn` (None for a binary secret). The error names the variable, the ARN and
-    AWS's error code, never the value."""
-    try:
-        response = _client(session, "secretsmanager").get_secret_value(SecretId=secret_arn)
-    except Exception as exc:  # AWS refused or never answered (no credentials, no endpoint), or a broken client
-        from agent_wait.aws.errors import error_code
-
-        code = error_code(exc)
-        raise ConfigurationError(
-            [
-                f"{variable}={secret_arn!r}: cannot read {what} ({code}); check the ARN, and give the function "
-                "secretsmanager:GetSecretValue on it (and kms:Decrypt on its key if it has its own)"
-            ],
-            variables=[variable],
-        ) from None
-    text = response.get("SecretString")
-    return text if isinstance(text, str) else None
-
-
 def _webhook_url(secret_arn: str, session: Any) -> str:
     """The webhook URL stored as the Secrets Manager secret `secret_arn`'s text, surrounding whitespace ignored.
     Errors never show the value: a webhook URL carries a token."""
     variable = Settings.WEBHOOK_URL_SECRET_ARN.value
-    url = (_secret_string(secret_arn, variable, "the webhook URL", session) or "").strip()
+    url = (secret_string(secret_arn, variable, "the webhook URL", session) or "").strip()
     if not is_url(url):
         raise ConfigurationError(
             [
@@ -125,7 +106,7 @@ def _webhook_secret(secret_arn: str, session: Any) -> str | list[str]:
     def refuse(problem: str) -> ConfigurationError:
         return ConfigurationError([f"{variable}={secret_arn!r}: {problem}"], variables=[variable])
 
-    text = _secret_string(secret_arn, variable, "the webhook secret", session)
+    text = secret_string(secret_arn, variable, "the webhook secret", session)
     if text is None:
         raise refuse("the secret is binary; store the webhook secret as text (SecretString)")
     text = text.strip()
@@ -143,12 +124,6 @@ def _webhook_secret(secret_arn: str, session: Any) -> str | list[str]:
             "first; it looks like JSON but is neither (a key/value secret is not read)"
         )
     return [item.strip() for item in parsed]
-
-
-def _client(session: Any, service: str) -> Any:
-    import boto3
-
-    return (session or boto3.Session()).client(service)
 
 
 def adapter_for(

@@ -181,10 +181,10 @@ def stack_delivery(stack: Any) -> ScheduleDelivery | None:
     def invoke(arn: str, payload: dict[str, Any]) -> Any:
         from agent_wait._time import clock_scope
         from agent_wait.host import sweep
-        from agent_wait.local.stack import SWEEP_HANDLER, _Context
+        from agent_wait.local.handlers import SWEEP_HANDLER, LambdaContext
 
         with clock_scope(stack.clock):
-            return sweep.handler(payload, _Context(SWEEP_HANDLER))
+            return sweep.handler(payload, LambdaContext(SWEEP_HANDLER))
 
     clock = lambda: stack.clock()  # noqa: E731, PLW0108 - read on every call: `EmulatedStack.at()` swaps the clock
     return ScheduleDelivery(stack.client("scheduler"), group, invoke, clock=clock)

@@ -27,6 +27,7 @@ from agent_wait.errors import EmulatorError, require_extra
 from agent_wait.local.deploy import EmulatorDeployment
 from agent_wait.local.email_setup import local_email_settings, local_link_keys
 from agent_wait.local.events import event_record
+from agent_wait.local.handlers import API_HANDLER, ROUTER_HANDLER, SWEEP_HANDLER, LambdaContext
 from agent_wait.local.schedules import local_schedule_settings
 from agent_wait.local.template import local_template
 from agent_wait.messages import group_id_for
@@ -41,10 +42,6 @@ __all__ = (
     "local_template",
     "require_emulator",
 )
-
-ROUTER_HANDLER = "agent_wait.host.router.handler"
-SWEEP_HANDLER = "agent_wait.host.sweep.handler"
-API_HANDLER = "agent_wait.host.api.handler"
 
 logger = logging.getLogger("agent_wait.local")
 
@@ -63,23 +60,6 @@ class PumpResult:
     failed: int = 0
     outcomes: list[Any] = field(default_factory=list)
     """Every message's `agent_wait.host.Outcome`, in order."""
-
-
-class _Context:
-    """The slice of a Lambda context the Powertools decorators read."""
-
-    def __init__(self, handler: str) -> None:
-        self.function_name = handler.rsplit(".", 2)[-2]
-        self.function_version = "$LATEST"
-        self.memory_limit_in_mb = 512
-        self.invoked_function_arn = f"arn:aws:lambda:us-east-1:123456789012:function:{self.function_name}"
-        self.aws_request_id = str(uuid.uuid4())
-        self.log_group_name = f"/aws/lambda/{self.function_name}"
-        self.log_stream_name = "local"
-
-    @staticmethod
-    def get_remaining_time_in_millis() -> int:
-        return 300_000
 
 
 class EmulatedStack:
@@ -235,7 +215,7 @@ class EmulatedStack:
             environment[Settings.LINK_KEYS_ARN.value] = local_link_keys(self.client, self.stack_name)
         environment.update(local_email_settings(environment, self.client, self.stack_name))  # shown at /dev/email
         # Precise deadlines: the schedules' target and role are a function and a role, not deployed here.
-        sweep_arn = _Context(SWEEP_HANDLER).invoked_function_arn
+        sweep_arn = LambdaContext(SWEEP_HANDLER).invoked_function_arn
         environment.update(local_schedule_settings(environment, self.client, sweep_arn=sweep_arn))
         # Embedded-metric-format lines on stdout are for CloudWatch; locally they only bury the output.
         environment.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
@@ -308,7 +288,7 @@ class EmulatedStack:
     def _invoke_api(event: dict[str, Any]) -> Any:
         from agent_wait.host import api
 
-        return api.handler(event, _Context(API_HANDLER))
+        return api.handler(event, LambdaContext(API_HANDLER))
 
     def use_agent(self, graph: str) -> None:
         """Host another agent (`AGENT_WAIT_GRAPH`, `module:attribute`) on this stack, as deploying the router with a
@@ -382,7 +362,7 @@ class EmulatedStack:
                 shift = self.clock() - datetime.now(UTC)
                 event = {"Records": [event_record(message, arn, shift=shift) for message in received]}
                 with clock_scope(self.clock):
-                    response = router.handler(event, _Context(ROUTER_HANDLER))
+                    response = router.handler(event, LambdaContext(ROUTER_HANDLER))
                 failed = {item["itemIdentifier"] for item in response.get("batchItemFailures", [])}
                 for message in received:
                     if message["MessageId"] in failed:
@@ -403,7 +383,7 @@ class EmulatedStack:
 
         event = {"source": "aws.scheduler", "detail-type": "Scheduled Event", "time": self.clock().isoformat()}
         with clock_scope(self.clock):
-            return sweep.handler(event, _Context(SWEEP_HANDLER))
+            return sweep.handler(event, LambdaContext(SWEEP_HANDLER))
 
     @contextmanager
     def at(self, clock: Callable[[], datetime]) -> Iterator[None]:
