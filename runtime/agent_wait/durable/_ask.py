@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,7 +19,8 @@ from agent_wait._wait import plain
 from agent_wait.callbacks import callback_question_id, callback_source
 from agent_wait.envelope import Question, Transition, WaitEnvelope, check_question_size
 from agent_wait.errors import ArgumentError, EnvelopeError, PolicyError
-from agent_wait.ledger import FollowUpLedger, Ledger, marks_unannounced
+from agent_wait.ledger import Ledger, marks_unannounced
+from agent_wait.ledger.due import announce_created
 from agent_wait.policy import WaitPolicy
 from agent_wait.schema import QuestionStatus
 
@@ -82,24 +82,17 @@ def record_question(
     record = opened.record
     if record.status is not QuestionStatus.OPEN:
         return None
-    report = publish(record.envelope.for_transition(Transition.CREATED), as_announcers(announce))
-    if report.ok:
-        if not record.announced:
-            ledger.mark_announced(record.thread_id, record.question_id, due_at=record.next_due(announced=True))
-    elif isinstance(ledger, FollowUpLedger):
-        if put_announced:
-            ledger.mark_unannounced(record.thread_id, record.question_id, now=now)
-        elif not record.announced:  # due when asked: one compare-and-set, as the router's repair makes it
-            progress = replace(record.progress, version=record.progress.version + 1)
-            ledger.advance(
-                record.thread_id,
-                record.question_id,
-                progress,
-                expected_version=record.progress.version,
-                due_at=record.next_due(progress),
-                now=now,
-            )
-    return report
+    announcers = as_announcers(announce)
+    # The submitter runs again only when its last run may have stopped before announcing: every run's announcement
+    # is owed, so a failure marks the row unannounced for the sweep, as the router's does.
+    return announce_created(
+        ledger,
+        record,
+        lambda: publish(record.envelope.for_transition(Transition.CREATED), announcers),
+        ok=lambda report: report.ok,
+        owed=put_announced,
+        now=now,
+    )
 
 
 def ask(

@@ -19,6 +19,7 @@ from agent_wait.engine.owed import CREATED, notice_name, owes_earlier
 from agent_wait.engine.schedules import DeadlineSchedules
 from agent_wait.envelope import Question, Transition, WaitEnvelope
 from agent_wait.ledger import Decision, FollowUpLedger, Ledger, QuestionRecord, marks_unannounced
+from agent_wait.ledger.due import announce_created
 from agent_wait.messages import internal_id
 from agent_wait.schema import QuestionStatus
 
@@ -178,19 +179,17 @@ class AskedQuestions:
             self.announce_created(opened.record, owed=True)
 
     def announce_created(self, record: QuestionRecord, *, owed: bool = False) -> PublishReport:
-        """Announce `wait.created`. Once it succeeds, an unannounced row is marked announced (its due time was put
-        with it); when it fails, the row is made due at once, so the sweep announces it again. `owed`: the row was
-        put announced and this is its announcement (not a republish), so a failure marks it unannounced."""
-        report = self.created.publish(record.envelope, self.announcers)
-        if record.announced:
-            if owed and not report.ok and isinstance(self.ledger, FollowUpLedger):
-                self.ledger.mark_unannounced(record.thread_id, record.question_id, now=self.clock())
-            return report  # else a republish: the row says so already, and a failure loses nothing
-        if report.ok:
-            self.ledger.mark_announced(record.thread_id, record.question_id, due_at=record.next_due(announced=True))
-        else:
-            self._due_now(record)
-        return report
+        """Announce `wait.created`, and record on the row what became of it (`agent_wait.ledger.due`): a row put
+        announced is marked unannounced when its announcement fails and `owed` (it is the announcement, not a
+        republish); one put unannounced is marked announced, or made due at once for the sweep."""
+        return announce_created(
+            self.ledger,
+            record,
+            lambda: self.created.publish(record.envelope, self.announcers),
+            ok=lambda report: report.ok,
+            owed=owed,
+            now=self.clock(),
+        )
 
     @staticmethod
     def _put_by_a_delivery_that_died(record: QuestionRecord) -> bool:
@@ -200,32 +199,6 @@ class AskedQuestions:
         held = current_delivery(record.thread_id)
         known = held.lease.open_questions if held is not None else None
         return record.status is QuestionStatus.OPEN and (known is None or record.question_id not in known)
-
-    def _due_now(self, record: QuestionRecord) -> None:
-        """Make the unannounced `record` due at once (`next_due`: when it was asked), by the compare-and-set the
-        sweep's repairs use; a vote that moved its version meanwhile is read back and the write tried again."""
-        if not isinstance(self.ledger, FollowUpLedger):
-            return  # a ledger without follow-ups has no sweep: the next delivery on the thread republishes it
-        current: QuestionRecord | None = record
-        for _ in range(3):
-            if current is None or current.status is not QuestionStatus.OPEN or current.announced:
-                return
-            progress = replace(current.progress, version=current.progress.version + 1)
-            result = self.ledger.advance(
-                current.thread_id,
-                current.question_id,
-                progress,
-                expected_version=current.progress.version,
-                due_at=current.next_due(progress),
-                now=self.clock(),
-            )
-            if result.won:
-                return
-            current = result.record
-        self.log.warning(
-            "an unannounced question kept changing; the sweep announces it at its first due time",
-            extra={"thread_id": record.thread_id, "question_id": record.question_id},
-        )
 
     def cancel(self, record: QuestionRecord) -> None:
         decision = Decision(QuestionStatus.CANCELLED, None, internal_id("cancelled", record.question_id), MOVED_ON)

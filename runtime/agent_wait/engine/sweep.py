@@ -49,6 +49,7 @@ from agent_wait.engine.schedules import DeadlineSchedules
 from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import ArgumentError, LedgerIndexMissingError
 from agent_wait.ledger import Capability, Ledger, Notice, Progress, QuestionRecord, require_capabilities
+from agent_wait.ledger.due import make_due
 from agent_wait.messages import DEADLINE_ORIGIN, deadline_answer_id, group_id_for
 from agent_wait.schema import QuestionStatus
 
@@ -411,7 +412,7 @@ class Sweep:
         """Do one piece of `work`; the row to carry on from (None: leave the question until the next run), and
         whether it is now behind (owes an envelope)."""
         if work is DueWork.REPAIR:
-            self._advance(record, record.progress, now)
+            make_due(self.ledger, record, now=now)
             return None, behind
         if record.progress.notice is None and behind:
             # Owed first, then claimed without a notice: a crash between leaves it owed, and the next run claims
