@@ -13,17 +13,15 @@ import re
 import urllib.error
 import urllib.parse
 import urllib.request
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from tests.support.refund_world import RefundWorld, refund_stack
 
 pytestmark = pytest.mark.timeout(180)
 
-GRAPH = "tests.browser.inbox_graph:build_graph"
 ANA, DANA, MAX = "ana@example.com", "dana@example.com", "max@example.com"
 ROUTING = {
     "groups": {"finance": [ANA, DANA], "finance-managers": [MAX]},
@@ -31,21 +29,7 @@ ROUTING = {
 }
 
 
-@dataclass
-class EmailWorld:
-    local: Any
-    clock: Any
-
-    def ask(self, amount: int = 900, kind: str = "refund") -> tuple[str, str]:
-        thread = f"order-{uuid.uuid4().hex[:6]}"
-        self.local.send(
-            {"thread_id": thread, "input": {"order_id": thread, "amount": amount, "kind": kind}, "start_id": thread},
-            deduplication_id=uuid.uuid4().hex,
-        )
-        asked = [q for outcome in self.local.pump().outcomes for q in outcome.asked]
-        assert len(asked) == 1, asked
-        return thread, asked[0]
-
+class EmailWorld(RefundWorld):
     def emails(self, question: str) -> list[Any]:
         from agent_wait.local.email_preview import sent_emails
 
@@ -69,53 +53,17 @@ class EmailWorld:
     def follow(self, url: str) -> tuple[int, Any]:
         return self.post(url, "/link/answer")
 
-    def row(self, question: str) -> Any:
-        from agent_wait.aws.ledger import DynamoDbLedger
-
-        record = DynamoDbLedger(self.local.table, client=self.local.client("dynamodb")).find(question)
-        assert record is not None
-        return record
-
-    def refunds(self, order_id: str) -> list[int]:
-        from examples.refund_agent.settings import REFUND_TABLE_VARIABLE
-
-        response = self.local.client("dynamodb").query(
-            TableName=self.local.environment[REFUND_TABLE_VARIABLE],
-            KeyConditionExpression="order_id = :o",
-            ExpressionAttributeValues={":o": {"S": order_id}},
-        )
-        return [int(item["amount"]["N"]) for item in response["Items"]]
-
-    def later(self, by: timedelta) -> None:
-        self.clock.offset += by
-        self.local.sweep()
-        self.local.pump()
-
 
 @pytest.fixture(scope="module")
 def world(refund_template: dict[str, Any]) -> Iterator[EmailWorld]:
-    from examples.refund_agent.demo import MovableClock
-
-    from agent_wait.local.stack import EmulatedStack
-
-    clock = MovableClock()
     # `agent-wait dev` emails by itself (`agent_wait.local.email_setup`): the sender, its verified domain and the
     # sends table are the local ones; only who is emailed, and the reply-to, are this test's.
     settings = {
         "AGENT_WAIT_EMAIL_RECIPIENTS": json.dumps(ROUTING),
         "AGENT_WAIT_EMAIL_REPLY_TO": "finance-desk@example.com",
     }
-    local = EmulatedStack(
-        refund_template,
-        clock=clock,
-        stack_name=f"email-{uuid.uuid4().hex[:8]}",
-        extra_environment={"AGENT_WAIT_GRAPH": GRAPH, **settings},
-    )
-    local.start()
-    try:
-        yield EmailWorld(local, clock)
-    finally:
-        local.stop()
+    with refund_stack(refund_template, "email", settings) as stack:
+        yield EmailWorld(stack.local, stack.clock)
 
 
 def test_one_email_per_recipient_and_one_link_decides_and_resumes_the_agent_once(world: EmailWorld) -> None:

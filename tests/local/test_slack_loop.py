@@ -9,7 +9,6 @@ answerer group `finance`; mallory is in no group.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -17,37 +16,24 @@ from typing import Any
 
 import pytest
 from tests.support.fake_slack import FakeSlack, PostedMessage
+from tests.support.refund_world import RefundWorld, refund_stack
 
 from agent_wait.local.tables import question_keyed_table
 
 pytestmark = pytest.mark.timeout(180)
 
-GRAPH = "tests.browser.inbox_graph:build_graph"
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 CHANNELS = {"approver_group:finance": "C0FIN", "*": "C0ALL"}
 APPROVE, REJECT = "agent_wait:answer:approve", "agent_wait:answer:reject"
 
 
 @dataclass
-class SlackWorld:
-    local: Any
-    clock: Any
+class SlackWorld(RefundWorld):
     slack: FakeSlack
 
     @property
     def endpoint(self) -> str:
         return f"{self.local.api_url}/slack/interactions"
-
-    def ask(self, amount: int = 900, kind: str = "refund") -> tuple[str, str]:
-        """Start a refund over the limit on a new thread; (thread, question id)."""
-        thread = f"order-{uuid.uuid4().hex[:6]}"
-        self.local.send(
-            {"thread_id": thread, "input": {"order_id": thread, "amount": amount, "kind": kind}, "start_id": thread},
-            deduplication_id=uuid.uuid4().hex,
-        )
-        asked = [q for outcome in self.local.pump().outcomes for q in outcome.asked]
-        assert len(asked) == 1, asked
-        return thread, asked[0]
 
     def message_for(self, question: str) -> PostedMessage:
         found = [
@@ -63,23 +49,6 @@ class SlackWorld:
         options.setdefault("timestamp", int(self.clock().timestamp()))
         return self.slack.click(self.endpoint, message, action_id, user_id=user, **options)
 
-    def row(self, question: str) -> Any:
-        from agent_wait.aws.ledger import DynamoDbLedger
-
-        record = DynamoDbLedger(self.local.table, client=self.local.client("dynamodb")).find(question)
-        assert record is not None
-        return record
-
-    def refunds(self, order_id: str) -> list[int]:
-        from examples.refund_agent.settings import REFUND_TABLE_VARIABLE
-
-        response = self.local.client("dynamodb").query(
-            TableName=self.local.environment[REFUND_TABLE_VARIABLE],
-            KeyConditionExpression="order_id = :o",
-            ExpressionAttributeValues={":o": {"S": order_id}},
-        )
-        return [int(item["amount"]["N"]) for item in response["Items"]]
-
     def told(self, user: str) -> list[str]:
         """What the response URLs privately told `user`, oldest first."""
         return [r.body.get("text", "") for r in self.slack.responses if r.user == user]
@@ -87,24 +56,13 @@ class SlackWorld:
 
 @pytest.fixture(scope="module")
 def world(refund_template: dict[str, Any]) -> Iterator[SlackWorld]:
-    from examples.refund_agent.demo import MovableClock
-
-    from agent_wait.local.stack import EmulatedStack
-
     with FakeSlack() as slack:
         slack.add_user("U0ALICE", email="alice@example.com")
         slack.add_user("U0BOB", email="bob@example.com")
         slack.add_user("U0MALLORY", email="mallory@example.com")
         slack.add_group("S0FIN", "finance", ["U0ALICE", "U0BOB"])
-        clock = MovableClock()
-        local = EmulatedStack(
-            refund_template,
-            clock=clock,
-            stack_name=f"slack-{uuid.uuid4().hex[:8]}",
-            extra_environment={"AGENT_WAIT_GRAPH": GRAPH},
-        )
-        local.start()
-        try:
+        with refund_stack(refund_template, "slack") as stack:
+            local = stack.local
             secrets = local.client("secretsmanager")
             token = secrets.create_secret(Name=f"{local.stack_name}-slack-bot", SecretString=slack.token)["ARN"]
             signing = secrets.create_secret(Name=f"{local.stack_name}-slack-signing", SecretString=SIGNING_SECRET)[
@@ -123,9 +81,7 @@ def world(refund_template: dict[str, Any]) -> Iterator[SlackWorld]:
             local.environment.update(settings)
             local._set_env(settings)
             local.cold_start()
-            yield SlackWorld(local, clock, slack)
-        finally:
-            local.stop()
+            yield SlackWorld(local, stack.clock, slack)
 
 
 def test_a_question_posts_one_message_and_approve_in_slack_resumes_the_agent_once(world: SlackWorld) -> None:
