@@ -85,7 +85,7 @@ class Stack:
 
 @contextmanager
 def moto_stack(prefix: str = "bench") -> Iterator[Stack]:
-    """Start moto, create the host's resources from agent_wait.schema, point AGENT_WAIT_* at them."""
+    """Start moto, create the host's resources from agent_wait.contract.schema, point AGENT_WAIT_* at them."""
     os.environ.update(
         {
             "AWS_ACCESS_KEY_ID": "testing",
@@ -98,7 +98,7 @@ def moto_stack(prefix: str = "bench") -> Iterator[Stack]:
 
     import boto3
 
-    from agent_wait.schema import CHECKPOINT_TABLE, QUESTION_TABLE, Settings
+    from agent_wait.contract.schema import CHECKPOINT_TABLE, QUESTION_TABLE, Settings
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     # The emulator runs in a process of its own, so the router's measured time (what Lambda bills) is the
@@ -259,14 +259,14 @@ class CallCounter:
         return self.keys[table]
 
     def _index_writes(self, before: dict[str, Any], after: dict[str, Any]) -> int:
-        """Index write units as DynamoDB bills them, by each index's projection (`agent_wait.schema`).
+        """Index write units as DynamoDB bills them, by each index's projection (`agent_wait.contract.schema`).
 
         An index is written when the item enters it or leaves it (one write), when its key changes (two: a
         delete and a put), or, with the key unchanged, when an attribute it projects changes (one; never for
         a keys-only index, whose attributes are all keys). Each write is 1 WRU per KB of the index item: the
         projected attributes, the keys, and 100 bytes of overhead. An index not in the schema projects ALL.
         """
-        from agent_wait.schema import QUESTION_TABLE
+        from agent_wait.contract.schema import QUESTION_TABLE
 
         shapes = {(i.partition_key, i.sort_key): i for i in QUESTION_TABLE.indexes}
         table_keys = {QUESTION_TABLE.partition_key, QUESTION_TABLE.sort_key}

@@ -142,8 +142,8 @@ def main() -> int:
     with moto_stack("ckpt") as stack:
         import boto3
 
+        from agent_wait.contract.schema import QUESTION_TABLE, Settings
         from agent_wait.host import HostSettings, build_router
-        from agent_wait.schema import QUESTION_TABLE, Settings
 
         bucket = "ckpt-bucket"
         boto3.client("s3", region_name=REGION, endpoint_url=stack.endpoint).create_bucket(Bucket=bucket)

@@ -313,7 +313,7 @@ def _environment(endpoint: str) -> dict[str, str]:
     """The router's settings, as AgentWait sets them, on resources created in the emulator."""
     import boto3
 
-    from agent_wait.schema import CHECKPOINT_TABLE, QUESTION_TABLE, Settings
+    from agent_wait.contract.schema import CHECKPOINT_TABLE, QUESTION_TABLE, Settings
 
     aws = {"region_name": REGION, "endpoint_url": endpoint, "aws_access_key_id": "testing",
            "aws_secret_access_key": "testing"}  # fmt: skip

@@ -34,12 +34,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent_wait import WaitPolicy
-from agent_wait._time import format_rfc3339, parse_rfc3339
+from agent_wait.common.times import format_rfc3339, parse_rfc3339
+from agent_wait.contract.envelope import Question, WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import InMemoryEntryQueue, Sweep
 from agent_wait.engine.schedules import DeadlineSchedules
-from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.ledger import Decision, InMemoryLedger
-from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2030, 1, 1, 9, 0, 0, tzinfo=UTC)
 SWEEP_SECOND = 17

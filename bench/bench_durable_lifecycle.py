@@ -5,9 +5,9 @@ Run: uv run --frozen python bench/bench_durable_lifecycle.py
 The refund agent as a durable function (`agent_wait.durable.ask`, then a `refund` step) runs under the durable
 SDK's own local runner; the question table, the entry FIFO queue and the SNS topic are on a moto server in its own
 process, shaped as the AgentWait construct makes them. Finance approves through the entry queue (as
-`bench_lifecycle_calls.py` answers the graph), the router (`agent_wait.callbacks.DURABLE_ONLY`) decides and completes
-the callback over the runner's Lambda API on 127.0.0.1, and the function finishes. agent-wait's AWS calls are counted
-with botocore hooks and their DynamoDB units estimated from item sizes, as `bench_lifecycle_calls.py` does; the
+`bench_lifecycle_calls.py` answers the graph), the router (`agent_wait.asking.callbacks.DURABLE_ONLY`) decides and
+completes the callback over the runner's Lambda API on 127.0.0.1, and the function finishes. agent-wait's AWS calls are
+counted with botocore hooks and their DynamoDB units estimated from item sizes, as `bench_lifecycle_calls.py` does; the
 durable operations are counted from the execution's history; the durable function's and the router's invocations
 are timed. Then a million lifecycles are priced at us-east-1 list prices, with durable functions' published price
 per operation (an estimate: the runner is not Lambda, and the price list may change; every price is printed).
@@ -50,8 +50,8 @@ from aws_durable_execution_sdk_python_testing.runner import DurableFunctionTestR
 from aws_durable_execution_sdk_python_testing.web.server import WebServer, WebServiceConfig  # noqa: E402
 
 from agent_wait import WaitPolicy  # noqa: E402
-from agent_wait.announce.base import BaseAnnounce  # noqa: E402
-from agent_wait.envelope import Transition, WaitEnvelope  # noqa: E402
+from agent_wait.channels.announce.base import BaseAnnounce  # noqa: E402
+from agent_wait.contract.envelope import Transition, WaitEnvelope  # noqa: E402
 
 FINANCE = WaitPolicy(timeout="P3D", default={"action": "reject"}, allowed_actions=("approve", "reject"))
 SETUP: dict[str, Any] = {}
@@ -107,13 +107,13 @@ class Queue:
 def main() -> int:
     import boto3
 
+    from agent_wait.asking.callbacks import DURABLE_ONLY
     from agent_wait.aws import DynamoDbLedger, SnsAnnounce
     from agent_wait.aws.callbacks import LambdaCallbacks
-    from agent_wait.callbacks import DURABLE_ONLY
+    from agent_wait.contract.messages import group_id_for
+    from agent_wait.contract.schema import QUESTION_TABLE
     from agent_wait.engine.dead_letter import InMemoryDeadLetter
     from agent_wait.engine.router import Router
-    from agent_wait.messages import group_id_for
-    from agent_wait.schema import QUESTION_TABLE
 
     logging.getLogger("aws_durable_execution_sdk_python_testing").setLevel(logging.WARNING)
     with moto_server() as endpoint:

@@ -109,8 +109,8 @@ def _measure(name: str, graph: str, value: Any, nodes: int, lifecycles: int) -> 
     with moto_stack(name.replace(" ", "-").replace("-", "")[:12]) as stack:
         import boto3
 
+        from agent_wait.contract.schema import QUESTION_TABLE, Settings
         from agent_wait.host import HostSettings, build_router
-        from agent_wait.schema import QUESTION_TABLE, Settings
 
         os.environ[Settings.GRAPH.value] = graph
         reader = boto3.client("dynamodb", region_name=REGION, endpoint_url=stack.endpoint)

@@ -47,8 +47,8 @@ def main() -> int:
     with moto_stack() as stack:
         import boto3
 
+        from agent_wait.contract.schema import QUESTION_TABLE
         from agent_wait.host import HostSettings, build_router
-        from agent_wait.schema import QUESTION_TABLE
 
         reader = boto3.client("dynamodb", region_name=REGION, endpoint_url=stack.endpoint)
         counter = CallCounter(reader, tuple((i.partition_key, i.sort_key) for i in QUESTION_TABLE.indexes))

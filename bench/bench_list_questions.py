@@ -30,8 +30,8 @@ def main() -> int:
         from examples.refund_agent.graph import FINANCE
 
         from agent_wait.aws import DynamoDbLedger
-        from agent_wait.envelope import Question, WaitEnvelope
-        from agent_wait.schema import QUESTION_TABLE, QuestionStatus
+        from agent_wait.contract.envelope import Question, WaitEnvelope
+        from agent_wait.contract.schema import QUESTION_TABLE, QuestionStatus
 
         client = boto3.client("dynamodb", region_name=REGION, endpoint_url=stack.endpoint)
         now = datetime(2026, 9, 11, 9, 0, tzinfo=UTC)

@@ -36,9 +36,9 @@ def main() -> int:
         import boto3
         from tests.agents import branch_graphs
 
+        from agent_wait.contract.schema import QUESTION_TABLE, Settings
         from agent_wait.engine import OutcomeKind
         from agent_wait.host import HostSettings, build_router
-        from agent_wait.schema import QUESTION_TABLE, Settings
 
         os.environ[Settings.GRAPH.value] = GRAPH
         reader = boto3.client("dynamodb", region_name=REGION, endpoint_url=stack.endpoint)

@@ -42,11 +42,17 @@ def main() -> int:
         import boto3
 
         from agent_wait import Escalation, WaitPolicy
-        from agent_wait._time import format_rfc3339
         from agent_wait.aws import DynamoDbLedger
-        from agent_wait.envelope import Question, WaitEnvelope
+        from agent_wait.common.times import format_rfc3339
+        from agent_wait.contract.envelope import Question, WaitEnvelope
+        from agent_wait.contract.schema import (
+            QUESTION_TABLE,
+            index_shards_from_env,
+            question_key,
+            shard_key,
+            thread_key,
+        )
         from agent_wait.host import HostSettings, build_sweep
-        from agent_wait.schema import QUESTION_TABLE, index_shards_from_env, question_key, shard_key, thread_key
 
         shards = index_shards_from_env()
         due_index = QUESTION_TABLE.indexes[1].name

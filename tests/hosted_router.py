@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent_wait import InMemoryAnnounce
-from agent_wait.adapter import AgentAdapter
+from agent_wait.asking.adapter import AgentAdapter
 from agent_wait.engine import InMemoryDeadLetter, InMemoryEntryQueue, Outcome, RecordingMetrics, Router, Sweep
 from agent_wait.ledger import InMemoryLedger, QuestionRecord
 
@@ -113,8 +113,8 @@ def router_on_moto(endpoint: str, unique: str, graph: str, monkeypatch: Any) -> 
     import boto3
     from tests.support.aws_stack import create_checkpoint_table, create_question_table
 
+    from agent_wait.contract.schema import Settings
     from agent_wait.host import HostSettings, build_router
-    from agent_wait.schema import Settings
 
     monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
     session = boto3.Session(region_name="us-east-1")

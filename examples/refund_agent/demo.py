@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TextIO
 
-from agent_wait._time import utc_now
 from agent_wait.cli._dev import Observer
 from agent_wait.cli._progress import progress
+from agent_wait.common.times import utc_now
+from agent_wait.contract.schema import Settings
 from agent_wait.engine.outcomes import Outcome, OutcomeKind
 from agent_wait.local.stack import EmulatedStack
-from agent_wait.schema import Settings
 
 from .graph import AUTO_APPROVE_LIMIT, FINANCE, REFUND_TABLE_VARIABLE
 
@@ -120,7 +120,7 @@ class World:
 
     def row(self, thread: str, question_id: str) -> dict[str, Any]:
         from agent_wait.aws.items import from_item
-        from agent_wait.schema import question_key, thread_key
+        from agent_wait.contract.schema import question_key, thread_key
 
         item = self.local.client("dynamodb").get_item(
             TableName=self.local.table, Key={"pk": {"S": thread_key(thread)}, "sk": {"S": question_key(question_id)}}

@@ -20,7 +20,7 @@ from typing import Any
 
 from aws_durable_execution_sdk_python import DurableContext, durable_execution
 
-from agent_wait._time import utc_now
+from agent_wait.common.times import utc_now
 from agent_wait.durable import ask
 
 from .graph import AUTO_APPROVE_LIMIT, FINANCE, _record_refund

@@ -6,8 +6,7 @@ and the stdlib announcers. Framework bindings (`agent_wait.langgraph`, `agent_wa
 need their extra.
 """
 
-from agent_wait._publish import PublishReport, apublish, publish
-from agent_wait.announce import (
+from agent_wait.channels.announce import (
     BaseAnnounce,
     Delivery,
     InMemoryAnnounce,
@@ -16,7 +15,9 @@ from agent_wait.announce import (
     verify_signature,
     verify_timestamped_signature,
 )
-from agent_wait.envelope import MAX_QUESTION_BYTES, Question, Transition, WaitEnvelope, check_question_size
+from agent_wait.channels.publish import PublishReport, apublish, publish
+from agent_wait.common.ids import new_ulid, question_id_for
+from agent_wait.contract.envelope import MAX_QUESTION_BYTES, Question, Transition, WaitEnvelope, check_question_size
 from agent_wait.errors import (
     ConfigurationError,
     EnvelopeError,
@@ -26,9 +27,8 @@ from agent_wait.errors import (
     SignatureError,
     WaitError,
 )
-from agent_wait.followup import Escalation, Quorum, Reminder
-from agent_wait.ids import new_ulid, question_id_for
-from agent_wait.policy import WaitPolicy
+from agent_wait.policy.followup import Escalation, Quorum, Reminder
+from agent_wait.policy.wait_policy import WaitPolicy
 
 __version__ = "0.1.0"
 

@@ -171,7 +171,7 @@ class RecipientError(WaitError, ValueError):
     def __init__(self, message: str, *, recipients: Sequence[object] = ()) -> None:
         super().__init__(message)
         self.recipients: tuple[Any, ...] = tuple(recipients)
-        """The recipients that were found (`agent_wait.recipients.Recipient`)."""
+        """The recipients that were found (`agent_wait.people.recipients.Recipient`)."""
 
 
 class ArgumentTypeError(WaitError, TypeError):
@@ -201,7 +201,7 @@ class LedgerRejectedError(LedgerError, ValueError):
 
 
 class LedgerIndexMissingError(LedgerRejectedError):
-    """Raised when the table has no index a query needs; deploy the table shape in `agent_wait.schema`."""
+    """Raised when the table has no index a query needs; deploy the table shape in `agent_wait.contract.schema`."""
 
     def __init__(self, message: str, *, index: str, table: str | None = None, code: str | None = None) -> None:
         super().__init__(message, table=table, code=code)
@@ -365,9 +365,9 @@ class VersionChangedError(WaitError):
         self.thread_id = thread_id
         self.question_id = question_id
         self.old = old
-        """The version the question was asked under (`agent_wait.versions.Version`)."""
+        """The version the question was asked under (`agent_wait.asking.versions.Version`)."""
         self.new = new
-        """The version running now (`agent_wait.versions.Version`)."""
+        """The version running now (`agent_wait.asking.versions.Version`)."""
 
 
 class MissingExtraError(WaitError, ImportError):

@@ -13,9 +13,9 @@ from typing import Any, NotRequired, TypedDict
 from langgraph.graph import END, START, StateGraph
 
 from agent_wait import WaitPolicy
-from agent_wait.extension import Extension
-from agent_wait.followup import Reminder
 from agent_wait.langgraph import wait
+from agent_wait.policy.extension import Extension
+from agent_wait.policy.followup import Reminder
 
 DEFAULT = {"action": "reject", "reason": "no decision in time"}
 # Two seconds between the reminder and the deadline: a delivery the loaded CI ran a second late would otherwise find the

@@ -17,8 +17,8 @@ from typing import Any, NotRequired, TypedDict
 from langgraph.graph import END, START, StateGraph
 
 from agent_wait import WaitPolicy
-from agent_wait.followup import Escalation, Reminder
 from agent_wait.langgraph import wait
+from agent_wait.policy.followup import Escalation, Reminder
 
 DEFAULT = {"action": "reject", "reason": "no decision in time"}
 

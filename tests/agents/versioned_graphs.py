@@ -16,8 +16,8 @@ from typing import Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 
 from agent_wait import WaitPolicy
+from agent_wait.asking.versions import Migrated, VersionChange
 from agent_wait.langgraph import versioned, wait
-from agent_wait.versions import Migrated, VersionChange
 
 PAID: Counter[str] = Counter()
 MIGRATIONS: list[VersionChange] = []

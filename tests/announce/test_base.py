@@ -8,7 +8,7 @@ import re
 import pytest
 
 from agent_wait import BaseAnnounce, Delivery, EnvelopeError, Question, Transition, WaitEnvelope
-from agent_wait.announce import ALL_TRANSITIONS
+from agent_wait.channels.announce import ALL_TRANSITIONS
 
 PERSONAL = "Zoë Secretname"
 

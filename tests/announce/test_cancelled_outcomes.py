@@ -11,15 +11,15 @@ from collections.abc import Callable
 import pytest
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy
-from agent_wait._time import utc_now
-from agent_wait.asked import Decided, decided_of
-from agent_wait.email.render import outcome_email
-from agent_wait.envelope import Transition
+from agent_wait.channels.asked import Decided, decided_of
+from agent_wait.channels.email.render import outcome_email
+from agent_wait.channels.slack._blocks import decided_blocks
+from agent_wait.channels.teams.cards import outcome_card
+from agent_wait.common.times import utc_now
+from agent_wait.contract.envelope import Transition
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.ledger import InMemoryLedger
 from agent_wait.ledger.records import Decision
-from agent_wait.schema import QuestionStatus
-from agent_wait.slack._blocks import decided_blocks
-from agent_wait.teams.cards import outcome_card
 
 ASKED = {"function": "issue_refund", "args": {"order_id": "o-1", "amount": 900}}
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from agent_wait import InMemoryAnnounce, Question, WaitEnvelope
-from agent_wait.announce.base import DeliveryStatus
-from agent_wait.envelope import Transition
+from agent_wait.channels.announce.base import DeliveryStatus
+from agent_wait.contract.envelope import Transition
 
 
 def test_each_delivery_says_what_happened_as_a_delivery_status() -> None:

@@ -20,19 +20,19 @@ from tests.support.fake_slack import FakeSlack
 from tests.support.fake_teams import FakeTeams
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy, publish
-from agent_wait._sends import InMemorySends
-from agent_wait.announce.base import BaseAnnounce
-from agent_wait.email import EmailAnnounce, InMemoryEmailSends
+from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.channels.email import EmailAnnounce, InMemoryEmailSends
+from agent_wait.channels.sends import InMemorySends
+from agent_wait.channels.slack import InMemorySlackMessages, SlackAnnounce, SlackRouting
+from agent_wait.channels.teams import TeamsAnnounce
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import InMemoryEntryQueue, Sweep
 from agent_wait.engine.checks import answerer_for
 from agent_wait.engine.extend import ExtendService, extended_envelope
-from agent_wait.extension import Extension
-from agent_wait.followup import Escalation
 from agent_wait.ledger import Decision, InMemoryLedger, QuestionRecord
-from agent_wait.recipients import RecipientRouting
-from agent_wait.schema import QuestionStatus
-from agent_wait.slack import InMemorySlackMessages, SlackAnnounce, SlackRouting
-from agent_wait.teams import TeamsAnnounce
+from agent_wait.people.recipients import RecipientRouting
+from agent_wait.policy.extension import Extension
+from agent_wait.policy.followup import Escalation
 
 validator = test_teams_cards.validator  # Microsoft's Adaptive Cards 1.5 schema, as a fixture
 

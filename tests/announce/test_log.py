@@ -106,9 +106,9 @@ def test_no_timeout_logs_a_null_expiry(logger: logging.Logger, caplog: pytest.Lo
 
 
 def test_default_logger_is_agent_wait_announce(caplog: pytest.LogCaptureFixture):
-    caplog.set_level(logging.INFO, logger="agent_wait.announce")
+    caplog.set_level(logging.INFO, logger="agent_wait.channels.announce")
     publish(make_envelope(), LogAnnounce())
-    assert [r.name for r in caplog.records] == ["agent_wait.announce"]
+    assert [r.name for r in caplog.records] == ["agent_wait.channels.announce"]
 
 
 def test_delivers_filter_skips_other_transitions(logger: logging.Logger, caplog: pytest.LogCaptureFixture):

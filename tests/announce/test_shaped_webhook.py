@@ -12,11 +12,11 @@ import pytest
 from tests.announce.conftest import Receiver
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy
-from agent_wait.announce import verify_signature
-from agent_wait.announce.base import DeliveryStatus
-from agent_wait.envelope import Transition
+from agent_wait.channels.announce import verify_signature
+from agent_wait.channels.announce.base import DeliveryStatus
+from agent_wait.channels.shaped import ShapedWebhookAnnounce, check_templates
+from agent_wait.contract.envelope import Transition
 from agent_wait.errors import WebhookTemplateError
-from agent_wait.shaped import ShapedWebhookAnnounce, check_templates
 
 SLACK_STYLE = {
     "created": '{"text": {{ "Waiting for an answer: " ~ envelope.question.args.note }}, "links": {{ links }}}',

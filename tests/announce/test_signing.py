@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agent_wait import SignatureError, verify_signature, verify_timestamped_signature
-from agent_wait.announce._signing import sign, sign_timestamped
+from agent_wait.channels.announce._signing import sign, sign_timestamped
 
 SECRET = "whsec_test_2f6c"
 BODY = b'{"type":"wait.created","question_id":"q-1"}'

@@ -20,16 +20,16 @@ from tests.support.api_events import call
 from tests.support.fake_slack import Delivery, FakeSlack, PostedMessage
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy
+from agent_wait.channels.slack import InMemorySlackMessages, SlackAnnounce, SlackInteractions, SlackRouting
+from agent_wait.contract.envelope import Transition
+from agent_wait.contract.messages import load_answer_text, parse_answer
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerService, InMemoryEntryQueue
-from agent_wait.envelope import Transition
 from agent_wait.errors import MessageError
-from agent_wait.followup import Escalation
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.ledger import Decision, InMemoryLedger
 from agent_wait.local.api_server import LocalApi
-from agent_wait.messages import load_answer_text, parse_answer
-from agent_wait.schema import QuestionStatus
-from agent_wait.slack import InMemorySlackMessages, SlackAnnounce, SlackInteractions, SlackRouting
+from agent_wait.policy.followup import Escalation
 
 T0 = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
 SIGNING_SECRET = "slack-door-signing-secret"
@@ -229,7 +229,7 @@ def _shows(shown: str, wording: str) -> bool:
 
 
 def _typed_refusal(text: str, where: str) -> str:
-    """The refusal `agent_wait.messages` gives for JSON a person typed into the field at `where`."""
+    """The refusal `agent_wait.contract.messages` gives for JSON a person typed into the field at `where`."""
     with pytest.raises(MessageError) as refused:
         parse_answer({"action": "approve", "args": {"lines": load_answer_text(text, where=where)}})
     assert refused.value.reason == "bad_answer"

@@ -1,4 +1,4 @@
-"""The Slack-like HTML preview of Block Kit messages and modals (agent_wait.slack.preview)."""
+"""The Slack-like HTML preview of Block Kit messages and modals (agent_wait.channels.slack.preview)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agent_wait.slack.preview import PreviewMessage, mrkdwn_to_html, preview_modal, preview_page
+from agent_wait.channels.slack.preview import PreviewMessage, mrkdwn_to_html, preview_modal, preview_page
 
 TS = "1733300000.000100"
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agent_wait import SignatureError
-from agent_wait.announce import sign_standard_webhook, verify_standard_webhook
+from agent_wait.channels.announce import sign_standard_webhook, verify_standard_webhook
 
 # The Standard Webhooks project's own test vector, from its reference libraries' test suites:
 # standard-webhooks/standard-webhooks @ b2fa7b8719fb75d326b591077f5d1b385cfcdfae,

@@ -12,13 +12,13 @@ import pytest
 from tests.support.fake_teams import FakeTeams
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy
-from agent_wait._sends import DynamoDbSends, InMemorySends, Send
-from agent_wait.announce.base import DeliveryStatus
-from agent_wait.envelope import Transition
+from agent_wait.channels.announce.base import DeliveryStatus
+from agent_wait.channels.sends import DynamoDbSends, InMemorySends, Send
+from agent_wait.channels.teams import TeamsAnnounce
+from agent_wait.channels.teams.announce import ACCEPTED, CHANNEL, send_key
+from agent_wait.contract.envelope import Transition
 from agent_wait.errors import ArgumentError, TeamsDeliveryError
 from agent_wait.local.tables import question_keyed_table
-from agent_wait.teams import TeamsAnnounce
-from agent_wait.teams.announce import ACCEPTED, CHANNEL, send_key
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ def test_the_outcome_card_says_who_answered_from_the_questions_row(teams: FakeTe
         failure: Any = None
         reason: str | None = None
 
-    from agent_wait.schema import QuestionStatus
+    from agent_wait.contract.schema import QuestionStatus
 
     row = Row(QuestionStatus.ANSWERED, None, {"action": "approve"}, "alice@example.com", "link", "2030-01-01T10:00:00Z")
     announcer = TeamsAnnounce(teams.url, mode="channel", records=lambda question_id: row)

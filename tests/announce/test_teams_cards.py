@@ -13,9 +13,9 @@ import jsonschema
 import pytest
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy
-from agent_wait.envelope import Transition
-from agent_wait.teams import CARD_CONTENT_TYPE, Decided, outcome_card, question_card, webhook_body
-from agent_wait.teams.cards import escalation_notice, reminder_notice, safe
+from agent_wait.channels.teams import CARD_CONTENT_TYPE, Decided, outcome_card, question_card, webhook_body
+from agent_wait.channels.teams.cards import escalation_notice, reminder_notice, safe
+from agent_wait.contract.envelope import Transition
 
 SCHEMA_FILE = Path(__file__).resolve().parents[1] / "support" / "adaptive_cards" / "adaptive-card-1.5.json"
 SCHEMA_SHA256 = "6f4f958f6c0937c04926e4c4928fdeee4a9955a879e3ed248ae4df7bea9abc35"

@@ -24,7 +24,7 @@ from agent_wait import (
     verify_signature,
     verify_timestamped_signature,
 )
-from agent_wait.announce import verify_standard_webhook
+from agent_wait.channels.announce import verify_standard_webhook
 
 from .conftest import Receiver
 

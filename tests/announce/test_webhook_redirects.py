@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy, WebhookAnnounce, publish
-from agent_wait.announce import verify_standard_webhook
+from agent_wait.channels.announce import verify_standard_webhook
 
 SECRET = "whsec_ylEhkp/tHLafArlgCb7iYwUEVFBwzfRieHFneZAsb9Q="
 API_KEY = "Bearer api-key-CANARY"

@@ -18,8 +18,8 @@ import pytest
 
 from agent_wait.aws import DynamoDbAnnounce, EventBridgeAnnounce, SnsAnnounce, SqsAnnounce
 from agent_wait.aws.dynamodb import envelope_from_row
-from agent_wait.envelope import Transition, WaitEnvelope
-from agent_wait.schema import QUESTION_TABLE, question_key, thread_key
+from agent_wait.contract.envelope import Transition, WaitEnvelope
+from agent_wait.contract.schema import QUESTION_TABLE, question_key, thread_key
 from agent_wait.testing.announce_contract import AnnounceHarness
 
 Delivers = Iterable[Transition | str] | None
@@ -171,7 +171,7 @@ def eventbridge_harness(
 
 @dataclass
 class QuestionTable:
-    """A table with exactly the shape of `agent_wait.schema.QUESTION_TABLE`."""
+    """A table with exactly the shape of `agent_wait.contract.schema.QUESTION_TABLE`."""
 
     name: str
     client: Any

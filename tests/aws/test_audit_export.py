@@ -19,7 +19,7 @@ from tests.support.mixed_questions import Seeded, seed_questions
 
 from agent_wait.aws import DynamoDbLedger
 from agent_wait.cli import main
-from agent_wait.schema import QUESTION_TABLE, QuestionStatus, Settings, question_key, thread_key
+from agent_wait.contract.schema import QUESTION_TABLE, QuestionStatus, Settings, question_key, thread_key
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 RETENTION = timedelta(days=400)

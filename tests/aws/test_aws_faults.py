@@ -42,7 +42,11 @@ def _every_announcer(client: Any) -> list[BaseAnnounce]:
 
 
 def _failure_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "agent_wait.announce" and r.levelno >= logging.WARNING]
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "agent_wait.channels.announce" and r.levelno >= logging.WARNING
+    ]
 
 
 @pytest.mark.parametrize(
@@ -65,7 +69,7 @@ def test_a_failing_client_is_one_log_line_and_the_others_still_deliver(
     envelope = sample_envelope()
 
     # WHEN a question is published to all of them
-    with caplog.at_level(logging.WARNING, logger="agent_wait.announce"):
+    with caplog.at_level(logging.WARNING, logger="agent_wait.channels.announce"):
         report = publish(envelope, [*announcers, memory])
 
     # THEN the run completes, the working announcer delivered, and each failure is one line with its reason
@@ -95,7 +99,7 @@ def test_missing_topic_queue_bus_and_table_are_failed_deliveries_with_aws_reason
     memory = InMemoryAnnounce()
 
     # WHEN a question is published
-    with caplog.at_level(logging.WARNING, logger="agent_wait.announce"):
+    with caplog.at_level(logging.WARNING, logger="agent_wait.channels.announce"):
         report = publish(sample_envelope(), [*missing, memory])
 
     # THEN each missing resource is one failure line naming the call, the resource and AWS's error code

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from agent_wait._sends import DynamoDbSends, Send
-from agent_wait.email import DynamoDbEmailSends
+from agent_wait.channels.email import DynamoDbEmailSends
+from agent_wait.channels.sends import DynamoDbSends, Send
+from agent_wait.channels.slack.messages import DynamoDbSlackMessages, Post
 from agent_wait.local.tables import question_keyed_table
-from agent_wait.slack.messages import DynamoDbSlackMessages, Post
 
 
 @pytest.fixture

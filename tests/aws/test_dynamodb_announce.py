@@ -14,11 +14,11 @@ import pytest
 from boto3.dynamodb.conditions import Key
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy, publish
-from agent_wait._time import NEVER, format_rfc3339
 from agent_wait.aws import DynamoDbAnnounce
 from agent_wait.aws.dynamodb import CLOSED_AT, envelope_from_row
+from agent_wait.common.times import NEVER, format_rfc3339
+from agent_wait.contract.schema import QUESTION_TABLE, shard_key
 from agent_wait.errors import EnvelopeError
-from agent_wait.schema import QUESTION_TABLE, shard_key
 from agent_wait.testing import announce_contract
 from agent_wait.testing.announce_contract import AnnounceHarness, sample_envelope
 
@@ -161,12 +161,12 @@ def test_transition_for_a_missing_row_is_a_failed_delivery_and_creates_no_phanto
     envelope = sample_envelope()
 
     # WHEN its answer is announced
-    with caplog.at_level(logging.WARNING, logger="agent_wait.announce"):
+    with caplog.at_level(logging.WARNING, logger="agent_wait.channels.announce"):
         report = publish(envelope.for_transition("answered"), harness.announcer)
 
     # THEN one line says there is no row and why none was created; the table stays empty
     assert not report.ok
-    [line] = [r.getMessage() for r in caplog.records if r.name == "agent_wait.announce"]
+    [line] = [r.getMessage() for r in caplog.records if r.name == "agent_wait.channels.announce"]
     assert f"no row for thread_id={envelope.thread_id} question_id={envelope.question_id}" in line
     assert "never creates one" in line
     assert harness.read_back() == []
@@ -190,13 +190,13 @@ def test_a_late_outcome_or_follow_up_after_a_decision_changes_nothing_and_is_not
     before = _raw(harness, envelope)
 
     # WHEN an expiry, or a follow-up that lost the race with the answer, arrives late
-    with caplog.at_level(logging.INFO, logger="agent_wait.announce"):
+    with caplog.at_level(logging.INFO, logger="agent_wait.channels.announce"):
         report = publish(envelope.for_transition(late, progress=progress), harness.announcer)
 
     # THEN the row is exactly as it was, nothing fails, and one INFO line says which status was kept
     assert report.ok
     assert _raw(harness, envelope) == before
-    [line] = [r.getMessage() for r in caplog.records if r.name == "agent_wait.announce.aws"]
+    [line] = [r.getMessage() for r in caplog.records if r.name == "agent_wait.channels.announce.aws"]
     assert f"kept status=answered; wait.{late} arrived after the question was decided" in line
 
 

@@ -70,7 +70,7 @@ def test_failed_entry_inside_http_200_is_a_failed_delivery_with_its_error_code(
     memory = InMemoryAnnounce()
 
     # WHEN a question is published to the bus and to another announcer
-    with stubber, caplog.at_level(logging.WARNING, logger="agent_wait.announce"):
+    with stubber, caplog.at_level(logging.WARNING, logger="agent_wait.channels.announce"):
         report = publish(sample_envelope(), [bus, memory])
 
     # THEN the bus delivery failed, was counted and logged once with the code; the other still delivered
@@ -78,7 +78,7 @@ def test_failed_entry_inside_http_200_is_a_failed_delivery_with_its_error_code(
     [failure] = report.failed
     assert "InternalFailure: try again later" in (failure.error or "")
     assert bus.stats.failed == 1
-    lines = [r.getMessage() for r in caplog.records if r.name == "agent_wait.announce"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "agent_wait.channels.announce"]
     assert len(lines) == 1
     assert "announcer=eventbridge" in lines[0]
     assert "FailedEntryCount=1" in lines[0]

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from agent_wait.aws import DynamoDbLedger
+from agent_wait.contract.schema import QUESTION_TABLE, QuestionStatus, shard_key
 from agent_wait.errors import LedgerIndexMissingError
 from agent_wait.ledger import Decision, InMemoryLedger, Notice, Progress
 from agent_wait.ledger.records import PROGRESS_ATTRIBUTES
-from agent_wait.schema import QUESTION_TABLE, QuestionStatus, shard_key
 from agent_wait.testing import ledger_contract
 
 

@@ -11,9 +11,9 @@ from examples.refund_agent.graph import FINANCE
 
 from agent_wait.aws import DynamoDbLedger
 from agent_wait.aws.items import to_item
-from agent_wait.envelope import Question, WaitEnvelope
+from agent_wait.contract.envelope import Question, WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus, shard_key
 from agent_wait.ledger import Decision, QuestionRecord
-from agent_wait.schema import QuestionStatus, shard_key
 from agent_wait.testing import ledger_contract
 
 _SPEC = importlib.util.spec_from_file_location(

@@ -1,6 +1,6 @@
 """The question table's indexes on DynamoDB: sharded keys, lean projections, sparse open keys, and old rows.
 
-Each shared index key value is `<value>#<shard>` (`agent_wait.schema.shard_key`), so no single key value
+Each shared index key value is `<value>#<shard>` (`agent_wait.contract.schema.shard_key`), so no single key value
 takes every open question's writes; the ledger queries every shard and merges them in key order. Each test
 uses a table of its own, so what an index holds is exactly what the test wrote.
 """
@@ -16,11 +16,9 @@ from typing import Any
 
 import pytest
 
-from agent_wait._time import format_rfc3339
 from agent_wait.aws import DynamoDbLedger
-from agent_wait.errors import ArgumentError, ConfigurationError
-from agent_wait.ledger import Decision
-from agent_wait.schema import (
+from agent_wait.common.times import format_rfc3339
+from agent_wait.contract.schema import (
     LEGACY_QUESTION_INDEXES,
     QUESTION_TABLE,
     QuestionStatus,
@@ -28,6 +26,8 @@ from agent_wait.schema import (
     shard_key,
     shard_of,
 )
+from agent_wait.errors import ArgumentError, ConfigurationError
+from agent_wait.ledger import Decision
 from agent_wait.testing import ledger_contract
 
 T0 = ledger_contract.T0

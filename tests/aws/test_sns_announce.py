@@ -129,14 +129,14 @@ def test_tag_cannot_overwrite_a_built_in_attribute(
     envelope = sample_envelope(policy=WaitPolicy(tags={"transition": "forged", "thread_id": "someone-else"}))
 
     # WHEN the question is published
-    with caplog.at_level(logging.WARNING, logger="agent_wait.announce"):
+    with caplog.at_level(logging.WARNING, logger="agent_wait.channels.announce"):
         assert publish(envelope, harness.announcer).ok
 
     # THEN the built-ins keep their values and one line explains both dropped tags
     [message] = harness.extra["queue"].drain()
     attributes = {name: value["StringValue"] for name, value in message["MessageAttributes"].items()}
     assert attributes == {"transition": "created", "thread_id": envelope.thread_id}
-    [line] = [r.getMessage() for r in caplog.records if r.name == "agent_wait.announce.aws"]
+    [line] = [r.getMessage() for r in caplog.records if r.name == "agent_wait.channels.announce.aws"]
     assert "'transition' (would replace the built-in" in line
     assert "'thread_id' (would replace the built-in" in line
 
@@ -153,7 +153,7 @@ def test_tags_over_sns_limits_are_dropped_with_one_explanation_not_a_failed_publ
     envelope = sample_envelope(policy=WaitPolicy(tags=tags))
 
     # WHEN the question is published
-    with caplog.at_level(logging.WARNING, logger="agent_wait.announce"):
+    with caplog.at_level(logging.WARNING, logger="agent_wait.channels.announce"):
         report = publish(envelope, harness.announcer)
 
     # THEN it is delivered with 10 attributes (two built-ins, the first 8 valid tags) ...
@@ -163,7 +163,7 @@ def test_tags_over_sns_limits_are_dropped_with_one_explanation_not_a_failed_publ
     assert list(call["MessageAttributes"]) == ["transition", "thread_id", *valid[:8]]
     assert len(harness.extra["queue"].drain()) == 1
     # ... and exactly one log line names every dropped tag with its reason
-    lines = [r.getMessage() for r in caplog.records if r.name.startswith("agent_wait.announce")]
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("agent_wait.channels.announce")]
     assert len(lines) == 1, lines
     assert "left 10 policy tag(s) out" in lines[0]
     for name in [*bad_names[:7], "tag8", "tag9"]:

@@ -31,9 +31,9 @@ from langgraph.types import interrupt
 from tests.agents.schema_graphs import RefundLimit
 
 from agent_wait import WaitPolicy
-from agent_wait.extension import Extension
-from agent_wait.followup import Escalation
 from agent_wait.langgraph import ask, wait
+from agent_wait.policy.extension import Extension
+from agent_wait.policy.followup import Escalation
 
 EDITABLE = WaitPolicy(
     timeout=FINANCE.timeout_iso,

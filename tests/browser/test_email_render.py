@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy
-from agent_wait.email.render import Decided, EmailContent, outcome_email, question_email
-from agent_wait.envelope import Transition
+from agent_wait.channels.email.render import Decided, EmailContent, outcome_email, question_email
+from agent_wait.contract.envelope import Transition
 
 pytestmark = pytest.mark.timeout(120)
 

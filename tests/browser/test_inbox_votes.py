@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from _inbox_page import Inbox
 
-from agent_wait._time import parse_rfc3339
+from agent_wait.common.times import parse_rfc3339
 
 pytestmark = pytest.mark.timeout(180)
 

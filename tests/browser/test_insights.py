@@ -22,7 +22,7 @@ import pytest
 from _inbox_page import GRAPH, Inbox, running_inbox
 from tests.support.mixed_questions import Seeded, seed_questions
 
-from agent_wait.schema import QuestionStatus, Settings
+from agent_wait.contract.schema import QuestionStatus, Settings
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
+from agent_wait.contract.envelope import Question, WaitEnvelope
 from agent_wait.engine import AnswerService, InMemoryEntryQueue
-from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.host.api import ApiContext, SignIn, create_app
 from agent_wait.ledger import InMemoryLedger
 from agent_wait.local.api_server import LocalApi

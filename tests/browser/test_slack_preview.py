@@ -15,9 +15,9 @@ import pytest
 from tests.support.fake_slack import FakeSlack, PostedMessage
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy
-from agent_wait.envelope import Transition
-from agent_wait.schema import QuestionStatus
-from agent_wait.slack import InMemorySlackMessages, PreviewMessage, SlackAnnounce, SlackRouting, preview_page
+from agent_wait.channels.slack import InMemorySlackMessages, PreviewMessage, SlackAnnounce, SlackRouting, preview_page
+from agent_wait.contract.envelope import Transition
+from agent_wait.contract.schema import QuestionStatus
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -12,7 +12,7 @@ from aws_cdk import Stack
 from aws_cdk.assertions import Template
 from tests.cdk.conftest import EXAMPLES, ISSUER, REPO, new_app
 
-from agent_wait.schema import Settings
+from agent_wait.contract.schema import Settings
 from agent_wait_cdk import AgentWait, AgentWaitPropsError, AnswerApiProps
 
 SNIPPETS = re.findall(r"```python\n(.*?)```", (REPO / "docs" / "audit.md").read_text(encoding="utf-8"), re.DOTALL)

@@ -256,7 +256,7 @@ def _router_settings(endpoint: str) -> dict[str, str]:
     """The router's environment, as AgentWait sets it, on fresh resources in the emulator at `endpoint`."""
     import boto3
 
-    from agent_wait.schema import CHECKPOINT_TABLE, QUESTION_TABLE, Settings
+    from agent_wait.contract.schema import CHECKPOINT_TABLE, QUESTION_TABLE, Settings
 
     name = f"bundle-{uuid.uuid4().hex[:8]}"
     dynamodb = boto3.client("dynamodb", endpoint_url=endpoint)

@@ -14,9 +14,9 @@ from aws_cdk.assertions import Template
 from tests.cdk.conftest import REPO, inline_code, new_app
 from tests.support.dashboard_body import dashboard_body, every_metric
 
+from agent_wait.contract.schema import Settings
 from agent_wait.engine.metrics import NO_TAG, OTHER_TAG, DecisionOutcome, Metric, MetricTags, emitted
 from agent_wait.host._powertools import DEFAULT_METRICS_NAMESPACE, DEFAULT_SERVICE_NAME
-from agent_wait.schema import Settings
 from agent_wait_cdk import AgentWait, AgentWaitDashboard, AgentWaitPropsError, AnswerApiProps
 
 TAGS = {"team": ["payments", "support"], "priority": ["high"]}

@@ -17,7 +17,7 @@ from agent_wait_cdk import AgentWait
 
 def _synth(**props: Any) -> tuple[Synth, str]:
     stack = Stack(new_app(), "Durable")
-    agent = AgentWait(stack, "AgentWait", graph="agent_wait.callbacks:DURABLE_ONLY", code=inline_code(), **props)
+    agent = AgentWait(stack, "AgentWait", graph="agent_wait.asking.callbacks:DURABLE_ONLY", code=inline_code(), **props)
     refunds = lambda_.Function(
         stack, "Refunds", runtime=lambda_.Runtime.PYTHON_3_13, handler="refunds.handler", code=inline_code()
     )

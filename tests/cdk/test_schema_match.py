@@ -1,7 +1,7 @@
-"""What the constructs synthesize matches `agent_wait.schema`, the shapes the runtime and its tests use.
+"""What the constructs synthesize matches `agent_wait.contract.schema`, the shapes the runtime and its tests use.
 
 The constructs may not import the runtime, so they restate the names; these tests are what keeps the two
-copies equal. Tests may import `agent_wait.schema`: it is standard library only.
+copies equal. Tests may import `agent_wait.contract.schema`: it is standard library only.
 """
 
 from __future__ import annotations

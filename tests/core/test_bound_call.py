@@ -1,4 +1,4 @@
-"""The answer a host resumes a `@wait` question with is bound to the call it asked (`agent_wait._wait`)."""
+"""The answer a host resumes a `@wait` question with is bound to the call it asked (`agent_wait.asking.wait`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from agent_wait._wait import BOUND_CALL, approved_args, bind_answer, check_same_call, unbind_answer
-from agent_wait.adapter import resume_value_for
+from agent_wait.asking.adapter import resume_value_for
+from agent_wait.asking.wait import BOUND_CALL, approved_args, bind_answer, check_same_call, unbind_answer
 from agent_wait.errors import ArgumentsChangedError, WaitError
 
 QUESTION = {"function": "refund", "args": {"order_id": "o-1", "amount": 0.1, "express": True}}

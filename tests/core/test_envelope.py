@@ -20,7 +20,7 @@ from agent_wait import (
     WaitPolicy,
     check_question_size,
 )
-from agent_wait.envelope import ENVELOPE_FIELDS
+from agent_wait.contract.envelope import ENVELOPE_FIELDS
 
 ULID = re.compile(r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$")
 ASKED_AT = datetime(2026, 9, 11, 9, 0, tzinfo=UTC)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agent_wait import Escalation, PolicyError, Question, Quorum, Reminder, WaitEnvelope, WaitPolicy
-from agent_wait.followup import MAX_REMINDERS, FollowUps
+from agent_wait.policy.followup import MAX_REMINDERS, FollowUps
 
 T0 = datetime(2026, 9, 11, 9, 0, tzinfo=UTC)
 MANAGERS = Escalation(after="P2D", tags={"approver_group": "finance-managers"}, answerer_groups=["finance-managers"])

@@ -8,7 +8,7 @@ The constructs never import the runtime, and the runtime never imports the const
 - the host imports no agent framework when it is imported: a framework (and the LangGraph checkpoint saver) is
   imported inside the function that builds that framework's adapter, so a Pydantic AI or Strands deployment
   never loads LangGraph;
-- the LangGraph checkpoint saver shares the delivery through `agent_wait._delivery`, never the engine;
+- the LangGraph checkpoint saver shares the delivery through `agent_wait.asking.delivery`, never the engine;
 - nothing but the console script imports the emulator (`agent_wait.local`);
 - only the `aws` provider imports botocore; the rest asks it (`agent_wait.aws.errors`) what an AWS failure
   is. `BOTOCORE_ELSEWHERE` names the few exceptions, each with its reason;
@@ -40,34 +40,34 @@ CORE_MODULES = (
     "agent_wait",
     "agent_wait.errors",
     "agent_wait.policy",
-    "agent_wait.envelope",
-    "agent_wait.ids",
-    "agent_wait._publish",
-    "agent_wait.schema",
-    "agent_wait._json",
-    "agent_wait._time",
-    "agent_wait._duration",
-    "agent_wait._flow",
-    "agent_wait.asked",
+    "agent_wait.contract.envelope",
+    "agent_wait.common.ids",
+    "agent_wait.channels.publish",
+    "agent_wait.contract.schema",
+    "agent_wait.common.canonical_json",
+    "agent_wait.common.times",
+    "agent_wait.common.durations",
+    "agent_wait.asking.flow",
+    "agent_wait.channels.asked",
     "agent_wait.dialects",
     "agent_wait.dialects.langchain_hitl",
     "agent_wait.dialects.agent_inbox",
-    "agent_wait.announce",
-    "agent_wait.announce.base",
-    "agent_wait.announce.log",
-    "agent_wait.announce.memory",
-    "agent_wait.announce.webhook",
-    "agent_wait.announce._signing",
+    "agent_wait.channels.announce",
+    "agent_wait.channels.announce.base",
+    "agent_wait.channels.announce.log",
+    "agent_wait.channels.announce.memory",
+    "agent_wait.channels.announce.webhook",
+    "agent_wait.channels.announce._signing",
     "agent_wait.testing",
     "agent_wait.testing.announce_contract",
     "agent_wait.ledger",
     "agent_wait.ledger.base",
     "agent_wait.ledger.records",
-    "agent_wait._delivery",
+    "agent_wait.asking.delivery",
     "agent_wait.ledger.memory",
-    "agent_wait.recipients",
+    "agent_wait.people.recipients",
     "agent_wait.people",
-    "agent_wait.callbacks",
+    "agent_wait.asking.callbacks",
 )
 
 
@@ -84,7 +84,12 @@ class Layer:
 
 CORE = Layer("core", (), frozenset())
 BINDINGS = ("agent_wait.langgraph", "agent_wait.pydantic_ai", "agent_wait.strands")
-CHANNELS = ("agent_wait.slack", "agent_wait.email", "agent_wait.teams", "agent_wait.shaped")
+CHANNELS = (
+    "agent_wait.channels.slack",
+    "agent_wait.channels.email",
+    "agent_wait.channels.teams",
+    "agent_wait.channels.shaped",
+)
 """The channel packages (an announcer, and a door when the channel has one); the host builds them."""
 # Most specific prefix wins. A module not listed here is core: stdlib and the core only.
 RULES: dict[str, Layer] = {
@@ -111,15 +116,17 @@ RULES: dict[str, Layer] = {
     # OpenTelemetry's API (the optional `tracing` extra), imported inside the functions that start spans.
     "agent_wait.engine.tracing": Layer("engine", ("agent_wait.engine",), frozenset({"opentelemetry"})),
     # A channel people answer in (Slack): its announcer and its door, deciding through the engine; no Lambda, no host.
-    "agent_wait.slack": Layer("channel", ("agent_wait.slack", "agent_wait.engine"), frozenset({"slack_sdk"})),
+    "agent_wait.channels.slack": Layer(
+        "channel", ("agent_wait.channels.slack", "agent_wait.engine"), frozenset({"slack_sdk"})
+    ),
     # Teams through a Workflows webhook: the standard library only.
-    "agent_wait.teams": Layer("channel", ("agent_wait.teams", "agent_wait.engine"), frozenset()),
+    "agent_wait.channels.teams": Layer("channel", ("agent_wait.channels.teams", "agent_wait.engine"), frozenset()),
     # Shaped webhooks: a template per transition, rendered in Jinja2's sandbox.
-    "agent_wait.shaped": Layer("channel", ("agent_wait.shaped",), frozenset({"jinja2"})),
+    "agent_wait.channels.shaped": Layer("channel", ("agent_wait.channels.shaped",), frozenset({"jinja2"})),
     # Email: its announcer renders with Jinja2 and sends through the SES client it is given (AWS errors read lazily).
-    "agent_wait.email": Layer(
+    "agent_wait.channels.email": Layer(
         "channel",
-        ("agent_wait.email", "agent_wait.engine", "agent_wait.aws.errors"),
+        ("agent_wait.channels.email", "agent_wait.engine", "agent_wait.aws.errors"),
         frozenset({"jinja2", "markupsafe"}),
     ),
     "agent_wait.host": Layer(
@@ -134,6 +141,25 @@ RULES: dict[str, Layer] = {
     # The ledger suite checks the core's ledger interface: the core and the standard library only.
     "agent_wait.testing.ledger_contract": Layer("testing", ("agent_wait.testing.ledger_contract",), frozenset()),
 }
+
+MOVED = {
+    "agent_wait.announce": "agent_wait.channels.announce",
+    "agent_wait.asked": "agent_wait.channels.asked",
+    "agent_wait.callbacks": "agent_wait.asking.callbacks",
+    "agent_wait.email": "agent_wait.channels.email",
+    "agent_wait.envelope": "agent_wait.contract.envelope",
+    "agent_wait.extension": "agent_wait.policy.extension",
+    "agent_wait.messages": "agent_wait.contract.messages",
+    "agent_wait.recipients": "agent_wait.people.recipients",
+    "agent_wait.schema": "agent_wait.contract.schema",
+    "agent_wait.shaped": "agent_wait.channels.shaped",
+    "agent_wait.slack": "agent_wait.channels.slack",
+    "agent_wait.teams": "agent_wait.channels.teams",
+    "agent_wait.versions": "agent_wait.asking.versions",
+}
+"""Deprecated module paths kept working after issue 41's move (docs/architecture.md, "Moved modules"): each is a
+module at the package root that re-exports what moved, and may import nothing else."""
+RULES.update({alias: Layer("alias", (target,), frozenset()) for alias, target in MOVED.items()})
 
 FRAMEWORKS = frozenset(
     {"langgraph", "langgraph_checkpoint_aws", "langchain_core", "langchain", "pydantic_ai", "strands"}
@@ -157,7 +183,7 @@ def is_core(module: str) -> bool:
 
 
 OPTIONAL_IN_CORE = {
-    "agent_wait._edits": (
+    "agent_wait.asking.edits": (
         frozenset({"pydantic"}),
         "reads a @wait function's annotations; imported inside the functions that use it, and optional: every "
         "framework binding brings it, and without it edits are checked by name only",
@@ -310,11 +336,19 @@ def test_rule_table_classifies_outer_modules(module: str, layer: str):
 @pytest.mark.parametrize(
     ("module", "source", "fragment"),
     [
-        ("agent_wait.envelope", "import boto3", "(core) imports third-party boto3; allowed: the standard library only"),
-        ("agent_wait.announce.log", "from langgraph.types import interrupt", "imports third-party langgraph.types"),
+        (
+            "agent_wait.contract.envelope",
+            "import boto3",
+            "(core) imports third-party boto3; allowed: the standard library only",
+        ),
+        (
+            "agent_wait.channels.announce.log",
+            "from langgraph.types import interrupt",
+            "imports third-party langgraph.types",
+        ),
         ("agent_wait.policy", "from agent_wait.langgraph import ask", "(core) imports agent_wait.langgraph"),
-        ("agent_wait.announce.base", "from ..host import router", "(core) imports agent_wait.host,"),
-        ("agent_wait._publish", "from agent_wait import host", "(core) imports agent_wait.host"),
+        ("agent_wait.channels.announce.base", "from ...host import router", "(core) imports agent_wait.host,"),
+        ("agent_wait.channels.publish", "from agent_wait import host", "(core) imports agent_wait.host"),
         ("agent_wait.langgraph._ask", "from agent_wait.host.router import x", "(binding) imports agent_wait.host"),
         ("agent_wait.langgraph._ask", "import boto3", "(binding) imports third-party boto3"),
         ("agent_wait.langgraph._ask", "from agent_wait.aws import SnsAnnounce", "(binding) imports agent_wait.aws"),
@@ -342,13 +376,16 @@ def test_checker_flags_an_outward_import(module: str, source: str, fragment: str
 @pytest.mark.parametrize(
     ("module", "source"),
     [
-        ("agent_wait.envelope", "import json\nfrom agent_wait.errors import EnvelopeError\nfrom . import ids"),
-        ("agent_wait.announce.webhook", "from ._signing import sign\nfrom .base import BaseAnnounce"),
-        ("agent_wait.langgraph._ask", "from langgraph.types import interrupt\nfrom agent_wait._publish import publish"),
+        ("agent_wait.contract.envelope", "import json\nfrom agent_wait.errors import EnvelopeError\nfrom . import ids"),
+        ("agent_wait.channels.announce.webhook", "from ._signing import sign\nfrom .base import BaseAnnounce"),
+        (
+            "agent_wait.langgraph._ask",
+            "from langgraph.types import interrupt\nfrom agent_wait.channels.publish import publish",
+        ),
         ("agent_wait.aws.sqs", "import boto3\nfrom agent_wait.aws._clients import make_client"),
         ("agent_wait.host.router", "import aws_lambda_powertools\nfrom agent_wait.langgraph import resume_command"),
-        ("agent_wait.engine.router", "from agent_wait._delivery import current_delivery\nimport jsonschema"),
-        ("agent_wait.langgraph.checkpoint.saver", "from agent_wait._delivery import current_delivery"),
+        ("agent_wait.engine.router", "from agent_wait.asking.delivery import current_delivery\nimport jsonschema"),
+        ("agent_wait.langgraph.checkpoint.saver", "from agent_wait.asking.delivery import current_delivery"),
         ("agent_wait.local.stack", "from agent_wait.host import router\nimport moto"),
         ("agent_wait.cli", "from agent_wait.local.stack import EmulatedStack"),
     ],
@@ -406,7 +443,7 @@ def test_checker_allows_botocore_only_in_the_aws_provider(module: str, source: s
 @pytest.mark.parametrize(
     ("module", "source", "allowed"),
     [
-        ("agent_wait.engine.router", "from agent_wait._time import utc_now", True),
+        ("agent_wait.engine.router", "from agent_wait.common.times import utc_now", True),
         ("agent_wait.engine.checks", "from agent_wait.engine._answer_schema import schema_problem", True),
         ("agent_wait.host.api._questions", "from agent_wait.host.api._context import ApiContext", True),
         ("agent_wait.host.router", "from agent_wait.host._wiring import build_router", True),
@@ -420,8 +457,8 @@ def test_checker_allows_a_private_module_only_inside_its_package(module: str, so
 
 
 def test_relative_imports_in_a_package_init_resolve_from_the_package():
-    found = imported_modules("from .base import BaseAnnounce", "agent_wait.announce", is_package=True)
-    assert found == [(1, "agent_wait.announce.base")]
+    found = imported_modules("from .base import BaseAnnounce", "agent_wait.channels.announce", is_package=True)
+    assert found == [(1, "agent_wait.channels.announce.base")]
 
 
 # --- the code ------------------------------------------------------------------------------------
@@ -573,7 +610,7 @@ def test_importing_the_host_loads_no_framework():
 
 def test_schema_create_table_request_matches_the_table_shape():
     # GIVEN the ledger shape / WHEN it is turned into a CreateTable request
-    from agent_wait.schema import CHECKPOINT_TABLE, QUESTION_TABLE
+    from agent_wait.contract.schema import CHECKPOINT_TABLE, QUESTION_TABLE
 
     request = QUESTION_TABLE.create_table_request("q")
     # THEN keys, every index and its keys are there, all strings, on demand
@@ -601,3 +638,35 @@ def test_a_long_runtime_module_says_why_at_its_top():
         if lines > LONG_MODULE and "Long on purpose:" not in docstring:
             too_long.append(f"{module_name(path)} ({lines} lines)")
     assert too_long == [], f"split these by job, or say why at their top: {too_long}"
+
+
+@pytest.mark.parametrize(("alias", "target"), sorted(MOVED.items()))
+def test_a_moved_modules_old_path_still_imports_every_public_name_and_says_where_it_went(
+    alias: str, target: str
+) -> None:
+    """Code written before the move runs: the old path gives the same objects, and warns once with the new path."""
+    code = textwrap.dedent(
+        f"""
+        import importlib, json, sys, warnings
+        target = importlib.import_module({target!r})
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            alias = importlib.import_module({alias!r})
+        same = sorted(name for name in target.__all__ if getattr(alias, name) is getattr(target, name))
+        print(json.dumps([sorted(target.__all__), sorted(alias.__all__), same, [str(w.message) for w in caught]]))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT, timeout=60)
+    public, aliased, same, warned = json.loads(out.stdout)
+    assert aliased == public
+    assert same == public
+    assert [message for message in warned if alias in message and target in message], warned
+
+
+def test_the_package_root_holds_only_its_entry_points_the_moved_aliases_and_folders() -> None:
+    """docs/architecture.md names each module at the root; everything else lives in a folder that says what it is."""
+    root_modules = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
+    assert root_modules == sorted(["errors", *(alias.rpartition(".")[2] for alias in MOVED)])
+    architecture = (ROOT / "docs" / "architecture.md").read_text()
+    missing = [name for name in root_modules if f"agent_wait.{name}" not in architecture]
+    assert missing == [], f"docs/architecture.md does not name these root modules: {missing}"

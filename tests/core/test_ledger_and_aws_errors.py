@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import (
     ArgumentError,
     AwsDeliveryError,
@@ -16,7 +17,6 @@ from agent_wait.errors import (
     WaitError,
 )
 from agent_wait.ledger import Decision, FailureKind, InMemoryLedger, ThreadFailure
-from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 9, 11, 9, 0, tzinfo=UTC)
 

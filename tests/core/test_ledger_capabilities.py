@@ -117,7 +117,7 @@ def test_a_host_refuses_a_ledger_without_the_capabilities_it_needs_and_names_the
 def test_a_lease_release_passes_no_note_to_a_ledger_that_keeps_none() -> None:
     import logging
 
-    from agent_wait._delivery import current_delivery
+    from agent_wait.asking.delivery import current_delivery
     from agent_wait.engine.lease import hold_thread
 
     ledger = LeasesWithoutNotes()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from agent_wait.engine import answerer_for
-from agent_wait.extension import Extension
 from agent_wait.ledger import Progress, Vote
 from agent_wait.people import address_key, person_key, same_person
+from agent_wait.policy.extension import Extension
 
 ALICE = "alice@example.com"
 ISSUER_ALICE = "https://issuer.example.com#u-alice"

@@ -170,7 +170,7 @@ def test_publish_returns_only_when_the_slowest_announcer_is_done():
 
 def test_a_raising_announcer_never_stops_the_others_or_raises(caplog: pytest.LogCaptureFixture):
     # GIVEN one broken announcer between two working ones
-    caplog.set_level(logging.WARNING, logger="agent_wait.announce")
+    caplog.set_level(logging.WARNING, logger="agent_wait.channels.announce")
     first, broken, last = InMemoryAnnounce(), BrokenAnnounce(), InMemoryAnnounce()
     envelope = make_envelope()
     # WHEN published
@@ -187,14 +187,14 @@ def test_a_raising_announcer_never_stops_the_others_or_raises(caplog: pytest.Log
 
 
 def test_a_failure_is_exactly_one_warning_line_with_ids_and_no_question_content(caplog: pytest.LogCaptureFixture):
-    caplog.set_level(logging.DEBUG, logger="agent_wait.announce")
+    caplog.set_level(logging.DEBUG, logger="agent_wait.channels.announce")
     envelope = make_envelope()
     publish(envelope, [InMemoryAnnounce(), BrokenAnnounce()])
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warnings) == 1
     line = warnings[0].getMessage()
     assert warnings[0].levelno == logging.WARNING
-    assert warnings[0].name == "agent_wait.announce"
+    assert warnings[0].name == "agent_wait.channels.announce"
     assert line == (
         f"announce failed: announcer=broken event=wait.created thread_id={envelope.thread_id} "
         f"question_id={envelope.question_id} error=ConnectionError: backend down"

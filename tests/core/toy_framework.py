@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agent_wait._flow import WaitBinding, publish_questions, require_thread_id, wait_decorator
-from agent_wait._publish import Announcers, PublishReport
-from agent_wait._wait import unpack_question
+from agent_wait.asking.flow import WaitBinding, publish_questions, require_thread_id, wait_decorator
+from agent_wait.asking.wait import unpack_question
+from agent_wait.channels.publish import Announcers, PublishReport
 
 NO_ANSWER = object()
 

@@ -1,5 +1,5 @@
-"""docs/host.md's reference tables are the code's: "Settings" is `agent_wait.schema.Settings` (every variable, one
-row each, and "required" exactly where `HostSettings.from_env` requires it of the router, the sweep and the answer
+"""docs/host.md's reference tables are the code's: "Settings" is `agent_wait.contract.schema.Settings` (every variable,
+one row each, and "required" exactly where `HostSettings.from_env` requires it of the router, the sweep and the answer
 API), and "Metrics and logs" is `agent_wait.engine.Metric`.
 
 The pages name no other `AGENT_WAIT_*` variable than those and the CLI's and the browser tests' own.
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from agent_wait.contract.schema import Settings
 from agent_wait.engine import Metric
 from agent_wait.errors import ConfigurationError
 from agent_wait.host import HostSettings
-from agent_wait.schema import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "host.md"

@@ -18,8 +18,8 @@ from tests.docs.test_readme import run_snippets
 from tests.support import aws_stack as host_fixtures
 from tests.support.aws_stack import HostStack, answer_message, start_message
 
-from agent_wait.messages import group_id_for
-from agent_wait.schema import QuestionStatus
+from agent_wait.contract.messages import group_id_for
+from agent_wait.contract.schema import QuestionStatus
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "host.md"
 

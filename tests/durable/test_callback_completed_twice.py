@@ -22,8 +22,8 @@ from aws_durable_execution_sdk_python.context import ExecutionContext
 from botocore.stub import Stubber
 
 from agent_wait import WaitPolicy
+from agent_wait.asking.callbacks import DURABLE_ONLY, callback_execution_of, callback_question_id, callback_source
 from agent_wait.aws.callbacks import MAX_HISTORY_PAGES, LambdaCallbacks
-from agent_wait.callbacks import DURABLE_ONLY, callback_execution_of, callback_question_id, callback_source
 from agent_wait.durable import ask
 from agent_wait.engine.dead_letter import InMemoryDeadLetter
 from agent_wait.engine.outcomes import OutcomeKind

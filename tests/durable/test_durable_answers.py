@@ -24,20 +24,20 @@ from aws_durable_execution_sdk_python_testing.runner import DurableFunctionTestR
 from tests.support.api_events import Response, call
 from tests.support.durable_lambda import lambda_api_server
 
-from agent_wait.announce.base import BaseAnnounce
+from agent_wait.asking.callbacks import CallbacksOnly, callback_id_of, callback_question_id
 from agent_wait.aws import DynamoDbLedger
 from agent_wait.aws.callbacks import LambdaCallbacks
-from agent_wait.callbacks import CallbacksOnly, callback_id_of, callback_question_id
+from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.contract.envelope import Transition, WaitEnvelope
+from agent_wait.contract.schema import QUESTION_TABLE, QuestionStatus
 from agent_wait.durable import CALLBACK_MARGIN, ask
 from agent_wait.engine import AnswerService, InMemoryEntryQueue
 from agent_wait.engine.dead_letter import InMemoryDeadLetter
 from agent_wait.engine.outcomes import DeadLetterReason, Outcome, OutcomeKind
 from agent_wait.engine.router import Router
 from agent_wait.engine.sweep import Sweep
-from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.policy import WaitPolicy
-from agent_wait.schema import QUESTION_TABLE, QuestionStatus
 
 REGION = "us-east-1"
 ISSUER = "https://issuer.example.com"

@@ -23,14 +23,15 @@ from aws_durable_execution_sdk_python.types import WaitForCallbackContext
 from botocore.stub import Stubber
 
 from agent_wait import InMemoryAnnounce, MissingExtraError, WaitPolicy
-from agent_wait.announce.base import BaseAnnounce
+from agent_wait.asking.callbacks import DURABLE_ONLY, CallbacksOnly, callback_id_of, callback_question_id
 from agent_wait.aws.callbacks import LambdaCallbacks
-from agent_wait.callbacks import DURABLE_ONLY, CallbacksOnly, callback_id_of, callback_question_id
+from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.contract.envelope import MAX_QUESTION_BYTES, Transition, WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.durable import CALLBACK_MARGIN, LONGEST_CALLBACK, ask, callback_timeout
 from agent_wait.engine.dead_letter import InMemoryDeadLetter
 from agent_wait.engine.outcomes import DeadLetterReason, OutcomeKind
 from agent_wait.engine.router import Router
-from agent_wait.envelope import MAX_QUESTION_BYTES, Transition, WaitEnvelope
 from agent_wait.errors import (
     ArgumentError,
     CallbackRefusedError,
@@ -41,7 +42,6 @@ from agent_wait.errors import (
     QuestionTooLargeError,
 )
 from agent_wait.ledger import FollowUpLedger, InMemoryLedger
-from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 ARN = "arn:aws:lambda:us-east-1:123456789012:function:refund:$LATEST/durable-execution/run-1/0b1c"

@@ -9,13 +9,13 @@ import json
 import pytest
 
 from agent_wait import WaitPolicy
-from agent_wait.callbacks import CallbacksOnly, callback_question_id, callback_source
+from agent_wait.asking.callbacks import CallbacksOnly, callback_question_id, callback_source
+from agent_wait.contract.envelope import Question
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.durable import record_question
 from agent_wait.engine import AnswerService, InMemoryDeadLetter, InMemoryEntryQueue, OutcomeKind, Router, VerdictKind
 from agent_wait.engine.checks import Answerer
-from agent_wait.envelope import Question
 from agent_wait.ledger import InMemoryLedger
-from agent_wait.schema import QuestionStatus
 from hosted_router import T0
 
 FIN = Answerer(answered_by="fin@example.com", via="api", sender="https://issuer#u-fin")

@@ -18,12 +18,12 @@ import boto3
 import pytest
 from tests.durable.test_durable_answers import ALICE, REGION, Stack, stack
 
+from agent_wait.asking.callbacks import CallbacksOnly, callback_id_of
 from agent_wait.aws import DynamoDbLedger
 from agent_wait.aws.callbacks import LambdaCallbacks
-from agent_wait.callbacks import CallbacksOnly, callback_id_of
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine.outcomes import OutcomeKind
 from agent_wait.engine.router import Router
-from agent_wait.schema import QuestionStatus
 
 __all__ = ("stack",)  # the module's stack, shared with test_durable_answers' handler
 

@@ -12,6 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from tests.support.entry_queues import FailingOnce
 
 from agent_wait import InMemoryAnnounce
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import (
     AnswerService,
     InMemoryDeadLetter,
@@ -25,7 +26,6 @@ from agent_wait.engine import (
 from agent_wait.engine.checks import Answerer
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger
-from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 9, 11, 9, 0, tzinfo=UTC)
 FINANCE_USER = Answerer(answered_by="fin@example.com", via="api", sender="https://issuer#u-1", groups=("finance",))

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy
-from agent_wait._time import format_rfc3339
+from agent_wait.common.times import format_rfc3339
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine.audit import AUDIT_COLUMNS, audit_rows, audit_window, write_audit
 from agent_wait.ledger import Decision, InMemoryLedger
 from agent_wait.ledger.records import Progress, Vote
-from agent_wait.schema import QuestionStatus
 
 NOW = datetime(2030, 1, 31, 15, 0, tzinfo=UTC)
 PAYLOADS = (

@@ -16,6 +16,7 @@ from langgraph.graph import END, START, StateGraph
 from tests.support.entry_queues import FailingOnce
 
 from agent_wait import InMemoryAnnounce, WaitPolicy
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import (
     AnswerService,
     InMemoryDeadLetter,
@@ -33,7 +34,6 @@ from agent_wait.engine.cancelling import MAX_REASON_LENGTH
 from agent_wait.engine.checks import Answerer
 from agent_wait.langgraph import LangGraphAdapter, ask
 from agent_wait.ledger import InMemoryLedger
-from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
 CANCELLED_ANSWER = {"action": "reject", "reason": "cancelled by an operator"}

@@ -25,6 +25,7 @@ from langgraph.types import interrupt
 from pydantic import BaseModel
 
 from agent_wait import InMemoryAnnounce, WaitPolicy
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import (
     AnswerService,
     InMemoryDeadLetter,
@@ -37,7 +38,6 @@ from agent_wait.engine import (
 from agent_wait.engine.checks import Answerer
 from agent_wait.langgraph import LangGraphAdapter, wait
 from agent_wait.ledger import InMemoryLedger
-from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
 APPROVING = WaitPolicy(timeout="P1D", default={"action": "approve"})

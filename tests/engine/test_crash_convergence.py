@@ -32,7 +32,7 @@ import tests.agents.graphs as graphs
 from tests.agents.graphs import body_runs, refunds_paid
 from tests.support.aws_stack import HostStack
 
-from agent_wait._time import utc_now
+from agent_wait.common.times import utc_now
 from agent_wait.engine import Router, Sweep
 from agent_wait.engine.outcomes import OutcomeKind
 from agent_wait.host import HostSettings, build_router, build_sweep
@@ -348,7 +348,7 @@ def test_a_failing_resume_that_crashes_at_any_aws_call_converges_to_one_recorded
 
 @pytest.fixture
 def branch_rig(host: HostStack, monkeypatch: pytest.MonkeyPatch) -> Any:
-    from agent_wait.schema import Settings
+    from agent_wait.contract.schema import Settings
 
     monkeypatch.setenv(Settings.GRAPH.value, "tests.agents.branch_graphs:build_three_branch_graph")
     made = Rig(host)

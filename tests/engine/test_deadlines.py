@@ -24,10 +24,10 @@ from tests.support.aws_stack import (
     start_message,
 )
 
-from agent_wait._time import format_rfc3339
+from agent_wait.common.times import format_rfc3339
+from agent_wait.contract.messages import deadline_answer_id
+from agent_wait.contract.schema import QuestionStatus, Settings
 from agent_wait.engine import DEADLINE_ANSWERED_BY, OutcomeKind, RefusalReason
-from agent_wait.messages import deadline_answer_id
-from agent_wait.schema import QuestionStatus, Settings
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 DEADLINE = T0 + timedelta(days=3)

@@ -13,10 +13,10 @@ import json
 
 from tests.support.aws_stack import HostStack, answer_message, start_message
 
+from agent_wait.contract.messages import group_id_for
+from agent_wait.contract.schema import ENTRY_QUEUE, QuestionStatus
 from agent_wait.engine import OutcomeKind
 from agent_wait.host import HostSettings, build_router
-from agent_wait.messages import group_id_for
-from agent_wait.schema import ENTRY_QUEUE, QuestionStatus
 
 
 def test_two_threads_starting_under_one_deduplication_id_both_run(host: HostStack, unique: str) -> None:

@@ -16,8 +16,8 @@ import tests.agents.hitl_graphs as hitl
 from tests.support.aws_stack import HostStack
 from tests.support.parked import Parked, parking_router
 
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import OutcomeKind, RefusalReason
-from agent_wait.schema import QuestionStatus
 
 EDIT = {"type": "edit", "edited_action": {"name": "issue_refund", "args": {"order_id": "", "amount": 5}}}
 

@@ -19,8 +19,8 @@ from tests.agents.schema_graphs import RefundLimit
 from tests.support.aws_stack import HostStack
 from tests.support.parked import Parked, parking_router, router_for
 
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import OutcomeKind, RefusalReason
-from agent_wait.schema import QuestionStatus
 
 Park = Callable[[dict[str, Any]], Parked]
 

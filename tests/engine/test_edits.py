@@ -14,9 +14,9 @@ import pytest
 import tests.agents.graphs as graphs
 from tests.support.aws_stack import HostStack, reset_handlers
 
+from agent_wait.contract.schema import QuestionStatus, Settings
 from agent_wait.engine import OutcomeKind, RefusalReason, Router
 from agent_wait.host import HostSettings, build_router
-from agent_wait.schema import QuestionStatus, Settings
 
 
 def _router(graph: str, monkeypatch: pytest.MonkeyPatch) -> Router:

@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 
 from agent_wait import InMemoryAnnounce, WaitPolicy
-from agent_wait._time import format_rfc3339
+from agent_wait.common.times import format_rfc3339
+from agent_wait.contract.envelope import Question, WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import Answerer, InMemoryEntryQueue, Metric, RecordingMetrics, Sweep
 from agent_wait.engine.extend import ExtendRefusal, ExtendService
-from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.errors import ArgumentError, PolicyError
-from agent_wait.extension import Extended, Extension
-from agent_wait.followup import Escalation, Reminder
 from agent_wait.ledger import Decision, InMemoryLedger, QuestionRecord
-from agent_wait.schema import QuestionStatus
+from agent_wait.policy.extension import Extended, Extension
+from agent_wait.policy.followup import Escalation, Reminder
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 MANAGER = Answerer("maria@example.com", "api", sender="iss#maria", groups=("finance-managers",))

@@ -9,11 +9,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agent_wait import WaitPolicy
+from agent_wait.contract.envelope import Question, WaitEnvelope
 from agent_wait.engine import Answerer, RecordingMetrics
 from agent_wait.engine.extend import ExtendRefusal, ExtendService
-from agent_wait.envelope import Question, WaitEnvelope
-from agent_wait.extension import Extension
 from agent_wait.ledger import InMemoryLedger
+from agent_wait.policy.extension import Extension
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 MANAGER = Answerer("maria@example.com", "api", sender="iss#maria", groups=("finance-managers",))

@@ -26,13 +26,13 @@ from tests.support.aws_stack import (
     start_message,
 )
 
-from agent_wait._time import utc_now
 from agent_wait.cli import main
+from agent_wait.common.times import utc_now
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import SqsEntryQueue, failed_threads, retry_thread
 from agent_wait.engine.dead_letter import DETAIL_ATTRIBUTE, REASON_ATTRIBUTE, THREAD_ATTRIBUTE
 from agent_wait.host import HostSettings, build_sweep
 from agent_wait.ledger import FailureKind
-from agent_wait.schema import QuestionStatus
 
 
 def _dead_letters(host: HostStack) -> list[tuple[str, str, str, dict[str, Any]]]:

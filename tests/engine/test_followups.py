@@ -22,10 +22,10 @@ from tests.support.aws_stack import create_question_table
 
 from agent_wait import InMemoryAnnounce
 from agent_wait.aws.ledger import DynamoDbLedger
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import InMemoryDeadLetter, InMemoryEntryQueue, OutcomeKind, RefusalReason, Router, Sweep
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger, Ledger
-from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 _threads = itertools.count()
@@ -458,8 +458,8 @@ def test_racing_votes_decide_the_question_once_with_exactly_the_votes_that_made_
 
 
 def test_a_reminder_whose_announcement_failed_is_announced_by_the_next_run_and_only_once(escalating: World) -> None:
-    from agent_wait.announce.base import BaseAnnounce
-    from agent_wait.envelope import Transition, WaitEnvelope
+    from agent_wait.channels.announce.base import BaseAnnounce
+    from agent_wait.contract.envelope import Transition, WaitEnvelope
 
     class DownOnce(BaseAnnounce):
         name = "down-once"
@@ -500,8 +500,8 @@ def test_a_reminder_whose_announcement_failed_is_announced_by_the_next_run_and_o
 
 
 def test_a_reminder_owed_keeps_the_row_due_where_it_was_until_told(escalating: World) -> None:
-    from agent_wait.announce.base import BaseAnnounce
-    from agent_wait.envelope import Transition, WaitEnvelope
+    from agent_wait.channels.announce.base import BaseAnnounce
+    from agent_wait.contract.envelope import Transition, WaitEnvelope
 
     class Down(BaseAnnounce):
         name = "down"
@@ -554,7 +554,7 @@ def test_the_sweep_reads_only_what_is_due_however_many_questions_are_open(moto_s
     import boto3
 
     from agent_wait import WaitPolicy
-    from agent_wait.envelope import Question, WaitEnvelope
+    from agent_wait.contract.envelope import Question, WaitEnvelope
 
     # GIVEN 60 open, announced questions with follow-ups on the emulator, 3 of them due
     client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=moto_server)

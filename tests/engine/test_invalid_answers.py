@@ -26,6 +26,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
 from agent_wait import InMemoryAnnounce, WaitEnvelope, WaitPolicy
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import (
     AnswerService,
     InMemoryDeadLetter,
@@ -41,7 +42,6 @@ from agent_wait.host.api._questions import answer_response
 from agent_wait.langgraph import LangGraphAdapter, wait
 from agent_wait.langgraph._interrupts import question_from_interrupt
 from agent_wait.ledger import InMemoryLedger
-from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 

@@ -17,12 +17,12 @@ from tests.support.aws_stack import (
     start_message,
 )
 
-from agent_wait._time import parse_rfc3339, utc_now
+from agent_wait.common.times import parse_rfc3339, utc_now
+from agent_wait.contract.messages import deadline_answer_id
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import OutcomeKind, SqsDeadLetter
 from agent_wait.engine.dead_letter import THREAD_ATTRIBUTE
 from agent_wait.host import HostSettings, build_router
-from agent_wait.messages import deadline_answer_id
-from agent_wait.schema import QuestionStatus
 
 
 def test_an_answer_claiming_the_routers_cancellation_id_never_reruns_anything(host: HostStack, unique: str) -> None:

@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from tests.support.api_events import call
 
+from agent_wait.contract.envelope import Question, WaitEnvelope
+from agent_wait.contract.schema import Settings
 from agent_wait.engine import AnswerService, InMemoryEntryQueue, Metric, MetricTags, RecordingMetrics
 from agent_wait.engine.metrics import EMITTED, NO_TAG, OTHER_TAG, DecisionOutcome, emitted, time_to_decision
-from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.errors import ConfigurationError
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.host.settings import HostSettings
 from agent_wait.ledger import InMemoryLedger
 from agent_wait.policy import WaitPolicy
-from agent_wait.schema import Settings
 from agent_wait.testing.ledger_contract import T0
 
 TEAMS = '{"team": ["payments", "support"], "priority": ["high"]}'
@@ -97,8 +97,8 @@ def test_the_in_memory_ledger_counts_open_questions() -> None:
     ]
     for envelope in envelopes:
         ledger.open(envelope, now=T0)
+    from agent_wait.contract.schema import QuestionStatus
     from agent_wait.ledger import Decision
-    from agent_wait.schema import QuestionStatus
 
     decision = Decision(QuestionStatus.ANSWERED, {"action": "approve"}, "a-1", "alice")
     ledger.decide("t-0", "q-0", decision, now=T0 + timedelta(minutes=1))

@@ -31,10 +31,10 @@ from tests.engine.test_crash_convergence import Rig
 from tests.support.api_events import Response, call
 from tests.support.aws_stack import HostStack
 
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerService, SqsEntryQueue
 from agent_wait.engine.outcomes import OutcomeKind
 from agent_wait.host.api import ApiContext, create_app
-from agent_wait.schema import QuestionStatus
 
 ALICE = {"iss": "https://issuer.example.com", "sub": "u-alice", "email": "alice@example.com", "email_verified": "true"}
 

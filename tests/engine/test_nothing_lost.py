@@ -22,16 +22,16 @@ from tests.support.aws_stack import (
 )
 
 from agent_wait import BaseAnnounce, InMemoryAnnounce
-from agent_wait._time import format_rfc3339, utc_now
+from agent_wait.common.times import format_rfc3339, utc_now
+from agent_wait.contract.envelope import Transition, WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus, Settings
 from agent_wait.engine import InMemoryDeadLetter, InMemoryEntryQueue, OutcomeKind, RecordingMetrics, Router, Sweep
 from agent_wait.engine.dead_letter import REASON_ATTRIBUTE
 from agent_wait.engine.metrics import METRIC_NAMES
-from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.host import HostSettings, build_router, build_sweep
 from agent_wait.host.links import LinkKeys, verify_token
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger
-from agent_wait.schema import QuestionStatus, Settings
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 

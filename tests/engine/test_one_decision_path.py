@@ -22,6 +22,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from tests.support.api_events import Response, call
 
 from agent_wait import InMemoryAnnounce
+from agent_wait.contract.messages import group_id_for
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import (
     AnswerService,
     InMemoryDeadLetter,
@@ -36,8 +38,6 @@ from agent_wait.engine.senders import SenderPolicy
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger
-from agent_wait.messages import group_id_for
-from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
 ALICE = {"iss": "https://issuer.example.com", "sub": "u-alice", "email": "alice@example.com", "email_verified": "true"}
@@ -350,7 +350,7 @@ def test_every_door_decides_through_the_one_desk(monkeypatch: pytest.MonkeyPatch
     )
     call(world.app, "POST", f"/questions/{asked['ln']}/link/answer", {"token": token})
     # Slack
-    from agent_wait.slack import SlackInteractions, SlackRouting
+    from agent_wait.channels.slack import SlackInteractions, SlackRouting
 
     slack = SlackInteractions(
         signing_secret="slack-signing-secret",

@@ -30,14 +30,14 @@ from tests.support.api_events import call
 from tests.support.fake_slack import FakeSlack
 from tests.support.slack_endpoint import SlackEndpoint
 
+from agent_wait.channels.slack import InMemorySlackMessages, SlackAnnounce, SlackInteractions, SlackRouting
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerService, InMemoryDeadLetter, InMemoryEntryQueue, Router
 from agent_wait.engine.senders import SenderPolicy
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.host.links import LinkKeys, mint_token
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger
-from agent_wait.schema import QuestionStatus
-from agent_wait.slack import InMemorySlackMessages, SlackAnnounce, SlackInteractions, SlackRouting
 
 T0 = datetime.now(UTC).replace(microsecond=0)
 """Now: the Slack door checks a request's timestamp against its clock, as Slack's signature scheme requires."""

@@ -24,12 +24,12 @@ from tests.support.aws_stack import (
     start_message,
 )
 
-from agent_wait._time import utc_now
+from agent_wait.common.times import utc_now
+from agent_wait.contract.messages import group_id_for
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import OutcomeKind, Router
 from agent_wait.engine.dead_letter import REASON_ATTRIBUTE
 from agent_wait.host import HostSettings, build_router
-from agent_wait.messages import group_id_for
-from agent_wait.schema import QuestionStatus
 
 
 def _invocation() -> Router:

@@ -23,12 +23,12 @@ from tests.support.aws_stack import create_question_table
 
 from agent_wait import InMemoryAnnounce
 from agent_wait.aws.ledger import DynamoDbLedger
+from agent_wait.contract.envelope import Transition, WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerService, InMemoryDeadLetter, InMemoryEntryQueue, OutcomeKind, Router, Sweep
 from agent_wait.engine.checks import answerer_for
-from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import FollowUpLedger, InMemoryLedger, Ledger
-from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 _threads = itertools.count()

@@ -14,10 +14,10 @@ import pytest
 import tests.agents.graphs as graphs
 from tests.support.aws_stack import FakeLambdaContext, HostStack, answer_message, run_router, sqs_record, start_message
 
+from agent_wait.contract.schema import thread_key
 from agent_wait.engine import InMemoryDeadLetter, OutcomeKind, RecordingMetrics, Router, failed_threads
 from agent_wait.engine.dead_letter import DETAIL_ATTRIBUTE, REASON_ATTRIBUTE
 from agent_wait.ledger import FailureKind, InMemoryLedger
-from agent_wait.schema import thread_key
 
 DEEP = 40
 

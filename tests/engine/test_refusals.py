@@ -17,12 +17,12 @@ import pytest
 import tests.agents.graphs as graphs
 from tests.support.aws_stack import HostStack, answer_message, start_message
 
+from agent_wait.contract.messages import deadline_answer_id
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import OutcomeKind, RecordingMetrics, RefusalReason, Router
 from agent_wait.engine.metrics import METRIC_NAMES
 from agent_wait.engine.senders import SenderPolicy
 from agent_wait.host import HostSettings, build_router
-from agent_wait.messages import deadline_answer_id
-from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 

@@ -20,13 +20,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import EmptyInputError, InvalidUpdateError
 
 from agent_wait import InMemoryAnnounce
+from agent_wait.contract.messages import StartMessage, deadline_answer_id, parse_message
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import InMemoryDeadLetter, OutcomeKind, RecordingMetrics, RefusalReason, Router
 from agent_wait.engine.metrics import METRIC_NAMES
 from agent_wait.errors import LedgerUnavailableError
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger
-from agent_wait.messages import StartMessage, deadline_answer_id, parse_message
-from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 PARKED_THREAD = "order-parked"

@@ -17,11 +17,11 @@ import pytest
 from tests.support.aws_stack import REGION, HostStack
 
 from agent_wait.aws.ledger import DynamoDbLedger
+from agent_wait.contract.envelope import Question, WaitEnvelope
+from agent_wait.contract.messages import DEADLINE_ORIGIN, deadline_answer_id, group_id_for
 from agent_wait.engine import RecordingMetrics, SqsEntryQueue, Sweep
 from agent_wait.engine.metrics import METRIC_NAMES
-from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.host import HostSettings, build_sweep
-from agent_wait.messages import DEADLINE_ORIGIN, deadline_answer_id, group_id_for
 from agent_wait.policy import WaitPolicy
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)

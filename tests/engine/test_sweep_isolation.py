@@ -18,13 +18,13 @@ from tests.support.aws_stack import FakeLambdaContext, HostStack, load_event, re
 
 from agent_wait import InMemoryAnnounce
 from agent_wait.aws.ledger import DynamoDbLedger
+from agent_wait.contract.envelope import Question, WaitEnvelope
+from agent_wait.contract.schema import QUESTION_TABLE, Settings
 from agent_wait.engine import InMemoryEntryQueue, RecordingMetrics, SqsEntryQueue, Sweep
 from agent_wait.engine.metrics import METRIC_NAMES
-from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.errors import ConfigurationError, LedgerIndexMissingError, LedgerUnavailableError
 from agent_wait.ledger import InMemoryLedger, Ledger, QuestionRecord
 from agent_wait.policy import WaitPolicy
-from agent_wait.schema import QUESTION_TABLE, Settings
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 LATER = T0 + timedelta(hours=2)
@@ -169,7 +169,7 @@ def test_a_missing_open_by_age_index_is_a_warning_not_an_error(caplog: pytest.Lo
     assert METRIC_NAMES["oldest_open_age"] not in metrics.timings  # no made-up zero for the alarm
     (warning,) = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert "open_by_age" in warning.getMessage()
-    assert "agent_wait.schema.QUESTION_TABLE" in warning.getMessage()
+    assert "agent_wait.contract.schema.QUESTION_TABLE" in warning.getMessage()
 
 
 def test_a_missing_by_due_index_is_an_error_because_nothing_would_expire(

@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from agent_wait.contract.messages import group_id_for
 from agent_wait.engine import (
     AnswerService,
     EntryMessage,
@@ -34,7 +35,6 @@ from agent_wait.engine.checks import Answerer
 from agent_wait.engine.entry_queue import MAX_BATCH_BYTES, batch_chunks
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger, QuestionRecord
-from agent_wait.messages import group_id_for
 
 T0 = datetime(2026, 9, 11, 9, 0, tzinfo=UTC)
 FINANCE_USER = Answerer(answered_by="fin@example.com", via="api", sender="https://issuer#u-1", groups=("finance",))

@@ -19,9 +19,9 @@ from tests.support.aws_stack import (
     start_message,
 )
 
+from agent_wait.contract.messages import group_id_for
 from agent_wait.engine import AnswerService, OutcomeKind, SqsEntryQueue, tracing
 from agent_wait.engine.checks import Answerer
-from agent_wait.messages import group_id_for
 
 XRAY_HEADER = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
 FINANCE_USER = Answerer(answered_by="fin@example.com", via="api", sender="https://issuer#u-1", groups=("finance",))

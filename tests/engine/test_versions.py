@@ -19,12 +19,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
 from agent_wait import InMemoryAnnounce, WaitPolicy
+from agent_wait.asking.versions import Migrated, Version, VersionChange, stamped_version
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import InMemoryDeadLetter, OutcomeKind, RecordingMetrics, Router
 from agent_wait.errors import ArgumentError, PolicyError, VersionChangedError
 from agent_wait.langgraph import LangGraphAdapter, ask, wait
 from agent_wait.ledger import InMemoryLedger
-from agent_wait.schema import QuestionStatus
-from agent_wait.versions import Migrated, Version, VersionChange, stamped_version
 
 
 class State(TypedDict, total=False):
@@ -368,7 +368,7 @@ def test_the_adapter_refuses_a_bad_version_or_migration() -> None:
     graph = build(InMemorySaver())
     with pytest.raises(ArgumentError, match=re.escape("version must be a non-empty string such as '2026-12-04'")):
         LangGraphAdapter(graph, version="  ")
-    with pytest.raises(ArgumentError, match=re.escape("migration must be a function of an agent_wait.versions")):
+    with pytest.raises(ArgumentError, match=re.escape("migration must be a function of an agent_wait.asking.versions")):
         LangGraphAdapter(graph, migration="migrate")  # type: ignore[arg-type]
 
 
@@ -381,9 +381,9 @@ def test_on_new_version_rides_in_the_policy_and_the_envelopes_rules() -> None:
 
 
 def test_the_hosts_setting_is_read_at_cold_start_and_a_wrong_one_is_named() -> None:
+    from agent_wait.contract.schema import Settings
     from agent_wait.errors import ConfigurationError
     from agent_wait.host import HostSettings
-    from agent_wait.schema import Settings
 
     environ = {
         Settings.GRAPH.value: "my_agent:graph",

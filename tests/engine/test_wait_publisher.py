@@ -9,7 +9,7 @@ import tests.agents.graphs as graphs
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_wait import InMemoryAnnounce
-from agent_wait._time import clock_scope, format_rfc3339
+from agent_wait.common.times import clock_scope, format_rfc3339
 from agent_wait.langgraph import LangGraphAdapter, WaitPublisher
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)

@@ -19,10 +19,10 @@ from tests.support.aws_stack import (
     start_message,
 )
 
-from agent_wait._time import utc_now
+from agent_wait.common.times import utc_now
+from agent_wait.contract.messages import deadline_answer_id
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.host import router
-from agent_wait.messages import deadline_answer_id
-from agent_wait.schema import QuestionStatus
 
 SWEEP, API, FINANCE, STARTER, STRANGER = "AROASWEEP", "AROAANSWERAPI", "AROAFINANCE", "AROASTARTER", "AROASTRANGER"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from tests.host.test_quorum_routes import ALICE, REFUND, T0, Api
 
-from agent_wait.envelope import Question, WaitEnvelope
+from agent_wait.contract.envelope import Question, WaitEnvelope
 from agent_wait.ledger import InMemoryLedger
 from agent_wait.policy import WaitPolicy
 

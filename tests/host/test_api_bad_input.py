@@ -10,11 +10,11 @@ import pytest
 from tests.support.api_events import call
 
 from agent_wait.aws import DynamoDbLedger
+from agent_wait.contract.envelope import Question, WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerService, InMemoryEntryQueue
-from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.policy import WaitPolicy
-from agent_wait.schema import QuestionStatus
 from agent_wait.testing.ledger_contract import T0
 
 ALICE = {"iss": "https://issuer.example.com", "sub": "u-alice", "email": "alice@example.com", "email_verified": "true"}

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from tests.support.api_events import call
 
+from agent_wait.contract.schema import Settings
 from agent_wait.engine import AnswerService, InMemoryEntryQueue
 from agent_wait.errors import ConfigurationError
 from agent_wait.host.api import ApiContext, create_app, groups_from_claims
 from agent_wait.host.settings import HostSettings
 from agent_wait.ledger import InMemoryLedger
-from agent_wait.schema import Settings
 
 NOW = datetime(2030, 1, 31, 15, 0, tzinfo=UTC)
 CLAIM_NAMES = ("cognito:groups", "groups")

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from tests.support.api_events import call
 
+from agent_wait.contract.envelope import Question, WaitEnvelope
 from agent_wait.engine import AnswerService, InMemoryEntryQueue
-from agent_wait.envelope import Question, WaitEnvelope
-from agent_wait.extension import Extension
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.ledger import InMemoryLedger
 from agent_wait.policy import WaitPolicy
+from agent_wait.policy.extension import Extension
 
 T0 = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 MANAGER = {"iss": "https://issuer.example.com", "sub": "u-m", "email": "m@example.com", "cognito:groups": "[ops]"}

@@ -30,17 +30,17 @@ from tests.support.fake_teams import FakeTeams
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy, publish
 from agent_wait.aws import DynamoDbLedger
+from agent_wait.contract.schema import QuestionStatus, Settings
 from agent_wait.engine import AnswerService, InMemoryEntryQueue, Sweep
 from agent_wait.engine.extend import extended_envelope
-from agent_wait.extension import Extension
-from agent_wait.followup import Escalation
 from agent_wait.host import HostSettings, announcers_for
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.host.links import LinkKeys
 from agent_wait.ledger import QuestionRecord
 from agent_wait.local.email_preview import sent_emails
 from agent_wait.local.tables import question_keyed_table
-from agent_wait.schema import QuestionStatus, Settings
+from agent_wait.policy.extension import Extension
+from agent_wait.policy.followup import Escalation
 
 session = signing.session  # a boto3 Session whose clients reach the embedded moto server
 

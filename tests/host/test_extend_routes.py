@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from tests.support.api_events import Response, call
 
+from agent_wait.contract.envelope import Question, WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerService, InMemoryEntryQueue
-from agent_wait.envelope import Question, WaitEnvelope
-from agent_wait.extension import Extension
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.ledger import Decision, InMemoryLedger
 from agent_wait.policy import WaitPolicy
-from agent_wait.schema import QuestionStatus
+from agent_wait.policy.extension import Extension
 
 T0 = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 ISSUER = "https://issuer.example.com"
@@ -120,7 +120,7 @@ def test_an_unknown_question_is_404_and_no_token_is_401(api: Api) -> None:
 
 
 def test_the_question_view_shows_the_escalation_step_moved_with_the_deadline(api: Api) -> None:
-    from agent_wait.followup import Escalation
+    from agent_wait.policy.followup import Escalation
 
     step = Escalation(after="PT12H", answerer_groups=["ops"], tags={"to": "ops"})
     question_id = api.ask(

@@ -17,7 +17,7 @@ import boto3
 import pytest
 from tests.support.aws_stack import create_checkpoint_table, create_question_table
 
-from agent_wait.schema import Settings
+from agent_wait.contract.schema import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from agent_wait.contract.schema import Settings
 from agent_wait.engine import AnswerService, InMemoryEntryQueue
 from agent_wait.errors import ConfigurationError
 from agent_wait.host.api import ApiContext, SignIn, create_app
@@ -20,7 +21,6 @@ from agent_wait.host.links import LinkKeys
 from agent_wait.host.settings import HostSettings
 from agent_wait.ledger import InMemoryLedger
 from agent_wait.local.api_server import LocalApi
-from agent_wait.schema import Settings
 
 COGNITO = "https://approvals.auth.eu-west-1.amazoncognito.com"
 SIGN_IN = SignIn(authorize_url=f"{COGNITO}/oauth2/authorize", token_url=f"{COGNITO}/oauth2/token", client_id="c1ient")

@@ -16,6 +16,7 @@ import pytest
 from tests.support.api_events import call
 from tests.support.mixed_questions import Seeded, seed_questions
 
+from agent_wait.contract.schema import QuestionStatus, Settings
 from agent_wait.engine import AnswerService, InMemoryEntryQueue
 from agent_wait.engine.audit import AUDIT_COLUMNS, audit_page, audit_rows, audit_window, parse_moment, write_audit
 from agent_wait.engine.insights import percentile, read_insights
@@ -23,7 +24,6 @@ from agent_wait.errors import ArgumentError, ConfigurationError, LedgerCursorErr
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.host.settings import HostSettings
 from agent_wait.ledger import InMemoryLedger
-from agent_wait.schema import QuestionStatus, Settings
 
 NOW = datetime(2030, 1, 31, 15, 0, tzinfo=UTC)
 AUDITOR = {"sub": "u-9", "iss": "https://issuer.example", "email": "ann@example.com", "groups": ["auditors"]}

@@ -20,13 +20,13 @@ from typing import Any
 import pytest
 from tests.support.api_events import Response, call
 
+from agent_wait.contract.envelope import Question, WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerService, InMemoryEntryQueue
-from agent_wait.envelope import Question, WaitEnvelope
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.host.links import LinkKeyring, LinkKeys, link_url, mint_token
 from agent_wait.ledger import InMemoryLedger
 from agent_wait.policy import WaitPolicy
-from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 DEADLINE = T0 + timedelta(hours=4)

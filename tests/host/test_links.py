@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agent_wait.envelope import Question, WaitEnvelope
+from agent_wait.contract.envelope import Question, WaitEnvelope
 from agent_wait.errors import ConfigurationError, WaitError
 from agent_wait.host.links import (
     MAX_LINK_LIFETIME,

@@ -25,9 +25,9 @@ from tests.support.aws_stack import (
     start_message,
 )
 
+from agent_wait.contract.schema import Settings
 from agent_wait.engine import Metric, MetricTags
 from agent_wait.engine.metrics import emitted
-from agent_wait.schema import Settings
 
 T0 = datetime(2026, 9, 11, 9, 0, tzinfo=UTC)
 TAGS = '{"approver_group": ["finance"]}'

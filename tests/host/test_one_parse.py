@@ -1,8 +1,8 @@
 """One reading of an answer for every door: the same hostile values get the same refusal, and the question stays open.
 
-`agent_wait.messages.parse_answer` is the one parse: exact integers of at most 64 bits, no NaN or Infinity, nesting
-of at most `MAX_DEPTH` levels, at most `MAX_ANSWER_BYTES`, and no control characters but tab and line breaks. The
-answer API (`POST /questions/{id}/answer`), its bulk route (`POST /questions/answers`), AG-UI (`POST /agui/resume`)
+`agent_wait.contract.messages.parse_answer` is the one parse: exact integers of at most 64 bits, no NaN or Infinity,
+nesting of at most `MAX_DEPTH` levels, at most `MAX_ANSWER_BYTES`, and no control characters but tab and line breaks.
+The answer API (`POST /questions/{id}/answer`), its bulk route (`POST /questions/answers`), AG-UI (`POST /agui/resume`)
 and the signed-link page (`POST /questions/{id}/link/answer`, whose only free value is the note) each run it before
 the desk and refuse with `422 bad_answer`; an edited argument its annotation refuses is the desk's
 `422 invalid_answer`, in every door. The Slack form runs the same parse (tests/announce/test_slack_door.py).
@@ -23,12 +23,12 @@ import tests.agents.graphs as graphs
 from langgraph.checkpoint.memory import InMemorySaver
 from tests.support.api_events import Response, call
 
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerService, InMemoryDeadLetter, InMemoryEntryQueue, Router
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.host.links import LinkKeys, mint_token
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger
-from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
 ALICE = {"iss": "https://issuer.example.com", "sub": "u-alice", "email": "alice@example.com", "email_verified": "true"}

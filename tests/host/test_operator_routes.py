@@ -15,12 +15,12 @@ import tests.agents.graphs as graphs
 from langgraph.checkpoint.memory import InMemorySaver
 from tests.support.api_events import Response, call
 
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerService, InMemoryDeadLetter, InMemoryEntryQueue, OutcomeKind, Router
 from agent_wait.host.api import ApiContext, _operators, create_app
 from agent_wait.host.api._operators import MAX_BULK_ANSWERS
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger
-from agent_wait.schema import QuestionStatus
 
 T0 = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
 ALICE = {"iss": "https://issuer.example.com", "sub": "u-alice", "email": "alice@example.com", "email_verified": "true"}

@@ -17,13 +17,13 @@ import pytest
 from tests.support.api_events import Response, call
 
 from agent_wait.aws.ledger import DynamoDbLedger
+from agent_wait.contract.envelope import Question, WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerService, InMemoryEntryQueue
-from agent_wait.envelope import Question, WaitEnvelope
-from agent_wait.followup import Escalation, Quorum
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.ledger import InMemoryLedger, Ledger
 from agent_wait.policy import WaitPolicy
-from agent_wait.schema import QuestionStatus
+from agent_wait.policy.followup import Escalation, Quorum
 
 T0 = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 ISSUER = "https://issuer.example.com"

@@ -23,9 +23,9 @@ from tests.support.aws_stack import (
     start_message,
 )
 
-from agent_wait.envelope import ENVELOPE_FIELDS
-from agent_wait.schema import QuestionStatus, Settings, question_key, shard_key, thread_key
-from agent_wait.versions import Version
+from agent_wait.asking.versions import Version
+from agent_wait.contract.envelope import ENVELOPE_FIELDS
+from agent_wait.contract.schema import QuestionStatus, Settings, question_key, shard_key, thread_key
 
 
 def _handle(*records: dict[str, Any], context: FakeLambdaContext) -> dict[str, Any]:

@@ -16,12 +16,12 @@ from tests.support.aws_stack import FakeLambdaContext, HostStack, answer_message
 from tests.support.aws_stack import start_message as start
 
 from agent_wait import InMemoryAnnounce
+from agent_wait.contract.schema import QuestionStatus, Settings
 from agent_wait.engine import InMemoryDeadLetter, OutcomeKind, Router
 from agent_wait.errors import ConfigurationError, MissingExtraError
 from agent_wait.host import HostSettings
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger
-from agent_wait.schema import QuestionStatus, Settings
 
 # A handler that fails at cold start has emitted no metric; Powertools warns when it flushes none.
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
+from agent_wait.contract.schema import Settings
 from agent_wait.errors import ConfigurationError
 from agent_wait.host import HostSettings
-from agent_wait.schema import Settings
 
 ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:agent-wait-webhook-AbCdEf"
 SWEEP = {

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent_wait._time import format_rfc3339, utc_now
+from agent_wait.common.times import format_rfc3339, utc_now
 from agent_wait.host.sweep import WAKE_MARGIN_SECONDS, wait_until_due
 
 

@@ -17,13 +17,13 @@ from tests.host.test_webhook_secret import count_reads, create_secret
 from tests.support.fake_teams import FakeTeams
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy, publish
+from agent_wait.channels.shaped import ShapedWebhookAnnounce
+from agent_wait.channels.teams import TeamsAnnounce
+from agent_wait.contract.schema import Settings
 from agent_wait.errors import ConfigurationError
 from agent_wait.host import HostSettings, announcers_for
 from agent_wait.host.links import LinkKeys, verify_token
 from agent_wait.local.tables import question_keyed_table
-from agent_wait.schema import Settings
-from agent_wait.shaped import ShapedWebhookAnnounce
-from agent_wait.teams import TeamsAnnounce
 
 receiver = signing.receiver
 session = signing.session

@@ -18,10 +18,10 @@ from tests.support.aws_stack import (
     sqs_record,
 )
 
+from agent_wait.asking.versions import stamped_version
 from agent_wait.cli import main
+from agent_wait.contract.schema import QuestionStatus, Settings
 from agent_wait.engine.dead_letter import DETAIL_ATTRIBUTE, REASON_ATTRIBUTE
-from agent_wait.schema import QuestionStatus, Settings
-from agent_wait.versions import stamped_version
 
 
 def _deploy(monkeypatch: pytest.MonkeyPatch, name: str) -> None:

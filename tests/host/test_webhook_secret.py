@@ -16,10 +16,10 @@ from tests.announce.conftest import Receiver, start_receiver
 from tests.support.aws_stack import HostStack
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy, WebhookAnnounce, publish, verify_signature
-from agent_wait.announce import verify_standard_webhook
+from agent_wait.channels.announce import verify_standard_webhook
+from agent_wait.contract.schema import Settings
 from agent_wait.errors import ConfigurationError
 from agent_wait.host import HostSettings, announcers_for, build_sweep
-from agent_wait.schema import Settings
 
 REGION = "us-east-1"
 CURRENT = "whsec_ylEhkp/tHLafArlgCb7iYwUEVFBwzfRieHFneZAsb9Q="

@@ -13,9 +13,9 @@ from tests.host import test_webhook_secret as signing
 from tests.host.test_webhook_secret import CURRENT, count_reads, create_secret, make_envelope, webhook_in
 
 from agent_wait import publish, verify_signature
+from agent_wait.contract.schema import Settings
 from agent_wait.errors import ConfigurationError
 from agent_wait.host import HostSettings, announcers_for
-from agent_wait.schema import Settings
 
 SWEEP = {
     Settings.TABLE.value: "questions",

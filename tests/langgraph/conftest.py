@@ -22,7 +22,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
-import agent_wait._wait as wait_module
+import agent_wait.asking.wait as wait_module
 from agent_wait import InMemoryAnnounce
 
 CHECKPOINTERS = ("memory", "sqlite")
@@ -82,7 +82,7 @@ def async_saver(request: pytest.FixtureRequest) -> Callable[[], Any]:
 @pytest.fixture
 def asked_at(monkeypatch: pytest.MonkeyPatch) -> datetime:
     """Freeze the clock `ask` and `@wait` read when a question is first asked, so `expires_at` can be pinned."""
-    # Every binding packs its question with agent_wait._wait.pack_question, which reads this clock.
+    # Every binding packs its question with agent_wait.asking.wait.pack_question, which reads this clock.
     monkeypatch.setattr(wait_module, "utc_now", lambda: ASKED_AT)
     return ASKED_AT
 

@@ -205,7 +205,7 @@ def test_an_empty_json_listing_prints_no_line_a_parser_would_choke_on(
     world: Any, target: Target, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # A script polls `questions --json` until its start has asked: an empty answer must parse too.
-    from agent_wait.schema import QUESTION_TABLE
+    from agent_wait.contract.schema import QUESTION_TABLE
 
     empty = f"empty-{uuid.uuid4().hex[:8]}"
     world.local.client("dynamodb").create_table(**QUESTION_TABLE.create_table_request(empty))
@@ -297,7 +297,7 @@ def with_dead_letters(world: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 def test_dead_letters_are_listed_with_their_reasons_and_only_the_chosen_ones_redriven(
     world: Any, with_dead_letters: Target, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from agent_wait.messages import group_id_for
+    from agent_wait.contract.messages import group_id_for
 
     sqs = world.local.client("sqs")
     thread = f"order-dlq-{uuid.uuid4().hex[:6]}"

@@ -16,13 +16,13 @@ import pytest
 from agent_wait.cli import main
 from agent_wait.cli._extend import extend, run_extend
 from agent_wait.cli._target import CliError, Target
+from agent_wait.contract.envelope import Question, WaitEnvelope
 from agent_wait.engine import AnswerService, InMemoryEntryQueue
-from agent_wait.envelope import Question, WaitEnvelope
-from agent_wait.extension import Extension
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.ledger import InMemoryLedger
 from agent_wait.local.api_server import LocalApi
 from agent_wait.policy import WaitPolicy
+from agent_wait.policy.extension import Extension
 
 T0 = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 

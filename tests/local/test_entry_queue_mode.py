@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_wait.schema import ENTRY_QUEUE
+from agent_wait.contract.schema import ENTRY_QUEUE
 
 
 def test_the_emulated_entry_queue_and_dead_letter_queue_are_high_throughput_fifo(world: Any) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agent_wait.schema import Settings
+from agent_wait.contract.schema import Settings
 
 TEMPLATES = {"created": '{"text": {{ ("Waiting for an answer: " ~ question_id) | tojson }}}'}
 

@@ -30,10 +30,10 @@ from tests.support.aws_stack import (
     sqs_record,
 )
 
-from agent_wait._time import format_rfc3339, parse_rfc3339, utc_now
+from agent_wait.common.times import format_rfc3339, parse_rfc3339, utc_now
+from agent_wait.contract.schema import QuestionStatus, Settings
 from agent_wait.engine.schedules import schedule_name
 from agent_wait.local.schedules import ScheduleDelivery, due_time
-from agent_wait.schema import QuestionStatus, Settings
 
 SWEEP_ARN = "arn:aws:lambda:us-east-1:123456789012:function:agent-wait-sweep"
 ROLE_ARN = "arn:aws:iam::123456789012:role/agent-wait-scheduler"

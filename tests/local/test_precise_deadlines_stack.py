@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+from agent_wait.contract.schema import Settings
 from agent_wait.engine.schedules import Step, schedule_name
 from agent_wait.local.schedules import LOCAL_SCHEDULER_ROLE, stack_delivery
-from agent_wait.schema import Settings
 
 
 @pytest.fixture(scope="module")

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
+from agent_wait.contract.schema import Settings
 from agent_wait.local.teams_preview import (
     TEAMS_PAGE_PATH,
     TEAMS_WEBHOOK_PATH,
     TeamsCards,
     route_teams_locally,
 )
-from agent_wait.schema import Settings
 
 RENDERER_SHA256 = "5e7c13f3300ae7b89b34703501e08d709fbb6635f1c6755b92495577a77344f2"
 """`dist/adaptivecards.min.js` of the npm package adaptivecards 3.0.6 (its tarball's sha1:

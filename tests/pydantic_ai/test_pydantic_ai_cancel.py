@@ -10,10 +10,10 @@ import pytest
 from pydantic_ai_host_agents import refund_agent, refund_call
 
 from agent_wait import WaitPolicy
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerService, InMemoryEntryQueue, OutcomeKind, VerdictKind
 from agent_wait.engine.checks import Answerer
 from agent_wait.pydantic_ai import InMemoryHistoryStore, PydanticAiAdapter
-from agent_wait.schema import QuestionStatus
 from hosted_router import T0, RouterRig
 
 THREAD = "order-cancel"

@@ -18,7 +18,8 @@ from pydantic_ai.exceptions import CallDeferred
 from pydantic_ai_host_agents import BARE, HOSTED, NO_DEFAULT, Deps, refund_agent, refund_call
 from tests.support.aws_stack import create_checkpoint_table
 
-from agent_wait._wait import EXPIRED_WITHOUT_DEFAULT
+from agent_wait.asking.wait import EXPIRED_WITHOUT_DEFAULT
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import OutcomeKind, RefusalReason
 from agent_wait.errors import ConfigurationError, ThreadStateConflictError
 from agent_wait.host import adapter_for
@@ -32,7 +33,6 @@ from agent_wait.pydantic_ai import (
     StoredHistory,
     hosted,
 )
-from agent_wait.schema import QuestionStatus
 from hosted_router import APPROVE, REJECT, T0, RouterRig, router_on_moto
 from pydantic_ai import RunContext
 

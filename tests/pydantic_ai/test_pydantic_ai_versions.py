@@ -11,10 +11,10 @@ import pytest
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai_host_agents import FINANCE, CountingScript, refund_agent, refund_call
 
+from agent_wait.asking.versions import stamped_version
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import OutcomeKind
 from agent_wait.pydantic_ai import InMemoryHistoryStore, PydanticAiAdapter, hosted, wait
-from agent_wait.schema import QuestionStatus
-from agent_wait.versions import stamped_version
 from hosted_router import APPROVE, RouterRig
 from pydantic_ai import Agent, DeferredToolRequests, RunContext
 

@@ -21,7 +21,7 @@ from agent_wait import (
     WaitPolicy,
     question_id_for,
 )
-from agent_wait._time import deadline
+from agent_wait.common.times import deadline
 from agent_wait.pydantic_ai import deferred_tool_results, publish_interrupts, questions_from_result, wait
 from pydantic_ai import DeferredToolRequests, RunContext, ToolApproved
 

@@ -10,9 +10,9 @@ import pytest
 from strands_host_agents import refund_agents, refund_call
 
 from agent_wait import WaitPolicy
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerService, InMemoryEntryQueue, OutcomeKind, VerdictKind
 from agent_wait.engine.checks import Answerer
-from agent_wait.schema import QuestionStatus
 from hosted_router import T0, RouterRig
 
 THREAD = "order-cancel"

@@ -22,11 +22,11 @@ from strands_host_agents import HOSTED, NO_DEFAULT, RefundAgents, TurnModel, ref
 from strands_script import scripted_agent
 from tests.support.aws_stack import create_checkpoint_table
 
-from agent_wait._wait import EXPIRED_WITHOUT_DEFAULT
+from agent_wait.asking.wait import EXPIRED_WITHOUT_DEFAULT
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import OutcomeKind, RefusalReason
 from agent_wait.errors import ConfigurationError, ThreadStateConflictError
 from agent_wait.host import adapter_for
-from agent_wait.schema import QuestionStatus
 from agent_wait.strands import (
     DynamoDbSessionRepository,
     InMemorySessionRepository,

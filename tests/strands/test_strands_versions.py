@@ -12,10 +12,10 @@ from strands.session.repository_session_manager import RepositorySessionManager
 from strands.session.session_manager import SessionManager
 from strands_host_agents import FINANCE, RefundAgents, TurnModel, refund_agents, refund_call
 
+from agent_wait.asking.versions import stamped_version
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import OutcomeKind
-from agent_wait.schema import QuestionStatus
 from agent_wait.strands import InMemorySessionRepository, StrandsAdapter, hosted, wait
-from agent_wait.versions import stamped_version
 from hosted_router import APPROVE, RouterRig
 from strands import Agent, tool
 

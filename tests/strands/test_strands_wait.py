@@ -12,7 +12,7 @@ from strands.types.tools import ToolContext
 from strands_script import scripted_agent
 
 from agent_wait import ConfigurationError, EnvelopeError, InMemoryAnnounce, WaitPolicy, question_id_for
-from agent_wait._time import deadline
+from agent_wait.common.times import deadline
 from agent_wait.strands import interrupt_responses, publish_interrupts, questions_from_result, wait
 from strands import Agent, tool
 

@@ -1,7 +1,7 @@
 """The host's AWS resources on the embedded moto server, real-shaped SQS events, a Lambda context (a pytest plugin
 every folder gets through tests/conftest.py).
 
-Every table, queue and topic is shaped by `agent_wait.schema`, as the CDK constructs make them.
+Every table, queue and topic is shaped by `agent_wait.contract.schema`, as the CDK constructs make them.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from agent_wait.aws import DynamoDbLedger
-from agent_wait.schema import CHECKPOINT_TABLE, ENTRY_QUEUE, QUESTION_TABLE, Settings
+from agent_wait.contract.schema import CHECKPOINT_TABLE, ENTRY_QUEUE, QUESTION_TABLE, Settings
 
 REGION = "us-east-1"
 

@@ -15,9 +15,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.ledger import Decision, Ledger
 from agent_wait.ledger.records import FailureKind, Progress, ThreadFailure, Vote
-from agent_wait.schema import QuestionStatus
 
 __all__ = ("PEOPLE", "Seeded", "seed_questions")
 
@@ -46,7 +46,7 @@ class Seeded:
 
 def seed_questions(ledger: Ledger, now: datetime, count: int = 200) -> list[Seeded]:
     """`count` questions of mixed outcomes in `ledger`, asked in the 30 days before `now` (see the module)."""
-    from agent_wait._time import format_rfc3339
+    from agent_wait.common.times import format_rfc3339
 
     seeded: list[Seeded] = []
     run = uuid.uuid4().hex[:6]

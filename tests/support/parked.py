@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from tests.support.aws_stack import reset_handlers
 
+from agent_wait.contract.schema import QuestionStatus, Settings
 from agent_wait.engine import Router
 from agent_wait.host import HostSettings, build_router
-from agent_wait.schema import QuestionStatus, Settings
 
 
 @dataclass

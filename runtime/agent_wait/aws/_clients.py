@@ -14,9 +14,9 @@ from botocore.config import Config
 from botocore.exceptions import NoRegionError
 
 from agent_wait.aws.errors import AWS_ERRORS, error_code, error_message
-from agent_wait.envelope import WaitEnvelope
+from agent_wait.contract.envelope import WaitEnvelope
+from agent_wait.contract.messages import fifo_id
 from agent_wait.errors import ArgumentError, AwsDeliveryError, ConfigurationError
-from agent_wait.messages import fifo_id
 
 __all__ = ("CLIENT_CONFIG", "AwsDeliveryError", "error_code", "fifo_id", "make_client", "translate_errors", "wire_json")
 

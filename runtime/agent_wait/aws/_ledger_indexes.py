@@ -1,4 +1,4 @@
-"""The question table's sharded indexes, as `DynamoDbLedger` reads them (see `agent_wait.schema.QUESTION_TABLE`).
+"""The question table's sharded indexes, as `DynamoDbLedger` reads them (`agent_wait.contract.schema.QUESTION_TABLE`).
 
 A key value every open question would share (`due`, `open`, a status) is `<value>#<shard>`; a read queries
 every shard and merges them in key order, then reads the rows themselves by key (the indexes hold keys,
@@ -17,14 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from agent_wait.aws.items import BATCH_GET_LIMIT, from_item, paginate, until_processed
-from agent_wait.errors import LedgerCursorError, LedgerIndexMissingError
-from agent_wait.ledger.records import (
-    LedgerUnavailableError,
-    QuestionPage,
-    QuestionRecord,
-    ThreadFailure,
-)
-from agent_wait.schema import (
+from agent_wait.contract.schema import (
     LEGACY_QUESTION_INDEXES,
     QUESTION_TABLE,
     RENAMED_STATUS_INDEX,
@@ -33,6 +26,13 @@ from agent_wait.schema import (
     question_key,
     shard_key,
     thread_key,
+)
+from agent_wait.errors import LedgerCursorError, LedgerIndexMissingError
+from agent_wait.ledger.records import (
+    LedgerUnavailableError,
+    QuestionPage,
+    QuestionRecord,
+    ThreadFailure,
 )
 
 __all__ = ("ShardedIndexes",)

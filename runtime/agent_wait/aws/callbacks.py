@@ -44,7 +44,7 @@ MAX_HISTORY_PAGES = 20
 
 
 class LambdaCallbacks:
-    """Complete durable functions' callbacks through Lambda's API (`agent_wait.callbacks.CallbackCompleter`).
+    """Complete durable functions' callbacks through Lambda's API (`agent_wait.asking.callbacks.CallbackCompleter`).
 
     Args:
         client: a boto3 Lambda client; one is built (short timeouts, few retries) on first use when None.

@@ -1,6 +1,6 @@
 """`DynamoDbAnnounce`: the question as a row of the ledger table; later transitions update that row.
 
-The row follows `agent_wait.schema.QUESTION_TABLE`, the same table the host's ledger decides on:
+The row follows `agent_wait.contract.schema.QUESTION_TABLE`, the same table the host's ledger decides on:
 
 ```
 pk = THREAD#<thread_id>   sk = WAIT#<question_id>   status = open | answered | expired | cancelled | resumed | failed
@@ -23,14 +23,13 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
-from agent_wait._time import NEVER, format_rfc3339, require_aware, utc_now
-from agent_wait.announce.base import BaseAnnounce
 from agent_wait.aws._clients import AwsDeliveryError, make_client, translate_errors
 from agent_wait.aws.errors import CONDITION_FAILED, ServiceError, is_condition_failed
 from agent_wait.aws.items import decimal_json
-from agent_wait.envelope import ENVELOPE_FIELDS, Transition, WaitEnvelope
-from agent_wait.errors import ArgumentError
-from agent_wait.schema import (
+from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.common.times import NEVER, format_rfc3339, require_aware, utc_now
+from agent_wait.contract.envelope import ENVELOPE_FIELDS, Transition, WaitEnvelope
+from agent_wait.contract.schema import (
     QUESTION_TABLE,
     QuestionStatus,
     index_shards_from_env,
@@ -39,10 +38,11 @@ from agent_wait.schema import (
     shard_key,
     thread_key,
 )
+from agent_wait.errors import ArgumentError
 
 __all__ = ("DynamoDbAnnounce", "envelope_from_row", "row_from_envelope")
 
-logger = logging.getLogger("agent_wait.announce.aws")
+logger = logging.getLogger("agent_wait.channels.announce.aws")
 
 PK = QUESTION_TABLE.partition_key
 SK = QUESTION_TABLE.sort_key
@@ -50,7 +50,7 @@ TTL = QUESTION_TABLE.ttl_attribute
 STATUS = "status"
 STATUS_INDEX = QUESTION_TABLE.indexes[0].name
 STATUS_SHARD = QUESTION_TABLE.indexes[0].partition_key
-"""`<status>#<shard>`: the status index's partition key (`agent_wait.schema.shard_key`)."""
+"""`<status>#<shard>`: the status index's partition key (`agent_wait.contract.schema.shard_key`)."""
 EXPIRES_AT = QUESTION_TABLE.indexes[0].sort_key
 CLOSED_AT = "closed_at"
 """RFC 3339 UTC time the row first left `open`; set once."""
@@ -133,7 +133,7 @@ class DynamoDbAnnounce(BaseAnnounce):
         604800
 
     Args:
-        table_name: the question table (shape: `agent_wait.schema.QUESTION_TABLE`).
+        table_name: the question table (shape: `agent_wait.contract.schema.QUESTION_TABLE`).
         table: a boto3 `Table` resource for `table_name`; its client is used.
         client: a boto3 DynamoDB client; one is built (short timeouts, few retries) when neither is given.
         region_name: the region of the client built here; cannot be combined with `table` or `client`.

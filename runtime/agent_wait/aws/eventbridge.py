@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from agent_wait.announce.base import BaseAnnounce
 from agent_wait.aws._clients import AwsDeliveryError, make_client, translate_errors, wire_json
-from agent_wait.envelope import Transition, WaitEnvelope
+from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.contract.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError
 
 __all__ = ("DEFAULT_SOURCE", "EventBridgeAnnounce")

@@ -10,7 +10,7 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
-from agent_wait._json import to_jsonable
+from agent_wait.common.canonical_json import to_jsonable
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()

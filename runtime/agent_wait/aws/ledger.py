@@ -1,4 +1,4 @@
-"""`DynamoDbLedger`: the question ledger on one DynamoDB table (see `agent_wait.schema.QUESTION_TABLE`).
+"""`DynamoDbLedger`: the question ledger on one DynamoDB table (see `agent_wait.contract.schema.QUESTION_TABLE`).
 
 Long on purpose: one backend declares every capability of the ledger (`agent_wait.ledger.base`), each a few
 conditional writes on the same items; reading the sharded indexes is apart (`agent_wait.aws._ledger_indexes`).
@@ -10,7 +10,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from agent_wait._time import NEVER, format_rfc3339
 from agent_wait.aws._ledger_indexes import (
     BY_DUE,
     BY_QUESTION,
@@ -32,9 +31,17 @@ from agent_wait.aws.errors import (
     is_condition_failed,
 )
 from agent_wait.aws.items import from_item, paginate, to_attribute, to_item
-from agent_wait.envelope import WaitEnvelope
+from agent_wait.common.times import NEVER, format_rfc3339
+from agent_wait.contract.envelope import WaitEnvelope
+from agent_wait.contract.schema import (
+    QUESTION_TABLE,
+    QuestionStatus,
+    index_shards_or_env,
+    question_key,
+    shard_key,
+    thread_key,
+)
 from agent_wait.errors import EnvelopeError, LedgerIndexMissingError, LedgerRejectedError, QuestionNotFoundError
-from agent_wait.extension import Extended
 from agent_wait.ledger import FullLedger, NoteLedger
 from agent_wait.ledger.records import (
     CREATED_NOTICE,
@@ -55,14 +62,7 @@ from agent_wait.ledger.records import (
     ThreadLease,
     check_advance,
 )
-from agent_wait.schema import (
-    QUESTION_TABLE,
-    QuestionStatus,
-    index_shards_or_env,
-    question_key,
-    shard_key,
-    thread_key,
-)
+from agent_wait.policy.extension import Extended
 
 __all__ = ("DynamoDbLedger",)
 
@@ -82,7 +82,7 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
     """The ledger on DynamoDB: every transition is one conditional write.
 
     Args:
-        table_name: the question table (shape: `agent_wait.schema.QUESTION_TABLE`; GSIs `by_status`,
+        table_name: the question table (shape: `agent_wait.contract.schema.QUESTION_TABLE`; GSIs `by_status`,
             `by_due_shard`, `open_by_age_shard`, `by_question`).
         client: a boto3 DynamoDB client; one is created for `region_name` when omitted.
         region_name: region for the client created here.
@@ -111,7 +111,7 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             client = boto3.client("dynamodb", region_name=region_name)
         self.table_name = table_name
         self.index_shards = index_shards
-        """Shards of each shared index key value (`agent_wait.schema.shard_key`)."""
+        """Shards of each shared index key value (`agent_wait.contract.schema.shard_key`)."""
         self._client = client
         self._closed_ttl = closed_ttl
         self._legacy: dict[str, int] = {}
@@ -144,7 +144,7 @@ class DynamoDbLedger(ShardedIndexes, FullLedger, NoteLedger):
             if index and code in ("ValidationException", "ResourceNotFoundException") and missing:
                 raise LedgerIndexMissingError(
                     f"{where} needs index {index!r} on its keys, which the table does not have; deploy the table shape "
-                    "in agent_wait.schema.QUESTION_TABLE (the AgentWait construct creates it)",
+                    "in agent_wait.contract.schema.QUESTION_TABLE (the AgentWait construct creates it)",
                     index=str(index),
                     table=self.table_name,
                     code=code,

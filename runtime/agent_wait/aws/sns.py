@@ -7,14 +7,14 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from agent_wait.announce.base import BaseAnnounce
 from agent_wait.aws._clients import fifo_id, make_client, translate_errors, wire_json
-from agent_wait.envelope import Transition, WaitEnvelope
+from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.contract.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError
 
 __all__ = ("MAX_MESSAGE_ATTRIBUTES", "SnsAnnounce")
 
-logger = logging.getLogger("agent_wait.announce.aws")
+logger = logging.getLogger("agent_wait.channels.announce.aws")
 
 MAX_MESSAGE_ATTRIBUTES = 10
 """SNS refuses a publish with more message attributes than this."""

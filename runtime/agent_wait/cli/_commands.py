@@ -7,11 +7,11 @@ import json
 import uuid
 from typing import Any
 
-from agent_wait._json import dumps
 from agent_wait.cli._target import CliError, Target, answer_value
+from agent_wait.common.canonical_json import dumps
+from agent_wait.contract.messages import group_id_for
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import tracing
-from agent_wait.messages import group_id_for
-from agent_wait.schema import QuestionStatus
 
 __all__ = ("answer", "failures", "ledger_for", "ledger_record", "list_questions", "retry", "show", "start")
 

@@ -14,8 +14,8 @@ import sys
 from typing import Any
 
 from agent_wait.cli._target import CliError
+from agent_wait.contract.schema import Settings
 from agent_wait.errors import require_extra
-from agent_wait.schema import Settings
 
 __all__ = ("check_graph", "graph_template")
 

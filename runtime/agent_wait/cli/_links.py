@@ -42,7 +42,7 @@ def _why_none(envelope: Any, approver: str | None) -> str:
 
 def no_links_reason(envelope: Mapping[str, Any]) -> str:
     """Why an announced question got no signed link (`envelope_links` returned none)."""
-    from agent_wait.envelope import WaitEnvelope
+    from agent_wait.contract.envelope import WaitEnvelope
 
     return _why_none(WaitEnvelope.from_dict(envelope), None)
 
@@ -51,8 +51,8 @@ def envelope_links(target: Target, envelope: Mapping[str, Any]) -> dict[str, str
     """The signed links of an announced `wait.created` envelope, by action: those it carries (`reply_to.links`,
     for the announcers named in `link_announcers`), else links signed now with the stack's keys. Empty when the
     question can have none (see `question_link`)."""
-    from agent_wait._time import utc_now
-    from agent_wait.envelope import WaitEnvelope
+    from agent_wait.common.times import utc_now
+    from agent_wait.contract.envelope import WaitEnvelope
     from agent_wait.host.links import answer_links
 
     carried = (envelope.get("reply_to") or {}).get("links")
@@ -76,10 +76,10 @@ def question_link(target: Target, question_id: str, action: str, *, approver: st
             `approver` is not among them, it needs a quorum and no approver was given, or its deadline has
             passed).
     """
-    from agent_wait._time import utc_now
     from agent_wait.cli._commands import ledger_record
+    from agent_wait.common.times import utc_now
+    from agent_wait.contract.schema import QuestionStatus
     from agent_wait.host.links import answer_links
-    from agent_wait.schema import QuestionStatus
 
     keys = _keys(target)
     record = ledger_record(target, question_id)

@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from agent_wait.contract.schema import Settings
 from agent_wait.errors import WaitError
-from agent_wait.schema import Settings
 
 __all__ = (
     "LOCAL_STATE",

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from agent_wait.dialects import agent_inbox, langchain_hitl
 from agent_wait.dialects._cancellation import CANCELLED, cancellation, is_cancellation
-from agent_wait.policy import schema_actions
+from agent_wait.policy.wait_policy import schema_actions
 
 if TYPE_CHECKING:
-    from agent_wait.envelope import WaitEnvelope
+    from agent_wait.contract.envelope import WaitEnvelope
 
 __all__ = (
     "CANCELLED",

@@ -19,7 +19,7 @@ Needs the `durable` extra (`pip install 'agent-wait[durable]'`). In a handler:
 
 `ask` waits with `context.wait_for_callback`: while it waits the function is not running and costs nothing.
 The question is decided by the same engine as every other (any door; who may answer, quorum, deadline default),
-and the router completes the callback with the decision (`agent_wait.callbacks`, `docs/durable-functions.md`).
+and the router completes the callback with the decision (`agent_wait.asking.callbacks`, `docs/durable-functions.md`).
 """
 
 from agent_wait.errors import require_extra

@@ -12,17 +12,17 @@ from aws_durable_execution_sdk_python.config import Duration, WaitForCallbackCon
 from aws_durable_execution_sdk_python.context import DurableContext
 from aws_durable_execution_sdk_python.types import WaitForCallbackContext
 
-from agent_wait._json import to_jsonable
-from agent_wait._publish import Announcers, PublishReport, as_announcers, publish
-from agent_wait._time import utc_now
-from agent_wait._wait import plain
-from agent_wait.callbacks import callback_question_id, callback_source
-from agent_wait.envelope import Question, Transition, WaitEnvelope, check_question_size
+from agent_wait.asking.callbacks import callback_question_id, callback_source
+from agent_wait.asking.wait import plain
+from agent_wait.channels.publish import Announcers, PublishReport, as_announcers, publish
+from agent_wait.common.canonical_json import to_jsonable
+from agent_wait.common.times import utc_now
+from agent_wait.contract.envelope import Question, Transition, WaitEnvelope, check_question_size
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import ArgumentError, EnvelopeError, PolicyError
 from agent_wait.ledger import Ledger, marks_unannounced
 from agent_wait.ledger.due import announce_created
-from agent_wait.policy import WaitPolicy
-from agent_wait.schema import QuestionStatus
+from agent_wait.policy.wait_policy import WaitPolicy
 
 __all__ = ("CALLBACK_MARGIN", "LONGEST_CALLBACK", "ask", "callback_timeout", "record_question")
 
@@ -111,7 +111,7 @@ def ask(
     """Ask `question` and wait for its decision with `context.wait_for_callback`; return the answer.
 
     The callback's submitter records the question in `ledger` and announces its envelope to `announce`: its
-    `question_id` is `agent_wait.callbacks.callback_question_id(callback_id)` and its `source` names the callback
+    `question_id` is `agent_wait.asking.callbacks.callback_question_id(callback_id)` and its `source` names the callback
     (`{"resume": "durable_callback", "callback_id": ..., "execution": <the execution's ARN>}`), so whichever door
     decides it, the router completes this callback. The answer comes back as the decision was recorded: a person's
     `{"action": ...}` (or their answer in the question's own shape), or, when nobody answered in time, the policy's

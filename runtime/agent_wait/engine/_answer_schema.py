@@ -43,7 +43,7 @@ def edit_problem(source: Any, answer: Any) -> str | None:
     """Why an approval's edited `args` do not fit the `@wait` function's parameters, or None.
 
     The schema is `source["args_schema"]`, published by `@wait` from the function's annotations when its policy
-    allows edits (`agent_wait._edits`); a question without one is checked by parameter name only.
+    allows edits (`agent_wait.asking.edits`); a question without one is checked by parameter name only.
     """
     if not isinstance(source, Mapping) or not isinstance(answer, Mapping):
         return None

@@ -6,7 +6,7 @@ deadlines (sent through the queue) and every channel added later. Each turns wha
 question's row, checks the answer (`agent_wait.engine.checks`: actions, answerers, edits, schema, dialect
 shape), and decides it or records a vote with one conditional write, or refuses with one typed reason. No door
 keeps a rule of its own. The desk never runs the agent and never announces: after a decision the router resumes
-the agent (or completes the durable function's callback the question waits on, `agent_wait.callbacks`) and
+the agent (or completes the durable function's callback the question waits on, `agent_wait.asking.callbacks`) and
 announces, for every door.
 
 A door that cannot run the agent decides through `AnswerService` (`agent_wait.engine.handover`), which holds the
@@ -21,8 +21,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from agent_wait._time import format_rfc3339
-from agent_wait.callbacks import callback_id_of
+from agent_wait.asking.callbacks import callback_id_of
+from agent_wait.common.times import format_rfc3339
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import tracing
 from agent_wait.engine.cancelling import cancel_refusal, cancellation_answer
 from agent_wait.engine.checks import Answerer, check_answer
@@ -38,7 +39,6 @@ from agent_wait.ledger import (
     Vote,
     require_capabilities,
 )
-from agent_wait.schema import QuestionStatus
 
 __all__ = ("AnswerAttempt", "AnswerDesk", "ThreadState", "Verdict", "VerdictKind")
 

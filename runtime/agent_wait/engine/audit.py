@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_wait._time import format_rfc3339
+from agent_wait.common.times import format_rfc3339
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import ArgumentError, LedgerCursorError
 from agent_wait.ledger import Ledger, QuestionRecord
-from agent_wait.people import person_key
-from agent_wait.schema import QuestionStatus
+from agent_wait.people.keys import person_key
 
 __all__ = (
     "AUDIT_COLUMNS",

@@ -25,13 +25,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from agent_wait.contract.envelope import WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.dialects import cancellation, cancellation_problem, response_schema_of, resume_value
 from agent_wait.engine._answer_schema import schema_problem
 from agent_wait.engine.checks import Answerer, Refusal, answerer_refusal
 from agent_wait.engine.outcomes import RefusalReason
-from agent_wait.envelope import WaitEnvelope
 from agent_wait.ledger import QuestionRecord
-from agent_wait.schema import QuestionStatus
 
 __all__ = (
     "MAX_REASON_LENGTH",

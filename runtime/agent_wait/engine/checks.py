@@ -16,7 +16,7 @@ from agent_wait.dialects import answer_problem, is_native_answer, response_schem
 from agent_wait.engine._answer_schema import edit_problem, schema_problem
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.ledger import QuestionRecord
-from agent_wait.people import person_key, person_keys
+from agent_wait.people.keys import person_key, person_keys
 
 __all__ = (
     "HANDED_OVER",
@@ -41,7 +41,7 @@ class Answerer:
     """Who is answering, as far as it is proven, and how the answer came. Doors build it with `answerer_for`."""
 
     answered_by: str | None
-    """The person's key (`agent_wait.people.person_key`): the address the door proved, else the subject it proved
+    """The person's key (`agent_wait.people.keys.person_key`): the address the door proved, else the subject it proved
     (`iss#sub`, `slack:T:U`), never a username; a trusted sender's claim; `sqs:<principal>` for an untrusted sender."""
     via: str
     """`queue`, `api`, `link`, `deadline`, ..."""
@@ -103,7 +103,7 @@ def answerer_for(
         via: the door (`api`, `link`, `slack`, `queue`, `deadline`, ...).
         person: what the door proved names this person: an address it proved (a verified token email, a Slack
             profile's email, the address a link was made for, a trusted sender's claim), else its own subject
-            (`iss#sub`, `slack:T:U`). Recorded as its key (`agent_wait.people.person_key`): an address trimmed,
+            (`iss#sub`, `slack:T:U`). Recorded as its key (`agent_wait.people.keys.person_key`): an address trimmed,
             lower-cased and without `email:`. Never pass a username: anyone may pick one shaped like an address.
         subject: the person's own subject when the door proves one per person (`iss#sub`, `slack:T:U`).
         sender: what the transport authenticated, for the audit; defaults to `subject`.

@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agent_wait.messages import group_id_for
+from agent_wait.contract.messages import group_id_for
 
 __all__ = (
     "DeadLetter",

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agent_wait._json import dumps
+from agent_wait.common.canonical_json import dumps
 from agent_wait.engine import tracing
 
 __all__ = (
@@ -44,7 +44,7 @@ class EntryMessage:
     message: dict[str, Any]
     """The body, a start or an answer (sent as JSON)."""
     group_id: str
-    """The FIFO message group: `agent_wait.messages.group_id_for(thread_id)`, one group per thread."""
+    """The FIFO message group: `agent_wait.contract.messages.group_id_for(thread_id)`, one group per thread."""
     deduplication_id: str
     """The caller's key for this message; a resend with the same key is dropped by the queue (hashed on SQS)."""
 

@@ -5,7 +5,7 @@ button, `agent-wait extend`) moves a deadline. It reads the row, checks who asks
 unless the policy names them) and how far (past the deadline the question was asked with, all extensions together,
 at most the policy's `max_total`), and writes the move with one conditional write that only an open question whose
 deadline and follow-ups are unchanged since the read accepts (`FollowUpLedger.extend`); a lost race is read again
-once. The reminders and escalation steps not yet sent move by the same amount (`agent_wait.extension.shifted`).
+once. The reminders and escalation steps not yet sent move by the same amount (`agent_wait.policy.extension.shifted`).
 
 Then `wait.extended` is announced (progress: which extension, from, to, by whom), addressed like a reminder to the
 audience the question has now (`extended_envelope`), so the channels that carry links re-arm whoever may answer
@@ -25,17 +25,17 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from agent_wait._duration import format_duration
-from agent_wait._publish import Announcers, as_announcers, publish
-from agent_wait._time import format_rfc3339, parse_rfc3339, utc_now
+from agent_wait.channels.publish import Announcers, as_announcers, publish
+from agent_wait.common.durations import format_duration
+from agent_wait.common.times import format_rfc3339, parse_rfc3339, utc_now
+from agent_wait.contract.envelope import Transition, WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine.checks import Answerer
 from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
 from agent_wait.engine.schedules import DeadlineSchedules
-from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError
-from agent_wait.extension import Extended, Extension
 from agent_wait.ledger import Capability, FullLedger, Ledger, QuestionRecord, require_capabilities
-from agent_wait.schema import QuestionStatus
+from agent_wait.policy.extension import Extended, Extension
 
 __all__ = ("ExtendRefusal", "ExtendResult", "ExtendService", "extended_envelope", "extended_progress", "outdated")
 

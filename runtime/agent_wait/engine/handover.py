@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agent_wait._delivery import current_delivery
-from agent_wait._time import utc_now
+from agent_wait.asking.delivery import current_delivery
+from agent_wait.common.times import utc_now
+from agent_wait.contract.messages import group_id_for
 from agent_wait.engine import tracing
 from agent_wait.engine.answering import AnswerAttempt, AnswerDesk, ThreadState, Verdict, VerdictKind
 from agent_wait.engine.cancelling import awaits_resume
@@ -29,7 +30,6 @@ from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.errors import ThreadBusyError
 from agent_wait.ledger import Capability, FullLedger, Ledger, QuestionRecord, ThreadLease, require_capabilities
-from agent_wait.messages import group_id_for
 
 __all__ = ("HANDED_OVER", "AnswerResult", "AnswerService", "resume_message", "vote_message")
 

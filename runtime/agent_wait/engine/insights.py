@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from agent_wait._time import format_rfc3339, parse_rfc3339
+from agent_wait.common.times import format_rfc3339, parse_rfc3339
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import ArgumentError
 from agent_wait.ledger import Ledger, QuestionRecord
-from agent_wait.schema import QuestionStatus
 
 __all__ = (
     "INSIGHT_DAYS",

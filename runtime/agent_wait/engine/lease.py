@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from agent_wait._delivery import Delivery, delivering
+from agent_wait.asking.delivery import Delivery, delivering
 from agent_wait.errors import ThreadBusyError
 from agent_wait.ledger import LeaseLedger, NoteLedger, ThreadLease
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import uuid
 
+from agent_wait.contract.messages import group_id_for
 from agent_wait.engine.entry_queue import EntryQueue
 from agent_wait.errors import NothingToRetryError
 from agent_wait.ledger import FailureLedger, ThreadFailure
-from agent_wait.messages import group_id_for
 
 __all__ = ("failed_threads", "request_retry", "retry_thread")
 

@@ -24,10 +24,10 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
-from agent_wait._time import format_rfc3339
+from agent_wait.common.times import format_rfc3339
+from agent_wait.contract.envelope import Transition, WaitEnvelope
 from agent_wait.engine.extend import extended_envelope
 from agent_wait.engine.votes import decision_progress, vote_progress
-from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.ledger import CREATED_NOTICE, Notice, Progress, QuestionRecord
 
 __all__ = (

@@ -8,20 +8,20 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from agent_wait._delivery import current_delivery
-from agent_wait._publish import Announcers, PublishReport, as_announcers, publish
-from agent_wait._time import parse_rfc3339, seconds_between
-from agent_wait.adapter import RunOutcome
-from agent_wait.announce.base import BaseAnnounce
+from agent_wait.asking.adapter import RunOutcome
+from agent_wait.asking.delivery import current_delivery
+from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.channels.publish import Announcers, PublishReport, as_announcers, publish
+from agent_wait.common.times import parse_rfc3339, seconds_between
+from agent_wait.contract.envelope import Question, Transition, WaitEnvelope
+from agent_wait.contract.messages import internal_id
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import tracing
 from agent_wait.engine.metrics import DecisionOutcome, HostMetrics, Metric, MetricTags, time_to_decision
 from agent_wait.engine.owed import CREATED, notice_name, owes_earlier
 from agent_wait.engine.schedules import DeadlineSchedules
-from agent_wait.envelope import Question, Transition, WaitEnvelope
 from agent_wait.ledger import Decision, FollowUpLedger, Ledger, QuestionRecord, marks_unannounced
 from agent_wait.ledger.due import announce_created
-from agent_wait.messages import internal_id
-from agent_wait.schema import QuestionStatus
 
 __all__ = ("AskedQuestions", "CreatedAnnouncement")
 

@@ -40,11 +40,21 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from agent_wait._delivery import current_delivery
-from agent_wait._publish import Announcers, as_announcers
-from agent_wait._time import clock_scope, format_rfc3339, parse_rfc3339, seconds_between, utc_now
-from agent_wait.adapter import AgentAdapter, RunOutcome, resume_value_for
-from agent_wait.callbacks import CallbackCompleter, callback_execution_of, callback_id_of
+from agent_wait.asking.adapter import AgentAdapter, RunOutcome, resume_value_for
+from agent_wait.asking.callbacks import CallbackCompleter, callback_execution_of, callback_id_of
+from agent_wait.asking.delivery import current_delivery
+from agent_wait.channels.publish import Announcers, as_announcers
+from agent_wait.common.times import clock_scope, format_rfc3339, parse_rfc3339, seconds_between, utc_now
+from agent_wait.contract.envelope import Transition, WaitEnvelope
+from agent_wait.contract.messages import (
+    RESERVED_ID_PREFIX,
+    AnswerMessage,
+    RetryMessage,
+    StartMessage,
+    group_id_for,
+    parse_message,
+)
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.dialects import resume_value
 from agent_wait.engine import tracing
 from agent_wait.engine.answering import AnswerAttempt, AnswerDesk, ThreadState, Verdict, VerdictKind
@@ -67,7 +77,6 @@ from agent_wait.engine.questions import AskedQuestions
 from agent_wait.engine.senders import SenderPolicy
 from agent_wait.engine.versions import VersionGuard
 from agent_wait.engine.votes import decision_progress, vote_progress
-from agent_wait.envelope import Transition, WaitEnvelope
 from agent_wait.errors import (
     ArgumentError,
     CallbackRefusedError,
@@ -93,15 +102,6 @@ from agent_wait.ledger import (
     Vote,
     require_capabilities,
 )
-from agent_wait.messages import (
-    RESERVED_ID_PREFIX,
-    AnswerMessage,
-    RetryMessage,
-    StartMessage,
-    group_id_for,
-    parse_message,
-)
-from agent_wait.schema import QuestionStatus
 
 __all__ = ("AGENT_FAILED", "DEFAULT_LEASE_SECONDS", "Router")
 
@@ -285,7 +285,7 @@ class Router:
                 body,
                 DeadLetterReason.GROUP_MISMATCH,
                 f"the record's message group is not thread {thread_id}'s; send it with MessageGroupId="
-                "agent_wait.messages.group_id_for(thread_id), so the thread's messages run one at a time",
+                "agent_wait.contract.messages.group_id_for(thread_id), so the thread's messages run one at a time",
                 message_id=message_id,
                 thread_id=thread_id,
             )

@@ -25,12 +25,12 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from agent_wait._time import format_rfc3339, parse_rfc3339, utc_now
+from agent_wait.common.times import format_rfc3339, parse_rfc3339, utc_now
+from agent_wait.contract.envelope import WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
-from agent_wait.envelope import WaitEnvelope
-from agent_wait.followup import FollowUps
 from agent_wait.ledger import QuestionRecord
-from agent_wait.schema import QuestionStatus
+from agent_wait.policy.followup import FollowUps
 
 __all__ = ("DeadlineSchedules", "ScheduleBackend", "Step", "Wake", "schedule_name", "wakes_for")
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agent_wait.contract.messages import AnswerMessage
 from agent_wait.engine.checks import Answerer, answerer_for, principal_of
-from agent_wait.messages import AnswerMessage
 
 __all__ = ("SenderPolicy",)
 

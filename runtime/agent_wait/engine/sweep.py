@@ -36,9 +36,12 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from agent_wait._publish import Announcers, PublishReport, as_announcers, publish
-from agent_wait._time import format_rfc3339, parse_rfc3339, seconds_between, utc_now
-from agent_wait.announce.base import BaseAnnounce
+from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.channels.publish import Announcers, PublishReport, as_announcers, publish
+from agent_wait.common.times import format_rfc3339, parse_rfc3339, seconds_between, utc_now
+from agent_wait.contract.envelope import WaitEnvelope
+from agent_wait.contract.messages import DEADLINE_ORIGIN, deadline_answer_id, group_id_for
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine.cancelling import awaits_resume
 from agent_wait.engine.entry_queue import EntryMessage, EntryQueue
 from agent_wait.engine.handover import HANDED_OVER, resume_message
@@ -46,12 +49,9 @@ from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
 from agent_wait.engine.owed import CREATED, follow_up_envelope, follow_up_name, in_lifecycle_order, owed_envelope
 from agent_wait.engine.questions import CreatedAnnouncement
 from agent_wait.engine.schedules import DeadlineSchedules
-from agent_wait.envelope import WaitEnvelope
 from agent_wait.errors import ArgumentError, LedgerIndexMissingError
 from agent_wait.ledger import Capability, Ledger, Notice, Progress, QuestionRecord, require_capabilities
 from agent_wait.ledger.due import make_due
-from agent_wait.messages import DEADLINE_ORIGIN, deadline_answer_id, group_id_for
-from agent_wait.schema import QuestionStatus
 
 __all__ = ("DEADLINE_ANSWERED_BY", "SEND_FAILED_REASON", "DueWork", "Sweep", "SweepReport", "SweepStep")
 
@@ -61,7 +61,7 @@ SEND_FAILED_REASON = "send"
 """The `SweepErrors` reason for a deadline answer the entry queue refused (one count per question)."""
 
 _T = TypeVar("_T")
-_FIX_INDEX = "deploy the table shape in agent_wait.schema.QUESTION_TABLE (the AgentWait construct creates it)"
+_FIX_INDEX = "deploy the table shape in agent_wait.contract.schema.QUESTION_TABLE (the AgentWait construct creates it)"
 
 
 class SweepStep(StrEnum):

@@ -3,7 +3,7 @@
 `Router._resume` asks `VersionGuard.resume` first, for every resume (an answer, a hand-over, an operator's retry):
 
 - no stamp (a question from before stamps, or an adapter that stamps none), or the same code: go on as usual;
-- a migration registered with the adapter: it decides (`agent_wait.versions.Migrated`), on every change;
+- a migration registered with the adapter: it decides (`agent_wait.asking.versions.Migrated`), on every change;
 - else the question's `on_new_version` (its policy, else the host's `AGENT_WAIT_ON_NEW_VERSION`, else
   `"resume"`): `"resume"` goes on while the change is compatible, `"fail"` never does.
 
@@ -17,12 +17,8 @@ import logging
 from enum import StrEnum
 from typing import Any
 
-from agent_wait._wait import unbind_answer
-from agent_wait.adapter import AgentAdapter, RunOutcome
-from agent_wait.engine.metrics import HostMetrics, Metric
-from agent_wait.errors import ArgumentError, VersionChangedError
-from agent_wait.ledger import QuestionRecord
-from agent_wait.versions import (
+from agent_wait.asking.adapter import AgentAdapter, RunOutcome
+from agent_wait.asking.versions import (
     Migrated,
     OnNewVersion,
     Version,
@@ -31,6 +27,10 @@ from agent_wait.versions import (
     on_new_version_problem,
     stamped_version,
 )
+from agent_wait.asking.wait import unbind_answer
+from agent_wait.engine.metrics import HostMetrics, Metric
+from agent_wait.errors import ArgumentError, VersionChangedError
+from agent_wait.ledger import QuestionRecord
 
 __all__ = ("VersionGuard", "VersionOutcome", "on_new_version_setting")
 
@@ -50,7 +50,8 @@ class VersionGuard:
     """Checks a question's version stamp before it resumes; runs the registered migration when there is one.
 
     Args:
-        adapter: the router's adapter; guarded only when it stamps versions (`agent_wait.versions.VersionedAdapter`).
+        adapter: the router's adapter; guarded only when it stamps versions
+            (`agent_wait.asking.versions.VersionedAdapter`).
         on_new_version: the host's choice for questions whose policy makes none (`AGENT_WAIT_ON_NEW_VERSION`).
         metrics: counts `VersionChanges` by what was done.
         log: a stdlib-compatible logger (ids and versions only).
@@ -78,7 +79,7 @@ class VersionGuard:
     def resume(self, record: QuestionRecord, answer: Any) -> RunOutcome | None:
         """Guard one resume of `record` with `answer` (as the agent receives it).
 
-        `answer` may be bound to the `@wait` call asked (`agent_wait._wait.bind_answer`): a migration receives the
+        `answer` may be bound to the `@wait` call asked (`agent_wait.asking.wait.bind_answer`): a migration receives the
         answer alone, and a migration that resumes as asked resumes the bound value.
 
         Returns:
@@ -150,7 +151,7 @@ class VersionGuard:
             raise _failed(
                 change,
                 f"the migration returned a {type(migrated).__name__} for {where}; it must return "
-                f"agent_wait.versions.Migrated or None. Fix it, then run: agent-wait retry {change.thread_id}",
+                f"agent_wait.asking.versions.Migrated or None. Fix it, then run: agent-wait retry {change.thread_id}",
             )
         if change.problems and (migrated is None or migrated.goto is None):
             raise _failed(

@@ -15,12 +15,12 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from agent_wait._time import format_rfc3339
+from agent_wait.common.times import format_rfc3339
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine.checks import Answerer
 from agent_wait.errors import ArgumentError, LedgerUnavailableError, QuestionNotFoundError
-from agent_wait.followup import Quorum
 from agent_wait.ledger import Decision, FollowUpLedger, QuestionRecord, Vote
-from agent_wait.schema import QuestionStatus
+from agent_wait.policy.followup import Quorum
 
 __all__ = ("VoteResult", "VoteStatus", "cast_vote", "decision_progress", "vote_of", "vote_progress")
 
@@ -113,7 +113,7 @@ def cast_vote(
 
 def vote_of(record: QuestionRecord, answerer: Answerer) -> Vote | None:
     """The vote `answerer` cast on `record`, or None. One person is one vote however they answer: matched by their
-    key (`agent_wait.people`) or their proven subject, whatever door either vote came through."""
+    key (`agent_wait.people.keys`) or their proven subject, whatever door either vote came through."""
     return record.progress.voted(answerer.identity, *answerer.keys)
 
 

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from agent_wait._duration import MAX_DURATION, DurationSyntaxError, parse_duration
-from agent_wait.schema import Settings
+from agent_wait.common.durations import MAX_DURATION, DurationSyntaxError, parse_duration
+from agent_wait.contract.schema import Settings
 
 __all__ = ("MIN_RETENTION", "audit_settings")
 

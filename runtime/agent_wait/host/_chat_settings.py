@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agent_wait.contract.schema import Settings
 from agent_wait.errors import ConfigurationError, WebhookTemplateError
 from agent_wait.host._patterns import SECRET_ARN
-from agent_wait.schema import Settings
 
 __all__ = ("ShapedWebhookSettings", "TeamsSettings", "shaped_webhook_settings", "teams_settings")
 
@@ -27,7 +27,7 @@ class TeamsSettings:
     mode: str
     """`people` or `channel` (`AGENT_WAIT_TEAMS_MODE`)."""
     recipients: Any = None
-    """Who each question's cards go to in `people` mode (`agent_wait.recipients.RecipientRouting`)."""
+    """Who each question's cards go to in `people` mode (`agent_wait.people.recipients.RecipientRouting`)."""
     sends_table: str | None = None
     """Where each card is claimed and marked accepted (`AGENT_WAIT_TEAMS_SENDS_TABLE`); None posts every card on
     every delivery."""
@@ -70,7 +70,7 @@ def teams_settings(value: Mapping[Settings, str | None], problems: list[str], wr
         wrong.append(Settings.TEAMS_MODE.value)
     routing = None
     if recipients is not None:
-        from agent_wait.recipients import RecipientRouting
+        from agent_wait.people.recipients import RecipientRouting
 
         try:
             routing = RecipientRouting.parse(recipients, variable=Settings.TEAMS_RECIPIENTS.value)
@@ -112,7 +112,7 @@ def shaped_webhook_settings(
         )
         wrong.append(variable)
         return None
-    from agent_wait.shaped import check_templates
+    from agent_wait.channels.shaped import check_templates
 
     try:
         check_templates(templates)

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agent_wait.schema import Settings
+from agent_wait.contract.schema import Settings
 
 __all__ = ("PAYLOAD_LIMIT", "checkpoint_settings")
 

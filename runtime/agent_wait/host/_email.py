@@ -6,14 +6,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from agent_wait.email import DynamoDbEmailSends, EmailAnnounce
-from agent_wait.email.announce import LinkMaker
-from agent_wait.envelope import WaitEnvelope
+from agent_wait.channels.email import DynamoDbEmailSends, EmailAnnounce
+from agent_wait.channels.email.announce import LinkMaker
+from agent_wait.contract.envelope import WaitEnvelope
+from agent_wait.contract.schema import Settings
 from agent_wait.errors import ConfigurationError
 from agent_wait.host._clients import client
 from agent_wait.host.settings import HostSettings
-from agent_wait.recipients import Recipient
-from agent_wait.schema import Settings
+from agent_wait.people.recipients import Recipient
 
 __all__ = ("email_announcer", "recipient_links")
 
@@ -21,7 +21,7 @@ __all__ = ("email_announcer", "recipient_links")
 def recipient_links(keyring: Any, api_url: str, *, clock: Any = None) -> LinkMaker:
     """A recipient's own signed links: bound to their principal and the groups the routing vouches for, counted
     from `issued_at`, so an email sent again carries the same links (`answer_links`)."""
-    from agent_wait._time import utc_now
+    from agent_wait.common.times import utc_now
     from agent_wait.host.links import LinkKeys, answer_links
 
     now = clock or utc_now

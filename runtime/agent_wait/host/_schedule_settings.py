@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agent_wait.schema import Settings
+from agent_wait.contract.schema import Settings
 
 __all__ = ("MAX_EARLY_WAIT_SECONDS", "ScheduleSettings", "schedule_settings")
 

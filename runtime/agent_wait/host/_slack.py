@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent_wait.channels.slack.announce import SlackAnnounce, SlackRouting
+from agent_wait.contract.schema import Settings
 from agent_wait.errors import ConfigurationError
 from agent_wait.host._clients import client, secret_string
 from agent_wait.host._slack_settings import SlackSettings
 from agent_wait.host.settings import HostSettings
-from agent_wait.schema import Settings
-from agent_wait.slack.announce import SlackAnnounce, SlackRouting
 
 __all__ = ("slack_announcer", "slack_interactions", "web_client")
 
@@ -58,7 +58,7 @@ def _routing(slack: SlackSettings) -> SlackRouting:
 
 def slack_announcer(settings: HostSettings, *, session: Any, records: Any = None, clock: Any = None) -> SlackAnnounce:
     """The Slack announcer: posts in the routed channels, remembers messages in the Slack messages table."""
-    from agent_wait.slack.messages import DynamoDbSlackMessages
+    from agent_wait.channels.slack.messages import DynamoDbSlackMessages
 
     slack = settings.slack
     if slack is None or not slack.messages_table:  # HostSettings checks this; say so if it ever does not
@@ -75,7 +75,7 @@ def slack_announcer(settings: HostSettings, *, session: Any, records: Any = None
 
 def slack_interactions(settings: HostSettings, *, session: Any, service: Any, find: Any, clock: Any) -> Any:
     """The answer API's Slack endpoint; None when no signing secret is set (the endpoint then refuses all)."""
-    from agent_wait.slack.interactions import SlackInteractions
+    from agent_wait.channels.slack.interactions import SlackInteractions
 
     slack = settings.slack
     if slack is None or not slack.signing_secret_arn:

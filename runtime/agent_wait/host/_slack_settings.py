@@ -7,8 +7,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from agent_wait.contract.schema import Settings
 from agent_wait.host._patterns import LOOPBACK_URL, SECRET_ARN
-from agent_wait.schema import Settings
 
 __all__ = ("SlackSettings", "slack_settings")
 

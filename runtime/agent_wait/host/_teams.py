@@ -10,11 +10,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from agent_wait.announce.webhook import is_url
+from agent_wait.channels.announce.webhook import is_url
+from agent_wait.contract.schema import Settings
 from agent_wait.errors import ConfigurationError
 from agent_wait.host._clients import client, secret_string
 from agent_wait.host.settings import HostSettings
-from agent_wait.schema import Settings
 
 __all__ = ("shaped_webhook_announcer", "teams_announcer", "url_secret")
 
@@ -54,7 +54,7 @@ def _links(settings: HostSettings, session: Any) -> Any:
             Settings.API_URL.value,
         )
         return None
-    from agent_wait._time import utc_now
+    from agent_wait.common.times import utc_now
     from agent_wait.host.links import answer_links, link_keyring
 
     ring = link_keyring(settings.link_keys_arn, client=client(session, "secretsmanager"))
@@ -72,7 +72,7 @@ def _links(settings: HostSettings, session: Any) -> Any:
 def teams_announcer(settings: HostSettings, *, session: Any, records: Any = None) -> Any:
     """The Teams announcer: cards to the Workflows webhook whose URL is the `AGENT_WAIT_TEAMS_WEBHOOK_URL_ARN`
     secret, per person (`AGENT_WAIT_TEAMS_RECIPIENTS`) or per channel."""
-    from agent_wait.teams import TeamsAnnounce
+    from agent_wait.channels.teams import TeamsAnnounce
 
     teams = settings.teams
     if teams is None:  # HostSettings decides; say so if a caller ever does not
@@ -101,7 +101,7 @@ def _sends(table: str | None, session: Any) -> Any:
             Settings.TEAMS_SENDS_TABLE.value,
         )
         return None
-    from agent_wait._sends import DynamoDbSends
+    from agent_wait.channels.sends import DynamoDbSends
 
     return DynamoDbSends(table, client=client(session, "dynamodb"))
 
@@ -109,7 +109,7 @@ def _sends(table: str | None, session: Any) -> Any:
 def shaped_webhook_announcer(settings: HostSettings, *, session: Any) -> Any:
     """The shaped webhook: the templates of `AGENT_WAIT_SHAPED_WEBHOOK_TEMPLATES`, POSTed to the URL that is the
     `AGENT_WAIT_SHAPED_WEBHOOK_URL_ARN` secret."""
-    from agent_wait.shaped import ShapedWebhookAnnounce
+    from agent_wait.channels.shaped import ShapedWebhookAnnounce
 
     shaped = settings.shaped_webhook
     if shaped is None:

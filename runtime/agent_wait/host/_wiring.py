@@ -8,13 +8,13 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agent_wait.announce.base import BaseAnnounce
-from agent_wait.announce.webhook import WebhookAnnounce, is_url
+from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.channels.announce.webhook import WebhookAnnounce, is_url
+from agent_wait.contract.schema import Settings
 from agent_wait.errors import ConfigurationError, require_extra
 from agent_wait.host._clients import client, secret_string
 from agent_wait.host._precise import deadline_schedules
 from agent_wait.host.settings import HostSettings, load_object, required
-from agent_wait.schema import Settings
 
 if TYPE_CHECKING:
     from agent_wait.engine.router import Router
@@ -37,7 +37,7 @@ def announcers_for(settings: HostSettings, *, session: Any = None) -> list[BaseA
     Raises:
         ConfigurationError: a webhook secret cannot be read, or is not in a form it can use.
     """
-    from agent_wait.announce.log import LogAnnounce
+    from agent_wait.channels.announce.log import LogAnnounce
 
     announcers: list[BaseAnnounce] = [LogAnnounce()]
     if settings.topic_arn:
@@ -298,7 +298,7 @@ def link_maker_for(settings: HostSettings, *, session: Any = None) -> Any:
         return None
     import boto3
 
-    from agent_wait._time import utc_now
+    from agent_wait.common.times import utc_now
     from agent_wait.host.links import answer_links, link_keyring
 
     ring = link_keyring(settings.link_keys_arn, client=(session or boto3.Session()).client("secretsmanager"))

@@ -61,12 +61,12 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from agent_wait._time import parse_rfc3339, require_aware
 from agent_wait.aws.errors import error_code
-from agent_wait.envelope import WaitEnvelope
+from agent_wait.common.times import parse_rfc3339, require_aware
+from agent_wait.contract.envelope import WaitEnvelope
+from agent_wait.contract.schema import Settings
 from agent_wait.errors import ArgumentError, ConfigurationError, WaitError
-from agent_wait.people import person_key, person_keys
-from agent_wait.schema import Settings
+from agent_wait.people.keys import person_key, person_keys
 
 __all__ = (
     "KEYRING_MAX_AGE",

@@ -1,6 +1,6 @@
 """The router Lambda: an SQS FIFO event in, a partial batch response out.
 
-Handler: `agent_wait.host.router.handler`. Settings come from the environment (`agent_wait.schema.Settings`)
+Handler: `agent_wait.host.router.handler`. Settings come from the environment (`agent_wait.contract.schema.Settings`)
 and are checked on the first invocation. The logic is `Router`, usable from any host.
 """
 

@@ -12,6 +12,7 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
+from agent_wait.contract.schema import Settings
 from agent_wait.engine.metrics import MetricTags
 from agent_wait.engine.versions import on_new_version_setting
 from agent_wait.errors import ConfigurationError
@@ -22,7 +23,6 @@ from agent_wait.host._email_settings import EmailSettings, email_settings
 from agent_wait.host._patterns import LOOPBACK_URL, SECRET_ARN
 from agent_wait.host._schedule_settings import ScheduleSettings, schedule_settings
 from agent_wait.host._slack_settings import SlackSettings, slack_settings
-from agent_wait.schema import Settings
 
 __all__ = (
     "DEFAULT_SIGN_IN_SCOPES",
@@ -58,7 +58,8 @@ _ANNOUNCER_NAMES = frozenset({"sns", "eventbridge", "webhook", "sqs", "dynamodb"
 
 @dataclass(frozen=True, slots=True)
 class HostSettings:
-    """Everything the router, the sweep and the answer API read from the environment (`agent_wait.schema.Settings`)."""
+    """Everything the router, the sweep and the answer API read from the environment
+    (`agent_wait.contract.schema.Settings`)."""
 
     graph: str | None
     table: str | None

@@ -14,7 +14,7 @@ import functools
 import time
 from typing import Any
 
-from agent_wait._time import parse_rfc3339, utc_now
+from agent_wait.common.times import parse_rfc3339, utc_now
 from agent_wait.engine.sweep import Sweep, SweepReport
 from agent_wait.host import _powertools
 from agent_wait.host._schedule_settings import MAX_EARLY_WAIT_SECONDS

@@ -27,7 +27,7 @@ try:
 except ImportError as exc:
     raise MissingExtraError("agent_wait.langgraph", "langgraph", "langgraph") from exc
 
-from agent_wait.adapter import WaitPublisher
+from agent_wait.asking.adapter import WaitPublisher
 from agent_wait.langgraph._adapter import LangGraphAdapter
 from agent_wait.langgraph._ask import MARKER, ask, wait
 from agent_wait.langgraph._interrupts import (

@@ -11,14 +11,9 @@ from typing import Any
 
 from langgraph.types import Command, Interrupt
 
-from agent_wait._delivery import RunBatcher
-from agent_wait._wait import MARKER
-from agent_wait.adapter import RunOutcome
-from agent_wait.envelope import Question
-from agent_wait.errors import ArgumentError, VersionChangedError
-from agent_wait.langgraph._interrupts import question_from_interrupt, questions_from_result
-from agent_wait.langgraph._versions import graph_fingerprint, orphaned_interrupts, wait_functions
-from agent_wait.versions import (
+from agent_wait.asking.adapter import RunOutcome
+from agent_wait.asking.delivery import RunBatcher
+from agent_wait.asking.versions import (
     Compatibility,
     Migrated,
     Migration,
@@ -27,6 +22,11 @@ from agent_wait.versions import (
     function_problems,
     with_version,
 )
+from agent_wait.asking.wait import MARKER
+from agent_wait.contract.envelope import Question
+from agent_wait.errors import ArgumentError, VersionChangedError
+from agent_wait.langgraph._interrupts import question_from_interrupt, questions_from_result
+from agent_wait.langgraph._versions import graph_fingerprint, orphaned_interrupts, wait_functions
 
 __all__ = ("LangGraphAdapter",)
 
@@ -56,14 +56,16 @@ class LangGraphAdapter:
         version: your own name for this deploy of the graph (a date, a release), stamped on each question beside
             the graph's structure hash; a resume under another one is guarded (docs/versions.md). None: the hash only.
         migration: called when a question asked under another version resumes; it receives the old and new
-            versions, the state and the answer (`agent_wait.versions.VersionChange`) and returns
-            `agent_wait.versions.Migrated` or None (docs/versions.md). None: the policy's `on_new_version` decides.
+            versions, the state and the answer (`agent_wait.asking.versions.VersionChange`) and returns
+            `agent_wait.asking.versions.Migrated` or None (docs/versions.md). None: the policy's `on_new_version`
+            decides.
     """
 
     framework = "langgraph"
     reruns_on_resume = True
     """LangGraph runs the interrupted node again from its start on resume: a host binds a `@wait` question's answer
-    to the call it asked (`agent_wait.adapter.resume_value_for`), so a re-run with other arguments runs nothing."""
+    to the call it asked (`agent_wait.asking.adapter.resume_value_for`), so a re-run with other arguments runs
+    nothing."""
 
     def __init__(
         self,
@@ -83,7 +85,7 @@ class LangGraphAdapter:
             raise ArgumentError(f"version must be a non-empty string such as '2026-12-04', or None; got {version!r}")
         if migration is not None and not callable(migration):
             raise ArgumentError(
-                "migration must be a function of an agent_wait.versions.VersionChange; "
+                "migration must be a function of an agent_wait.asking.versions.VersionChange; "
                 f"got a {type(migration).__name__}"
             )
         self.graph = graph

@@ -14,13 +14,13 @@ from langgraph.config import get_config
 from langgraph.store.base import BaseStore
 from langgraph.types import interrupt
 
-from agent_wait._flow import WaitBinding, wait_decorator
-from agent_wait._json import to_jsonable
-from agent_wait._wait import MARKER, pack_question, plain
-from agent_wait.envelope import check_question_size
+from agent_wait.asking.flow import WaitBinding, wait_decorator
+from agent_wait.asking.wait import MARKER, pack_question, plain
+from agent_wait.common.canonical_json import to_jsonable
+from agent_wait.contract.envelope import check_question_size
 from agent_wait.errors import EnvelopeError
 from agent_wait.langgraph._versions import node_of_checkpoint_ns
-from agent_wait.policy import WaitPolicy
+from agent_wait.policy.wait_policy import WaitPolicy
 
 __all__ = ("MARKER", "ask", "wait")
 

@@ -9,13 +9,13 @@ from typing import Any
 
 from langgraph.types import Command, Interrupt
 
-from agent_wait._flow import publish_questions, require_thread_id
-from agent_wait._publish import Announcers, PublishReport
-from agent_wait._wait import unpack_question
+from agent_wait.asking.flow import publish_questions, require_thread_id
+from agent_wait.asking.wait import unpack_question
+from agent_wait.channels.publish import Announcers, PublishReport
+from agent_wait.contract.envelope import Question
+from agent_wait.contract.messages import is_answer, question_id_of
 from agent_wait.dialects import translate
-from agent_wait.envelope import Question
 from agent_wait.errors import EnvelopeError
-from agent_wait.messages import is_answer, question_id_of
 
 __all__ = (
     "is_answer",

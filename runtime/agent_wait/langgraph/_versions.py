@@ -9,8 +9,8 @@ from typing import Any
 
 from langgraph.types import Interrupt
 
-from agent_wait._flow import WaitFlow
-from agent_wait.versions import Migration, fingerprint, parameters_fingerprint
+from agent_wait.asking.flow import WaitFlow
+from agent_wait.asking.versions import Migration, fingerprint, parameters_fingerprint
 
 __all__ = (
     "VersionedGraph",
@@ -109,7 +109,7 @@ def _filled(cell: Any) -> bool:
 
 
 def _wait_flow(fn: Any) -> WaitFlow[Any] | None:
-    """The `WaitFlow` a `@wait` wrapper closes over (`agent_wait._flow.wait_decorator` makes it), or None."""
+    """The `WaitFlow` a `@wait` wrapper closes over (`agent_wait.asking.flow.wait_decorator` makes it), or None."""
     for cell in getattr(fn, "__closure__", None) or ():
         if _filled(cell) and isinstance(cell.cell_contents, WaitFlow):
             return cell.cell_contents

@@ -25,9 +25,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, cast
 
-from agent_wait.envelope import WaitEnvelope
+from agent_wait.contract.envelope import WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import ArgumentError
-from agent_wait.extension import Extended
 from agent_wait.ledger.records import (
     AdvanceResult,
     DecideResult,
@@ -41,7 +41,7 @@ from agent_wait.ledger.records import (
     ThreadFailure,
     ThreadLease,
 )
-from agent_wait.schema import QuestionStatus
+from agent_wait.policy.extension import Extended
 
 __all__ = (
     "Capability",

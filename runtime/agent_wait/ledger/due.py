@@ -17,9 +17,9 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TypeVar
 
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.ledger.base import FollowUpLedger, Ledger
 from agent_wait.ledger.records import QuestionRecord
-from agent_wait.schema import QuestionStatus
 
 __all__ = ("announce_created", "make_due")
 

@@ -10,10 +10,10 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from agent_wait._time import NEVER, format_rfc3339
-from agent_wait.envelope import WaitEnvelope
+from agent_wait.common.times import NEVER, format_rfc3339
+from agent_wait.contract.envelope import WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import LedgerCursorError, QuestionNotFoundError
-from agent_wait.extension import Extended
 from agent_wait.ledger.base import FullLedger, NoteLedger
 from agent_wait.ledger.records import (
     CREATED_NOTICE,
@@ -32,7 +32,7 @@ from agent_wait.ledger.records import (
     ThreadLease,
     check_advance,
 )
-from agent_wait.schema import QuestionStatus
+from agent_wait.policy.extension import Extended
 
 __all__ = ("InMemoryLedger",)
 

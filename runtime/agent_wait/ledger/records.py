@@ -13,14 +13,14 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from agent_wait._time import NEVER, format_rfc3339, parse_rfc3339
-from agent_wait._wait import approved_args
-from agent_wait.envelope import WaitEnvelope
+from agent_wait.asking.wait import approved_args
+from agent_wait.common.times import NEVER, format_rfc3339, parse_rfc3339
+from agent_wait.contract.envelope import WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import ArgumentError, LedgerUnavailableError
-from agent_wait.extension import Extended, shifted
-from agent_wait.followup import FollowUps
-from agent_wait.people import person_keys
-from agent_wait.schema import QuestionStatus
+from agent_wait.people.keys import person_keys
+from agent_wait.policy.extension import Extended, shifted
+from agent_wait.policy.followup import FollowUps
 
 __all__ = (
     "CREATED_NOTICE",
@@ -269,7 +269,7 @@ class Progress:
     def voted(self, *names: str | None) -> Vote | None:
         """The vote cast by the person any of `names` names (their key, their proven subject), or None. One person
         is one vote however they answer: their sign-in, a link made for their address, Slack, compared by key
-        (`agent_wait.people`), so case, whitespace and an `email:` prefix never make a second person."""
+        (`agent_wait.people.keys`), so case, whitespace and an `email:` prefix never make a second person."""
         wanted = person_keys(names)
         return next((vote for vote in self.votes if vote.keys & wanted), None)
 
@@ -420,7 +420,7 @@ class QuestionRecord:
     @property
     def approved_args(self) -> dict[str, Any] | None:
         """For a decided `@wait` question whose answer approves: the arguments its body runs with, as asked or as
-        edited (the resume runs it with exactly these, `agent_wait._wait.bind_answer`). None otherwise. Read from
+        edited (the resume runs it with exactly these, `agent_wait.asking.wait.bind_answer`). None otherwise. Read from
         what the decision recorded (the asked call and the answer with its edits), so the row holds no copy."""
         if self.outcome is None:
             return None
@@ -516,7 +516,7 @@ class QuestionRecord:
 
 _CREATED_TYPE = "wait.created"
 _THREAD_PREFIX = "THREAD#"
-"""`agent_wait.schema.thread_key("")`: a lean row's thread id is its partition key's."""
+"""`agent_wait.contract.schema.thread_key("")`: a lean row's thread id is its partition key's."""
 _NULLABLE = ("question", "default", "answer_ttl", "source", "reply_to", "correlation")
 """Envelope fields a lean row leaves off when they are null."""
 

@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from agent_wait._time import clock_scope
+from agent_wait.common.times import clock_scope
 from agent_wait.local.jwt import (
     DEFAULT_AUDIENCE,
     MAX_LIFETIME,
@@ -167,7 +167,7 @@ class LocalApi:
         self.slack_preview = slack_preview
         self.email_preview = email_preview
         """Renders `GET /dev/email`: every email sent through the emulator's SES (`agent_wait.local.email_preview`)."""
-        """Renders `GET /dev/slack`: each question's Slack message as it would look (`agent_wait.slack`)."""
+        """Renders `GET /dev/slack`: each question's Slack message as it would look (`agent_wait.channels.slack`)."""
         self.dev_routes = dev_routes
         """Serves more `/dev/...` paths: `(method, path, body)` → `(status, body, headers)`, None when not its own
         (the local Teams webhook and `/dev/teams`)."""

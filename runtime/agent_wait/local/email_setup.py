@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from email.utils import parseaddr
 from typing import Any
 
+from agent_wait.contract.schema import Settings
 from agent_wait.local.tables import question_keyed_table
-from agent_wait.schema import Settings
 
 __all__ = ("LOCAL_RECIPIENTS", "LOCAL_SENDER", "local_email_settings", "local_link_keys")
 

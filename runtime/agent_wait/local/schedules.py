@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_wait._time import utc_now
+from agent_wait.common.times import utc_now
 
 __all__ = (
     "LOCAL_SCHEDULER_ROLE",
@@ -150,7 +150,7 @@ def local_schedule_settings(
     `LOCAL_SCHEDULER_ROLE`. The group, which moto's CloudFormation does not create, is created in the emulator, so
     the router's first schedule has somewhere to go. Nothing is added when precise deadlines are off.
     """
-    from agent_wait.schema import Settings
+    from agent_wait.contract.schema import Settings
 
     group = environment.get(Settings.SCHEDULE_GROUP.value)
     if not group:
@@ -172,14 +172,14 @@ def stack_delivery(stack: Any) -> ScheduleDelivery | None:
     process's sweep handler, on the stack's clock. `agent-wait dev` calls `deliver_due()` on every turn of its loop
     (about once a second).
     """
-    from agent_wait.schema import Settings
+    from agent_wait.contract.schema import Settings
 
     group = stack.environment.get(Settings.SCHEDULE_GROUP.value)
     if not group:
         return None
 
     def invoke(arn: str, payload: dict[str, Any]) -> Any:
-        from agent_wait._time import clock_scope
+        from agent_wait.common.times import clock_scope
         from agent_wait.host import sweep
         from agent_wait.local.handlers import SWEEP_HANDLER, LambdaContext
 

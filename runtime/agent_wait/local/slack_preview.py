@@ -1,7 +1,7 @@
 """What `agent-wait dev` shows at `/dev/slack`: each question's Slack message as it would look, with no workspace.
 
 Open questions first, then the latest decided ones, drawn with the blocks `SlackAnnounce` posts
-(`agent_wait.slack.announce.message_blocks`) by `agent_wait.slack.preview_page`, as one static page.
+(`agent_wait.channels.slack.announce.message_blocks`) by `agent_wait.channels.slack.preview_page`, as one static page.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ __all__ = ("preview_questions",)
 def preview_questions(local: Any, *, limit: int = 20) -> str:
     """The preview page of the questions on `local` (an `EmulatedStack`), at most `limit` of them."""
     from agent_wait.aws.ledger import DynamoDbLedger
-    from agent_wait.schema import QuestionStatus
-    from agent_wait.slack import PreviewMessage, preview_page
-    from agent_wait.slack.announce import message_blocks
+    from agent_wait.channels.slack import PreviewMessage, preview_page
+    from agent_wait.channels.slack.announce import message_blocks
+    from agent_wait.contract.schema import QuestionStatus
 
     ledger = DynamoDbLedger(local.table, client=local.client("dynamodb"))
     records = list(ledger.page(QuestionStatus.OPEN, limit=limit).records)

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_wait._time import clock_scope, utc_now
+from agent_wait.common.times import clock_scope, utc_now
+from agent_wait.contract.messages import group_id_for
+from agent_wait.contract.schema import Settings
 from agent_wait.errors import EmulatorError, require_extra
 from agent_wait.local.deploy import EmulatorDeployment
 from agent_wait.local.email_setup import local_email_settings, local_link_keys
@@ -30,8 +32,6 @@ from agent_wait.local.events import event_record
 from agent_wait.local.handlers import API_HANDLER, ROUTER_HANDLER, SWEEP_HANDLER, LambdaContext
 from agent_wait.local.schedules import local_schedule_settings
 from agent_wait.local.template import local_template
-from agent_wait.messages import group_id_for
-from agent_wait.schema import Settings
 
 __all__ = (
     "API_HANDLER",

@@ -21,8 +21,8 @@ from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
+from agent_wait.contract.schema import Settings
 from agent_wait.local.tables import question_keyed_table
-from agent_wait.schema import Settings
 
 __all__ = (
     "ADAPTIVECARDS_VERSION",

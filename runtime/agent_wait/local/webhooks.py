@@ -19,8 +19,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_wait.announce.webhook import is_url  # the check the functions make of the secret at their cold start
-from agent_wait.schema import Settings
+from agent_wait.channels.announce.webhook import (
+    is_url,  # the check the functions make of the secret at their cold start
+)
+from agent_wait.contract.schema import Settings
 
 __all__ = ("WEBHOOKS_PATH", "WebhookSink", "route_webhooks_locally")
 

@@ -41,7 +41,7 @@ try:
 except ImportError as exc:
     raise MissingExtraError("agent_wait.pydantic_ai", "pydantic-ai-slim", "pydantic-ai") from exc
 
-from agent_wait.adapter import WaitPublisher
+from agent_wait.asking.adapter import WaitPublisher
 from agent_wait.pydantic_ai._adapter import MOVED_ON, HostedAgent, PydanticAiAdapter, hosted
 from agent_wait.pydantic_ai._ask import MARKER, thread_id_from_deps, wait
 from agent_wait.pydantic_ai._deferred import (

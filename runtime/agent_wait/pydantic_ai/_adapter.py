@@ -25,12 +25,12 @@ from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 
-from agent_wait._wait import EXPIRED_WITHOUT_DEFAULT
-from agent_wait.adapter import RunOutcome
-from agent_wait.envelope import Question
+from agent_wait.asking.adapter import RunOutcome
+from agent_wait.asking.versions import ToolVersioning
+from agent_wait.asking.wait import EXPIRED_WITHOUT_DEFAULT
+from agent_wait.contract.envelope import Question
 from agent_wait.pydantic_ai._deferred import deferred_requests_of, deferred_tool_results, question_from_call
 from agent_wait.pydantic_ai._history import DynamoDbHistoryStore, HistoryStore, StoredHistory
-from agent_wait.versions import ToolVersioning
 
 __all__ = ("MOVED_ON", "HostedAgent", "PydanticAiAdapter", "hosted")
 

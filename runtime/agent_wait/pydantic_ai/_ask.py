@@ -9,9 +9,9 @@ from typing import Any
 
 from pydantic_ai.exceptions import ApprovalRequired
 
-from agent_wait._flow import WaitBinding, wait_decorator
-from agent_wait._wait import APPROVE, MARKER
-from agent_wait._wait import type_hints as _type_hints
+from agent_wait.asking.flow import WaitBinding, wait_decorator
+from agent_wait.asking.wait import APPROVE, MARKER
+from agent_wait.asking.wait import type_hints as _type_hints
 from agent_wait.errors import ConfigurationError, EnvelopeError
 from pydantic_ai import RunContext
 

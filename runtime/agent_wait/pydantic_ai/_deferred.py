@@ -9,13 +9,13 @@ from typing import Any
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 
-from agent_wait._flow import publish_questions, require_thread_id
-from agent_wait._json import dumps, to_jsonable
-from agent_wait._publish import Announcers, PublishReport
-from agent_wait._wait import APPROVE, is_packed, plain, unpack_question
-from agent_wait.envelope import Question
+from agent_wait.asking.flow import publish_questions, require_thread_id
+from agent_wait.asking.wait import APPROVE, is_packed, plain, unpack_question
+from agent_wait.channels.publish import Announcers, PublishReport
+from agent_wait.common.canonical_json import dumps, to_jsonable
+from agent_wait.contract.envelope import Question
 from agent_wait.errors import EnvelopeError
-from agent_wait.policy import WaitPolicy
+from agent_wait.policy.wait_policy import WaitPolicy
 
 __all__ = (
     "deferred_requests_of",

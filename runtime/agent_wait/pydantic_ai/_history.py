@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agent_wait._stored import PK, StateTable, decode_body, encode_body
+from agent_wait.asking.stored import PK, StateTable, decode_body, encode_body
 from agent_wait.errors import ThreadStateConflictError
 
 __all__ = ("DynamoDbHistoryStore", "HistoryStore", "InMemoryHistoryStore", "StoredHistory")

@@ -35,7 +35,7 @@ try:
 except ImportError as exc:
     raise MissingExtraError("agent_wait.strands", "strands-agents", "strands") from exc
 
-from agent_wait.adapter import WaitPublisher
+from agent_wait.asking.adapter import WaitPublisher
 from agent_wait.strands._adapter import HostedAgentFactory, StrandsAdapter, hosted
 from agent_wait.strands._ask import INTERRUPT_NAME, MARKER, thread_id_from_context, wait
 from agent_wait.strands._interrupts import (

@@ -22,13 +22,13 @@ from strands.interrupt import Interrupt
 from strands.session.repository_session_manager import RepositorySessionManager
 from strands.session.session_manager import SessionManager
 
-from agent_wait._wait import EXPIRED_WITHOUT_DEFAULT
-from agent_wait.adapter import RunOutcome
-from agent_wait.envelope import Question
+from agent_wait.asking.adapter import RunOutcome
+from agent_wait.asking.versions import ToolVersioning
+from agent_wait.asking.wait import EXPIRED_WITHOUT_DEFAULT
+from agent_wait.contract.envelope import Question
 from agent_wait.errors import ConfigurationError
 from agent_wait.strands._interrupts import question_from_interrupt, questions_from_result
 from agent_wait.strands._sessions import DynamoDbSessionRepository, InMemorySessionRepository
-from agent_wait.versions import ToolVersioning
 from strands import Agent, Snapshot
 
 __all__ = ("HostedAgentFactory", "StrandsAdapter", "hosted")

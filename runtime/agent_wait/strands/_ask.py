@@ -9,9 +9,9 @@ from typing import Any
 
 from strands.types.tools import ToolContext
 
-from agent_wait._flow import WaitBinding, wait_decorator
-from agent_wait._wait import MARKER
-from agent_wait._wait import type_hints as _type_hints
+from agent_wait.asking.flow import WaitBinding, wait_decorator
+from agent_wait.asking.wait import MARKER
+from agent_wait.asking.wait import type_hints as _type_hints
 from agent_wait.errors import ConfigurationError, EnvelopeError
 
 __all__ = ("INTERRUPT_NAME", "MARKER", "thread_id_from_context", "wait")

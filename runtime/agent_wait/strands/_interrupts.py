@@ -9,10 +9,10 @@ from typing import Any
 from strands.interrupt import Interrupt
 from strands.types.interrupt import InterruptResponseContent
 
-from agent_wait._flow import publish_questions, require_thread_id
-from agent_wait._publish import Announcers, PublishReport
-from agent_wait._wait import unpack_question
-from agent_wait.envelope import Question
+from agent_wait.asking.flow import publish_questions, require_thread_id
+from agent_wait.asking.wait import unpack_question
+from agent_wait.channels.publish import Announcers, PublishReport
+from agent_wait.contract.envelope import Question
 from agent_wait.errors import EnvelopeError
 
 __all__ = (

@@ -30,7 +30,7 @@ from strands.session.session_repository import SessionRepository
 from strands.types.exceptions import SessionException
 from strands.types.session import Session, SessionAgent, SessionMessage
 
-from agent_wait._stored import PK, StateTable, decode_body, encode_body
+from agent_wait.asking.stored import PK, StateTable, decode_body, encode_body
 from agent_wait.errors import ArgumentError, ThreadStateConflictError
 
 if TYPE_CHECKING:

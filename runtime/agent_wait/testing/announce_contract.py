@@ -24,11 +24,11 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from agent_wait._publish import publish
-from agent_wait.announce.base import BaseAnnounce
-from agent_wait.envelope import ENVELOPE_FIELDS, Question, Transition, WaitEnvelope
-from agent_wait.policy import WaitPolicy
-from agent_wait.schema import QuestionStatus
+from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.channels.publish import publish
+from agent_wait.contract.envelope import ENVELOPE_FIELDS, Question, Transition, WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus
+from agent_wait.policy.wait_policy import WaitPolicy
 
 __all__ = ("OPTIONAL", "REQUIRED", "AnnounceHarness", "AnnouncerFactory", "sample_envelope")
 

@@ -303,7 +303,7 @@ def test_a_read_in_a_namespace_writes_what_is_held_there_first() -> None:
 
 
 def ledger_clock() -> Any:
-    from agent_wait._time import utc_now
+    from agent_wait.common.times import utc_now
 
     return utc_now()
 

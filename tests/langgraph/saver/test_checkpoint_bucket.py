@@ -21,11 +21,11 @@ from tests.support.aws_stack import (
     sqs_record,
 )
 
+from agent_wait.contract.schema import QuestionStatus, Settings
 from agent_wait.engine import SqsEntryQueue, retry_thread
 from agent_wait.engine.dead_letter import DETAIL_ATTRIBUTE, REASON_ATTRIBUTE
 from agent_wait.errors import ConfigurationError
 from agent_wait.host import HostSettings
-from agent_wait.schema import QuestionStatus, Settings
 
 LARGE = 450_000
 """Bytes of notes one step adds: over DynamoDB's 400 KB item limit, over the saver's 350 KB offload threshold."""

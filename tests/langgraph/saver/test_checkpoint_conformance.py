@@ -83,7 +83,7 @@ def _every_call_a_delivery(moto_server: str, mismatches: list[str], noted_reads:
 
     import boto3
 
-    from agent_wait._time import utc_now
+    from agent_wait.common.times import utc_now
     from agent_wait.engine.lease import hold_thread
     from agent_wait.langgraph.checkpoint.saver import TaskAtomicDynamoDBSaver
     from agent_wait.ledger import InMemoryLedger

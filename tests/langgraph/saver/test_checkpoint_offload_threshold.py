@@ -22,10 +22,10 @@ from tests.support.aws_stack import (
     sqs_record,
 )
 
+from agent_wait.contract.schema import Settings
 from agent_wait.errors import ArgumentError, ConfigurationError
 from agent_wait.host import HostSettings
 from agent_wait.host import settings as host_settings
-from agent_wait.schema import Settings
 
 BASE = {
     Settings.GRAPH.value: "tests.agents.large_state_graphs:build_graph",

@@ -22,9 +22,9 @@ import pytest
 from tests.agents import branch_graphs
 from tests.support.aws_stack import HostStack, answer_message
 
+from agent_wait.contract.schema import Settings
 from agent_wait.engine import OutcomeKind, Router
 from agent_wait.host import HostSettings, build_router
-from agent_wait.schema import Settings
 
 ROUNDS = 25
 """Lifecycles per graph as threads happen to run; the slowed variant fails every round without the fix, so fewer do."""

@@ -21,7 +21,8 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from pydantic import BaseModel, ValidationError
 
-from agent_wait._time import NEVER
+from agent_wait.common.times import NEVER
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.dialects import agent_inbox, langchain_hitl
 from agent_wait.engine.checks import Answerer
 from agent_wait.errors import LedgerCursorError, MessageError
@@ -38,7 +39,6 @@ from agent_wait.host.api._questions import (
     question_view,
 )
 from agent_wait.ledger import QuestionPage, QuestionRecord
-from agent_wait.schema import QuestionStatus
 
 __all__ = ("MAX_RESUME_ENTRIES", "agui_routes", "interrupt_for")
 

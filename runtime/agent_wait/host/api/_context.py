@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agent_wait._time import utc_now
+from agent_wait.common.times import utc_now
+from agent_wait.contract.schema import Settings
 from agent_wait.engine.checks import Answerer, answerer_for
 from agent_wait.engine.extend import ExtendService
 from agent_wait.engine.handover import AnswerService
@@ -16,8 +17,7 @@ from agent_wait.host._precise import deadline_schedules
 from agent_wait.host.links import link_keyring
 from agent_wait.host.settings import DEFAULT_SIGN_IN_SCOPES, HostSettings, required
 from agent_wait.ledger import Ledger
-from agent_wait.people import address_key
-from agent_wait.schema import Settings
+from agent_wait.people.keys import address_key
 
 __all__ = ("DEFAULT_GROUPS_CLAIMS", "ApiContext", "SignIn", "answerer_from_claims", "groups_from_claims")
 
@@ -71,7 +71,7 @@ class ApiContext:
         groups_claims: the JWT claims that list a user's groups.
         clock: returns now (UTC).
         sign_in: how the inbox page signs people in; None: it asks for a bearer token.
-        slack: Slack's button clicks and modals (`agent_wait.slack.SlackInteractions`); None: Slack is off.
+        slack: Slack's button clicks and modals (`agent_wait.channels.slack.SlackInteractions`); None: Slack is off.
         audit_group: the group whose members may read `GET /audit`; None: nobody may.
         extend: moves deadlines (`agent_wait.engine.extend.ExtendService`).
     """
@@ -114,7 +114,7 @@ class ApiContext:
             link_keys = link_keyring(settings.link_keys_arn, client=session.client("secretsmanager"))
         slack = None
         if settings.slack is not None:  # Slack's signing secret and bot token: read at cold start
-            from agent_wait._time import utc_now as clock
+            from agent_wait.common.times import utc_now as clock
             from agent_wait.host._slack import slack_interactions
 
             slack = slack_interactions(settings, session=session, service=service, find=ledger.find, clock=clock)

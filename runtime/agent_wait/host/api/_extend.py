@@ -18,7 +18,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from agent_wait._duration import (
+from agent_wait.common.durations import (
     ACCEPTED_FORMS,
     MAX_DURATION,
     DurationSyntaxError,
@@ -26,7 +26,7 @@ from agent_wait._duration import (
     format_duration,
     parse_duration,
 )
-from agent_wait._time import format_rfc3339, parse_rfc3339
+from agent_wait.common.times import format_rfc3339, parse_rfc3339
 from agent_wait.engine.extend import ExtendRefusal, ExtendService
 from agent_wait.errors import ArgumentError
 from agent_wait.host.api._context import ApiContext, answerer_from_claims

@@ -23,10 +23,10 @@ from typing import Any
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
+from agent_wait.contract.schema import Settings
 from agent_wait.host.api._context import ApiContext, SignIn
 from agent_wait.host.api._pages import page_file, secured
 from agent_wait.host.api._problems import json_response, problem
-from agent_wait.schema import Settings
 
 __all__ = ("INBOX_FILES", "inbox_content_security_policy", "inbox_routes", "sign_in_config")
 

@@ -17,13 +17,13 @@ from typing import Any
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
+from agent_wait.contract.schema import Settings
 from agent_wait.engine.audit import MAX_AUDIT_PAGE, audit_page, audit_window
 from agent_wait.engine.insights import INSIGHT_DAYS, Insights, read_insights
 from agent_wait.errors import ArgumentError, LedgerCursorError
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
 from agent_wait.host.api._problems import json_response, problem
 from agent_wait.host.api._questions import jwt_claims, not_signed_in, question_view
-from agent_wait.schema import Settings
 
 __all__ = ("AUDIT_PAGE", "insights_body", "insights_routes")
 

@@ -28,7 +28,8 @@ from typing import Any
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from agent_wait._time import format_rfc3339
+from agent_wait.common.times import format_rfc3339
+from agent_wait.contract.messages import parse_answer
 from agent_wait.engine.checks import Answerer, answerer_for
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.errors import MessageError
@@ -39,7 +40,6 @@ from agent_wait.host.api._problems import json_response, message_problem, proble
 from agent_wait.host.api._questions import answer_response, path_question_id, question_view
 from agent_wait.host.links import LinkClaims, LinkError, LinkKeyring, LinkKeys
 from agent_wait.ledger import QuestionRecord
-from agent_wait.messages import parse_answer
 
 __all__ = ("LINK_ANSWERED_BY", "MAX_NOTE_CHARS", "PAGE_CONTENT_SECURITY_POLICY", "link_routes")
 

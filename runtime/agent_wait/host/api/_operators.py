@@ -20,6 +20,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
+from agent_wait.contract.messages import MAX_ID_LENGTH, AnswerMessage
 from agent_wait.errors import MessageError
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
 from agent_wait.host.api._problems import NOT_JSON, json_body, json_response, message_problem, problem
@@ -31,7 +32,6 @@ from agent_wait.host.api._questions import (
     not_signed_in,
     signed_in_question,
 )
-from agent_wait.messages import MAX_ID_LENGTH, AnswerMessage
 
 __all__ = ("MAX_BULK_ANSWERS", "operator_routes")
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 
-from agent_wait._json import MAX_DEPTH
+from agent_wait.common.canonical_json import MAX_DEPTH
 from agent_wait.errors import MessageError
 
 __all__ = ("NOT_JSON", "PROBLEM_JSON", "json_body", "json_response", "message_problem", "problem")
@@ -49,8 +49,8 @@ def json_response(status: int, body: Any) -> Response:
 
 def message_problem(exc: MessageError, *, where: str = "", **extra: Any) -> Response:
     """A message rule's refusal, the same in every route: `422 bad_answer` for an answer no store can hold exactly (too
-    big a number, NaN, too deep, too large, a control character: `agent_wait.messages.parse_answer`), else `400`
-    with the rule's own reason (a missing or wrongly typed field)."""
+    big a number, NaN, too deep, too large, a control character: `agent_wait.contract.messages.parse_answer`), else
+    `400` with the rule's own reason (a missing or wrongly typed field)."""
     status = 422 if exc.reason == "bad_answer" else 400
     return problem(status, exc.reason, f"{where}: {exc.message}" if where else exc.message, **extra)
 

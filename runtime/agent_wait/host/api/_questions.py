@@ -13,7 +13,9 @@ from typing import Any
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from agent_wait._time import format_rfc3339, parse_rfc3339, utc_now
+from agent_wait.common.times import format_rfc3339, parse_rfc3339, utc_now
+from agent_wait.contract.messages import MAX_ID_LENGTH, AnswerMessage, parse_message
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerResult, Verdict, VerdictKind
 from agent_wait.engine.checks import Answerer
 from agent_wait.engine.outcomes import RefusalReason
@@ -22,8 +24,6 @@ from agent_wait.errors import MessageError
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
 from agent_wait.host.api._problems import NOT_JSON, json_body, json_response, message_problem, problem
 from agent_wait.ledger import QuestionRecord
-from agent_wait.messages import MAX_ID_LENGTH, AnswerMessage, parse_message
-from agent_wait.schema import QuestionStatus
 
 __all__ = (
     "PageQuery",

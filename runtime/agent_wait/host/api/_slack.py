@@ -1,5 +1,5 @@
 """Slack's interactivity endpoint on the answer API: button clicks and modal submissions, decided through the one
-decision path (`agent_wait.slack.SlackInteractions`).
+decision path (`agent_wait.channels.slack.SlackInteractions`).
 
     POST /slack/interactions   form-encoded `payload`, signed by Slack (`X-Slack-Signature`, v0)
 
@@ -14,9 +14,9 @@ from collections.abc import Callable
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
+from agent_wait.contract.schema import Settings
 from agent_wait.host.api._context import ApiContext
 from agent_wait.host.api._problems import json_response, problem
-from agent_wait.schema import Settings
 
 __all__ = ("SLACK_INTERACTIONS", "slack_routes")
 

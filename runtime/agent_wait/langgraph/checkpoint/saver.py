@@ -42,7 +42,7 @@ from langgraph_checkpoint_aws.checkpoint.dynamodb.unified_repository import (
     _writes_ref_pk,  # pyright: ignore[reportPrivateUsage]
 )
 
-from agent_wait._delivery import current_delivery
+from agent_wait.asking.delivery import current_delivery
 from agent_wait.aws.errors import ServiceError
 from agent_wait.errors import ArgumentError, ThreadStateTooLargeError
 from agent_wait.langgraph.checkpoint.batch import (

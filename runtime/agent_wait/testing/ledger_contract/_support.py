@@ -8,8 +8,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_wait._time import format_rfc3339
-from agent_wait.envelope import Question, WaitEnvelope
+from agent_wait.common.times import format_rfc3339
+from agent_wait.contract.envelope import Question, WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.ledger import (
     AdvanceResult,
     Decision,
@@ -19,8 +20,7 @@ from agent_wait.ledger import (
     ThreadFailure,
     Vote,
 )
-from agent_wait.policy import WaitPolicy
-from agent_wait.schema import QuestionStatus
+from agent_wait.policy.wait_policy import WaitPolicy
 
 LedgerFactory = Callable[[], Any]
 """Returns the ledger under test (a fresh one, or the same store every time)."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import uuid
 
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.ledger import (
     Decision,
 )
-from agent_wait.schema import QuestionStatus
 from agent_wait.testing.ledger_contract._support import T0, LedgerFactory, make_decision, race, sample_envelope
 
 

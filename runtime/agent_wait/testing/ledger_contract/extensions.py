@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from agent_wait._time import format_rfc3339
-from agent_wait.extension import Extended
+from agent_wait.common.times import format_rfc3339
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.ledger import AdvanceResult
-from agent_wait.schema import QuestionStatus
+from agent_wait.policy.extension import Extended
 from agent_wait.testing.ledger_contract._support import T0, LedgerFactory, make_decision, row_of, sample_envelope
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from agent_wait.schema import QuestionStatus
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.testing.ledger_contract._support import T0, LedgerFactory, make_decision, make_failure, sample_envelope
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
-from agent_wait._time import format_rfc3339
+from agent_wait.common.times import format_rfc3339
+from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import ArgumentError
 from agent_wait.ledger import (
     AdvanceResult,
@@ -14,7 +15,6 @@ from agent_wait.ledger import (
     Progress,
     Vote,
 )
-from agent_wait.schema import QuestionStatus
 from agent_wait.testing.ledger_contract._support import (
     T0,
     LedgerFactory,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
-from agent_wait.envelope import Question, WaitEnvelope
-from agent_wait.policy import WaitPolicy
-from agent_wait.schema import QuestionStatus
+from agent_wait.contract.envelope import Question, WaitEnvelope
+from agent_wait.contract.schema import QuestionStatus
+from agent_wait.policy.wait_policy import WaitPolicy
 from agent_wait.testing.ledger_contract._support import T0, LedgerFactory, make_decision, sample_envelope
 
 
