@@ -24,6 +24,12 @@ from agent_wait.local.api_server import LocalApi
 
 COGNITO = "https://approvals.auth.eu-west-1.amazoncognito.com"
 SIGN_IN = SignIn(authorize_url=f"{COGNITO}/oauth2/authorize", token_url=f"{COGNITO}/oauth2/token", client_id="c1ient")
+PAGE_MODULES = sorted(
+    path.name
+    for path in (files("agent_wait.host.api") / "pages").iterdir()
+    if path.name.endswith(".js") and path.name != "confirm.js"
+)
+"""The inbox's script: every module in `pages/` but the link page's own."""
 SIGN_IN_ENV = {
     Settings.TABLE.value: "questions",
     Settings.QUEUE_URL.value: "https://sqs.eu-west-1.amazonaws.com/123456789012/entry.fifo",
@@ -80,7 +86,11 @@ def test_the_page_loads_only_its_own_files_under_a_strict_policy() -> None:
     assets = sorted(
         str(attrs.get("src") or attrs.get("href")) for tag, attrs in parsed.tags if tag in {"script", "link"}
     )
-    assert assets == ["inbox/inbox.css", "inbox/inbox.js", "inbox/insights.js", "inbox/look.css", "inbox/shared.js"]
+    modules = sorted(f"inbox/{name}" for name in PAGE_MODULES)
+    assert assets == sorted(["inbox/inbox.css", "inbox/look.css", *modules])
+    # one script, a module (the others are its imports, fetched at once through `modulepreload` links)
+    scripts = [attrs for tag, attrs in parsed.tags if tag == "script"]
+    assert scripts == [{"type": "module", "src": "inbox/inbox-main.js"}]
     assert parsed.inline.strip() == ""
     assert not any("style" in attrs or any(k.startswith("on") for k in attrs) for _, attrs in parsed.tags)
     policy = headers["content-security-policy"]
@@ -112,13 +122,7 @@ def test_every_control_has_an_accessible_name_and_the_status_line_is_live() -> N
 
 @pytest.mark.parametrize(
     ("name", "kind"),
-    [
-        ("inbox.js", "text/javascript"),
-        ("insights.js", "text/javascript"),
-        ("shared.js", "text/javascript"),
-        ("inbox.css", "text/css"),
-        ("look.css", "text/css"),
-    ],
+    [*((name, "text/javascript") for name in PAGE_MODULES), ("inbox.css", "text/css"), ("look.css", "text/css")],
 )
 def test_each_file_is_served_from_the_package(name: str, kind: str) -> None:
     status, headers, body = get(f"/inbox/{name}")
@@ -129,14 +133,16 @@ def test_each_file_is_served_from_the_package(name: str, kind: str) -> None:
     assert headers["x-content-type-options"] == "nosniff"
 
 
-@pytest.mark.parametrize("name", ["inbox.html", "confirm.js", "..%2F_inbox.py", "secret"])
+@pytest.mark.parametrize(
+    "name", ["inbox.html", "inbox.js", "confirm.js", "..%2F_inbox.py", "..%2Fpages%2Fshared.js", "%2E%2E", "secret"]
+)
 def test_the_page_serves_only_its_own_files(name: str) -> None:
     status, _, body = get(f"/inbox/{name}")
 
     assert (status, json.loads(body)["reason"]) == (404, "no_such_file")
 
 
-@pytest.mark.parametrize("name", ["inbox.js", "insights.js", "shared.js"])
+@pytest.mark.parametrize("name", [*PAGE_MODULES, "confirm.js"])
 def test_the_script_never_writes_html(name: str) -> None:
     script = (files("agent_wait.host.api") / "pages" / name).read_text(encoding="utf-8")
     code = "\n".join(line for line in script.splitlines() if not line.strip().startswith("//"))

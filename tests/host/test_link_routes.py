@@ -468,10 +468,12 @@ def test_no_token_and_no_question_content_reaches_a_log_line(api: Api, caplog: p
 
 HARNESS = r"""
 "use strict";
-// Runs confirm.js in a V8 context with a minimal DOM whose HTML setters throw, and forwards its fetch calls to
-// the Python test (one JSON line out, one JSON line back), so the script talks to the real routes.
+// Runs confirm.js, an ES module, and what it imports in a V8 context with a minimal DOM whose HTML setters
+// throw, and forwards its fetch calls to the Python test (one JSON line out, one JSON line back), so the script
+// talks to the real routes.
 const vm = require("node:vm");
 const fs = require("node:fs");
+const path = require("node:path");
 const readline = require("node:readline");
 const setup = JSON.parse(process.argv[process.argv.length - 1]);
 const waiting = [];
@@ -534,9 +536,18 @@ const snapshot = () => Object.fromEntries(
   ]),
 );
 (async () => {
-  // shared.js first, as the page's script tags load it
-  vm.runInContext(fs.readFileSync(setup.shared, "utf8"), sandbox, { filename: "shared.js" });
-  vm.runInContext(fs.readFileSync(setup.script, "utf8"), sandbox, { filename: "confirm.js" });
+  // the page's module, its imports resolved beside it, as the browser resolves them on the page's route
+  const modules = new Map();
+  const load = (file) => {
+    if (!modules.has(file)) {
+      const source = fs.readFileSync(file, "utf8");
+      modules.set(file, new vm.SourceTextModule(source, { context: sandbox, identifier: file }));
+    }
+    return modules.get(file);
+  };
+  const page = load(setup.script);
+  await page.link((specifier, referrer) => load(path.resolve(path.dirname(referrer.identifier), specifier)));
+  await page.evaluate();
   await settle();
   const loaded = snapshot();
   const clicked = [];
@@ -586,13 +597,13 @@ def run_page(api: Api, question_id: str, token: str, *, clicks: int = 0, note: s
         "elements": ids.elements,
         "hash": f"#{token}",
         "script": str(pages / "confirm.js"),
-        "shared": str(pages / "shared.js"),
         "clicks": clicks,
         "note": note,
     }
     assert NODE is not None
     runner = subprocess.Popen(
-        [NODE, "-e", HARNESS, "--", json.dumps(setup)],
+        # vm.SourceTextModule (ES modules in a context) is behind this flag in Node 20 and 22
+        [NODE, "--experimental-vm-modules", "--no-warnings", "-e", HARNESS, "--", json.dumps(setup)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

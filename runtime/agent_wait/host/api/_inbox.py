@@ -4,9 +4,10 @@ Routes (API Gateway serves them WITHOUT the JWT authorizer: they hold no questio
 script signs in and then calls the `/questions` routes with a bearer token):
 
     GET /inbox                   the page (static HTML; every value it shows is set as text by its script)
-    GET /inbox/{asset}           its files: `inbox.js`, `insights.js` (its insights view), `inbox.css`, and
-                                 `shared.js`, `look.css` (the script and look the link page shares),
-                                 and `config.json`, how to sign in
+    GET /inbox/{asset}           its files: the ES modules of its script (`INBOX_MODULES`: `inbox-main.js`
+                                 starts the page, one module per view; `shared.js` is the link page's too),
+                                 `inbox.css` and `look.css` (the look the link page shares), and
+                                 `config.json`, how to sign in
 
 `config.json` says `{"sign_in": "oidc", "authorize_url", "token_url", "client_id", "scopes"}` when the
 sign-in settings are set (the authorization code flow with PKCE against the API's issuer, as a public
@@ -28,10 +29,28 @@ from agent_wait.host.api._context import ApiContext, SignIn
 from agent_wait.host.api._pages import page_file, secured
 from agent_wait.host.api._problems import json_response, problem
 
-__all__ = ("INBOX_FILES", "inbox_content_security_policy", "inbox_routes", "sign_in_config")
+__all__ = ("INBOX_FILES", "INBOX_MODULES", "inbox_content_security_policy", "inbox_routes", "sign_in_config")
 
-INBOX_FILES = frozenset({"inbox.js", "insights.js", "shared.js", "inbox.css", "look.css"})
-"""The page's own files; it refers to them relatively (`inbox/inbox.js`), so they load under any base path."""
+INBOX_MODULES = (
+    "inbox-main.js",
+    "inbox-api.js",
+    "inbox-session.js",
+    "inbox-reading.js",
+    "inbox-list.js",
+    "inbox-question.js",
+    "inbox-facts.js",
+    "inbox-fields.js",
+    "inbox-forms.js",
+    "inbox-answer.js",
+    "inbox-operators.js",
+    "insights.js",
+    "shared.js",
+)
+"""The page's script: plain ES modules the browser loads as they are (no build step), `inbox-main.js` first; they
+import each other relatively (`./shared.js`), so every one is a file of this route."""
+INBOX_FILES = frozenset({*INBOX_MODULES, "inbox.css", "look.css"})
+"""The page's own files, served by name only (nothing else under `pages/` is reachable here); the page refers to
+them relatively (`inbox/inbox-main.js`), so they load under any base path."""
 CONFIG = "config.json"
 """The asset name the page reads its sign-in from."""
 
