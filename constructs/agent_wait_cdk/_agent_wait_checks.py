@@ -3,7 +3,8 @@
 The parts check their own props (`RouterFunction.check_props`, `EntryQueue.check_props`, ...) and brought
 resources against their shapes (`check_question_table_shape`, `check_max_receive_count`); this module
 combines them for `AgentWait`, naming a grouped prop by its group (`router.memory_size`, `sweep.rate`,
-`queue.visibility_timeout`), and adds the rules across parts.
+`queue.visibility_timeout`), and adds the rules across parts. `AgentWait` calls `check_every_prop` before it
+creates anything.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from agent_wait_cdk.announce_targets import AnnounceTopic
 from agent_wait_cdk.answer_api import LINK_ANNOUNCERS, AnswerApi, AnswerApiProps
 from agent_wait_cdk.checkpoint_bucket import check_checkpoint_bucket
 from agent_wait_cdk.dashboard import check_metric_tags
+from agent_wait_cdk.email import EmailProps, check_email_props
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, check_max_receive_count
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.question_table import check_question_table_shape
@@ -37,6 +39,7 @@ __all__ = (
     "VISIBILITY_FACTOR",
     "check_agent_wait_props",
     "check_answer_api_switch",
+    "check_every_prop",
     "check_existing_resources",
     "check_router_props",
     "check_topic_scope",
@@ -46,6 +49,98 @@ __all__ = (
 _GRAPH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 VISIBILITY_FACTOR = 6
 """The entry queue's visibility timeout is at least this many router timeouts (AWS's advice for SQS sources)."""
+
+
+def check_every_prop(
+    path: str,
+    *,
+    graph: str,
+    log_level: str,
+    webhook_url: str | None,
+    webhook_secret: secretsmanager.ISecret | None,
+    webhook_url_secret: secretsmanager.ISecret | None,
+    resource_name_prefix: str | None,
+    alarms: bool,
+    alarm_topic: sns.ITopic | None,
+    router: RouterProps,
+    sweep: SweepProps,
+    queue: EntryQueueProps,
+    index_shards: int | None,
+    oldest_open_question_threshold: Duration,
+    metric_tags: Mapping[str, Sequence[str]] | None,
+    topic: bool,
+    topic_fifo: bool,
+    topic_fifo_throughput_scope: sns.FifoThroughputScope | None,
+    existing_topic: sns.ITopic | None,
+    bus: bool,
+    existing_bus: events.IEventBus | None,
+    answer_api: bool,
+    answer_api_props: AnswerApiProps | None,
+    link_announcers: Sequence[str],
+    slack: SlackProps | None,
+    teams: TeamsProps | None,
+    shaped_webhook: ShapedWebhookProps | None,
+    email: EmailProps | None,
+    existing_question_table: dynamodb.ITable | None,
+    existing_entry_queue: sqs.IQueue | None,
+    existing_dead_letter_queue: sqs.IQueue | None,
+    checkpoint_bucket: bool,
+    existing_checkpoint_bucket: s3.IBucket | None,
+) -> None:
+    """Every prop of the `AgentWait` at `path`, checked before anything is created (`bus` as resolved from its
+    default), so one error lists every problem.
+
+    Raises:
+        AgentWaitPropsError: every prop out of range, malformed, or contradicting another.
+    """
+    checks = PropChecks(path)
+    check_agent_wait_props(
+        checks,
+        graph=graph,
+        log_level=log_level,
+        webhook_url=webhook_url,
+        webhook_secret=webhook_secret,
+        webhook_url_secret=webhook_url_secret,
+        resource_name_prefix=resource_name_prefix,
+        alarms=alarms,
+        alarm_topic=alarm_topic,
+        router=router,
+        sweep=sweep,
+        queue=queue,
+        index_shards=index_shards,
+        oldest_open_question_threshold=oldest_open_question_threshold,
+        metric_tags=metric_tags,
+    )
+    check_topic_scope(checks, topic, topic_fifo, topic_fifo_throughput_scope, existing_topic)
+    check_answer_api_switch(
+        checks,
+        answer_api=answer_api,
+        answer_api_props=answer_api_props,
+        link_announcers=link_announcers,
+        # An existing topic or bus needs its switch on too (`check_existing_resources`), so the switches say it all.
+        announcers={"sns": topic, "eventbridge": bus, "webhook": bool(webhook_url or webhook_url_secret)},
+        slack=slack,
+        teams=teams,
+        shaped_webhook=shaped_webhook,
+    )
+    check_email_props(
+        checks, email, answer_api=answer_api, links=answer_api_props is not None and answer_api_props.links
+    )
+    check_existing_resources(
+        checks,
+        topic=topic,
+        topic_fifo=topic_fifo,
+        existing_topic=existing_topic,
+        bus=bus,
+        existing_bus=existing_bus,
+        existing_question_table=existing_question_table,
+        existing_entry_queue=existing_entry_queue,
+        existing_dead_letter_queue=existing_dead_letter_queue,
+        queue=queue,
+        checkpoint_bucket=checkpoint_bucket,
+        existing_checkpoint_bucket=existing_checkpoint_bucket,
+    )
+    checks.raise_if_any()
 
 
 def check_agent_wait_props(
