@@ -5,8 +5,8 @@ and the sweep, the answer API, the alarms and the outputs. Its props are checked
 (`_agent_wait_checks.py`); each part is made by its own module; the answer channels are `_agent_wait_channels.py`,
 and the variables, grants and outputs that join the parts are `_agent_wait_wiring.py`.
 
-Over 400 lines on purpose: nearly half is the documentation of its 44 props and its grants, which users read
-here, and the constructor spells out each part's props as it makes it, in the order the template lists them.
+Over 400 lines on purpose: about 270 of them document its 44 props and its grants, which users read here, and
+the constructor spells out each part's props as it makes it, in the order the template lists them.
 """
 
 from __future__ import annotations
@@ -231,13 +231,13 @@ class AgentWait(Construct):
             output, and every bundle error, says which was used.
         runtime_source: the `agent_wait` directory to bundle. Default None: found beside the constructs.
         resource_name_prefix: name what AgentWait creates `<prefix>-<role>`: the tables `-questions`,
-            `-checkpoints`, `-slack-messages` (with `slack`) and `-email-sends` (with `email`; its SES
-            configuration set `-email`), the queues `-entry.fifo` and `-entry-dlq.fifo`, the
-            topic and the bus `-announcements` (`.fifo` for a FIFO topic), the functions `-router` and `-sweep`
-            (log groups `/aws/lambda/<name>`), the bucket `-checkpoints-<account>-<region>`. 1 to 20 lowercase letters,
-            digits and hyphens. Default None: CloudFormation generates every name, so two stacks (or a
-            replacement) never collide. Fixed names cannot be replaced in place: a change that replaces a
-            named resource fails until the name changes too.
+            `-checkpoints`, `-slack-messages` (with `slack`), `-email-sends` (with `email`; its SES
+            configuration set `-email`) and `-teams-sends` (with `teams`), the queues `-entry.fifo` and
+            `-entry-dlq.fifo`, the topic and the bus `-announcements` (`.fifo` for a FIFO topic), the functions
+            `-router` and `-sweep` (log groups `/aws/lambda/<name>`), the bucket `-checkpoints-<account>-<region>`.
+            1 to 20 lowercase letters, digits and hyphens. Default None: CloudFormation generates every name, so
+            two stacks (or a replacement) never collide. Fixed names cannot be replaced in place: a change that
+            replaces a named resource fails until the name changes too.
         precise_deadlines: also wake the sweep for one question at its deadline and at each reminder and escalation
             step, with EventBridge Scheduler one-time schedules (`PreciseDeadlines`: a schedule group, the role
             Scheduler assumes, and the router's, the sweep's and the answer API's right to keep its schedules), so
