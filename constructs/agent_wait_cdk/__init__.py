@@ -35,6 +35,7 @@ from agent_wait_cdk.alarms import (
 from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, FifoSubscriptionError, check_queue_subscription
 from agent_wait_cdk.answer_api import LINK_ANNOUNCERS, AnswerApi, AnswerApiProps
 from agent_wait_cdk.bundling import LAMBDA_PYTHON_VERSION, BundleError, LambdaBundle
+from agent_wait_cdk.channel_records import ChannelRecordTable
 from agent_wait_cdk.checkpoint_bucket import CheckpointBucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable
 from agent_wait_cdk.dashboard import AgentWaitDashboard
@@ -67,6 +68,7 @@ __all__ = (
     "AnswerApi",
     "AnswerApiProps",
     "BundleError",
+    "ChannelRecordTable",
     "CheckpointBucket",
     "CheckpointTable",
     "EmailConfigurationSet",

@@ -3,13 +3,15 @@
 The parts check their own props (`RouterFunction.check_props`, `EntryQueue.check_props`, ...) and brought
 resources against their shapes (`check_question_table_shape`, `check_max_receive_count`); this module
 combines them for `AgentWait`, naming a grouped prop by its group (`router.memory_size`, `sweep.rate`,
-`queue.visibility_timeout`), and adds the rules across parts.
+`queue.visibility_timeout`), and adds the rules across parts. `AgentWait` puts the props it checks in one
+`CheckedProps` and calls `check_every_prop` before it creates anything.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from aws_cdk import Duration, Token
 from aws_cdk import aws_dynamodb as dynamodb
@@ -27,6 +29,7 @@ from agent_wait_cdk.announce_targets import AnnounceTopic
 from agent_wait_cdk.answer_api import LINK_ANNOUNCERS, AnswerApi, AnswerApiProps
 from agent_wait_cdk.checkpoint_bucket import check_checkpoint_bucket
 from agent_wait_cdk.dashboard import check_metric_tags
+from agent_wait_cdk.email import EmailProps, check_email_props
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, check_max_receive_count
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.question_table import check_question_table_shape
@@ -35,11 +38,9 @@ from agent_wait_cdk.teams import ShapedWebhookProps, TeamsProps, check_chat_prop
 
 __all__ = (
     "VISIBILITY_FACTOR",
-    "check_agent_wait_props",
-    "check_answer_api_switch",
-    "check_existing_resources",
+    "CheckedProps",
+    "check_every_prop",
     "check_router_props",
-    "check_topic_scope",
     "times",
 )
 
@@ -48,58 +49,97 @@ VISIBILITY_FACTOR = 6
 """The entry queue's visibility timeout is at least this many router timeouts (AWS's advice for SQS sources)."""
 
 
-def check_agent_wait_props(
-    checks: PropChecks,
-    *,
-    graph: str,
-    log_level: str,
-    webhook_url: str | None,
-    webhook_secret: secretsmanager.ISecret | None,
-    alarms: bool,
-    webhook_url_secret: secretsmanager.ISecret | None = None,
-    resource_name_prefix: str | None = None,
-    alarm_topic: sns.ITopic | None,
-    router: RouterProps,
-    sweep: SweepProps,
-    queue: EntryQueueProps,
-    index_shards: int | None,
-    oldest_open_question_threshold: Duration,
-    metric_tags: Mapping[str, Sequence[str]] | None = None,
-) -> None:
+@dataclass(frozen=True, kw_only=True)
+class CheckedProps:
+    """The `AgentWait` props its checks read, each as the user gave it but `bus`, resolved from its default."""
+
+    graph: str
+    log_level: str
+    webhook_url: str | None
+    webhook_secret: secretsmanager.ISecret | None
+    webhook_url_secret: secretsmanager.ISecret | None
+    resource_name_prefix: str | None
+    alarms: bool
+    alarm_topic: sns.ITopic | None
+    router: RouterProps
+    sweep: SweepProps
+    queue: EntryQueueProps
+    index_shards: int | None
+    oldest_open_question_threshold: Duration
+    metric_tags: Mapping[str, Sequence[str]] | None
+    topic: bool
+    topic_fifo: bool
+    topic_fifo_throughput_scope: sns.FifoThroughputScope | None
+    existing_topic: sns.ITopic | None
+    bus: bool
+    existing_bus: events.IEventBus | None
+    answer_api: bool
+    answer_api_props: AnswerApiProps | None
+    link_announcers: Sequence[str]
+    slack: SlackProps | None
+    teams: TeamsProps | None
+    shaped_webhook: ShapedWebhookProps | None
+    email: EmailProps | None
+    existing_question_table: dynamodb.ITable | None
+    existing_entry_queue: sqs.IQueue | None
+    existing_dead_letter_queue: sqs.IQueue | None
+    checkpoint_bucket: bool
+    existing_checkpoint_bucket: s3.IBucket | None
+
+
+def check_every_prop(path: str, props: CheckedProps) -> None:
+    """Every prop of the `AgentWait` at `path`, checked before anything is created, so one error lists every problem.
+
+    Raises:
+        AgentWaitPropsError: every prop out of range, malformed, or contradicting another.
+    """
+    checks = PropChecks(path)
+    _check_ranges_and_formats(checks, props)
+    _check_topic_scope(checks, props)
+    _check_answer_api_switch(checks, props)
+    answer_api_props = props.answer_api_props
+    links = answer_api_props is not None and answer_api_props.links
+    check_email_props(checks, props.email, answer_api=props.answer_api, links=links)
+    _check_existing_resources(checks, props)
+    checks.raise_if_any()
+
+
+def _check_ranges_and_formats(checks: PropChecks, props: CheckedProps) -> None:
     """Every range and format rule, with the parts' own rules under the names the user writes."""
-    if not _GRAPH.match(graph):
-        checks.fail("graph", f"must be 'module:attribute', e.g. 'my_app.graph:build_graph'; got {graph!r}")
-    check_log_level(checks, log_level)
-    check_resource_name_prefix(checks, resource_name_prefix)
+    if not _GRAPH.match(props.graph):
+        checks.fail("graph", f"must be 'module:attribute', e.g. 'my_app.graph:build_graph'; got {props.graph!r}")
+    check_log_level(checks, props.log_level)
+    check_resource_name_prefix(checks, props.resource_name_prefix)
+    webhook_url = props.webhook_url
     if (
         webhook_url is not None
         and not Token.is_unresolved(webhook_url)
         and not webhook_url.startswith(("https://", "http://"))
     ):
         checks.fail("webhook_url", f"must start with https:// or http://; got {webhook_url!r}")
-    if webhook_url is not None and webhook_url_secret is not None:
+    if webhook_url is not None and props.webhook_url_secret is not None:
         checks.fail(
             "webhook_url",
             "cannot go with webhook_url_secret: the URL comes from one place; keep webhook_url_secret and drop "
             "webhook_url",
         )
-    if webhook_secret is not None and webhook_url is None and webhook_url_secret is None:
+    if props.webhook_secret is not None and webhook_url is None and props.webhook_url_secret is None:
         checks.fail(
             "webhook_secret",
             "signs webhook deliveries, but there is no webhook to deliver to; pass webhook_url_secret too, or drop it",
         )
-    if alarm_topic is not None and not alarms:
+    if props.alarm_topic is not None and not props.alarms:
         checks.fail("alarm_topic", "cannot go with alarms=False: there would be no alarm to notify it; drop one")
-    check_router_props(checks.prefixed("router."), router)
-    SweepFunction.check_props(checks.prefixed("sweep."), **sweep.as_kwargs())
-    checks.int_between("index_shards", index_shards, minimum=1, maximum=1000, unit="shards")
-    AgentWaitAlarms.check_props(checks, oldest_open_question_threshold=oldest_open_question_threshold)
-    check_metric_tags(checks, metric_tags)
-    EntryQueue.check_props(checks.prefixed("queue."), **queue.as_kwargs())
+    check_router_props(checks.prefixed("router."), props.router)
+    SweepFunction.check_props(checks.prefixed("sweep."), **props.sweep.as_kwargs())
+    checks.int_between("index_shards", props.index_shards, minimum=1, maximum=1000, unit="shards")
+    AgentWaitAlarms.check_props(checks, oldest_open_question_threshold=props.oldest_open_question_threshold)
+    check_metric_tags(checks, props.metric_tags)
+    EntryQueue.check_props(checks.prefixed("queue."), **props.queue.as_kwargs())
     checks.duration_at_least(
         "queue.visibility_timeout",
-        queue.visibility_timeout,
-        minimum=times(router.timeout, VISIBILITY_FACTOR),
+        props.queue.visibility_timeout,
+        minimum=times(props.router.timeout, VISIBILITY_FACTOR),
         why="six times router.timeout, so a retried batch is not seen twice while the first attempt runs",
     )
 
@@ -121,25 +161,20 @@ def check_router_props(checks: PropChecks, router: RouterProps) -> None:
     check_extra_environment(checks, "environment", router.environment)
 
 
-def check_topic_scope(
-    checks: PropChecks,
-    topic: bool,
-    topic_fifo: bool,
-    scope: sns.FifoThroughputScope | None,
-    existing_topic: sns.ITopic | None,
-) -> None:
+def _check_topic_scope(checks: PropChecks, props: CheckedProps) -> None:
     """The scope shapes a FIFO topic AgentWait creates: not a brought topic, not a standard one, not none."""
+    scope = props.topic_fifo_throughput_scope
     if scope is None:
         return
-    if existing_topic is not None:
+    if props.existing_topic is not None:
         checks.fail(
             "topic_fifo_throughput_scope",
             "shapes a topic AgentWait creates; with existing_topic, set the scope on your own topic",
         )
-    elif not topic:
+    elif not props.topic:
         checks.fail("topic_fifo_throughput_scope", "cannot go with topic=False: there is no topic to shape")
     else:
-        AnnounceTopic.check_props(checks.prefixed("topic_"), fifo=topic_fifo, fifo_throughput_scope=scope)
+        AnnounceTopic.check_props(checks.prefixed("topic_"), fifo=props.topic_fifo, fifo_throughput_scope=scope)
 
 
 def times(duration: Duration, factor: int) -> Duration:
@@ -148,73 +183,52 @@ def times(duration: Duration, factor: int) -> Duration:
     return Duration.seconds(duration.to_seconds(integral=False) * factor)
 
 
-def check_existing_resources(
-    checks: PropChecks,
-    *,
-    topic: bool,
-    topic_fifo: bool,
-    existing_topic: sns.ITopic | None,
-    bus: bool,
-    existing_bus: events.IEventBus | None,
-    existing_question_table: dynamodb.ITable | None,
-    existing_entry_queue: sqs.IQueue | None,
-    existing_dead_letter_queue: sqs.IQueue | None,
-    queue: EntryQueueProps,
-    checkpoint_bucket: bool = True,
-    existing_checkpoint_bucket: s3.IBucket | None = None,
-) -> None:
+def _check_existing_resources(checks: PropChecks, props: CheckedProps) -> None:
     """`existing_X` or the props that shape a created X, never both; brought resources must fit."""
-    check_checkpoint_bucket(checks, switch=checkpoint_bucket, existing=existing_checkpoint_bucket)
-    if existing_topic is not None and not topic:
+    check_checkpoint_bucket(checks, switch=props.checkpoint_bucket, existing=props.existing_checkpoint_bucket)
+    if props.existing_topic is not None and not props.topic:
         checks.fail("existing_topic", "cannot go with topic=False; pass existing_topic to announce on it, or neither")
-    if existing_topic is not None and topic_fifo:
+    if props.existing_topic is not None and props.topic_fifo:
         checks.fail("topic_fifo", "shapes a topic AgentWait creates; with existing_topic, the topic's own kind is used")
-    if existing_bus is not None and not bus:
+    if props.existing_bus is not None and not props.bus:
         checks.fail("existing_bus", "cannot go with bus=False; pass existing_bus to announce on it, or neither")
-    if (existing_entry_queue is None) != (existing_dead_letter_queue is None):
+    entry, dead_letters, queue = props.existing_entry_queue, props.existing_dead_letter_queue, props.queue
+    if (entry is None) != (dead_letters is None):
         checks.fail(
             "existing_entry_queue",
             "and existing_dead_letter_queue go together: the router dead-letters malformed messages itself, "
             "so it needs the queue the entry queue's redrive policy sends to",
         )
-    if existing_entry_queue is not None:
+    if entry is not None:
         for field, value in (
             ("queue.visibility_timeout", queue.visibility_timeout),
             ("queue.retention_period", queue.retention_period),
         ):
             if value is not None:
                 checks.fail(field, "shapes an entry queue AgentWait creates; it cannot go with existing_entry_queue")
-    for field, brought in (
-        ("existing_entry_queue", existing_entry_queue),
-        ("existing_dead_letter_queue", existing_dead_letter_queue),
-    ):
+    for field, brought in (("existing_entry_queue", entry), ("existing_dead_letter_queue", dead_letters)):
         if brought is not None and not brought.fifo:
             checks.fail(
                 field,
                 "must be a FIFO queue (starts and answers are ordered per thread); if it is, import it with "
                 "sqs.Queue.from_queue_attributes(..., fifo=True)",
             )
-    if isinstance(existing_question_table, dynamodb.Table):
-        check_question_table_shape(checks, existing_question_table)
-    check_max_receive_count(checks.prefixed("queue."), existing_entry_queue, queue.max_receive_count)
+    if isinstance(props.existing_question_table, dynamodb.Table):
+        check_question_table_shape(checks, props.existing_question_table)
+    check_max_receive_count(checks.prefixed("queue."), entry, queue.max_receive_count)
 
 
-def check_answer_api_switch(
-    checks: PropChecks,
-    *,
-    answer_api: bool,
-    answer_api_props: AnswerApiProps | None,
-    link_announcers: Sequence[str],
-    announcers: dict[str, bool],
-    slack: SlackProps | None = None,
-    teams: TeamsProps | None = None,
-    shaped_webhook: ShapedWebhookProps | None = None,
-) -> None:
+def _check_answer_api_switch(checks: PropChecks, props: CheckedProps) -> None:
     """The answer API's switch and props go together; link announcers need links and their announcer; Slack
     and Teams need the API (their buttons open it) and their own props right, as a shaped webhook does."""
-    check_slack_props(checks, slack, answer_api=answer_api)
+    answer_api, answer_api_props, link_announcers = props.answer_api, props.answer_api_props, props.link_announcers
+    check_slack_props(checks, props.slack, answer_api=answer_api)
     check_chat_props(
-        checks, teams=teams, shaped_webhook=shaped_webhook, answer_api=answer_api, link_announcers=link_announcers
+        checks,
+        teams=props.teams,
+        shaped_webhook=props.shaped_webhook,
+        answer_api=answer_api,
+        link_announcers=link_announcers,
     )
     if answer_api and answer_api_props is None:
         checks.fail(
@@ -237,6 +251,12 @@ def check_answer_api_switch(
             "needs answer_api=True with links on (AnswerApiProps.links, the default): links point at the answer "
             f"API and are signed with its keys; got {list(link_announcers)}",
         )
+    # An existing topic or bus needs its switch on too (`_check_existing_resources`), so the switches say it all.
+    announcers = {
+        "sns": props.topic,
+        "eventbridge": props.bus,
+        "webhook": bool(props.webhook_url or props.webhook_url_secret),
+    }
     for name, prop in (("sns", "a topic"), ("eventbridge", "a bus"), ("webhook", "webhook_url")):
         if name in link_announcers and not announcers[name]:
             checks.fail("link_announcers", f"names {name!r}, which needs {prop}; there is none")

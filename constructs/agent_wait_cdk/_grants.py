@@ -35,6 +35,12 @@ def grant_table(
     return _with_key(grant, grantee, table.encryption_key, kms_actions)
 
 
+def grant_channel_record(grantee: iam.IGrantable, table: dynamodb.ITable, actions: Sequence[str]) -> iam.Grant:
+    """`actions` on a channel's record table (`ChannelRecordTable`, or one brought), and read and write with its
+    customer managed key, if any: a channel claims and marks its sends there."""
+    return grant_table(grantee, table, actions, kms_actions=_perms.KMS_READ_WRITE)
+
+
 def grant_send(grantee: iam.IGrantable, queue: sqs.IQueue, *, actions: Sequence[str] = _perms.SQS_SEND) -> iam.Grant:
     """Send messages to `queue` (and use its customer managed key, if any)."""
     grant = iam.Grant.add_to_principal(grantee=grantee, actions=list(actions), resource_arns=[queue.queue_arn])

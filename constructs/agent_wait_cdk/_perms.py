@@ -55,10 +55,11 @@ DURABLE_CALLBACK = ("lambda:SendDurableExecutionCallbackSuccess", "lambda:GetDur
 """The router completes a durable function's callback with the decision, and reads the execution's history when
 Lambda refuses a completion as closed (one the router made before it died counts as made)."""
 
+# On each channel's record of what it sent (`ChannelRecordTable`, `_grants.grant_channel_record`): what that
+# channel's runtime calls, no more.
 SLACK_MESSAGES = ("dynamodb:GetItem", "dynamodb:UpdateItem")
 """What the router and the sweep call on the Slack messages table: read a question's posts, claim a post and
 record its `ts` with conditional updates (`agent_wait.slack.messages.DynamoDbSlackMessages`)."""
-
 EMAIL_SENDS = ("dynamodb:GetItem", "dynamodb:UpdateItem")
 """What the router and the sweep call on the email sends table: read a question's emails, claim an email and
 record SES's message id with conditional updates (`agent_wait.email.sends.DynamoDbEmailSends`)."""

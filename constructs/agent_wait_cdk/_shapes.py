@@ -58,6 +58,11 @@ CHECKPOINT_PARTITION_KEY = "PK"
 CHECKPOINT_SORT_KEY = "SK"
 CHECKPOINT_TTL_ATTRIBUTE = "ttl"
 
+CHANNEL_RECORD_PARTITION_KEY = "question_id"
+CHANNEL_RECORD_TTL_ATTRIBUTE = "ttl"
+"""A channel's record of what it sent (Slack's messages, email's and Teams' sends): one item per question, keyed by
+its id, as the runtime's send records read and write it (`channel_records.py`)."""
+
 ENTRY_QUEUE_MAX_RECEIVE_COUNT = 5
 """Receives before SQS moves a message to the dead-letter queue."""
 

@@ -1,7 +1,12 @@
 """`AgentWait`: the whole of agent-wait on AWS in one construct.
 
-Over 400 lines because it composes everything: a third is the documentation of its props and grants; its
-rules live in `_agent_wait_checks.py`, its parts and their props objects in their own modules.
+It composes the parts, in order: storage and the channels' records, the entry queue, the announcers, the router
+and the sweep, the answer API, the alarms and the outputs. Its props are checked first, all together
+(`_agent_wait_checks.py`); each part is made by its own module; the answer channels are `_agent_wait_channels.py`,
+and the variables, grants and outputs that join the parts are `_agent_wait_wiring.py`.
+
+Over 400 lines on purpose: about 270 of them document its 44 props and its grants, which users read here, and
+the constructor spells out each part's props as it makes it, in the order the template lists them.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aws_cdk import Annotations, CfnOutput, Duration, RemovalPolicy, Stack
+from aws_cdk import Annotations, Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
@@ -25,57 +30,37 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from agent_wait_cdk import _grants, _perms
+from agent_wait_cdk import _grants
 from agent_wait_cdk import _shapes as shapes
 from agent_wait_cdk import question_table as questions
-from agent_wait_cdk._agent_wait_checks import (
-    VISIBILITY_FACTOR,
-    check_agent_wait_props,
-    check_answer_api_switch,
-    check_existing_resources,
-    check_topic_scope,
-    times,
+from agent_wait_cdk._agent_wait_channels import AgentWaitChannels
+from agent_wait_cdk._agent_wait_checks import VISIBILITY_FACTOR, CheckedProps, check_every_prop, times
+from agent_wait_cdk._agent_wait_wiring import (
+    Parts,
+    add_outputs,
+    grant_functions,
+    router_variables,
+    serve_durable_function,
+    shared_environment,
+    watch,
+    wire_answer_api,
 )
 from agent_wait_cdk._defaults import FOUR_DAYS, ONE_DAY
-from agent_wait_cdk._lambda_function import powertools_environment
 from agent_wait_cdk._names import ResourceNames
 from agent_wait_cdk._senders import SenderLists, role_id, sender_id
-from agent_wait_cdk._validate import PropChecks
-from agent_wait_cdk.alarms import AgentWaitAlarms
 from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, _FifoSubscriptionCheck, check_queue_subscription
 from agent_wait_cdk.answer_api import AnswerApi, AnswerApiProps
 from agent_wait_cdk.bundling.bundle import BUNDLE_CONTEXT, LambdaBundle, warn_if_graph_missing
-from agent_wait_cdk.checkpoint_bucket import CheckpointBucket, grant_checkpoint_bucket
+from agent_wait_cdk.checkpoint_bucket import CheckpointBucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable
-from agent_wait_cdk.dashboard import AgentWaitDashboard, metric_tags_variable
-from agent_wait_cdk.email import (
-    EmailConfigurationSet,
-    EmailProps,
-    EmailSendsTable,
-    check_email_props,
-    email_environment,
-    grant_email,
-    identity_arn,
-)
+from agent_wait_cdk.dashboard import metric_tags_variable
+from agent_wait_cdk.email import EmailConfigurationSet, EmailProps
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, redrive_count
-from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps, router_variables
+from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.precise_deadlines import PreciseDeadlines, precise_sweep_name
 from agent_wait_cdk.question_table import QuestionTable
-from agent_wait_cdk.slack import (
-    SlackMessagesTable,
-    SlackProps,
-    grant_slack_messages,
-    slack_app_manifest,
-    slack_environment,
-)
-from agent_wait_cdk.teams import (
-    ShapedWebhookProps,
-    TeamsProps,
-    TeamsSendsTable,
-    grant_teams_sends,
-    shaped_webhook_environment,
-    teams_environment,
-)
+from agent_wait_cdk.slack import SlackProps
+from agent_wait_cdk.teams import ShapedWebhookProps, TeamsProps
 
 __all__ = ("AgentWait",)
 
@@ -246,13 +231,13 @@ class AgentWait(Construct):
             output, and every bundle error, says which was used.
         runtime_source: the `agent_wait` directory to bundle. Default None: found beside the constructs.
         resource_name_prefix: name what AgentWait creates `<prefix>-<role>`: the tables `-questions`,
-            `-checkpoints`, `-slack-messages` (with `slack`) and `-email-sends` (with `email`; its SES
-            configuration set `-email`), the queues `-entry.fifo` and `-entry-dlq.fifo`, the
-            topic and the bus `-announcements` (`.fifo` for a FIFO topic), the functions `-router` and `-sweep`
-            (log groups `/aws/lambda/<name>`), the bucket `-checkpoints-<account>-<region>`. 1 to 20 lowercase letters,
-            digits and hyphens. Default None: CloudFormation generates every name, so two stacks (or a
-            replacement) never collide. Fixed names cannot be replaced in place: a change that replaces a
-            named resource fails until the name changes too.
+            `-checkpoints`, `-slack-messages` (with `slack`), `-email-sends` (with `email`; its SES
+            configuration set `-email`) and `-teams-sends` (with `teams`), the queues `-entry.fifo` and
+            `-entry-dlq.fifo`, the topic and the bus `-announcements` (`.fifo` for a FIFO topic), the functions
+            `-router` and `-sweep` (log groups `/aws/lambda/<name>`), the bucket `-checkpoints-<account>-<region>`.
+            1 to 20 lowercase letters, digits and hyphens. Default None: CloudFormation generates every name, so
+            two stacks (or a replacement) never collide. Fixed names cannot be replaced in place: a change that
+            replaces a named resource fails until the name changes too.
         precise_deadlines: also wake the sweep for one question at its deadline and at each reminder and escalation
             step, with EventBridge Scheduler one-time schedules (`PreciseDeadlines`: a schedule group, the role
             Scheduler assumes, and the router's, the sweep's and the answer API's right to keep its schedules), so
@@ -322,58 +307,46 @@ class AgentWait(Construct):
         # A brought topic is the app's fan-out already: a bus only when asked for (or brought).
         bus = bus if bus is not None else (existing_bus is not None or existing_topic is None)
         names = ResourceNames(resource_name_prefix)
-
         # Every prop is checked before anything is created, so one error lists every problem.
-        checks = PropChecks(self.node.path)
-        check_agent_wait_props(
-            checks,
-            graph=graph,
-            log_level=log_level,
-            webhook_url=webhook_url,
-            webhook_secret=webhook_secret,
-            webhook_url_secret=webhook_url_secret,
-            resource_name_prefix=resource_name_prefix,
-            alarms=alarms,
-            alarm_topic=alarm_topic,
-            router=router,
-            sweep=sweep,
-            queue=queue,
-            index_shards=index_shards,
-            oldest_open_question_threshold=oldest_open_question_threshold,
-            metric_tags=metric_tags,
+        check_every_prop(
+            self.node.path,
+            CheckedProps(
+                graph=graph,
+                log_level=log_level,
+                webhook_url=webhook_url,
+                webhook_secret=webhook_secret,
+                webhook_url_secret=webhook_url_secret,
+                resource_name_prefix=resource_name_prefix,
+                alarms=alarms,
+                alarm_topic=alarm_topic,
+                router=router,
+                sweep=sweep,
+                queue=queue,
+                index_shards=index_shards,
+                oldest_open_question_threshold=oldest_open_question_threshold,
+                metric_tags=metric_tags,
+                topic=topic,
+                topic_fifo=topic_fifo,
+                topic_fifo_throughput_scope=topic_fifo_throughput_scope,
+                existing_topic=existing_topic,
+                bus=bus,
+                existing_bus=existing_bus,
+                answer_api=answer_api,
+                answer_api_props=answer_api_props,
+                link_announcers=link_announcers,
+                slack=slack,
+                teams=teams,
+                shaped_webhook=shaped_webhook,
+                email=email,
+                existing_question_table=existing_question_table,
+                existing_entry_queue=existing_entry_queue,
+                existing_dead_letter_queue=existing_dead_letter_queue,
+                checkpoint_bucket=checkpoint_bucket,
+                existing_checkpoint_bucket=existing_checkpoint_bucket,
+            ),
         )
-        check_topic_scope(checks, topic, topic_fifo, topic_fifo_throughput_scope, existing_topic)
-        check_answer_api_switch(
-            checks,
-            answer_api=answer_api,
-            answer_api_props=answer_api_props,
-            link_announcers=link_announcers,
-            # An existing topic or bus needs its switch on too (`check_existing_resources`), so the switches say it all.
-            announcers={"sns": topic, "eventbridge": bus, "webhook": bool(webhook_url or webhook_url_secret)},
-            slack=slack,
-            teams=teams,
-            shaped_webhook=shaped_webhook,
-        )
-        check_email_props(
-            checks, email, answer_api=answer_api, links=answer_api_props is not None and answer_api_props.links
-        )
-        check_existing_resources(
-            checks,
-            topic=topic,
-            topic_fifo=topic_fifo,
-            existing_topic=existing_topic,
-            bus=bus,
-            existing_bus=existing_bus,
-            existing_question_table=existing_question_table,
-            existing_entry_queue=existing_entry_queue,
-            existing_dead_letter_queue=existing_dead_letter_queue,
-            queue=queue,
-            checkpoint_bucket=checkpoint_bucket,
-            existing_checkpoint_bucket=existing_checkpoint_bucket,
-        )
-        checks.raise_if_any()
 
-        # Storage.
+        # Storage, and the channels' records.
         self.question_table: dynamodb.ITable = (
             existing_question_table
             or QuestionTable(
@@ -395,33 +368,28 @@ class AgentWait(Construct):
             checkpoint_bucket, existing_checkpoint_bucket, removal_policy, encryption_key, name=names.checkpoint_bucket
         )
         self._keep_channels(
-            slack,
-            teams,
-            shaped_webhook,
-            removal_policy,
-            encryption_key,
-            name=names.slack_messages_table,
-            teams_name=names.teams_sends_table,
+            AgentWaitChannels(
+                self,
+                slack=slack,
+                teams=teams,
+                shaped_webhook=shaped_webhook,
+                email=email,
+                names=names,
+                removal_policy=removal_policy,
+                encryption_key=encryption_key,
+            )
         )
-        self._keep_email(email, removal_policy, encryption_key, names=names)
 
         # The entry queue.
-        max_receive_count = shapes.ENTRY_QUEUE_MAX_RECEIVE_COUNT
-        if existing_entry_queue is not None and existing_dead_letter_queue is not None:
-            self.entry_queue: sqs.IQueue = existing_entry_queue
-            self.dead_letter_queue: sqs.IQueue = existing_dead_letter_queue
-            max_receive_count = queue.max_receive_count or redrive_count(existing_entry_queue) or max_receive_count
-        else:
-            entry = EntryQueue(
-                self,
-                "EntryQueue",
-                visibility_timeout=queue.visibility_timeout or times(router.timeout, VISIBILITY_FACTOR),
-                retention_period=queue.retention_period or FOUR_DAYS,
-                encryption_key=encryption_key,
-                queue_name=names.entry_queue,
-                removal_policy=removal_policy,
-            )
-            self.entry_queue, self.dead_letter_queue = entry.queue, entry.dead_letter_queue
+        self.entry_queue, self.dead_letter_queue, max_receive_count = self._entry_queue(
+            queue,
+            existing=existing_entry_queue,
+            existing_dead_letters=existing_dead_letter_queue,
+            router_timeout=router.timeout,
+            key=encryption_key,
+            removal_policy=removal_policy,
+            name=names.entry_queue,
+        )
 
         # Announcers.
         self.topic: sns.ITopic | None = self._topic(
@@ -435,9 +403,21 @@ class AgentWait(Construct):
         self.bus: events.IEventBus | None = existing_bus or (
             AnnounceBus(self, "Bus", event_bus_name=names.bus).bus if bus else None
         )
+        self._parts = parts = Parts(
+            question_table=self.question_table,
+            checkpoint_table=self.checkpoint_table,
+            checkpoint_bucket=self.checkpoint_bucket,
+            entry_queue=self.entry_queue,
+            dead_letter_queue=self.dead_letter_queue,
+            topic=self.topic,
+            bus=self.bus,
+            channels=self._channels,
+        )
 
         # Functions.
-        environment = self._environment(
+        self._index_shards = index_shards  # a durable function that asks (`serve_durable_function`) shards alike
+        environment = shared_environment(
+            parts,
             graph=graph,
             webhook_url=webhook_url,
             webhook_secret=webhook_secret,
@@ -476,21 +456,31 @@ class AgentWait(Construct):
             self, "Router", entry_queue=self.entry_queue, function_name=names.router, **shared, **router_props
         )
         # Precise deadlines name the sweep, so its own environment can name its ARN (a reference would be a cycle).
+        sweep_name = names.sweep or (precise_sweep_name(self) if precise_deadlines else None)
         sweep_function = SweepFunction(
-            self,
-            "Sweep",
-            environment=environment,
-            function_name=names.sweep or (precise_sweep_name(self) if precise_deadlines else None),
-            **shared,
-            **sweep.as_kwargs(),
+            self, "Sweep", environment=environment, function_name=sweep_name, **shared, **sweep.as_kwargs()
         )
         self.router_function: lambda_.Function = router_function.function
         self.sweep_function: lambda_.Function = sweep_function.function
         self.sweep_schedule: events.Rule = sweep_function.schedule
         self._keep_webhook(webhook_url, webhook_url_secret, webhook_secret)
-        self._grant_functions(precise_sweep=(names.sweep or precise_sweep_name(self)) if precise_deadlines else None)
+        self.precise_deadlines: PreciseDeadlines | None = None
+        """The schedule group and the role Scheduler assumes (`precise_deadlines=True`); None when off. The router
+        and the sweep keep its schedules, and the answer API when there is one."""
+        if precise_deadlines and sweep_name is not None:
+            self.precise_deadlines = PreciseDeadlines(self, "PreciseDeadlines", sweep_function_name=sweep_name)
+            for function in (self.router_function, self.sweep_function):
+                self.precise_deadlines.grant_keep_schedules(function)  # pyright: ignore[reportArgumentType]
+        grant_functions(
+            parts,
+            self.router_function,
+            self.sweep_function,
+            webhook_secrets=(self.webhook_url_secret, self.webhook_secret),
+        )
         self._senders = SenderLists(self.router_function)
         self._senders.add(shapes.ENV_TRUSTED_SENDERS, [role_id(sweep_function.role)])
+
+        # People answer.
         self.answer_api: AnswerApi | None = None
         if answer_api and answer_api_props is not None:
             self.answer_api = AnswerApi(
@@ -503,42 +493,33 @@ class AgentWait(Construct):
                 **shared,
                 **answer_api_props.as_kwargs(),
             )
-            self._wire_answer_api(self.answer_api, link_announcers, index_shards=index_shards)
+            wire_answer_api(
+                self.answer_api,
+                parts,
+                router=self.router_function,
+                sweep=self.sweep_function,
+                senders=self._senders,
+                precise_deadlines=self.precise_deadlines,
+                link_announcers=link_announcers,
+                index_shards=index_shards,
+            )
+            self.slack_app_manifest = self._channels.slack_app_manifest
 
-        self.alarms, self.dashboard = self._watch(
-            oldest_open_question_threshold, alarm_topic, alarms=alarms, dashboard=dashboard, metric_tags=metric_tags
-        )
-        if outputs:
-            self._outputs()
-
-    def _watch(
-        self,
-        oldest_open_question_threshold: Duration,
-        alarm_topic: sns.ITopic | None,
-        *,
-        alarms: bool,
-        dashboard: bool,
-        metric_tags: Mapping[str, Sequence[str]] | None,
-    ) -> tuple[AgentWaitAlarms | None, AgentWaitDashboard | None]:
-        """The alarms (`alarms`), and the dashboard (`dashboard`) that shows their states beside the metrics."""
-        made = self._alarms(oldest_open_question_threshold, alarm_topic) if alarms else None
-        return made, (self._dashboard(made, metric_tags) if dashboard else None)
-
-    def _dashboard(
-        self, alarms: AgentWaitAlarms | None, metric_tags: Mapping[str, Sequence[str]] | None
-    ) -> AgentWaitDashboard:
-        """The dashboard of the metrics, the alarms' states beside them."""
-        api = self.answer_api.function if self.answer_api is not None else None
-        return AgentWaitDashboard(
+        # Watching, and the outputs.
+        self.alarms, self.dashboard = watch(
             self,
-            "Dashboard",
-            router_function=self.router_function,  # pyright: ignore[reportArgumentType]
-            sweep_function=self.sweep_function,  # pyright: ignore[reportArgumentType]
-            answer_api_function=api,  # pyright: ignore[reportArgumentType]
-            dead_letter_queue=self.dead_letter_queue,
-            alarms=alarms.alarms if alarms is not None else (),
+            parts,
+            router=self.router_function,
+            sweep=self.sweep_function,
+            answer_api=self.answer_api,
+            oldest_open_question_threshold=oldest_open_question_threshold,
+            alarm_topic=alarm_topic,
+            alarms=alarms,
+            dashboard=dashboard,
             metric_tags=metric_tags,
         )
+        if outputs:
+            add_outputs(self, parts, self.answer_api)
 
     # Grants for callers.
 
@@ -620,27 +601,7 @@ class AgentWait(Construct):
         Returns:
             The durable function's grant on the question table.
         """
-        grant = _grants.grant_table(
-            function, self.question_table, _perms.QUESTION_DURABLE_ASK, kms_actions=_perms.KMS_READ_WRITE
-        )
-        if self.topic is not None:
-            _grants.grant_publish(function, self.topic)
-        if self.bus is not None:
-            self.bus.grant_put_events_to(function)
-        iam.Grant.add_to_principal(
-            grantee=self.router_function,
-            actions=list(_perms.DURABLE_CALLBACK),
-            resource_arns=[f"{function.function_arn}:*"],
-        )
-        if isinstance(function, lambda_.Function):
-            function.add_environment(shapes.ENV_TABLE, self.question_table.table_name)
-            if self.topic is not None:
-                function.add_environment(shapes.ENV_TOPIC_ARN, self.topic.topic_arn)
-            if self.bus is not None:
-                function.add_environment(shapes.ENV_BUS_NAME, self.bus.event_bus_name)
-            if self._index_shards is not None:
-                function.add_environment(shapes.ENV_INDEX_SHARDS, str(self._index_shards))
-        return grant
+        return serve_durable_function(self._parts, self.router_function, function, index_shards=self._index_shards)
 
     def subscribe_queue(self, queue: sqs.IQueue, *, raw_message_delivery: bool = True) -> None:
         """Subscribe `queue` to the announcement topic, refusing a FIFO queue on a standard topic.
@@ -654,7 +615,7 @@ class AgentWait(Construct):
         check_queue_subscription(self.topic, queue)
         self.topic.add_subscription(subscriptions.SqsSubscription(queue, raw_message_delivery=raw_message_delivery))
 
-    # Wiring.
+    # Parts.
 
     def _bundle_code(self, bundle: LambdaBundle, graph: str) -> lambda_.Code:
         """The bundle's asset, saying in the synth output where its dependencies came from."""
@@ -697,79 +658,48 @@ class AgentWait(Construct):
             self, "CheckpointBucket", bucket_name=name, removal_policy=removal_policy, encryption_key=key
         ).bucket
 
-    def _keep_channels(
+    def _entry_queue(
         self,
-        slack: SlackProps | None,
-        teams: TeamsProps | None,
-        shaped_webhook: ShapedWebhookProps | None,
-        removal_policy: RemovalPolicy,
-        key: kms.IKey | None,
+        props: EntryQueueProps,
         *,
+        existing: sqs.IQueue | None,
+        existing_dead_letters: sqs.IQueue | None,
+        router_timeout: Duration,
+        key: kms.IKey | None,
+        removal_policy: RemovalPolicy,
         name: str | None,
-        teams_name: str | None,
-    ) -> None:
-        """The chat channels' props (Slack, Teams, a shaped webhook), the table of Slack's messages (brought, or
-        created when none is) and the table of Teams' cards."""
-        self.teams: TeamsProps | None = teams
-        self.shaped_webhook: ShapedWebhookProps | None = shaped_webhook
-        self.slack: SlackProps | None = slack
-        self.slack_messages_table: dynamodb.ITable | None = None
+    ) -> tuple[sqs.IQueue, sqs.IQueue, int]:
+        """The entry queue and its dead-letter queue, brought or created, and the receives before a dead letter."""
+        if existing is not None and existing_dead_letters is not None:
+            count = props.max_receive_count or redrive_count(existing) or shapes.ENTRY_QUEUE_MAX_RECEIVE_COUNT
+            return existing, existing_dead_letters, count
+        entry = EntryQueue(
+            self,
+            "EntryQueue",
+            visibility_timeout=props.visibility_timeout or times(router_timeout, VISIBILITY_FACTOR),
+            retention_period=props.retention_period or FOUR_DAYS,
+            encryption_key=key,
+            queue_name=name,
+            removal_policy=removal_policy,
+        )
+        return entry.queue, entry.dead_letter_queue, shapes.ENTRY_QUEUE_MAX_RECEIVE_COUNT
+
+    def _keep_channels(self, channels: AgentWaitChannels) -> None:
+        """The channels' props and record tables, as attributes; the Slack app's manifest is set with the API."""
+        self._channels = channels
+        self.slack: SlackProps | None = channels.slack
+        self.teams: TeamsProps | None = channels.teams
+        self.shaped_webhook: ShapedWebhookProps | None = channels.shaped_webhook
+        self.email: EmailProps | None = channels.email
+        self.slack_messages_table: dynamodb.ITable | None = channels.slack_messages_table
+        """Where each question's Slack messages are remembered (created, or `SlackProps.messages_table`)."""
+        self.teams_sends_table: dynamodb.ITable | None = channels.teams_sends_table
+        """Where each Teams card is claimed and marked accepted (`TeamsSendsTable`); None without Teams."""
+        self.email_sends_table: dynamodb.ITable | None = channels.email_sends_table
+        """Where each email is claimed and marked sent (created, or `EmailProps.sends_table`); None without email."""
+        self.email_configuration_set: EmailConfigurationSet | None = channels.email_configuration_set
         # The Slack app's manifest as JSON, with the answer API's URL (a token until deploy); set with the API.
         self.slack_app_manifest: str | None = None
-        self.teams_sends_table: dynamodb.ITable | None = None
-        """Where each Teams card is claimed and marked accepted (`TeamsSendsTable`); None without Teams."""
-        if teams is not None:
-            self.teams_sends_table = TeamsSendsTable(
-                self, "TeamsSendsTable", table_name=teams_name, removal_policy=removal_policy, encryption_key=key
-            ).table
-        if slack is not None:
-            self.slack_messages_table = slack.messages_table or (
-                SlackMessagesTable(
-                    self, "SlackMessagesTable", table_name=name, removal_policy=removal_policy, encryption_key=key
-                ).table
-            )
-
-    def _alarms(self, oldest_open_question_threshold: Duration, alarm_topic: sns.ITopic | None) -> AgentWaitAlarms:
-        configuration_set = self.email_configuration_set
-        return AgentWaitAlarms(
-            self,
-            "Alarms",
-            dead_letter_queue=self.dead_letter_queue,
-            router_function=self.router_function,  # pyright: ignore[reportArgumentType]
-            sweep_function=self.sweep_function,  # pyright: ignore[reportArgumentType]
-            oldest_open_question_threshold=oldest_open_question_threshold,
-            alarm_topic=alarm_topic,
-            email_configuration_set_name=configuration_set.configuration_set_name if configuration_set else None,
-        )
-
-    def _keep_email(
-        self, email: EmailProps | None, removal_policy: RemovalPolicy, key: kms.IKey | None, *, names: ResourceNames
-    ) -> None:
-        """Email's props, the table of its sends (brought, or created) and its SES configuration set."""
-        self.email: EmailProps | None = email
-        self.email_sends_table: dynamodb.ITable | None = None
-        self.email_configuration_set: EmailConfigurationSet | None = None
-        if email is not None:
-            self.email_sends_table = email.sends_table or (
-                EmailSendsTable(
-                    self,
-                    "EmailSendsTable",
-                    table_name=names.email_sends_table,
-                    removal_policy=removal_policy,
-                    encryption_key=key,
-                ).table
-            )
-            self.email_configuration_set = EmailConfigurationSet(
-                self,
-                "EmailConfigurationSet",
-                configuration_set_name=email.configuration_set_name or names.email_configuration_set,
-            )
-
-    def _wire_slack(self, api: AnswerApi, slack: SlackProps) -> None:
-        """Slack's route on the answer API, and the Slack app's manifest with its URL."""
-        api.add_slack(slack)
-        manifest = slack_app_manifest(api.http_api.api_endpoint, name=slack.app_name)
-        self.slack_app_manifest = Stack.of(self).to_json_string(manifest)
 
     def _topic(
         self,
@@ -795,162 +725,12 @@ class AgentWait(Construct):
             ).topic  # pyright: ignore[reportReturnType]
         return None
 
-    def _environment(
-        self,
-        *,
-        graph: str,
-        webhook_url: str | None,
-        webhook_secret: secretsmanager.ISecret | None,
-        webhook_url_secret: secretsmanager.ISecret | None,
-        log_level: str,
-        tracing: lambda_.Tracing | None,
-        index_shards: int | None,
-    ) -> dict[str, str]:
-        """The variables both functions get; the router adds its lease and receive count, the sweep its limit."""
-        self._index_shards = index_shards  # a durable function that asks (`serve_durable_function`) shards alike
-        environment = {
-            shapes.ENV_GRAPH: graph,
-            shapes.ENV_TABLE: self.question_table.table_name,
-            shapes.ENV_CHECKPOINT_TABLE: self.checkpoint_table.table_name,
-            shapes.ENV_QUEUE_URL: self.entry_queue.queue_url,
-            shapes.ENV_DLQ_URL: self.dead_letter_queue.queue_url,
-            **powertools_environment(log_level=log_level, tracing=tracing),
-        }
-        if self.topic is not None:
-            environment[shapes.ENV_TOPIC_ARN] = self.topic.topic_arn
-        if self.bus is not None:
-            environment[shapes.ENV_BUS_NAME] = self.bus.event_bus_name
-        if webhook_url is not None:
-            environment[shapes.ENV_WEBHOOK_URL] = webhook_url
-        if webhook_url_secret is not None:
-            environment[shapes.ENV_WEBHOOK_URL_SECRET_ARN] = webhook_url_secret.secret_arn
-        if webhook_secret is not None:
-            environment[shapes.ENV_WEBHOOK_SECRET_ARN] = webhook_secret.secret_arn
-        if index_shards is not None:  # every function that reads the ledger must shard alike
-            environment[shapes.ENV_INDEX_SHARDS] = str(index_shards)
-        if self.slack is not None and self.slack_messages_table is not None:
-            environment.update(slack_environment(self.slack, for_api=False))
-            environment[shapes.ENV_SLACK_MESSAGES_TABLE] = self.slack_messages_table.table_name
-        if self.teams is not None and self.teams_sends_table is not None:
-            environment.update(teams_environment(self.teams, sends_table=self.teams_sends_table))
-        if self.shaped_webhook is not None:
-            environment.update(shaped_webhook_environment(self.shaped_webhook))
-        if self.email is not None and self.email_sends_table and self.email_configuration_set:
-            environment.update(
-                email_environment(
-                    self.email,
-                    sends_table=self.email_sends_table,
-                    configuration_set=self.email_configuration_set.configuration_set,
-                )
-            )
-        return environment
-
-    def _grant_functions(self, *, precise_sweep: str | None = None) -> None:
-        router, sweep = self.router_function, self.sweep_function
-        self.precise_deadlines: PreciseDeadlines | None = None
-        """The schedule group and the role Scheduler assumes (`precise_deadlines=True`); None when off. The router
-        and the sweep keep its schedules now, the answer API when it is wired."""
-        if precise_sweep is not None:
-            self.precise_deadlines = PreciseDeadlines(self, "PreciseDeadlines", sweep_function_name=precise_sweep)
-            for function in (router, sweep):
-                self.precise_deadlines.grant_keep_schedules(function)  # pyright: ignore[reportArgumentType]
-        questions.grant_router(router, self.question_table)
-        questions.grant_sweep(sweep, self.question_table)
-        _grants.grant_table(
-            router, self.checkpoint_table, _perms.CHECKPOINT_READ_WRITE, kms_actions=_perms.KMS_READ_WRITE
-        )
-        if self.checkpoint_bucket is not None:
-            grant_checkpoint_bucket(router, self.checkpoint_bucket)
-        # Receiving from the entry queue is granted by the router's event source. The router sends only
-        # dead letters; the sweep sends default answers into the entry queue.
-        _grants.grant_send(router, self.dead_letter_queue)
-        _grants.grant_send(sweep, self.entry_queue)
-        for function in (router, sweep):
-            if self.topic is not None:
-                _grants.grant_publish(function, self.topic)
-            if self.bus is not None:
-                self.bus.grant_put_events_to(function)
-            for secret in (self.webhook_url_secret, self.webhook_secret):
-                if secret is not None:
-                    # secretsmanager:GetSecretValue and DescribeSecret on the secret, and decrypt on its key if any.
-                    secret.grant_read(function)
-            if self.slack is not None and self.slack_messages_table is not None:
-                # The bot token posts and updates messages; the table remembers where each one is.
-                _grants.grant_secret_value(function, self.slack.bot_token)
-                grant_slack_messages(function, self.slack_messages_table)
-            if self.teams is not None and self.teams_sends_table is not None:
-                _grants.grant_secret_value(function, self.teams.webhook_url)
-                grant_teams_sends(function, self.teams_sends_table)
-            if self.shaped_webhook is not None:
-                _grants.grant_secret_value(function, self.shaped_webhook.url)
-            if self.email is not None and self.email_sends_table and self.email_configuration_set:
-                # Send as the identity with the configuration set, nothing else; the table records each send.
-                grant_email(
-                    function,
-                    identity=identity_arn(self, self.email),
-                    configuration_set_arn=self.email_configuration_set.configuration_set_arn,
-                    sends_table=self.email_sends_table,
-                )
-
     def _grant_sender(self, grantee: iam.IGrantable, principal_id: str | None, variable: str, method: str) -> iam.Grant:
         """Send on the entry queue, and the grantee's IAM unique id in the router's `variable` sender list."""
         sender = sender_id(grantee, principal_id, construct=self.node.path, method=method)
         grant = _grants.grant_send(grantee, self.entry_queue)
         self._senders.add(variable, [sender])
         return grant
-
-    def _wire_answer_api(self, api: AnswerApi, link_announcers: Sequence[str], *, index_shards: int | None) -> None:
-        """The router learns the API's URL and trusts its role; with link announcers, it and the sweep sign links.
-        The API shards the question table's index keys as the router and the sweep do; with Slack, it takes
-        Slack's interactions."""
-        if index_shards is not None:
-            api.function.add_environment(shapes.ENV_INDEX_SHARDS, str(index_shards))
-        if self.precise_deadlines is not None:  # it moves a deadline's schedules when it extends one
-            self.precise_deadlines.grant_keep_schedules(api.function)
-        self._senders.add(shapes.ENV_TRUSTED_SENDERS, [api.role_id])
-        router = self.router_function
-        router.add_environment(shapes.ENV_API_URL, api.url)
-        if (link_announcers or self.email is not None or self.teams is not None) and api.link_keys is not None:
-            # The sweep re-announces a question whose first announcement failed: with the same links. Email and
-            # Teams sign each recipient's own links, whichever announcers carry links in their envelopes.
-            for announcing in (router, self.sweep_function):
-                announcing.add_environment(shapes.ENV_API_URL, api.url)
-                announcing.add_environment(shapes.ENV_LINK_KEYS_ARN, api.link_keys.secret_arn)
-                if link_announcers:
-                    announcing.add_environment(shapes.ENV_LINK_ANNOUNCERS, ",".join(dict.fromkeys(link_announcers)))
-                _grants.grant_secret_value(announcing, api.link_keys)
-        if self.slack is not None:
-            self._wire_slack(api, self.slack)
-
-    def _outputs(self) -> None:
-        values = {
-            "EntryQueueUrl": (self.entry_queue.queue_url, "Send starts and answers here (FIFO; group by thread)"),
-            "DeadLetterQueueUrl": (self.dead_letter_queue.queue_url, "Messages the router could not apply"),
-            "QuestionTableName": (self.question_table.table_name, "The question ledger"),
-            "CheckpointTableName": (self.checkpoint_table.table_name, "LangGraph checkpoints"),
-        }
-        if self.topic is not None:
-            values["TopicArn"] = (self.topic.topic_arn, "Subscribe here for announcements")
-        if self.bus is not None:
-            values["BusName"] = (self.bus.event_bus_name, "Add rules here for announcements")
-        if self.answer_api is not None:
-            values["AnswerApiUrl"] = (self.answer_api.url, "The answer API (people answer here, signed in or by link)")
-        if self.slack_messages_table is not None:
-            values["SlackMessagesTableName"] = (self.slack_messages_table.table_name, "Where each Slack message is")
-        if self.email_sends_table is not None:
-            values["EmailSendsTableName"] = (self.email_sends_table.table_name, "Where each question's emails are")
-        if self.email_configuration_set is not None:
-            values["EmailConfigurationSetName"] = (
-                self.email_configuration_set.configuration_set_name,
-                "The SES configuration set of every email (bounces and complaints counted)",
-            )
-        if self.slack_app_manifest is not None:
-            values["SlackAppManifest"] = (
-                self.slack_app_manifest,
-                "The Slack app's manifest: paste it at api.slack.com/apps, Create New App, From a manifest",
-            )
-        for output_id, (value, description) in values.items():
-            CfnOutput(self, output_id, value=value, description=f"agent-wait: {description}")
 
 
 def _deprecated(old: str, new: str) -> None:

@@ -1,7 +1,8 @@
 """`AnswerApi`: the HTTPS answer API (API Gateway HTTP API, a JWT authorizer, one Lambda) and its signed links.
 
-Over 400 lines because the construct has 25 props, each documented on it (16 again on `AnswerApiProps`),
-and 15 routes; its prop rules are in `_answer_api_checks.py`, the inbox's sign-in in `_inbox.py`.
+The construct has 25 props, each documented on it (16 again on `AnswerApiProps`), and 15 routes. Its prop rules
+are in `_answer_api_checks.py`, its stage, access log and CORS in `_answer_api_http.py`, the link keys' secret in
+`_link_keys.py`, the inbox's sign-in in `_inbox.py`.
 
 Signed-in people list, read and answer questions, and read the insights and (the audit group only) the audit
 trail, cancel questions and answer many at once, on nine routes behind the JWT authorizer. With `links`
@@ -34,9 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, cast
 
-import jsii
 from aws_cdk import Acknowledgment, Duration, Names, RemovalPolicy, Validations
-from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_apigatewayv2_authorizers as authorizers
 from aws_cdk import aws_apigatewayv2_integrations as integrations
@@ -52,9 +51,11 @@ from constructs import Construct
 from agent_wait_cdk import _grants, _perms
 from agent_wait_cdk import _shapes as shapes
 from agent_wait_cdk._answer_api_checks import check_answer_api_props
+from agent_wait_cdk._answer_api_http import ACCESS_LOG_FORMAT, cors_preflight, default_stage
 from agent_wait_cdk._defaults import TEN_SECONDS
 from agent_wait_cdk._inbox import INBOX_ROUTES, INBOX_ROUTES_OPEN, InboxSignIn, inbox_client
 from agent_wait_cdk._lambda_function import lambda_function, powertools_environment
+from agent_wait_cdk._link_keys import link_keys_secret
 from agent_wait_cdk._senders import role_id
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.question_table import grant_answer_api
@@ -65,7 +66,7 @@ LINK_ANNOUNCERS = ("eventbridge", "sns", "webhook", "shaped")
 shaped webhook.
 Never the log announcer: a link is a capability, and logs are read by more people than approvers are."""
 
-__all__ = ("LINK_ROUTES", "SIGNED_IN_ROUTES", "AnswerApi", "AnswerApiProps")
+__all__ = ("ACCESS_LOG_FORMAT", "LINK_ROUTES", "SIGNED_IN_ROUTES", "AnswerApi", "AnswerApiProps")
 
 SIGNED_IN_ROUTES = (
     ("GET", "/questions"),
@@ -93,18 +94,6 @@ _LINK_ROUTES_OPEN = (
     "confirmation page and its static script and style, which hold no question data. The stage is throttled "
     "and its access log never records a query string or a body."
 )
-
-ACCESS_LOG_FORMAT = (
-    '{"requestId":"$context.requestId","ip":"$context.identity.sourceIp","requestTime":"$context.requestTime",'
-    '"routeKey":"$context.routeKey","path":"$context.path","status":"$context.status",'
-    '"protocol":"$context.protocol","responseLength":"$context.responseLength",'
-    '"latency":"$context.responseLatency","integrationStatus":"$context.integrationStatus",'
-    '"integrationError":"$context.integrationErrorMessage","authorizerError":"$context.authorizer.error"}'
-)
-"""One JSON line per request. Never the query string, a header or the body: a link's token is never logged."""
-
-_CORS_HEADERS = ("authorization", "content-type", "idempotency-key")
-_LINK_KEYS_TEMPLATE = '{"active":"k1"}'
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -156,23 +145,6 @@ class AnswerApiProps:
     def as_kwargs(self) -> dict[str, Any]:
         """These props as keyword arguments of `AnswerApi` (and of `AnswerApi.check_props`)."""
         return {field.name: getattr(self, field.name) for field in fields(self)}
-
-
-@jsii.implements(apigwv2.IAccessLogSettings)
-class _AccessLogSettings:
-    """`apigwv2.IAccessLogSettings` is an interface, not a struct: Python needs a class to pass one."""
-
-    def __init__(self, destination: apigwv2.IAccessLogDestination, log_format: apigw.AccessLogFormat) -> None:
-        self._destination = destination
-        self._format = log_format
-
-    @property
-    def destination(self) -> apigwv2.IAccessLogDestination:
-        return self._destination
-
-    @property
-    def format(self) -> apigw.AccessLogFormat:
-        return self._format
 
 
 class AnswerApi(Construct):
@@ -314,7 +286,9 @@ class AnswerApi(Construct):
 
         self.link_keys: secretsmanager.ISecret | None = None
         if links:
-            self.link_keys = link_keys or self._link_keys(encryption_key, removal_policy)  # pyright: ignore[reportAttributeAccessIssue]
+            self.link_keys = link_keys or link_keys_secret(  # pyright: ignore[reportAttributeAccessIssue]
+                self, encryption_key=encryption_key, removal_policy=removal_policy
+            )
 
         environment = {
             shapes.ENV_TABLE: question_table.table_name,
@@ -351,22 +325,15 @@ class AnswerApi(Construct):
             api_name=Names.unique_id(self),
             description="agent-wait answer API",
             create_default_stage=False,  # the stage below, with throttling and access logs
-            cors_preflight=_cors(cors_allowed_origins),
+            cors_preflight=cors_preflight(cors_allowed_origins),
         )
-        self.access_log_group = logs.LogGroup(
-            self, "AccessLogs", retention=log_retention, removal_policy=removal_policy
-        )
-        self.stage = apigwv2.HttpStage(
+        self.stage, self.access_log_group = default_stage(
             self,
-            "DefaultStage",
-            http_api=self.http_api,
-            stage_name="$default",
-            auto_deploy=True,
-            throttle=apigwv2.ThrottleSettings(rate_limit=throttle_rate_limit, burst_limit=throttle_burst_limit),
-            access_log_settings=_AccessLogSettings(
-                apigwv2.LogGroupLogDestination(self.access_log_group),  # pyright: ignore[reportArgumentType]
-                apigw.AccessLogFormat.custom(ACCESS_LOG_FORMAT),
-            ),
+            self.http_api,
+            rate_limit=throttle_rate_limit,
+            burst_limit=throttle_burst_limit,
+            log_retention=log_retention,
+            removal_policy=removal_policy,
         )
         self.inbox_client: cognito.UserPoolClient | None = None
         clients = list(user_pool_clients)
@@ -433,32 +400,6 @@ class AnswerApi(Construct):
             path=path, methods=[apigwv2.HttpMethod(method)], integration=integration, authorizer=authorizer
         )
 
-    def _link_keys(self, encryption_key: kms.IKey | None, removal_policy: RemovalPolicy) -> secretsmanager.Secret:
-        secret = secretsmanager.Secret(
-            self,
-            "LinkKeys",
-            description="agent-wait answer-link keys: {'active': key id, key id: key}; the active key signs",
-            encryption_key=encryption_key,
-            removal_policy=removal_policy,
-            generate_secret_string=secretsmanager.SecretStringGenerator(
-                secret_string_template=_LINK_KEYS_TEMPLATE,
-                generate_string_key="k1",
-                password_length=48,
-                exclude_punctuation=True,
-            ),
-        )
-        Validations.of(secret).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions-SMG4",
-                reason=(
-                    "Link keys rotate by adding a key id and pointing 'active' at it: the new key signs while "
-                    "every listed key still verifies links already sent; a Secrets Manager rotation Lambda "
-                    "replacing the value would break every link in flight."
-                ),
-            )
-        )
-        return secret
-
     @property
     def url(self) -> str:
         """The API's base URL, `https://<api id>.execute-api.<region>.<suffix>/` (a token until deploy)."""
@@ -477,14 +418,3 @@ class AnswerApi(Construct):
 
     check_props = staticmethod(check_answer_api_props)
     """Record every problem of these props in `checks` (`_answer_api_checks.check_answer_api_props`)."""
-
-
-def _cors(origins: Sequence[str]) -> apigwv2.CorsPreflightOptions | None:
-    if not origins:
-        return None
-    return apigwv2.CorsPreflightOptions(
-        allow_origins=list(origins),
-        allow_methods=[apigwv2.CorsHttpMethod.GET, apigwv2.CorsHttpMethod.POST],
-        allow_headers=list(_CORS_HEADERS),
-        max_age=Duration.hours(1),
-    )

@@ -16,17 +16,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from email.utils import parseaddr
 
-from aws_cdk import RemovalPolicy, Stack, Token
+from aws_cdk import Stack, Token
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_ses as ses
 from constructs import Construct
 
 from agent_wait_cdk import _grants, _perms
 from agent_wait_cdk import _shapes as shapes
-from agent_wait_cdk._tables import on_demand_table
 from agent_wait_cdk._validate import PropChecks
+from agent_wait_cdk.channel_records import ChannelRecordTable, check_channel_record_table
 
 __all__ = (
     "EMAIL_METRICS_DIMENSION",
@@ -38,8 +37,6 @@ __all__ = (
     "grant_email",
 )
 
-SENDS_PARTITION_KEY = "question_id"
-SENDS_TTL_ATTRIBUTE = "ttl"
 EMAIL_METRICS_DIMENSION = "ses:configuration-set"
 """The dimension of the bounce and complaint metrics: SES's own tag naming the configuration set, on every email."""
 
@@ -145,14 +142,7 @@ def check_email_props(checks: PropChecks, email: EmailProps | None, *, answer_ap
         checks.fail(
             "configuration_set_name", f"must be 1 to 64 letters, digits, '_' and '-' (SES's rule); got {name!r}"
         )
-    if isinstance(email.sends_table, dynamodb.Table):
-        partition = email.sends_table.schema().partition_key
-        key = partition.name if partition else None
-        if key != SENDS_PARTITION_KEY:
-            checks.fail(
-                "sends_table",
-                f"must have the partition key {SENDS_PARTITION_KEY!r} (a string); its partition key is {key!r}",
-            )
+    check_channel_record_table(checks, "sends_table", email.sends_table)
 
 
 def _check_addresses(checks: PropChecks, prop: str, key: str, addresses: Sequence[str]) -> None:
@@ -214,41 +204,14 @@ def email_environment(
     return environment
 
 
-class EmailSendsTable(Construct):
-    """Where each question's emails are recorded: `question_id` string key, TTL on `ttl`, on demand.
+class EmailSendsTable(ChannelRecordTable):
+    """Where each question's emails are recorded: email's `ChannelRecordTable` (`question_id` string key, TTL on
+    `ttl`, on demand, point-in-time recovery, encrypted at rest, RETAIN by default).
 
     One item per question, one map attribute per email (`created:<address>`, `reminder:<n>:<address>`, ...): each
-    is claimed before it is sent and marked with SES's message id after, so a redelivered event emails nobody twice.
-    Point-in-time recovery and encryption at rest are on.
-
-    Args:
-        scope: the parent construct.
-        id: the construct id.
-        table_name: a fixed physical name. Default None: generated.
-        removal_policy: Default RETAIN, as the question table's: without it, a redelivered event could email again.
-        encryption_key: a customer managed KMS key. Default None: the AWS managed key (`aws/dynamodb`).
+    is claimed before it is sent and marked with SES's message id after, so a redelivered event emails nobody twice
+    (`agent_wait.email`). The router and the sweep may `GetItem` and `UpdateItem` it (`_perms.EMAIL_SENDS`).
     """
-
-    def __init__(
-        self,
-        scope: Construct,
-        id: str,
-        *,
-        table_name: str | None = None,
-        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
-        encryption_key: kms.IKey | None = None,
-    ) -> None:
-        super().__init__(scope, id)
-        self.table = on_demand_table(
-            self,
-            partition_key=SENDS_PARTITION_KEY,
-            sort_key=None,
-            ttl_attribute=SENDS_TTL_ATTRIBUTE,
-            table_name=table_name,
-            removal_policy=removal_policy,
-            encryption_key=encryption_key,
-            point_in_time_recovery=True,
-        )
 
 
 class EmailConfigurationSet(Construct):
@@ -307,6 +270,4 @@ def grant_email(
     send = iam.Grant.add_to_principal(
         grantee=grantee, actions=list(_perms.SES_SEND), resource_arns=[identity, configuration_set_arn]
     )
-    return send.combine(
-        _grants.grant_table(grantee, sends_table, _perms.EMAIL_SENDS, kms_actions=_perms.KMS_READ_WRITE)
-    )
+    return send.combine(_grants.grant_channel_record(grantee, sends_table, _perms.EMAIL_SENDS))

@@ -1,8 +1,8 @@
 """`RouterFunction` (the entry queue's consumer) and `SweepFunction` (the scheduled sweep), and the props
 `AgentWait` passes through to them whole (`RouterProps`, `SweepProps`).
 
-About 400 lines because each prop is documented twice, on its construct and on its props object, as a
-user meets it in one or the other; what every function shares is in `_lambda_function.py`.
+Each prop is documented twice, on its construct and on its props object, as a user meets it in one or the other.
+Their rules are in `_function_checks.py`; what every function shares is in `_lambda_function.py`.
 """
 
 from __future__ import annotations
@@ -11,27 +11,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from aws_cdk import Duration, RemovalPolicy, Token
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
-from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from agent_wait_cdk import _shapes as shapes
 from agent_wait_cdk._defaults import ONE_MINUTE
-from agent_wait_cdk._lambda_function import LAMBDA_RUNTIME, check_function, lambda_function
+from agent_wait_cdk._function_checks import check_max_concurrency, check_router_function, check_sweep_function
+from agent_wait_cdk._lambda_function import LAMBDA_RUNTIME, lambda_function
 from agent_wait_cdk._shapes import ROUTER_HANDLER, SWEEP_HANDLER
 from agent_wait_cdk._validate import PropChecks
 
 __all__ = ("LAMBDA_RUNTIME", "RouterFunction", "RouterProps", "SweepFunction", "SweepProps", "check_max_concurrency")
-
-MIN_EVENT_SOURCE_CONCURRENCY, MAX_EVENT_SOURCE_CONCURRENCY = 2, 1000
-"""The range of an SQS event source's maximum concurrency (Lambda's `ScalingConfig.MaximumConcurrency`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,53 +117,6 @@ class SweepProps:
     def as_kwargs(self) -> dict[str, Any]:
         """These props as keyword arguments of `SweepFunction` (and of `SweepFunction.check_props`)."""
         return {field.name: getattr(self, field.name) for field in fields(self)}
-
-
-def check_network(
-    checks: PropChecks,
-    *,
-    vpc: ec2.IVpc | None,
-    vpc_subnets: ec2.SubnetSelection | None,
-    security_groups: Sequence[ec2.ISecurityGroup] | None,
-) -> None:
-    """`vpc_subnets` and `security_groups` place a function in `vpc`: without one, they have nothing to shape."""
-    if vpc is not None:
-        return
-    for field, value in (("vpc_subnets", vpc_subnets), ("security_groups", security_groups)):
-        if value is not None:
-            named = checks.name("vpc")
-            checks.fail(field, f"places the router in a VPC, but there is no {named}; pass {named} too, or drop it")
-
-
-def check_max_concurrency(
-    checks: PropChecks, *, max_concurrency: int | None, reserved_concurrent_executions: int | None
-) -> None:
-    """The event source's `max_concurrency` lies in Lambda's range and, with a reservation, within it.
-
-    Only `max_concurrency` is checked here (`RouterFunction.check_props` checks the reservation's own range).
-    """
-    checks.int_between(
-        "max_concurrency",
-        max_concurrency,
-        minimum=MIN_EVENT_SOURCE_CONCURRENCY,
-        maximum=MAX_EVENT_SOURCE_CONCURRENCY,
-        unit="concurrent invocations",
-    )
-    reserved = reserved_concurrent_executions
-    # Reserving 0 stops the router on purpose (an emergency switch): nothing runs, so nothing is throttled.
-    if (
-        max_concurrency is not None
-        and reserved is not None
-        and not Token.is_unresolved(max_concurrency)
-        and not Token.is_unresolved(reserved)
-        and 0 < reserved < max_concurrency
-    ):
-        checks.fail(
-            "max_concurrency",
-            f"must be at most {checks.name('reserved_concurrent_executions')} when both are set (the event "
-            "source would start invocations Lambda throttles, and each throttled batch spends a receive of "
-            f"its records); got {max_concurrency} and {reserved_concurrent_executions}",
-        )
 
 
 class RouterFunction(Construct):
@@ -279,34 +229,8 @@ class RouterFunction(Construct):
         )
         self.function.add_event_source(self.event_source)
 
-    @staticmethod
-    def check_props(
-        checks: PropChecks,
-        *,
-        timeout: Duration | None = None,
-        memory_size: int | None = None,
-        batch_size: int | None = None,
-        reserved_concurrent_executions: int | None = None,
-        max_concurrency: int | None = None,
-        vpc: ec2.IVpc | None = None,
-        vpc_subnets: ec2.SubnetSelection | None = None,
-        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
-    ) -> None:
-        """Record every out-of-range prop in `checks` (Lambda's and SQS's limits), and network props without a
-        VPC; None means not given."""
-        check_function(checks, timeout=timeout, memory_size=memory_size)
-        checks.int_between("batch_size", batch_size, minimum=1, maximum=10, unit="records")
-        checks.int_between(
-            "reserved_concurrent_executions",
-            reserved_concurrent_executions,
-            minimum=0,
-            maximum=10000,
-            unit="executions",
-        )
-        check_max_concurrency(
-            checks, max_concurrency=max_concurrency, reserved_concurrent_executions=reserved_concurrent_executions
-        )
-        check_network(checks, vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups)
+    check_props = staticmethod(check_router_function)
+    """Record every out-of-range prop in `checks` (`_function_checks.check_router_function`)."""
 
 
 class SweepFunction(Construct):
@@ -386,36 +310,5 @@ class SweepFunction(Construct):
             targets=[targets.LambdaFunction(self.function, retry_attempts=0)],  # pyright: ignore[reportArgumentType]
         )
 
-    @staticmethod
-    def check_props(
-        checks: PropChecks,
-        *,
-        rate: Duration | None = None,
-        timeout: Duration | None = None,
-        memory_size: int | None = None,
-        limit: int | None = None,
-    ) -> None:
-        """Record every out-of-range prop in `checks`; None means not given."""
-        checks.duration_between("rate", rate, minimum=Duration.minutes(1), maximum=Duration.days(1), unit="minutes")
-        if rate is not None and not rate.is_unresolved() and rate.to_seconds(integral=False) % 60:
-            checks.fail("rate", f"must be a whole number of minutes; got {rate.to_seconds(integral=False):g} seconds")
-        check_function(checks, timeout=timeout, memory_size=memory_size)
-        checks.int_between("limit", limit, minimum=1, maximum=10000, unit="questions")
-
-
-def router_variables(
-    environment: dict[str, str],
-    *,
-    router_timeout: Duration,
-    max_receive_count: int,
-    checkpoint_bucket: s3.IBucket | None = None,
-) -> dict[str, str]:
-    """The router's variables: the shared ones, its thread lease, the entry queue's receive count, and the
-    checkpoint bucket when there is one (the router alone checkpoints)."""
-    router = {**environment, shapes.ENV_MAX_RECEIVE_COUNT: str(max_receive_count)}
-    if checkpoint_bucket is not None:
-        router[shapes.ENV_CHECKPOINT_BUCKET] = checkpoint_bucket.bucket_name
-    if not router_timeout.is_unresolved():  # a token: the runtime's default lease (900 s) outlasts any timeout
-        lease = int(router_timeout.to_seconds(integral=False)) + shapes.LEASE_MARGIN_SECONDS
-        router[shapes.ENV_LEASE_SECONDS] = str(lease)
-    return router
+    check_props = staticmethod(check_sweep_function)
+    """Record every out-of-range prop in `checks` (`_function_checks.check_sweep_function`)."""

@@ -15,17 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from aws_cdk import RemovalPolicy, Token
+from aws_cdk import Token
 from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk import aws_iam as iam
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_secretsmanager as secretsmanager
-from constructs import Construct
 
-from agent_wait_cdk import _grants, _perms
 from agent_wait_cdk import _shapes as shapes
-from agent_wait_cdk._tables import on_demand_table
 from agent_wait_cdk._validate import PropChecks
+from agent_wait_cdk.channel_records import ChannelRecordTable, check_channel_record_table
 
 __all__ = (
     "SLACK_BOT_SCOPES",
@@ -60,8 +56,6 @@ SLACK_BOT_SCOPES = (
 """The bot token's scopes: post and update messages; find a post again after a crash (public and private
 channels' history); read who clicked (their email) and which user groups they are in."""
 SLACK_APP_NAME = "agent-wait"
-MESSAGES_PARTITION_KEY = "question_id"
-MESSAGES_TTL_ATTRIBUTE = "ttl"
 
 _TAG = re.compile(r"[^:]+:.*", re.DOTALL)
 _CHANNEL = re.compile(r"[CGD][A-Z0-9]{2,63}")
@@ -144,14 +138,7 @@ def check_slack_props(checks: PropChecks, slack: SlackProps | None, *, answer_ap
                 f"values must be Slack user group ids (S..., in capitals: not the @handle); got {user_group!r} for "
                 f"{group!r}",
             )
-    if isinstance(slack.messages_table, dynamodb.Table):
-        partition = slack.messages_table.schema().partition_key
-        name = partition.name if partition else None
-        if name != MESSAGES_PARTITION_KEY:
-            checks.fail(
-                "messages_table",
-                f"must have the partition key {MESSAGES_PARTITION_KEY!r} (a string); its partition key is {name!r}",
-            )
+    check_channel_record_table(checks, "messages_table", slack.messages_table)
     if _known(slack.app_name) and not 1 <= len(slack.app_name) <= _APP_NAME_MAX:
         checks.fail("app_name", f"must be 1 to {_APP_NAME_MAX} characters (Slack's limit); got {slack.app_name!r}")
 
@@ -207,43 +194,11 @@ def _json(mapping: Mapping[str, str]) -> str:
     return json.dumps(dict(mapping), separators=(",", ":"))
 
 
-class SlackMessagesTable(Construct):
-    """Where each question's Slack messages are remembered: `question_id` string key, TTL on `ttl`, on demand.
+class SlackMessagesTable(ChannelRecordTable):
+    """Where each question's Slack messages are remembered: Slack's `ChannelRecordTable` (`question_id` string key,
+    TTL on `ttl`, on demand, point-in-time recovery, encrypted at rest, RETAIN by default).
 
-    One item per question, one map attribute per post (its channel and `ts`), so a redelivered event never posts
-    twice and a later step updates the message it posted. Point-in-time recovery and encryption at rest are on.
-
-    Args:
-        scope: the parent construct.
-        id: the construct id.
-        table_name: a fixed physical name. Default None: generated.
-        removal_policy: Default RETAIN, as the question table's: without its pointers an open question's message
-            can no longer be updated.
-        encryption_key: a customer managed KMS key. Default None: the AWS managed key (`aws/dynamodb`).
+    One item per question, one map attribute per post (its channel and `ts`), claimed before it is posted, so a
+    redelivered event never posts twice and a later step updates the message it posted (`agent_wait.slack`). The
+    router and the sweep may `GetItem` and `UpdateItem` it (`_perms.SLACK_MESSAGES`).
     """
-
-    def __init__(
-        self,
-        scope: Construct,
-        id: str,
-        *,
-        table_name: str | None = None,
-        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
-        encryption_key: kms.IKey | None = None,
-    ) -> None:
-        super().__init__(scope, id)
-        self.table = on_demand_table(
-            self,
-            partition_key=MESSAGES_PARTITION_KEY,
-            sort_key=None,
-            ttl_attribute=MESSAGES_TTL_ATTRIBUTE,
-            table_name=table_name,
-            removal_policy=removal_policy,
-            encryption_key=encryption_key,
-            point_in_time_recovery=True,
-        )
-
-
-def grant_slack_messages(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
-    """`dynamodb:GetItem` and `UpdateItem` on the messages table (and its customer managed key, if any)."""
-    return _grants.grant_table(grantee, table, _perms.SLACK_MESSAGES, kms_actions=_perms.KMS_READ_WRITE)

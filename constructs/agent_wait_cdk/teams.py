@@ -17,18 +17,17 @@ from dataclasses import dataclass, field
 
 from aws_cdk import Token
 from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_secretsmanager as secretsmanager
 
-from agent_wait_cdk import _grants, _perms
 from agent_wait_cdk import _shapes as shapes
 from agent_wait_cdk._validate import PropChecks
-from agent_wait_cdk.email import EmailSendsTable
+from agent_wait_cdk.channel_records import ChannelRecordTable
 
 __all__ = (
     "TEAMS_MODES",
     "ShapedWebhookProps",
     "TeamsProps",
+    "TeamsSendsTable",
     "check_chat_props",
     "check_shaped_webhook_props",
     "check_teams_props",
@@ -211,16 +210,11 @@ def check_chat_props(
         checks.fail("link_announcers", "names 'shaped', which needs shaped_webhook; there is none")
 
 
-class TeamsSendsTable(EmailSendsTable):
-    """Where each question's Teams cards are recorded: the same shape as `EmailSendsTable` (`question_id` string key,
-    TTL on `ttl`, on demand, point-in-time recovery, encrypted at rest).
+class TeamsSendsTable(ChannelRecordTable):
+    """Where each question's Teams cards are recorded: Teams' `ChannelRecordTable` (`question_id` string key, TTL on
+    `ttl`, on demand, point-in-time recovery, encrypted at rest, RETAIN by default).
 
     One item per question, one map attribute per card (`<dedupe_key>|<address or channel>`): each is claimed before
-    it is posted and marked accepted after, so a redelivered event posts no card twice (`agent_wait.teams`). Its
-    removal policy defaults to RETAIN, as the question table's: without it, a redelivered event could post again.
+    it is posted and marked accepted after, so a redelivered event posts no card twice (`agent_wait.teams`). The
+    router and the sweep may only `UpdateItem` it (`_perms.TEAMS_SENDS`).
     """
-
-
-def grant_teams_sends(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
-    """`dynamodb:UpdateItem` on the Teams sends table (and its customer managed key, if any)."""
-    return _grants.grant_table(grantee, table, _perms.TEAMS_SENDS, kms_actions=_perms.KMS_READ_WRITE)
