@@ -59,13 +59,13 @@ Lambda refuses a completion as closed (one the router made before it died counts
 # channel's runtime calls, no more.
 SLACK_MESSAGES = ("dynamodb:GetItem", "dynamodb:UpdateItem")
 """What the router and the sweep call on the Slack messages table: read a question's posts, claim a post and
-record its `ts` with conditional updates (`agent_wait.slack.messages.DynamoDbSlackMessages`)."""
+record its `ts` with conditional updates (`agent_wait.channels.slack.messages.DynamoDbSlackMessages`)."""
 EMAIL_SENDS = ("dynamodb:GetItem", "dynamodb:UpdateItem")
 """What the router and the sweep call on the email sends table: read a question's emails, claim an email and
-record SES's message id with conditional updates (`agent_wait.email.sends.DynamoDbEmailSends`)."""
+record SES's message id with conditional updates (`agent_wait.channels.email.sends.DynamoDbEmailSends`)."""
 TEAMS_SENDS = ("dynamodb:UpdateItem",)
 """What the router and the sweep call on the Teams sends table: claim a card and mark it accepted
-(`agent_wait._sends.DynamoDbSends`)."""
+(`agent_wait.channels.sends.DynamoDbSends`)."""
 SES_SEND = ("ses:SendEmail", "ses:SendRawEmail")
 """Send a question's email (SES v2 `SendEmail`, raw content; `SendRawEmail` for v1 clients), on the identity and
 the configuration set only."""

@@ -2,7 +2,7 @@
 
 The constructs never import `agent_wait` (the runtime is bundled for Lambda, not installed beside CDK), so
 the names live here a second time. `tests/cdk/test_schema_match.py` compares every one of them with
-`agent_wait.schema`, so the two cannot drift apart.
+`agent_wait.contract.schema`, so the two cannot drift apart.
 """
 
 from __future__ import annotations

@@ -167,7 +167,7 @@ class AgentWait(Construct):
             own signed links), `ses:SendEmail`/`SendRawEmail` on the identity and the configuration set only, and
             `GetItem`/`UpdateItem` on the sends table. Default None: no email. Needs `answer_api=True` with links.
         existing_question_table: use this table as the question ledger; it must have the shape of
-            `agent_wait.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status` on
+            `agent_wait.contract.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status` on
             `status_shard`/`expires_at` with keys and `tags`, `by_due_shard` on `due`/`due_at` and
             `open_by_age_shard` on `open_since`/`asked_at`, keys only, and `by_question` on `question_id`/`pk`,
             keys only). A `dynamodb.Table`

@@ -1,10 +1,10 @@
 """Email as an answer channel: `EmailProps`, the table of each question's emails, and the SES configuration set.
 
 `AgentWait(answer_api=True, email=EmailProps(...))` emails each question from the router and the sweep
-(`agent_wait.email`), through SES v2 `SendEmail`, as the verified identity `EmailProps.identity`. Each recipient's
-buttons are their own signed links on the answer API, so email needs the API with links on. Every email is sent
-with an SES configuration set whose CloudWatch event destination counts bounces and complaints
-(namespace `AWS/SES`, metrics `Bounce` and `Complaint`, dimension `ses:configuration-set`), and `AgentWaitAlarms`
+(`agent_wait.channels.email`), through SES v2 `SendEmail`, as the verified identity `EmailProps.identity`. Each
+recipient's buttons are their own signed links on the answer API, so email needs the API with links on. Every email is
+sent with an SES configuration set whose CloudWatch event destination counts bounces and complaints (namespace
+`AWS/SES`, metrics `Bounce` and `Complaint`, dimension `ses:configuration-set`), and `AgentWaitAlarms`
 alarms on them (`EmailBounces`).
 """
 
@@ -210,7 +210,7 @@ class EmailSendsTable(ChannelRecordTable):
 
     One item per question, one map attribute per email (`created:<address>`, `reminder:<n>:<address>`, ...): each
     is claimed before it is sent and marked with SES's message id after, so a redelivered event emails nobody twice
-    (`agent_wait.email`). The router and the sweep may `GetItem` and `UpdateItem` it (`_perms.EMAIL_SENDS`).
+    (`agent_wait.channels.email`). The router and the sweep may `GetItem` and `UpdateItem` it (`_perms.EMAIL_SENDS`).
     """
 
 

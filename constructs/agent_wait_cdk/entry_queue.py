@@ -64,7 +64,7 @@ class EntryQueue(Construct):
 
     Both queues run in high-throughput FIFO mode: deduplication is scoped to the message group and the
     throughput quota applies per message group, not to the whole queue (docs/scaling.md). One thread is one
-    group (`agent_wait.messages.group_id_for`), and every deduplication id agent-wait sends is made for one
+    group (`agent_wait.contract.messages.group_id_for`), and every deduplication id agent-wait sends is made for one
     thread's message, so a group-scoped id loses nothing; queue-wide scope would only let one thread's
     message swallow another thread's that happens to reuse its id (an API `Idempotency-Key`, say). There
     is no prop for the default mode: it caps the queue's sends and gives agent-wait nothing back. A queue
@@ -84,7 +84,7 @@ class EntryQueue(Construct):
             enough to ride out a weekend outage of the router.
         dead_letter_retention_period: Default 14 days, the SQS maximum: a dead letter is evidence and
             someone has to read it.
-        max_receive_count: receives before a message is dead-lettered. Default 5 (`agent_wait.schema`):
+        max_receive_count: receives before a message is dead-lettered. Default 5 (`agent_wait.contract.schema`):
             enough for transient throttling, few enough that a poison message parks its thread briefly.
         encryption_key: a customer managed KMS key for both queues. Default None: SQS managed encryption
             (SSE-SQS), which needs no key policy and no KMS permissions for senders.

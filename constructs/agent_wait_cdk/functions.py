@@ -135,7 +135,7 @@ class RouterFunction(Construct):
         id: the construct id.
         code: the Lambda code (`LambdaBundle.code()`).
         entry_queue: the FIFO queue of starts and answers.
-        environment: the variables of `agent_wait.schema.Settings` (and Powertools').
+        environment: the variables of `agent_wait.contract.schema.Settings` (and Powertools').
         timeout: Default 1 minute: one graph step between two interrupts. Raise it for slow model calls;
             the entry queue's visibility timeout must stay at least six times this.
         memory_size: Default 512 MB, the cheapest warm lifecycle on the measured curve when AWS answers fast
@@ -250,7 +250,7 @@ class SweepFunction(Construct):
         scope: the parent construct.
         id: the construct id.
         code: the Lambda code (`LambdaBundle.code()`).
-        environment: the variables of `agent_wait.schema.Settings` (and Powertools').
+        environment: the variables of `agent_wait.contract.schema.Settings` (and Powertools').
         rate: how often the sweep runs, in whole minutes. Default 1 minute: a question expires at most a
             minute after its deadline, for about 43,000 short invocations a month.
         timeout: Default 1 minute, the default rate: a run should finish before the next one starts.

@@ -256,7 +256,7 @@ def grant_answer_api(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Gra
 
 def check_question_table_shape(checks: PropChecks, table: dynamodb.Table) -> None:
     """A table defined in this app can be checked against the question table's shape; an imported one cannot."""
-    want = "the shape of agent_wait.schema.QUESTION_TABLE"
+    want = "the shape of agent_wait.contract.schema.QUESTION_TABLE"
     keys = _key_names(table.schema())
     if keys != (QUESTION_PARTITION_KEY, QUESTION_SORT_KEY):
         checks.fail("existing_question_table", f"must have {want}: keys ('pk', 'sk'); its keys are {keys}")

@@ -1,7 +1,7 @@
 """Slack as an answer channel: `SlackProps`, the table of each question's Slack messages, and the app manifest.
 
 `AgentWait(answer_api=True, slack=SlackProps(...))` posts each question to Slack from the router and the sweep
-(`agent_wait.slack`), and takes button clicks and modal submissions on the answer API's
+(`agent_wait.channels.slack`), and takes button clicks and modal submissions on the answer API's
 `POST /slack/interactions`, which Slack signs with the app's signing secret (so it carries no authorizer).
 The Slack app itself is made from `slack_app_manifest`, which `AgentWait` puts in the `SlackAppManifest` output
 with the deployed API's URL: creating the app is one paste.
@@ -199,6 +199,6 @@ class SlackMessagesTable(ChannelRecordTable):
     TTL on `ttl`, on demand, point-in-time recovery, encrypted at rest, RETAIN by default).
 
     One item per question, one map attribute per post (its channel and `ts`), claimed before it is posted, so a
-    redelivered event never posts twice and a later step updates the message it posted (`agent_wait.slack`). The
-    router and the sweep may `GetItem` and `UpdateItem` it (`_perms.SLACK_MESSAGES`).
+    redelivered event never posts twice and a later step updates the message it posted (`agent_wait.channels.slack`).
+    The router and the sweep may `GetItem` and `UpdateItem` it (`_perms.SLACK_MESSAGES`).
     """

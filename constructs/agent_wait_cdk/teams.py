@@ -1,9 +1,9 @@
 """Microsoft Teams and shaped webhooks: `TeamsProps` and `ShapedWebhookProps` as `AgentWait` takes them.
 
 `AgentWait(answer_api=True, teams=TeamsProps(...))` posts each question, its reminders and escalations and its
-outcome to a Teams Workflows webhook as Adaptive Cards from the router and the sweep (`agent_wait.teams`), with
+outcome to a Teams Workflows webhook as Adaptive Cards from the router and the sweep (`agent_wait.channels.teams`), with
 buttons that open the answer API's signed confirmation pages. `AgentWait(shaped_webhook=ShapedWebhookProps(...))`
-posts each envelope as the JSON its transition's template renders (`agent_wait.shaped`). Each URL stays in a
+posts each envelope as the JSON its transition's template renders (`agent_wait.channels.shaped`). Each URL stays in a
 Secrets Manager secret the caller made outside the stack, so no template or log holds it; only the router and
 the sweep may read it.
 """
@@ -215,6 +215,6 @@ class TeamsSendsTable(ChannelRecordTable):
     `ttl`, on demand, point-in-time recovery, encrypted at rest, RETAIN by default).
 
     One item per question, one map attribute per card (`<dedupe_key>|<address or channel>`): each is claimed before
-    it is posted and marked accepted after, so a redelivered event posts no card twice (`agent_wait.teams`). The
-    router and the sweep may only `UpdateItem` it (`_perms.TEAMS_SENDS`).
+    it is posted and marked accepted after, so a redelivered event posts no card twice (`agent_wait.channels.teams`).
+    The router and the sweep may only `UpdateItem` it (`_perms.TEAMS_SENDS`).
     """

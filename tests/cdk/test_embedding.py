@@ -118,13 +118,13 @@ def test_an_existing_table_without_the_status_index_is_refused() -> None:
     with pytest.raises(AgentWaitPropsError) as info:
         AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), existing_question_table=table)
     assert info.value.problems == (
-        "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
+        "existing_question_table must have the shape of agent_wait.contract.schema.QUESTION_TABLE: it has no index "
         "'by_status' on ('status_shard', 'expires_at')",
-        "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
+        "existing_question_table must have the shape of agent_wait.contract.schema.QUESTION_TABLE: it has no index "
         "'by_due_shard' on ('due', 'due_at')",
-        "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
+        "existing_question_table must have the shape of agent_wait.contract.schema.QUESTION_TABLE: it has no index "
         "'open_by_age_shard' on ('open_since', 'asked_at')",
-        "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: it has no index "
+        "existing_question_table must have the shape of agent_wait.contract.schema.QUESTION_TABLE: it has no index "
         "'by_question' on ('question_id', 'pk')",
     )
 
@@ -207,6 +207,6 @@ def test_an_existing_table_whose_by_question_index_has_other_keys_is_refused() -
     with pytest.raises(AgentWaitPropsError) as info:
         AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), existing_question_table=table)
     assert info.value.problems == (
-        "existing_question_table must have the shape of agent_wait.schema.QUESTION_TABLE: index 'by_question' is "
-        "on ('question_id', 'sk'), not ('question_id', 'pk')",
+        "existing_question_table must have the shape of agent_wait.contract.schema.QUESTION_TABLE: index 'by_question' "
+        "is on ('question_id', 'sk'), not ('question_id', 'pk')",
     )
