@@ -84,13 +84,17 @@ class Layer:
 
 CORE = Layer("core", (), frozenset())
 BINDINGS = ("agent_wait.langgraph", "agent_wait.pydantic_ai", "agent_wait.strands")
+RECORD = ("agent_wait.channels.records", "agent_wait.channels.sends")
+"""The one per-question channel record (`records`) and its sends (`sends`): what Slack, email and Teams sent."""
 CHANNELS = (
     "agent_wait.channels.slack",
     "agent_wait.channels.email",
     "agent_wait.channels.teams",
     "agent_wait.channels.shaped",
+    *RECORD,
 )
-"""The channel packages (an announcer, and a door when the channel has one); the host builds them."""
+"""The channel packages (an announcer, and a door when the channel has one) and their record; the host builds them
+through their declarations. The plain announcers (`channels.announce`) and the contract are core."""
 # Most specific prefix wins. A module not listed here is core: stdlib and the core only.
 RULES: dict[str, Layer] = {
     "agent_wait.langgraph": Layer(
@@ -115,18 +119,25 @@ RULES: dict[str, Layer] = {
     ),
     # OpenTelemetry's API (the optional `tracing` extra), imported inside the functions that start spans.
     "agent_wait.engine.tracing": Layer("engine", ("agent_wait.engine",), frozenset({"opentelemetry"})),
+    # The per-question record: DynamoDB's failures named by aws.errors, imported inside the call that failed.
+    "agent_wait.channels.records": Layer(
+        "channel record", ("agent_wait.channels.records", "agent_wait.aws.errors"), frozenset()
+    ),
+    "agent_wait.channels.sends": Layer("channel record", RECORD, frozenset()),
     # A channel people answer in (Slack): its announcer and its door, deciding through the engine; no Lambda, no host.
     "agent_wait.channels.slack": Layer(
-        "channel", ("agent_wait.channels.slack", "agent_wait.engine"), frozenset({"slack_sdk"})
+        "channel", ("agent_wait.channels.slack", "agent_wait.engine", *RECORD), frozenset({"slack_sdk"})
     ),
     # Teams through a Workflows webhook: the standard library only.
-    "agent_wait.channels.teams": Layer("channel", ("agent_wait.channels.teams", "agent_wait.engine"), frozenset()),
+    "agent_wait.channels.teams": Layer(
+        "channel", ("agent_wait.channels.teams", "agent_wait.engine", *RECORD), frozenset()
+    ),
     # Shaped webhooks: a template per transition, rendered in Jinja2's sandbox.
     "agent_wait.channels.shaped": Layer("channel", ("agent_wait.channels.shaped",), frozenset({"jinja2"})),
     # Email: its announcer renders with Jinja2 and sends through the SES client it is given (AWS errors read lazily).
     "agent_wait.channels.email": Layer(
         "channel",
-        ("agent_wait.channels.email", "agent_wait.engine", "agent_wait.aws.errors"),
+        ("agent_wait.channels.email", "agent_wait.engine", "agent_wait.aws.errors", *RECORD),
         frozenset({"jinja2", "markupsafe"}),
     ),
     "agent_wait.host": Layer(
