@@ -52,14 +52,19 @@ CORE_MODULES = (
     "agent_wait.dialects",
     "agent_wait.dialects.langchain_hitl",
     "agent_wait.dialects.agent_inbox",
+    "agent_wait.channels",
+    "agent_wait.channels.contract",
     "agent_wait.channels.announce",
     "agent_wait.channels.announce.base",
+    "agent_wait.channels.announce.channel",
+    "agent_wait.channels.announce.preview",
     "agent_wait.channels.announce.log",
     "agent_wait.channels.announce.memory",
     "agent_wait.channels.announce.webhook",
     "agent_wait.channels.announce._signing",
     "agent_wait.testing",
     "agent_wait.testing.announce_contract",
+    "agent_wait.testing.channel_contract",
     "agent_wait.ledger",
     "agent_wait.ledger.base",
     "agent_wait.ledger.records",
@@ -338,6 +343,9 @@ def test_rule_table_classifies_the_core_modules_as_core(module: str):
         ("agent_wait.local.stack", "local"),
         ("agent_wait.cli", "cli"),
         ("agent_wait.testing.ledger_contract", "testing"),
+        ("agent_wait.channels.slack.channel", "channel"),
+        ("agent_wait.channels.records", "channel record"),
+        ("agent_wait.channels.sends", "channel record"),
     ],
 )
 def test_rule_table_classifies_outer_modules(module: str, layer: str):
@@ -376,6 +384,26 @@ def test_rule_table_classifies_outer_modules(module: str, layer: str):
         ("agent_wait.host.router", "import aws_cdk", "the runtime never imports CDK"),
         ("agent_wait.cli", "from agent_wait_cdk import AgentWait", "the runtime never imports CDK"),
         ("agent_wait.testing.announce_contract", "import pytest", "(core) imports third-party pytest"),
+        (
+            "agent_wait.channels.slack.channel",
+            "from agent_wait.host._clients import c",
+            "(channel) imports agent_wait.host",
+        ),
+        (
+            "agent_wait.channels.teams.channel",
+            "from agent_wait.host.links import x",
+            "(channel) imports agent_wait.host",
+        ),
+        (
+            "agent_wait.channels.records",
+            "from agent_wait.aws.ledger import L",
+            "(channel record) imports agent_wait.aws",
+        ),
+        (
+            "agent_wait.channels.contract",
+            "from agent_wait.channels.slack import S",
+            "(core) imports agent_wait.channels",
+        ),
     ],
 )
 def test_checker_flags_an_outward_import(module: str, source: str, fragment: str):
@@ -399,6 +427,8 @@ def test_checker_flags_an_outward_import(module: str, source: str, fragment: str
         ("agent_wait.langgraph.checkpoint.saver", "from agent_wait.asking.delivery import current_delivery"),
         ("agent_wait.local.stack", "from agent_wait.host import router\nimport moto"),
         ("agent_wait.cli", "from agent_wait.local.stack import EmulatedStack"),
+        ("agent_wait.channels.records", "def code():\n    from agent_wait.aws.errors import error_code"),
+        ("agent_wait.channels.slack.channel", "from agent_wait.channels.records import KEEP_FOR\nimport slack_sdk"),
     ],
 )
 def test_checker_allows_inward_imports(module: str, source: str):
