@@ -86,6 +86,12 @@ class AgentWaitChannels:
         """The Slack app's manifest as JSON, with the answer API's URL (a token until deploy); set with the API."""
 
     @property
+    def read_questions(self) -> bool:
+        """Slack, Teams and email find a question's row by its id alone (`ledger.find`, through `by_question`) to say
+        who answered it."""
+        return self.slack is not None or self.teams is not None or self.email is not None
+
+    @property
     def sign_links(self) -> bool:
         """Email and Teams sign each recipient's own links, whichever announcers carry links in their envelopes."""
         return self.email is not None or self.teams is not None

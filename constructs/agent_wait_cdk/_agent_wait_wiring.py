@@ -141,6 +141,8 @@ def grant_functions(
                 # secretsmanager:GetSecretValue and DescribeSecret on the secret, and decrypt on its key if any.
                 secret.grant_read(function)
         parts.channels.grant(function)
+        if parts.channels.read_questions:
+            questions.grant_find_question(function, parts.question_table)
 
 
 def wire_answer_api(

@@ -34,7 +34,14 @@ from agent_wait_cdk._shapes import (
 from agent_wait_cdk._tables import on_demand_table
 from agent_wait_cdk._validate import PropChecks
 
-__all__ = ("QuestionTable", "grant_answer_api", "grant_read_questions", "grant_router", "grant_sweep")
+__all__ = (
+    "QuestionTable",
+    "grant_answer_api",
+    "grant_find_question",
+    "grant_read_questions",
+    "grant_router",
+    "grant_sweep",
+)
 
 
 _STATUS = (STATUS_INDEX_PARTITION_KEY, STATUS_INDEX_SORT_KEY, dynamodb.ProjectionType.INCLUDE, STATUS_INDEX_INCLUDE)
@@ -222,6 +229,12 @@ def grant_read_questions(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam
     return _grants.grant_table(
         grantee, table, _perms.QUESTION_READ, indexes=_granted(table, STATUS_INDEX_NAME, QUESTION_INDEX_NAME)
     )
+
+
+def grant_find_question(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:
+    """A channel's announcer (Slack, Teams, email) in the router or the sweep finds a question's row by its id alone:
+    `Query` on `by_question`, then `GetItem` by key (which the router's and the sweep's grants hold)."""
+    return _grants.grant_table(grantee, table, ("dynamodb:Query",), indexes=_granted(table, QUESTION_INDEX_NAME))
 
 
 def grant_router(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:

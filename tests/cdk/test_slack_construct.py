@@ -118,6 +118,27 @@ def test_the_router_and_the_sweep_read_the_bot_token_and_the_messages_but_never_
         assert "agent-wait/slack-signing-secret" not in json.dumps(sorted(granted)), handler
 
 
+def test_the_router_and_the_sweep_may_find_a_question_by_its_id_to_say_who_answered(slack: Synth) -> None:
+    # GIVEN a stack with Slack, whose announcer redraws a decided question from its row (`ledger.find`)
+    questions, _ = _question_table(slack)
+    for handler in (ROUTER, SWEEP):
+        granted = actions_on(statements(slack, role_of(slack, handler)))
+        # THEN its router and sweep may query the question table's `by_question` index
+        by_question = [r for r in granted if questions in r and "/index/by_question" in r]
+        assert by_question, handler
+        assert all(granted[r] == {"dynamodb:Query"} for r in by_question), handler
+
+
+def _question_table(synth: Synth) -> tuple[str, Any]:
+    (found,) = [
+        (k, v)
+        for k, v in synth.json["Resources"].items()
+        if v["Type"] == "AWS::DynamoDB::Table"
+        and any(i["IndexName"] == "by_question" for i in v["Properties"].get("GlobalSecondaryIndexes", []))
+    ]
+    return found
+
+
 def test_the_answer_api_reads_both_secrets_and_never_the_messages_table(slack: Synth) -> None:
     token, key, table = ids(slack)
     granted = actions_on(statements(slack, role_of(slack, API)))
