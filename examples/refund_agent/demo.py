@@ -357,7 +357,11 @@ def _durable_lambda(world: World, handler: Callable[..., Any]) -> Iterator[Any]:
     from aws_durable_execution_sdk_python_testing.runner import DurableFunctionTestRunner
     from aws_durable_execution_sdk_python_testing.web.server import WebServer, WebServiceConfig
 
-    runner = DurableFunctionTestRunner(handler, poll_interval=0.05, skip_time=False)
+    def played(event: Any, context: Any) -> Any:  # as the template's durable function: its calls judged by its role
+        with world.local.running_as(f"{__package__}.durable.handler"):
+            return handler(event, context)
+
+    runner = DurableFunctionTestRunner(played, poll_interval=0.05, skip_time=False)
     # The runner's own executor behind the SDK's own web server: SendDurableExecutionCallbackSuccess over HTTP.
     server = WebServer(WebServiceConfig(host="127.0.0.1", port=0, log_level=logging.WARNING), runner._executor)
     threading.Thread(target=server.serve_forever, daemon=True).start()

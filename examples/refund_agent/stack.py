@@ -8,6 +8,7 @@ from aws_cdk import Acknowledgment, Aws, CfnOutput, Duration, RemovalPolicy, Sta
 from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from agent_wait_cdk import AgentWait, AnswerApiProps, RouterProps
@@ -65,6 +66,10 @@ class RefundAgentStack(Stack):
         callback_url: another page that signs in with the inbox's app client besides the deployed inbox
             (whose URL is always a callback), e.g. the page served on a laptop. Default None: the
             `agent-wait:callback-url` context value, else `DEFAULT_CALLBACK_URL`.
+        durable_code: also serve the refund agent as an AWS Lambda durable function (`durable.py`) with this code:
+            it asks through this stack (`AgentWait.serve_durable_function`, which lets the router complete its
+            callbacks) and writes the same refunds table. Default None: no durable function. The local template
+            (`local.py`) adds one for the demo's durable scenario, which the durable SDK's local runner plays.
         kwargs: the `Stack`'s own props.
     """
 
@@ -75,6 +80,7 @@ class RefundAgentStack(Stack):
         *,
         removal_policy: RemovalPolicy = RemovalPolicy.DESTROY,
         callback_url: str | None = None,
+        durable_code: lambda_.Code | None = None,
         **kwargs,
     ) -> None:
         super().__init__(scope, id, description="agent-wait: the refund agent example", **kwargs)
@@ -118,6 +124,8 @@ class RefundAgentStack(Stack):
         router = self.agent_wait.router_function
         router.add_environment(REFUND_TABLE_VARIABLE, self.refunds.table_name)
         self.refunds.grant(router, "dynamodb:PutItem")
+        if durable_code is not None:
+            self._serve_durably(durable_code)
 
         # Whoever asks for refunds (a support tool) assumes this role: it may start runs, nothing else.
         self.caller = iam.Role(
@@ -141,6 +149,21 @@ class RefundAgentStack(Stack):
         }
         for output_id, (value, description) in outputs.items():
             CfnOutput(self, output_id, value=value, description=description)
+
+    def _serve_durably(self, code: lambda_.Code) -> None:
+        """The refund agent as a durable function: it asks finance through this stack and refunds to the same table."""
+        function = lambda_.Function(
+            self,
+            "DurableRefunds",
+            runtime=lambda_.Runtime.PYTHON_3_13,
+            handler=f"{__package__}.durable.handler",
+            code=code,
+            durable_config=lambda_.DurableConfig(execution_timeout=Duration.days(7), retention_period=Duration.days(7)),
+            description="agent-wait: the refund agent as a durable function",
+        )
+        self.agent_wait.serve_durable_function(function)  # pyright: ignore[reportArgumentType] (jsii protocols)
+        function.add_environment(REFUND_TABLE_VARIABLE, self.refunds.table_name)
+        self.refunds.grant(function, "dynamodb:PutItem")
 
     def _approvers(self, removal_policy: RemovalPolicy) -> cognito.UserPool:
         """The people who answer: invited by an administrator, never signing themselves up."""

@@ -185,6 +185,7 @@ FRAMEWORK_MODULES = BINDINGS
 """Our packages that import a framework when imported: the bindings (the LangGraph saver among them)."""
 BOTOCORE_ELSEWHERE = {
     "agent_wait.cli._target": "reads a named AWS profile: botocore's ProfileNotFound, inside that one function",
+    "agent_wait.local.iam": "the emulator's IAM check judges each boto3 call on botocore's events",
 }
 """Modules outside `agent_wait.aws` that may import botocore, and why. Keep it short."""
 

@@ -1,11 +1,12 @@
 """A stack with `AgentWait(precise_deadlines=True)` runs on the emulator, as `agent-wait dev` runs it.
 
 The template names the schedule group, the sweep function's ARN and Scheduler's role; the emulator deploys no
-function and no role, so those two resolve to nothing. Before the local stack filled them in, every handler refused
-to start ("precise deadlines need AGENT_WAIT_SCHEDULE_GROUP, ..._TARGET_ARN, ..._ROLE_ARN together"), and so did
-`agent-wait dev`. Here the stack starts, the router puts a question's schedules in the emulator's Scheduler, and the
-emulated delivery `agent-wait dev` runs (`stack_delivery`) fires them through the local sweep at their time: the
-deadline applies the policy's default without any minute sweep.
+function and no role, so the function's ARN resolves to nothing and the role to its stand-in ARN (the one its
+`iam:PassRole` grant names, which the emulator's IAM check holds the functions to). Before the local stack filled the
+target in, every handler refused to start ("precise deadlines need AGENT_WAIT_SCHEDULE_GROUP, ..._TARGET_ARN,
+..._ROLE_ARN together"), and so did `agent-wait dev`. Here the stack starts, the router puts a question's schedules
+in the emulator's Scheduler, and the emulated delivery `agent-wait dev` runs (`stack_delivery`) fires them through
+the local sweep at their time: the deadline applies the policy's default without any minute sweep.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 
 from agent_wait.contract.schema import Settings
 from agent_wait.engine.schedules import Step, schedule_name
-from agent_wait.local.schedules import LOCAL_SCHEDULER_ROLE, stack_delivery
+from agent_wait.local.schedules import stack_delivery
 
 
 @pytest.fixture(scope="module")
@@ -52,11 +53,18 @@ def world(precise_template: dict[str, Any]) -> Iterator[Any]:
         local.stop()
 
 
-def test_the_local_stack_fills_in_the_schedules_target_and_role(world: Any) -> None:
+def test_the_local_stack_fills_in_the_schedules_target_and_names_the_templates_role(
+    world: Any, precise_template: dict[str, Any]
+) -> None:
     environment = world.local.environment
     group = environment[Settings.SCHEDULE_GROUP.value]
+    (role,) = [
+        lid
+        for lid, r in precise_template["Resources"].items()
+        if r["Type"] == "AWS::IAM::Role" and lid.startswith("AgentWaitPreciseDeadlinesInvokeRole")
+    ]
     assert environment[Settings.SCHEDULE_TARGET_ARN.value].endswith(":function:sweep")
-    assert environment[Settings.SCHEDULE_ROLE_ARN.value] == LOCAL_SCHEDULER_ROLE
+    assert environment[Settings.SCHEDULE_ROLE_ARN.value] == f"arn:aws:iam::123456789012:role/{role}"
     assert world.local.client("scheduler").get_schedule_group(Name=group)["Name"] == group
 
 

@@ -1,4 +1,4 @@
-"""Slack as an answer channel, end to end over real HTTP: the refund stack on the emulator, its answer API on
+"""Slack as an answer channel, end to end over real HTTP: the refund agent with Slack on the emulator, its answer API on
 127.0.0.1, and a fake Slack (`tests/support/fake_slack.py`) that plays the Web API the real `slack_sdk` client
 talks to and sends signed interaction payloads to the API's `POST /slack/interactions`, as Slack does.
 
@@ -17,8 +17,6 @@ from typing import Any
 import pytest
 from tests.support.fake_slack import FakeSlack, PostedMessage
 from tests.support.refund_world import RefundWorld, refund_stack
-
-from agent_wait.local.tables import question_keyed_table
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -55,29 +53,66 @@ class SlackWorld(RefundWorld):
 
 
 @pytest.fixture(scope="module")
-def world(refund_template: dict[str, Any]) -> Iterator[SlackWorld]:
+def slack_template() -> dict[str, Any]:
+    """The refund example's parts with Slack as a channel, as `AgentWait(slack=...)` deploys it: the bot token and
+    the signing secret are the stack's own secrets (their values put in below), the messages table is the
+    construct's, and each function holds only the grants the construct gives it."""
+    from aws_cdk import App, RemovalPolicy, Stack
+    from aws_cdk import aws_dynamodb as dynamodb
+    from aws_cdk import aws_secretsmanager as secretsmanager
+    from examples.refund_agent.settings import REFUND_TABLE_VARIABLE
+    from examples.refund_agent.stack import GRAPH_SOURCE, REFUND_GRAPH
+
+    from agent_wait_cdk import AgentWait, AnswerApiProps, SlackProps
+
+    app = App(context={"aws:cdk:bundling-stacks": []}, builtin_cloud_formation_validation=False)
+    stack = Stack(app, "SlackLocal")
+    agent = AgentWait(
+        stack,
+        "AgentWait",
+        graph=REFUND_GRAPH,
+        graph_source=GRAPH_SOURCE,
+        removal_policy=RemovalPolicy.DESTROY,
+        answer_api=True,
+        answer_api_props=AnswerApiProps(jwt_issuer="https://login.example.com", jwt_audience=["approvals"]),
+        slack=SlackProps(
+            bot_token=secretsmanager.Secret(stack, "SlackBotToken"),
+            signing_secret=secretsmanager.Secret(stack, "SlackSigningSecret"),
+            channels=CHANNELS,
+            groups={"finance": "S0FIN"},
+        ),
+    )
+    refunds = dynamodb.Table(
+        stack,
+        "Refunds",
+        partition_key=dynamodb.Attribute(name="order_id", type=dynamodb.AttributeType.STRING),
+        sort_key=dynamodb.Attribute(name="refund_id", type=dynamodb.AttributeType.STRING),
+        billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+        removal_policy=RemovalPolicy.DESTROY,
+    )
+    agent.router_function.add_environment(REFUND_TABLE_VARIABLE, refunds.table_name)
+    refunds.grant(agent.router_function, "dynamodb:PutItem")
+    return app.synth().get_stack_by_name("SlackLocal").template
+
+
+@pytest.fixture(scope="module")
+def world(slack_template: dict[str, Any]) -> Iterator[SlackWorld]:
     with FakeSlack() as slack:
         slack.add_user("U0ALICE", email="alice@example.com")
         slack.add_user("U0BOB", email="bob@example.com")
         slack.add_user("U0MALLORY", email="mallory@example.com")
         slack.add_group("S0FIN", "finance", ["U0ALICE", "U0BOB"])
-        with refund_stack(refund_template, "slack") as stack:
+        with refund_stack(slack_template, "slack") as stack:
             local = stack.local
+            # What someone puts in the stack's secrets after deploying: the app's bot token and signing secret.
             secrets = local.client("secretsmanager")
-            token = secrets.create_secret(Name=f"{local.stack_name}-slack-bot", SecretString=slack.token)["ARN"]
-            signing = secrets.create_secret(Name=f"{local.stack_name}-slack-signing", SecretString=SIGNING_SECRET)[
-                "ARN"
-            ]
-            table = f"{local.stack_name}-slack-messages"
-            question_keyed_table(local.client("dynamodb"), table)
-            settings = {
-                "AGENT_WAIT_SLACK_BOT_TOKEN_ARN": token,
-                "AGENT_WAIT_SLACK_SIGNING_SECRET_ARN": signing,
-                "AGENT_WAIT_SLACK_CHANNELS": json.dumps(CHANNELS),
-                "AGENT_WAIT_SLACK_GROUPS": json.dumps({"finance": "S0FIN"}),
-                "AGENT_WAIT_SLACK_MESSAGES_TABLE": table,
-                "AGENT_WAIT_SLACK_API_URL": f"{slack.url}/api/",
-            }
+            secrets.put_secret_value(
+                SecretId=local.environment["AGENT_WAIT_SLACK_BOT_TOKEN_ARN"], SecretString=slack.token
+            )
+            secrets.put_secret_value(
+                SecretId=local.environment["AGENT_WAIT_SLACK_SIGNING_SECRET_ARN"], SecretString=SIGNING_SECRET
+            )
+            settings = {"AGENT_WAIT_SLACK_API_URL": f"{slack.url}/api/"}  # the fake Slack stands in for slack.com
             local.environment.update(settings)
             local._set_env(settings)
             local.cold_start()

@@ -2,12 +2,15 @@
 
 moto's CloudFormation deploys tables, queues, topics and buses, but skips secrets and SNS subscriptions,
 and reports no physical id for some resources: `EmulatorDeployment` creates those with boto3 and resolves
-the intrinsic functions CDK writes into the functions' environment variables against what was deployed.
+the intrinsic functions CDK writes into the functions' environment variables against what was deployed. It resolves
+the template's policy documents the same way (`resolve_document`), for the emulator's IAM check: there the pseudo
+parameters resolve too, and what was not deployed (a role, a function, a log group) gets a stand-in ARN.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +22,19 @@ __all__ = ("Deployed", "EmulatorDeployment")
 
 _GENERATED_LENGTH = 32
 """Secrets Manager's default `PasswordLength` for a generated secret string."""
+ACCOUNT = "123456789012"
+"""The emulator's account id (moto's default)."""
+REGION = "us-east-1"
+"""The emulator's region."""
+UNRESOLVED = "unresolved:"
+"""What a reference to a resource the emulator has no ARN for resolves to in a policy document: it names nothing, so
+an `Allow` naming it grants nothing here."""
+_PSEUDO = {
+    "AWS::Partition": "aws",
+    "AWS::Region": REGION,
+    "AWS::AccountId": ACCOUNT,
+    "AWS::URLSuffix": "amazonaws.com",
+}
 
 
 @dataclass(frozen=True)
@@ -43,6 +59,7 @@ class EmulatorDeployment:
         self.stack_name = stack_name
         self.client = client
         self._deployed: dict[str, Any] = {}
+        self._physical: dict[str, str] = {}
 
     def deploy(self, handlers: Sequence[str]) -> Deployed:
         """Create the stack and what moto skips; `handlers`' environment variables resolved against it.
@@ -66,6 +83,7 @@ class EmulatorDeployment:
             if r.get("PhysicalResourceId")
         }
         physical.update(self._create_secrets())
+        self._physical = physical
         functions = function_environments(self.template)
         environment: dict[str, str] = {}
         for handler in handlers:
@@ -105,20 +123,63 @@ class EmulatorDeployment:
             created[logical] = client.create_secret(Name=name, SecretString=value)["ARN"]
         return created
 
-    def _resolve(self, value: Any, physical: Mapping[str, str]) -> str | None:
-        """Resolve the intrinsic functions CDK uses in environment variables against the local stack."""
+    def _resolve(self, value: Any, physical: Mapping[str, str], *, pseudo: bool = False) -> str | None:
+        """Resolve the intrinsic functions CDK uses in environment variables against the local stack (and the pseudo
+        parameters with `pseudo`: an environment leaves a value built from them unset, as an imported secret's ARN
+        names nothing here)."""
         if isinstance(value, str):
             return value
         if isinstance(value, dict) and "Ref" in value:
+            if pseudo and value["Ref"] in _PSEUDO:
+                return _PSEUDO[value["Ref"]]
+            if pseudo and value["Ref"] == "AWS::StackName":
+                return self.stack_name
             return physical.get(value["Ref"]) or self._declared_name(value["Ref"])
         if isinstance(value, dict) and "Fn::GetAtt" in value:
-            logical, attribute = value["Fn::GetAtt"]
+            target = value["Fn::GetAtt"]
+            logical, attribute = target if isinstance(target, list) else str(target).split(".", 1)
             return self._attribute(logical, attribute, physical)
         if isinstance(value, dict) and "Fn::Join" in value:
             separator, parts = value["Fn::Join"]
-            resolved = [self._resolve(part, physical) for part in parts]
+            resolved = [self._resolve(part, physical, pseudo=pseudo) for part in parts]
             return None if any(part is None for part in resolved) else separator.join(str(p) for p in resolved)
+        if pseudo and isinstance(value, dict) and "Fn::Sub" in value:
+            return self._sub(value["Fn::Sub"], physical)
         return None
+
+    def _sub(self, value: Any, physical: Mapping[str, str]) -> str | None:
+        text, variables = (value, {}) if isinstance(value, str) else (value[0], dict(value[1]))
+        unresolved = False
+
+        def one(match: re.Match[str]) -> str:
+            nonlocal unresolved
+            name = match.group(1)
+            if name.startswith("!"):
+                return "${" + name[1:] + "}"
+            if name in variables:
+                found = self._resolve(variables[name], physical, pseudo=True)
+            elif "." in name:
+                found = self._resolve({"Fn::GetAtt": name.split(".", 1)}, physical, pseudo=True)
+            else:
+                found = self._resolve({"Ref": name}, physical, pseudo=True)
+            unresolved = unresolved or found is None
+            return found or ""
+
+        resolved = re.sub(r"\$\{([^}]+)\}", one, text)
+        return None if unresolved else resolved
+
+    def resolve_document(self, node: Any) -> Any:
+        """`node` (a policy document, a principal, a key id) with every intrinsic function resolved against the
+        local stack, pseudo parameters included; a value that cannot be resolved becomes `UNRESOLVED` and the
+        reference, naming nothing. Call after `deploy`."""
+        if isinstance(node, list):
+            return [self.resolve_document(item) for item in node]
+        if isinstance(node, dict):
+            if len(node) == 1 and next(iter(node)) in _INTRINSICS:
+                resolved = self._resolve(node, self._physical, pseudo=True)
+                return resolved if resolved is not None else UNRESOLVED + json.dumps(node, sort_keys=True)
+            return {key: self.resolve_document(value) for key, value in node.items()}
+        return node
 
     def _declared_name(self, logical: str) -> str | None:
         """The name a template gives a resource (moto reports no physical id for some, e.g. event buses)."""
@@ -130,6 +191,9 @@ class EmulatorDeployment:
 
     def _attribute(self, logical: str, attribute: str, physical: Mapping[str, str]) -> str | None:
         resource = self.template["Resources"].get(logical, {})
+        stand_in = _stand_in_arn(resource, logical) if attribute == "Arn" else None
+        if stand_in is not None:
+            return stand_in
         kind, identity = resource.get("Type"), physical.get(logical) or self._declared_name(logical)
         if identity is None:
             return None
@@ -146,8 +210,19 @@ class EmulatorDeployment:
         if kind == "AWS::SNS::Topic":
             return identity if attribute in ("TopicArn", "Arn") else identity.rsplit(":", 1)[-1]
         if kind == "AWS::Events::EventBus":
-            return f"arn:aws:events:us-east-1:123456789012:event-bus/{identity}" if attribute == "Arn" else identity
+            return f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/{identity}" if attribute == "Arn" else identity
+        if kind == "AWS::S3::Bucket" and attribute == "Arn":
+            return f"arn:aws:s3:::{identity}"
+        if kind == "AWS::KMS::Key" and attribute == "Arn":
+            return identity if identity.startswith("arn:") else f"arn:aws:kms:{REGION}:{ACCOUNT}:key/{identity}"
+        if kind == "AWS::SecretsManager::Secret" and attribute in ("Arn", "Id"):
+            return identity
         return None
+
+    @property
+    def physical_ids(self) -> dict[str, str]:
+        """Each deployed resource's physical id by logical id (a secret's is its ARN), once deployed."""
+        return dict(self._physical)
 
     def _subscribe_queues_to_topics(self, physical: Mapping[str, str]) -> None:
         """moto's CloudFormation skips subscriptions: create the template's SQS subscriptions with boto3."""
@@ -165,3 +240,28 @@ class EmulatorDeployment:
                 if props.get("FilterPolicy"):
                     attributes["FilterPolicy"] = json.dumps(props["FilterPolicy"])
                 sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=endpoint, Attributes=attributes)
+
+
+_INTRINSICS = frozenset(
+    {"Ref", "Fn::GetAtt", "Fn::Join", "Fn::Sub", "Fn::Select", "Fn::Split", "Fn::If", "Fn::ImportValue"}
+)
+"""The intrinsic functions a value can be; only `Ref`, `Fn::GetAtt`, `Fn::Join` and `Fn::Sub` resolve here."""
+
+
+def _stand_in_arn(resource: Mapping[str, Any], logical: str) -> str | None:
+    """The ARN of a resource the emulator does not deploy (a role, a function, a log group), by the name the template
+    gives it or its logical id: what a policy names it by (`iam:PassRole` on a role) and what the functions are told."""
+    props = resource.get("Properties", {})
+    kind = resource.get("Type")
+    if kind == "AWS::IAM::Role":
+        name = props.get("RoleName") if isinstance(props.get("RoleName"), str) else logical
+        return (
+            f"arn:aws:iam::{ACCOUNT}:role{props.get('Path', '/') if isinstance(props.get('Path'), str) else '/'}{name}"
+        )
+    if kind == "AWS::Lambda::Function":
+        name = props.get("FunctionName") if isinstance(props.get("FunctionName"), str) else logical
+        return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}"
+    if kind == "AWS::Logs::LogGroup":
+        name = props.get("LogGroupName") if isinstance(props.get("LogGroupName"), str) else logical
+        return f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:{name}:*"
+    return None

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import uuid
 
-__all__ = ("API_HANDLER", "ROUTER_HANDLER", "SWEEP_HANDLER", "LambdaContext")
+__all__ = ("API_HANDLER", "HANDLERS", "ROUTER_HANDLER", "SWEEP_HANDLER", "LambdaContext")
 
 ROUTER_HANDLER = "agent_wait.host.router.handler"
 SWEEP_HANDLER = "agent_wait.host.sweep.handler"
 API_HANDLER = "agent_wait.host.api.handler"
+HANDLERS = (ROUTER_HANDLER, SWEEP_HANDLER, API_HANDLER)
+"""Every function the emulator runs."""
 
 
 class LambdaContext:

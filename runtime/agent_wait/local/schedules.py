@@ -10,6 +10,7 @@ AWS's own lateness is in `bench/bench_deadline_lateness.py` and docs/scaling.md.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Mapping
@@ -30,7 +31,8 @@ __all__ = (
 )
 
 LOCAL_SCHEDULER_ROLE = "arn:aws:iam::123456789012:role/agent-wait-local-scheduler"
-"""The role schedules name on the emulator, which checks no role: the template's is an IAM role, not deployed here."""
+"""The role schedules name on the emulator when the template names none (the emulator's Scheduler assumes no role;
+a template's role is named by its stand-in ARN, `agent_wait.local.deploy`, which its `iam:PassRole` grant names)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,11 +146,12 @@ def local_schedule_settings(
     """The precise-deadline settings to add to a local stack's `environment`, after creating its schedule group.
 
     A template with `AgentWait(precise_deadlines=True)` names the group, the sweep function's ARN and the role
-    Scheduler assumes; the emulator deploys neither functions nor IAM, so the last two resolve to nothing, and the
-    functions would refuse to start with a group alone. Here they get stand-ins: `sweep_arn` (the local sweep's
-    own ARN; the emulated delivery invokes this process's sweep whatever a schedule names) and
-    `LOCAL_SCHEDULER_ROLE`. The group, which moto's CloudFormation does not create, is created in the emulator, so
-    the router's first schedule has somewhere to go. Nothing is added when precise deadlines are off.
+    Scheduler assumes; the emulator deploys no function, so the sweep's ARN (built from the account and region)
+    resolves to nothing, and the functions would refuse to start without it. Here it gets a stand-in: `sweep_arn`
+    (the local sweep's own ARN; the emulated delivery invokes this process's sweep whatever a schedule names). The
+    role resolves to its stand-in ARN (`LOCAL_SCHEDULER_ROLE` if the template names none). The group, which moto's
+    CloudFormation does not create, is created in the emulator, so the router's first schedule has somewhere to go.
+    Nothing is added when precise deadlines are off.
     """
     from agent_wait.contract.schema import Settings
 
@@ -183,7 +186,8 @@ def stack_delivery(stack: Any) -> ScheduleDelivery | None:
         from agent_wait.host import sweep
         from agent_wait.local.handlers import SWEEP_HANDLER, LambdaContext
 
-        with clock_scope(stack.clock):
+        running_as = getattr(stack, "running_as", None)  # the stack's IAM check: the sweep's calls are the sweep's
+        with clock_scope(stack.clock), running_as(SWEEP_HANDLER) if running_as else contextlib.nullcontext():
             return sweep.handler(payload, LambdaContext(SWEEP_HANDLER))
 
     clock = lambda: stack.clock()  # noqa: E731, PLW0108 - read on every call: `EmulatedStack.at()` swaps the clock

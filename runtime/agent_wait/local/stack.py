@@ -7,11 +7,18 @@ locally, `agent_wait.local.deploy` deploys the rest), and drives the same router
 handlers as Lambda: a loop over the entry queue stands in for the SQS event source, and `sweep()`
 for the schedule. Beside them, the answer API's routes are served on 127.0.0.1 (`api_url`) behind a
 local JWT authorizer and issuer (`issuer`), as API Gateway would serve them (`agent_wait.local.api_server`).
-Everything runs in this process; `stop()` (or leaving the `with` block) ends it.
+Each function runs as its own role from the template: its AWS calls are judged against that role's policies, and
+one the role does not grant fails as it would on AWS, naming the action and the resource (`agent_wait.local.iam`;
+`AGENT_WAIT_LOCAL_IAM=off` or `enforce_iam=False` turns that off). Everything runs in this process; `stop()` (or
+leaving the `with` block) ends it.
+
+Long on purpose: the stack's lifecycle (deploy, serve, pump, sweep, stop) reads best as one class; what it starts is in
+the modules it names.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -29,7 +36,8 @@ from agent_wait.errors import EmulatorError, require_extra
 from agent_wait.local.deploy import EmulatorDeployment
 from agent_wait.local.email_setup import local_email_settings, local_link_keys
 from agent_wait.local.events import event_record
-from agent_wait.local.handlers import API_HANDLER, ROUTER_HANDLER, SWEEP_HANDLER, LambdaContext
+from agent_wait.local.handlers import API_HANDLER, HANDLERS, ROUTER_HANDLER, SWEEP_HANDLER, LambdaContext
+from agent_wait.local.iam import LocalIam, enforce_iam_by_default
 from agent_wait.local.schedules import local_schedule_settings
 from agent_wait.local.template import local_template
 
@@ -71,6 +79,8 @@ class EmulatedStack:
         clock: now, in UTC; the local demo moves it forward to show a deadline pass.
         extra_environment: variables the functions get besides those in the template.
         api_port: the answer API's port on 127.0.0.1; 0 picks a free one (see `api_url`).
+        enforce_iam: hold each function to its role's policies (`agent_wait.local.iam`). Default: on, unless
+            `AGENT_WAIT_LOCAL_IAM=off`.
 
     Example:
         with EmulatedStack(template) as local:
@@ -90,6 +100,7 @@ class EmulatedStack:
         clock: Callable[[], datetime] = utc_now,
         extra_environment: Mapping[str, str] | None = None,
         api_port: int = 0,
+        enforce_iam: bool | None = None,
     ) -> None:
         self.template = dict(template)
         self.stack_name = stack_name or f"agent-wait-local-{uuid.uuid4().hex[:8]}"
@@ -114,6 +125,10 @@ class EmulatedStack:
         """What the URL-secret webhooks posted to the local receivers, once started (`agent_wait.local.webhooks`)."""
         self.webhooks_routed: list[str] = []
         """The webhook settings sent to the local receivers (their secrets held no URL on the emulator)."""
+        self.enforce_iam = enforce_iam_by_default() if enforce_iam is None else enforce_iam
+        self.iam: LocalIam | None = None
+        """The IAM check (`agent_wait.local.iam.LocalIam`, its `denials`), once started with `enforce_iam`."""
+        self._deployment: EmulatorDeployment | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
@@ -170,6 +185,8 @@ class EmulatedStack:
         if self._api is not None:
             self._api.stop()
             self._api = None
+        if self.iam is not None:
+            self.iam.uninstall()
         if self._server is not None:
             self._server.stop()
             self._server = None
@@ -199,7 +216,8 @@ class EmulatedStack:
 
     def _deploy(self) -> None:
         deployment = EmulatorDeployment(self.template, self.stack_name, self.client)
-        deployed = deployment.deploy((ROUTER_HANDLER, SWEEP_HANDLER, API_HANDLER))
+        deployed = deployment.deploy(HANDLERS)
+        self._deployment = deployment
         self.outputs = deployed.outputs
         environment = {**deployed.environment, **self.extra_environment}
         # The construct trusts the sweep's and the answer API's roles, which do not exist here: every local sender
@@ -225,14 +243,14 @@ class EmulatedStack:
         self._set_env(environment)
         self._reset_handlers()
 
-    @staticmethod
-    def _load_agent() -> None:
+    def _load_agent(self) -> None:
         """The router's cold start now, before anything is served: an agent that cannot load (a wrong
         `AGENT_WAIT_GRAPH`, a factory that raises) fails `start()` with its `ConfigurationError`, rather than
         the first start message."""
         from agent_wait.host import router
 
-        router._router()
+        with self.running_as(ROUTER_HANDLER):
+            router._router()
 
     def _start_api(self) -> None:
         """Serve the answer API on 127.0.0.1 and name it to the router, so envelopes' `reply_to` carry it."""
@@ -265,9 +283,31 @@ class EmulatedStack:
         self.environment.update({"AGENT_WAIT_API_URL": self.api_url, **routed})
         self._set_env({"AGENT_WAIT_API_URL": self.api_url, **routed})
         self._reset_handlers()
-        api._context()  # the API's cold start now: a missing setting or unreadable link keys fail `start()`
+        self._install_iam()
+        with self.running_as(API_HANDLER):
+            api._context()  # the API's cold start now: a missing setting or unreadable link keys fail `start()`
         self._load_agent()  # and the router's, which needs the API's URL
         self._api.start()
+
+    def _install_iam(self) -> None:
+        """From here on, each function's calls are judged against its role (with what the emulator added itself)."""
+        if not self.enforce_iam or self._deployment is None:
+            return
+        from agent_wait.local.stack_iam import local_iam
+
+        self.iam = local_iam(
+            self.template,
+            self._deployment,
+            running=self.environment,
+            client=self.client,
+            log=logging.getLogger(self.environment.get("POWERTOOLS_SERVICE_NAME", "agent-wait")),
+        )
+        self.iam.install()
+
+    def running_as(self, handler: str) -> contextlib.AbstractContextManager[None]:
+        """Run the block as the function with this handler (`ROUTER_HANDLER`, ...): its AWS calls are judged against
+        its role. Outside every such block a call is the operator's, and not judged."""
+        return self.iam.acting_as(handler) if self.iam is not None else contextlib.nullcontext()
 
     def slack_preview(self, *, limit: int = 20) -> str:
         """Each question's Slack message as it would look now (`agent_wait.local.slack_preview`)."""
@@ -284,11 +324,11 @@ class EmulatedStack:
     def _now(self) -> datetime:
         return self.clock()  # read on every call: `at()` swaps the clock
 
-    @staticmethod
-    def _invoke_api(event: dict[str, Any]) -> Any:
+    def _invoke_api(self, event: dict[str, Any]) -> Any:
         from agent_wait.host import api
 
-        return api.handler(event, LambdaContext(API_HANDLER))
+        with self.running_as(API_HANDLER):  # the local API server's requests are the API function's
+            return api.handler(event, LambdaContext(API_HANDLER))
 
     def use_agent(self, graph: str) -> None:
         """Host another agent (`AGENT_WAIT_GRAPH`, `module:attribute`) on this stack, as deploying the router with a
@@ -299,7 +339,8 @@ class EmulatedStack:
         if self._api is not None:  # the API's cold start too, in this environment, as a deploy's would be
             from agent_wait.host import api
 
-            api._context()
+            with self.running_as(API_HANDLER):
+                api._context()
         self._load_agent()
 
     def cold_start(self) -> None:
@@ -361,7 +402,7 @@ class EmulatedStack:
                 # onto this stack's clock (the demo moves the clock to show a deadline pass).
                 shift = self.clock() - datetime.now(UTC)
                 event = {"Records": [event_record(message, arn, shift=shift) for message in received]}
-                with clock_scope(self.clock):
+                with clock_scope(self.clock), self.running_as(ROUTER_HANDLER):
                     response = router.handler(event, LambdaContext(ROUTER_HANDLER))
                 failed = {item["itemIdentifier"] for item in response.get("batchItemFailures", [])}
                 for message in received:
@@ -382,7 +423,7 @@ class EmulatedStack:
         from agent_wait.host import sweep
 
         event = {"source": "aws.scheduler", "detail-type": "Scheduled Event", "time": self.clock().isoformat()}
-        with clock_scope(self.clock):
+        with clock_scope(self.clock), self.running_as(SWEEP_HANDLER):
             return sweep.handler(event, LambdaContext(SWEEP_HANDLER))
 
     @contextmanager
