@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from _inbox_page import CHROMIUM_ARGS, EXPECT_MS, GRAPH, Inbox, find_chromium, running_inbox
+from tests.support.iam_denials import iam_denials  # noqa: F401 - autouse: no test passes while a call was refused
 
 
 @pytest.fixture(scope="session")
