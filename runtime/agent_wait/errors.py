@@ -171,7 +171,7 @@ class RecipientError(WaitError, ValueError):
     def __init__(self, message: str, *, recipients: Sequence[object] = ()) -> None:
         super().__init__(message)
         self.recipients: tuple[Any, ...] = tuple(recipients)
-        """The recipients that were found (`agent_wait.people.recipients.Recipient`)."""
+        """The recipients that were found (`agent_wait.channels.recipients.Recipient`)."""
 
 
 class ArgumentTypeError(WaitError, TypeError):

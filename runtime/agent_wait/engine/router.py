@@ -41,7 +41,6 @@ from typing import Any
 
 from agent_wait.asking.adapter import AgentAdapter
 from agent_wait.asking.callbacks import CallbackCompleter
-from agent_wait.channels.publish import Announcers, as_announcers
 from agent_wait.common.times import clock_scope, utc_now
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.messages import (
@@ -52,6 +51,7 @@ from agent_wait.contract.messages import (
     group_id_for,
     parse_message,
 )
+from agent_wait.contract.publish import Announcers, as_announcers
 from agent_wait.engine import tracing
 from agent_wait.engine._router_answers import RouterAnswers
 from agent_wait.engine._router_starts import RouterStarts

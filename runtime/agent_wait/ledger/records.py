@@ -13,8 +13,8 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from agent_wait.asking.wait import approved_args
 from agent_wait.common.times import NEVER, format_rfc3339, parse_rfc3339
+from agent_wait.contract.bound_call import approved_args
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import LedgerUnavailableError
