@@ -4,6 +4,9 @@ The question ledger (`DynamoDbAnnounce` writes it, the host decides on it), the 
 (`langgraph-checkpoint-aws`'s `DynamoDBSaver`), the entry queue and the settings the Lambda handlers
 read. The CDK constructs synthesize the same shapes; `tests/cdk` compares the two so they cannot drift.
 Standard library only.
+
+Long on purpose: `Settings` lists every `AGENT_WAIT_*` variable with its doc line, the one list the handlers, the
+constructs and docs/host.md agree on; the shapes beside it are short.
 """
 
 from __future__ import annotations
