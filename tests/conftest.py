@@ -125,3 +125,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(depth))
     first = {depth: rank for rank, depth in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: first.get(depths[item.nodeid], len(first)))  # stable: order within a depth kept
+
+
+# -- where the time goes ----------------------------------------------------------------------------------------
+
+
+_SECONDS_BY_FOLDER: dict[str, float] = {}
+"""Seconds spent in each test folder (setup, call and teardown), summed over the workers' reports."""
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    folder = report.nodeid.split("::")[0].rpartition("/")[0] or "tests"
+    _SECONDS_BY_FOLDER[folder] = _SECONDS_BY_FOLDER.get(folder, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the test time by folder, largest first, so a slow CI run says where its minutes went."""
+    if not _SECONDS_BY_FOLDER:
+        return
+    total = sum(_SECONDS_BY_FOLDER.values())
+    terminalreporter.section("test time by folder (summed over workers)")
+    for folder, seconds in sorted(_SECONDS_BY_FOLDER.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line(f"{seconds:8.1f} s  {100 * seconds / total:5.1f} %  {folder}")
+    terminalreporter.write_line(f"{total:8.1f} s  in all")

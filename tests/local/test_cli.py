@@ -241,17 +241,11 @@ def test_questions_show_prints_what_is_asked_the_policy_and_the_decision(
     assert (view["outcome"]["answer"]["action"], view["outcome"]["expired"]) == ("approve", False)
 
 
-def test_answer_sends_any_json_answer_or_edited_arguments(
-    world: Any, target: Target, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_answer_sends_any_json_answer(world: Any, target: Target, capsys: pytest.CaptureFixture[str]) -> None:
     thread = f"order-cli-{uuid.uuid4().hex[:6]}"
     world.start(thread, 900)
     question = _open_question(world, thread)
-    # WHEN edited arguments are sent: the refund's policy allows no edits, so the router refuses them
-    assert main(["answer", question, "approve", "--args", '{"amount": 500}']) == 0
-    [refused] = world.pump()
-    assert (refused.kind.value, refused.reason) == ("refused", "edit_not_allowed")
-    # AND a whole JSON answer is sent as it is, and decides
+    # WHEN a whole JSON answer is sent as it is, it decides
     assert main(["answer", question, "--answer", '{"action": "reject", "reason": "duplicate order"}']) == 0
     world.pump()
     assert world.row(thread, question)["answer"] == {"action": "reject", "reason": "duplicate order"}
@@ -452,3 +446,31 @@ def test_the_cli_finds_a_running_dev_from_any_folder_of_the_project(
     # THEN it talks to that dev, as from the project folder
     assert main(["questions", "--status", "open"]) == 0
     assert f"thread={thread}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "reason"),
+    [
+        (["approve", "--args", '{"amount": "lots"}'], "(edit_not_allowed): this question's policy does not allow"),
+        (["approve", "--args", '{"amount": 500}'], "(edit_not_allowed)"),
+        (["--answer", '{"action": "maybe"}'], "(action_not_allowed): answer must be an object whose action is one of"),
+        (["--answer", '{"action": "approve", "note": "a\\u0000b"}'], "answer.note holds a control character"),
+    ],
+    ids=["the-readmes-lots", "an-edit-the-policy-refuses", "an-action-it-does-not-take", "a-control-character"],
+)
+def test_an_answer_the_question_would_refuse_is_not_sent_and_says_why(
+    world: Any, target: Target, capsys: pytest.CaptureFixture[str], argv: list[str], reason: str
+) -> None:
+    # GIVEN a refund waiting for finance, whose policy allows no edited arguments
+    thread = f"order-cli-{uuid.uuid4().hex[:6]}"
+    world.start(thread, 900)
+    question = _open_question(world, thread)
+    # WHEN an answer is sent on the queue (no token) that the router would refuse
+    code = main(["answer", question, *argv])
+    # THEN the CLI exits non-zero, says why in one line, and sends nothing: the question stays open
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "not sent" in err
+    assert reason in err
+    assert world.pump() == []
+    assert world.row(thread, question)["status"] == "open"

@@ -9,9 +9,11 @@ from typing import Any
 
 from agent_wait.cli._target import CliError, Target, answer_value
 from agent_wait.common.canonical_json import dumps
-from agent_wait.contract.messages import group_id_for
+from agent_wait.contract.messages import group_id_for, parse_answer
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import tracing
+from agent_wait.engine.checks import content_refusal
+from agent_wait.errors import MessageError
 
 __all__ = ("answer", "failures", "ledger_for", "ledger_record", "list_questions", "retry", "show", "start")
 
@@ -174,6 +176,14 @@ def answer(
     if value is None and action not in allowed:
         raise CliError(f"action {action!r} is not allowed for question {question_id}; use one of: {', '.join(allowed)}")
     body = answer_value(action, note, args, value)
+    # The router would refuse what does not fit the question, and a queue answer is fire-and-forget: say it here.
+    try:
+        parse_answer(body)
+    except MessageError as exc:
+        raise CliError(f"not sent: {exc.message}") from None
+    refused = content_refusal(record, body)
+    if refused is not None:
+        raise CliError(f"not sent: question {question_id} would refuse it ({refused[0].value}): {refused[1]}")
     message = {"thread_id": row["thread_id"], "question_id": question_id, "answer": body}
     if answered_by:
         message["answered_by"] = answered_by

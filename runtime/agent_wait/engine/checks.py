@@ -25,6 +25,7 @@ __all__ = (
     "answerer_for",
     "answerer_refusal",
     "check_answer",
+    "content_refusal",
     "principal_of",
 )
 
@@ -157,6 +158,12 @@ def check_answer(
         return RefusalReason.EXPIRED, f"deadline passed at {record.expires_at}; the default applies"
     if valid_until is not None and valid_until <= received_at:
         return RefusalReason.ANSWER_STALE, "the answer's valid_until has passed"
+    return content_refusal(record, answer) or answerer_refusal(record, answerer, at=received_at)
+
+
+def content_refusal(record: QuestionRecord, answer: Any) -> Refusal | None:
+    """Why `answer` does not fit `record`'s question, whoever sends it and whenever: its action, its edits, the
+    dialect's shape, the answer or edit schema. None when it fits. A sender checks this before it sends (the CLI)."""
     envelope = record.envelope
     native = is_native_answer(envelope, answer)  # a dialect's own answer carries no action of ours
     if not native:
@@ -173,7 +180,7 @@ def check_answer(
         return RefusalReason.INVALID_ANSWER, problem
     if not native and isinstance(answer, Mapping) and "args" in answer and not envelope.rules.get("edits", True):
         return RefusalReason.EDIT_NOT_ALLOWED, "this question's policy does not allow edited arguments"
-    return answerer_refusal(record, answerer, at=received_at)
+    return None
 
 
 def answerer_refusal(
