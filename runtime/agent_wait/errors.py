@@ -36,6 +36,9 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
 
 Every error keeps a plain `.message` and its facts as attributes. Messages carry ids and values that
 help fix the call, never question content (questions may hold personal data).
+
+Long on purpose: the whole tree in one file, so a caller finds every error, the builtin it also is and the facts it
+carries in one place, drawn above.
 """
 
 from __future__ import annotations

@@ -44,6 +44,7 @@ CORE_MODULES = (
     "agent_wait.common.ids",
     "agent_wait.contract.publish",
     "agent_wait.contract.schema",
+    "agent_wait.contract.settings",
     "agent_wait.common.canonical_json",
     "agent_wait.common.times",
     "agent_wait.common.durations",

@@ -15,6 +15,7 @@ from agent_wait.common.durations import (
     parse_duration,
 )
 from agent_wait.errors import PolicyError
+from agent_wait.policy._names import check_names
 from agent_wait.policy.extension import Extension
 from agent_wait.policy.fields import (
     MAX_DEFAULT_BYTES,
@@ -28,7 +29,7 @@ from agent_wait.policy.fields import (
     check_tags,
     small_json,
 )
-from agent_wait.policy.followup import Escalation, FollowUps, Quorum, Reminder, check_names
+from agent_wait.policy.followup import Escalation, FollowUps, Quorum, Reminder
 from agent_wait.policy.new_version import checked_on_new_version
 
 __all__ = (
