@@ -112,8 +112,10 @@ def test_a_teams_card_reads_each_kind_as_the_inbox_does(kind: str) -> None:
     # GIVEN a question of each kind, WHEN Teams draws its card
     card = _card(kind)
     shown = "\n".join(_texts(card, ("text", "title", "value", "fallbackText")))
-    # THEN a person reads text and tables, never raw JSON or Markdown markers
-    _assert_reads_as_text(shown)
+    # THEN a person reads text and tables, never raw JSON or escaped line breaks (Teams draws the card's Markdown
+    # itself: `**` is its bold, and the preview page's test sees it drawn)
+    for raw in RAW[:2]:
+        assert raw not in shown
     # AND the card's title is the inbox's headline
     headings = [b["text"] for b in card["body"] if b.get("style") == "heading"]
     assert headings
