@@ -275,6 +275,9 @@ def test_a_slack_message_reads_each_kind_as_the_inbox_does(door: SlackDoor, kind
     for block, name in zip(calls, calls_of(kind), strict=True):
         assert name in block["text"]["text"]
         assert block.get("fields")
+    # AND a description's Markdown is mrkdwn: `**Drop**` is Slack's bold `*Drop*`, not its emphasis
+    if kind == "review":
+        assert "*Drop* the `orders` table" in calls[0]["text"]["text"]
 
 
 def _filled(view: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -22,6 +22,7 @@ from agent_wait.contract.envelope import Transition, WaitEnvelope
 
 __all__ = ("PROMPT_KEYS", "UNNAMED_CALL", "Call", "Decided", "call_of", "decided_of", "prompt_of", "summary")
 
+
 @dataclass(frozen=True, slots=True)
 class Decided:
     """How a question ended, as a message, a card or an email tells it."""

@@ -7,7 +7,7 @@ everywhere:
 
 | Kind | What it is | Headline | Blocks |
 |---|---|---|---|
-| `review` | LangChain `HumanInTheLoopMiddleware`'s batched review (its default) | `Review 2 tool calls: a, b` | one per call |
+| `review` | LangChain `HumanInTheLoopMiddleware`'s batched review | `Review 2 tool calls: a, b` | one per call |
 | `agent_inbox` | an Agent Inbox `HumanInterrupt` | `name(arg=value, ...)` | the call |
 | `call` | a `@wait` call, the middleware's per-call approval | `name(arg=value, ...)` | the call |
 | `response_schema` | a question whose answer must fit a JSON Schema | its prompt | its text, a form |
@@ -129,6 +129,7 @@ def read(envelope: WaitEnvelope) -> Reading:
     text = prompt_of(envelope) or ""
     facts = _facts(question, text)
     headline = _clip(plain_text(text).strip().split("\n", 1)[0], HEADLINE_CHARS) if text.strip() else "A question"
+    text = text if plain_text(text).strip() != headline else ""  # a one-line prompt is its headline: said once
     schema = _schema(envelope)
     if schema is not None:
         return _with_buttons(envelope, Reading(Kind.SCHEMA, headline, (), text, facts, _form(schema)))
@@ -189,8 +190,9 @@ def _review_of(envelope: WaitEnvelope) -> tuple[Call, ...] | None:
         if not isinstance(request, Mapping):
             continue
         name = str(request.get("name") or UNNAMED_CALL)
-        args = request.get("args") if isinstance(request.get("args"), Mapping) else {}
-        description = request.get("description") if isinstance(request.get("description"), str) else ""
+        args, description = request.get("args"), request.get("description")
+        args = args if isinstance(args, Mapping) else {}
+        description = description if isinstance(description, str) else ""
         calls.append(Call(name, args, description, allowed.get(name, ())))
     return tuple(calls)
 
@@ -253,13 +255,14 @@ def _schema(envelope: WaitEnvelope) -> Mapping[str, Any] | None:
 
 
 def _form(schema: Mapping[str, Any]) -> tuple[FormField, ...]:
-    properties = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else {}
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, Mapping) else {}
     required = set(schema.get("required") or ())
     fields = []
     for name, declared in properties.items():
         prop = declared if isinstance(declared, Mapping) else {}
-        title = str(prop.get("title") or name)
-        description = prop.get("description") if isinstance(prop.get("description"), str) else ""
+        title, description = str(prop.get("title") or name), prop.get("description")
+        description = description if isinstance(description, str) else ""
         fields.append(FormField(str(name), title, name in required, description))
     return tuple(fields)
 

@@ -43,10 +43,10 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_MRKDWN = (
+_MRKDWN = (  # emphasis first: once `**bold**` is `*bold*`, it would read as emphasis
+    (re.compile(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])"), r"_\1_"),
     (re.compile(r"\*\*([^*\n]+)\*\*"), r"*\1*"),
     (re.compile(r"__([^_\n]+)__"), r"*\1*"),
-    (re.compile(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])"), r"_\1_"),
     (re.compile(r"^#{1,6}\s+(.+)$", re.MULTILINE), r"*\1*"),
     (re.compile(r"^(\s*)[-+] ", re.MULTILINE), r"\1• "),
 )

@@ -18,7 +18,6 @@ from slack_sdk.models.blocks import (
     Block,
     ButtonElement,
     ContextBlock,
-    HeaderBlock,
     InputBlock,
     MarkdownTextObject,
     NumberInputElement,
