@@ -321,3 +321,19 @@ def test_every_slack_button_of_each_kind_decides_through_the_door(door: SlackDoo
             assert b"errors" not in submitted.body, submitted.body
         # THEN the question is decided: no button leads to a refusal
         assert door.decided(question_id), f"{button['action_id']} on a {kind} question decided nothing"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_emails_subject_reads_back_whole_from_its_mime_message(kind: str) -> None:
+    import email
+    import email.policy
+
+    from agent_wait.channels.email.render import mime_message
+
+    # GIVEN the email of a question whose headline is long (a call with its arguments)
+    content, _ = _email(kind)
+    # WHEN it is sent as MIME and a mail client reads it back
+    raw = mime_message(content, sender="a@example.com", to="ana@example.com", question_id="q-1")
+    parsed = email.message_from_bytes(raw, policy=email.policy.default)
+    # THEN the subject is as written: not folded into a leading space
+    assert parsed["Subject"] == content.subject

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+import email.policy
 from email.message import EmailMessage
 from typing import Any
 
@@ -290,11 +291,16 @@ def outcome_email(
     return EmailContent(subject, html, text)
 
 
+_MIME_POLICY = email.policy.default.clone(max_line_length=998)
+"""RFC 5322's line limit: a subject (at most 180 characters, `_subject`) is never folded. Python folds a long subject
+that opens with a quoted word right after `Subject:`, and a reader then sees it begin with a space."""
+
+
 def mime_message(
     content: EmailContent, *, sender: str, to: str, reply_to: Sequence[str] = (), question_id: str
 ) -> bytes:
     """The email as MIME (`multipart/alternative`: plain text, then HTML), for SES's raw content."""
-    message = EmailMessage()
+    message = EmailMessage(policy=_MIME_POLICY)
     message["Subject"] = content.subject
     message["From"] = sender
     message["To"] = to
