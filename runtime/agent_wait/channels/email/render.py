@@ -11,11 +11,11 @@ UTC (an email cannot know its reader's time zone).
 
 from __future__ import annotations
 
+import email.policy
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-import email.policy
 from email.message import EmailMessage
 from typing import Any
 
