@@ -87,7 +87,9 @@ def asked_blocks(reading: Reading, *, waiting: bool = True) -> list[Block]:
     blocks: list[Block] = [HeaderBlock(text=PlainTextObject(text=clip(reading.headline, HEADER_MAX)))]
     if reading.kind is Kind.REVIEW:
         count = f"{len(reading.calls)} tool calls of one model turn"
-        blocks.append(SectionBlock(text=MarkdownTextObject(text=f"{count} {'wait for' if waiting else 'had'} review:")))
+        blocks.append(
+            SectionBlock(text=MarkdownTextObject(text=f"{count} {'wait for review' if waiting else 'were reviewed'}:"))
+        )
     blocks.extend(_call_section(call, n, reading, waiting) for n, call in enumerate(reading.calls[:40]))
     if reading.calls:
         return blocks
