@@ -50,7 +50,7 @@ from aws_durable_execution_sdk_python_testing.runner import DurableFunctionTestR
 from aws_durable_execution_sdk_python_testing.web.server import WebServer, WebServiceConfig  # noqa: E402
 
 from agent_wait import WaitPolicy  # noqa: E402
-from agent_wait.channels.announce.base import BaseAnnounce  # noqa: E402
+from agent_wait.contract.announcer import BaseAnnounce  # noqa: E402
 from agent_wait.contract.envelope import Transition, WaitEnvelope  # noqa: E402
 
 FINANCE = WaitPolicy(timeout="P3D", default={"action": "reject"}, allowed_actions=("approve", "reject"))

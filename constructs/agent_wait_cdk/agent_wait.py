@@ -5,7 +5,7 @@ and the sweep, the answer API, the alarms and the outputs. Its props are checked
 (`_agent_wait_checks.py`); each part is made by its own module; the answer channels are `_agent_wait_channels.py`,
 and the variables, grants and outputs that join the parts are `_agent_wait_wiring.py`.
 
-Over 400 lines on purpose: about 270 of them document its 44 props and its grants, which users read here, and
+Long on purpose: about 270 of its lines document its 44 props and its grants, which users read here, and
 the constructor spells out each part's props as it makes it, in the order the template lists them.
 """
 

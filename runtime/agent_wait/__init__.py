@@ -15,9 +15,9 @@ from agent_wait.channels.announce import (
     verify_signature,
     verify_timestamped_signature,
 )
-from agent_wait.channels.publish import PublishReport, apublish, publish
 from agent_wait.common.ids import new_ulid, question_id_for
 from agent_wait.contract.envelope import MAX_QUESTION_BYTES, Question, Transition, WaitEnvelope, check_question_size
+from agent_wait.contract.publish import PublishReport, apublish, publish
 from agent_wait.errors import (
     ConfigurationError,
     EnvelopeError,

@@ -36,6 +36,9 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
 
 Every error keeps a plain `.message` and its facts as attributes. Messages carry ids and values that
 help fix the call, never question content (questions may hold personal data).
+
+Long on purpose: the whole tree in one file, so a caller finds every error, the builtin it also is and the facts it
+carries in one place, drawn above.
 """
 
 from __future__ import annotations
@@ -171,7 +174,7 @@ class RecipientError(WaitError, ValueError):
     def __init__(self, message: str, *, recipients: Sequence[object] = ()) -> None:
         super().__init__(message)
         self.recipients: tuple[Any, ...] = tuple(recipients)
-        """The recipients that were found (`agent_wait.people.recipients.Recipient`)."""
+        """The recipients that were found (`agent_wait.channels.recipients.Recipient`)."""
 
 
 class ArgumentTypeError(WaitError, TypeError):

@@ -1,4 +1,4 @@
-"""Deprecated: `agent_wait.recipients` moved to `agent_wait.people.recipients`; import it from there.
+"""Deprecated: `agent_wait.recipients` moved to `agent_wait.channels.recipients`; import it from there.
 
 This alias re-exports the public names, so code written before the move runs, and warns once; it goes in a later
 release (docs/architecture.md, "Moved modules").
@@ -6,7 +6,7 @@ release (docs/architecture.md, "Moved modules").
 
 import warnings
 
-from agent_wait.people.recipients import (
+from agent_wait.channels.recipients import (
     ANY_TAG,
     EMAIL_PRINCIPAL,
     MAX_ADDRESS_CHARS,
@@ -25,7 +25,7 @@ __all__ = (
 )
 
 warnings.warn(
-    "agent_wait.recipients moved to agent_wait.people.recipients: import from there (this alias goes later)",
+    "agent_wait.recipients moved to agent_wait.channels.recipients: import from there (this alias goes later)",
     DeprecationWarning,
     stacklevel=2,
 )

@@ -253,9 +253,9 @@ def _links(envelope: WaitEnvelope, *_: Any) -> dict[str, str]:
 
 
 def teams_channel(parts: Parts) -> ChannelHarness:
+    from agent_wait.channels.recipients import Recipient
     from agent_wait.channels.sends import InMemorySends
     from agent_wait.channels.teams import TeamsAnnounce
-    from agent_wait.people.recipients import Recipient
 
     def announcer(delivers: Delivers = None) -> AnnounceHarness:
         teams = parts.stack.enter_context(FakeTeams())
@@ -307,7 +307,7 @@ class _Ses:
 
 def email_channel(parts: Parts) -> ChannelHarness:
     from agent_wait.channels.email import EmailAnnounce, InMemoryEmailSends
-    from agent_wait.people.recipients import RecipientRouting
+    from agent_wait.channels.recipients import RecipientRouting
 
     def announcer(delivers: Delivers = None) -> AnnounceHarness:
         ses = _Ses()

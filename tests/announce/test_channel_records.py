@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from agent_wait.channels.email import EmailAnnounce, InMemoryEmailSends
+from agent_wait.channels.recipients import RecipientRouting
 from agent_wait.channels.sends import DynamoDbSends, Send
 from agent_wait.channels.slack import DynamoDbSlackMessages, Post
 from agent_wait.contract.envelope import Question, WaitEnvelope
 from agent_wait.errors import AwsDeliveryError
 from agent_wait.local.tables import question_keyed_table
-from agent_wait.people.recipients import RecipientRouting
 from agent_wait.policy.wait_policy import WaitPolicy
 
 NOW = datetime(2026, 12, 4, 10, 0, tzinfo=UTC)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent_wait import InMemoryAnnounce, Question, WaitEnvelope
-from agent_wait.channels.announce.base import DeliveryStatus
+from agent_wait.contract.announcer import DeliveryStatus
 from agent_wait.contract.envelope import Transition
 
 

@@ -20,17 +20,17 @@ from tests.support.fake_slack import FakeSlack
 from tests.support.fake_teams import FakeTeams
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy, publish
-from agent_wait.channels.announce.base import BaseAnnounce
 from agent_wait.channels.email import EmailAnnounce, InMemoryEmailSends
+from agent_wait.channels.recipients import RecipientRouting
 from agent_wait.channels.sends import InMemorySends
 from agent_wait.channels.slack import InMemorySlackMessages, SlackAnnounce, SlackRouting
 from agent_wait.channels.teams import TeamsAnnounce
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import InMemoryEntryQueue, Sweep
 from agent_wait.engine.checks import answerer_for
 from agent_wait.engine.extend import ExtendService, extended_envelope
 from agent_wait.ledger import Decision, InMemoryLedger, QuestionRecord
-from agent_wait.people.recipients import RecipientRouting
 from agent_wait.policy.extension import Extension
 from agent_wait.policy.followup import Escalation
 

@@ -13,8 +13,8 @@ from tests.announce.conftest import Receiver
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy
 from agent_wait.channels.announce import verify_signature
-from agent_wait.channels.announce.base import DeliveryStatus
 from agent_wait.channels.shaped import ShapedWebhookAnnounce, check_templates
+from agent_wait.contract.announcer import DeliveryStatus
 from agent_wait.contract.envelope import Transition
 from agent_wait.errors import WebhookTemplateError
 

@@ -12,10 +12,10 @@ import pytest
 from tests.support.fake_teams import FakeTeams
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy
-from agent_wait.channels.announce.base import DeliveryStatus
 from agent_wait.channels.sends import DynamoDbSends, InMemorySends, Send
 from agent_wait.channels.teams import TeamsAnnounce
 from agent_wait.channels.teams.announce import ACCEPTED, CHANNEL, send_key
+from agent_wait.contract.announcer import DeliveryStatus
 from agent_wait.contract.envelope import Transition
 from agent_wait.errors import ArgumentError, TeamsDeliveryError
 from agent_wait.local.tables import question_keyed_table

@@ -111,7 +111,9 @@ def test_the_question_card_says_what_is_asked_with_a_button_per_link() -> None:
     card = question_card(_envelope(), LINKS, inbox_url="https://api.example.com/inbox#/questions/q-1")
     texts = _texts(card)
     assert card["body"][1]["text"].startswith("issue_refund(")
-    [facts] = [block for block in card["body"] if block["type"] == "FactSet"]
+    # the call's arguments, in the call's own container
+    [call] = [block for block in card["body"] if block.get("id") == "call-0"]
+    [facts] = [item for item in call["items"] if item["type"] == "FactSet"]
     assert [fact["title"] for fact in facts["facts"]] == ["order_id", "amount", "note"]
     assert facts["facts"][1]["value"] == "900"
     assert "Answer by {{DATE(" in texts

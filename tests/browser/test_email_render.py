@@ -7,6 +7,7 @@ question's text as text. `AGENT_WAIT_SCREENSHOTS=docs/images` keeps the screensh
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -117,4 +118,4 @@ def test_the_plain_text_parts_say_the_same_without_markup() -> None:
     assert reminder.startswith("REMINDER 1 of 1: this still waits for an answer.")
     assert "Answer in about 68 hours" not in reminder
     assert "ana@example.com answered approve (note: photos checked) on Friday 4 December 2026 at 14:00 UTC." in outcome
-    assert "<" not in outcome
+    assert not re.search(r"</?(p|strong|em|a|br|table|div)\b", outcome), "no markup of ours in plain text"

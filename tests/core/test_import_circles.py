@@ -8,6 +8,10 @@ emulated stack and its schedules, two benches) each ran through an import inside
 An edge goes to the module a statement names: `from a.b import c` is `a.b.c` when that is a module of the tree,
 else `a.b` (a name from its `__init__`). A package's `__init__` is not an edge of its submodules (Python loads it
 first, but that is loading, not borrowing), as the rule table of `test_imports.py` also reads it.
+
+Circles are counted twice: between modules, and between the package's rooms (each folder under `agent_wait/`, and
+each module at its root, taken whole). Two folders that borrow from each other through different modules have no
+module circle, yet neither folder stands below the other, so a reader cannot tell which is the lower layer.
 """
 
 from __future__ import annotations
@@ -99,6 +103,19 @@ def circles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
     return found
 
 
+def rooms_graph(graph: Mapping[str, Iterable[str]], package: str) -> dict[str, set[str]]:
+    """`graph` with each module of `package` replaced by its room: the folder or root module right under `package`."""
+
+    def room(module: str) -> str:
+        return ".".join(module.split(".")[:2]) if module.startswith(f"{package}.") else module
+
+    rooms: dict[str, set[str]] = {}
+    for source, targets in graph.items():
+        edges = rooms.setdefault(room(source), set())
+        edges.update(room(target) for target in targets if room(target) != room(source))
+    return rooms
+
+
 def test_the_checker_finds_a_circle_through_an_import_inside_a_function(tmp_path: Path) -> None:
     package = tmp_path / "pkg"
     package.mkdir()
@@ -109,9 +126,27 @@ def test_the_checker_finds_a_circle_through_an_import_inside_a_function(tmp_path
     assert circles(import_graph(_modules(package, tmp_path))) == [["pkg.a", "pkg.b"]]
 
 
+def test_the_checker_finds_two_folders_that_borrow_from_each_other_through_different_modules(tmp_path: Path) -> None:
+    for folder in ("low", "high"):
+        (tmp_path / "pkg" / folder).mkdir(parents=True)
+        (tmp_path / "pkg" / folder / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "high" / "door.py").write_text("from pkg.low.base import Base\n")
+    (tmp_path / "pkg" / "low" / "base.py").write_text("")
+    (tmp_path / "pkg" / "low" / "uses.py").write_text("def f():\n    from pkg.high import door\n")
+    graph = import_graph(_modules(tmp_path / "pkg", tmp_path))
+    assert circles(graph) == []
+    assert circles(rooms_graph(graph, "pkg")) == [["pkg.high", "pkg.low"]]
+
+
 @pytest.mark.parametrize(
     ("root", "base"), [(RUNTIME / "agent_wait", RUNTIME), (BENCH, BENCH)], ids=["runtime", "bench"]
 )
 def test_no_import_circles(root: Path, base: Path) -> None:
     found = circles(import_graph(_modules(root, base)))
     assert found == [], f"import circles (each a set of modules that import one another): {found}"
+
+
+def test_no_two_rooms_of_the_runtime_import_each_other() -> None:
+    found = circles(rooms_graph(import_graph(_modules(RUNTIME / "agent_wait", RUNTIME)), "agent_wait"))
+    assert found == [], f"folders (or root modules) of agent_wait that import one another, around: {found}"

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from agent_wait import Escalation, Question, WaitEnvelope, WaitPolicy
+from agent_wait.channels.recipients import Recipient, RecipientRouting, email_address
 from agent_wait.errors import ArgumentError, ConfigurationError, RecipientError
-from agent_wait.people.recipients import Recipient, RecipientRouting, email_address
 
 ROUTING = RecipientRouting(
     groups={"finance": ["Ana@Example.com", "dana@example.com"], "cfo": ["cfo@example.com", "ana@example.com"]},

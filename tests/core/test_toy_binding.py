@@ -69,7 +69,7 @@ def test_the_toy_binding_imports_only_the_standard_library_and_the_core():
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     outside = {m for m in imported if m.split(".")[0] not in sys.stdlib_module_names}
-    assert outside <= {"agent_wait.asking.flow", "agent_wait.asking.wait", "agent_wait.channels.publish"}
+    assert outside <= {"agent_wait.asking.flow", "agent_wait.asking.wait", "agent_wait.contract.publish"}
 
 
 # --- park and publish ---------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from typing import Any
 
 from agent_wait.asking.flow import WaitBinding, publish_questions, require_thread_id, wait_decorator
 from agent_wait.asking.wait import unpack_question
-from agent_wait.channels.publish import Announcers, PublishReport
+from agent_wait.contract.publish import Announcers, PublishReport
 
 NO_ANSWER = object()
 

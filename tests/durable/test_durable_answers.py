@@ -27,7 +27,7 @@ from tests.support.durable_lambda import lambda_api_server
 from agent_wait.asking.callbacks import CallbacksOnly, callback_id_of, callback_question_id
 from agent_wait.aws import DynamoDbLedger
 from agent_wait.aws.callbacks import LambdaCallbacks
-from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.envelope import Transition, WaitEnvelope
 from agent_wait.contract.schema import QUESTION_TABLE, QuestionStatus
 from agent_wait.durable import CALLBACK_MARGIN, ask

@@ -25,7 +25,7 @@ from botocore.stub import Stubber
 from agent_wait import InMemoryAnnounce, MissingExtraError, WaitPolicy
 from agent_wait.asking.callbacks import DURABLE_ONLY, CallbacksOnly, callback_id_of, callback_question_id
 from agent_wait.aws.callbacks import LambdaCallbacks
-from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.envelope import MAX_QUESTION_BYTES, Transition, WaitEnvelope
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.durable import CALLBACK_MARGIN, LONGEST_CALLBACK, ask, callback_timeout

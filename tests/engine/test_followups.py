@@ -458,7 +458,7 @@ def test_racing_votes_decide_the_question_once_with_exactly_the_votes_that_made_
 
 
 def test_a_reminder_whose_announcement_failed_is_announced_by_the_next_run_and_only_once(escalating: World) -> None:
-    from agent_wait.channels.announce.base import BaseAnnounce
+    from agent_wait.contract.announcer import BaseAnnounce
     from agent_wait.contract.envelope import Transition, WaitEnvelope
 
     class DownOnce(BaseAnnounce):
@@ -500,7 +500,7 @@ def test_a_reminder_whose_announcement_failed_is_announced_by_the_next_run_and_o
 
 
 def test_a_reminder_owed_keeps_the_row_due_where_it_was_until_told(escalating: World) -> None:
-    from agent_wait.channels.announce.base import BaseAnnounce
+    from agent_wait.contract.announcer import BaseAnnounce
     from agent_wait.contract.envelope import Transition, WaitEnvelope
 
     class Down(BaseAnnounce):

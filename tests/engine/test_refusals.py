@@ -1,5 +1,6 @@
 """One outcome per question: every answer that cannot apply is refused with its typed reason, counted,
-and runs nothing (the graph's checkpoint does not move, no node runs, the ledger row is unchanged).
+and runs nothing (the graph's checkpoint does not move, no node runs, the ledger row is unchanged but for the
+refusal it keeps: a queue answers its sender nothing, so the row says why, for `questions show` and the API).
 
 A `Router` built by `build_router` on the moto stack (the real DynamoDB ledger and checkpointer), with
 `RecordingMetrics` so each refusal's metric can be read back.
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,6 +24,7 @@ from agent_wait.engine import OutcomeKind, RecordingMetrics, RefusalReason, Rout
 from agent_wait.engine.metrics import METRIC_NAMES
 from agent_wait.engine.senders import SenderPolicy
 from agent_wait.host import HostSettings, build_router
+from agent_wait.ledger import Refusal
 
 T0 = datetime(2026, 9, 11, 9, 0, 0, tzinfo=UTC)
 
@@ -42,14 +44,20 @@ class Parked:
         return self.handle(answer_message(self.thread_id, self.question_id, action, **fields), sender=sender)
 
     def footprint(self) -> tuple[Any, ...]:
-        """Everything a refused answer must leave untouched: the agent's checkpoint, its nodes, the ledger row."""
+        """Everything a refused answer must leave untouched: the agent's checkpoint, its nodes, the ledger row (all
+        but the last refusal it keeps)."""
+        row = self.router.ledger.get(self.thread_id, self.question_id)
         return (
             self.router.adapter.progress(self.thread_id),
             graphs.node_runs("review", self.order_id),
             graphs.node_runs("finish", self.order_id),
             graphs.body_runs(self.order_id),
-            self.router.ledger.get(self.thread_id, self.question_id),
+            replace(row, last_refusal=None) if row is not None else None,
         )
+
+    def last_refusal(self) -> Refusal | None:
+        row = self.router.ledger.get(self.thread_id, self.question_id)
+        return row.last_refusal if row is not None else None
 
 
 @pytest.fixture
@@ -226,6 +234,27 @@ def test_an_answer_that_cannot_apply_is_refused_with_its_reason_counted_and_runs
         assert parked.metrics.counts[(METRIC_NAMES["cancelled"], None)] == 1
         footprints[-1], after = footprints[-1][:-1], after[:-1]
     assert after == footprints[-1], f"a refused answer changed {footprints[-1]} into {after}"
+    # ... and the row keeps why, where there is a row and a person's answer met the refusal
+    kept = parked.last_refusal()
+    if reason in NOT_KEPT:
+        assert kept is None, f"{reason} is not kept on the row, got {kept!r}"
+    else:
+        assert kept is not None, f"the row keeps the refusal {reason}"
+        assert (kept.reason, kept.detail, kept.at) == (reason.value, outcome.detail, kept.at), kept
+        assert kept.via == "queue", kept
+
+
+NOT_KEPT = {
+    RefusalReason.UNKNOWN_THREAD: "no row to keep it on",
+    RefusalReason.UNKNOWN_QUESTION: "no row to keep it on",
+    RefusalReason.DUPLICATE: "the answer was applied: the row says so",
+    RefusalReason.NOT_DUE: "the deadline's own early message, not a person's answer",
+    RefusalReason.NOT_TRUSTED: "a deadline message from a sender that may not send one",
+    # This case's sender may not answer at all: refused before anything is written (a policy's answerers refusing a
+    # sender that may answer is kept, as `action_not_allowed` is).
+    RefusalReason.ANSWERER_NOT_ALLOWED: "a sender the deployment does not let answer writes nothing",
+    RefusalReason.NOTHING_TO_RETRY: "a retry, not an answer (agent-wait retry says why)",
+}
 
 
 DOORS_THAT_CANNOT_WAIT = {RefusalReason.THREAD_BUSY}

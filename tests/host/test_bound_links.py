@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from tests.support.api_events import Response, call
 
+from agent_wait.channels.recipients import Recipient, RecipientRouting
 from agent_wait.contract.envelope import Question, WaitEnvelope
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerService, InMemoryEntryQueue
@@ -27,7 +28,6 @@ from agent_wait.errors import ArgumentError
 from agent_wait.host.api import ApiContext, create_app
 from agent_wait.host.links import LinkError, LinkKeys, answer_links, mint_token, verify_token
 from agent_wait.ledger import InMemoryLedger
-from agent_wait.people.recipients import Recipient, RecipientRouting
 from agent_wait.policy import WaitPolicy
 
 T0 = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)

@@ -11,10 +11,10 @@ import pytest
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy
 from agent_wait.channels.email import EmailAnnounce, InMemoryEmailSends
+from agent_wait.channels.recipients import RecipientRouting
 from agent_wait.contract.envelope import Transition
 from agent_wait.errors import ConfigurationError, EmailDeliveryError
 from agent_wait.host import HostSettings
-from agent_wait.people.recipients import RecipientRouting
 
 NOW = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 ROUTING = RecipientRouting(groups={"finance": ["ana@example.com", "dana@example.com"]})

@@ -164,7 +164,12 @@ def test_the_page_loads_only_its_own_files_and_has_no_inline_script_or_style(api
 
     # Every asset is a relative URL on this API (so it works under any stage or base path); nothing inline.
     assets = [attrs.get("src") or attrs.get("href") for tag, attrs in parsed.tags if tag in ("script", "link")]
-    assert sorted(a or "" for a in assets) == ["confirm/confirm.css", "confirm/confirm.js", "confirm/shared.js"]
+    assert sorted(a or "" for a in assets) == [
+        "confirm/confirm.css",
+        "confirm/confirm.js",
+        "confirm/inbox-reading.js",
+        "confirm/shared.js",
+    ]
     assert parsed.inline_script.strip() == ""
     assert all("style" not in attrs and not any(k.startswith("on") for k in attrs) for _, attrs in parsed.tags)
     assert "<style" not in page.body
@@ -645,7 +650,7 @@ def test_the_page_shows_a_script_in_the_question_as_text_and_answers_only_on_cli
     loaded = result["loaded"]
     assert loaded["function"]["text"] == "refund"
     assert loaded["args-rows"]["rows"] == [["order", "A-1"], ["memo", PAYLOAD]]  # the inbox's argument table
-    assert (loaded["args"]["hidden"], loaded["arguments"]["hidden"]) == (False, True)
+    assert (loaded["call"]["hidden"], loaded["calls"]["hidden"], loaded["question"]["hidden"]) == (False, True, True)
     assert loaded["action"]["text"] == "approve"
     # (in the inbox's time format, shared.js's: the reader's language and zone, to the second)
     assert re.fullmatch(r".*2030.*\b\d{2}:00:00\b.*", loaded["deadline"]["text"]), loaded["deadline"]["text"]

@@ -241,6 +241,32 @@ def test_questions_show_prints_what_is_asked_the_policy_and_the_decision(
     assert (view["outcome"]["answer"]["action"], view["outcome"]["expired"]) == ("approve", False)
 
 
+def test_questions_show_prints_the_last_answer_the_router_refused_on_the_queue_and_why(
+    world: Any, target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN an open question, and a program of the user's own that writes answers to the entry queue directly
+    thread = f"order-cli-{uuid.uuid4().hex[:6]}"
+    world.start(thread, 900)
+    question = _open_question(world, thread)
+    # WHEN it sends an action the question does not take (nothing answers a queue's sender)
+    (refused,) = world.answer(thread, question, "escalate", by="bob@example.com")
+    assert refused.reason == "action_not_allowed", refused
+    capsys.readouterr()
+    # THEN `questions show` says the question is still open and why that answer was refused, and by whom
+    assert main(["questions", "show", question]) == 0
+    shown = capsys.readouterr().out
+    assert "decision none yet" in shown
+    refused_line = next(line for line in shown.splitlines() if line.startswith("refused  "))
+    assert "action_not_allowed" in refused_line, refused_line
+    assert "from bob@example.com" in refused_line, refused_line
+    assert "['approve', 'reject']" in refused_line, f"the detail says what it may be: {refused_line}"
+    # AND the JSON view carries it for scripts
+    assert main(["questions", "show", question, "--json"]) == 0
+    printed = capsys.readouterr().out
+    view = json.loads(printed[printed.index("{\n") :])
+    assert (view["last_refusal"]["reason"], view["last_refusal"]["via"]) == ("action_not_allowed", "queue")
+
+
 def test_answer_sends_any_json_answer(world: Any, target: Target, capsys: pytest.CaptureFixture[str]) -> None:
     thread = f"order-cli-{uuid.uuid4().hex[:6]}"
     world.start(thread, 900)

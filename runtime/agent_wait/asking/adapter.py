@@ -14,9 +14,9 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from agent_wait.asking.wait import bind_answer
-from agent_wait.channels.publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait.contract.envelope import Question, Transition, WaitEnvelope
 from agent_wait.contract.messages import answer_parts
+from agent_wait.contract.publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait.dialects import translate
 
 __all__ = ("AgentAdapter", "RunOutcome", "WaitPublisher", "resume_value_for")

@@ -31,9 +31,9 @@ from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
 from agent_wait.asking.wait import WaitSignature, check_same_call, pack_question, unbind_answer
-from agent_wait.channels.publish import Announcers, PublishReport, apublish, as_announcers, publish
 from agent_wait.common.ids import question_id_for
 from agent_wait.contract.envelope import Question, WaitEnvelope
+from agent_wait.contract.publish import Announcers, PublishReport, apublish, as_announcers, publish
 from agent_wait.errors import ConfigurationError, EnvelopeError
 from agent_wait.policy.wait_policy import WaitPolicy
 

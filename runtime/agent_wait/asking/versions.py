@@ -25,10 +25,9 @@ import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from agent_wait.errors import PolicyError
+from agent_wait.policy.new_version import OnNewVersion, checked_on_new_version, on_new_version_problem
 
 __all__ = (
     "VERSION_KEY",
@@ -53,41 +52,6 @@ __all__ = (
 
 VERSION_KEY = "version"
 """The key of the version stamp in an envelope's `source`."""
-
-
-class OnNewVersion(StrEnum):
-    """What a resume does when the question was asked under other code and no migration is registered."""
-
-    RESUME = "resume"
-    """Resume while still compatible (the waiting node and the `@wait` function exist with the same parameters);
-    fail visibly otherwise. The default."""
-    FAIL = "fail"
-    """Fail visibly on any change of version, compatible or not (`version_changed`)."""
-
-
-def checked_on_new_version(value: Any) -> str | None:
-    """A policy's `on_new_version`, when it is None or a choice.
-
-    Raises:
-        PolicyError: it is neither (the message says what it may be).
-    """
-    problem = None if value is None else on_new_version_problem(value)
-    if problem is not None:
-        raise PolicyError("on_new_version", value, problem)
-    return value
-
-
-def on_new_version_problem(value: Any) -> str | None:
-    """Why `value` is not an `on_new_version` choice (None when it is one), for a `PolicyError` or a setting."""
-    choices = [choice.value for choice in OnNewVersion]
-    if isinstance(value, str) and value in choices:
-        return None
-    if callable(value):
-        return (
-            f"on_new_version must be one of {choices}; got a callable. A policy rides in the envelope as JSON, so a "
-            "migration is registered with the code instead: LangGraphAdapter(graph, migration=...) (docs/versions.md)"
-        )
-    return f"on_new_version must be one of {choices}; got {value!r}"
 
 
 @dataclass(frozen=True, slots=True)

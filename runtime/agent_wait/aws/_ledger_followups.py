@@ -1,6 +1,7 @@
 """What `DynamoDbLedger` writes for a question's follow-ups (`FollowUpLedger`): votes and follow-up claims (a
 compare-and-set on the row's `version`, `advance`), a moved deadline (`extend`), and the envelopes a row owes by name
-(`owe_notices`, `told`), each one conditional write.
+(`owe_notices`, `told`), each one conditional write; and the last answer refused on the queue (`note_refusal`,
+`RefusalLedger`).
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ from agent_wait.aws._ledger_table import DUE, PK, LedgerTable
 from agent_wait.aws.items import to_attribute
 from agent_wait.common.times import format_rfc3339
 from agent_wait.contract.schema import QuestionStatus, question_key
-from agent_wait.ledger.records import CREATED_NOTICE, AdvanceResult, Decision, Progress, check_advance
+from agent_wait.ledger.records import CREATED_NOTICE, AdvanceResult, Decision, Progress, Refusal, check_advance
 from agent_wait.policy.extension import Extended
 
 __all__ = ("FollowUpWrites",)
 
 
 class FollowUpWrites(LedgerTable):
-    """`FollowUpLedger`'s writes on the question table."""
+    """`FollowUpLedger`'s writes on the question table, and `RefusalLedger`'s one."""
 
     def mark_unannounced(self, thread_id: str, question_id: str, *, now: datetime) -> bool:
         # Due at once, keeping the shard the row is due under (a row with no follow-ups and no deadline gets one).
@@ -179,5 +180,16 @@ class FollowUpWrites(LedgerTable):
             UpdateExpression="DELETE notices :told",
             ConditionExpression=owes_one,
             ExpressionAttributeValues={":told": told, **{f":n{n}": {"S": name} for n, name in enumerate(names)}},
+        )
+        return done
+
+    def note_refusal(self, thread_id: str, question_id: str, refusal: Refusal) -> bool:
+        # One attribute, whatever the status: no index key, due time or version moves.
+        done, _ = self._conditional(
+            "update_item",
+            Key=self._key(thread_id, question_key(question_id)),
+            UpdateExpression="SET last_refusal = :refusal",
+            ConditionExpression=f"attribute_exists({PK})",
+            ExpressionAttributeValues={":refusal": to_attribute(refusal.to_item())},
         )
         return done

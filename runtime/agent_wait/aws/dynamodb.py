@@ -26,8 +26,8 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from agent_wait.aws._clients import AwsDeliveryError, make_client, translate_errors
 from agent_wait.aws.errors import CONDITION_FAILED, ServiceError, is_condition_failed
 from agent_wait.aws.items import decimal_json
-from agent_wait.channels.announce.base import BaseAnnounce
 from agent_wait.common.times import NEVER, format_rfc3339, require_aware, utc_now
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.envelope import ENVELOPE_FIELDS, Transition, WaitEnvelope
 from agent_wait.contract.schema import (
     QUESTION_TABLE,

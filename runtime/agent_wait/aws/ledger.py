@@ -22,7 +22,7 @@ from agent_wait.common.times import format_rfc3339
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.schema import QuestionStatus, index_shards_or_env, question_key, shard_key, thread_key
 from agent_wait.errors import QuestionNotFoundError
-from agent_wait.ledger import FullLedger, NoteLedger
+from agent_wait.ledger import FullLedger, NoteLedger, RefusalLedger
 from agent_wait.ledger.records import (
     DECIDED,
     PROGRESS_ATTRIBUTES,
@@ -40,7 +40,9 @@ __all__ = ("DynamoDbLedger",)
 _BY_QUESTION = BY_QUESTION.name
 
 
-class DynamoDbLedger(ShardedIndexes, FollowUpWrites, StartsAndFailures, LeaseWrites, FullLedger, NoteLedger):
+class DynamoDbLedger(
+    ShardedIndexes, FollowUpWrites, StartsAndFailures, LeaseWrites, FullLedger, NoteLedger, RefusalLedger
+):
     """The ledger on DynamoDB: every transition is one conditional write.
 
     Args:

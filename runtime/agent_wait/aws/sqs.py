@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from agent_wait.aws._clients import fifo_id, make_client, translate_errors, wire_json
-from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError
 

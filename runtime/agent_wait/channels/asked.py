@@ -1,8 +1,8 @@
 """What a question asks and how it ended, read the same way by every door that shows it to a person.
 
-Slack's blocks, Teams' cards and the email templates each draw a question; they must agree on what it asks: the
-call it is about (a `@wait` function, a LangChain per-call review, an Agent Inbox request) with its arguments, or
-else its prompt; and, once decided, how it ended (`Decided`). Standard library only.
+Slack's blocks, Teams' cards and the email templates each draw a question; they must agree on what it asks (the one
+reading, `agent_wait.channels.reading`, whose `Call`, `call_of`, `prompt_of` and `summary` this module also exports)
+and, once decided, how it ended (`Decided`). Standard library only.
 
 Example:
     >>> from agent_wait.contract.envelope import Question, WaitEnvelope
@@ -13,71 +13,14 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agent_wait.channels.reading import PROMPT_KEYS, UNNAMED_CALL, Call, call_of, prompt_of, summary
 from agent_wait.contract.envelope import Transition, WaitEnvelope
 
 __all__ = ("PROMPT_KEYS", "UNNAMED_CALL", "Call", "Decided", "call_of", "decided_of", "prompt_of", "summary")
-
-UNNAMED_CALL = "(unnamed call)"
-PROMPT_KEYS = ("prompt", "message", "description", "question", "title")
-"""Where a question that is not a call keeps its text, first found first."""
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """The call a question asks about: a `@wait` function, a LangChain per-call review, an Agent Inbox request."""
-
-    name: str
-    args: Mapping[str, Any]
-    description: str = ""
-    """The dialect's description of the call (Markdown), or empty."""
-
-
-def _single(question: Any) -> Any:
-    """A list of one question (a batch of one review) is that question."""
-    return question[0] if isinstance(question, list) and len(question) == 1 else question
-
-
-def call_of(envelope: WaitEnvelope) -> Call | None:
-    """The call `envelope` asks about, or None when it asks something else."""
-    question = _single(envelope.question)
-    if not isinstance(question, Mapping):
-        return None
-    description = question.get("description")
-    description = description if isinstance(description, str) else ""
-    request = question.get("action_request")
-    if isinstance(request, Mapping) and isinstance(request.get("args"), Mapping):
-        return Call(str(request.get("action") or UNNAMED_CALL), request["args"], description)
-    if not isinstance(question.get("args"), Mapping):
-        return None
-    source = envelope.source or {}
-    name = source.get("function") or question.get("function") or question.get("name") or UNNAMED_CALL
-    return Call(str(name), question["args"], description)
-
-
-def prompt_of(envelope: WaitEnvelope, keys: tuple[str, ...] = PROMPT_KEYS) -> str | None:
-    """The text of a question that is plain text, or keeps it under one of `keys`; None otherwise."""
-    question = _single(envelope.question)
-    if isinstance(question, str):
-        return question
-    if isinstance(question, Mapping):
-        for key in keys:
-            if isinstance(question.get(key), str):
-                return question[key]
-    return None
-
-
-def summary(envelope: WaitEnvelope) -> str:
-    """One line: the call with its arguments, or the question's prompt, or its JSON."""
-    call = call_of(envelope)
-    if call is not None:
-        return f"{call.name}({', '.join(f'{k}={json.dumps(v, ensure_ascii=False)}' for k, v in call.args.items())})"
-    prompt = prompt_of(envelope)
-    return prompt if prompt is not None else json.dumps(envelope.question, ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True)

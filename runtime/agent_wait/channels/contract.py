@@ -25,7 +25,7 @@ from datetime import datetime
 from importlib import import_module
 from typing import Any, Generic, Protocol, TypeVar, cast
 
-from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.errors import ConfigurationError
 

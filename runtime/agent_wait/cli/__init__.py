@@ -238,6 +238,9 @@ def _show(target: Any, args: argparse.Namespace) -> int:
             lines.append(f"reason   {outcome['reason']}")
     if view.get("failure"):
         lines.append(f"failed   {view['failure']['error']} at {view['failure']['failed_at']}; see agent-wait failures")
+    if refusal := view.get("last_refusal"):  # the queue answers its sender nothing: the row says why
+        by = f" from {refusal['by']}" if refusal.get("by") else ""
+        lines.append(f"refused  {refusal['reason']} at {refusal['at']}{by}: {refusal['detail']}")
     print("\n".join(lines))
     return 0
 

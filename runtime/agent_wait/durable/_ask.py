@@ -14,10 +14,10 @@ from aws_durable_execution_sdk_python.types import WaitForCallbackContext
 
 from agent_wait.asking.callbacks import callback_question_id, callback_source
 from agent_wait.asking.wait import plain
-from agent_wait.channels.publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait.common.canonical_json import to_jsonable
 from agent_wait.common.times import utc_now
 from agent_wait.contract.envelope import Question, Transition, WaitEnvelope, check_question_size
+from agent_wait.contract.publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import ArgumentError, EnvelopeError, PolicyError
 from agent_wait.ledger import Ledger, marks_unannounced

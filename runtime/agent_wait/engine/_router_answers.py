@@ -20,15 +20,19 @@ from agent_wait.engine.handover import HANDED_OVER
 from agent_wait.engine.metrics import Metric
 from agent_wait.engine.outcomes import Outcome, OutcomeKind, RefusalReason
 from agent_wait.engine.votes import vote_progress
-from agent_wait.ledger import QuestionRecord, ThreadFailure, Vote
+from agent_wait.ledger import QuestionRecord, Refusal, RefusalLedger, ThreadFailure, Vote
 
-__all__ = ("RouterAnswers",)
+__all__ = ("UNSEEN_REFUSALS", "RouterAnswers")
+
+UNSEEN_REFUSALS = frozenset({RefusalReason.UNKNOWN_THREAD, RefusalReason.UNKNOWN_QUESTION, RefusalReason.NOT_DUE})
+"""Refusals not kept on a row: there is no row to keep them on, or it is the deadline's own early message."""
 
 
 class RouterAnswers(RouterResume):
     """The router's answers (`Router` derives from it)."""
 
     desk: AnswerDesk
+    refusals: RefusalLedger | None
 
     def _answer(
         self,
@@ -58,7 +62,7 @@ class RouterAnswers(RouterResume):
         parked = functools.cache(functools.partial(self._parked_on, thread_id))
         verdict = self.desk.decide(attempt, ThreadState(failure, parked))
         if verdict.kind is VerdictKind.REFUSED:
-            return self._refused(verdict, message, answer_id, body, failure)
+            return self._refused(verdict, message, attempt, body, failure)
         record = verdict.record
         if record is None:  # only a refusal has no row
             return self._refuse(RefusalReason.UNKNOWN_QUESTION, message, verdict.detail)
@@ -84,11 +88,11 @@ class RouterAnswers(RouterResume):
                 self._retell(record, resumed=True)
             return self._refuse(RefusalReason.DUPLICATE, message, "this answer was already applied")
         if QuestionStatus.CANCELLED in (record.status, record.outcome) and not cancelled_by_person(record):
-            return self._refuse(RefusalReason.CANCELLED, message, "the question was cancelled; nothing resumes it")
+            detail = "the question was cancelled; nothing resumes it"
+            return self._refuse_kept(RefusalReason.CANCELLED, attempt, message, detail)
         if record.status is QuestionStatus.FAILED:  # the thread's failure was cleared by hand: still never re-run
-            return self._refuse(
-                RefusalReason.THREAD_FAILED, message, "applying this answer failed; run agent-wait retry"
-            )
+            detail = "applying this answer failed; run agent-wait retry"
+            return self._refuse_kept(RefusalReason.THREAD_FAILED, attempt, message, detail)
         if record.via in HANDED_OVER:
             # Decided by a door that hands the resume here, which announced nothing: announce the decision now.
             if record.followups.voting:
@@ -99,9 +103,10 @@ class RouterAnswers(RouterResume):
         return self._resume(record, body=body, message_id=answer_id)
 
     def _refused(
-        self, verdict: Verdict, message: AnswerMessage, answer_id: str, body: str, failure: ThreadFailure | None
+        self, verdict: Verdict, message: AnswerMessage, attempt: AnswerAttempt, body: str, failure: ThreadFailure | None
     ) -> Outcome:
         """What the queue does with a refused answer: most are refused; on a failed thread, one is replayed or held."""
+        answer_id = attempt.answer_id
         reason = verdict.reason or RefusalReason.INVALID_ANSWER
         if reason is RefusalReason.THREAD_FAILED and failure is not None:
             if failure.question_id != message.question_id and not message.from_deadline:
@@ -112,7 +117,31 @@ class RouterAnswers(RouterResume):
         moved_past = verdict.record if reason is RefusalReason.NOT_PARKED else None
         if moved_past is not None and moved_past.status is QuestionStatus.OPEN:
             self.questions.cancel(moved_past)  # nothing can resume it: say so to whoever watches
-        return self._refuse(reason, message, verdict.detail)
+        return self._refuse_kept(reason, attempt, message, verdict.detail)
+
+    def _refuse_kept(
+        self, reason: RefusalReason, attempt: AnswerAttempt, message: AnswerMessage, detail: str
+    ) -> Outcome:
+        """Refuse, and keep the refusal on the question's row where a person's answer met it: a queue answers its
+        sender nothing, so `questions show` and the API are where they learn why (`RefusalLedger`)."""
+        if self.refusals is not None and not message.from_deadline and reason not in UNSEEN_REFUSALS:
+            refusal = Refusal(
+                reason.value,
+                detail,
+                self._stamp(),
+                answer_id=attempt.answer_id,
+                by=attempt.answerer.answered_by,
+                via=attempt.answerer.via,
+            )
+            try:
+                self.refusals.note_refusal(message.thread_id, message.question_id, refusal)
+            except Exception:  # the refusal stands either way: logged and counted below
+                self.log.warning(
+                    "could not keep the refusal on the question's row",
+                    exc_info=True,
+                    extra={"thread_id": message.thread_id, "question_id": message.question_id},
+                )
+        return self._refuse(reason, message, detail)
 
     def _tell_vote(self, record: QuestionRecord, *, through: Vote | None = None) -> Outcome:
         """Announce the votes so far (`wait.voted`), or as they stood at `through`; a redelivery announces again under

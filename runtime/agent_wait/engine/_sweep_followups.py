@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from agent_wait.channels.publish import PublishReport, publish
 from agent_wait.contract.envelope import WaitEnvelope
+from agent_wait.contract.publish import PublishReport, publish
 from agent_wait.engine._sweep_work import DueQuestionWork, DueWork, SweepRun
 from agent_wait.engine.metrics import Metric
 from agent_wait.engine.owed import follow_up_envelope, follow_up_name

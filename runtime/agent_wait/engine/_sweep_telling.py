@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from agent_wait.channels.announce.base import BaseAnnounce
-from agent_wait.channels.publish import publish
 from agent_wait.common.times import parse_rfc3339
+from agent_wait.contract.announcer import BaseAnnounce
+from agent_wait.contract.publish import publish
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine._sweep_work import DueQuestionWork, DueWork, SweepRun, hand_over_at
 from agent_wait.engine.metrics import Metric

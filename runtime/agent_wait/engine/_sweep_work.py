@@ -11,7 +11,7 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
-from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.engine.cancelling import awaits_resume
 from agent_wait.engine.handover import HANDED_OVER
 from agent_wait.engine.metrics import HostMetrics, Metric

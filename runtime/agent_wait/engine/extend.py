@@ -25,10 +25,10 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from agent_wait.channels.publish import Announcers, as_announcers, publish
 from agent_wait.common.durations import format_duration
 from agent_wait.common.times import format_rfc3339, parse_rfc3339, utc_now
 from agent_wait.contract.envelope import Transition, WaitEnvelope
+from agent_wait.contract.publish import Announcers, as_announcers, publish
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine.checks import Answerer
 from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics

@@ -10,11 +10,11 @@ from typing import Any
 
 from agent_wait.asking.adapter import RunOutcome
 from agent_wait.asking.delivery import current_delivery
-from agent_wait.channels.announce.base import BaseAnnounce
-from agent_wait.channels.publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait.common.times import parse_rfc3339, seconds_between
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.envelope import Question, Transition, WaitEnvelope
 from agent_wait.contract.messages import internal_id
+from agent_wait.contract.publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import tracing
 from agent_wait.engine.metrics import DecisionOutcome, HostMetrics, Metric, MetricTags, time_to_decision

@@ -41,7 +41,6 @@ from typing import Any
 
 from agent_wait.asking.adapter import AgentAdapter
 from agent_wait.asking.callbacks import CallbackCompleter
-from agent_wait.channels.publish import Announcers, as_announcers
 from agent_wait.common.times import clock_scope, utc_now
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.messages import (
@@ -52,6 +51,7 @@ from agent_wait.contract.messages import (
     group_id_for,
     parse_message,
 )
+from agent_wait.contract.publish import Announcers, as_announcers
 from agent_wait.engine import tracing
 from agent_wait.engine._router_answers import RouterAnswers
 from agent_wait.engine._router_starts import RouterStarts
@@ -76,7 +76,7 @@ from agent_wait.errors import (
     ThreadStateConflictError,
     ThreadStateUnavailableError,
 )
-from agent_wait.ledger import Capability, Ledger, ThreadLease, require_capabilities
+from agent_wait.ledger import Capability, Ledger, RefusalLedger, ThreadLease, require_capabilities
 
 __all__ = ("AGENT_FAILED", "DEFAULT_LEASE_SECONDS", "Router")
 
@@ -157,7 +157,10 @@ class Router(RouterStarts, RouterAnswers):
         self.adapter = adapter
         self.transient = transient
         self.callbacks = callbacks
-        self.ledger = require_capabilities(ledger, *Capability, user="Router")
+        # Keeping the last refusal on its row is optional: a ledger written before that capability still routes.
+        needed = (capability for capability in Capability if capability is not Capability.REFUSALS)
+        self.ledger = require_capabilities(ledger, *needed, user="Router")
+        self.refusals = ledger if isinstance(ledger, RefusalLedger) else None
         self.dead_letter = dead_letter
         self.metrics: HostMetrics = metrics if metrics is not None else RecordingMetrics()
         self.clock = clock

@@ -33,10 +33,10 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from agent_wait.channels.publish import Announcers, as_announcers
 from agent_wait.common.times import format_rfc3339, parse_rfc3339, seconds_between, utc_now
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.messages import DEADLINE_ORIGIN, deadline_answer_id, group_id_for
+from agent_wait.contract.publish import Announcers, as_announcers
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine._sweep_followups import FollowUpSteps
 from agent_wait.engine._sweep_telling import OwedTelling

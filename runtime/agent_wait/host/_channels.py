@@ -14,9 +14,9 @@ from datetime import datetime
 from typing import Any
 
 from agent_wait.channels import CHANNELS
-from agent_wait.channels.announce.base import BaseAnnounce
 from agent_wait.channels.contract import Absent, Channel, DoorHandler, LinkSigner
 from agent_wait.common.times import utc_now
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.host._clients import client, secret_string
 from agent_wait.host.settings import HostSettings

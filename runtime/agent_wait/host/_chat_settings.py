@@ -27,7 +27,7 @@ class TeamsSettings:
     mode: str
     """`people` or `channel` (`AGENT_WAIT_TEAMS_MODE`)."""
     recipients: Any = None
-    """Who each question's cards go to in `people` mode (`agent_wait.people.recipients.RecipientRouting`)."""
+    """Who each question's cards go to in `people` mode (`agent_wait.channels.recipients.RecipientRouting`)."""
     sends_table: str | None = None
     """Where each card is claimed and marked accepted (`AGENT_WAIT_TEAMS_SENDS_TABLE`); None posts every card on
     every delivery."""
@@ -70,7 +70,7 @@ def teams_settings(value: Mapping[Settings, str | None], problems: list[str], wr
         wrong.append(Settings.TEAMS_MODE.value)
     routing = None
     if recipients is not None:
-        from agent_wait.people.recipients import RecipientRouting
+        from agent_wait.channels.recipients import RecipientRouting
 
         try:
             routing = RecipientRouting.parse(recipients, variable=Settings.TEAMS_RECIPIENTS.value)

@@ -12,7 +12,7 @@ from agent_wait.contract.schema import Settings
 __all__ = ("PAYLOAD_LIMIT", "checkpoint_settings")
 
 PAYLOAD_LIMIT = 399 * 1024
-"""The largest payload the checkpoint saver keeps in DynamoDB (`agent_wait.langgraph.checkpoint.saver.PAYLOAD_LIMIT`,
+"""The largest payload the checkpoint saver keeps in DynamoDB (`agent_wait.langgraph.checkpoint.sizes.PAYLOAD_LIMIT`,
 restated: settings import no framework), so the highest offload threshold that means anything."""
 
 _BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")

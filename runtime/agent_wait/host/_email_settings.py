@@ -6,9 +6,9 @@ import re
 from dataclasses import dataclass, field
 from email.utils import parseaddr
 
+from agent_wait.channels.recipients import RecipientRouting, email_address
 from agent_wait.contract.schema import Settings
 from agent_wait.errors import ConfigurationError
-from agent_wait.people.recipients import RecipientRouting, email_address
 
 __all__ = ("EmailSettings", "email_settings")
 

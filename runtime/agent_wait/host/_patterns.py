@@ -1,4 +1,4 @@
-"""The shapes of values the host's settings check, shared by `settings` and `_slack_settings`."""
+"""The shapes of values the host's settings check, shared by their `_*_settings` modules."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.schema import Settings
 from agent_wait.errors import ConfigurationError, require_extra
 from agent_wait.host._channels import channel_announcers

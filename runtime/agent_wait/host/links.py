@@ -48,6 +48,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from agent_wait.channels.reading import read
 from agent_wait.common.times import parse_rfc3339, require_aware
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.host._link_keys import (
@@ -115,7 +116,8 @@ def answer_links(
     groups: Sequence[str] = (),
     issued_at: datetime | None = None,
 ) -> dict[str, str]:
-    """One signed link per allowed action of `envelope`'s question, by action.
+    """One signed link per answer one press gives to `envelope`'s question (`Reading.one_click`: no edit, reply or
+    form, which a link cannot carry), by action.
 
     Each link expires at the question's deadline, or `MAX_LINK_LIFETIME` after `issued_at` (default `now`)
     when that is earlier or the question has none. A question whose deadline has passed gets no links (an
@@ -164,7 +166,7 @@ def answer_links(
                 now=now,
             ),
         )
-        for action in envelope.allowed_actions
+        for action in read(envelope).one_click
     }
 
 

@@ -1,10 +1,14 @@
-"""The host's settings, read from the environment once at cold start and checked all together."""
+"""The host's settings, read from the environment once at cold start and checked all together.
+
+`HostSettings.from_env` checks the core variables here; each feature's and channel's are checked in their own
+`host/_*_settings.py` (audit, chat, checkpoint, email, identity, schedule, sign-in, Slack, webhook), in the same
+order every time, so one `ConfigurationError` names every problem.
+"""
 
 from __future__ import annotations
 
 import importlib
 import os
-import re
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,9 +24,11 @@ from agent_wait.host._audit_settings import audit_settings
 from agent_wait.host._chat_settings import ShapedWebhookSettings, TeamsSettings, shaped_webhook_settings, teams_settings
 from agent_wait.host._checkpoint_settings import PAYLOAD_LIMIT, checkpoint_settings
 from agent_wait.host._email_settings import EmailSettings, email_settings
-from agent_wait.host._patterns import LOOPBACK_URL, SECRET_ARN
+from agent_wait.host._identity_settings import identity_settings
 from agent_wait.host._schedule_settings import ScheduleSettings, schedule_settings
+from agent_wait.host._sign_in_settings import DEFAULT_SIGN_IN_SCOPES, sign_in_settings
 from agent_wait.host._slack_settings import SlackSettings, slack_settings
+from agent_wait.host._webhook_settings import webhook_secrets
 
 __all__ = (
     "DEFAULT_SIGN_IN_SCOPES",
@@ -32,9 +38,6 @@ __all__ = (
     "load_object",
     "required",
 )
-
-DEFAULT_SIGN_IN_SCOPES = "openid email"
-"""What the inbox page asks the issuer for when `AGENT_WAIT_SIGN_IN_SCOPES` is unset: an ID token with the email."""
 
 
 class HostRole(StrEnum):
@@ -50,10 +53,6 @@ _NEEDS = {
     HostRole.SWEEP: (Settings.TABLE, Settings.QUEUE_URL),
     HostRole.API: (Settings.TABLE, Settings.QUEUE_URL),
 }
-
-_PRINCIPAL_ID = re.compile(r"[A-Z0-9]{8,128}|\*")
-"""An IAM unique id (`AROA...`, `AIDA...`, or an account id for a root sender) as SQS puts it in `SenderId`."""
-_ANNOUNCER_NAMES = frozenset({"sns", "eventbridge", "webhook", "sqs", "dynamodb", "shaped"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +155,7 @@ class HostSettings:
                 shown = _url_shown(str(value[name])) if name is Settings.WEBHOOK_URL else repr(value[name])
                 problems.append(f"{name.value} must be a URL starting with http(s)://; got {shown}")
                 wrong.append(name.value)
-        secret_arn, url_secret_arn = _webhook_secrets(value, problems, wrong)
+        secret_arn, url_secret_arn = webhook_secrets(value, problems, wrong)
         if value[Settings.TOPIC_ARN] is not None and not str(value[Settings.TOPIC_ARN]).startswith("arn:"):
             problems.append(f"{Settings.TOPIC_ARN.value} must be an SNS topic ARN; got {value[Settings.TOPIC_ARN]!r}")
             wrong.append(Settings.TOPIC_ARN.value)
@@ -182,8 +181,8 @@ class HostSettings:
         checkpoint = checkpoint_settings(value, problems, wrong)
         audit = audit_settings(value, problems, wrong)
         schedules = schedule_settings(value, problems, wrong)
-        identity = _identity_settings(value, problems, wrong)
-        sign_in = _sign_in_settings(value, problems, wrong)
+        identity = identity_settings(value, problems, wrong)
+        sign_in = sign_in_settings(value, problems, wrong)
         slack = slack_settings(value, problems, wrong, posts=role is not HostRole.API)
         announces = role is not HostRole.API  # only the router and the sweep announce
         teams = teams_settings(value, problems, wrong) if announces else None
@@ -221,159 +220,10 @@ class HostSettings:
         )
 
 
-def _identity_settings(value: Mapping[Settings, str | None], problems: list[str], wrong: list[str]) -> dict[str, Any]:
-    """Who may send what, the answer API and its links: checked, with every problem added to `problems`."""
-    principals: dict[Settings, frozenset[str] | None] = {}
-    for name in (Settings.TRUSTED_SENDERS, Settings.START_SENDERS, Settings.ANSWER_SENDERS):
-        ids = _names(value[name])
-        bad = [i for i in ids or () if not _PRINCIPAL_ID.fullmatch(i)]
-        if bad:
-            problems.append(
-                f"{name.value} must list IAM unique ids (AROA... for a role, AIDA... for a user), comma-separated; "
-                f"{bad[0]!r} is not one"
-            )
-            wrong.append(name.value)
-        principals[name] = ids
-    api_url = value[Settings.API_URL]
-    if api_url is not None and not api_url.startswith(("https://", "http://")):
-        problems.append(f"{Settings.API_URL.value} must be the answer API's URL, starting with https://")
-        wrong.append(Settings.API_URL.value)
-    link_keys_arn = value[Settings.LINK_KEYS_ARN]
-    if link_keys_arn is not None and not SECRET_ARN.fullmatch(link_keys_arn):
-        problems.append(f"{Settings.LINK_KEYS_ARN.value} must be a Secrets Manager secret ARN; got {link_keys_arn!r}")
-        wrong.append(Settings.LINK_KEYS_ARN.value)
-    link_announcers = _names(value[Settings.LINK_ANNOUNCERS]) or frozenset()
-    unknown = sorted(link_announcers - _ANNOUNCER_NAMES)
-    if unknown:
-        problems.append(
-            f"{Settings.LINK_ANNOUNCERS.value} names announcers {unknown}; links may go to "
-            f"{sorted(_ANNOUNCER_NAMES)} (never the log)"
-        )
-        wrong.append(Settings.LINK_ANNOUNCERS.value)
-    if link_announcers and not (link_keys_arn and api_url):
-        problems.append(
-            f"{Settings.LINK_ANNOUNCERS.value} needs {Settings.LINK_KEYS_ARN.value} and {Settings.API_URL.value}: "
-            "links are signed with those keys and point at that API"
-        )
-        wrong.append(Settings.LINK_ANNOUNCERS.value)
-    return {
-        "trusted_senders": principals[Settings.TRUSTED_SENDERS],
-        "start_senders": principals[Settings.START_SENDERS],
-        "answer_senders": principals[Settings.ANSWER_SENDERS],
-        "api_url": api_url.rstrip("/") if api_url else None,
-        "link_keys_arn": link_keys_arn,
-        "link_announcers": link_announcers,
-        "groups_claim": value[Settings.GROUPS_CLAIM],
-    }
-
-
-_SIGN_IN = (Settings.SIGN_IN_URL, Settings.SIGN_IN_TOKEN_URL, Settings.SIGN_IN_CLIENT_ID)
-_CLIENT_ID = re.compile(r"[\x21-\x7e]{1,256}")
-_SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
-"""A scope token as RFC 6749 section 3.3 allows it: printable, no space, quote or backslash."""
-
-
-def _sign_in_settings(value: Mapping[Settings, str | None], problems: list[str], wrong: list[str]) -> dict[str, Any]:
-    """The inbox page's OIDC sign-in: all three of URL, token URL and client id, or none; checked."""
-    given = [name for name in _SIGN_IN if value[name] is not None]
-    if given and len(given) < len(_SIGN_IN):
-        missing = [name.value for name in _SIGN_IN if value[name] is None]
-        problems.append(
-            f"{', '.join(name.value for name in given)} set without {', '.join(missing)}: the inbox page's sign-in "
-            "needs the authorization endpoint, the token endpoint and the client id together (or none of them)"
-        )
-        wrong.extend(missing)
-    for name in (Settings.SIGN_IN_URL, Settings.SIGN_IN_TOKEN_URL):
-        url = value[name]
-        if url is not None and not (url.startswith("https://") or LOOPBACK_URL.fullmatch(url)):
-            problems.append(
-                f"{name.value} must be an https:// URL (http:// only on localhost), such as "
-                f"'https://example.auth.us-east-1.amazoncognito.com/oauth2/authorize'; got {url!r}"
-            )
-            wrong.append(name.value)
-    client_id = value[Settings.SIGN_IN_CLIENT_ID]
-    if client_id is not None and not _CLIENT_ID.fullmatch(client_id):
-        problems.append(f"{Settings.SIGN_IN_CLIENT_ID.value} must be a client id without spaces; got {client_id!r}")
-        wrong.append(Settings.SIGN_IN_CLIENT_ID.value)
-    scopes = value[Settings.SIGN_IN_SCOPES] or DEFAULT_SIGN_IN_SCOPES
-    if not all(_SCOPE.fullmatch(scope) for scope in scopes.split()):
-        problems.append(
-            f"{Settings.SIGN_IN_SCOPES.value} must be scopes separated by spaces, such as 'openid email'; "
-            f"got {scopes!r}"
-        )
-        wrong.append(Settings.SIGN_IN_SCOPES.value)
-    return {
-        "sign_in_url": value[Settings.SIGN_IN_URL],
-        "sign_in_token_url": value[Settings.SIGN_IN_TOKEN_URL],
-        "sign_in_client_id": client_id,
-        "sign_in_scopes": " ".join(scopes.split()),
-    }
-
-
-def _names(text: str | None) -> frozenset[str] | None:
-    """A comma-separated list as a set; None when unset."""
-    if text is None:
-        return None
-    return frozenset(part.strip() for part in text.split(",") if part.strip())
-
-
 def _url_shown(url: str) -> str:
     # A webhook URL's path and query may carry a token: show its scheme and host, never the rest.
     parts = urllib.parse.urlsplit(url)
     return f"scheme {parts.scheme!r} and host {parts.hostname!r} (the rest is not shown: it may carry a token)"
-
-
-def _webhook_secrets(
-    value: Mapping[Settings, str | None], problems: list[str], wrong: list[str]
-) -> tuple[str | None, str | None]:
-    """The signing secret's ARN and the URL secret's ARN, checked, with every problem added to `problems`."""
-    secret_arn = value[Settings.WEBHOOK_SECRET_ARN]
-    url_secret_arn = value[Settings.WEBHOOK_URL_SECRET_ARN]
-    secret_problems = _webhook_secret_problems(secret_arn, webhook_url=value[Settings.WEBHOOK_URL] or url_secret_arn)
-    if secret_problems:
-        problems.extend(secret_problems)
-        wrong.append(Settings.WEBHOOK_SECRET_ARN.value)
-    url_secret_problems = _webhook_url_secret_problems(url_secret_arn, webhook_url=value[Settings.WEBHOOK_URL])
-    if url_secret_problems:
-        problems.extend(url_secret_problems)
-        wrong.append(Settings.WEBHOOK_URL_SECRET_ARN.value)
-    return secret_arn, url_secret_arn
-
-
-def _webhook_secret_problems(secret_arn: str | None, *, webhook_url: str | None) -> list[str]:
-    if secret_arn is None:
-        return []
-    problems = []
-    if not SECRET_ARN.fullmatch(secret_arn):
-        problems.append(
-            f"{Settings.WEBHOOK_SECRET_ARN.value} must be a Secrets Manager secret ARN such as "
-            f"'arn:aws:secretsmanager:us-east-1:123456789012:secret:agent-wait-webhook-AbCdEf'; got {secret_arn!r}"
-        )
-    if webhook_url is None:
-        problems.append(
-            f"{Settings.WEBHOOK_SECRET_ARN.value} is set but {Settings.WEBHOOK_URL_SECRET_ARN.value} (or "
-            f"{Settings.WEBHOOK_URL.value}) is not: the secret only signs webhook deliveries; set the webhook URL, "
-            "or unset the secret"
-        )
-    return problems
-
-
-def _webhook_url_secret_problems(secret_arn: str | None, *, webhook_url: str | None) -> list[str]:
-    if secret_arn is None:
-        return []
-    problems = []
-    if not SECRET_ARN.fullmatch(secret_arn):
-        problems.append(
-            f"{Settings.WEBHOOK_URL_SECRET_ARN.value} must be a Secrets Manager secret ARN such as "
-            "'arn:aws:secretsmanager:us-east-1:123456789012:secret:agent-wait-webhook-url-AbCdEf'; "
-            f"got {secret_arn!r}"
-        )
-    if webhook_url is not None:
-        problems.append(
-            f"{Settings.WEBHOOK_URL.value} and {Settings.WEBHOOK_URL_SECRET_ARN.value} are both set: the webhook URL "
-            f"comes from one place; keep the secret and unset {Settings.WEBHOOK_URL.value}"
-        )
-    return problems
 
 
 def _whole_number(text: str | None, default: int, *, minimum: int, maximum: int) -> int | None:

@@ -11,9 +11,9 @@ from langgraph.types import Command, Interrupt
 
 from agent_wait.asking.flow import publish_questions, require_thread_id
 from agent_wait.asking.wait import unpack_question
-from agent_wait.channels.publish import Announcers, PublishReport
 from agent_wait.contract.envelope import Question
 from agent_wait.contract.messages import is_answer, question_id_of
+from agent_wait.contract.publish import Announcers, PublishReport
 from agent_wait.dialects import translate
 from agent_wait.errors import EnvelopeError
 

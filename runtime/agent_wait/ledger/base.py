@@ -39,6 +39,7 @@ from agent_wait.ledger.records import (
     Progress,
     QuestionPage,
     QuestionRecord,
+    Refusal,
     StartRecord,
     StartState,
     ThreadFailure,
@@ -54,6 +55,7 @@ __all__ = (
     "LeaseLedger",
     "Ledger",
     "NoteLedger",
+    "RefusalLedger",
     "StartLedger",
     "capabilities_of",
     "marks_unannounced",
@@ -359,6 +361,15 @@ class NoteLedger(LeaseLedger):
     returns a note, and its callers pass none."""
 
 
+class RefusalLedger(ABC):
+    """Capability `refusals`: the last answer refused on the queue, kept on its question's row."""
+
+    @abstractmethod
+    def note_refusal(self, thread_id: str, question_id: str, refusal: Refusal) -> bool:
+        """Keep `refusal` as the question's `last_refusal`, whatever its status, replacing the one before; nothing
+        else of the row changes (no status, due time or version). False when there is no such question."""
+
+
 class Capability(StrEnum):
     """What a ledger can do besides its core; each is a class a backend derives from."""
 
@@ -372,6 +383,8 @@ class Capability(StrEnum):
     """`LeaseLedger`: one delivery per thread at a time."""
     NOTES = "notes"
     """`NoteLedger`: a note from one delivery to the next, on the lease."""
+    REFUSALS = "refusals"
+    """`RefusalLedger`: the last answer refused on the queue, on its question's row."""
 
 
 _CLASSES: dict[Capability, type] = {
@@ -380,6 +393,7 @@ _CLASSES: dict[Capability, type] = {
     Capability.FAILURES: FailureLedger,
     Capability.LEASES: LeaseLedger,
     Capability.NOTES: NoteLedger,
+    Capability.REFUSALS: RefusalLedger,
 }
 
 

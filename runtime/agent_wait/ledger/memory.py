@@ -14,7 +14,7 @@ from agent_wait.common.times import NEVER, format_rfc3339
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import LedgerCursorError, QuestionNotFoundError
-from agent_wait.ledger.base import FullLedger, NoteLedger
+from agent_wait.ledger.base import FullLedger, NoteLedger, RefusalLedger
 from agent_wait.ledger.records import (
     CREATED_NOTICE,
     DECIDED,
@@ -26,6 +26,7 @@ from agent_wait.ledger.records import (
     Progress,
     QuestionPage,
     QuestionRecord,
+    Refusal,
     StartRecord,
     StartState,
     ThreadFailure,
@@ -37,7 +38,7 @@ from agent_wait.policy.extension import Extended
 __all__ = ("InMemoryLedger",)
 
 
-class InMemoryLedger(FullLedger, NoteLedger):
+class InMemoryLedger(FullLedger, NoteLedger, RefusalLedger):
     """A ledger in a dict, with the same conditional semantics as `DynamoDbLedger` (one lock per ledger).
 
     The executable spec: it declares every capability (`capabilities_of`) and passes every contract rule.
@@ -167,6 +168,14 @@ class InMemoryLedger(FullLedger, NoteLedger):
             record = self._questions.get((thread_id, question_id))
             if record is not None and record.status is QuestionStatus.OPEN and not record.announced:
                 self._questions[(thread_id, question_id)] = replace(record, announced=True, due_at=due_at)
+
+    def note_refusal(self, thread_id: str, question_id: str, refusal: Refusal) -> bool:
+        with self._lock:
+            record = self._questions.get((thread_id, question_id))
+            if record is None:
+                return False
+            self._questions[(thread_id, question_id)] = replace(record, last_refusal=refusal)
+            return True
 
     def mark_unannounced(self, thread_id: str, question_id: str, *, now: datetime) -> bool:
         with self._lock:

@@ -13,8 +13,8 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from agent_wait.asking.wait import approved_args
 from agent_wait.common.times import NEVER, format_rfc3339, parse_rfc3339
+from agent_wait.contract.bound_call import approved_args
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import LedgerUnavailableError
@@ -37,6 +37,7 @@ __all__ = (
     "Progress",
     "QuestionPage",
     "QuestionRecord",
+    "Refusal",
     "StartRecord",
     "StartState",
     "ThreadFailure",
@@ -73,6 +74,41 @@ class Decision:
     router if nothing else did. None: never due once decided."""
     reason: str | None = None
     """Why, in the decider's words: a person's reason for cancelling (a cancel attempt). None otherwise."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """An answer the router refused on the queue, kept on the question's row so the sender can see why
+    (`agent-wait questions show`, `GET /questions/{id}`): nothing else answers a message on a queue. Only the last
+    one is kept; the log and the `AnswersRefused` metric count them all."""
+
+    reason: str
+    """The `RefusalReason` value: `action_not_allowed`, `invalid_answer`, `already_decided`, ..."""
+    detail: str
+    """What was wrong and what to do, in the router's words (ids and rule names, never the answer itself)."""
+    at: str
+    """When the router refused it (RFC 3339)."""
+    answer_id: str | None = None
+    """The refused message's id (SQS `MessageDeduplicationId`, else its message id)."""
+    by: str | None = None
+    """Who the answer was credited to (the person key), when the router could tell."""
+    via: str | None = None
+    """How it came (`queue`, or what a trusted sender says)."""
+
+    def to_item(self) -> dict[str, Any]:
+        item = {"reason": self.reason, "detail": self.detail, "at": self.at}
+        item |= {
+            name: value for name, value in (("answer_id", self.answer_id), ("by", self.by), ("via", self.via)) if value
+        }
+        return item
+
+    @classmethod
+    def from_item(cls, item: Any) -> Refusal | None:
+        """Read a row's `last_refusal`; None for none, or for one that is not a map with the three required keys."""
+        if not isinstance(item, Mapping) or not all(isinstance(item.get(k), str) for k in ("reason", "detail", "at")):
+            return None
+        optional = {k: str(item[k]) for k in ("answer_id", "by", "via") if isinstance(item.get(k), str)}
+        return cls(str(item["reason"]), str(item["detail"]), str(item["at"]), **optional)
 
 
 CREATED_NOTICE = "created"
@@ -121,6 +157,8 @@ class QuestionRecord:
     """Each move of the deadline, in order (`FollowUpLedger.extend`); `expires_at` is the deadline after the last."""
     reason: str | None = None
     """Why it was decided so, in the decider's words: the reason a person gave for cancelling it. None otherwise."""
+    last_refusal: Refusal | None = None
+    """The last answer the router refused on the queue, and why (`RefusalLedger.note_refusal`). None: none yet."""
 
     @property
     def thread_id(self) -> str:
@@ -246,6 +284,7 @@ class QuestionRecord:
             "retry_id": self.retry_id,
             "notices": list(self.notices) or None,
             "reason": self.reason,
+            "last_refusal": self.last_refusal.to_item() if self.last_refusal else None,
             **self.progress.to_item(),
             "trace": dict(self.trace) if self.trace else None,
             "extensions": [e.to_item() for e in self.extensions] or None,
@@ -295,6 +334,7 @@ class QuestionRecord:
             trace=_trace(item.get("trace")),
             extensions=tuple(Extended.from_item(e) for e in item.get("extensions") or ()),
             reason=item.get("reason"),
+            last_refusal=Refusal.from_item(item.get("last_refusal")),
         )
 
 

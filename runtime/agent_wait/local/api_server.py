@@ -1,15 +1,13 @@
 """The answer API on 127.0.0.1: an HTTP front that does what API Gateway (HTTP API, JWT authorizer) does.
 
 `LocalApi` listens on the loopback interface and turns each request into the payload-2.0 event an HTTP
-API sends a Lambda (`version`, `routeKey`, `rawPath`, `rawQueryString`, lower-cased `headers`,
-`cookies`, `queryStringParameters`, `pathParameters`, `requestContext`, `body`, `isBase64Encoded`),
-calls the handler with it, and writes the handler's response back (status, headers, cookies, body,
-base64-decoded when flagged). So the code under test is the deployed code.
+API sends a Lambda, calls the handler with it, and writes the handler's response back
+(`agent_wait.local._payload`). So the code under test is the deployed code.
 
-On the routes the construct protects (`PROTECTED_ROUTES`) it plays the JWT authorizer: the bearer
-token is checked against the local issuer (RS256, issuer, audience, expiry); a missing or bad token
-gets API Gateway's `401 {"message":"Unauthorized"}`, and a good one's claims reach the handler in
-`requestContext.authorizer.jwt.claims`, flattened to strings as API Gateway does (`"[finance ops]"`).
+On the routes the construct protects (`PROTECTED_ROUTES`) it plays the JWT authorizer
+(`agent_wait.local._authorizer`): the bearer token is checked against the local issuer (RS256, issuer, audience,
+expiry); a missing or bad token gets API Gateway's `401 {"message":"Unauthorized"}`, and a good one's claims reach
+the handler in `requestContext.authorizer.jwt.claims`, flattened to strings as API Gateway does (`"[finance ops]"`).
 Every other path (signed links, the page and its assets) reaches the handler with no authorizer.
 
 The same server is the local issuer: `GET /.well-known/jwks.json`, `GET /.well-known/openid-configuration`,
@@ -20,37 +18,25 @@ Lambda app, whose `config.json` names the API's OIDC issuer or asks for a token.
 
 Request bodies, query strings and tokens are never logged: a line names the route, the status and the
 time taken.
-
-Long on purpose: one HTTP server stands in for API Gateway (routing, the JWT authorizer, the dev sign-in) so
-that the Lambda app it serves stays exactly the deployed one.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import re
 import threading
 import time
 import urllib.parse
-import uuid
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from agent_wait.common.times import clock_scope
-from agent_wait.local.jwt import (
-    DEFAULT_AUDIENCE,
-    MAX_LIFETIME,
-    LocalIssuer,
-    TokenRejectedError,
-    check_groups,
-    check_user,
-    flatten_claims,
-    verify_token,
-)
+from agent_wait.local._authorizer import UNAUTHORIZED, authorized_claims, challenge, dev_sign_in_config, dev_token
+from agent_wait.local._payload import lambda_response, request_event
+from agent_wait.local.jwt import DEFAULT_AUDIENCE, LocalIssuer, TokenRejectedError
 
 __all__ = (
     "DEV_SIGN_IN_CONFIG_PATH",
@@ -99,9 +85,6 @@ DEV_SIGN_IN_CONFIG_PATH = "/inbox/config.json"
 MAX_BODY_BYTES = 10 * 1024 * 1024
 """API Gateway's payload limit for HTTP APIs (10 MB)."""
 
-_TEXT_TYPES = re.compile(r"text/.*|application/(json|.*\+json|javascript|xml|.*\+xml)", re.IGNORECASE)
-"""Content types API Gateway passes as text; any other body (a form post too) arrives base64-encoded."""
-_UNAUTHORIZED = {"message": "Unauthorized"}
 # Powertools keeps the current event on a class attribute (BaseRouter.current_event): two resolutions at
 # once in one process would read each other's request. Lambda runs one event per environment at a time.
 _INVOKE = threading.Lock()
@@ -214,12 +197,7 @@ class LocalApi:
         Raises:
             TokenRejectedError: no bearer token, or one the authorizer refuses.
         """
-        if not authorization or not authorization.strip():
-            raise TokenRejectedError("no Authorization header")
-        scheme, _, rest = authorization.strip().partition(" ")
-        token = rest.strip() if scheme.lower() == "bearer" else authorization.strip()
-        claims = verify_token(token, jwks=self.issuer.jwks(), issuer=self.issuer.url, audience=self.issuer.audience)
-        return flatten_claims(claims)
+        return authorized_claims(self.issuer, authorization)
 
     def invoke(self, event: dict[str, Any]) -> Any:
         """Call the handler with `event`, one invocation at a time, on the API's clock."""
@@ -231,39 +209,11 @@ class LocalApi:
 
     def sign_in(self, body: bytes) -> tuple[int, dict[str, Any]]:
         """The dev sign-in: `{"user": ..., "groups": [...], "expires_in": seconds}` → `{"token": ...}`."""
-        try:
-            data = json.loads(body or b"null")
-        except (ValueError, RecursionError):
-            data = None
-        if not isinstance(data, dict):
-            return 400, {"message": 'send JSON like {"user": "alice@example.com", "groups": ["finance"]}'}
-        unknown = sorted(set(data) - {"user", "groups", "expires_in"})
-        if unknown:
-            return 400, {"message": f"unknown field(s) {unknown}; send user, groups and, optionally, expires_in"}
-        lifetime = data.get("expires_in", self.issuer.lifetime)
-        if not isinstance(lifetime, int) or isinstance(lifetime, bool) or not 1 <= lifetime <= MAX_LIFETIME:
-            return 400, {"message": f"expires_in must be a whole number of seconds from 1 to {MAX_LIFETIME}"}
-        try:
-            user, groups = check_user(data.get("user")), check_groups(data.get("groups"))
-        except ValueError as exc:
-            return 400, {"message": str(exc)}
-        token = self.issuer.token(user, groups, expires_in=lifetime)
-        return 200, {
-            "token": token,
-            "token_type": "Bearer",
-            "expires_in": lifetime,
-            "issuer": self.issuer.url,
-            "audience": self.issuer.audience,
-        }
+        return dev_token(self.issuer, body)
 
     def sign_in_config(self) -> dict[str, Any]:
         """What the inbox page's `config.json` says here: sign in with the dev sign-in (`POST /dev/token`)."""
-        return {
-            "sign_in": "dev",
-            "dev_token_url": f"{self.url}/dev/token",
-            "issuer": self.issuer.url,
-            "detail": "agent-wait dev: pick a user and groups; the local issuer signs a token for them",
-        }
+        return dev_sign_in_config(self.issuer, self.url)
 
 
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})
@@ -334,12 +284,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
                     claims = front.authorize(self.headers.get("Authorization"))
                 except TokenRejectedError as exc:
                     logger.info("local api: 401 on %s: %s", route, exc.reason)
-                    challenge = (
-                        "Bearer"
-                        if self.headers.get("Authorization") is None
-                        else f'Bearer error="invalid_token", error_description="{exc.reason}"'
-                    )
-                    self._send_json(401, _UNAUTHORIZED, {"WWW-Authenticate": challenge})
+                    authenticate = challenge(self.headers.get("Authorization"), exc)
+                    self._send_json(401, UNAUTHORIZED, {"WWW-Authenticate": authenticate})
                     return
             status = self._send_response(
                 front,
@@ -409,64 +355,19 @@ class _RequestHandler(BaseHTTPRequestHandler):
         claims: Mapping[str, str] | None,
     ) -> dict[str, Any]:
         """The payload-2.0 event API Gateway would send for this request."""
-        headers: dict[str, str] = {}
-        cookies: list[str] = []
-        for name, value in self.headers.items():
-            key = name.lower()
-            if key == "cookie":
-                cookies += [part.strip() for part in value.split(";") if part.strip()]
-            else:
-                headers[key] = f"{headers[key]},{value}" if key in headers else value
-        client_ip = self.client_address[0]
-        headers.setdefault("x-forwarded-for", client_ip)
-        headers.setdefault("x-forwarded-proto", "http")
-        headers.setdefault("x-forwarded-port", str(self.server.front.port))
-        now = datetime.now(UTC)
-        request_context: dict[str, Any] = {
-            "accountId": "123456789012",
-            "apiId": "local",
-            "domainName": headers.get("host", f"127.0.0.1:{self.server.front.port}"),
-            "domainPrefix": "local",
-            "http": {
-                "method": self.command,
-                "path": path,
-                "protocol": self.request_version,
-                "sourceIp": client_ip,
-                "userAgent": headers.get("user-agent", ""),
-            },
-            "requestId": uuid.uuid4().hex,
-            "routeKey": route,
-            "stage": "$default",
-            "time": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
-            "timeEpoch": int(now.timestamp() * 1000),
-        }
-        if claims is not None:
-            request_context["authorizer"] = {"jwt": {"claims": dict(claims), "scopes": None}}
-        event: dict[str, Any] = {
-            "version": "2.0",
-            "routeKey": route,
-            "rawPath": path,
-            "rawQueryString": query,
-            "headers": headers,
-            "requestContext": request_context,
-            "isBase64Encoded": False,
-        }
-        if cookies:
-            event["cookies"] = cookies
-        if query:
-            grouped: dict[str, str] = {}
-            for key, value in urllib.parse.parse_qsl(query, keep_blank_values=True):
-                grouped[key] = f"{grouped[key]},{value}" if key in grouped else value
-            event["queryStringParameters"] = grouped
-        if parameters:
-            event["pathParameters"] = dict(parameters)
-        if body:
-            if _TEXT_TYPES.fullmatch((headers.get("content-type") or "").split(";")[0].strip()):
-                event["body"] = body.decode("utf-8", errors="replace")
-            else:
-                event["body"] = base64.b64encode(body).decode("ascii")
-                event["isBase64Encoded"] = True
-        return event
+        return request_event(
+            route,
+            method=self.command,
+            path=path,
+            query=query,
+            parameters=parameters,
+            body=body,
+            claims=claims,
+            request_headers=self.headers.items(),
+            client_ip=self.client_address[0],
+            protocol=self.request_version,
+            port=self.server.front.port,
+        )
 
     def _send_response(self, front: LocalApi, event: dict[str, Any], route: str) -> int:
         try:
@@ -475,20 +376,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
             logger.error("local api: the handler raised %s on %s", type(exc).__name__, route)
             self._send_json(500, {"message": "Internal Server Error"})
             return 500
-        if not isinstance(response, Mapping) or "statusCode" not in response:
-            # Payload 2.0: anything else is taken as a JSON body with status 200.
-            payload = response if isinstance(response, str) else json.dumps(response)
-            self._send(200, payload.encode("utf-8"), {"Content-Type": "application/json"}, [])
-            return 200
-        status = int(response["statusCode"])
-        text = response.get("body") or ""
-        data = base64.b64decode(text) if response.get("isBase64Encoded") else str(text).encode("utf-8")
-        headers = {str(k): str(v) for k, v in (response.get("headers") or {}).items() if v is not None}
-        for name, values in (response.get("multiValueHeaders") or {}).items():
-            headers[str(name)] = ", ".join(str(v) for v in values)
-        if not any(name.lower() == "content-type" for name in headers):
-            headers["Content-Type"] = "application/json"
-        self._send(status, data, headers, [str(c) for c in response.get("cookies") or []])
+        status, data, headers, cookies = lambda_response(response)
+        self._send(status, data, headers, cookies)
         return status
 
     def _send_json(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> None:

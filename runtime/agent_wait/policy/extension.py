@@ -27,7 +27,7 @@ from agent_wait.common.durations import (
 from agent_wait.common.times import parse_rfc3339
 from agent_wait.errors import PolicyError
 from agent_wait.people.keys import person_keys
-from agent_wait.policy.followup import check_names
+from agent_wait.policy._names import check_names
 
 __all__ = ("Extended", "Extension", "shifted")
 

@@ -23,6 +23,7 @@ from agent_wait.common.durations import (
     parse_duration,
 )
 from agent_wait.errors import PolicyError
+from agent_wait.policy._names import check_names
 
 __all__ = ("MAX_ESCALATION_STEPS", "MAX_REMINDERS", "Escalation", "FollowUps", "Quorum", "Reminder")
 
@@ -43,30 +44,6 @@ def _duration(owner: str, name: str, value: object) -> tuple[timedelta, str]:
         )
     text = value.strip().upper() if isinstance(value, str) else format_duration(delta)
     return delta, text
-
-
-def check_names(field: str, values: Iterable[str], *, label: str | None = None, spaces: bool = True) -> tuple[str, ...]:
-    """`values` as a tuple of non-empty strings, or a `PolicyError` on `field` (`label` names it in the message).
-
-    With `spaces=False` a name holding white space is refused too (group names: API Gateway flattens a JWT's
-    groups claim into `[finance ops]`, where `Finance Managers` would read as two groups).
-    """
-    label = label or field
-    if isinstance(values, str):
-        raise PolicyError(field, values, f"{label} must be a list of strings such as ['finance']; got {values!r}")
-    names = tuple(values)
-    for value in names:
-        if not isinstance(value, str) or not value.strip():
-            raise PolicyError(field, names, f"{label} must hold non-empty strings; got {value!r}")
-        if not spaces and any(character.isspace() for character in value):
-            raise PolicyError(
-                field,
-                names,
-                f"{label} must hold group names without spaces; got {value!r}: API Gateway passes a JWT's groups "
-                "claim flattened as '[a b]', where a name with a space would read as two groups and never match "
-                "(name the group 'finance-managers')",
-            )
-    return names
 
 
 @dataclass(frozen=True, slots=True, init=False)

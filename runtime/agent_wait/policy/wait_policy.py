@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from agent_wait.asking.versions import checked_on_new_version
 from agent_wait.common.durations import (
     ACCEPTED_FORMS,
     MAX_DURATION,
@@ -16,6 +15,7 @@ from agent_wait.common.durations import (
     parse_duration,
 )
 from agent_wait.errors import PolicyError
+from agent_wait.policy._names import check_names
 from agent_wait.policy.extension import Extension
 from agent_wait.policy.fields import (
     MAX_DEFAULT_BYTES,
@@ -29,7 +29,8 @@ from agent_wait.policy.fields import (
     check_tags,
     small_json,
 )
-from agent_wait.policy.followup import Escalation, FollowUps, Quorum, Reminder, check_names
+from agent_wait.policy.followup import Escalation, FollowUps, Quorum, Reminder
+from agent_wait.policy.new_version import checked_on_new_version
 
 __all__ = (
     "DEFAULT_ACTIONS",

@@ -11,9 +11,9 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApp
 
 from agent_wait.asking.flow import publish_questions, require_thread_id
 from agent_wait.asking.wait import APPROVE, is_packed, plain, unpack_question
-from agent_wait.channels.publish import Announcers, PublishReport
 from agent_wait.common.canonical_json import dumps, to_jsonable
 from agent_wait.contract.envelope import Question
+from agent_wait.contract.publish import Announcers, PublishReport
 from agent_wait.errors import EnvelopeError
 from agent_wait.policy.wait_policy import WaitPolicy
 

@@ -11,8 +11,8 @@ from strands.types.interrupt import InterruptResponseContent
 
 from agent_wait.asking.flow import publish_questions, require_thread_id
 from agent_wait.asking.wait import unpack_question
-from agent_wait.channels.publish import Announcers, PublishReport
 from agent_wait.contract.envelope import Question
+from agent_wait.contract.publish import Announcers, PublishReport
 from agent_wait.errors import EnvelopeError
 
 __all__ = (

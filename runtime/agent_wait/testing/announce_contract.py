@@ -28,9 +28,9 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from agent_wait.channels.announce.base import BaseAnnounce
-from agent_wait.channels.publish import publish
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.envelope import ENVELOPE_FIELDS, Question, Transition, WaitEnvelope
+from agent_wait.contract.publish import publish
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.policy.wait_policy import WaitPolicy
 

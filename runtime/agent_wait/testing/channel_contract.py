@@ -33,10 +33,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent_wait.channels.announce.base import BaseAnnounce
 from agent_wait.channels.contract import Absent, Channel, ChannelRecord, Door, DoorHandler, RecordKind, Rendered
-from agent_wait.channels.publish import publish
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.envelope import Transition, WaitEnvelope
+from agent_wait.contract.publish import publish
 from agent_wait.testing import announce_contract
 from agent_wait.testing.announce_contract import FOLLOW_UPS, AnnouncerFactory, held_for, sample_envelope
 

@@ -212,11 +212,11 @@ def test_dynamodb_refusing_an_item_for_its_size_is_told_as_too_large_too(
     import boto3
     from langgraph.checkpoint.base import empty_checkpoint
 
-    import agent_wait.langgraph.checkpoint.saver as checkpoints
+    import agent_wait.langgraph.checkpoint.sizes as sizes
     from agent_wait.errors import ThreadStateTooLargeError
     from agent_wait.host import checkpoint_saver
 
-    monkeypatch.setattr(checkpoints, "PAYLOAD_LIMIT", 10 * 1024 * 1024)  # let DynamoDB (moto) refuse it
+    monkeypatch.setattr(sizes, "PAYLOAD_LIMIT", 10 * 1024 * 1024)  # let DynamoDB (moto) refuse it
     saver = checkpoint_saver(host.checkpoint_table, boto3.Session(region_name="us-east-1"))
     config = {"configurable": {"thread_id": f"t-{unique}", "checkpoint_ns": ""}}
     checkpoint = empty_checkpoint()

@@ -6,10 +6,10 @@ from agent_wait.channels.announce._signing import (
     verify_standard_webhook,
     verify_timestamped_signature,
 )
-from agent_wait.channels.announce.base import ALL_TRANSITIONS, BaseAnnounce, Delivery
 from agent_wait.channels.announce.log import LogAnnounce
 from agent_wait.channels.announce.memory import InMemoryAnnounce
 from agent_wait.channels.announce.webhook import WebhookAnnounce, WebhookDeliveryError
+from agent_wait.contract.announcer import ALL_TRANSITIONS, BaseAnnounce, Delivery
 
 __all__ = (
     "ALL_TRANSITIONS",

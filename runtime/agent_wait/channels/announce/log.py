@@ -6,8 +6,8 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from agent_wait.channels.announce.base import BaseAnnounce
 from agent_wait.common.canonical_json import dumps
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.envelope import Transition, WaitEnvelope
 
 __all__ = ("LogAnnounce",)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.envelope import Transition, WaitEnvelope
 
 __all__ = ("InMemoryAnnounce",)

@@ -20,7 +20,7 @@ from agent_wait.channels.announce._signing import (
     sign_standard_webhook,
     sign_timestamped,
 )
-from agent_wait.channels.announce.base import BaseAnnounce
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError
 

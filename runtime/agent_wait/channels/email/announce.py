@@ -26,15 +26,15 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from agent_wait.channels.announce.base import BaseAnnounce
 from agent_wait.channels.asked import Decided, decided_of
 from agent_wait.channels.email.records import EmailSends, Send
 from agent_wait.channels.email.render import EmailContent, mime_message, outcome_email, question_email
+from agent_wait.channels.recipients import Recipient, RecipientRouting
 from agent_wait.channels.sends import sent_to
 from agent_wait.common.times import format_rfc3339, utc_now
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.envelope import Transition, WaitEnvelope
 from agent_wait.errors import EmailDeliveryError, RecipientError
-from agent_wait.people.recipients import Recipient, RecipientRouting
 
 __all__ = ("ASKING", "OUTCOMES", "EmailAnnounce", "LinkMaker")
 

@@ -14,8 +14,8 @@ from agent_wait.channels.contract import Absent, Channel, ChannelHost, LinkSigne
 from agent_wait.channels.email.announce import EmailAnnounce, LinkMaker
 from agent_wait.channels.email.preview import preview
 from agent_wait.channels.email.records import SENDS, DynamoDbEmailSends
+from agent_wait.channels.recipients import Recipient
 from agent_wait.contract.envelope import WaitEnvelope
-from agent_wait.people.recipients import Recipient
 
 __all__ = ("CHANNEL", "build", "recipient_links")
 

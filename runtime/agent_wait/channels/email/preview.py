@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from agent_wait.channels.contract import Rendered
 from agent_wait.channels.email.announce import ASKING, OUTCOMES, EmailAnnounce
+from agent_wait.channels.recipients import Recipient
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.errors import RecipientError
-from agent_wait.people.recipients import Recipient
 
 __all__ = ("SAMPLE_RECIPIENT", "SentEmail", "preview", "preview_page")
 

@@ -11,7 +11,7 @@ UTC (an email cannot know its reader's time zone).
 
 from __future__ import annotations
 
-import json
+import email.policy
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +22,8 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from agent_wait.channels.asked import Decided, call_of, prompt_of
+from agent_wait.channels.asked import Decided
+from agent_wait.channels.reading import Kind, plain_text, read, shown
 from agent_wait.common.times import parse_rfc3339
 from agent_wait.contract.envelope import WaitEnvelope
 
@@ -62,44 +63,65 @@ class EmailContent:
 
 
 @dataclass(frozen=True, slots=True)
+class AskedCall:
+    """One call, ready for the templates: its name, description and arguments."""
+
+    name: str
+    description: str
+    """Markdown, as the dialect wrote it."""
+    rows: tuple[tuple[str, str], ...]
+    """Its arguments as (name, value shown)."""
+    allows: str = ""
+    """A batched review's decisions this call allows, or empty."""
+
+    @property
+    def html(self) -> Markup:
+        return markdown_html(self.description) if self.description else Markup("")
+
+    @property
+    def text(self) -> str:
+        return plain_text(self.description)
+
+
+@dataclass(frozen=True, slots=True)
 class Asked:
-    """What a question asks, ready for the templates."""
+    """What a question asks, ready for the templates (from the one reading, `agent_wait.channels.reading`)."""
 
     title: str
-    """The call's name, or the question's first line."""
-    rows: tuple[tuple[str, str], ...] = ()
-    """The call's arguments as (name, value shown)."""
+    """The headline: the call, `Review 2 tool calls: a, b`, or the question's first line."""
+    calls: tuple[AskedCall, ...] = ()
+    """Each call asked about, a block each."""
     description: str = ""
-    """The dialect's description (Markdown), or the question's text."""
+    """The question's own text (Markdown), when it says more than the title."""
+    rows: tuple[tuple[str, str], ...] = ()
+    """The question's other fields as (name, value shown)."""
+    review: bool = False
+    """A batched review: each call is numbered, and decided on its own in the inbox."""
     extra: tuple[str, ...] = field(default=())
+
+    @property
+    def plain(self) -> str:
+        return plain_text(self.description)
 
 
 def _shown(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = shown(value)
     return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"
 
 
+def _rows(values: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple((str(key), _shown(value)) for key, value in values.items())
+
+
 def asked_of(envelope: WaitEnvelope) -> Asked:
-    """What `envelope`'s question asks: a call and its arguments, or a description or prompt, or its JSON."""
-    call = call_of(envelope)
-    if call is not None:
-        rows = tuple((str(key), _shown(value)) for key, value in call.args.items())
-        return Asked(call.name, rows, call.description)
-    question: Any = (
-        envelope.question[0]
-        if isinstance(envelope.question, list) and len(envelope.question) == 1
-        else envelope.question
+    """What `envelope`'s question asks: its calls with their arguments, or its text and facts."""
+    reading = read(envelope)
+    calls = tuple(
+        AskedCall(call.name, call.description, _rows(call.args), ", ".join(call.decisions)) for call in reading.calls
     )
-    if isinstance(question, str):
-        return Asked(question.splitlines()[0][:150] if question else "A question", description=question)
-    if not isinstance(question, Mapping):
-        return Asked("A question", description=_shown(question))
-    found = question.get("description")
-    description = found if isinstance(found, str) else ""
-    prompt = prompt_of(envelope, ("prompt", "message", "question", "title"))  # the description is shown below it
-    if prompt is not None:
-        return Asked(prompt[:150], description=description)
-    return Asked("A question", description=description or _shown(question))
+    text = reading.text.strip()
+    description = reading.text if text and text != reading.headline else ""
+    return Asked(reading.headline, calls, description, _rows(dict(reading.facts)), reading.kind is Kind.REVIEW)
 
 
 _INLINE = (
@@ -205,6 +227,7 @@ def question_email(
     left, when = _deadline(envelope.expires_at, now)
     moved_from = _day(parse_rfc3339(progress["from"])) if kind == "extended" and progress.get("from") else ""
     buttons = [Button(action, links[action], _tone(action)) for action in envelope.allowed_actions if action in links]
+    elsewhere = read(envelope).elsewhere if inbox_url else ""
     prefix = {"reminder": "Reminder: ", "escalated": "Escalated: ", "extended": "Deadline extended: "}.get(kind, "")
     subject = _subject(f"{prefix}Your answer is needed: {asked.title}")
     html, text = _render(
@@ -219,6 +242,7 @@ def question_email(
         default=_answer_text(envelope.default) if envelope.default is not None else "",
         who=_who(envelope),
         buttons=buttons,
+        elsewhere=elsewhere,
         recipient=recipient,
         inbox_url=inbox_url,
         question_id=envelope.question_id,
@@ -267,11 +291,16 @@ def outcome_email(
     return EmailContent(subject, html, text)
 
 
+_MIME_POLICY = email.policy.default.clone(max_line_length=998)
+"""RFC 5322's line limit: a subject (at most 180 characters, `_subject`) is never folded. Python folds a long subject
+that opens with a quoted word right after `Subject:`, and a reader then sees it begin with a space."""
+
+
 def mime_message(
     content: EmailContent, *, sender: str, to: str, reply_to: Sequence[str] = (), question_id: str
 ) -> bytes:
     """The email as MIME (`multipart/alternative`: plain text, then HTML), for SES's raw content."""
-    message = EmailMessage()
+    message = EmailMessage(policy=_MIME_POLICY)
     message["Subject"] = content.subject
     message["From"] = sender
     message["To"] = to

@@ -18,7 +18,6 @@ from slack_sdk.models.blocks import (
     Block,
     ButtonElement,
     ContextBlock,
-    HeaderBlock,
     InputBlock,
     MarkdownTextObject,
     NumberInputElement,
@@ -30,6 +29,8 @@ from slack_sdk.models.blocks import (
 )
 
 from agent_wait.channels.asked import Decided, call_of, summary
+from agent_wait.channels.reading import Kind, read
+from agent_wait.channels.slack._asked import asked_blocks, clip, decision_inputs, escape, mrkdwn
 from agent_wait.common.times import parse_rfc3339
 from agent_wait.contract.envelope import WaitEnvelope
 
@@ -59,11 +60,6 @@ _DANGER = ("reject", "deny", "no", "ignore", "cancel")
 _HEADER_MAX, _SECTION_MAX, _FIELD_MAX, _FIELDS_MAX = 150, 3000, 2000, 10
 
 
-def escape(text: Any) -> str:
-    """Text for Slack mrkdwn: `&`, `<` and `>` escaped, as Slack requires, so nothing becomes a mention or link."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 _SLACK_PERSON = re.compile(r"slack:[A-Z0-9]+:([UW][A-Z0-9]+)")
 """The person key of a Slack user whose address the app cannot read (`slack:<team>:<user>`)."""
 
@@ -76,19 +72,11 @@ def person_text(answered_by: str | None) -> str:
     return f"<@{slack_user.group(1)}>" if slack_user else escape(answered_by)
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+_clip = clip
 
 
 def _shown(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _markdown(text: str) -> str:
-    """A description's Markdown as Slack mrkdwn, escaped: `**bold**` becomes `*bold*`; links keep their label."""
-    escaped = escape(text)
-    escaped = re.sub(r"\*\*([^*]+)\*\*", r"*\1*", escaped)
-    return re.sub(r"\[([^\]]+)\]\((https?://[^)\s]+)\)", lambda m: f"<{m.group(2)}|{m.group(1)}>", escaped)
 
 
 def _when(iso: str | None) -> str:
@@ -110,26 +98,7 @@ def _who(envelope: WaitEnvelope, mentions: Mapping[str, str]) -> str:
 
 
 def _asked_blocks(envelope: WaitEnvelope, *, waiting: bool = True) -> list[Block]:
-    blocks: list[Block] = [HeaderBlock(text=PlainTextObject(text=_clip(summary(envelope), _HEADER_MAX)))]
-    call = call_of(envelope)
-    if call is not None and call.description:
-        blocks.append(SectionBlock(text=MarkdownTextObject(text=_clip(_markdown(call.description), _SECTION_MAX))))
-    if call is not None and call.args:
-        fields = [
-            MarkdownTextObject(text=_clip(f"*{escape(name)}*\n{escape(_shown(value))}", _FIELD_MAX))
-            for name, value in list(call.args.items())[:_FIELDS_MAX]
-        ]
-        blocks.append(
-            SectionBlock(
-                text=MarkdownTextObject(
-                    text=f"`{escape(call.name)}` {'waits for an answer' if waiting else 'was asked'}"
-                ),
-                fields=fields,
-            )
-        )
-    elif call is None:
-        blocks.append(SectionBlock(text=MarkdownTextObject(text=_clip(escape(summary(envelope)), _SECTION_MAX))))
-    return blocks
+    return asked_blocks(read(envelope), waiting=waiting)
 
 
 def _facts(envelope: WaitEnvelope, mentions: Mapping[str, str], inbox_url: str | None) -> ContextBlock:
@@ -152,11 +121,18 @@ def _votes_line(progress: Mapping[str, Any] | None) -> str | None:
 
 
 def _modal_label(envelope: WaitEnvelope) -> str | None:
-    """The modal button's label: edit the call, fill the form, or answer with a note; None when there is none."""
-    if isinstance(envelope.rules.get("response_schema"), Mapping):
-        return "Answer…"
+    """The modal button's label: decide each call, fill the form, edit the call, reply, or answer with a note; None
+    when there is none."""
+    reading = read(envelope)
+    if reading.kind is Kind.REVIEW:
+        return "Decide each call…"
+    if reading.kind is Kind.SCHEMA or isinstance(envelope.rules.get("response_schema"), Mapping):
+        return "Answer…" if reading.form or not reading.one_click else "Answer with a note…"
+    replies = any(a in ("respond", "response") for a in envelope.allowed_actions)
     if call_of(envelope) is not None and envelope.rules.get("edits") is not False:
-        return "Edit…"
+        return "Edit or reply…" if replies else "Edit…"
+    if replies:
+        return "Reply…"
     return "Answer with a note…" if envelope.allowed_actions else None
 
 
@@ -177,7 +153,7 @@ def open_blocks(
     if votes:
         blocks.append(SectionBlock(text=MarkdownTextObject(text=votes)))
     buttons: list[ButtonElement] = []
-    for action in envelope.allowed_actions[:20]:
+    for action in read(envelope).one_click[:20]:
         style = "primary" if action in _PRIMARY else "danger" if action in _DANGER else None
         buttons.append(
             ButtonElement(
@@ -303,7 +279,12 @@ def _input_for(name: str, schema: Mapping[str, Any], initial: Any, *, required: 
 
 def modal_view(envelope: WaitEnvelope) -> dict[str, Any]:
     """The modal: the action, then the call's arguments (edits) or the answer's form (`response_schema`), a note."""
-    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=_clip(f"*{escape(summary(envelope))}*", 3000)))]
+    reading = read(envelope)
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=_clip(f"*{escape(reading.headline)}*", 3000)))]
+    if reading.kind is Kind.REVIEW:  # a decision per call, each with its message: the answer is `{"decisions"}`
+        return _modal(envelope, [*blocks, *decision_inputs(reading)])
+    if not reading.calls and reading.text.strip() and reading.text.strip() != reading.headline:
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=_clip(mrkdwn(reading.text), 3000))))
     schema = envelope.rules.get("response_schema")
     call = call_of(envelope)
     if envelope.allowed_actions:
@@ -339,6 +320,10 @@ def modal_view(envelope: WaitEnvelope) -> dict[str, Any]:
             optional=True,
         )
     )
+    return _modal(envelope, blocks)
+
+
+def _modal(envelope: WaitEnvelope, blocks: list[Block]) -> dict[str, Any]:
     return {
         "type": "modal",
         "callback_id": MODAL_CALLBACK,

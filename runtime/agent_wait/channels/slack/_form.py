@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from agent_wait.channels.reading import read
 from agent_wait.channels.slack import _blocks
+from agent_wait.channels.slack._asked import DECISION_BLOCK, MESSAGE_BLOCK
 from agent_wait.common.canonical_json import MAX_SIGNIFICANT_DIGITS, field_path
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.messages import load_answer_text, parse_answer
@@ -83,6 +85,8 @@ class FilledForm:
                 field that takes whole numbers only and that no schema of the question checks.
         """
         by_block = {f.block_id: f for f in self._fields}
+        if any(block.startswith(DECISION_BLOCK) for block in by_block):
+            return parse_answer({"decisions": self._decisions(by_block)})
         action = _text(by_block.get(_blocks.ACTION_BLOCK))
         note = _text(by_block.get(_blocks.NOTE_BLOCK))
         typed = {
@@ -105,9 +109,24 @@ class FilledForm:
             answer["note"] = note
         return parse_answer(answer)
 
+    def _decisions(self, by_block: Mapping[str, _Field]) -> list[dict[str, Any]]:
+        """A batched review's decisions, one per call in order: its type, and its message for a reject or a respond."""
+        decisions: list[dict[str, Any]] = []
+        for n in range(len(read(self.envelope).calls)):
+            kind = _text(by_block.get(f"{DECISION_BLOCK}{n}"))
+            message = _text(by_block.get(f"{MESSAGE_BLOCK}{n}"))
+            decision: dict[str, Any] = {"type": kind}
+            if message and kind in ("reject", "respond"):
+                decision["message"] = message
+            decisions.append(decision)
+        return decisions
+
     def block_of(self, detail: str) -> str | None:
         """The form's field a refusal's text is about (it names `answer.args.amount`, or `$.amount` from a schema
-        check), or None when it names none (the answer as a whole)."""
+        check, or a review's `decision 1`), or None when it names none (the answer as a whole)."""
+        review = re.match(r"decision (\d+) ", detail)
+        if review and any(f.block_id == f"{DECISION_BLOCK}{review.group(1)}" for f in self._fields):
+            return f"{DECISION_BLOCK}{review.group(1)}"
         for f in sorted(self._fields, key=lambda f: -len(f.where)):
             schema_path = "$" + f.where.removeprefix(self._base())
             if _names(detail, f.where) or (f.block_id.startswith(_blocks.ARG_BLOCK) and _names(detail, schema_path)):

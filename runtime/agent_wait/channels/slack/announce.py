@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from agent_wait.channels.announce.base import BaseAnnounce
 from agent_wait.channels.asked import Decided, decided_of
 from agent_wait.channels.slack import _blocks
 from agent_wait.channels.slack.records import Post, SlackMessages
 from agent_wait.common.times import format_rfc3339, utc_now
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.envelope import Transition, WaitEnvelope
 from agent_wait.errors import SlackDeliveryError
 

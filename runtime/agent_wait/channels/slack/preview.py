@@ -2,6 +2,7 @@
 
 - `preview(announcer, envelope)`: the question's message as `announcer` draws it after `envelope` (a reminder's or
   an escalation's reply in its thread), as one page;
+- `question_modal(envelope)`: the form its modal button opens (`preview_page(..., modals=[...])` draws it);
 - `questions_page(records)`: `agent-wait dev`'s `/dev/slack`: each question's message as its row stands now;
 - `preview_page`, `preview_modal`, `PreviewMessage`, `mrkdwn_to_html`: the drawing itself, Block Kit as HTML
   (`_html.py`: one static page, no script, standard library only).
@@ -26,6 +27,7 @@ __all__ = (
     "preview",
     "preview_modal",
     "preview_page",
+    "question_modal",
     "questions_page",
 )
 
@@ -49,6 +51,12 @@ def preview(announcer: SlackAnnounce, envelope: WaitEnvelope) -> Rendered:
     message = PreviewMessage(channel, ts, blocks, text, replies, edited=transition is not Transition.CREATED)
     title = f"Slack · {envelope.type}"
     return Rendered("text/html", preview_page([message], title=title), title=title)
+
+
+def question_modal(envelope: WaitEnvelope) -> dict[str, Any]:
+    """The modal a question's form button opens (edit the call, decide each call of a review, fill the answer's
+    form), as the door sends it to `views.open`."""
+    return _blocks.modal_view(envelope)
 
 
 def questions_page(records: Iterable[Any], *, inbox_url: str | None = None, title: str = "Slack preview") -> str:

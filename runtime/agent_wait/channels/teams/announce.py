@@ -52,16 +52,16 @@ from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from agent_wait.channels.announce.base import BaseAnnounce
 from agent_wait.channels.announce.webhook import origin_of
 from agent_wait.channels.asked import Decided, decided_of
+from agent_wait.channels.recipients import Recipient
 from agent_wait.channels.sends import Send, Sends, sent_to
 from agent_wait.channels.teams import cards
 from agent_wait.channels.teams.records import ACCEPTED, CHANNEL, address_of, send_key
 from agent_wait.common.times import format_rfc3339, utc_now
+from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError, TeamsDeliveryError
-from agent_wait.people.recipients import Recipient
 
 __all__ = (
     "ACCEPTED",
@@ -113,7 +113,7 @@ class TeamsMode(StrEnum):
 
 
 class TeamsRecipient(Protocol):
-    """A person a card is made for (`agent_wait.people.recipients.Recipient` is one)."""
+    """A person a card is made for (`agent_wait.channels.recipients.Recipient` is one)."""
 
     @property
     def address(self) -> str:

@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent_wait.channels.asked import Decided, call_of, summary
+from agent_wait.channels.asked import Decided, summary
+from agent_wait.channels.reading import Call, Kind, Reading, read, shown
 from agent_wait.common.times import parse_rfc3339
 from agent_wait.contract.envelope import WaitEnvelope
 
@@ -118,20 +119,46 @@ def extension_notice(envelope: WaitEnvelope) -> Notice:
     return Notice(f"Deadline extended to {when(envelope.expires_at)}: use these buttons{stop}", "Accent")
 
 
+def _facts(args: Mapping[str, Any]) -> dict[str, Any]:
+    facts = [
+        {"title": safe(_clip(str(name), 100)), "value": safe(_clip(shown(value), MAX_FACT_CHARS))}
+        for name, value in list(args.items())[:MAX_FACTS]
+    ]
+    return {"type": "FactSet", "facts": facts, "spacing": "Small"}
+
+
+def _call(call: Call, n: int, reading: Reading) -> dict[str, Any]:
+    """One call in a container of its own (`call-<n>`): its name (numbered in a review), description, arguments."""
+    items: list[dict[str, Any]] = []
+    if reading.kind is Kind.REVIEW:
+        allows = f" · allows {', '.join(call.decisions)}" if call.decisions else ""
+        items.append(_text(f"**{n + 1}. {safe(call.name)}**{allows}", spacing="None"))
+    else:
+        items.append(_text(f"**{safe(call.name)}** waits for an answer", spacing="None"))
+    if call.description:
+        items.append(_text(safe(_clip(call.description, MAX_TEXT_CHARS)), spacing="Small"))
+    if call.args:
+        items.append(_facts(call.args))
+    separated = reading.kind is Kind.REVIEW and n > 0
+    return {"type": "Container", "id": f"call-{n}", "items": items, "spacing": "Medium", "separator": separated}
+
+
 def _asked(envelope: WaitEnvelope, headline: dict[str, Any]) -> list[dict[str, Any]]:
+    reading = read(envelope)
     body: list[dict[str, Any]] = [
         headline,
-        _text(safe(_clip(summary(envelope), MAX_TITLE_CHARS)), size="Large", weight="Bolder", style="heading"),
+        _text(safe(_clip(reading.headline, MAX_TITLE_CHARS)), size="Large", weight="Bolder", style="heading"),
     ]
-    call = call_of(envelope)
-    if call is not None and call.description:
-        body.append(_text(safe(_clip(call.description, MAX_TEXT_CHARS))))
-    if call is not None and call.args:
-        facts = [
-            {"title": safe(_clip(str(name), 100)), "value": safe(_clip(_shown(value), MAX_FACT_CHARS))}
-            for name, value in list(call.args.items())[:MAX_FACTS]
-        ]
-        body.append({"type": "FactSet", "facts": facts, "spacing": "Medium"})
+    if reading.kind is Kind.REVIEW:
+        body.append(_text(f"{len(reading.calls)} tool calls of one model turn:", spacing="Small", isSubtle=True))
+    body.extend(_call(call, n, reading) for n, call in enumerate(reading.calls[:MAX_FACTS]))
+    if not reading.calls and reading.text.strip() and reading.text.strip() != reading.headline:
+        body.append(_text(safe(_clip(reading.text, MAX_TEXT_CHARS))))
+    if not reading.calls and reading.facts:
+        body.append(_facts(dict(reading.facts)))
+    if reading.form:
+        wanted = ", ".join(f"{safe(f.title)}{' (required)' if f.required else ''}" for f in reading.form)
+        body.append(_text(f"The answer gives: {wanted}", isSubtle=True, spacing="Small"))
     return body
 
 
@@ -172,6 +199,9 @@ def question_card(
         elif action in _DESTRUCTIVE:
             button["style"] = "destructive"
         actions.append(button)
+    elsewhere = read(envelope).elsewhere
+    if elsewhere and inbox_url:
+        body.append(_text(elsewhere, isSubtle=True))
     if links:
         body.append(
             _text("Each button opens a page that asks you to confirm; opening it decides nothing.", isSubtle=True)

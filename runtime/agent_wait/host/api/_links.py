@@ -55,10 +55,10 @@ PAGE_CONTENT_SECURITY_POLICY = (
 )
 """The confirmation page runs only its own same-origin script (no inline script), talks only to this API,
 and cannot be framed."""
-_PAGE_FILES = frozenset({"confirm.js", "confirm.css", "shared.js", "look.css"})
+_PAGE_FILES = frozenset({"confirm.js", "confirm.css", "shared.js", "inbox-reading.js", "look.css"})
 """What `/confirm/<asset>` serves; the page refers to them relatively (`confirm/confirm.js`), so they load from
-this API under any stage or base path. `shared.js` and `look.css` are the script and look the inbox shares
-(`confirm.css` imports `look.css`)."""
+this API under any stage or base path. `shared.js`, `inbox-reading.js` and `look.css` are the scripts and look the
+inbox shares (`confirm.css` imports `look.css`; `inbox-reading.js` reads a question as the inbox does)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,6 +99,8 @@ def question_view(
             "tags": dict(envelope.tags),
         },
         "outcome": None,
+        # The last answer the router refused on the queue, and why (a queue answers its sender nothing).
+        "last_refusal": record.last_refusal.to_item() if record.last_refusal else None,
     }
     if record.outcome is not None:
         view["outcome"] = {

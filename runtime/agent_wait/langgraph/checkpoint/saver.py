@@ -13,13 +13,10 @@ when the saver has a bucket (`s3_offload_config`, `AGENT_WAIT_CHECKPOINT_BUCKET`
 bytes goes there (`AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES`; 12 KB by default, the measured break-even). Without one, such a
 payload is refused before anything of it is written, with `ThreadStateTooLargeError` (the router dead-letters it
 as `checkpoint_too_large` and fails the thread) instead of DynamoDB's `ValidationException`, which the router
-would take for a passing store failure and retry until SQS gives up.
+would take for a passing store failure and retry until SQS gives up (`agent_wait.langgraph.checkpoint.sizes`).
 
-The items the library builds are collected and sent in batches (`agent_wait.langgraph.checkpoint.batch`).
-
-Long on purpose: the saver overrides the library's storage operations together, since each must keep the
-same promises (task-atomic writes, size checks, error translation, the note); batching and the note's
-bookkeeping are apart (`batch`, `notes`).
+The items the library builds are collected and sent in batches (`agent_wait.langgraph.checkpoint.batch`), and the
+latest checkpoint's keys are left on the lease as a note (`agent_wait.langgraph.checkpoint.notes`).
 """
 
 from __future__ import annotations
@@ -35,7 +32,6 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple, get_checkpoint_id
 from langgraph_checkpoint_aws import DynamoDBSaver
 from langgraph_checkpoint_aws.checkpoint.dynamodb.serialization import CompressionType
-from langgraph_checkpoint_aws.checkpoint.dynamodb.storage_strategy import StorageStrategy
 from langgraph_checkpoint_aws.checkpoint.dynamodb.unified_repository import (
     _checkpoint_pk,  # pyright: ignore[reportPrivateUsage]  # the library's own key layout, not a copy of it
     _writes_pk,  # pyright: ignore[reportPrivateUsage]
@@ -44,7 +40,7 @@ from langgraph_checkpoint_aws.checkpoint.dynamodb.unified_repository import (
 
 from agent_wait.asking.delivery import current_delivery
 from agent_wait.aws.errors import ServiceError
-from agent_wait.errors import ArgumentError, ThreadStateTooLargeError
+from agent_wait.errors import ArgumentError
 from agent_wait.langgraph.checkpoint.batch import (
     PAYLOAD_SK,
     BatchWriter,
@@ -59,75 +55,21 @@ from agent_wait.langgraph.checkpoint.batch import (
     store_errors,
 )
 from agent_wait.langgraph.checkpoint.notes import LatestKeys, LatestTracker
+from agent_wait.langgraph.checkpoint.sizes import (
+    ITEM_LIMIT,
+    OFFLOAD_OVER,
+    PAYLOAD_LIMIT,
+    PayloadTooLargeError,
+    SizeCheckedStorage,
+    too_large,
+)
 
 __all__ = ("ITEM_LIMIT", "OFFLOAD_OVER", "PACKED_WRITES", "PAYLOAD_LIMIT", "TaskAtomicDynamoDBSaver")
 
 PACKED_WRITES = "__agent_wait_task_writes__"
 """The channel name one packed write is stored under; never seen by LangGraph."""
-
-ITEM_LIMIT = 400 * 1024
-"""DynamoDB's item size limit, in bytes (names and values of every attribute)."""
-PAYLOAD_LIMIT = ITEM_LIMIT - 1024
-"""The largest payload stored in DynamoDB: its item's keys (`CHUNK_<thread>#<ns>#<checkpoint>[#<task>#<idx>]`, a
-thread id of at most 128 characters) and attribute names fit in the rest."""
 VERSIONS_KEPT = 1024
 """Threads whose read tokens a warm router keeps; past it they are all dropped (one extra read each, no more)."""
-S3_OBJECT_LIMIT = 5 * 1024**3
-"""S3's limit for one `PutObject`, which the saver uses for a payload over `offload_over` when it has a bucket."""
-OFFLOAD_OVER = 12 * 1024
-"""The default offload threshold, in bytes: 12 KB, where a lifecycle's checkpoints cost the same in the table (3 WRU
-a KB) as in the bucket (4 PUTs and 6 WRU), measured (docs/scaling.md, "Checkpoint offload threshold"). The library's
-own is 350 KB (`S3_OFFLOAD_THRESHOLD`), where a lifecycle costs 27 times the bucket's."""
-
-
-class _PayloadTooLargeError(Exception):
-    """A payload over what its store holds; `TaskAtomicDynamoDBSaver` names its thread (`ThreadStateTooLargeError`)."""
-
-    def __init__(self, size: int, limit: int, store: str) -> None:
-        super().__init__(f"{size} bytes over {store}'s {limit}")
-        self.size, self.limit, self.store = size, limit, store
-
-
-class _SizeCheckedStorage(StorageStrategy):
-    """`StorageStrategy` that offloads over `offload_over` bytes (the library's threshold is a constant) and refuses a
-    payload its store cannot hold before anything of it is written.
-
-    The saver asks `should_offload_to_s3` once per payload, before it writes the payload's reference item.
-    """
-
-    def __init__(self, *args: Any, offload_over: int = OFFLOAD_OVER, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.offload_over = offload_over
-
-    def should_offload_to_s3(self, serialized_data: bytes) -> bool:
-        size = len(serialized_data)
-        if self.s3_enabled and size > self.offload_over:
-            if size > S3_OBJECT_LIMIT:
-                raise _PayloadTooLargeError(size, S3_OBJECT_LIMIT, "an S3 object")
-            return True
-        if size > PAYLOAD_LIMIT:
-            raise _PayloadTooLargeError(size, PAYLOAD_LIMIT, "a DynamoDB item")
-        return False
-
-
-def _too_large(exc: BaseException, *, what: str, config: Any, table: str, offload: bool) -> ThreadStateTooLargeError:
-    thread_id = str(config["configurable"].get("thread_id"))
-    size, limit = (exc.size, exc.limit) if isinstance(exc, _PayloadTooLargeError) else (0, PAYLOAD_LIMIT)
-    measured = f"is {size} bytes" if size else "is too large"
-    if offload:
-        fix = "It is too large even with the checkpoint bucket: keep large values out of the state (by reference)"
-    else:
-        fix = (
-            "Turn on the checkpoint bucket (AGENT_WAIT_CHECKPOINT_BUCKET; the AgentWait construct creates it unless "
-            "checkpoint_bucket=False), which stores larger checkpoints in S3"
-        )
-    return ThreadStateTooLargeError(
-        f"the {what} of thread {thread_id!r} {measured}; a DynamoDB item holds at most {ITEM_LIMIT} bytes. {fix}",
-        thread_id=thread_id,
-        table=table,
-        size=size,
-        limit=limit,
-    )
 
 
 def _at(config: Any) -> tuple[str, str | None]:
@@ -192,7 +134,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         super().__init__(*args, **kwargs)
         old = self.storage
         collecting = CollectingClient(self.client)
-        self.storage = self.repo.storage = _SizeCheckedStorage(
+        self.storage = self.repo.storage = SizeCheckedStorage(
             dynamodb_client=collecting,
             table_name=old.table_name,
             s3_client=old.s3_client,
@@ -435,7 +377,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         try:
             with store_errors(f"writing the {what}", thread_id=thread_id, table=self.table_name):
                 yield
-        except _PayloadTooLargeError as exc:
-            raise _too_large(exc, what=what, config=config, table=self.table_name, offload=self.offloads) from None
+        except PayloadTooLargeError as exc:
+            raise too_large(exc, what=what, config=config, table=self.table_name, offload=self.offloads) from None
         except ServiceError as exc:  # store_errors lets only a refusal for size through
-            raise _too_large(exc, what=what, config=config, table=self.table_name, offload=self.offloads) from None
+            raise too_large(exc, what=what, config=config, table=self.table_name, offload=self.offloads) from None

@@ -3,7 +3,8 @@ capability.
 
 `REQUIRED` holds the core's rules (`questions.py`, `decisions.py`), which every backend passes; each capability
 a backend declares (`agent_wait.ledger.Capability`, by the classes it derives from) adds its own:
-`followups.py` (and `notices.py`, what a question owes), `starts.py`, `failures.py`, `leases.py`, `notes.py`.
+`followups.py` (and `notices.py`, what a question owes), `starts.py`, `failures.py`, `leases.py`, `notes.py`,
+`refusals.py`.
 `rules_for` lists what a backend must pass:
 
     @pytest.mark.parametrize("rule", ledger_contract.rules_for(MyLedger), ids=lambda rule: rule.__name__)
@@ -29,6 +30,7 @@ from agent_wait.testing.ledger_contract import (
     notes,
     notices,
     questions,
+    refusals,
     starts,
 )
 from agent_wait.testing.ledger_contract._support import T0, LedgerFactory, sample_envelope
@@ -85,6 +87,7 @@ BY_CAPABILITY: Mapping[Capability, tuple[Rule, ...]] = MappingProxyType(
             leases.a_holder_that_does_not_run_the_agent_never_takes_over_a_dead_run,
         ),
         Capability.NOTES: (notes.a_release_leaves_a_note_the_next_lease_takes,),
+        Capability.REFUSALS: (refusals.the_last_refusal_is_kept_on_the_row_and_changes_nothing_else,),
     }
 )
 """The rules of each capability, required only of a backend that declares it."""

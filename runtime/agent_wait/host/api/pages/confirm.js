@@ -2,6 +2,7 @@
 // fragment (which browsers never send to a server), asks this site what the link is for, and answers only
 // when the button is pressed. Everything from the server is shown with textContent, never parsed as HTML.
 
+import { callOf, reviewOf, summary } from "./inbox-reading.js"; // what a question asks, as the inbox reads it
 import * as page from "./shared.js"; // the inbox's time format, Markdown and values
 
 var REASONS = {
@@ -97,59 +98,79 @@ function showVotes(view) {
   byId("votes").textContent = (lines.length ? lines.join("\n") + "\n" : "No votes yet.\n") + count + ".";
 }
 
-// A call's arguments as the inbox shows them, one row each; anything else as JSON.
+// A call's arguments as the inbox shows them, one row each.
 function showArguments(args) {
-  var asTable = args !== null && typeof args === "object" && !Array.isArray(args);
-  byId("args").hidden = !asTable;
-  byId("arguments").hidden = asTable;
-  if (!asTable) {
-    byId("arguments").textContent = JSON.stringify(args, null, 2);
-    return;
-  }
   var rows = byId("args-rows");
   rows.textContent = "";
   Object.keys(args).forEach(function (name) {
-    var value = args[name];
     var row = document.createElement("tr");
     var label = document.createElement("td");
     label.textContent = name;
     row.appendChild(label);
-    row.appendChild(page.value(document.createElement("td"), value));
+    row.appendChild(page.value(document.createElement("td"), args[name]));
     rows.appendChild(row);
   });
 }
 
-// The call a question asks about, as the inbox reads it: a `@wait` call, a LangChain per-call approval, or
-// an Agent Inbox request (alone or in a list of one).
+// A batched review: one block per call, numbered, with its description and its arguments, as the inbox shows it.
+function showReview(review) {
+  var box = byId("calls");
+  box.textContent = "";
+  review.forEach(function (call, index) {
+    var block = box.appendChild(page.make("div", null, "reviewed"));
+    block.setAttribute("data-call", call.name);
+    block.appendChild(page.make("p", index + 1 + ". " + call.name, "review-name"));
+    if (call.description) {
+      page.markdown(block.appendChild(page.make("div", null, "markdown")), call.description);
+    }
+    block.appendChild(page.table(call.args));
+  });
+  box.hidden = false;
+}
+
+// A question that is not a call: its text as Markdown, its other fields as a table (never as JSON).
+function showQuestion(view) {
+  var shown = view.question;
+  var box = byId("question");
+  box.textContent = "";
+  if (page.isObject(shown)) {
+    shown = Object.assign({}, shown);
+    delete shown.response_schema;
+    delete shown.answer_schema;
+    page.value(box, shown);
+  } else if (typeof shown === "string") {
+    page.markdown(box, shown);
+  } else {
+    page.value(box, shown);
+  }
+  box.hidden = false;
+}
+
+// What is asked, as the inbox reads it: its headline, then a batched review's calls, the one call with its
+// arguments, or the question's own text and fields.
 function show(view, link) {
-  var question = view.question;
-  if (Array.isArray(question) && question.length === 1) {
-    question = question[0];
+  byId("headline").textContent = summary(view);
+  var review = reviewOf(view);
+  var call = review ? null : callOf(view);
+  byId("call").hidden = !call;
+  byId("description").hidden = !(call && call.description);
+  if (call && call.description) {
+    page.markdown(byId("description"), call.description);
   }
-  var request = page.isObject(question) && page.isObject(question.action_request) ? question.action_request : null;
-  var args = request ? request.args : page.isObject(question) ? question.args : undefined;
-  var isCall = page.isObject(args);
-  var name = view.source && typeof view.source.function === "string" ? view.source.function : "";
-  if (!name && request && typeof request.action === "string") {
-    name = request.action;
+  if (call) {
+    byId("function").textContent = call.name;
+    showArguments(call.args);
+  } else if (review) {
+    showReview(review);
+  } else {
+    showQuestion(view);
   }
-  if (!name && isCall && typeof question.function === "string") {
-    name = question.function;
-  }
-  if (!name && isCall && question.type === "tool_approval" && typeof question.name === "string") {
-    name = question.name;
-  }
-  var description = page.isObject(question) && typeof question.description === "string" ? question.description : "";
-  byId("description").hidden = !description;
-  if (description) {
-    page.markdown(byId("description"), description);
-  }
-  byId("function").textContent = name || "(not a function call; see below)";
-  showArguments(isCall ? args : question);
-  byId("action").textContent = link.action;
+  var calls = review ? review.length : 0;
+  byId("action").textContent = link.action + (calls > 1 ? " (each of the " + calls + " calls)" : "");
   byId("deadline").textContent = when(link.expires_at);
   showVotes(view);
   byId("details").hidden = false;
+  byId("asked").hidden = false;
 }
 
 function post(path, body) {

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from agent_wait.channels.announce.base import BaseAnnounce, Delivery, DeliveryStatus
+from agent_wait.contract.announcer import BaseAnnounce, Delivery, DeliveryStatus
 from agent_wait.contract.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentTypeError
 
