@@ -71,10 +71,12 @@ def test_the_signed_link_page_loads_its_modules_from_the_api_and_logs_no_error(i
     watched = Watched(inbox)
     # WHEN the link is opened
     watched.page.goto(link)
-    # THEN its module and the one it imports came from the API as JavaScript, the page works, and nothing went wrong
+    # THEN its module and the two it imports (the shared helpers, and the inbox's reading of a question, so the link
+    # page reads a question as the inbox does) came from the API as JavaScript, the page works, and nothing went wrong
     expect(watched.page.get_by_role("button", name="Confirm: approve")).to_be_enabled()
     assert watched.scripts == {
         "confirm.js": (200, "text/javascript; charset=utf-8"),
         "shared.js": (200, "text/javascript; charset=utf-8"),
+        "inbox-reading.js": (200, "text/javascript; charset=utf-8"),
     }
     assert watched.problems == []
