@@ -60,7 +60,8 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     dev.add_argument(
         "--verbose",
         action="store_true",
-        help="also print the handlers' JSON log records and each failed turn's traceback (default: readable lines)",
+        help="also print the handlers' JSON log records and the traceback of each failed turn, or of a template that "
+        "fails to synthesize (default: readable lines, and the error alone)",
     )
 
     token = _command(commands, "token", "print a bearer token from the running agent-wait dev's sign-in")
