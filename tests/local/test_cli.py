@@ -474,3 +474,49 @@ def test_an_answer_the_question_would_refuse_is_not_sent_and_says_why(
     assert reason in err
     assert world.pump() == []
     assert world.row(thread, question)["status"] == "open"
+
+
+def _on_dev(world: Any, monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """The CLI in a terminal beside `agent-wait dev` serving `world`'s stack from `folder`: dev's own state file
+    (with its local issuer), and none of the stack's settings in the environment (the emulator sets them here)."""
+    monkeypatch.chdir(folder)
+    for name in ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_TABLE"):
+        monkeypatch.delenv(name, raising=False)
+    Target.of_local_stack(world.local).save()
+
+
+def test_a_queue_answer_on_dev_is_credited_to_the_dev_user_not_the_emulators_iam_id(
+    world: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent_wait.cli._dev import DEV_USER
+
+    # GIVEN the CLI pointed at a running `agent-wait dev` (as dev saves itself: with its local issuer)
+    _on_dev(world, monkeypatch, tmp_path)
+    thread = f"order-cli-{uuid.uuid4().hex[:6]}"
+    world.start(thread, 900)
+    question = _open_question(world, thread)
+    # WHEN a question is answered on the entry queue without --by
+    assert main(["answer", question, "approve", "--queue"]) == 0
+    printed = capsys.readouterr().out
+    world.pump()
+    # THEN the CLI says who it is credited to, and the ledger records that person, not the emulator's IAM id
+    assert f"credited to {DEV_USER}" in printed
+    row = world.row(thread, question)
+    assert (row["status"], row["answered_by"], row["via"]) == ("resumed", DEV_USER, "queue")
+
+
+def test_a_queue_answer_names_who_it_is_credited_to_with_by(
+    world: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN the CLI pointed at a running `agent-wait dev`
+    _on_dev(world, monkeypatch, tmp_path)
+    thread = f"order-cli-{uuid.uuid4().hex[:6]}"
+    world.start(thread, 900)
+    question = _open_question(world, thread)
+    # WHEN a question is answered on the entry queue --by someone
+    assert main(["answer", question, "reject", "--queue", "--by", "ops@example.com"]) == 0
+    printed = capsys.readouterr().out
+    world.pump()
+    # THEN that person is who it is credited to
+    assert "credited to ops@example.com" in printed
+    assert world.row(thread, question)["answered_by"] == "ops@example.com"

@@ -266,7 +266,11 @@ def _answer(target: Any, args: argparse.Namespace) -> int:
         return 0
     row = _commands.answer(target, args.question_id, args.action, args.note, args.by, args=edited, value=value)
     what = repr(args.action) if value is None else "(JSON)"
-    line = f"answer {what} sent on the entry queue for question {args.question_id} on thread {row['thread_id']}"
+    _, credited = _commands.queue_credit(target, args.by)
+    line = (
+        f"answer {what} sent on the entry queue for question {args.question_id} on thread {row['thread_id']}, "
+        f"{credited}"
+    )
     if target.api_url and not args.queue:
         line += f" (no token, so not over the answer API; {_api.TOKEN_VARIABLE} or --token sends it there)"
     print(line)

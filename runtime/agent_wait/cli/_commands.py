@@ -15,7 +15,17 @@ from agent_wait.engine import tracing
 from agent_wait.engine.checks import content_refusal
 from agent_wait.errors import MessageError
 
-__all__ = ("answer", "failures", "ledger_for", "ledger_record", "list_questions", "retry", "show", "start")
+__all__ = (
+    "answer",
+    "failures",
+    "ledger_for",
+    "ledger_record",
+    "list_questions",
+    "queue_credit",
+    "retry",
+    "show",
+    "start",
+)
 
 
 def _send(target: Target, message: dict[str, Any], *, deduplication_id: str | None = None) -> str:
@@ -185,7 +195,29 @@ def answer(
     if refused is not None:
         raise CliError(f"not sent: question {question_id} would refuse it ({refused[0].value}): {refused[1]}")
     message = {"thread_id": row["thread_id"], "question_id": question_id, "answer": body}
-    if answered_by:
-        message["answered_by"] = answered_by
+    claimed, _ = queue_credit(target, answered_by)
+    if claimed:
+        message["answered_by"] = claimed
     _send(target, message)
     return row
+
+
+def queue_credit(target: Target, answered_by: str | None) -> tuple[str | None, str]:
+    """(who a queue answer names as `answered_by`, the words that say who it is credited to).
+
+    On `agent-wait dev` every sender on the queue is the emulator's one IAM identity, which dev trusts: an answer
+    that names nobody is credited to the dev user (`DEV_USER`, whom the curl line signs in as), not to that id.
+    On a deployed stack the router credits the sender's own IAM identity, and takes `--by` as who answered only
+    from a sender it trusts (`AGENT_WAIT_TRUSTED_SENDERS`); from any other it keeps it as a claim.
+    """
+    from agent_wait.cli._dev import DEV_USER
+
+    if target.issuer:  # the running `agent-wait dev`: only it has a local issuer
+        person = answered_by or DEV_USER
+        return person, f"credited to {person}"
+    if answered_by:
+        return answered_by, (
+            f"credited to {answered_by} if the stack trusts your AWS identity, else to that identity "
+            f"(sqs:<its IAM id>) with {answered_by} kept as a claim"
+        )
+    return None, "credited to your AWS identity (sqs:<its IAM id>); --by names a person"

@@ -201,5 +201,6 @@ def _add_stack_commands(commands: Any) -> None:
             sub.add_argument("--queue", action="store_true", help="send on the entry queue even when an API is known")
             sub.add_argument(
                 "--by",
-                help="who is answering, on the queue; over the API the token says who (default: the queue sender)",
+                help="who is answering, on the queue; over the API the token says who (default: on agent-wait dev, "
+                "its dev user dev@example.com; elsewhere the queue sender's IAM identity)",
             )
