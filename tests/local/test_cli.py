@@ -520,3 +520,52 @@ def test_a_queue_answer_names_who_it_is_credited_to_with_by(
     # THEN that person is who it is credited to
     assert "credited to ops@example.com" in printed
     assert world.row(thread, question)["answered_by"] == "ops@example.com"
+
+
+def test_the_token_hints_name_no_group_of_the_refund_demo_for_a_question_open_to_anyone(
+    world: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a question whose policy names no answerer group, on agent-wait dev
+    _on_dev(world, monkeypatch, tmp_path)
+    monkeypatch.delenv("AGENT_WAIT_TOKEN", raising=False)
+    thread = f"order-cli-{uuid.uuid4().hex[:6]}"
+    world.start(thread, 900)
+    question = _open_question(world, thread)
+    # WHEN it is answered with a token the API refuses, and cancelled with no token at all
+    assert main(["answer", question, "approve", "--token", "not-a-token"]) == 1
+    refused = capsys.readouterr().err
+    assert main(["cancel", question, "--reason", "testing"]) == 1
+    untold = capsys.readouterr().err
+    # THEN each says how to sign in, in no group: anyone may answer it
+    for err in (refused, untold):
+        assert "agent-wait token --user you@example.com" in err
+        assert "--groups" not in err
+
+
+def test_a_token_hint_signs_in_to_the_groups_the_questions_policy_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from agent_wait.cli import _api, _commands
+
+    # GIVEN a question whose policy names who may answer it, and who may extend its deadline
+    rules = {
+        "answerers": {"groups": ["release-managers", "sre"], "principals": []},
+        "extend": {"groups": ["sre-leads"], "people": [], "max_total": "P7D"},
+    }
+    record = SimpleNamespace(envelope=SimpleNamespace(rules=rules))
+    monkeypatch.setattr(_commands, "ledger_record", lambda target, question_id: record)
+    target = Target(queue_url="q", table="t")
+    # WHEN a hint is made for it; THEN it signs in to those groups
+    assert _api.token_hint(target, "q-1") == "agent-wait token --user you@example.com --groups release-managers,sre"
+    assert _api.token_hint(target, "q-1", rule="extend") == "agent-wait token --user you@example.com --groups sre-leads"
+
+
+def test_a_token_hint_names_no_group_when_the_question_cannot_be_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_wait.cli import _api, _commands
+    from agent_wait.cli._target import CliError
+
+    def missing(target: Any, question_id: str) -> Any:
+        raise CliError(f"no question {question_id!r}")
+
+    monkeypatch.setattr(_commands, "ledger_record", missing)
+    assert _api.token_hint(Target(queue_url="q", table="t"), "q-1") == "agent-wait token --user you@example.com"

@@ -287,3 +287,25 @@ def test_dev_keeps_serving_when_the_agent_or_a_turn_fails(
     assert "ValueError: cannot restart search" in printed
     assert failed == {"svc-1", "svc-2"}
     assert dev.status == [0]
+
+
+def test_the_dev_sign_in_form_offers_no_group_of_the_refund_demo() -> None:
+    """A user's own project has its own groups: the dev sign-in starts with none, rather than the demo's `finance`."""
+    import html.parser
+    from importlib.resources import files
+
+    # GIVEN the inbox page `agent-wait dev` serves, with its dev sign-in form
+    page = (files("agent_wait.host.api") / "pages" / "inbox.html").read_text(encoding="utf-8")
+    fields: dict[str, dict[str, str | None]] = {}
+
+    class Inputs(html.parser.HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            found = dict(attrs)
+            if tag == "input" and found.get("id"):
+                fields[str(found["id"])] = found
+
+    Inputs().feed(page)
+    # THEN its groups field starts empty, and nothing on the form names the demo's group
+    assert fields["dev-groups"].get("value") in (None, "")
+    form = page.split('<form id="sign-in-dev"', 1)[1].split("</form>", 1)[0]
+    assert "finance" not in form

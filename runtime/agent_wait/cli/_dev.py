@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TextIO
 
-from agent_wait.cli._api import sign_in
+from agent_wait.cli._api import sign_in, token_command
 from agent_wait.cli._progress import progress
 from agent_wait.cli._target import LOCAL_STATE, CliError, Target
 from agent_wait.errors import ConfigurationError, MissingExtraError
@@ -152,9 +152,8 @@ def answer_hint(envelope: Mapping[str, Any]) -> str:
     if len(actions) > 1:
         command += f"   (its actions: {', '.join(actions)})"
     groups = list(((envelope.get("rules") or {}).get("answerers") or {}).get("groups") or ())
-    if groups:
-        sign_in = f"--user you@example.com --groups {groups[0]}"
-        command = f"export AGENT_WAIT_TOKEN=$(agent-wait token {sign_in}); {command}"
+    if groups:  # one of them is enough to answer
+        command = f"export AGENT_WAIT_TOKEN=$({token_command(groups[:1])}); {command}"
     return command
 
 
