@@ -569,3 +569,34 @@ def test_a_token_hint_names_no_group_when_the_question_cannot_be_read(monkeypatc
 
     monkeypatch.setattr(_commands, "ledger_record", missing)
     assert _api.token_hint(Target(queue_url="q", table="t"), "q-1") == "agent-wait token --user you@example.com"
+
+
+def test_questions_shows_what_each_question_asks_clipped_to_a_line(
+    world: Any, target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN an open refund question, asked by a `@wait` call
+    thread = f"order-cli-{uuid.uuid4().hex[:6]}"
+    world.start(thread, 900)
+    question = _open_question(world, thread)
+    # WHEN the questions are listed, as a table and as JSON lines
+    assert main(["questions", "--status", "open"]) == 0
+    [line] = [line for line in capsys.readouterr().out.splitlines() if question in line]
+    assert main(["questions", "--status", "open", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith('{"thread_id"')]
+    # THEN each says what is asked: the call with its arguments
+    assert line.endswith(f'  asks=issue_refund(order_id="{thread}", amount=900)')
+    [row] = [row for row in rows if row["question_id"] == question]
+    assert row["asks"] == f'issue_refund(order_id="{thread}", amount=900)'
+
+
+def test_a_long_question_is_clipped_in_the_listing_and_whole_in_json() -> None:
+    from agent_wait.cli._commands import ASKS_WIDTH, clipped
+
+    # GIVEN what a question asks, longer than a listing's line allows; WHEN it is clipped
+    text = "Approve the migration of " + "every table " * 20
+    short = clipped(text)
+    # THEN it fits, says it was cut, and a short one is left as it is
+    assert len(short) == ASKS_WIDTH
+    assert short.endswith("…")
+    assert clipped('restart(service="billing")') == 'restart(service="billing")'
+    assert clipped("two\nlines") == "two lines"

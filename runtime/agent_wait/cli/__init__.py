@@ -137,7 +137,7 @@ def _run(args: argparse.Namespace) -> int:
                             k: row.get(k)
                             for k in (
                                 *("thread_id", "question_id", "status", "expires_at", "allowed_actions", "tags"),
-                                *("answered_by", "via", "claimed_by"),
+                                *("answered_by", "via", "claimed_by", "asks"),
                             )
                         }
                     )
@@ -147,6 +147,7 @@ def _run(args: argparse.Namespace) -> int:
                     f"{row['status']:9} {row['question_id']}  thread={row['thread_id']}"
                     f"  expires={row.get('expires_at')}  actions={'/'.join(row.get('allowed_actions') or [])}"
                     + (f"  by={row['answered_by']} via={row.get('via')}" if row.get("answered_by") else "")
+                    + f"  asks={_commands.clipped(row['asks'])}"
                 )
         if not rows:
             # JSON lines stay parseable: none at all on stdout, and the words for a person on stderr.

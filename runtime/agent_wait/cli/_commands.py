@@ -16,7 +16,9 @@ from agent_wait.engine.checks import content_refusal
 from agent_wait.errors import MessageError
 
 __all__ = (
+    "ASKS_WIDTH",
     "answer",
+    "clipped",
     "failures",
     "ledger_for",
     "ledger_record",
@@ -86,9 +88,22 @@ def ledger_record(target: Target, question_id: str) -> Any:
     return record
 
 
+ASKS_WIDTH = 72
+"""The most characters of what a question asks that a `questions` line shows (JSON lines carry it whole)."""
+
+
 def _row(record: Any) -> dict[str, Any]:
-    """A ledger record as the listing prints it: the row's attributes (`expires_at` `never` when none)."""
-    return record.to_item()
+    """A ledger record as the listing prints it: the row's attributes (`expires_at` `never` when none), and `asks`,
+    what it asks in one line (`agent_wait.channels.asked.summary`: the call with its arguments, else its text)."""
+    from agent_wait.channels.asked import summary
+
+    return {**record.to_item(), "asks": summary(record.envelope)}
+
+
+def clipped(text: str, width: int = ASKS_WIDTH) -> str:
+    """`text` on one line, cut to `width` characters with `…` when it is longer."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def _rows(target: Target, status: str | None) -> list[dict[str, Any]]:
