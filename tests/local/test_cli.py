@@ -600,3 +600,43 @@ def test_a_long_question_is_clipped_in_the_listing_and_whole_in_json() -> None:
     assert short.endswith("…")
     assert clipped('restart(service="billing")') == 'restart(service="billing")'
     assert clipped("two\nlines") == "two lines"
+
+
+def test_several_running_devs_and_none_here_is_one_line_naming_their_folders(
+    world: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dataclasses import replace
+
+    # GIVEN two running devs registered for this user (one emulator plays both), and one that ended long ago
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    for name in ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_TABLE"):
+        monkeypatch.delenv(name, raising=False)
+    running = Target.of_local_stack(world.local)
+    for folder in ("shop", "support"):
+        replace(running, folder=str(tmp_path / folder)).register()
+    ended = replace(running, folder=str(tmp_path / "old"), endpoint_url="http://127.0.0.1:9")
+    ended.register()
+    # WHEN the CLI runs in a folder none of them serves
+    monkeypatch.chdir(tmp_path)
+    assert main(["questions"]) == 1
+    err = capsys.readouterr().err
+    # THEN it names the folders of the running ones, says how to choose, and forgets the one that ended
+    assert f"several `agent-wait dev` are running, serving {tmp_path / 'shop'} and {tmp_path / 'support'}" in err
+    assert str(tmp_path / "old") not in err
+    assert err.count("\n") == 1
+    assert not ended.registered_at().exists()
+
+
+def test_the_dev_of_this_folder_wins_over_a_dev_registered_elsewhere(
+    world: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dataclasses import replace
+
+    from agent_wait.cli._target import resolve_target
+
+    # GIVEN a dev running here (its .agent-wait/local.json) and another registered for another folder
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    _on_dev(world, monkeypatch, tmp_path)
+    replace(Target.of_local_stack(world.local), folder=str(tmp_path / "other"), table="other-table").register()
+    # WHEN the CLI finds its stack; THEN it is this folder's, as it always was
+    assert resolve_target().table == world.local.table

@@ -272,3 +272,42 @@ def test_an_app_whose_props_are_invalid_is_its_problem_in_a_line_and_the_traceba
     # AND the traceback only when asked for
     assert ("Traceback (most recent call last):" in err) is verbose
     assert ("--verbose shows the traceback" in problem) is not verbose
+
+
+def test_the_cli_finds_the_running_dev_from_an_unrelated_folder_and_says_which_folder_it_serves(
+    refund_template: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # this user's registry of running devs
+    for name in ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_TABLE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(project)
+    asked: list[tuple[int, str, str]] = []
+
+    # GIVEN agent-wait dev running in the project folder; WHEN the CLI runs in a folder outside it
+    def from_elsewhere() -> None:
+        capsys.readouterr()
+        monkeypatch.chdir(elsewhere)
+        # The emulator sets the stack's settings in this process for its handlers; another terminal has none.
+        settings = {name: os.environ.pop(name) for name in ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_TABLE")}
+        try:
+            status = main(["questions"])
+            captured = capsys.readouterr()
+            asked.append((status, captured.out, captured.err))
+        finally:
+            os.environ.update(settings)
+            monkeypatch.chdir(project)
+
+    _run_dev(refund_template, verbose=False, until="Ctrl-C", act=from_elsewhere)
+    # THEN it reaches that dev, and says which folder the dev serves
+    [(status, out, err)] = asked
+    assert status == 0, err
+    assert "no stack" not in out + err
+    assert f"agent-wait: using the `agent-wait dev` serving {project.resolve()}" in err
+    # AND once dev stopped, it is gone from the registry: the CLI says there is no stack
+    monkeypatch.chdir(elsewhere)
+    capsys.readouterr()
+    assert main(["questions"]) == 1
+    assert "no stack to talk to" in capsys.readouterr().err

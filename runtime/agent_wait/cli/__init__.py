@@ -44,7 +44,7 @@ from typing import Any
 from agent_wait.cli import _api
 from agent_wait.cli._extend import run_extend
 from agent_wait.cli._parser import DEFAULT_APP, REPO_APP, build_parser
-from agent_wait.cli._target import CliError, local_target, resolve_target
+from agent_wait.cli._target import CliError, Target, local_target, resolve_target
 from agent_wait.errors import MissingExtraError
 
 __all__ = ("main",)
@@ -110,14 +110,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "link":
         from agent_wait.cli._links import question_link
 
-        print(question_link(local_target(), args.question_id, args.action, approver=args.approver))
+        print(question_link(_said(local_target()), args.question_id, args.action, approver=args.approver))
         return 0
     if args.command == "token":
         groups = [g.strip() for text in args.groups for g in text.split(",") if g.strip()]
-        print(_api.sign_in(local_target(), args.user, groups, expires_in=args.expires_in))
+        print(_api.sign_in(_said(local_target()), args.user, groups, expires_in=args.expires_in))
         return 0
-    target = resolve_target(
-        args.outputs, stack=args.stack, region=args.region, profile=args.profile, endpoint_url=args.endpoint_url
+    target = _said(
+        resolve_target(
+            args.outputs, stack=args.stack, region=args.region, profile=args.profile, endpoint_url=args.endpoint_url
+        )
     )
     if getattr(args, "output", None) == "json":
         args.json = True
@@ -173,6 +175,15 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "cancel":
         return _cancel(target, args)
     return _answer(target, args)
+
+
+def _said(target: Target) -> Target:
+    """`target`, once the person knows which `agent-wait dev` it is when it serves another folder than this one
+    (found among the running devs, `running_dev`): a line on stderr, so JSON lines on stdout stay parseable."""
+    here = Path.cwd().resolve()
+    if target.folder and not here.is_relative_to(target.folder):
+        print(f"agent-wait: using the `agent-wait dev` serving {target.folder} (none runs from here)", file=sys.stderr)
+    return target
 
 
 def _export_audit(target: Any, args: argparse.Namespace) -> int:

@@ -300,6 +300,7 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
     observer = Observer(local)
     target = Target.of_local_stack(local)
     target.save()
+    target.register()  # so the CLI finds this dev from any folder, when none runs there
     token = sign_in(target, DEV_USER, ())
     try:
         out.write(
@@ -353,3 +354,5 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
                 stop.wait(1)
     except BrokenPipeError:  # nobody reads this terminal any more: stop as Ctrl-C would
         stop.set()
+    finally:
+        target.unregister()
