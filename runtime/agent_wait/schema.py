@@ -7,6 +7,7 @@ release (docs/architecture.md, "Moved modules").
 import warnings
 
 from agent_wait.contract.schema import (
+    CHANNEL_RECORD,
     CHECKPOINT_TABLE,
     DEFAULT_INDEX_SHARDS,
     ENTRY_QUEUE,
@@ -24,6 +25,7 @@ from agent_wait.contract.schema import (
 )
 
 __all__ = (
+    "CHANNEL_RECORD",
     "CHECKPOINT_TABLE",
     "DEFAULT_INDEX_SHARDS",
     "ENTRY_QUEUE",

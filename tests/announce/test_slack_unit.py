@@ -16,7 +16,7 @@ from tests.support.fake_slack import FakeSlack
 from agent_wait import Question, WaitEnvelope, WaitPolicy
 from agent_wait.channels.announce.base import DeliveryStatus
 from agent_wait.channels.slack import InMemorySlackMessages, SlackAnnounce, SlackInteractions, SlackRouting
-from agent_wait.channels.slack.messages import Post
+from agent_wait.channels.slack.records import Post
 from agent_wait.contract.envelope import Transition
 
 DOC_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"

@@ -14,7 +14,7 @@ import pytest
 
 from agent_wait.channels.email import DynamoDbEmailSends
 from agent_wait.channels.sends import DynamoDbSends, Send
-from agent_wait.channels.slack.messages import DynamoDbSlackMessages, Post
+from agent_wait.channels.slack.records import DynamoDbSlackMessages, Post
 from agent_wait.local.tables import question_keyed_table
 
 

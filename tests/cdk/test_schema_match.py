@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from tests.cdk.conftest import REPO, Synth
 
-from agent_wait import schema
+from agent_wait.contract import schema
 from agent_wait_cdk import _shapes
 from agent_wait_cdk.bundling import REQUIREMENTS_FILE
 
@@ -40,6 +40,21 @@ def test_tables_match_the_schema(refund: Synth, shape_name: str) -> None:
     # Names, keys and projections (KEYS_ONLY, INCLUDE and its attributes, or ALL) are the schema's.
     assert indexes == [(i.name, i.partition_key, i.sort_key, i.projection) for i in shape.indexes]
     assert {a["AttributeType"] for a in props["AttributeDefinitions"]} == {"S"}  # every key is a string
+
+
+def test_the_channel_record_names_match_the_schema() -> None:
+    """The constructs' record table (`ChannelRecordTable`) is keyed and expires as the runtime's record reads it."""
+    assert schema.CHANNEL_RECORD.partition_key == _shapes.CHANNEL_RECORD_PARTITION_KEY
+    assert schema.CHANNEL_RECORD.ttl_attribute == _shapes.CHANNEL_RECORD_TTL_ATTRIBUTE
+
+
+def test_the_synthesized_channel_record_matches_the_schema(slack: Synth) -> None:
+    # GIVEN the Slack stack (its messages table is a ChannelRecordTable) / THEN its keys and TTL are the schema's
+    shape = schema.CHANNEL_RECORD
+    _, table = slack.one("AWS::DynamoDB::Table", KeySchema=[{"AttributeName": shape.partition_key, "KeyType": "HASH"}])
+    props = table["Properties"]
+    assert props["AttributeDefinitions"] == [{"AttributeName": shape.partition_key, "AttributeType": "S"}]
+    assert props["TimeToLiveSpecification"] == {"AttributeName": shape.ttl_attribute, "Enabled": True}
 
 
 def test_entry_queue_matches_the_schema(refund: Synth) -> None:

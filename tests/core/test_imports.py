@@ -52,14 +52,19 @@ CORE_MODULES = (
     "agent_wait.dialects",
     "agent_wait.dialects.langchain_hitl",
     "agent_wait.dialects.agent_inbox",
+    "agent_wait.channels",
+    "agent_wait.channels.contract",
     "agent_wait.channels.announce",
     "agent_wait.channels.announce.base",
+    "agent_wait.channels.announce.channel",
+    "agent_wait.channels.announce.preview",
     "agent_wait.channels.announce.log",
     "agent_wait.channels.announce.memory",
     "agent_wait.channels.announce.webhook",
     "agent_wait.channels.announce._signing",
     "agent_wait.testing",
     "agent_wait.testing.announce_contract",
+    "agent_wait.testing.channel_contract",
     "agent_wait.ledger",
     "agent_wait.ledger.base",
     "agent_wait.ledger.records",
@@ -84,13 +89,17 @@ class Layer:
 
 CORE = Layer("core", (), frozenset())
 BINDINGS = ("agent_wait.langgraph", "agent_wait.pydantic_ai", "agent_wait.strands")
+RECORD = ("agent_wait.channels.records", "agent_wait.channels.sends")
+"""The one per-question channel record (`records`) and its sends (`sends`): what Slack, email and Teams sent."""
 CHANNELS = (
     "agent_wait.channels.slack",
     "agent_wait.channels.email",
     "agent_wait.channels.teams",
     "agent_wait.channels.shaped",
+    *RECORD,
 )
-"""The channel packages (an announcer, and a door when the channel has one); the host builds them."""
+"""The channel packages (an announcer, and a door when the channel has one) and their record; the host builds them
+through their declarations. The plain announcers (`channels.announce`) and the contract are core."""
 # Most specific prefix wins. A module not listed here is core: stdlib and the core only.
 RULES: dict[str, Layer] = {
     "agent_wait.langgraph": Layer(
@@ -115,18 +124,25 @@ RULES: dict[str, Layer] = {
     ),
     # OpenTelemetry's API (the optional `tracing` extra), imported inside the functions that start spans.
     "agent_wait.engine.tracing": Layer("engine", ("agent_wait.engine",), frozenset({"opentelemetry"})),
+    # The per-question record: DynamoDB's failures named by aws.errors, imported inside the call that failed.
+    "agent_wait.channels.records": Layer(
+        "channel record", ("agent_wait.channels.records", "agent_wait.aws.errors"), frozenset()
+    ),
+    "agent_wait.channels.sends": Layer("channel record", RECORD, frozenset()),
     # A channel people answer in (Slack): its announcer and its door, deciding through the engine; no Lambda, no host.
     "agent_wait.channels.slack": Layer(
-        "channel", ("agent_wait.channels.slack", "agent_wait.engine"), frozenset({"slack_sdk"})
+        "channel", ("agent_wait.channels.slack", "agent_wait.engine", *RECORD), frozenset({"slack_sdk"})
     ),
     # Teams through a Workflows webhook: the standard library only.
-    "agent_wait.channels.teams": Layer("channel", ("agent_wait.channels.teams", "agent_wait.engine"), frozenset()),
+    "agent_wait.channels.teams": Layer(
+        "channel", ("agent_wait.channels.teams", "agent_wait.engine", *RECORD), frozenset()
+    ),
     # Shaped webhooks: a template per transition, rendered in Jinja2's sandbox.
     "agent_wait.channels.shaped": Layer("channel", ("agent_wait.channels.shaped",), frozenset({"jinja2"})),
     # Email: its announcer renders with Jinja2 and sends through the SES client it is given (AWS errors read lazily).
     "agent_wait.channels.email": Layer(
         "channel",
-        ("agent_wait.channels.email", "agent_wait.engine", "agent_wait.aws.errors"),
+        ("agent_wait.channels.email", "agent_wait.engine", "agent_wait.aws.errors", *RECORD),
         frozenset({"jinja2", "markupsafe"}),
     ),
     "agent_wait.host": Layer(
@@ -327,6 +343,9 @@ def test_rule_table_classifies_the_core_modules_as_core(module: str):
         ("agent_wait.local.stack", "local"),
         ("agent_wait.cli", "cli"),
         ("agent_wait.testing.ledger_contract", "testing"),
+        ("agent_wait.channels.slack.channel", "channel"),
+        ("agent_wait.channels.records", "channel record"),
+        ("agent_wait.channels.sends", "channel record"),
     ],
 )
 def test_rule_table_classifies_outer_modules(module: str, layer: str):
@@ -365,6 +384,26 @@ def test_rule_table_classifies_outer_modules(module: str, layer: str):
         ("agent_wait.host.router", "import aws_cdk", "the runtime never imports CDK"),
         ("agent_wait.cli", "from agent_wait_cdk import AgentWait", "the runtime never imports CDK"),
         ("agent_wait.testing.announce_contract", "import pytest", "(core) imports third-party pytest"),
+        (
+            "agent_wait.channels.slack.channel",
+            "from agent_wait.host._clients import c",
+            "(channel) imports agent_wait.host",
+        ),
+        (
+            "agent_wait.channels.teams.channel",
+            "from agent_wait.host.links import x",
+            "(channel) imports agent_wait.host",
+        ),
+        (
+            "agent_wait.channels.records",
+            "from agent_wait.aws.ledger import L",
+            "(channel record) imports agent_wait.aws",
+        ),
+        (
+            "agent_wait.channels.contract",
+            "from agent_wait.channels.slack import S",
+            "(core) imports agent_wait.channels",
+        ),
     ],
 )
 def test_checker_flags_an_outward_import(module: str, source: str, fragment: str):
@@ -388,6 +427,8 @@ def test_checker_flags_an_outward_import(module: str, source: str, fragment: str
         ("agent_wait.langgraph.checkpoint.saver", "from agent_wait.asking.delivery import current_delivery"),
         ("agent_wait.local.stack", "from agent_wait.host import router\nimport moto"),
         ("agent_wait.cli", "from agent_wait.local.stack import EmulatedStack"),
+        ("agent_wait.channels.records", "def code():\n    from agent_wait.aws.errors import error_code"),
+        ("agent_wait.channels.slack.channel", "from agent_wait.channels.records import KEEP_FOR\nimport slack_sdk"),
     ],
 )
 def test_checker_allows_inward_imports(module: str, source: str):

@@ -16,6 +16,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
+from agent_wait.aws._ledger_table import DUE, OPEN, PK, SK, START_PREFIX, STATUS_SHARD, LedgerTable
 from agent_wait.aws.items import BATCH_GET_LIMIT, from_item, paginate, until_processed
 from agent_wait.contract.schema import (
     LEGACY_QUESTION_INDEXES,
@@ -24,20 +25,13 @@ from agent_wait.contract.schema import (
     IndexShape,
     QuestionStatus,
     question_key,
-    shard_key,
     thread_key,
 )
 from agent_wait.errors import LedgerCursorError, LedgerIndexMissingError
-from agent_wait.ledger.records import (
-    LedgerUnavailableError,
-    QuestionPage,
-    QuestionRecord,
-    ThreadFailure,
-)
+from agent_wait.ledger.records import LedgerUnavailableError, QuestionPage, QuestionRecord, ThreadFailure
 
 __all__ = ("ShardedIndexes",)
 
-_PK, _SK = QUESTION_TABLE.partition_key, QUESTION_TABLE.sort_key
 BY_STATUS, BY_DUE, OPEN_BY_AGE, BY_QUESTION = QUESTION_TABLE.indexes
 _LEGACY = {
     index.name: ((RENAMED_STATUS_INDEX,) if index is BY_STATUS else ()) + (legacy,)
@@ -45,32 +39,11 @@ _LEGACY = {
 }
 """Each sharded index's predecessors, in the order they are tried while a table being upgraded lacks the index.
 The unsharded `by_status` has the new index's name: a query on the wrong keys counts as the index missing."""
-STATUS_SHARD = BY_STATUS.partition_key
-START_PREFIX = "START#"
-DUE = "due"
-"""The value of the sparse key `announce_due` (only its presence counts), and of `due` before it is sharded."""
-OPEN = "open"
 _T = TypeVar("_T")
 
 
-class ShardedIndexes:
+class ShardedIndexes(LedgerTable):
     """What `DynamoDbLedger` does with its indexes: sharded queries merged in key order, rows read by key."""
-
-    table_name: str
-    index_shards: int
-    _legacy: dict[str, int]
-    """Indexes this table lacks (an upgrade in progress), each with the predecessor queried instead (1 = first)."""
-
-    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:  # pragma: no cover - the ledger's
-        raise NotImplementedError
-
-    def _conditional(
-        self, operation: str, **kwargs: Any
-    ) -> tuple[bool, dict[str, Any] | None]:  # pragma: no cover - the ledger's
-        raise NotImplementedError
-
-    def _shard(self, value: str, item_id: str) -> dict[str, str]:
-        return {"S": shard_key(value, item_id, self.index_shards)}
 
     def _index(self, index: IndexShape) -> IndexShape:
         """The index to query: `index`, or a predecessor while the table lacks it (an upgrade in progress)."""
@@ -154,7 +127,7 @@ class ShardedIndexes:
             self._lazy(self._partition_query(index, partition, sort=sort, values=values, Limit=page))
             for partition in self._partitions(index, value)
         ]
-        return heapq.merge(*shards, key=lambda item: (item[sort_key]["S"], item[_PK]["S"], item[_SK]["S"]))
+        return heapq.merge(*shards, key=lambda item: (item[sort_key]["S"], item[PK]["S"], item[SK]["S"]))
 
     def _batch_get(
         self, keys: Sequence[dict[str, Any]], *, consistent: bool = True
@@ -163,7 +136,7 @@ class ShardedIndexes:
         eventually consistent one."""
         found: dict[tuple[str, str], dict[str, Any]] = {}
         for start in range(0, len(keys), BATCH_GET_LIMIT):
-            wanted = [{_PK: k[_PK], _SK: k[_SK]} for k in keys[start : start + BATCH_GET_LIMIT]]
+            wanted = [{PK: k[PK], SK: k[SK]} for k in keys[start : start + BATCH_GET_LIMIT]]
             responses, left = until_processed(
                 lambda **request: self._call("batch_get_item", **request),
                 {self.table_name: {"Keys": wanted, "ConsistentRead": consistent}},
@@ -171,7 +144,7 @@ class ShardedIndexes:
             )
             for response in responses:
                 for item in response.get("Responses", {}).get(self.table_name, []):
-                    found[(item[_PK]["S"], item[_SK]["S"])] = item
+                    found[(item[PK]["S"], item[SK]["S"])] = item
             if left:
                 raise LedgerUnavailableError(
                     f"question table {self.table_name}: BatchGetItem left {len(left[self.table_name]['Keys'])} keys "
@@ -185,7 +158,7 @@ class ShardedIndexes:
         """The rows the index items point at, read by key, in the same order (missing ones left out)."""
         keys = list(index_items)
         rows = self._batch_get(keys, consistent=consistent)
-        return [from_item(rows[key]) for key in ((k[_PK]["S"], k[_SK]["S"]) for k in keys) if key in rows]
+        return [from_item(rows[key]) for key in ((k[PK]["S"], k[SK]["S"]) for k in keys) if key in rows]
 
     def _page(
         self,
@@ -229,7 +202,7 @@ class ShardedIndexes:
         frontiers = [last[sort_key]["S"] for _, _, last in read if last]
         frontier = min(frontiers) if frontiers else None
         ordered = sorted(
-            ((item[sort_key]["S"], item[_PK]["S"], item[_SK]["S"]), partition, item)
+            ((item[sort_key]["S"], item[PK]["S"], item[SK]["S"]), partition, item)
             for partition, items, _ in read
             for item in items
         )
@@ -237,7 +210,7 @@ class ShardedIndexes:
             :limit
         ]
         next_state = dict(state)
-        index_keys = (queried.partition_key, sort_key, _PK, _SK)
+        index_keys = (queried.partition_key, sort_key, PK, SK)
         for partition, items, last in read:
             mine = [item for owner, item in taken if owner == partition]
             if len(mine) == len(items):  # everything read from this shard is on the page: go on after it
@@ -250,7 +223,7 @@ class ShardedIndexes:
         records = [
             QuestionRecord.from_item(row)
             for row in rows
-            if str(row.get(_SK, "")).startswith(question_key("")) and row.get("status") == status.value
+            if str(row.get(SK, "")).startswith(question_key("")) and row.get("status") == status.value
         ]
         more = any(next_state.get(partition) != _DONE for partition in self._partitions(BY_STATUS, status.value))
         return QuestionPage(records, encode_cursor(next_state) if more else None)
@@ -293,7 +266,7 @@ class ShardedIndexes:
     def _failures(self, limit: int) -> list[ThreadFailure]:
         keys = itertools.islice(self._merged(BY_STATUS, QuestionStatus.FAILED.value, page=limit), limit)
         found = [
-            ThreadFailure.from_item(str(row[_PK]).removeprefix(thread_key("")), row["failure"])
+            ThreadFailure.from_item(str(row[PK]).removeprefix(thread_key("")), row["failure"])
             for row in self._rows(keys)
             if row.get("failure") and row.get("status") == QuestionStatus.FAILED.value
         ]
@@ -317,7 +290,7 @@ class ShardedIndexes:
             "Limit": page_size,
         }
         for row in map(from_item, paginate(lambda **page: self._call("scan", **page), scan)):
-            sk, status = str(row[_SK]), str(row["status"])
+            sk, status = str(row[SK]), str(row["status"])
             item_id = sk.removeprefix(question_key("")).removeprefix(START_PREFIX)
             sets = [f"{STATUS_SHARD} = :shard"]
             values: dict[str, Any] = {":shard": self._shard(status, item_id), ":status": {"S": status}}
@@ -329,7 +302,7 @@ class ShardedIndexes:
                     values[f":{attribute}"] = self._shard(value, item_id)
             won, _ = self._conditional(
                 "update_item",
-                Key={_PK: {"S": str(row[_PK])}, _SK: {"S": sk}},
+                Key={PK: {"S": str(row[PK])}, SK: {"S": sk}},
                 UpdateExpression="SET " + ", ".join(sets),
                 ConditionExpression=f"#status = :status AND attribute_not_exists({STATUS_SHARD})",
                 ExpressionAttributeNames=names,

@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = (
+    "CHANNEL_RECORD",
     "CHECKPOINT_TABLE",
     "DEFAULT_INDEX_SHARDS",
     "ENTRY_QUEUE",
@@ -216,6 +217,18 @@ with it gets `by_status` (docs/constructs.md, "Upgrading the question table's in
 
 CHECKPOINT_TABLE = TableShape(partition_key="PK", sort_key="SK", ttl_attribute="ttl")
 """What `langgraph_checkpoint_aws.DynamoDBSaver` needs."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordShape:
+    """A table of one item per key (a string), with no sort key, expiring on its TTL attribute."""
+
+    partition_key: str
+    ttl_attribute: str
+
+
+CHANNEL_RECORD = RecordShape(partition_key="question_id", ttl_attribute="ttl")
+"""A channel's record of what it sent (`agent_wait.channels.records`): one item per question, one map per entry."""
 
 ENTRY_QUEUE = QueueShape(
     fifo=True,

@@ -5,25 +5,22 @@ Every "something must happen to this question at time T" is one entry in the led
 owed, a door's decision to hand over to the router. A run reads only what is due (never every open question)
 and dispatches each row by what it needs:
 
-- what it owes goes out first, in lifecycle order: its `wait.created` when not yet announced (older than
-  `announce_grace`), then the envelopes owed on its row by name, open or decided (`agent_wait.engine.owed`). An
-  announcer that fails one is sent nothing after it, so none gets an envelope before what is owed ahead of it;
+- what it owes goes out first, in lifecycle order: its `wait.created` when not yet announced, then the envelopes
+  owed on its row by name, open or decided (`agent_wait.engine._sweep_telling`);
 - past its deadline: send its default through the entry queue as an ordinary answer marked
   `origin: deadline` (in batches of ten), which the router applies with the same one-outcome rule as a
   person's answer and records as `expired`, whatever it owes (a deadline waits on no announcer). The sweep
   never decides anything itself;
-- an escalation step or a reminder fell due: claim it on the row (a compare-and-set that only an open,
-  unchanged question accepts, so a question decided meanwhile is never reopened or re-announced), then
-  announce `wait.escalated` / `wait.reminder`, then clear the claim. When its announcement fails, or the question
-  still owes an envelope from before, the step is owed on the row by name (`escalated:1`, `reminder:2`) and the
-  claim cleared: the steps go on while an announcer is down, and are told in order when it is back.
+- an escalation step or a reminder fell due: claim it on the row, announce it, then clear the claim; or owe it on
+  the row by name when its announcement fails or the question still owes an envelope from before
+  (`agent_wait.engine._sweep_followups`).
 
 Each question is isolated: one that raises is logged (its type and ids, never content), counted as
 `SweepErrors` with its work as the reason, and the others still run. The run's steps are isolated the same
 way (`SweepStep`); a deadline answer the queue refuses is counted with reason `send` and sent again next run.
 
-Long on purpose: the kinds of due work (tell what is owed, expire, remind, escalate) share one claim on the row,
-one order of what is owed and one isolation of failures; apart, each would repeat them.
+`Sweep` runs the steps (`SweepStep`), sends the deadline answers and the hand-overs, and isolates each step; its work
+on one due question is in the classes it derives from (`_sweep_telling`, `_sweep_followups`, on `_sweep_work`).
 """
 
 from __future__ import annotations
@@ -31,27 +28,26 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from agent_wait.channels.announce.base import BaseAnnounce
-from agent_wait.channels.publish import Announcers, PublishReport, as_announcers, publish
+from agent_wait.channels.publish import Announcers, as_announcers
 from agent_wait.common.times import format_rfc3339, parse_rfc3339, seconds_between, utc_now
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.messages import DEADLINE_ORIGIN, deadline_answer_id, group_id_for
 from agent_wait.contract.schema import QuestionStatus
-from agent_wait.engine.cancelling import awaits_resume
+from agent_wait.engine._sweep_followups import FollowUpSteps
+from agent_wait.engine._sweep_telling import OwedTelling
+from agent_wait.engine._sweep_work import DueWork, SweepRun, hand_over_at
 from agent_wait.engine.entry_queue import EntryMessage, EntryQueue
-from agent_wait.engine.handover import HANDED_OVER, resume_message
+from agent_wait.engine.handover import resume_message
 from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
-from agent_wait.engine.owed import CREATED, follow_up_envelope, follow_up_name, in_lifecycle_order, owed_envelope
 from agent_wait.engine.questions import CreatedAnnouncement
 from agent_wait.engine.schedules import DeadlineSchedules
 from agent_wait.errors import ArgumentError, LedgerIndexMissingError
-from agent_wait.ledger import Capability, Ledger, Notice, Progress, QuestionRecord, require_capabilities
-from agent_wait.ledger.due import make_due
+from agent_wait.ledger import Capability, Ledger, QuestionRecord, require_capabilities
 
 __all__ = ("DEADLINE_ANSWERED_BY", "SEND_FAILED_REASON", "DueWork", "Sweep", "SweepReport", "SweepStep")
 
@@ -76,23 +72,6 @@ class SweepStep(StrEnum):
     HANDOVER = "handover"
     """Send again the resume of a decision the answer API or a link made that the agent does not have yet (such a
     decision stays in the due index until it is resumed: `Decision.hand_over_at`)."""
-
-
-class DueWork(StrEnum):
-    """What a due question needed; the `SweepErrors` reason when acting on one question raised."""
-
-    ANNOUNCE = "announce"
-    """Its `wait.created` announcement never succeeded."""
-    EXPIRE = "expire"
-    """Its deadline passed: its default goes to the entry queue."""
-    ESCALATE = "escalate"
-    """An escalation step fell due."""
-    REMIND = "remind"
-    """A reminder fell due."""
-    REPAIR = "repair"
-    """Nothing was due after all (its due time was stale): the next due time is written again."""
-    TELL = "tell"
-    """It owes lifecycle envelopes (`QuestionRecord.notices`): they are published, in lifecycle order."""
 
 
 _OPTIONAL_STEPS = frozenset({SweepStep.OLDEST_OPEN})
@@ -137,17 +116,6 @@ class SweepReport:
         return not self.failed_steps and not self.send_failed and not self.failed_questions
 
 
-@dataclass(slots=True)
-class _Run:
-    """What one run did so far."""
-
-    reannounced: list[str] = field(default_factory=list)
-    told: list[str] = field(default_factory=list)
-    reminded: list[str] = field(default_factory=list)
-    escalated: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
-
-
 @dataclass(frozen=True, slots=True)
 class _Expired:
     sent: tuple[str, ...]
@@ -155,7 +123,7 @@ class _Expired:
     age: float
 
 
-class Sweep:
+class Sweep(OwedTelling, FollowUpSteps):
     """One sweep run: bounded, and costing in proportion to what is due, never to what is open.
 
     Args:
@@ -233,7 +201,7 @@ class Sweep:
         *,
         whole_run: bool = True,
     ) -> SweepReport:
-        run = _Run()
+        run = SweepRun()
         rows = list(due or ())
         # What each question owes goes out first; one still behind owes its new follow-ups after it.
         caught_up = {record.question_id: self._tell_owed(record, now, run) for record in rows}
@@ -266,78 +234,9 @@ class Sweep:
             told=tuple(run.told),
         )
 
-    # -- envelopes owed ------------------------------------------------------------------------------
-
-    def _tell_owed(self, record: QuestionRecord, now: datetime, run: _Run) -> tuple[QuestionRecord | None, bool]:
-        """Publish what `record` owes, in lifecycle order: its `wait.created` when never announced, then what its row
-        owes by name. Returns the row to carry on from (None: leave it to the next run) and whether it is still
-        behind (something owed did not go out), so its new follow-ups are owed after it rather than announced."""
-        work = DueWork.ANNOUNCE
-        try:
-            if record.status is not QuestionStatus.OPEN and not record.announced:
-                # Decided before its wait.created went out: announcing the decision owes the wait.created by name
-                # first (`AskedQuestions.announce`), so nothing is told before it (a door's decision, until then).
-                return record, True
-            if not record.announced:
-                if record.is_overdue(now) or parse_rfc3339(record.asked_at) > now - self.announce_grace:
-                    return record, True  # its decision tells it first, or the router that asked it announces it now
-                if not self._reannounce(record):
-                    run.failed.append(record.question_id)
-                    return record, True
-                run.reannounced.append(record.question_id)
-                record = replace(record, announced=True, due_at=record.next_due(announced=True))
-            work = DueWork.TELL
-            return self._tell(record, run) if record.notices else (record, False)
-        except Exception as exc:
-            self._question_failed(record, work.value, exc, run)
-            return None, True
-
-    def _tell(self, record: QuestionRecord, run: _Run) -> tuple[QuestionRecord, bool]:
-        """Publish the envelopes `record` owes by name, in lifecycle order, then take off its row those every announcer
-        took (at least once: a publish that fails, or a crash before the row is written, leaves them owed for the
-        next run). An announcer that fails one is sent none after it this run, so each receives them in order; the
-        others go on. Returns the row as it now stands and whether some are still owed."""
-        listening = self.announcers
-        told: list[str] = []
-        for name in in_lifecycle_order(record, record.notices):
-            failed = self._tell_one(record, name, listening)
-            if not failed and len(listening) == len(self.announcers):
-                told.append(name)  # every announcer has it, and each had every one before it
-            listening = tuple(announcer for announcer in listening if announcer.name not in failed)
-            if failed and not listening:
-                break  # every announcer is down: the rest waits for the next run
-        left = tuple(name for name in record.notices if name not in told)
-        after = replace(record, notices=left)
-        if told:
-            due_at = after.next_due() if record.status is QuestionStatus.OPEN else _hand_over_at(record)
-            self.ledger.told(record.thread_id, record.question_id, told, due_at=due_at)
-            after = replace(after, due_at=due_at) if not left else after
-            self.log.info(
-                "owed lifecycle envelopes published",
-                extra={"thread_id": record.thread_id, "question_id": record.question_id, "told": told},
-            )
-        (run.failed if left else run.told).append(record.question_id)
-        return after, bool(left)
-
-    def _tell_one(self, record: QuestionRecord, name: str, announcers: tuple[BaseAnnounce, ...]) -> set[str]:
-        """Publish the one envelope `name` stands for, as it would have gone out (`wait.created` with its links), to
-        `announcers`; the names of those that failed."""
-        if name == CREATED:
-            report = self.created.publish(record.envelope, announcers)  # counts its own failures
-            if report.ok:
-                self.metrics.count(Metric.REANNOUNCED)
-        else:
-            envelope = owed_envelope(record, name)
-            if envelope is None:
-                return set()  # a name that tells nothing is taken off
-            report = publish(envelope, announcers)
-            for failure in report.failed:
-                self.metrics.count(Metric.ANNOUNCE_FAILED, reason=failure.announcer)
-        return {failure.announcer for failure in report.failed}
-
     # -- deadlines -----------------------------------------------------------------------------------
 
-    def _expire_isolated(self, overdue: list[QuestionRecord], now: datetime, run: _Run) -> _Expired | None:
+    def _expire_isolated(self, overdue: list[QuestionRecord], now: datetime, run: SweepRun) -> _Expired | None:
         """Send the overdue questions' defaults; when that raises, count them as failed (`expire`) and go on."""
         try:
             return self._expire(overdue, now)
@@ -379,113 +278,6 @@ class Sweep:
             age=age,
         )
 
-    # -- follow-ups: announcement retries, escalation steps, reminders ---------------------------------
-
-    def _follow_up(self, record: QuestionRecord, now: datetime, run: _Run, *, behind: bool) -> None:
-        """Do what one due question needs, step after step; isolated, so one that raises never holds back others.
-        `behind`: it still owes an envelope from before, so each step is owed after it, not announced."""
-        work = _work_for(record, now)
-        current: QuestionRecord | None = record
-        try:
-            # Bounded: each pass claims one escalation step or the due reminders, so a question owes few.
-            for _ in range(len(record.followups.escalation) + 2):
-                work = _work_for(current, now) if current is not None else None
-                if work is None:
-                    return
-                current, behind = self._act(current, work, now, run, behind=behind)  # type: ignore[arg-type]
-        except Exception as exc:
-            self._question_failed(record, work.value if work is not None else DueWork.REPAIR.value, exc, run)
-
-    def _question_failed(self, record: QuestionRecord, reason: str, exc: Exception, run: _Run) -> None:
-        """One question's work raised: count it (`SweepErrors` by `reason`), say so by ids, and go on to the others."""
-        run.failed.append(record.question_id)
-        self.metrics.count(Metric.SWEEP_ERRORS, reason=reason)
-        self.log.error(
-            f"sweep could not {reason} a question ({type(exc).__name__}); the others went on, the next run tries again",
-            extra={"thread_id": record.thread_id, "question_id": record.question_id, "error_type": type(exc).__name__},
-        )
-        self.log.debug(f"sweep {reason} failed", exc_info=True)  # the text may quote what was asked
-
-    def _act(
-        self, record: QuestionRecord, work: DueWork, now: datetime, run: _Run, *, behind: bool
-    ) -> tuple[QuestionRecord | None, bool]:
-        """Do one piece of `work`; the row to carry on from (None: leave the question until the next run), and
-        whether it is now behind (owes an envelope)."""
-        if work is DueWork.REPAIR:
-            make_due(self.ledger, record, now=now)
-            return None, behind
-        if record.progress.notice is None and behind:
-            # Owed first, then claimed without a notice: a crash between leaves it owed, and the next run claims
-            # the same step under the same name.
-            progress = replace(_claimed(record, work, now), notice=None)
-            name = follow_up_name(Notice.ESCALATED if work is DueWork.ESCALATE else Notice.REMINDER, progress)
-            return self._owe_step(record, progress, name, now), True
-        claimed = record
-        if record.progress.notice is None:
-            claimed = self._advance(record, _claimed(record, work, now), now)
-            if claimed is None:
-                return None, behind  # decided or changed since it was read: never reopened nor announced
-        notice = claimed.progress.notice or Notice.REMINDER
-        name = follow_up_name(notice, claimed.progress)
-        if not behind and self._announce_claim(claimed):
-            (run.escalated if notice is Notice.ESCALATED else run.reminded).append(record.question_id)
-            return self._arranged(self._advance(claimed, replace(claimed.progress, notice=None), now)), False
-        if not behind:
-            run.failed.append(record.question_id)  # its announcement failed: owed, and told when the announcer is back
-        return self._owe_step(claimed, replace(claimed.progress, notice=None), name, now), True
-
-    def _owe_step(self, record: QuestionRecord, progress: Progress, name: str, now: datetime) -> QuestionRecord | None:
-        """Owe the follow-up `name` on the row, then write `progress` (its claim let go); the row stays due, for
-        what it owes. Owed before the progress moves, so a crash between never loses the step."""
-        self.ledger.owe_notices(record.thread_id, record.question_id, [name], now=now)
-        owing = replace(record, notices=(*record.notices, name))
-        return self._arranged(self._advance(owing, progress, now))
-
-    def _arranged(self, advanced: QuestionRecord | None) -> QuestionRecord | None:
-        if advanced is not None and self.schedules is not None:
-            self.schedules.arrange(advanced)  # the next reminder or escalation step's schedule
-        return advanced
-
-    def _reannounce(self, record: QuestionRecord) -> bool:
-        report = self.created.publish(record.envelope, self.announcers)
-        if report.ok:
-            self.ledger.mark_announced(record.thread_id, record.question_id, due_at=record.next_due(announced=True))
-            self.metrics.count(Metric.REANNOUNCED)
-        return report.ok
-
-    def _announce_claim(self, claimed: QuestionRecord) -> bool:
-        """Announce the claimed reminder or escalation step to the audience the question has now."""
-        progress, level = claimed.progress, claimed.progress.escalations
-        number = progress.escalations if progress.notice is Notice.ESCALATED else progress.reminders
-        envelope = follow_up_envelope(claimed, progress.notice or Notice.REMINDER, number, level=level)
-        if not self._publish(envelope).ok:
-            return False
-        self.metrics.count(Metric.ESCALATIONS if claimed.progress.notice is Notice.ESCALATED else Metric.REMINDERS)
-        self.log.info(
-            f"question {envelope.transition.value}",
-            extra={"thread_id": claimed.thread_id, "question_id": claimed.question_id, **dict(envelope.progress or {})},
-        )
-        return True
-
-    def _advance(self, record: QuestionRecord, progress: Progress, now: datetime) -> QuestionRecord | None:
-        """Write `progress` and the due time it implies, if the row is unchanged; the new row, or None."""
-        progress = replace(progress, version=record.progress.version + 1)
-        result = self.ledger.advance(
-            record.thread_id,
-            record.question_id,
-            progress,
-            expected_version=record.progress.version,
-            due_at=record.next_due(progress),
-            now=now,
-        )
-        return result.record if result.won else None
-
-    def _publish(self, envelope: WaitEnvelope) -> PublishReport:
-        report = publish(envelope, self.announcers)
-        for failure in report.failed:
-            self.metrics.count(Metric.ANNOUNCE_FAILED, reason=failure.announcer)
-        return report
-
     # -- the oldest open question, and decisions to hand over ------------------------------------------
 
     def _oldest_open(self, now: datetime) -> float:
@@ -503,7 +295,7 @@ class Sweep:
         waiting = [
             record
             for record in due
-            if _hand_over_at(record) is not None
+            if hand_over_at(record) is not None
             and record.decided_at is not None
             and parse_rfc3339(record.decided_at) <= now - self.announce_grace
             and not failed(record.thread_id)  # nothing runs on a failed thread; its retry comes first
@@ -553,37 +345,6 @@ class Sweep:
         failed.append(step.value)
         self.metrics.count(Metric.SWEEP_ERRORS, reason=step.value)
         return None
-
-
-def _hand_over_at(record: QuestionRecord) -> str | None:
-    """When a door's decision (the answer API, a link) is due for its hand-over: while the agent does not have it."""
-    waiting = awaits_resume(record) and record.via in HANDED_OVER
-    return record.decided_at if waiting else None
-
-
-def _work_for(record: QuestionRecord, now: datetime) -> DueWork | None:
-    """Which follow-up a due, not overdue, question needs now (its `wait.created` and what it owes are told first,
-    `Sweep._tell_owed`); None when nothing."""
-    if record.progress.notice is Notice.ESCALATED:
-        return DueWork.ESCALATE
-    if record.progress.notice is Notice.REMINDER:
-        return DueWork.REMIND
-    if record.progress.escalations < record.steps_due(now):
-        return DueWork.ESCALATE
-    if record.progress.reminders < record.reminders_due(now):
-        return DueWork.REMIND
-    owing = not record.announced or record.notices  # due at once already, until what it owes is told
-    return DueWork.REPAIR if record.due_at != record.next_due() and not owing else None
-
-
-def _claimed(record: QuestionRecord, work: DueWork, now: datetime) -> Progress:
-    """The progress once this run claims `work`: the next escalation step, or every reminder due by now.
-
-    Reminders missed while the sweep was down are taken together and announced once, as the latest.
-    """
-    if work is DueWork.ESCALATE:
-        return replace(record.progress, escalations=record.progress.escalations + 1, notice=Notice.ESCALATED)
-    return replace(record.progress, reminders=record.reminders_due(now), notice=Notice.REMINDER)
 
 
 def _deadline_answer(record: QuestionRecord) -> EntryMessage:

@@ -1,5 +1,5 @@
-"""The AWS clients and secrets the host's builders share: one place, so the channel builders (`_email`, `_slack`,
-`_teams`) and `_wiring` take them from here instead of from each other."""
+"""The AWS clients and secrets the host's builders share: one place, so the channels' builder (`_channels`) and
+`_wiring` take them from here instead of from each other."""
 
 from __future__ import annotations
 

@@ -1,18 +1,18 @@
-"""Build a `Router` and a `Sweep` from `HostSettings`: AWS clients, the agent adapter, the announcers."""
+"""Build a `Router` and a `Sweep` from `HostSettings`: AWS clients, the agent adapter, the announcers (each channel's
+through its declaration, `host/_channels.py`)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agent_wait.channels.announce.base import BaseAnnounce
-from agent_wait.channels.announce.webhook import WebhookAnnounce, is_url
 from agent_wait.contract.schema import Settings
 from agent_wait.errors import ConfigurationError, require_extra
-from agent_wait.host._clients import client, secret_string
+from agent_wait.host._channels import channel_announcers
+from agent_wait.host._clients import client
 from agent_wait.host._precise import deadline_schedules
 from agent_wait.host.settings import HostSettings, load_object, required
 
@@ -26,20 +26,17 @@ logger = logging.getLogger("agent_wait.host")
 
 
 def announcers_for(settings: HostSettings, *, session: Any = None) -> list[BaseAnnounce]:
-    """The announcers whose variable is set: topic, bus, webhook, Slack, email, Teams, a shaped webhook. Always a log
-    line besides.
+    """The announcers whose settings are set: every channel's (the log line always, then the webhook, Slack, Teams,
+    a shaped webhook, email; `host/_channels.py`), then the AWS targets (topic, bus).
 
-    The webhook's URL is `AGENT_WAIT_WEBHOOK_URL_SECRET_ARN`'s secret value (a webhook URL carries a token), or
-    `AGENT_WAIT_WEBHOOK_URL` in plain text. With `AGENT_WAIT_WEBHOOK_SECRET_ARN` the webhook is signed with that
-    secret. Each secret is read here once (at cold start, since the handlers build their router or sweep once):
-    see `_webhook_url` and `_webhook_secret` for their forms.
+    Each channel is built through its declaration (`agent_wait.channels.CHANNELS`), which reads its own settings
+    and secrets once, here (at cold start, since the handlers build their router or sweep once): see
+    `agent_wait.channels.announce.channel.build_webhook` for the webhook's URL and signing secrets.
 
     Raises:
-        ConfigurationError: a webhook secret cannot be read, or is not in a form it can use.
+        ConfigurationError: a channel's secret cannot be read, or is not in a form it can use.
     """
-    from agent_wait.channels.announce.log import LogAnnounce
-
-    announcers: list[BaseAnnounce] = [LogAnnounce()]
+    announcers = channel_announcers(settings, session=session)
     if settings.topic_arn:
         from agent_wait.aws import SnsAnnounce
 
@@ -48,82 +45,7 @@ def announcers_for(settings: HostSettings, *, session: Any = None) -> list[BaseA
         from agent_wait.aws import EventBridgeAnnounce
 
         announcers.append(EventBridgeAnnounce(settings.bus_name, client=client(session, "events")))
-    url = _webhook_url(settings.webhook_url_secret_arn, session) if settings.webhook_url_secret_arn else None
-    url = url or settings.webhook_url
-    if url:
-        secret = _webhook_secret(settings.webhook_secret_arn, session) if settings.webhook_secret_arn else None
-        announcers.append(WebhookAnnounce(url, secret=secret))
-    find = None  # reads a question's row, to say who answered: one client for every door that needs it
-    if settings.table and (settings.slack is not None or settings.teams is not None or settings.email is not None):
-        from agent_wait.aws import DynamoDbLedger
-
-        find = DynamoDbLedger(settings.table, client=client(session, "dynamodb")).find
-    if settings.slack is not None and settings.slack.bot_token_arn and settings.slack.messages_table:
-        from agent_wait.host._slack import slack_announcer
-
-        announcers.append(slack_announcer(settings, session=session, records=find))
-    if settings.teams is not None:
-        from agent_wait.host._teams import teams_announcer
-
-        announcers.append(teams_announcer(settings, session=session, records=find))
-    if settings.shaped_webhook is not None:
-        from agent_wait.host._teams import shaped_webhook_announcer
-
-        announcers.append(shaped_webhook_announcer(settings, session=session))
-    if settings.email is not None and settings.email.sends_table:
-        from agent_wait.host._email import email_announcer
-
-        announcers.append(email_announcer(settings, session=session, records=find))
     return announcers
-
-
-def _webhook_url(secret_arn: str, session: Any) -> str:
-    """The webhook URL stored as the Secrets Manager secret `secret_arn`'s text, surrounding whitespace ignored.
-    Errors never show the value: a webhook URL carries a token."""
-    variable = Settings.WEBHOOK_URL_SECRET_ARN.value
-    url = (secret_string(secret_arn, variable, "the webhook URL", session) or "").strip()
-    if not is_url(url):
-        raise ConfigurationError(
-            [
-                f"{variable}={secret_arn!r}: the secret must be the webhook URL itself, starting with https:// or "
-                "http:// (its value is not shown: a webhook URL carries a token)"
-            ],
-            variables=[variable],
-        )
-    return url
-
-
-def _webhook_secret(secret_arn: str, session: Any) -> str | list[str]:
-    """The webhook secret(s) in the Secrets Manager secret `secret_arn` (its `SecretString`).
-
-    Two forms: the secret itself (`whsec_<base64>`, the Standard Webhooks form, or any text), or, while
-    rotating, a JSON array of secrets newest first: the first signs the `X-Agent-Wait-*` headers and
-    every one signs `webhook-signature`. Surrounding whitespace is ignored. Error messages name the
-    variable, the ARN and AWS's error code, never the value.
-    """
-    variable = Settings.WEBHOOK_SECRET_ARN.value
-
-    def refuse(problem: str) -> ConfigurationError:
-        return ConfigurationError([f"{variable}={secret_arn!r}: {problem}"], variables=[variable])
-
-    text = secret_string(secret_arn, variable, "the webhook secret", session)
-    if text is None:
-        raise refuse("the secret is binary; store the webhook secret as text (SecretString)")
-    text = text.strip()
-    if not text.startswith(("[", "{")):
-        if not text:
-            raise refuse("the secret is empty; store the webhook secret, such as 'whsec_' + base64(32 random bytes)")
-        return text
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        parsed = None
-    if not isinstance(parsed, list) or not parsed or not all(isinstance(item, str) and item.strip() for item in parsed):
-        raise refuse(
-            "the secret must be the webhook secret itself, or a JSON array of non-empty secret strings, newest "
-            "first; it looks like JSON but is neither (a key/value secret is not read)"
-        )
-    return [item.strip() for item in parsed]
 
 
 def adapter_for(

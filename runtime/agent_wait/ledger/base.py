@@ -15,6 +15,9 @@ the classes it derives from, each with its own rules in `agent_wait.testing.ledg
 `capabilities_of(ledger)` names what a ledger declares; `require_capabilities` refuses one that lacks what a
 host needs (the router needs all five; the sweep follow-ups and failures; the answer API follow-ups, failures
 and leases).
+
+Long on purpose: one contract, every abstract method with the rule each backend keeps, and the capability checks
+that read those same classes; split, a backend's author would read it in pieces.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""What the question ledger stores and returns: rows, decisions, votes, starts, failures and leases.
+"""What the question ledger stores and returns for a question: its row (`QuestionRecord`, with its item codec), the
+decision a message wants to record on it, and what each call returns.
 
-Long on purpose: every record a ledger writes and reads, with its item codec beside it, so a backend and the
-contract agree on one shape; each record is small.
+What a row's follow-ups stand at is `agent_wait.ledger.progress`; what the ledger keeps for a thread (its starts, its
+failure, its lease) `agent_wait.ledger.threads`. Every record imports from here and from `agent_wait.ledger`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
@@ -17,8 +17,9 @@ from agent_wait.asking.wait import approved_args
 from agent_wait.common.times import NEVER, format_rfc3339, parse_rfc3339
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.schema import QuestionStatus
-from agent_wait.errors import ArgumentError, LedgerUnavailableError
-from agent_wait.people.keys import person_keys
+from agent_wait.errors import LedgerUnavailableError
+from agent_wait.ledger.progress import PROGRESS_ATTRIBUTES, Notice, Progress, Vote, check_advance
+from agent_wait.ledger.threads import FailureKind, StartRecord, StartState, ThreadFailure, ThreadLease
 from agent_wait.policy.extension import Extended, shifted
 from agent_wait.policy.followup import FollowUps
 
@@ -48,89 +49,6 @@ DECIDED = frozenset({QuestionStatus.ANSWERED, QuestionStatus.EXPIRED, QuestionSt
 """Statuses that hold an outcome; only these can move on to `resumed`."""
 
 
-class FailureKind(StrEnum):
-    """What the agent was doing when it raised."""
-
-    START = "start"
-    """Running a start message's input."""
-    ANSWER = "answer"
-    """Resuming with a question's recorded decision."""
-
-
-@dataclass(frozen=True, slots=True)
-class ThreadFailure:
-    """The agent raised on this thread; recorded once, held until an operator retries it.
-
-    While a thread is failed the router applies nothing else to it: a new start or an answer to another
-    question is dead-lettered with reason `thread_failed` (redrive it after the retry), and a redelivery
-    of the message that failed runs nothing.
-    """
-
-    thread_id: str
-    kind: FailureKind
-    target_id: str
-    """The question id for an answer's resume; the start id for a start."""
-    message_id: str
-    """The id of the message whose application raised (an answer id, a start id or a retry id)."""
-    error: str
-    """The exception's type name only: its text may quote the agent's input."""
-    failed_at: str
-    """RFC 3339 time the failure was recorded."""
-    retries: int = 0
-    """How many retries of this thread failed before this one."""
-
-    @property
-    def question_id(self) -> str | None:
-        return self.target_id if self.kind is FailureKind.ANSWER else None
-
-    def to_item(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind.value,
-            "target_id": self.target_id,
-            "message_id": self.message_id,
-            "error": self.error,
-            "failed_at": self.failed_at,
-            "retries": self.retries,
-        }
-
-    @classmethod
-    def from_item(cls, thread_id: str, item: Mapping[str, Any]) -> ThreadFailure:
-        return cls(
-            thread_id=thread_id,
-            kind=FailureKind(item["kind"]),
-            target_id=str(item["target_id"]),
-            message_id=str(item["message_id"]),
-            error=str(item["error"]),
-            failed_at=str(item["failed_at"]),
-            retries=int(item.get("retries") or 0),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ThreadLease:
-    """One delivery's exclusive hold on a thread, until `until` (epoch seconds) or its release."""
-
-    thread_id: str
-    holder: str
-    until: float
-    failure: ThreadFailure | None = None
-    """The thread's recorded failure, read in the same write that took the lease."""
-    open_questions: tuple[str, ...] | None = None
-    """The thread's open question ids as the last delivery that ran the agent recorded them at its release (read
-    in the same write that took the lease, so finding what is open costs no query of the thread's history);
-    None when none was recorded yet."""
-    note: str | None = None
-    """What the last delivery left for the next one at its release (the router's checkpoint saver: the keys of the
-    thread's latest checkpoint), taken off the thread by the write that took this lease: a delivery that dies
-    before its release leaves none. Opaque to the ledger."""
-    handed_over: tuple[str, ...] = ()
-    """Question ids a door (the answer API, a signed link) decided while it held the thread, that the agent has not
-    received yet: the router applies them before anything else runs on the thread. Read in the same write."""
-    finished_start: str | None = None
-    """The start id the last release recorded as finished (`release_lease(finished_start=...)`): its own start
-    record may still say `running`, and counts as `done`. Read in the same write."""
-
-
 @dataclass(frozen=True, slots=True)
 class Decision:
     """The outcome a message wants to record on a question."""
@@ -157,143 +75,9 @@ class Decision:
     """Why, in the decider's words: a person's reason for cancelling (a cancel attempt). None otherwise."""
 
 
-class Notice(StrEnum):
-    """A follow-up the sweep has claimed on a question but not yet announced (it announces it until one succeeds)."""
-
-    REMINDER = "reminder"
-    ESCALATED = "escalated"
-
-
-@dataclass(frozen=True, slots=True)
-class Vote:
-    """One answerer's vote on a quorum question."""
-
-    voter: str
-    """Tells answerers apart: the person's key (`Answerer.identity`; rows written before the one person key hold an
-    API user's `iss#sub` here)."""
-    by: str | None
-    """Who voted, as recorded (`answered_by`)."""
-    answer: Any
-    """The vote as given (`{"action": ...}`)."""
-    answer_id: str
-    """The message's identity; a redelivered vote has the same one."""
-    at: str
-    """RFC 3339 time the vote was recorded."""
-    via: str | None = None
-    sender: str | None = None
-    subject: str | None = None
-    """The voter's own proven subject (`iss#sub`, `slack:T:U`), when their door proves one."""
-
-    @property
-    def keys(self) -> frozenset[str]:
-        """Every name this vote is known by: the voter's key, who it is recorded as, their proven subject."""
-        return person_keys((self.voter, self.by, self.subject))
-
-    @property
-    def action(self) -> str | None:
-        action = self.answer.get("action") if isinstance(self.answer, Mapping) else None
-        return action if isinstance(action, str) else None
-
-    def summary(self) -> dict[str, Any]:
-        """What an envelope and the agent see: who, when, and their answer's fields (`action` first)."""
-        answer = dict(self.answer) if isinstance(self.answer, Mapping) else {"answer": self.answer}
-        return {"action": answer.pop("action", None), **answer, "by": self.by, "at": self.at}
-
-    def to_item(self) -> dict[str, Any]:
-        item = {
-            "voter": self.voter,
-            "by": self.by,
-            "answer": self.answer,
-            "answer_id": self.answer_id,
-            "at": self.at,
-            "via": self.via,
-            "sender": self.sender,
-        }
-        if self.subject is not None:
-            item["subject"] = self.subject
-        return item
-
-    @classmethod
-    def from_item(cls, item: Mapping[str, Any]) -> Vote:
-        return cls(
-            voter=str(item["voter"]),
-            by=item.get("by"),
-            answer=item.get("answer"),
-            answer_id=str(item["answer_id"]),
-            at=str(item["at"]),
-            via=item.get("via"),
-            sender=item.get("sender"),
-            subject=item.get("subject"),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """Where an open question's follow-ups stand: reminders sent, escalation steps in effect, votes cast.
-
-    `version` grows by one with every change, so each change is a compare-and-set (`Ledger.advance`): the
-    sweep and an answer racing on one question never both win, and a decided question never changes.
-    """
-
-    reminders: int = 0
-    """Reminders claimed so far (announced, or `notice` while the announcement is pending)."""
-    escalations: int = 0
-    """Escalation steps in effect."""
-    notice: Notice | None = None
-    """A claimed reminder or escalation whose announcement has not succeeded yet."""
-    votes: tuple[Vote, ...] = ()
-    """Votes cast on a quorum question, in order."""
-    version: int = 0
-
-    def to_item(self) -> dict[str, Any]:
-        """Row attributes (flat: `progress` is an envelope field name)."""
-        return {
-            "reminders_sent": self.reminders,
-            "escalations": self.escalations,
-            "notice": self.notice.value if self.notice else None,
-            "votes": [vote.to_item() for vote in self.votes],
-            "version": self.version,
-        }
-
-    @classmethod
-    def from_item(cls, item: Mapping[str, Any]) -> Progress:
-        notice = item.get("notice")
-        return cls(
-            reminders=int(item.get("reminders_sent") or 0),
-            escalations=int(item.get("escalations") or 0),
-            notice=Notice(notice) if notice else None,
-            votes=tuple(Vote.from_item(vote) for vote in item.get("votes") or ()),
-            version=int(item.get("version") or 0),
-        )
-
-    def voted(self, *names: str | None) -> Vote | None:
-        """The vote cast by the person any of `names` names (their key, their proven subject), or None. One person
-        is one vote however they answer: their sign-in, a link made for their address, Slack, compared by key
-        (`agent_wait.people.keys`), so case, whitespace and an `email:` prefix never make a second person."""
-        wanted = person_keys(names)
-        return next((vote for vote in self.votes if vote.keys & wanted), None)
-
-    def vote_with(self, answer_id: str) -> Vote | None:
-        """The vote that message `answer_id` cast, or None (a redelivery or a hand-over finds its own vote)."""
-        return next((vote for vote in self.votes if vote.answer_id == answer_id), None)
-
-
-def check_advance(progress: Progress, expected_version: int) -> None:
-    """Refuse an `advance` whose new version does not follow the expected one (a caller's bug, not a race)."""
-    if progress.version != expected_version + 1:
-        raise ArgumentError(
-            f"advance writes version {progress.version} over expected version {expected_version}; "
-            "the new progress must be version expected_version + 1",
-            argument="progress",
-        )
-
-
 CREATED_NOTICE = "created"
 """The name a question owes its `wait.created` under (`QuestionRecord.notices`); owing it takes the unannounced mark
 off (`FollowUpLedger.owe_notices`)."""
-
-PROGRESS_ATTRIBUTES = ("reminders_sent", "escalations", "notice", "votes", "version")
-"""The row attributes `Progress` is stored in."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -564,32 +348,3 @@ class DecideResult:
     """True when this call moved the question from open to its outcome."""
     record: QuestionRecord
     """The row after the call: the winner's outcome either way."""
-
-
-class StartState(StrEnum):
-    """Where applying one start message stands."""
-
-    RUNNING = "running"
-    """The run began; its questions are not recorded yet."""
-    DONE = "done"
-    """The run's questions are recorded (or it finished without asking)."""
-    FAILED = "failed"
-    """The agent raised; the start waits for an operator's retry."""
-
-
-@dataclass(frozen=True, slots=True)
-class StartRecord:
-    """A start message the router has begun or finished applying."""
-
-    thread_id: str
-    start_id: str
-    state: StartState
-    """`running` until the run's questions are recorded, then `done`; `failed` when the agent raised."""
-    marker: str | None = None
-    """The agent's progress marker (checkpoint id) before the run; tells whether the run happened."""
-    created: bool = False
-    question_ids: tuple[str, ...] = field(default_factory=tuple)
-    input: Any = None
-    """The start's input, kept only once it failed, so a retry can run it again."""
-    retry_id: str | None = None
-    """The retry that last re-ran this start, if any."""

@@ -1,14 +1,11 @@
-"""What `agent-wait dev` does for Teams: a local Workflows webhook that keeps every card, and `/dev/teams`, a page
+"""What `agent-wait dev` does for Teams: a local Workflows webhook that keeps every card, and `/dev/teams`, the page
 that draws them with Microsoft's own Adaptive Cards renderer, their buttons live against the local answer API.
 
 The stack points `AGENT_WAIT_TEAMS_WEBHOOK_URL_ARN` at a secret in the emulator whose value is this server's
 `/dev/teams/webhook` (`route_teams_locally`): the template's Teams props when it has them (mode, recipients), else
 one card per question for a channel. The router and the sweep then post to it exactly as they would to Teams,
-and `TeamsCards` keeps what arrived (in this process only; the newest `MAX_CARDS`).
-
-The renderer is the `adaptivecards` npm package's `dist/adaptivecards.min.js`, version `ADAPTIVECARDS_VERSION`,
-unchanged, with its licence beside it (`teams_page/adaptivecards.LICENSE.txt`); `tests/local/test_teams_dev.py`
-pins its hash. The page and its script hold no question content: the cards come from `/dev/teams/cards.json`.
+and `TeamsCards` keeps what arrived (in this process only; the newest `MAX_CARDS`) and serves it with the page. The
+page and its renderer are the Teams channel's (`agent_wait.channels.teams.preview`).
 """
 
 from __future__ import annotations
@@ -18,9 +15,9 @@ import threading
 from collections import deque
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from importlib import resources
 from typing import Any
 
+from agent_wait.channels.teams.preview import ADAPTIVECARDS_VERSION, PAGE_FILES, PAGE_POLICY, page_file
 from agent_wait.contract.schema import Settings
 from agent_wait.local.tables import question_keyed_table
 
@@ -38,27 +35,13 @@ TEAMS_PAGE_PATH = "/dev/teams"
 """Where `agent-wait dev` shows every Teams card it would have sent."""
 TEAMS_WEBHOOK_PATH = "/dev/teams/webhook"
 """The local stand-in for a Teams Workflows webhook: takes a card as Teams would, answers 202."""
-ADAPTIVECARDS_VERSION = "3.0.6"
-"""The `adaptivecards` npm package whose renderer `/dev/teams` loads."""
 MAX_CARDS = 200
 """How many cards the page keeps (the oldest are dropped)."""
 
-_ASSETS = {
-    "/dev/teams/adaptivecards.min.js": ("adaptivecards.min.js", "text/javascript; charset=utf-8"),
-    "/dev/teams/teams.js": ("teams.js", "text/javascript; charset=utf-8"),
-    "/dev/teams/teams.css": ("teams.css", "text/css; charset=utf-8"),
-}
-_POLICY = (
-    "default-src 'none'; script-src 'self'; connect-src 'self'; img-src 'self' data:; "
-    "style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
-)
-"""The renderer sets element styles from script; nothing loads from anywhere but this server."""
+_FILES = {f"{TEAMS_PAGE_PATH}/{name}": name for name in PAGE_FILES if name != "teams.html"}
+"""The files the page loads, by the path it loads them from."""
 
 Response = tuple[int, bytes, dict[str, str]]
-
-
-def _asset(name: str) -> bytes:
-    return resources.files("agent_wait.local").joinpath("teams_page", name).read_bytes()
 
 
 class TeamsCards:
@@ -108,8 +91,8 @@ class TeamsCards:
         if method != "GET":
             return None
         if path == TEAMS_PAGE_PATH:
-            headers = {"Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": _POLICY}
-            return 200, _asset("teams.html"), {**headers, "Cache-Control": "no-store"}
+            headers = {"Content-Type": PAGE_FILES["teams.html"], "Content-Security-Policy": PAGE_POLICY}
+            return 200, page_file("teams.html"), {**headers, "Cache-Control": "no-store"}
         if path == f"{TEAMS_PAGE_PATH}/cards.json":
             newest_first = list(reversed(self.received()))
             return (
@@ -117,9 +100,9 @@ class TeamsCards:
                 json.dumps(newest_first).encode(),
                 {"Content-Type": "application/json", "Cache-Control": "no-store"},
             )
-        if path in _ASSETS:
-            name, kind = _ASSETS[path]
-            return 200, _asset(name), {"Content-Type": kind, "Cache-Control": "no-cache"}
+        if path in _FILES:
+            name = _FILES[path]
+            return 200, page_file(name), {"Content-Type": PAGE_FILES[name], "Cache-Control": "no-cache"}
         return None
 
 

@@ -8,8 +8,12 @@ A backend opts in with a short test file:
     def test_my_announcer_conforms(rule):
         rule(lambda delivers=None: AnnounceHarness(MyAnnounce(..., delivers=delivers), read_back=...))
 
-`read_back()` returns what the backend holds, as envelope dicts, oldest first. Rules that need a
-capability a backend does not claim (`break_backend`, `keeps_one_per_key`, `read_item`, `host_write`)
+`read_back()` returns what the backend holds, as envelope dicts, oldest first. An announcer that turns the
+envelope into a message for people (a Slack post, an email, a Teams card, a log line) says so
+(`carries_envelope=False`): its `read_back()` returns one item per message the backend took, each with the
+`question_id` it is about, and the rules on the envelope's own fields do not apply to it (the channel suite,
+`agent_wait.testing.channel_contract`, checks what each of its transitions sends against its preview). Rules
+that need a capability a backend does not claim (`break_backend`, `keeps_one_per_key`, `read_item`, `host_write`)
 return without asserting; `OPTIONAL` lists them so a backend that claims the capability runs them too.
 A backend that keeps one mutable item per question (a ledger row) claims `read_item` and `host_write`
 and is held to the ledger's rules: a republish never clobbers what a host wrote, a lifecycle transition
@@ -30,7 +34,7 @@ from agent_wait.contract.envelope import ENVELOPE_FIELDS, Question, Transition, 
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.policy.wait_policy import WaitPolicy
 
-__all__ = ("OPTIONAL", "REQUIRED", "AnnounceHarness", "AnnouncerFactory", "sample_envelope")
+__all__ = ("FOLLOW_UPS", "OPTIONAL", "REQUIRED", "AnnounceHarness", "AnnouncerFactory", "held_for", "sample_envelope")
 
 ASKED_AT = datetime(2026, 9, 11, 9, 0, tzinfo=UTC)
 
@@ -51,6 +55,9 @@ class AnnounceHarness:
     an outcome), or None when there is none; leave unset when the backend keeps no item per question."""
     host_write: Callable[[WaitEnvelope, Mapping[str, Any]], None] | None = None
     """Writes fields into the question's existing item as a host would (a decided `status`, an outcome)."""
+    carries_envelope: bool = True
+    """False for an announcer that sends people a message of its own instead of the envelope: `read_back` then
+    returns one item per message, each with its `question_id`, and the rules on the envelope's fields skip it."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -82,8 +89,13 @@ def sample_envelope(
     )
 
 
+def held_for(harness: AnnounceHarness, envelope: WaitEnvelope) -> list[dict[str, Any]]:
+    """What the backend holds for `envelope`'s question, oldest first."""
+    return [item for item in harness.read_back() if item.get("question_id") == envelope.question_id]
+
+
 def _only(harness: AnnounceHarness, envelope: WaitEnvelope, event_type: str) -> dict[str, Any]:
-    held = [item for item in harness.read_back() if item.get("question_id") == envelope.question_id]
+    held = held_for(harness, envelope)
     matching = [item for item in held if item.get("type") == event_type]
     assert matching, f"expected a {event_type} envelope for {envelope.question_id} in the backend, got {held!r}"
     return matching[-1]
@@ -92,6 +104,8 @@ def _only(harness: AnnounceHarness, envelope: WaitEnvelope, event_type: str) -> 
 def every_contract_field_arrives(make: AnnouncerFactory) -> None:
     """A delivered envelope carries every field of the contract, each with the value it was published with."""
     harness = make()
+    if not harness.carries_envelope:
+        return
     envelope = sample_envelope()
     report = publish(envelope, harness.announcer)
     assert report.ok, f"expected delivery, got {report.deliveries!r}"
@@ -104,6 +118,8 @@ def every_contract_field_arrives(make: AnnouncerFactory) -> None:
 def floats_falsy_values_and_unicode_survive(make: AnnouncerFactory) -> None:
     """Floats, zero, False, empty strings and lists, nulls and non-ASCII text arrive unchanged."""
     harness = make()
+    if not harness.carries_envelope:
+        return
     question = {
         "function": "issue_refund",
         "args": {"amount": 410.25, "ratio": 0.1, "zero": 0, "no": False, "empty": "", "none": None, "list": []},
@@ -123,13 +139,15 @@ def undeclared_transitions_are_skipped(make: AnnouncerFactory) -> None:
     envelope = sample_envelope()
     delivery = harness.announcer.announce(envelope.for_transition("resumed"))
     assert delivery.status == "skipped", f"expected skipped, got {delivery!r}"
-    held = [item for item in harness.read_back() if item.get("question_id") == envelope.question_id]
+    held = held_for(harness, envelope)
     assert held == [], f"expected nothing in the backend for a skipped transition, got {held!r}"
 
 
 def declared_lifecycle_transitions_arrive(make: AnnouncerFactory) -> None:
     """Each lifecycle transition the announcer delivers arrives with its own type (`wait.<transition>`)."""
     harness = make()
+    if not harness.carries_envelope:
+        return
     envelope = sample_envelope()
     assert publish(envelope, harness.announcer).ok
     for step in (Transition.ANSWERED, Transition.RESUMED):
@@ -152,18 +170,22 @@ def broken_backend_reports_failure_without_raising(make: AnnouncerFactory) -> No
 
 
 def republish_is_one_item(make: AnnouncerFactory) -> None:
-    """A republished question (same dedupe_key, fresh event_id) is one item in a backend keyed on dedupe_key."""
+    """A republished question (same dedupe_key, fresh event_id) is one item in a backend keyed on dedupe_key; an
+    announcer for people that remembers what it sent sends nothing again."""
     harness = make()
     if not harness.keeps_one_per_key:
         return
     envelope = sample_envelope()
     assert publish(envelope, harness.announcer).ok
+    if not harness.carries_envelope:  # a message per person or channel: the republish sends none again
+        first = len(held_for(harness, envelope))
+        assert publish(envelope.republished(), harness.announcer).ok
+        again = len(held_for(harness, envelope))
+        assert first >= 1, f"expected a message for {envelope.question_id}, got none"
+        assert again == first, f"a republish of {envelope.dedupe_key} sent {again - first} message(s) again"
+        return
     assert publish(envelope.republished(), harness.announcer).ok
-    created = [
-        item
-        for item in harness.read_back()
-        if item.get("question_id") == envelope.question_id and item.get("type") == "wait.created"
-    ]
+    created = [item for item in held_for(harness, envelope) if item.get("type") == "wait.created"]
     assert len(created) == 1, f"expected one item for {envelope.dedupe_key}, got {len(created)}"
 
 

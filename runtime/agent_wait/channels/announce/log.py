@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from typing import Any
 
 from agent_wait.channels.announce.base import BaseAnnounce
 from agent_wait.common.canonical_json import dumps
@@ -41,9 +42,12 @@ class LogAnnounce(BaseAnnounce):
         self.level = level
 
     def deliver(self, envelope: WaitEnvelope, transition: Transition) -> None:
-        if not self.logger.isEnabledFor(self.level):
-            return
-        line = {
+        if self.logger.isEnabledFor(self.level):
+            self.logger.log(self.level, dumps(self.line(envelope)))
+
+    def line(self, envelope: WaitEnvelope) -> dict[str, Any]:
+        """What the line for `envelope` says (the question only at DEBUG)."""
+        line: dict[str, Any] = {
             "event": envelope.type,
             "event_id": envelope.event_id,
             "thread_id": envelope.thread_id,
@@ -57,4 +61,4 @@ class LogAnnounce(BaseAnnounce):
             line["progress"] = {k: v for k, v in envelope.progress.items() if k in _COUNTS}
         if self.level <= logging.DEBUG:
             line["question"] = envelope.question
-        self.logger.log(self.level, dumps(line))
+        return line

@@ -12,8 +12,8 @@
   emailed to (else its recipients now). `wait.resumed`, `wait.failed` and `wait.voted` send nothing: the outcome
   already went, a failure is an operator's, and a vote waits for the outcome.
 
-Every email is claimed in `EmailSends` before it is sent (see `agent_wait.channels.email.sends`), so a redelivered event
-never emails a person twice, except for the one window between a claim and SES's answer. A recipient whose email
+Every email is claimed in `EmailSends` before it is sent (see `agent_wait.channels.email.records`), so a redelivered
+event never emails a person twice, except for the one window between a claim and SES's answer. A recipient whose email
 failed is tried again by the next delivery of the same event (the sweep re-announces a question whose
 `wait.created` failed, and keeps a reminder claimed until it went); the others are not emailed again.
 """
@@ -28,8 +28,8 @@ from typing import Any
 
 from agent_wait.channels.announce.base import BaseAnnounce
 from agent_wait.channels.asked import Decided, decided_of
+from agent_wait.channels.email.records import EmailSends, Send
 from agent_wait.channels.email.render import EmailContent, mime_message, outcome_email, question_email
-from agent_wait.channels.email.sends import EmailSends, Send
 from agent_wait.channels.sends import sent_to
 from agent_wait.common.times import format_rfc3339, utc_now
 from agent_wait.contract.envelope import Transition, WaitEnvelope
@@ -136,10 +136,7 @@ class EmailAnnounce(BaseAnnounce):
         }.get(transition, "created")
 
         def content(recipient: Recipient, issued_at: datetime) -> EmailContent:
-            links = self.links(envelope, recipient, issued_at) if self.links is not None else {}
-            return question_email(
-                envelope, links=links, recipient=recipient.address, now=self.clock(), inbox_url=self._inbox(envelope)
-            )
+            return self.question_content(envelope, recipient, issued_at=issued_at)
 
         failed = self._send_each(envelope.question_id, step, recipients, content)
         if problem is not None:
@@ -163,16 +160,29 @@ class EmailAnnounce(BaseAnnounce):
                 recipients = self.routing.recipients_for(envelope)
             except RecipientError as exc:
                 recipients = exc.recipients
-        decided = self._decided(envelope, transition)
+        decided = self.decided(envelope, transition)
 
         def content(recipient: Recipient, issued_at: datetime) -> EmailContent:
-            return outcome_email(envelope, decided, recipient=recipient.address, inbox_url=self._inbox(envelope))
+            return self.outcome_content(envelope, decided, recipient)
 
         failed = self._send_each(envelope.question_id, "outcome", recipients, content)
         if failed:
             raise EmailDeliveryError(f"question {envelope.question_id}: {len(failed)} problem(s): {'; '.join(failed)}")
 
-    def _decided(self, envelope: WaitEnvelope, transition: Transition) -> Decided:
+    def question_content(self, envelope: WaitEnvelope, recipient: Recipient, *, issued_at: datetime) -> EmailContent:
+        """The email that asks `recipient` (`wait.created`, a reminder, an escalation step, an extension), with their
+        own links counted from `issued_at`."""
+        links = self.links(envelope, recipient, issued_at) if self.links is not None else {}
+        return question_email(
+            envelope, links=links, recipient=recipient.address, now=self.clock(), inbox_url=self._inbox(envelope)
+        )
+
+    def outcome_content(self, envelope: WaitEnvelope, decided: Decided, recipient: Recipient) -> EmailContent:
+        """The short email that tells `recipient` how the question ended."""
+        return outcome_email(envelope, decided, recipient=recipient.address, inbox_url=self._inbox(envelope))
+
+    def decided(self, envelope: WaitEnvelope, transition: Transition) -> Decided:
+        """How the question ended, as its row says (who answered), else as the envelope says."""
         record = self.records(envelope.question_id) if self.records is not None else None
         return decided_of(envelope, transition, record)
 

@@ -18,7 +18,8 @@ The names a template reads:
   `AGENT_WAIT_LINK_ANNOUNCERS` (`shaped`), else empty;
 - `inbox_url`: the question in the inbox page, or None.
 
-Needs Jinja2 (the `host` extra).
+The channel's parts, declared in `channel.py` (`agent_wait.channels.contract`): `announce.py` (the announcer and
+its templates' checks) and `preview.py` (the body a receiver gets). Needs Jinja2 (the `host` extra).
 """
 
 from agent_wait.channels.shaped.announce import ShapedWebhookAnnounce, check_templates

@@ -27,18 +27,21 @@ from typing import Any
 from agent_wait.channels.announce.base import BaseAnnounce
 from agent_wait.channels.asked import Decided, decided_of
 from agent_wait.channels.slack import _blocks
-from agent_wait.channels.slack.messages import Post, SlackMessages
+from agent_wait.channels.slack.records import Post, SlackMessages
 from agent_wait.common.times import format_rfc3339, utc_now
 from agent_wait.contract.envelope import Transition, WaitEnvelope
 from agent_wait.errors import SlackDeliveryError
 
-__all__ = ("METADATA_EVENT", "SlackAnnounce", "SlackRouting", "decided_from", "message_blocks")
+__all__ = ("DECIDED", "METADATA_EVENT", "SlackAnnounce", "SlackRouting", "decided_from", "message_blocks")
 
 logger = logging.getLogger("agent_wait.channels.announce.slack")
 
 METADATA_EVENT = "agent_wait_post"
 """The `metadata.event_type` of every post; its `event_payload` is `{"question_id", "key"}`."""
-_DECIDED = {Transition.ANSWERED, Transition.EXPIRED, Transition.CANCELLED, Transition.FAILED, Transition.RESUMED}
+DECIDED = frozenset(
+    {Transition.ANSWERED, Transition.EXPIRED, Transition.CANCELLED, Transition.FAILED, Transition.RESUMED}
+)
+"""The transitions that redraw every message of the question as decided."""
 _LOOK_BACK = timedelta(minutes=2)
 """How far before a claim the channel is searched for the post the claim may have sent."""
 
@@ -108,7 +111,7 @@ class SlackAnnounce(BaseAnnounce):
         if transition is Transition.CREATED:
             self._post_question(envelope, envelope.tags)
         elif transition is Transition.VOTED:
-            self._redraw(envelope, self._open_blocks(envelope, progress=envelope.progress))
+            self._redraw(envelope, self.open_blocks(envelope, progress=envelope.progress))
         elif transition is Transition.REMINDER:
             self._reply(envelope, f"reminder:{(envelope.progress or {}).get('reminder', 1)}", _blocks.reminder_text)
         elif transition is Transition.ESCALATED:
@@ -116,28 +119,36 @@ class SlackAnnounce(BaseAnnounce):
                 envelope, f"escalated:{(envelope.progress or {}).get('escalation', 1)}", _blocks.escalation_text
             )
             self._post_question(envelope, envelope.tags)  # the new audience's channel, when it routes to another
-            self._redraw(envelope, self._open_blocks(envelope))
+            self._redraw(envelope, self.open_blocks(envelope))
         elif transition is Transition.EXTENDED:
             self._redraw_extended(envelope)
-        elif transition in _DECIDED:
-            decided = self._decided(envelope, transition)
-            blocks = _blocks.decided_blocks(envelope, decided, inbox_url=self._inbox(envelope))
-            self._redraw(envelope, _blocks.to_dicts(blocks), text=_blocks.decided_text(envelope, decided))
+        elif transition in DECIDED:
+            blocks, text = self.decided_message(envelope, transition)
+            self._redraw(envelope, blocks, text=text)
 
     # -- what a message says ----------------------------------------------------------------------------------
 
-    def _inbox(self, envelope: WaitEnvelope) -> str | None:
+    def inbox_link(self, envelope: WaitEnvelope) -> str | None:
+        """The question in the inbox page; None without `inbox_url`."""
         if not self.inbox_url:
             return None
         return f"{self.inbox_url}#/questions/{urllib.parse.quote(envelope.question_id, safe='')}"
 
-    def _open_blocks(self, envelope: WaitEnvelope, *, progress: Any = None) -> list[dict[str, Any]]:
+    def open_blocks(self, envelope: WaitEnvelope, *, progress: Any = None) -> list[dict[str, Any]]:
+        """The blocks of the question's message while it waits: the question, its buttons, the votes in `progress`."""
         blocks = _blocks.open_blocks(
-            envelope, inbox_url=self._inbox(envelope), mentions=self.routing.mention_texts(), progress=progress
+            envelope, inbox_url=self.inbox_link(envelope), mentions=self.routing.mention_texts(), progress=progress
         )
         return _blocks.to_dicts(blocks)
 
-    def _decided(self, envelope: WaitEnvelope, transition: Transition) -> Decided:
+    def decided_message(self, envelope: WaitEnvelope, transition: Transition) -> tuple[list[dict[str, Any]], str]:
+        """The blocks and the notification text every message of a decided question is redrawn to."""
+        decided = self.decided(envelope, transition)
+        blocks = _blocks.decided_blocks(envelope, decided, inbox_url=self.inbox_link(envelope))
+        return _blocks.to_dicts(blocks), _blocks.decided_text(envelope, decided)
+
+    def decided(self, envelope: WaitEnvelope, transition: Transition) -> Decided:
+        """How the question ended, as its row says (who answered, the votes), else as the envelope says."""
         record = self.records(envelope.question_id) if self.records is not None else None
         if record is None:
             return decided_of(envelope, transition)
@@ -161,7 +172,7 @@ class SlackAnnounce(BaseAnnounce):
                 envelope.question_id,
                 Post(f"message:{destination}", destination, format_rfc3339(self.clock())),
                 text=_blocks.plain_text(envelope),
-                blocks=self._open_blocks(envelope),
+                blocks=self.open_blocks(envelope),
             )
 
     def _reply(self, envelope: WaitEnvelope, key: str, say: Callable[..., str]) -> None:
@@ -186,7 +197,7 @@ class SlackAnnounce(BaseAnnounce):
         if earlier is not None and earlier.ts:
             return  # redrawn before: this event is a redelivery
         votes = vote_progress(record) if record is not None and record.followups.voting else None
-        self._redraw(envelope, self._open_blocks(envelope, progress=votes))
+        self._redraw(envelope, self.open_blocks(envelope, progress=votes))
         self.messages.sent(envelope.question_id, key, str(first.ts), first.channel)
 
     def _post_once(self, question_id: str, post: Post, *, text: str, blocks: list[dict[str, Any]] | None) -> None:

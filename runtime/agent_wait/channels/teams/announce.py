@@ -57,6 +57,7 @@ from agent_wait.channels.announce.webhook import origin_of
 from agent_wait.channels.asked import Decided, decided_of
 from agent_wait.channels.sends import Send, Sends, sent_to
 from agent_wait.channels.teams import cards
+from agent_wait.channels.teams.records import ACCEPTED, CHANNEL, address_of, send_key
 from agent_wait.common.times import format_rfc3339, utc_now
 from agent_wait.contract.envelope import Transition, WaitEnvelope
 from agent_wait.errors import ArgumentError, TeamsDeliveryError
@@ -100,10 +101,6 @@ _ASKING = frozenset(
     t.event_type for t in (Transition.CREATED, Transition.REMINDER, Transition.ESCALATED, Transition.EXTENDED)
 )
 """The events whose cards carry answer links, as their send keys begin (`wait.created:...`)."""
-CHANNEL = "channel"
-"""Where a `channel`-mode card goes, in its send key (a person's card has their address there)."""
-ACCEPTED = "accepted"
-"""What a card's send record says once the webhook accepted it (a Workflows webhook gives no message id)."""
 
 
 class TeamsMode(StrEnum):
@@ -272,7 +269,7 @@ class TeamsAnnounce(BaseAnnounce):
         """Whether to post the card `key`: not yet accepted (claimed now, or claimed by an attempt that died)."""
         if self.sends is None:
             return True
-        earlier = self.sends.claim(question_id, Send(key, _address(target), format_rfc3339(utc_now())))
+        earlier = self.sends.claim(question_id, Send(key, address_of(target), format_rfc3339(utc_now())))
         if earlier is not None and earlier.message_id is not None:
             logger.info("teams card %s of question %s was accepted before; not posted again", key, question_id)
             return False
@@ -368,17 +365,6 @@ class TeamsAnnounce(BaseAnnounce):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, origin={self.origin!r}, mode={self.mode.value!r})"
-
-
-def send_key(envelope: WaitEnvelope, transition: Transition, recipient: TeamsRecipient | None) -> str:
-    """The card's key in `sends`: the event's `dedupe_key` (`wait.reminder:<id>:2`) and who it is for."""
-    event = envelope if envelope.transition is transition else envelope.for_transition(transition)
-    return f"{event.dedupe_key}|{_address(recipient)}"
-
-
-def _address(recipient: TeamsRecipient | None) -> str:
-    """Where a card goes, in its send record: the person's address, or `CHANNEL`."""
-    return recipient.address if recipient is not None else CHANNEL
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -13,6 +13,7 @@ from agent_wait.contract.schema import Settings
 from agent_wait.engine.checks import Answerer, answerer_for
 from agent_wait.engine.extend import ExtendService
 from agent_wait.engine.handover import AnswerService
+from agent_wait.host._channels import channel_doors
 from agent_wait.host._precise import deadline_schedules
 from agent_wait.host.links import link_keyring
 from agent_wait.host.settings import DEFAULT_SIGN_IN_SCOPES, HostSettings, required
@@ -112,12 +113,8 @@ class ApiContext:
         link_keys = None
         if settings.link_keys_arn:  # signed answer links: read at cold start, again when they may have rotated
             link_keys = link_keyring(settings.link_keys_arn, client=session.client("secretsmanager"))
-        slack = None
-        if settings.slack is not None:  # Slack's signing secret and bot token: read at cold start
-            from agent_wait.common.times import utc_now as clock
-            from agent_wait.host._slack import slack_interactions
-
-            slack = slack_interactions(settings, session=session, service=service, find=ledger.find, clock=clock)
+        # Each channel's door (Slack's: its signing secret and bot token read at cold start), by channel name.
+        doors = channel_doors(settings, session=session, service=service, find=ledger.find, clock=utc_now)
         schedules = deadline_schedules(settings, session=session, metrics=metrics, log=log)
         return cls(
             extend=ExtendService(ledger, schedules=schedules, metrics=metrics, log=log),
@@ -126,7 +123,7 @@ class ApiContext:
             link_keys=link_keys,
             groups_claims=claims,
             sign_in=SignIn.from_settings(settings),
-            slack=slack,
+            slack=doors.get("slack"),
             audit_group=settings.audit_group,
         )
 

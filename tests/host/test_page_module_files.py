@@ -2,7 +2,7 @@
 each `import` names a file its page's route serves (and names only what that file exports), the page fetches
 them all at once (`modulepreload`), no script in `pages/` is left unloaded, and module scripts run under the
 pages' Content-Security-Policy unchanged. Read from the files and served through `create_app`; Chromium loads
-them in tests/browser/test_page_modules.py."""
+them in tests/browser/test_page_modules_in_chromium.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The pages' scripts as ES modules in Chromium: the inbox and the signed-link page each load every module from
 the answer API (as JavaScript, under their Content-Security-Policy) with no error in the console, and work.
-The same rules read from the files: tests/host/test_page_modules.py."""
+The same rules read from the files: tests/host/test_page_module_files.py."""
 
 from __future__ import annotations
 
