@@ -23,7 +23,7 @@ def _module_name(path: Path) -> str:
 def test_every_test_module_has_a_name_no_other_test_module_has() -> None:
     by_name: defaultdict[str, list[str]] = defaultdict(list)
     for path in TESTS.rglob("*.py"):
-        if path.name.startswith("test_") or path.name.startswith("_") and path.name != "__init__.py":
+        if path.name.startswith("test_") or (path.name.startswith("_") and path.name != "__init__.py"):
             by_name[_module_name(path)].append(str(path.relative_to(TESTS)))
     clashes = {name: paths for name, paths in by_name.items() if len(paths) > 1}
     assert not clashes, f"rename one file of each pair (pytest imports them under one name): {clashes}"
