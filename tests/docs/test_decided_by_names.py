@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agent_wait.engine.questions import MOVED_ON
 from agent_wait.engine.sweep import DEADLINE_ANSWERED_BY
+from agent_wait.ledger.outcome import MOVED_ON
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 RECORDED = {DEADLINE_ANSWERED_BY, MOVED_ON}

@@ -80,7 +80,7 @@ def test_start_questions_and_answer_drive_the_agent(
         ),
         (
             ["questions", "--status", "pending"],
-            "--status must be one of ['open', 'answered', 'expired', 'cancelled', 'resumed', 'failed']",
+            "--status must be one of ['open', 'answered', 'expired', 'cancelled', 'withdrawn', 'resumed', 'failed']",
         ),
     ],
 )

@@ -138,19 +138,14 @@ def _run(args: argparse.Namespace) -> int:
                         {
                             k: row.get(k)
                             for k in (
-                                *("thread_id", "question_id", "status", "expires_at", "allowed_actions", "tags"),
-                                *("answered_by", "via", "claimed_by", "asks"),
+                                *("thread_id", "question_id", "status", "outcome", "agent", "expires_at"),
+                                *("allowed_actions", "tags", "answered_by", "via", "claimed_by", "reason", "asks"),
                             )
                         }
                     )
                 )
             else:
-                print(
-                    f"{row['status']:9} {row['question_id']}  thread={row['thread_id']}"
-                    f"  expires={row.get('expires_at')}  actions={'/'.join(row.get('allowed_actions') or [])}"
-                    + (f"  by={row['answered_by']} via={row.get('via')}" if row.get("answered_by") else "")
-                    + f"  asks={_commands.clipped(row['asks'])}"
-                )
+                print(_question_line(row))
         if not rows:
             # JSON lines stay parseable: none at all on stdout, and the words for a person on stderr.
             none = f"no {args.status + ' ' if args.status else ''}questions"
@@ -175,6 +170,30 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "cancel":
         return _cancel(target, args)
     return _answer(target, args)
+
+
+def _question_line(row: dict[str, Any]) -> str:
+    """One question of `agent-wait questions`: its outcome (`open` until decided), then, once decided, what the
+    agent did (`agent=`) and who decided it in that outcome's words: `by= via=` for an answer, `cancelled_by=` and
+    `reason=` for a cancel, the default for an expiry, nothing more for a withdrawn question."""
+    from agent_wait.cli._commands import clipped
+
+    outcome = row.get("outcome")
+    decided = ""
+    if outcome:
+        decided = f"  agent={row.get('agent')}"
+    if outcome == "answered":
+        decided += f"  by={row.get('answered_by')} via={row.get('via')}"
+    elif outcome == "cancelled":
+        decided += f"  cancelled_by={row.get('answered_by')} reason={json.dumps(row.get('reason') or '')}"
+    elif outcome == "expired":
+        decided += "  default applied"
+    return (
+        f"{outcome or row['status']:9} {row['question_id']}  thread={row['thread_id']}"
+        f"  expires={row.get('expires_at')}  actions={'/'.join(row.get('allowed_actions') or [])}"
+        + decided
+        + f"  asks={clipped(row['asks'])}"
+    )
 
 
 def _said(target: Target) -> Target:
@@ -241,6 +260,8 @@ def _show(target: Any, args: argparse.Namespace) -> int:
         lines.append("decision none yet")
     elif outcome["expired"]:
         lines.append(f"decision the deadline passed at {outcome['decided_at']}: the default applied, nobody decided")
+    elif outcome["status"] == "withdrawn":
+        lines.append(f"decision withdrawn at {outcome['decided_at']}: the agent moved on without an answer")
     else:
         lines.append(
             f"decision {outcome['status']} by {outcome['answered_by']} via {outcome['via']} at {outcome['decided_at']}"
@@ -248,6 +269,8 @@ def _show(target: Any, args: argparse.Namespace) -> int:
         lines.append(f"answer   {json.dumps(outcome['answer'], sort_keys=True)}")
         if outcome.get("reason"):  # a person's cancel says why
             lines.append(f"reason   {outcome['reason']}")
+    if outcome is not None:
+        lines.append(f"agent    {outcome['agent']}")
     if view.get("failure"):
         lines.append(f"failed   {view['failure']['error']} at {view['failure']['failed_at']}; see agent-wait failures")
     print("\n".join(lines))

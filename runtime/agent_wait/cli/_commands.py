@@ -93,11 +93,20 @@ ASKS_WIDTH = 72
 
 
 def _row(record: Any) -> dict[str, Any]:
-    """A ledger record as the listing prints it: the row's attributes (`expires_at` `never` when none), and `asks`,
-    what it asks in one line (`agent_wait.channels.asked.summary`: the call with its arguments, else its text)."""
+    """A ledger record as the listing prints it: the row's attributes (`expires_at` `never` when none); `asks`,
+    what it asks in one line (`agent_wait.channels.asked.summary`: the call with its arguments, else its text);
+    and in the one vocabulary of outcomes (`agent_wait.ledger.outcome`) what decided it (`outcome`: answered,
+    expired, cancelled, withdrawn; None while open) and what the agent did with it (`agent`)."""
     from agent_wait.channels.asked import summary
+    from agent_wait.ledger.outcome import agent_progress, question_outcome
 
-    return {**record.to_item(), "asks": summary(record.envelope)}
+    outcome = question_outcome(record)
+    return {
+        **record.to_item(),
+        "asks": summary(record.envelope),
+        "outcome": outcome.value if outcome else None,
+        "agent": agent_progress(record).value,
+    }
 
 
 def clipped(text: str, width: int = ASKS_WIDTH) -> str:
@@ -106,10 +115,9 @@ def clipped(text: str, width: int = ASKS_WIDTH) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def _rows(target: Target, status: str | None) -> list[dict[str, Any]]:
-    """Every question with `status` (every status when None), through the ledger's sharded status index."""
+def _rows(target: Target, statuses: list[QuestionStatus]) -> list[dict[str, Any]]:
+    """Every question under `statuses`, through the ledger's sharded status index."""
     ledger = _ledger(target)
-    statuses = [QuestionStatus(status)] if status else list(QuestionStatus)
     rows: list[dict[str, Any]] = []
     for value in statuses:
         cursor: str | None = None
@@ -122,12 +130,27 @@ def _rows(target: Target, status: str | None) -> list[dict[str, Any]]:
     return rows
 
 
+STATUS_CHOICES = ("open", "answered", "expired", "cancelled", "withdrawn", "resumed", "failed")
+"""What `questions --status` takes: `open`; an outcome (`QuestionOutcome`: what decided it, whether or not the agent
+has resumed since); or what the agent did with the decision, `resumed` or `failed`."""
+
+
 def list_questions(target: Target, status: str | None) -> list[dict[str, Any]]:
-    """Ledger rows (ids, status, deadline, actions), through the `by_status_shard` index."""
-    if status is not None and status not in {s.value for s in QuestionStatus}:
-        raise CliError(f"--status must be one of {[s.value for s in QuestionStatus]}; got {status!r}")
+    """Ledger rows (ids, status, outcome, deadline, actions), through the `by_status_shard` index: every question,
+    the open ones, those with one outcome (`answered`, `expired`, `cancelled`, `withdrawn`: read under their own
+    status and under `resumed` and `failed`, where a decided question moves once the agent has it), or those the
+    agent `resumed` or `failed` on."""
+    from agent_wait.ledger.outcome import QuestionOutcome, statuses_holding
+
+    if status is not None and status not in STATUS_CHOICES:
+        raise CliError(f"--status must be one of {list(STATUS_CHOICES)}; got {status!r}")
     # The ledger lists questions only: a failed start (in the same index) is listed by `agent-wait failures`.
-    return _rows(target, status)
+    if status is None:
+        return _rows(target, list(QuestionStatus))
+    if status not in {outcome.value for outcome in QuestionOutcome}:
+        return _rows(target, [QuestionStatus(status)])
+    rows = _rows(target, list(statuses_holding(QuestionOutcome(status))))
+    return [row for row in rows if row["outcome"] == status]
 
 
 def _ledger(target: Target) -> Any:

@@ -136,7 +136,9 @@ def _add_stack_commands(commands: Any) -> None:
         elif name == "questions":
             sub.add_argument("show", nargs="*", metavar="show QUESTION", help="show one question in full")
             sub.add_argument(
-                "--status", help="open, answered, expired, cancelled, resumed or failed (default: every status)"
+                "--status",
+                help="open; answered, expired, cancelled or withdrawn (what decided it, whether or not the agent "
+                "resumed since); resumed or failed (what the agent did with it). Default: every question",
             )
             sub.add_argument("--json", action="store_true", help="print rows as JSON lines")
         elif name == "failures":
