@@ -48,6 +48,13 @@ def _no_powertools_metrics_left_over() -> None:
             metrics.clear_metrics()
 
 
+@pytest.fixture(autouse=True)
+def _own_running_devs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Give each test its own registry of running `agent-wait dev`s (`XDG_STATE_HOME`): a dev started by a test in
+    another worker, or by the person at this machine, must not be the stack a test's CLI finds."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
 @pytest.fixture(scope="session")
 def moto_server() -> Iterator[str]:
     """An embedded moto server on 127.0.0.1 at a random port; yields its endpoint URL.

@@ -71,19 +71,29 @@ class World:
         self.checks.append((description, ok))
         self.say(f"{'ok ' if ok else 'WRONG'} {description}")
 
-    def announced(self) -> list[dict[str, Any]]:
-        """Say, and return, what the SNS topic delivered since the last look."""
+    def announced(self, thread: str | None = None) -> list[dict[str, Any]]:
+        """Say, and return, what the SNS topic delivered since the last look (said: only `thread`'s, when given)."""
         envelopes = self.observer.drain()
         for envelope in envelopes:
+            if thread is not None and envelope.get("thread_id") != thread:
+                continue
             tags = ", ".join(f"{k}={v}" for k, v in (envelope.get("tags") or {}).items())
             self.say(f"announced {envelope['type']} on the SNS topic" + (f" ({tags})" if tags else ""))
         return envelopes
 
-    def pump(self) -> list[Outcome]:
+    def pump(self, thread: str | None = None) -> list[Outcome]:
+        """Run the router on what the entry queue holds; say what it did (only for `thread`, when given: a sweep
+        also decides the questions earlier scenarios left open, which this scenario is not about)."""
         outcomes = self.local.pump().outcomes
-        self.announced()
+        self.announced(thread)
+        others = 0
         for outcome in outcomes:
-            self.say(f"router: {describe(outcome)}")
+            if thread is None or outcome.thread_id == thread:
+                self.say(f"router: {describe(outcome)}")
+            else:
+                others += 1
+        if others:
+            self.say(f"(and {others} answer(s) for questions earlier scenarios left open)")
         return outcomes
 
     def start(self, thread: str, amount: int, *, start_id: str | None = None) -> list[Outcome]:
@@ -192,8 +202,9 @@ def _expire(world: World, thread: str) -> str:
     world.clock.offset += timedelta(days=3, minutes=1)
     world.say("nobody answers; three days pass (the demo moves its clock)")
     report = world.local.sweep()
-    world.say(f"sweep: sent the default for {len(report['expired_sent'])} overdue question(s)")
-    world.pump()
+    sent = question in report["expired_sent"]
+    world.say(f"sweep: {'sent the default' if sent else 'sent no default'} for this order's question")
+    world.pump(thread)
     return question
 
 
@@ -213,8 +224,9 @@ def remind_then_escalate(world: World, thread: str) -> None:
     world.clock.offset += timedelta(hours=4)
     world.say("nobody answers; four hours pass (the demo moves its clock)")
     report = world.local.sweep()
-    world.say(f"sweep: sent {len(report['reminded'])} reminder(s)")
-    reminders = [e for e in world.announced() if e["type"] == "wait.reminder" and e["question_id"] == question]
+    reminded = question in report["reminded"]
+    world.say(f"sweep: {'sent a reminder' if reminded else 'sent no reminder'} for this order's question")
+    reminders = [e for e in world.announced(thread) if e["type"] == "wait.reminder" and e["question_id"] == question]
     world.check(
         "a reminder went out to finance (wait.reminder, 1 of 1)",
         [(e["tags"], e["progress"]) for e in reminders] == [(dict(FINANCE.tags), {"reminder": 1, "of": 1})],
@@ -222,8 +234,8 @@ def remind_then_escalate(world: World, thread: str) -> None:
     world.clock.offset += timedelta(hours=44)
     world.say("still nobody; two days after asking")
     report = world.local.sweep()
-    world.say(f"sweep: escalated {len(report['escalated'])} question(s)")
-    steps = [e for e in world.announced() if e["type"] == "wait.escalated" and e["question_id"] == question]
+    world.say(f"sweep: {'escalated' if question in report['escalated'] else 'did not escalate'} this order's question")
+    steps = [e for e in world.announced(thread) if e["type"] == "wait.escalated" and e["question_id"] == question]
     world.check(
         "the question was escalated to finance-managers (wait.escalated, step 1 of 1)",
         [(e["tags"].get("approver_group"), e["progress"].get("escalation")) for e in steps]

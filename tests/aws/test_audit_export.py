@@ -53,7 +53,7 @@ def on_the_table(
 
 def _decisions(seeded: list[Seeded]) -> dict[str, tuple[str | None, str | None, str]]:
     return {
-        q.question_id: (q.answered_by, q.via, q.outcome.value) for q in seeded if q.outcome is not None
+        q.question_id: (q.answered_by, q.via, q.said) for q in seeded if q.outcome is not None
     }  # fmt: skip
 
 

@@ -490,5 +490,15 @@ def test_an_operator_approves_several_after_a_confirmation_and_cancels_one_with_
         "alice@example.com",
         "The customer withdrew the request.",
     )
+    # AND, the agent having resumed, the list's Cancelled filter shows it cancelled by her and why, never as a
+    # rejection of hers (the answer the agent got is the policy's, not her decision)
+    phone.get_by_role("link", name="All questions").click()
+    phone.get_by_label("Status").select_option("cancelled")
+    phone.get_by_role("button", name="Show").click()
+    row = phone.get_by_role("row").filter(has_text=thread)
+    expect(row.get_by_role("cell").nth(3)).to_have_text(
+        "resumedcancelled by alice@example.com: The customer withdrew the request."
+    )
+    phone.screenshot(path=str(target / "inbox-cancelled-row-phone.png"), full_page=True)
     assert page.errors == []  # pyright: ignore[reportAttributeAccessIssue]
     assert phone.errors == []  # pyright: ignore[reportAttributeAccessIssue]

@@ -69,6 +69,7 @@ CORE_MODULES = (
     "agent_wait.ledger",
     "agent_wait.ledger.base",
     "agent_wait.ledger.records",
+    "agent_wait.ledger.outcome",
     "agent_wait.asking.delivery",
     "agent_wait.ledger.memory",
     "agent_wait.channels.recipients",

@@ -31,6 +31,10 @@ RUN_BY: dict[str, tuple[str, str]] = {
     "agent-wait dev --graph": ("tests/packaging/test_journey.py", "agent-wait dev --graph "),
     "agent-wait start svc-1": ("tests/packaging/test_journey.py", "start, listing, answer, resumed = SECOND"),
     "agent-wait questions --status resumed": ("tests/packaging/test_journey.py", "resumed"),
+    "agent-wait questions --status cancelled": (
+        "tests/local/test_operators_local.py",
+        '["questions", "--status", "cancelled"]',
+    ),
     "agent-wait questions": ("tests/local/test_cli.py", '["questions", "--status", "open", "--json"]'),
     "agent-wait answer QUESTION_ID approve --outputs": ("tests/local/test_cli.py", "test_outputs_file_of_a_deployed"),
     "agent-wait answer QUESTION_ID approve --note": ("tests/local/test_cli.py", '"approve", "--note", "within budget"'),

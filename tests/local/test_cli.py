@@ -80,7 +80,7 @@ def test_start_questions_and_answer_drive_the_agent(
         ),
         (
             ["questions", "--status", "pending"],
-            "--status must be one of ['open', 'answered', 'expired', 'cancelled', 'resumed', 'failed']",
+            "--status must be one of ['open', 'answered', 'expired', 'cancelled', 'withdrawn', 'resumed', 'failed']",
         ),
     ],
 )
@@ -500,3 +500,169 @@ def test_an_answer_the_question_would_refuse_is_not_sent_and_says_why(
     assert reason in err
     assert world.pump() == []
     assert world.row(thread, question)["status"] == "open"
+
+
+def _on_dev(world: Any, monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """The CLI in a terminal beside `agent-wait dev` serving `world`'s stack from `folder`: dev's own state file
+    (with its local issuer), and none of the stack's settings in the environment (the emulator sets them here)."""
+    monkeypatch.chdir(folder)
+    for name in ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_TABLE"):
+        monkeypatch.delenv(name, raising=False)
+    Target.of_local_stack(world.local).save()
+
+
+def test_a_queue_answer_on_dev_is_credited_to_the_dev_user_not_the_emulators_iam_id(
+    world: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent_wait.cli._dev import DEV_USER
+
+    # GIVEN the CLI pointed at a running `agent-wait dev` (as dev saves itself: with its local issuer)
+    _on_dev(world, monkeypatch, tmp_path)
+    thread = f"order-cli-{uuid.uuid4().hex[:6]}"
+    world.start(thread, 900)
+    question = _open_question(world, thread)
+    # WHEN a question is answered on the entry queue without --by
+    assert main(["answer", question, "approve", "--queue"]) == 0
+    printed = capsys.readouterr().out
+    world.pump()
+    # THEN the CLI says who it is credited to, and the ledger records that person, not the emulator's IAM id
+    assert f"credited to {DEV_USER}" in printed
+    row = world.row(thread, question)
+    assert (row["status"], row["answered_by"], row["via"]) == ("resumed", DEV_USER, "queue")
+
+
+def test_a_queue_answer_names_who_it_is_credited_to_with_by(
+    world: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN the CLI pointed at a running `agent-wait dev`
+    _on_dev(world, monkeypatch, tmp_path)
+    thread = f"order-cli-{uuid.uuid4().hex[:6]}"
+    world.start(thread, 900)
+    question = _open_question(world, thread)
+    # WHEN a question is answered on the entry queue --by someone
+    assert main(["answer", question, "reject", "--queue", "--by", "ops@example.com"]) == 0
+    printed = capsys.readouterr().out
+    world.pump()
+    # THEN that person is who it is credited to
+    assert "credited to ops@example.com" in printed
+    assert world.row(thread, question)["answered_by"] == "ops@example.com"
+
+
+def test_the_token_hints_name_no_group_of_the_refund_demo_for_a_question_open_to_anyone(
+    world: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a question whose policy names no answerer group, on agent-wait dev
+    _on_dev(world, monkeypatch, tmp_path)
+    monkeypatch.delenv("AGENT_WAIT_TOKEN", raising=False)
+    thread = f"order-cli-{uuid.uuid4().hex[:6]}"
+    world.start(thread, 900)
+    question = _open_question(world, thread)
+    # WHEN it is answered with a token the API refuses, and cancelled with no token at all
+    assert main(["answer", question, "approve", "--token", "not-a-token"]) == 1
+    refused = capsys.readouterr().err
+    assert main(["cancel", question, "--reason", "testing"]) == 1
+    untold = capsys.readouterr().err
+    # THEN each says how to sign in, in no group: anyone may answer it
+    for err in (refused, untold):
+        assert "agent-wait token --user you@example.com" in err
+        assert "--groups" not in err
+
+
+def test_a_token_hint_signs_in_to_the_groups_the_questions_policy_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from agent_wait.cli import _api, _commands
+
+    # GIVEN a question whose policy names who may answer it, and who may extend its deadline
+    rules = {
+        "answerers": {"groups": ["release-managers", "sre"], "principals": []},
+        "extend": {"groups": ["sre-leads"], "people": [], "max_total": "P7D"},
+    }
+    record = SimpleNamespace(envelope=SimpleNamespace(rules=rules))
+    monkeypatch.setattr(_commands, "ledger_record", lambda target, question_id: record)
+    target = Target(queue_url="q", table="t")
+    # WHEN a hint is made for it; THEN it signs in to those groups
+    assert _api.token_hint(target, "q-1") == "agent-wait token --user you@example.com --groups release-managers,sre"
+    assert _api.token_hint(target, "q-1", rule="extend") == "agent-wait token --user you@example.com --groups sre-leads"
+
+
+def test_a_token_hint_names_no_group_when_the_question_cannot_be_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_wait.cli import _api, _commands
+    from agent_wait.cli._target import CliError
+
+    def missing(target: Any, question_id: str) -> Any:
+        raise CliError(f"no question {question_id!r}")
+
+    monkeypatch.setattr(_commands, "ledger_record", missing)
+    assert _api.token_hint(Target(queue_url="q", table="t"), "q-1") == "agent-wait token --user you@example.com"
+
+
+def test_questions_shows_what_each_question_asks_clipped_to_a_line(
+    world: Any, target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN an open refund question, asked by a `@wait` call
+    thread = f"order-cli-{uuid.uuid4().hex[:6]}"
+    world.start(thread, 900)
+    question = _open_question(world, thread)
+    # WHEN the questions are listed, as a table and as JSON lines
+    assert main(["questions", "--status", "open"]) == 0
+    [line] = [line for line in capsys.readouterr().out.splitlines() if question in line]
+    assert main(["questions", "--status", "open", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith('{"thread_id"')]
+    # THEN each says what is asked: the call with its arguments
+    assert line.endswith(f'  asks=issue_refund(order_id="{thread}", amount=900)')
+    [row] = [row for row in rows if row["question_id"] == question]
+    assert row["asks"] == f'issue_refund(order_id="{thread}", amount=900)'
+
+
+def test_a_long_question_is_clipped_in_the_listing_and_whole_in_json() -> None:
+    from agent_wait.cli._commands import ASKS_WIDTH, clipped
+
+    # GIVEN what a question asks, longer than a listing's line allows; WHEN it is clipped
+    text = "Approve the migration of " + "every table " * 20
+    short = clipped(text)
+    # THEN it fits, says it was cut, and a short one is left as it is
+    assert len(short) == ASKS_WIDTH
+    assert short.endswith("…")
+    assert clipped('restart(service="billing")') == 'restart(service="billing")'
+    assert clipped("two\nlines") == "two lines"
+
+
+def test_several_running_devs_and_none_here_is_one_line_naming_their_folders(
+    world: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dataclasses import replace
+
+    # GIVEN two running devs registered for this user (one emulator plays both), and one that ended long ago
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    for name in ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_TABLE"):
+        monkeypatch.delenv(name, raising=False)
+    running = Target.of_local_stack(world.local)
+    for folder in ("shop", "support"):
+        replace(running, folder=str(tmp_path / folder)).register()
+    ended = replace(running, folder=str(tmp_path / "old"), endpoint_url="http://127.0.0.1:9")
+    ended.register()
+    # WHEN the CLI runs in a folder none of them serves
+    monkeypatch.chdir(tmp_path)
+    assert main(["questions"]) == 1
+    err = capsys.readouterr().err
+    # THEN it names the folders of the running ones, says how to choose, and forgets the one that ended
+    assert f"several `agent-wait dev` are running, serving {tmp_path / 'shop'} and {tmp_path / 'support'}" in err
+    assert str(tmp_path / "old") not in err
+    assert err.count("\n") == 1
+    assert not ended.registered_at().exists()
+
+
+def test_the_dev_of_this_folder_wins_over_a_dev_registered_elsewhere(
+    world: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dataclasses import replace
+
+    from agent_wait.cli._target import resolve_target
+
+    # GIVEN a dev running here (its .agent-wait/local.json) and another registered for another folder
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    _on_dev(world, monkeypatch, tmp_path)
+    replace(Target.of_local_stack(world.local), folder=str(tmp_path / "other"), table="other-table").register()
+    # WHEN the CLI finds its stack; THEN it is this folder's, as it always was
+    assert resolve_target().table == world.local.table

@@ -211,3 +211,103 @@ def test_a_stack_whose_agent_cannot_load_fails_to_start_before_it_serves(refund_
     if local.api_url:
         with pytest.raises(urllib.error.URLError):
             urllib.request.urlopen(f"{local.api_url}/questions", timeout=5)
+
+
+def test_dev_names_every_preview_and_says_when_a_start_finishes_without_asking(
+    refund_template: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    thread = f"order-small-{uuid.uuid4().hex[:6]}"
+
+    # GIVEN agent-wait dev; WHEN a refund under the auto-approve limit starts (the agent finishes, asking nothing)
+    def start_small() -> None:
+        main(["start", thread, "--input", json.dumps({"order_id": thread, "amount": 20, "customer": "c"})])
+
+    printed, _ = _run_dev(refund_template, verbose=False, until=f"finished        thread={thread}", act=start_small)
+    # THEN the banner names the email preview beside Slack's and Teams', and the finished start is one line
+    banner = printed.split("Ctrl-C", 1)[0]
+    assert "/dev/email" in banner
+    assert f"finished        thread={thread}  (the agent ran to the end without asking)" in printed
+
+
+def test_an_envelope_without_a_deadline_is_printed_as_the_cli_prints_it() -> None:
+    from agent_wait.cli._dev import describe
+
+    # GIVEN a question with no deadline (its envelope's expires_at is null); WHEN dev prints it
+    line = describe({"type": "wait.created", "thread_id": "t-1", "question_id": "q-1", "expires_at": None})
+    # THEN it says `never`, as `agent-wait questions` does, never Python's None
+    assert "expires=never" in line
+    assert "None" not in line
+
+
+BAD_PROPS_APP = """
+from aws_cdk import App, Stack
+
+from agent_wait_cdk import AgentWait
+
+
+def template():
+    app = App(context={"aws:cdk:bundling-stacks": []})
+    AgentWait(Stack(app, "BadProps"), "AgentWait", graph="not-a-graph-spec")
+    return app.synth().get_stack_by_name("BadProps").template
+"""
+
+
+@pytest.mark.parametrize("verbose", [False, True], ids=["quiet", "verbose"])
+def test_an_app_whose_props_are_invalid_is_its_problem_in_a_line_and_the_traceback_only_when_verbose(
+    verbose: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN an --app module whose AgentWait has an invalid prop
+    monkeypatch.chdir(tmp_path)
+    module = f"bad_props_app_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{module}.py").write_text(BAD_PROPS_APP)
+    # WHEN agent-wait dev runs it
+    assert main(["dev", "--app", module, *(["--verbose"] if verbose else [])]) == 1
+    err = capsys.readouterr().err
+    # THEN it says what is wrong, as the construct says it, before anything starts
+    [problem] = [line for line in err.splitlines() if line.startswith("agent-wait: ")]
+    assert problem.startswith("agent-wait: the stack's template cannot be synthesized (AgentWaitPropsError")
+    assert "graph must be 'module:attribute', e.g. 'my_app.graph:build_graph'; got 'not-a-graph-spec'" in err
+    assert not LOCAL_STATE.exists()
+    # AND the traceback only when asked for
+    assert ("Traceback (most recent call last):" in err) is verbose
+    assert ("--verbose shows the traceback" in problem) is not verbose
+
+
+def test_the_cli_finds_the_running_dev_from_an_unrelated_folder_and_says_which_folder_it_serves(
+    refund_template: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # this user's registry of running devs
+    for name in ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_TABLE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(project)
+    asked: list[tuple[int, str, str]] = []
+
+    # GIVEN agent-wait dev running in the project folder; WHEN the CLI runs in a folder outside it
+    def from_elsewhere() -> None:
+        capsys.readouterr()
+        monkeypatch.chdir(elsewhere)
+        # The emulator sets the stack's settings in this process for its handlers; another terminal has none.
+        settings = {name: os.environ.pop(name) for name in ("AGENT_WAIT_QUEUE_URL", "AGENT_WAIT_TABLE")}
+        try:
+            status = main(["questions"])
+            captured = capsys.readouterr()
+            asked.append((status, captured.out, captured.err))
+        finally:
+            os.environ.update(settings)
+            monkeypatch.chdir(project)
+
+    _run_dev(refund_template, verbose=False, until="Ctrl-C", act=from_elsewhere)
+    # THEN it reaches that dev, and says which folder the dev serves
+    [(status, out, err)] = asked
+    assert status == 0, err
+    assert "no stack" not in out + err
+    assert f"agent-wait: using the `agent-wait dev` serving {project.resolve()}" in err
+    # AND once dev stopped, it is gone from the registry: the CLI says there is no stack
+    monkeypatch.chdir(elsewhere)
+    capsys.readouterr()
+    assert main(["questions"]) == 1
+    assert "no stack to talk to" in capsys.readouterr().err

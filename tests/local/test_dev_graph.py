@@ -287,3 +287,75 @@ def test_dev_keeps_serving_when_the_agent_or_a_turn_fails(
     assert "ValueError: cannot restart search" in printed
     assert failed == {"svc-1", "svc-2"}
     assert dev.status == [0]
+
+
+def test_the_dev_sign_in_form_offers_no_group_of_the_refund_demo() -> None:
+    """A user's own project has its own groups: the dev sign-in starts with none, rather than the demo's `finance`."""
+    import html.parser
+    from importlib.resources import files
+
+    # GIVEN the inbox page `agent-wait dev` serves, with its dev sign-in form
+    page = (files("agent_wait.host.api") / "pages" / "inbox.html").read_text(encoding="utf-8")
+    fields: dict[str, dict[str, str | None]] = {}
+
+    class Inputs(html.parser.HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            found = dict(attrs)
+            if tag == "input" and found.get("id"):
+                fields[str(found["id"])] = found
+
+    Inputs().feed(page)
+    # THEN its groups field starts empty, and nothing on the form names the demo's group
+    assert fields["dev-groups"].get("value") in (None, "")
+    form = page.split('<form id="sign-in-dev"', 1)[1].split("</form>", 1)[0]
+    assert "finance" not in form
+
+
+PYDANTIC_AI_AGENT = """
+from typing import Any
+
+from pydantic_ai import Agent, DeferredToolRequests, RunContext
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import FunctionModel
+
+from agent_wait import WaitPolicy
+from agent_wait.pydantic_ai import wait
+
+
+def model(messages, info):
+    if any(isinstance(part, ToolReturnPart) for message in messages for part in message.parts):
+        return ModelResponse(parts=[TextPart("done")])
+    return ModelResponse(parts=[ToolCallPart("restart", {"service": "billing"}, tool_call_id="call-1")])
+
+
+build_graph = Agent(FunctionModel(model), output_type=[str, DeferredToolRequests])
+
+
+@build_graph.tool
+@wait(WaitPolicy(timeout="PT1H", allowed_actions=("approve", "reject"), tags={"team": "ops"}))
+def restart(ctx: RunContext[Any], service: str) -> str:
+    return f"restarted {service}"
+"""
+"""A Pydantic AI agent, the attribute `--graph` names: docs/frameworks.md says `dev --graph` runs one."""
+
+
+def test_dev_graph_runs_a_pydantic_ai_agent_as_it_runs_a_langgraph_graph(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("pydantic_ai")
+    # GIVEN a project folder with nothing but a Pydantic AI agent, served by agent-wait dev --graph
+    with dev_with_graph(tmp_path, monkeypatch, "pai_agent", PYDANTIC_AI_AGENT) as dev:
+        # WHEN a run is started and its question answered
+        assert main(["start", "svc-1", "--input", json.dumps("restart billing")]) == 0
+        question = _wait_for_question(capsys, dev.deadline)
+        assert main(["answer", question, "approve"]) == 0
+        # THEN the agent resumed
+        while time.monotonic() < dev.deadline:
+            capsys.readouterr()
+            assert main(["questions", "--status", "resumed"]) == 0
+            if question in capsys.readouterr().out:
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail("the answered question never reached resumed")
+    assert dev.status == [0]

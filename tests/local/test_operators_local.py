@@ -105,3 +105,48 @@ def test_cancel_needs_a_token_and_a_reason(world: Any, alice: str, capsys: pytes
     with pytest.raises(SystemExit):
         main(["cancel", question])  # --reason is required
     assert world.pump() == []
+
+
+def test_questions_by_outcome_lists_a_cancel_with_who_and_why_after_the_agent_resumed(
+    world: Any, alice: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    # GIVEN one refund cancelled and one answered, and both agents resumed
+    (_, cancelled), (_, answered) = _refunds(world, 2)
+    assert main(["cancel", cancelled, "--reason", "duplicate order", "--token", alice]) == 0
+    assert main(["answer", answered, "approve", "--token", alice]) == 0
+    world.local.pump()
+    capsys.readouterr()
+
+    # WHEN the cancelled questions are listed
+    assert main(["questions", "--status", "cancelled"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    # THEN the cancel is there, saying it was cancelled, by whom, why, and that the agent resumed; the answer is not
+    [line] = [line for line in listed if cancelled in line]
+    assert line.startswith("cancelled ")
+    assert "agent=resumed" in line
+    assert 'cancelled_by=alice@example.com reason="duplicate order"' in line
+    assert " by=" not in line
+    assert "via=" not in line
+    assert not any(answered in line for line in listed)
+
+    # AND --status answered lists the answer, by whom and how, and not the cancel
+    assert main(["questions", "--status", "answered"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    [line] = [line for line in listed if answered in line]
+    assert line.startswith("answered ")
+    assert "agent=resumed" in line
+    assert "by=alice@example.com via=api" in line
+    assert not any(cancelled in line for line in listed)
+
+    # AND in JSON each row says its outcome, what the agent did, and a cancel's reason
+    assert main(["questions", "--status", "cancelled", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith('{"thread_id"')]
+    [row] = [row for row in rows if row["question_id"] == cancelled]
+    assert (row["outcome"], row["agent"], row["answered_by"], row["reason"]) == (
+        "cancelled",
+        "resumed",
+        "alice@example.com",
+        "duplicate order",
+    )

@@ -278,3 +278,31 @@ def test_agent_wait_dev_previews_each_questions_slack_message_without_a_workspac
     assert "alice@example.com answered" in page
     assert "<script" not in page
     assert "default-src 'none'" in policy
+
+
+def test_the_slack_previews_buttons_answer_through_the_signed_links_as_the_teams_previews_do(world: SlackWorld) -> None:
+    import html
+    import re
+    import urllib.request
+
+    from tests.local._http import call
+
+    # GIVEN an open question on the running stack
+    thread, question = world.ask(1250)
+    # WHEN the dev server's Slack preview is opened
+    with urllib.request.urlopen(f"{world.local.api_url}/dev/slack", timeout=10) as response:
+        page = response.read().decode("utf-8")
+    # THEN each of its buttons is a link: Approve and Reject to this API's signed answer links
+    buttons = {
+        label: html.unescape(href)
+        for href, label in re.findall(r'<a class="button [a-z]+" href="([^"]+)"[^>]*>([^<]+)<', page)
+    }
+    confirm = f"{world.local.api_url}/questions/{question}/confirm#"
+    assert buttons["Approve"].startswith(confirm), buttons
+    assert buttons["Reject"].startswith(confirm), buttons
+    # AND following Approve as the link page does answers the question, and the agent resumes once
+    token = buttons["Approve"].partition("#")[2]
+    reply = call(f"{world.local.api_url}/questions/{question}/link/answer", method="POST", body={"token": token})
+    assert (reply.status, reply.body["result"], reply.body["outcome"]["via"]) == (200, "won", "link"), reply
+    assert [o.kind.value for o in world.local.pump().outcomes] == ["applied"]
+    assert world.refunds(thread) == [1250]

@@ -4,7 +4,8 @@ the ledger must hold without reading it back the same way.
 
 Spread over the 30 days before `now`; by `n % 10`: answered (0 to 4, through the API, a link or the queue, some
 with edited arguments, a third of them resumed), a quorum question decided by two votes (5), expired by the
-deadline (6), cancelled (7), open (8), answered then failed while the agent resumed (9).
+deadline (6), cancelled (7: by a person with a reason, or every other one withdrawn, the agent having moved on),
+open (8), answered then failed while the agent resumed (9).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from agent_wait import Question, WaitEnvelope, WaitPolicy
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.ledger import Decision, Ledger
+from agent_wait.ledger.outcome import MOVED_ON
 from agent_wait.ledger.records import FailureKind, Progress, ThreadFailure, Vote
 
 __all__ = ("PEOPLE", "Seeded", "seed_questions")
@@ -42,6 +44,14 @@ class Seeded:
     votes: list[str] = field(default_factory=list)
     resumed: bool = False
     failed: bool = False
+
+    @property
+    def said(self) -> str | None:
+        """What decided it, as every view says it (`agent_wait.ledger.outcome`): a cancel by the router is
+        `withdrawn`."""
+        if self.outcome is QuestionStatus.CANCELLED and self.answered_by == MOVED_ON:
+            return "withdrawn"
+        return self.outcome.value if self.outcome else None
 
 
 def seed_questions(ledger: Ledger, now: datetime, count: int = 200) -> list[Seeded]:
@@ -86,11 +96,19 @@ def seed_questions(ledger: Ledger, now: datetime, count: int = 200) -> list[Seed
                 QuestionStatus.EXPIRED,
                 {"action": "reject"},
                 f"agent-wait:deadline:{envelope.question_id}",
-                answered_by="agent-wait",
+                answered_by="agent-wait:deadline",
                 via="deadline",
             )
         elif kind == 7:
-            decision = Decision(QuestionStatus.CANCELLED, None, f"cancel-{n}", answered_by=None, via=None)
+            withdrawn = n % 20 == 17
+            decision = Decision(
+                QuestionStatus.CANCELLED,
+                None if withdrawn else {"action": "cancelled", "reason": "duplicate", "by": person},
+                f"cancel-{n}",
+                answered_by=MOVED_ON if withdrawn else person,
+                via=None if withdrawn else "api",
+                reason=None if withdrawn else "duplicate",
+            )
         elif kind == 5:
             second = PEOPLE[(n + 1) % len(PEOPLE)]
             first_vote = Vote(
@@ -160,7 +178,7 @@ def seed_questions(ledger: Ledger, now: datetime, count: int = 200) -> list[Seed
             )
             ledger.mark_failed(failure)
             item.status, item.failed = QuestionStatus.FAILED, True
-        elif kind != 7 and n % 3 == 0:
+        elif item.said != "withdrawn" and n % 3 == 0:  # nothing resumes a withdrawn question; a cancel resumes
             ledger.mark_resumed(thread, envelope.question_id, now=decided + timedelta(seconds=1))
             item.status, item.resumed = QuestionStatus.RESUMED, True
     return seeded

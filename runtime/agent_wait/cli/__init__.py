@@ -44,7 +44,7 @@ from typing import Any
 from agent_wait.cli import _api
 from agent_wait.cli._extend import run_extend
 from agent_wait.cli._parser import DEFAULT_APP, REPO_APP, build_parser
-from agent_wait.cli._target import CliError, local_target, resolve_target
+from agent_wait.cli._target import CliError, Target, local_target, resolve_target
 from agent_wait.errors import MissingExtraError
 
 __all__ = ("main",)
@@ -110,14 +110,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "link":
         from agent_wait.cli._links import question_link
 
-        print(question_link(local_target(), args.question_id, args.action, approver=args.approver))
+        print(question_link(_said(local_target()), args.question_id, args.action, approver=args.approver))
         return 0
     if args.command == "token":
         groups = [g.strip() for text in args.groups for g in text.split(",") if g.strip()]
-        print(_api.sign_in(local_target(), args.user, groups, expires_in=args.expires_in))
+        print(_api.sign_in(_said(local_target()), args.user, groups, expires_in=args.expires_in))
         return 0
-    target = resolve_target(
-        args.outputs, stack=args.stack, region=args.region, profile=args.profile, endpoint_url=args.endpoint_url
+    target = _said(
+        resolve_target(
+            args.outputs, stack=args.stack, region=args.region, profile=args.profile, endpoint_url=args.endpoint_url
+        )
     )
     if getattr(args, "output", None) == "json":
         args.json = True
@@ -136,18 +138,14 @@ def _run(args: argparse.Namespace) -> int:
                         {
                             k: row.get(k)
                             for k in (
-                                *("thread_id", "question_id", "status", "expires_at", "allowed_actions", "tags"),
-                                *("answered_by", "via", "claimed_by"),
+                                *("thread_id", "question_id", "status", "outcome", "agent", "expires_at"),
+                                *("allowed_actions", "tags", "answered_by", "via", "claimed_by", "reason", "asks"),
                             )
                         }
                     )
                 )
             else:
-                print(
-                    f"{row['status']:9} {row['question_id']}  thread={row['thread_id']}"
-                    f"  expires={row.get('expires_at')}  actions={'/'.join(row.get('allowed_actions') or [])}"
-                    + (f"  by={row['answered_by']} via={row.get('via')}" if row.get("answered_by") else "")
-                )
+                print(_question_line(row))
         if not rows:
             # JSON lines stay parseable: none at all on stdout, and the words for a person on stderr.
             none = f"no {args.status + ' ' if args.status else ''}questions"
@@ -172,6 +170,39 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "cancel":
         return _cancel(target, args)
     return _answer(target, args)
+
+
+def _question_line(row: dict[str, Any]) -> str:
+    """One question of `agent-wait questions`: its outcome (`open` until decided), then, once decided, what the
+    agent did (`agent=`) and who decided it in that outcome's words: `by= via=` for an answer, `cancelled_by=` and
+    `reason=` for a cancel, the default for an expiry, nothing more for a withdrawn question."""
+    from agent_wait.cli._commands import clipped
+
+    outcome = row.get("outcome")
+    decided = ""
+    if outcome:
+        decided = f"  agent={row.get('agent')}"
+    if outcome == "answered":
+        decided += f"  by={row.get('answered_by')} via={row.get('via')}"
+    elif outcome == "cancelled":
+        decided += f"  cancelled_by={row.get('answered_by')} reason={json.dumps(row.get('reason') or '')}"
+    elif outcome == "expired":
+        decided += "  default applied"
+    return (
+        f"{outcome or row['status']:9} {row['question_id']}  thread={row['thread_id']}"
+        f"  expires={row.get('expires_at')}  actions={'/'.join(row.get('allowed_actions') or [])}"
+        + decided
+        + f"  asks={clipped(row['asks'])}"
+    )
+
+
+def _said(target: Target) -> Target:
+    """`target`, once the person knows which `agent-wait dev` it is when it serves another folder than this one
+    (found among the running devs, `running_dev`): a line on stderr, so JSON lines on stdout stay parseable."""
+    here = Path.cwd().resolve()
+    if target.folder and not here.is_relative_to(target.folder):
+        print(f"agent-wait: using the `agent-wait dev` serving {target.folder} (none runs from here)", file=sys.stderr)
+    return target
 
 
 def _export_audit(target: Any, args: argparse.Namespace) -> int:
@@ -229,6 +260,8 @@ def _show(target: Any, args: argparse.Namespace) -> int:
         lines.append("decision none yet")
     elif outcome["expired"]:
         lines.append(f"decision the deadline passed at {outcome['decided_at']}: the default applied, nobody decided")
+    elif outcome["status"] == "withdrawn":
+        lines.append(f"decision withdrawn at {outcome['decided_at']}: the agent moved on without an answer")
     else:
         lines.append(
             f"decision {outcome['status']} by {outcome['answered_by']} via {outcome['via']} at {outcome['decided_at']}"
@@ -236,6 +269,8 @@ def _show(target: Any, args: argparse.Namespace) -> int:
         lines.append(f"answer   {json.dumps(outcome['answer'], sort_keys=True)}")
         if outcome.get("reason"):  # a person's cancel says why
             lines.append(f"reason   {outcome['reason']}")
+    if outcome is not None:
+        lines.append(f"agent    {outcome['agent']}")
     if view.get("failure"):
         lines.append(f"failed   {view['failure']['error']} at {view['failure']['failed_at']}; see agent-wait failures")
     if refusal := view.get("last_refusal"):  # the queue answers its sender nothing: the row says why
@@ -269,7 +304,11 @@ def _answer(target: Any, args: argparse.Namespace) -> int:
         return 0
     row = _commands.answer(target, args.question_id, args.action, args.note, args.by, args=edited, value=value)
     what = repr(args.action) if value is None else "(JSON)"
-    line = f"answer {what} sent on the entry queue for question {args.question_id} on thread {row['thread_id']}"
+    _, credited = _commands.queue_credit(target, args.by)
+    line = (
+        f"answer {what} sent on the entry queue for question {args.question_id} on thread {row['thread_id']}, "
+        f"{credited}"
+    )
     if target.api_url and not args.queue:
         line += f" (no token, so not over the answer API; {_api.TOKEN_VARIABLE} or --token sends it there)"
     print(line)

@@ -17,12 +17,33 @@ from typing import Any
 
 from agent_wait.cli._target import CliError, Target, answer_value
 
-__all__ = ("TOKEN_VARIABLE", "answer", "sign_in")
+__all__ = ("SIGN_IN", "TOKEN_VARIABLE", "answer", "sign_in", "token_command", "token_hint")
 
 TOKEN_VARIABLE = "AGENT_WAIT_TOKEN"
 """Where `agent-wait answer` looks for a bearer token when `--token` is not given."""
 TIMEOUT_SECONDS = 30.0
-_TOKEN_HINT = "agent-wait token --user you@example.com --groups finance"
+SIGN_IN = "agent-wait token --user you@example.com"
+"""The `agent-wait token` line a hint offers, before the groups a question's policy names (if any)."""
+
+
+def token_command(groups: Sequence[str] = ()) -> str:
+    """`agent-wait token --user you@example.com`, signing in to `groups` when there are any: the groups a question's
+    own policy names, never an example's (a project's groups are its own)."""
+    return SIGN_IN + (f" --groups {','.join(groups)}" if groups else "")
+
+
+def token_hint(target: Target, question_id: str, *, rule: str = "answerers") -> str:
+    """The `agent-wait token` line for `question_id`: in the groups its policy names under `rule` (`answerers`, who
+    may answer and cancel; `extend`, who may move its deadline), in none when it names none or cannot be read."""
+    from agent_wait.cli._commands import ledger_record
+    from agent_wait.errors import WaitError
+
+    try:
+        rules = ledger_record(target, question_id).envelope.rules or {}
+    except (WaitError, OSError):  # a hint is a convenience: the error it rides on says what went wrong
+        return token_command()
+    groups = (rules.get(rule) or {}).get("groups") or ()
+    return token_command([str(group) for group in groups])
 
 
 def _call(url: str, *, method: str, body: Any = None, headers: Mapping[str, str] | None = None) -> tuple[int, Any]:
@@ -111,7 +132,7 @@ def answer(
         return _won(data, question_id, action or "(JSON)")
     if status == 202 and data.get("result") == "voted":
         return _voted(data, question_id, action or "(JSON)")
-    raise CliError(_refused(status, data, question_id))
+    raise CliError(_refused(status, data, question_id, target))
 
 
 def _voted(data: Mapping[str, Any], question_id: str, action: str) -> str:
@@ -142,14 +163,14 @@ _THREAD_REFUSALS = {
 """409s about the thread rather than the question: nothing was decided, and each says what to do."""
 
 
-def _refused(status: int, data: Mapping[str, Any], question_id: str) -> str:
+def _refused(status: int, data: Mapping[str, Any], question_id: str, target: Target) -> str:
     reason, detail = data.get("reason"), data.get("detail")
     question: Mapping[str, Any] = data["question"] if isinstance(data.get("question"), Mapping) else {}
     outcome: Mapping[str, Any] = question.get("outcome") or {}
     if status == 401:
         return (
             "the answer API refused the token (expired, or not from its issuer); get a fresh one with: "
-            f"{_TOKEN_HINT}, then pass it with --token or {TOKEN_VARIABLE}"
+            f"{token_hint(target, question_id)}, then pass it with --token or {TOKEN_VARIABLE}"
         )
     if status == 404:
         return f"no question {question_id!r}; list them with: agent-wait questions --status open"

@@ -15,7 +15,19 @@ from agent_wait.engine import tracing
 from agent_wait.engine.checks import content_refusal
 from agent_wait.errors import MessageError
 
-__all__ = ("answer", "failures", "ledger_for", "ledger_record", "list_questions", "retry", "show", "start")
+__all__ = (
+    "ASKS_WIDTH",
+    "answer",
+    "clipped",
+    "failures",
+    "ledger_for",
+    "ledger_record",
+    "list_questions",
+    "queue_credit",
+    "retry",
+    "show",
+    "start",
+)
 
 
 def _send(target: Target, message: dict[str, Any], *, deduplication_id: str | None = None) -> str:
@@ -76,15 +88,36 @@ def ledger_record(target: Target, question_id: str) -> Any:
     return record
 
 
+ASKS_WIDTH = 72
+"""The most characters of what a question asks that a `questions` line shows (JSON lines carry it whole)."""
+
+
 def _row(record: Any) -> dict[str, Any]:
-    """A ledger record as the listing prints it: the row's attributes (`expires_at` `never` when none)."""
-    return record.to_item()
+    """A ledger record as the listing prints it: the row's attributes (`expires_at` `never` when none); `asks`,
+    what it asks in one line (`agent_wait.channels.asked.summary`: the call with its arguments, else its text);
+    and in the one vocabulary of outcomes (`agent_wait.ledger.outcome`) what decided it (`outcome`: answered,
+    expired, cancelled, withdrawn; None while open) and what the agent did with it (`agent`)."""
+    from agent_wait.channels.asked import summary
+    from agent_wait.ledger.outcome import agent_progress, question_outcome
+
+    outcome = question_outcome(record)
+    return {
+        **record.to_item(),
+        "asks": summary(record.envelope),
+        "outcome": outcome.value if outcome else None,
+        "agent": agent_progress(record).value,
+    }
 
 
-def _rows(target: Target, status: str | None) -> list[dict[str, Any]]:
-    """Every question with `status` (every status when None), through the ledger's sharded status index."""
+def clipped(text: str, width: int = ASKS_WIDTH) -> str:
+    """`text` on one line, cut to `width` characters with `…` when it is longer."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _rows(target: Target, statuses: list[QuestionStatus]) -> list[dict[str, Any]]:
+    """Every question under `statuses`, through the ledger's sharded status index."""
     ledger = _ledger(target)
-    statuses = [QuestionStatus(status)] if status else list(QuestionStatus)
     rows: list[dict[str, Any]] = []
     for value in statuses:
         cursor: str | None = None
@@ -97,12 +130,27 @@ def _rows(target: Target, status: str | None) -> list[dict[str, Any]]:
     return rows
 
 
+STATUS_CHOICES = ("open", "answered", "expired", "cancelled", "withdrawn", "resumed", "failed")
+"""What `questions --status` takes: `open`; an outcome (`QuestionOutcome`: what decided it, whether or not the agent
+has resumed since); or what the agent did with the decision, `resumed` or `failed`."""
+
+
 def list_questions(target: Target, status: str | None) -> list[dict[str, Any]]:
-    """Ledger rows (ids, status, deadline, actions), through the `by_status_shard` index."""
-    if status is not None and status not in {s.value for s in QuestionStatus}:
-        raise CliError(f"--status must be one of {[s.value for s in QuestionStatus]}; got {status!r}")
+    """Ledger rows (ids, status, outcome, deadline, actions), through the `by_status_shard` index: every question,
+    the open ones, those with one outcome (`answered`, `expired`, `cancelled`, `withdrawn`: read under their own
+    status and under `resumed` and `failed`, where a decided question moves once the agent has it), or those the
+    agent `resumed` or `failed` on."""
+    from agent_wait.ledger.outcome import QuestionOutcome, statuses_holding
+
+    if status is not None and status not in STATUS_CHOICES:
+        raise CliError(f"--status must be one of {list(STATUS_CHOICES)}; got {status!r}")
     # The ledger lists questions only: a failed start (in the same index) is listed by `agent-wait failures`.
-    return _rows(target, status)
+    if status is None:
+        return _rows(target, list(QuestionStatus))
+    if status not in {outcome.value for outcome in QuestionOutcome}:
+        return _rows(target, [QuestionStatus(status)])
+    rows = _rows(target, list(statuses_holding(QuestionOutcome(status))))
+    return [row for row in rows if row["outcome"] == status]
 
 
 def _ledger(target: Target) -> Any:
@@ -185,7 +233,29 @@ def answer(
     if refused is not None:
         raise CliError(f"not sent: question {question_id} would refuse it ({refused[0].value}): {refused[1]}")
     message = {"thread_id": row["thread_id"], "question_id": question_id, "answer": body}
-    if answered_by:
-        message["answered_by"] = answered_by
+    claimed, _ = queue_credit(target, answered_by)
+    if claimed:
+        message["answered_by"] = claimed
     _send(target, message)
     return row
+
+
+def queue_credit(target: Target, answered_by: str | None) -> tuple[str | None, str]:
+    """(who a queue answer names as `answered_by`, the words that say who it is credited to).
+
+    On `agent-wait dev` every sender on the queue is the emulator's one IAM identity, which dev trusts: an answer
+    that names nobody is credited to the dev user (`DEV_USER`, whom the curl line signs in as), not to that id.
+    On a deployed stack the router credits the sender's own IAM identity, and takes `--by` as who answered only
+    from a sender it trusts (`AGENT_WAIT_TRUSTED_SENDERS`); from any other it keeps it as a claim.
+    """
+    from agent_wait.cli._dev import DEV_USER
+
+    if target.issuer:  # the running `agent-wait dev`: only it has a local issuer
+        person = answered_by or DEV_USER
+        return person, f"credited to {person}"
+    if answered_by:
+        return answered_by, (
+            f"credited to {answered_by} if the stack trusts your AWS identity, else to that identity "
+            f"(sqs:<its IAM id>) with {answered_by} kept as a claim"
+        )
+    return None, "credited to your AWS identity (sqs:<its IAM id>); --by names a person"

@@ -12,6 +12,7 @@ import dataclasses
 import json
 import logging
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -20,10 +21,10 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TextIO
 
-from agent_wait.cli._api import sign_in
+from agent_wait.cli._api import sign_in, token_command
 from agent_wait.cli._progress import progress
 from agent_wait.cli._target import LOCAL_STATE, CliError, Target
-from agent_wait.errors import ConfigurationError
+from agent_wait.errors import ConfigurationError, MissingExtraError
 
 __all__ = ("DEV_USER", "Observer", "answer_hint", "input_hint", "run_dev")
 
@@ -151,9 +152,8 @@ def answer_hint(envelope: Mapping[str, Any]) -> str:
     if len(actions) > 1:
         command += f"   (its actions: {', '.join(actions)})"
     groups = list(((envelope.get("rules") or {}).get("answerers") or {}).get("groups") or ())
-    if groups:
-        sign_in = f"--user you@example.com --groups {groups[0]}"
-        command = f"export AGENT_WAIT_TOKEN=$(agent-wait token {sign_in}); {command}"
+    if groups:  # one of them is enough to answer
+        command = f"export AGENT_WAIT_TOKEN=$({token_command(groups[:1])}); {command}"
     return command
 
 
@@ -204,13 +204,23 @@ def _input_keys(schema: type) -> tuple[list[str], list[str]]:
 
 
 def describe(envelope: Mapping[str, Any]) -> str:
-    """One line per envelope: ids, actions, deadline and tags, never the question itself."""
+    """One line per envelope: ids, actions, deadline and tags, never the question itself. A question with no
+    deadline says `expires=never`, as `agent-wait questions` and the ledger do."""
     tags = ",".join(f"{k}={v}" for k, v in (envelope.get("tags") or {}).items())
     return (
         f"{envelope.get('type', '?'):15} thread={envelope.get('thread_id')} question={envelope.get('question_id')}"
-        f" actions={'/'.join(envelope.get('allowed_actions') or [])} expires={envelope.get('expires_at')}"
+        f" actions={'/'.join(envelope.get('allowed_actions') or [])} expires={envelope.get('expires_at') or 'never'}"
         + (f" tags={tags}" if tags else "")
     )
+
+
+def _finished(outcome: Any) -> str:
+    """A line for a start the agent ran to its end without asking: no envelope says so, so dev would be silent."""
+    from agent_wait.engine.outcomes import OutcomeKind
+
+    if outcome.kind is not OutcomeKind.STARTED or outcome.asked or outcome.error is not None:
+        return ""
+    return f"{'finished':15} thread={outcome.thread_id}  (the agent ran to the end without asking)\n"
 
 
 def run_dev(
@@ -230,17 +240,19 @@ def run_dev(
         sweep_every: seconds between sweeps.
         stop: set it to stop (Ctrl-C sets it too).
         api_port: the answer API's port on 127.0.0.1; 0 picks a free one.
-        verbose: also print the handlers' Powertools log records (JSON, INFO and up) and each failed turn's
-            traceback; otherwise only their warnings and errors, one readable line each.
+        verbose: also print the handlers' Powertools log records (JSON, INFO and up), each failed turn's traceback
+            and that of a template that fails to synthesize; otherwise only their warnings and errors, one readable
+            line each, and the error alone.
 
     Raises:
-        CliError: the stack cannot start (a setting is wrong, or its agent cannot be loaded).
+        CliError: the template cannot be synthesized, or the stack cannot start (a setting is wrong, or its agent
+            cannot be loaded).
     """
     from agent_wait.local.stack import EmulatedStack
 
     stop = stop or threading.Event()
     with progress("Synthesizing the stack template"):
-        template = template_factory()
+        template = _synthesized(template_factory, verbose=verbose)
     with progress("Starting the embedded AWS emulator and deploying the template"):
         local = EmulatedStack(template, api_port=api_port)
         try:
@@ -264,12 +276,31 @@ def run_dev(
         LOCAL_STATE.unlink(missing_ok=True)
 
 
+def _synthesized(template_factory: Callable[[], Mapping[str, Any]], *, verbose: bool) -> Mapping[str, Any]:
+    """The template, or a `CliError` that says what the app got wrong (invalid props are the construct's own list,
+    one line each); the traceback, mostly jsii's and the CDK's frames, goes to stderr only with `verbose`.
+
+    Raises:
+        CliError: the app raised while it synthesized.
+    """
+    try:
+        return template_factory()
+    except (CliError, MissingExtraError):
+        raise
+    except Exception as exc:
+        if verbose:
+            traceback.print_exception(exc, file=sys.stderr)
+        hint = "" if verbose else "; --verbose shows the traceback"
+        raise CliError(f"the stack's template cannot be synthesized ({type(exc).__name__}{hint}): {exc}") from None
+
+
 def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float, verbose: bool) -> None:
     """Say where everything is, then pump the entry queue, sweep and print envelopes until `stop` is set (or nobody
     reads `out` any more)."""
     observer = Observer(local)
     target = Target.of_local_stack(local)
     target.save()
+    target.register()  # so the CLI finds this dev from any folder, when none runs there
     token = sign_in(target, DEV_USER, ())
     try:
         out.write(
@@ -279,6 +310,7 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
             f"  inbox        {local.api_url}/inbox  (sign in as anyone, in any groups)\n"
             f"  Slack        {local.api_url}/dev/slack  (each question's Slack message as it would look)\n"
             f"  Teams        {local.api_url}/dev/teams  (each Teams card the stack posted, as Teams draws it)\n"
+            f"  Email        {local.api_url}/dev/email  (each email the stack sent through SES, as it was sent)\n"
             + (
                 f"  Webhooks     {local.api_url}/dev/webhooks/received.json  (what {', '.join(local.webhooks_routed)} "
                 "would have posted: their secrets hold no URL here)\n"
@@ -301,6 +333,7 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
                 for outcome in local.pump(wait_seconds=1).outcomes:
                     if getattr(outcome, "error", None) is not None:
                         out.write(_traceback(outcome))
+                    out.write(_finished(outcome))
                 if delivery is not None:
                     delivery.deliver_due()
                 if time.monotonic() - last_sweep >= sweep_every:
@@ -321,3 +354,5 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
                 stop.wait(1)
     except BrokenPipeError:  # nobody reads this terminal any more: stop as Ctrl-C would
         stop.set()
+    finally:
+        target.unregister()

@@ -13,12 +13,10 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from agent_wait.cli._api import TOKEN_VARIABLE, _call
+from agent_wait.cli._api import TOKEN_VARIABLE, _call, token_hint
 from agent_wait.cli._target import CliError, Target
 
 __all__ = ("add_extend_arguments", "extend", "run_extend")
-
-_TOKEN_HINT = "agent-wait token --user you@example.com --groups ops"
 
 
 def add_extend_arguments(sub: argparse.ArgumentParser) -> None:
@@ -46,7 +44,8 @@ def run_extend(target: Target, args: argparse.Namespace) -> int:
     """
     token = args.token or os.environ.get(TOKEN_VARIABLE)
     if not token:
-        raise CliError(f"extending needs a bearer token (--token or {TOKEN_VARIABLE}); get one with: {_TOKEN_HINT}")
+        hint = token_hint(target, args.question_id, rule="extend")
+        raise CliError(f"extending needs a bearer token (--token or {TOKEN_VARIABLE}); get one with: {hint}")
     body = {"by": args.by} if args.by is not None else {"until": args.until}
     print(extend(target, args.question_id, body, token=token))
     return 0
@@ -69,7 +68,8 @@ def extend(target: Target, question_id: str, body: Mapping[str, Any], *, token: 
         return f"question {question_id} now expires at {expires}; its reminders and escalation steps moved too ({told})"
     if status == 401:
         raise CliError(
-            f"the answer API refused the token (expired, or not from its issuer); get one with: {_TOKEN_HINT}"
+            "the answer API refused the token (expired, or not from its issuer); get one with: "
+            f"{token_hint(target, question_id, rule='extend')}"
         )
     reason, detail = data.get("reason"), data.get("detail")
     if reason:

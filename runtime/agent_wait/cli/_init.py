@@ -38,6 +38,8 @@ from agent_wait.langgraph import wait
 
 APPROVAL = WaitPolicy(
     timeout="P1D",
+    # What the deadline applies when nobody answered in time. A person's cancel never delivers it: with no
+    # on_cancel= here, a cancel delivers {{"action": "cancelled", "reason": ..., "by": ...}} instead.
     default={{"action": "reject", "reason": "nobody answered within a day"}},
     allowed_actions=("approve", "reject"),
     tags={{"approver_group": "ops"}},
@@ -57,8 +59,13 @@ def restart(service: str) -> str:
 
 def act(state: State) -> dict[str, Any]:
     result = restart(state["service"])
-    # Approved: the call ran and returned. Rejected (or the deadline): the answer comes back instead.
-    return {{"result": result if isinstance(result, str) else f"not restarted: {{result.get('action')}}"}}
+    if isinstance(result, str):  # approved: the call ran and returned
+        return {{"result": result}}
+    # Otherwise the answer comes back in the call's place: a person's reject ({{"action": "reject", "note"?}}), the
+    # default when the deadline passed, or a person's cancel ({{"action": "cancelled", "reason", "by"}}).
+    who = f" by {{result['by']}}" if result.get("by") else ""
+    why = result.get("reason") or result.get("note") or "no reason given"
+    return {{"result": f"not restarted: {{result.get('action')}}{{who}} ({{why}})"}}
 
 
 def build_graph(checkpointer: Any) -> Any:
@@ -77,19 +84,32 @@ _APP = '''"""The CDK app: `cdk deploy` puts {name}'s agent behind agent-wait on 
 
 from __future__ import annotations
 
-from aws_cdk import App, Stack
+import os
 
-from agent_wait_cdk import AgentWait
+# Before the CDK loads: jsii would print its Node end-of-life banner, line by line, as Python bytes. The CDK
+# still runs on Node 20; upgrade Node to 22 or later and this line changes nothing.
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+
+from aws_cdk import App, CfnOutput, Stack  # noqa: E402  (after the line above, on purpose)
+from aws_cdk import aws_sns as sns  # noqa: E402
+
+from agent_wait_cdk import AgentWait  # noqa: E402
 
 app = App()
 stack = Stack(app, "{stack}")
+# Every alarm (dead letters, router and sweep errors, the oldest open question) notifies this topic when it fires
+# and when it is OK again. Subscribe whoever is on call, e.g.:
+#   aws sns subscribe --topic-arn <AlarmTopicArn> --protocol email --notification-endpoint you@example.com
+alarm_topic = sns.Topic(stack, "AlarmTopic", enforce_ssl=True)
 AgentWait(
     stack,
     "AgentWait",
     graph="{name}.graph:build_graph",
     graph_source=["{name}"],
     requirements_file="requirements-lambda.txt",
+    alarm_topic=alarm_topic,
 )
+CfnOutput(stack, "AlarmTopicArn", value=alarm_topic.topic_arn)
 app.synth()
 '''
 
@@ -151,7 +171,8 @@ python -m pytest                                                 # a start and a
 
 Deploy with `npm install` (the CDK CLI that `package.json` pins), then `npx cdk deploy` (an AWS account and a
 bootstrapped region). `requirements-lambda.txt` is what the Lambda bundle installs: add your graph's own
-dependencies there, pinned.
+dependencies there, pinned. The stack's alarms notify its `AlarmTopicArn` output: subscribe whoever is on call
+(`aws sns subscribe --topic-arn ARN --protocol email --notification-endpoint you@example.com`).
 """
 
 

@@ -32,13 +32,14 @@ def add_cancel_arguments(sub: argparse.ArgumentParser) -> None:
     )
 
 
-def _need_api(target: Target, token: str | None, what: str) -> tuple[str, str]:
+def _need_api(target: Target, token: str | None, what: str, question_id: str | None = None) -> tuple[str, str]:
     if not target.api_url:
         raise CliError(f"{what} goes through the answer API, and {target.source} has none; deploy it with answer_api")
     if not token:
+        hint = _api.token_hint(target, question_id) if question_id else _api.token_command()
         raise CliError(
             f"{what} needs a bearer token that says who you are: --token, or {_api.TOKEN_VARIABLE} "
-            "(on agent-wait dev: agent-wait token --user you@example.com --groups finance)"
+            f"(on agent-wait dev: {hint})"
         )
     return target.api_url, token
 
@@ -49,7 +50,7 @@ def cancel(target: Target, question_id: str, reason: str, *, token: str | None) 
     Raises:
         CliError: no API or token, or the API refused the cancel (already decided, expired, not yours, ...).
     """
-    api_url, token = _need_api(target, token, "cancelling a question")
+    api_url, token = _need_api(target, token, "cancelling a question", question_id)
     url = f"{api_url}/questions/{urllib.parse.quote(question_id, safe='')}/cancel"
     headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": uuid.uuid4().hex}
     status, payload = _api._call(url, method="POST", body={"reason": reason}, headers=headers)

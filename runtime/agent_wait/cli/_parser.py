@@ -60,7 +60,8 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     dev.add_argument(
         "--verbose",
         action="store_true",
-        help="also print the handlers' JSON log records and each failed turn's traceback (default: readable lines)",
+        help="also print the handlers' JSON log records and the traceback of each failed turn, or of a template that "
+        "fails to synthesize (default: readable lines, and the error alone)",
     )
 
     token = _command(commands, "token", "print a bearer token from the running agent-wait dev's sign-in")
@@ -135,7 +136,9 @@ def _add_stack_commands(commands: Any) -> None:
         elif name == "questions":
             sub.add_argument("show", nargs="*", metavar="show QUESTION", help="show one question in full")
             sub.add_argument(
-                "--status", help="open, answered, expired, cancelled, resumed or failed (default: every status)"
+                "--status",
+                help="open; answered, expired, cancelled or withdrawn (what decided it, whether or not the agent "
+                "resumed since); resumed or failed (what the agent did with it). Default: every question",
             )
             sub.add_argument("--json", action="store_true", help="print rows as JSON lines")
         elif name == "failures":
@@ -200,5 +203,6 @@ def _add_stack_commands(commands: Any) -> None:
             sub.add_argument("--queue", action="store_true", help="send on the entry queue even when an API is known")
             sub.add_argument(
                 "--by",
-                help="who is answering, on the queue; over the API the token says who (default: the queue sender)",
+                help="who is answering, on the queue; over the API the token says who (default: on agent-wait dev, "
+                "its dev user dev@example.com; elsewhere the queue sender's IAM identity)",
             )

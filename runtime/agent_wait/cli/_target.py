@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
@@ -17,12 +19,15 @@ from agent_wait.errors import WaitError
 
 __all__ = (
     "LOCAL_STATE",
+    "STATE_HOME_VARIABLE",
     "CliError",
     "Target",
     "answer_value",
     "find_local_state",
     "local_target",
     "resolve_target",
+    "running_dev",
+    "running_devs_folder",
 )
 
 LOCAL_REGION = "us-east-1"
@@ -32,6 +37,8 @@ LOCAL_KEY = "local"
 LOCAL_STATE = Path(".agent-wait") / "local.json"
 """Written by `agent-wait dev` while it runs, in the folder it runs in, so other terminals can reach its emulator
 (from that folder or any folder below it: `find_local_state`)."""
+STATE_HOME_VARIABLE = "XDG_STATE_HOME"
+"""Where this user's state lives (the XDG base directory); `running_devs_folder` keeps the running devs under it."""
 
 
 class CliError(WaitError):
@@ -62,12 +69,15 @@ class Target:
     """The AWS CLI profile whose credentials sign requests (`--profile`); None: the default chain."""
     link_keys_arn: str | None = None
     """The secret of the keys that sign answer links on `agent-wait dev` (`agent-wait link` signs with them)."""
+    folder: str | None = None
+    """The folder `agent-wait dev` serves (where it was started, resolved); None for a deployed stack."""
 
     @classmethod
     def of_local_stack(cls, local: Any) -> Target:
-        """The target `agent-wait dev` saves for its running `EmulatedStack`: the emulator, the answer API and its
-        dev sign-in, the dead-letter queue and the link keys."""
+        """The target `agent-wait dev` saves for its running `EmulatedStack`, serving the current folder: the
+        emulator, the answer API and its dev sign-in, the dead-letter queue and the link keys."""
         return cls(
+            folder=str(Path.cwd().resolve()),
             queue_url=local.queue_url,
             table=local.table,
             endpoint_url=local.endpoint_url,
@@ -102,6 +112,27 @@ class Target:
     def save(self, path: Path = LOCAL_STATE) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(asdict(self), indent=2))
+
+    def registered_at(self) -> Path:
+        """This dev's file among the running devs: one per folder served, named by a hash of the folder."""
+        digest = hashlib.sha256(str(self.folder).encode("utf-8")).hexdigest()[:16]
+        return running_devs_folder() / f"{digest}.json"
+
+    def register(self) -> None:
+        """Add this running `agent-wait dev` to the user's running devs, so the CLI finds it from any folder
+        (`running_dev`). Written whole (a temporary file, then renamed), so a reader never sees half of it."""
+        path = self.registered_at()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(asdict(self), indent=2))
+        os.replace(partial, path)
+
+    def unregister(self) -> None:
+        """Remove this dev from the running devs, unless another dev serving the same folder has replaced it."""
+        path = self.registered_at()
+        with contextlib.suppress(FileNotFoundError, json.JSONDecodeError):
+            if json.loads(path.read_text()).get("endpoint_url") == self.endpoint_url:
+                path.unlink(missing_ok=True)
 
 
 def _session(profile: str | None, region: str | None) -> Any:
@@ -205,17 +236,56 @@ def resolve_target(
     elif find_local_state() is not None:
         found = local_target()
     else:
-        raise CliError(
-            "no stack to talk to: run `agent-wait dev` in another terminal, pass --stack NAME or --outputs "
-            f"cdk-outputs.json (from `cdk deploy --outputs-file`), or set {Settings.QUEUE_URL.value} and "
-            f"{Settings.TABLE.value}"
-        )
+        found = running_dev() or _no_stack()
     return replace(
         found,
         region=region or found.region,
         profile=profile or found.profile,
         endpoint_url=endpoint_url or found.endpoint_url,
     )
+
+
+def _no_stack() -> Target:
+    raise CliError(
+        "no stack to talk to: run `agent-wait dev` in another terminal, pass --stack NAME or --outputs "
+        f"cdk-outputs.json (from `cdk deploy --outputs-file`), or set {Settings.QUEUE_URL.value} and "
+        f"{Settings.TABLE.value}"
+    )
+
+
+def running_devs_folder() -> Path:
+    """Where each running `agent-wait dev` registers itself for this user: `$XDG_STATE_HOME/agent-wait/dev`, by
+    default `~/.local/state/agent-wait/dev`."""
+    home = os.environ.get(STATE_HOME_VARIABLE) or str(Path.home() / ".local" / "state")
+    return Path(home) / "agent-wait" / "dev"
+
+
+def running_dev() -> Target | None:
+    """The one `agent-wait dev` this user runs in some other folder, found in `running_devs_folder`; None when none
+    runs. An entry whose emulator no longer answers (a dev that was killed) is forgotten on the way.
+
+    Raises:
+        CliError: several run, and none from here: which one is meant cannot be guessed.
+    """
+    running: list[Target] = []
+    known = {f.name for f in fields(Target)}
+    for path in sorted(running_devs_folder().glob("*.json")):
+        try:
+            state = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue  # removed, or being replaced, while we read: not ours to judge
+        found = Target(**{k: v for k, v in state.items() if k in known})
+        if found.endpoint_url and _listening(found.endpoint_url):
+            running.append(replace(found, source=f"agent-wait dev serving {found.folder}"))
+        else:
+            path.unlink(missing_ok=True)
+    if len(running) > 1:
+        folders = " and ".join(sorted(str(found.folder) for found in running))
+        raise CliError(
+            f"several `agent-wait dev` are running, serving {folders}, and none from this folder or above it: "
+            "run the command from the project folder of the one you mean"
+        )
+    return running[0] if running else None
 
 
 def find_local_state(start: Path | None = None) -> Path | None:
@@ -231,16 +301,20 @@ def find_local_state(start: Path | None = None) -> Path | None:
 
 def local_target(path: Path | None = None) -> Target:
     """The running `agent-wait dev`, from the state file it writes in the folder it runs in: `path`, else the one
-    `find_local_state` finds from the current folder up.
+    `find_local_state` finds from the current folder up, else the one this user runs elsewhere (`running_dev`).
 
     Raises:
-        CliError: no `agent-wait dev` is running from this folder or any folder above it.
+        CliError: no `agent-wait dev` is running from this folder or any folder above it, nor elsewhere (or
+            several are, elsewhere).
     """
     path = path or find_local_state()
     if path is None:
+        elsewhere = running_dev()
+        if elsewhere is not None:
+            return elsewhere
         raise CliError(
-            f"no `agent-wait dev` is running from this folder or any folder above it (no {LOCAL_STATE}); start it "
-            "in another terminal, from the project folder"
+            f"no `agent-wait dev` is running from this folder or any folder above it (no {LOCAL_STATE}), nor "
+            "anywhere else; start it in another terminal, from the project folder"
         )
     shown = _shown(path)
     try:

@@ -22,6 +22,7 @@ from agent_wait.common.times import format_rfc3339
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import ArgumentError, LedgerCursorError
 from agent_wait.ledger import Ledger, QuestionRecord
+from agent_wait.ledger.outcome import question_outcome
 from agent_wait.people.keys import person_key
 
 __all__ = (
@@ -154,7 +155,7 @@ def audit_row(record: QuestionRecord) -> dict[str, Any]:
         "allowed_actions": list(envelope.allowed_actions),
         "tags": dict(envelope.tags),
         "expires_at": envelope.expires_at,
-        "outcome": record.outcome.value if record.outcome else None,
+        "outcome": outcome.value if (outcome := question_outcome(record)) else None,
         "decided_at": record.decided_at,
         "answered_by": record.answered_by,
         # The one person key (agent_wait.people): rows recorded before it (`email:Ana@...`) compare equal to new ones.

@@ -1,4 +1,5 @@
-"""Insights: for the last N days, how many questions were asked, answered, expired and cancelled; how long people
+"""Insights: for the last N days, how many questions were asked, answered, expired, cancelled and withdrawn (the one
+vocabulary of outcomes, `agent_wait.ledger.outcome`); how long people
 took to answer (p50, p90), overall and by a tag's value; the questions open longest; and who answers most.
 
 Read from what the ledger holds, through its status index only (`Ledger.page`, a page at a time, status by
@@ -19,6 +20,7 @@ from agent_wait.common.times import format_rfc3339, parse_rfc3339
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import ArgumentError
 from agent_wait.ledger import Ledger, QuestionRecord
+from agent_wait.ledger.outcome import QuestionOutcome, question_outcome
 
 __all__ = (
     "INSIGHT_DAYS",
@@ -39,7 +41,8 @@ TOP = 8
 """How many groups and answerers are listed (the rest are left out, never summed into 'other')."""
 SLOWEST = 5
 """How many of the longest-open questions are listed."""
-OUTCOMES = (QuestionStatus.ANSWERED, QuestionStatus.EXPIRED, QuestionStatus.CANCELLED)
+OUTCOMES = tuple(QuestionOutcome)
+"""What decided a question, as every view says it: answered, expired, cancelled (by a person), withdrawn."""
 
 
 def percentile(values: Sequence[float], share: float) -> float | None:
@@ -69,7 +72,7 @@ class Insights:
     since: str
     until: str
     asked: int = 0
-    outcomes: dict[str, int] = field(default_factory=lambda: {status.value: 0 for status in OUTCOMES})
+    outcomes: dict[str, int] = field(default_factory=lambda: {outcome.value: 0 for outcome in OUTCOMES})
     """Questions decided in the window, by outcome."""
     open_now: int = 0
     failed_now: int = 0
@@ -168,13 +171,13 @@ def _count(found: Insights, records: list[QuestionRecord], start: datetime, now:
         for vote in record.progress.votes:
             if vote.by and since <= vote.at <= until:
                 votes[vote.by] += 1
-        decided = record.decided_at
-        if record.outcome is None or decided is None or not since <= decided <= until:
+        decided, outcome = record.decided_at, question_outcome(record)
+        if outcome is None or decided is None or not since <= decided <= until:
             continue
-        found.outcomes[record.outcome.value] += 1
+        found.outcomes[outcome.value] += 1
         if decided[:10] in daily:
-            daily[decided[:10]][record.outcome.value] += 1
-        if record.outcome is QuestionStatus.ANSWERED:
+            daily[decided[:10]][outcome.value] += 1
+        if outcome is QuestionOutcome.ANSWERED:
             found.answer_seconds.append(_seconds(record))
             if record.answered_by:
                 decisions[record.answered_by] += 1

@@ -22,11 +22,9 @@ from agent_wait.engine.owed import CREATED, notice_name, owes_earlier
 from agent_wait.engine.schedules import DeadlineSchedules
 from agent_wait.ledger import Decision, FollowUpLedger, Ledger, QuestionRecord, marks_unannounced
 from agent_wait.ledger.due import announce_created
+from agent_wait.ledger.outcome import MOVED_ON
 
 __all__ = ("AskedQuestions", "CreatedAnnouncement")
-
-MOVED_ON = "agent-wait:moved-on"
-"""`answered_by` of a question the router cancelled because the agent moved past it unanswered."""
 
 
 class CreatedAnnouncement:

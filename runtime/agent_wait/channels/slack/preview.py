@@ -3,14 +3,15 @@
 - `preview(announcer, envelope)`: the question's message as `announcer` draws it after `envelope` (a reminder's or
   an escalation's reply in its thread), as one page;
 - `question_modal(envelope)`: the form its modal button opens (`preview_page(..., modals=[...])` draws it);
-- `questions_page(records)`: `agent-wait dev`'s `/dev/slack`: each question's message as its row stands now;
+- `questions_page(records)`: `agent-wait dev`'s `/dev/slack`: each question's message as its row stands now, its
+  buttons links that answer as the Teams preview's do (the question's signed answer links, else its inbox page);
 - `preview_page`, `preview_modal`, `PreviewMessage`, `mrkdwn_to_html`: the drawing itself, Block Kit as HTML
   (`_html.py`: one static page, no script, standard library only).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agent_wait.channels.contract import Rendered
@@ -59,14 +60,46 @@ def question_modal(envelope: WaitEnvelope) -> dict[str, Any]:
     return _blocks.modal_view(envelope)
 
 
-def questions_page(records: Iterable[Any], *, inbox_url: str | None = None, title: str = "Slack preview") -> str:
+def questions_page(
+    records: Iterable[Any],
+    *,
+    inbox_url: str | None = None,
+    links: Mapping[str, Mapping[str, str]] | None = None,
+    title: str = "Slack preview",
+) -> str:
     """Each question's message as its row (`QuestionRecord`) stands: open with its buttons and votes, or decided.
-    `inbox_url` is the inbox page (`https://.../inbox`) every message links to."""
+    `inbox_url` is the inbox page (`https://.../inbox`) every message links to. With no workspace to take a click,
+    each button is a link (`_answering_buttons`): `links` are the signed answer links of each open question, by
+    question id and action."""
     messages = []
     for record in records:
         link = f"{inbox_url}#/questions/{record.question_id}" if inbox_url else None
         blocks = message_blocks(record, inbox_url=link)
+        if record.status.value == "open":
+            blocks = _answering_buttons(blocks, (links or {}).get(record.question_id, {}), link)
         asked = parse_rfc3339(record.asked_at).timestamp()
         edited = record.status.value != "open"
         messages.append(PreviewMessage("questions", f"{asked:.6f}", blocks, record.question_id, edited=edited))
     return preview_page(messages, title=title)
+
+
+def _answering_buttons(
+    blocks: list[dict[str, Any]], links: Mapping[str, str], question_page: str | None
+) -> list[dict[str, Any]]:
+    """`blocks` with each answer button a link, as the Teams preview's buttons are: an action's button to its
+    signed answer link (the link page, which asks the person to confirm), else, as the modal's button always (an
+    edit, a form, a note), to the question in the inbox. A button neither can serve stays as it was."""
+
+    def linked(element: dict[str, Any]) -> dict[str, Any]:
+        action_id = str(element.get("action_id", ""))
+        if not (action_id.startswith(_blocks.ACTION_PREFIX) or action_id == _blocks.OPEN_MODAL):
+            return element
+        url = links.get(action_id.removeprefix(_blocks.ACTION_PREFIX)) or question_page
+        return {**element, "url": url} if url else element
+
+    return [
+        {**block, "elements": [linked(element) for element in block.get("elements", ())]}
+        if block.get("type") == "actions"
+        else block
+        for block in blocks
+    ]

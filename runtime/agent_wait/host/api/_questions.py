@@ -24,6 +24,7 @@ from agent_wait.errors import MessageError
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
 from agent_wait.host.api._problems import NOT_JSON, json_body, json_response, message_problem, problem
 from agent_wait.ledger import QuestionRecord
+from agent_wait.ledger.outcome import QuestionOutcome, agent_progress, question_outcome
 
 __all__ = (
     "PageQuery",
@@ -102,9 +103,13 @@ def question_view(
         # The last answer the router refused on the queue, and why (a queue answers its sender nothing).
         "last_refusal": record.last_refusal.to_item() if record.last_refusal else None,
     }
-    if record.outcome is not None:
+    outcome = question_outcome(record)
+    if outcome is not None:
         view["outcome"] = {
-            "status": record.outcome.value,
+            # What decided it, in the one vocabulary (`agent_wait.ledger.outcome`): answered, expired, cancelled
+            # (by a person: `answered_by`, `reason`) or withdrawn (the agent moved on); and what the agent did.
+            "status": outcome.value,
+            "agent": agent_progress(record).value,
             "answer": _shown_answer(record),
             "answered_by": record.answered_by,
             "via": record.via,
@@ -113,7 +118,7 @@ def question_view(
             "decided_at": record.decided_at,
             "resumed_at": record.resumed_at,
             # A default applied at the deadline: nobody decided it.
-            "expired": record.outcome is QuestionStatus.EXPIRED,
+            "expired": outcome is QuestionOutcome.EXPIRED,
             "reason": record.reason,  # why a person cancelled it
         }
     if record.failure is not None:

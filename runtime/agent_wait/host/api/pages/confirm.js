@@ -56,6 +56,9 @@ function decided(view) {
     return "No answer is needed any more: the deadline passed and the default applied.";
   }
   if (outcome.status === "cancelled") {
+    return "This question was cancelled; no answer is needed.";
+  }
+  if (outcome.status === "withdrawn") {
     return "This question was withdrawn; no answer is needed.";
   }
   var text = "Already decided";

@@ -119,6 +119,9 @@ function voteCount(view) {
     return count + " when the deadline passed: the default applied.";
   }
   if (outcome.status === "cancelled") {
+    return count + " when the question was cancelled.";
+  }
+  if (outcome.status === "withdrawn") {
     return count + " when the question was withdrawn.";
   }
   if ((view.veto || []).indexOf(action) >= 0) {
@@ -159,10 +162,10 @@ export function renderHistory(view) {
       "decided expired",
     );
   } else if (outcome && outcome.status === "cancelled") {
-    var text = outcome.reason
-      ? who(outcome) + " cancelled it at " + when(outcome.decided_at) + ": “" + outcome.reason + "”. The agent got:"
-      : "Withdrawn at " + when(outcome.decided_at) + ".";
-    add(text, outcome.reason ? outcome.answer : undefined, "decided cancelled");
+    var reason = outcome.reason ? ": “" + outcome.reason + "”" : "";
+    add(who(outcome) + " cancelled it at " + when(outcome.decided_at) + reason + ". The agent got:", outcome.answer, "decided cancelled");
+  } else if (outcome && outcome.status === "withdrawn") {
+    add("Withdrawn at " + when(outcome.decided_at) + ": the agent moved on without an answer.", undefined, "decided cancelled");
   } else if (outcome) {
     var via = VIA[outcome.via] || outcome.via || "an unknown way";
     add(who(outcome) + " answered at " + when(outcome.decided_at) + ", by " + via + ":", outcome.answer, "decided");

@@ -7,15 +7,19 @@ import { signOut } from "./inbox-session.js";
 import { byId, clear, make, plural, say, show } from "./shared.js";
 
 var BULK_MAX = 25; // the most answers POST /questions/answers takes at once
-var DECIDED = ["answered", "expired", "cancelled"];
+var DECIDED = ["answered", "expired", "cancelled", "withdrawn"];
 
 // What the list shows: its filters (the router sets them), the questions loaded, and which are selected.
 export var list = { status: "open", tag: "", items: [], cursors: {}, generation: 0, selected: {} };
 
-// An answered, expired or cancelled question becomes `resumed` once the agent moves on, keeping its outcome:
-// those filters read both statuses and keep the resumed questions with that outcome.
+// An answered, expired or cancelled question becomes `resumed` (or `failed`) once the agent has it, keeping its
+// outcome: those filters read the three statuses and keep the questions with that outcome. A withdrawn question
+// (the agent moved on without it) stays `cancelled`, beside the cancels people made.
 function sources(status) {
-  return DECIDED.indexOf(status) >= 0 ? [status, "resumed"] : [status];
+  if (status === "withdrawn") {
+    return ["cancelled"];
+  }
+  return DECIDED.indexOf(status) >= 0 ? [status, "resumed", "failed"] : [status];
 }
 // (`resumed` itself lists every question the agent moved on from, whatever decided it.)
 
@@ -62,7 +66,7 @@ export function loadList(more) {
         }
         list.cursors[pages[i].status] = reply.data.next || null;
         var keep = reply.data.questions.filter(function (view) {
-          return pages[i].status !== "resumed" || list.status === "resumed" || (view.outcome && view.outcome.status === list.status);
+          return DECIDED.indexOf(list.status) < 0 || (view.outcome && view.outcome.status === list.status);
         });
         list.items = list.items.concat(keep);
       }

@@ -165,10 +165,11 @@ function renderOutcome(view) {
   var box = byId("outcome");
   clear(box);
   var kind = failed ? "failed" : outcome && outcome.expired ? "expired" : outcome ? outcome.status : "";
+  kind = kind === "withdrawn" ? "cancelled" : kind; // drawn alike: nobody answered it
   byId("outcome-section").className = "card outcome " + kind;
   if (outcome) {
     box.appendChild(make("p", outcomeText(view)));
-    if (outcome.status !== "cancelled") {
+    if (outcome.status !== "cancelled" && outcome.status !== "withdrawn") {
       answer(box, outcome.answer, reviewOf(view));
     }
     if (outcome.resumed_at) {

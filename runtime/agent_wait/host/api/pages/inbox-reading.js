@@ -228,9 +228,12 @@ export function outcomeText(view) {
   if (outcome.expired) {
     return "Nobody answered in time: the default applied.";
   }
+  if (outcome.status === "withdrawn") {
+    return "This question was withdrawn: the agent moved on without an answer.";
+  }
   if (outcome.status === "cancelled") {
     if (!outcome.reason) {
-      return "This question was withdrawn.";
+      return "Cancelled by " + who(outcome) + " at " + when(outcome.decided_at) + ".";
     }
     var end = /[.!?]$/.test(outcome.reason) ? "" : ".";
     return "Cancelled by " + who(outcome) + " at " + when(outcome.decided_at) + ": “" + outcome.reason + end + "”";
@@ -252,6 +255,14 @@ export function outcomeLine(view) {
   var outcome = view.outcome;
   if (!outcome) {
     return view.status === "failed" ? "the agent failed" : "";
+  }
+  // In the words of the outcome (answered, expired, cancelled, withdrawn): a cancel is who cancelled it and why,
+  // never the answer the agent got for it, which would read as a decision of theirs.
+  if (outcome.status === "withdrawn") {
+    return "withdrawn: the agent moved on";
+  }
+  if (outcome.status === "cancelled") {
+    return "cancelled by " + who(outcome) + (outcome.reason ? ": " + outcome.reason : "");
   }
   var action = chosen(outcome.answer);
   if (outcome.expired) {

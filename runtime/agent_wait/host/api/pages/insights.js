@@ -12,6 +12,7 @@ var OUTCOMES = [
   { key: "answered", label: "Answered" },
   { key: "expired", label: "Expired" },
   { key: "cancelled", label: "Cancelled" },
+  { key: "withdrawn", label: "Withdrawn" },
 ];
 var state = { days: "7", by: "", generation: 0 };
 
@@ -65,6 +66,7 @@ function renderFigures(data) {
   box.appendChild(figure("Answered", data.outcomes.answered, null, "good"));
   box.appendChild(figure("Expired", data.outcomes.expired, "the default applied", "warn"));
   box.appendChild(figure("Cancelled", data.outcomes.cancelled, null, "muted-figure"));
+  box.appendChild(figure("Withdrawn", data.outcomes.withdrawn, "the agent moved on", "muted-figure"));
   box.appendChild(figure("Open now", data.open_now, "waiting for an answer"));
   if (data.failed_now) {
     box.appendChild(figure("Failed", data.failed_now, "the agent raised; retry", "bad"));
@@ -85,7 +87,7 @@ function renderDaily(data) {
   var top = 8;
   var most = 1;
   days.forEach(function (day) {
-    var decided = day.answered + day.expired + day.cancelled;
+    var decided = day.answered + day.expired + day.cancelled + day.withdrawn;
     most = Math.max(most, day.asked, decided);
   });
   var chart = svg("svg", {
@@ -325,7 +327,8 @@ export function showInsights(query) {
       renderSlowest(data);
       say(
         "Last " + data.days + " days: " + data.asked + " asked, " + data.outcomes.answered + " answered, " +
-          data.outcomes.expired + " expired, " + data.outcomes.cancelled + " cancelled; " + data.open_now +
+          data.outcomes.expired + " expired, " + data.outcomes.cancelled + " cancelled, " + data.outcomes.withdrawn +
+          " withdrawn; " + data.open_now +
           " open now.",
       );
     },
