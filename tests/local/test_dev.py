@@ -230,6 +230,37 @@ def test_dev_names_every_preview_and_says_when_a_start_finishes_without_asking(
     assert f"finished        thread={thread}  (the agent ran to the end without asking)" in printed
 
 
+def test_dev_prints_an_answer_the_router_refused_on_the_queue_as_one_line_with_its_reason(
+    refund_template: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_wait.cli._commands import _send, list_questions
+    from agent_wait.cli._target import local_target
+
+    monkeypatch.chdir(tmp_path)
+    thread = f"order-refused-{uuid.uuid4().hex[:6]}"
+
+    # GIVEN agent-wait dev with a question open; WHEN a program writes an answer the question does not take straight
+    # to the entry queue (the CLI would refuse to send it)
+    def ask_then_answer_wrongly() -> None:
+        main(["start", thread, "--input", json.dumps({"order_id": thread, "amount": 900, "customer": "c"})])
+        target, question = local_target(), None
+        deadline = time.monotonic() + 30
+        while question is None and time.monotonic() < deadline:
+            rows = [row for row in list_questions(target, "open") if row["thread_id"] == thread]
+            question = rows[0]["question_id"] if rows else None
+            time.sleep(0.1)
+        assert question is not None, "the agent asked nothing"
+        _send(target, {"thread_id": thread, "question_id": question, "answer": {"action": "escalate"}})
+
+    printed, _ = _run_dev(refund_template, verbose=False, until="refused ", act=ask_then_answer_wrongly)
+    # THEN dev prints the refusal as one line: which question, the reason and what the question takes
+    refused = [line for line in printed.splitlines() if line.startswith("refused ")]
+    assert len(refused) == 1, printed
+    assert f"thread={thread}" in refused[0]
+    assert "reason=action_not_allowed" in refused[0]
+    assert "['approve', 'reject']" in refused[0]
+
+
 def test_an_envelope_without_a_deadline_is_printed_as_the_cli_prints_it() -> None:
     from agent_wait.cli._dev import describe
 

@@ -215,9 +215,15 @@ def describe(envelope: Mapping[str, Any]) -> str:
 
 
 def _finished(outcome: Any) -> str:
-    """A line for a start the agent ran to its end without asking: no envelope says so, so dev would be silent."""
-    from agent_wait.engine.outcomes import OutcomeKind
+    """A line for what no envelope tells: a start the agent ran to its end without asking, an answer the router
+    refused (the queue answers its sender nothing) and a message it dead-lettered; else nothing."""
+    from agent_wait.engine.outcomes import OutcomeKind, RefusalReason
 
+    ids = f"thread={outcome.thread_id}" + (f" question={outcome.question_id}" if outcome.question_id else "")
+    if outcome.kind is OutcomeKind.REFUSED and outcome.reason is not RefusalReason.DUPLICATE:
+        return f"{'refused':15} {ids} reason={outcome.reason}  {outcome.detail}\n"
+    if outcome.kind is OutcomeKind.DEAD_LETTERED and outcome.error is None:  # an agent's raise has its traceback
+        return f"{'dead-lettered':15} {ids} reason={outcome.reason}  {outcome.detail} (agent-wait dead-letters list)\n"
     if outcome.kind is not OutcomeKind.STARTED or outcome.asked or outcome.error is not None:
         return ""
     return f"{'finished':15} thread={outcome.thread_id}  (the agent ran to the end without asking)\n"
