@@ -138,7 +138,7 @@ def _add_stack_commands(commands: Any) -> None:
             sub.add_argument(
                 "--status",
                 help="open; answered, expired, cancelled or withdrawn (what decided it, whether or not the agent "
-                "resumed since); resumed or failed (what the agent did with it). Default: every question",
+                "resumed since); resumed or failed (what the agent did with it). (default: every question)",
             )
             sub.add_argument("--json", action="store_true", help="print rows as JSON lines")
         elif name == "failures":
