@@ -16,12 +16,14 @@ from agent_wait.contract.schema import Settings
 from agent_wait.engine import Metric
 from agent_wait.errors import ConfigurationError
 from agent_wait.host import HostSettings
+from agent_wait.local.iam import IAM_SWITCH
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "host.md"
 ROLES = ("router", "sweep", "api")
-OTHER_VARIABLES = frozenset({"AGENT_WAIT_TOKEN", "AGENT_WAIT_CHROMIUM", "AGENT_WAIT_SCREENSHOTS"})
-"""Read by the CLI (`agent-wait answer`) and the browser tests, not by a function."""
+OTHER_VARIABLES = frozenset({"AGENT_WAIT_TOKEN", "AGENT_WAIT_CHROMIUM", "AGENT_WAIT_SCREENSHOTS", IAM_SWITCH})
+"""Read by the CLI (`agent-wait answer`), the emulator (its IAM check's switch) and the browser tests, not by a
+function."""
 
 
 def _section(title: str) -> str:

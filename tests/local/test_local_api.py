@@ -435,7 +435,8 @@ def test_cli_token_then_answer_over_http_prints_the_real_outcome(
     # The answer API runs in this process: its Powertools log lines (JSON) share stdout with the CLI's own.
     printed = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("{")]
     line = next(line for line in printed if question in line)
-    assert line.endswith("by=alice@example.com via=api")
+    assert line.startswith("answered ")
+    assert "  agent=resumed  by=alice@example.com via=api  asks=issue_refund(" in line
     # AND bob, answering later (token from the environment), is told who decided
     assert main(["token", "--user", "bob@example.com", "--groups", "finance"]) == 0
     monkeypatch.setenv("AGENT_WAIT_TOKEN", capsys.readouterr().out.strip())

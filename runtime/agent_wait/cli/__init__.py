@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_wait.cli import _api
+from agent_wait.cli import _api, _questions
 from agent_wait.cli._extend import run_extend
 from agent_wait.cli._parser import DEFAULT_APP, REPO_APP, build_parser
 from agent_wait.cli._target import CliError, Target, local_target, resolve_target
@@ -128,7 +128,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"start sent for thread {args.thread_id} (message {message_id}) via {target.source}")
         return 0
     if args.command == "questions" and args.show:
-        return _show(target, args)
+        return _questions.show(target, args)
     if args.command == "questions":
         rows = _commands.list_questions(target, args.status)
         for row in sorted(rows, key=lambda r: (r.get("asked_at") or "", r.get("question_id") or "")):
@@ -145,7 +145,7 @@ def _run(args: argparse.Namespace) -> int:
                     )
                 )
             else:
-                print(_question_line(row))
+                print(_questions.question_line(row))
         if not rows:
             # JSON lines stay parseable: none at all on stdout, and the words for a person on stderr.
             none = f"no {args.status + ' ' if args.status else ''}questions"
@@ -170,30 +170,6 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "cancel":
         return _cancel(target, args)
     return _answer(target, args)
-
-
-def _question_line(row: dict[str, Any]) -> str:
-    """One question of `agent-wait questions`: its outcome (`open` until decided), then, once decided, what the
-    agent did (`agent=`) and who decided it in that outcome's words: `by= via=` for an answer, `cancelled_by=` and
-    `reason=` for a cancel, the default for an expiry, nothing more for a withdrawn question."""
-    from agent_wait.cli._commands import clipped
-
-    outcome = row.get("outcome")
-    decided = ""
-    if outcome:
-        decided = f"  agent={row.get('agent')}"
-    if outcome == "answered":
-        decided += f"  by={row.get('answered_by')} via={row.get('via')}"
-    elif outcome == "cancelled":
-        decided += f"  cancelled_by={row.get('answered_by')} reason={json.dumps(row.get('reason') or '')}"
-    elif outcome == "expired":
-        decided += "  default applied"
-    return (
-        f"{outcome or row['status']:9} {row['question_id']}  thread={row['thread_id']}"
-        f"  expires={row.get('expires_at')}  actions={'/'.join(row.get('allowed_actions') or [])}"
-        + decided
-        + f"  asks={clipped(row['asks'])}"
-    )
 
 
 def _said(target: Target) -> Target:
@@ -235,48 +211,6 @@ def _run_dead_letters(target: Any, args: argparse.Namespace) -> int:
     for message in moved:
         print(f"redriven  {message.reason:18} thread={message.thread_id}  message={message.message_id}")
     print(f"{len(moved)} redriven to the entry queue; {len(kept)} left on the dead-letter queue")
-    return 0
-
-
-def _show(target: Any, args: argparse.Namespace) -> int:
-    from agent_wait.cli import _commands
-
-    if len(args.show) != 2 or args.show[0] != "show":
-        raise CliError("questions takes no words but `show QUESTION`: agent-wait questions show QUESTION_ID")
-    view = _commands.show(target, args.show[1])
-    if args.json:
-        print(json.dumps(view, indent=2, sort_keys=True))
-        return 0
-    policy, outcome = view["policy"], view["outcome"]
-    lines = [
-        f"question {view['question_id']}  thread={view['thread_id']}  status={view['status']}",
-        f"asked    {view['asked_at']}",
-        f"asks     {json.dumps(view['question'], sort_keys=True)}",
-        f"actions  {'/'.join(policy['allowed_actions'])}   deadline {policy['expires_at'] or 'none'}",
-        f"default  {json.dumps(policy['default'], sort_keys=True)}",
-        f"rules    {json.dumps(policy['rules'], sort_keys=True)}   tags {json.dumps(policy['tags'], sort_keys=True)}",
-    ]
-    if outcome is None:
-        lines.append("decision none yet")
-    elif outcome["expired"]:
-        lines.append(f"decision the deadline passed at {outcome['decided_at']}: the default applied, nobody decided")
-    elif outcome["status"] == "withdrawn":
-        lines.append(f"decision withdrawn at {outcome['decided_at']}: the agent moved on without an answer")
-    else:
-        lines.append(
-            f"decision {outcome['status']} by {outcome['answered_by']} via {outcome['via']} at {outcome['decided_at']}"
-        )
-        lines.append(f"answer   {json.dumps(outcome['answer'], sort_keys=True)}")
-        if outcome.get("reason"):  # a person's cancel says why
-            lines.append(f"reason   {outcome['reason']}")
-    if outcome is not None:
-        lines.append(f"agent    {outcome['agent']}")
-    if view.get("failure"):
-        lines.append(f"failed   {view['failure']['error']} at {view['failure']['failed_at']}; see agent-wait failures")
-    if refusal := view.get("last_refusal"):  # the queue answers its sender nothing: the row says why
-        by = f" from {refusal['by']}" if refusal.get("by") else ""
-        lines.append(f"refused  {refusal['reason']} at {refusal['at']}{by}: {refusal['detail']}")
-    print("\n".join(lines))
     return 0
 
 

@@ -7,7 +7,7 @@ import json
 import uuid
 from typing import Any
 
-from agent_wait.cli._target import CliError, Target, answer_value
+from agent_wait.cli._target import DEV_USER, CliError, Target, answer_value
 from agent_wait.common.canonical_json import dumps
 from agent_wait.contract.messages import group_id_for, parse_answer
 from agent_wait.contract.schema import QuestionStatus
@@ -248,7 +248,6 @@ def queue_credit(target: Target, answered_by: str | None) -> tuple[str | None, s
     On a deployed stack the router credits the sender's own IAM identity, and takes `--by` as who answered only
     from a sender it trusts (`AGENT_WAIT_TRUSTED_SENDERS`); from any other it keeps it as a claim.
     """
-    from agent_wait.cli._dev import DEV_USER
 
     if target.issuer:  # the running `agent-wait dev`: only it has a local issuer
         person = answered_by or DEV_USER

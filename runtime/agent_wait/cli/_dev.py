@@ -23,13 +23,10 @@ from typing import Any, TextIO
 
 from agent_wait.cli._api import sign_in, token_command
 from agent_wait.cli._progress import progress
-from agent_wait.cli._target import LOCAL_STATE, CliError, Target
+from agent_wait.cli._target import DEV_USER, LOCAL_STATE, CliError, Target
 from agent_wait.errors import ConfigurationError, MissingExtraError
 
 __all__ = ("DEV_USER", "Observer", "answer_hint", "input_hint", "run_dev")
-
-DEV_USER = "dev@example.com"
-"""Who the printed curl line signs in as (in no group: any signed-in user may list the questions)."""
 
 
 class Observer:

@@ -34,6 +34,9 @@ LOCAL_REGION = "us-east-1"
 """The region of the local emulator's resources."""
 LOCAL_KEY = "local"
 """What signs requests to the local emulator when no AWS credentials are configured (it checks none)."""
+DEV_USER = "dev@example.com"
+"""Who `agent-wait dev` signs in as, and credits a queue answer that names nobody to (the emulator has one IAM id)."""
+
 LOCAL_STATE = Path(".agent-wait") / "local.json"
 """Written by `agent-wait dev` while it runs, in the folder it runs in, so other terminals can reach its emulator
 (from that folder or any folder below it: `find_local_state`)."""
