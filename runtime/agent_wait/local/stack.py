@@ -70,7 +70,10 @@ class EmulatedStack:
         stack_name: the name for the local stack; unique by default (moto keeps one state per process).
         clock: now, in UTC; the local demo moves it forward to show a deadline pass.
         extra_environment: variables the functions get besides those in the template.
-        api_port: the answer API's port on 127.0.0.1; 0 picks a free one (see `api_url`).
+        api_port: the answer API's port on 127.0.0.1; 0 picks a free one (see `api_url`), or the state folder's.
+        state_dir: a folder to keep the stack's state in across restarts (`agent_wait.local.state`): its name,
+            port and signing key, and, saved as it stops and restored as it starts, what its tables, queues,
+            secrets, schedules and buckets hold. None: everything is in memory only.
 
     Example:
         with EmulatedStack(template) as local:
@@ -90,6 +93,7 @@ class EmulatedStack:
         clock: Callable[[], datetime] = utc_now,
         extra_environment: Mapping[str, str] | None = None,
         api_port: int = 0,
+        state_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self.template = dict(template)
         self.stack_name = stack_name or f"agent-wait-local-{uuid.uuid4().hex[:8]}"
@@ -114,6 +118,9 @@ class EmulatedStack:
         """What the URL-secret webhooks posted to the local receivers, once started (`agent_wait.local.webhooks`)."""
         self.webhooks_routed: list[str] = []
         """The webhook settings sent to the local receivers (their secrets held no URL on the emulator)."""
+        self.state_dir = state_dir
+        self.state: Any = None
+        """The state folder opened (`agent_wait.local.state.DevState`), once started with `state_dir`."""
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
@@ -131,6 +138,7 @@ class EmulatedStack:
             MissingExtraError: the emulator is not installed (`pip install 'agent-wait[local]'`).
             ConfigurationError: a function's setting is wrong, or its agent cannot be loaded (names what to fix).
             RuntimeError: another `EmulatedStack` is running in this process (they would share its clients).
+            StateFileError: `state_dir`'s saved state cannot be loaded (names the file, and `--fresh`).
         """
         require_emulator()
         from moto.server import ThreadedMotoServer
@@ -140,6 +148,11 @@ class EmulatedStack:
                 f"an EmulatedStack ({EmulatedStack._running.stack_name}) is already running in this process; stop it "
                 "first: it points this process's AWS clients at its emulator"
             )
+        if self.state_dir is not None:
+            from agent_wait.local.state import DevState
+
+            self.state = DevState.open(self.state_dir, self.template)
+            self.stack_name, self.api_port = self.state.stack_name, self.state.api_port(self.api_port)
         EmulatedStack._running = self
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per AWS call is noise here
@@ -159,8 +172,14 @@ class EmulatedStack:
             }
         )
         try:
+            if self.state is not None:
+                self.state.empty_emulator(self.endpoint_url)
             self._deploy()
+            if self.state is not None:
+                self.state.restore(self)
             self._start_api()
+            if self.state is not None:
+                self.state.started(self)
         except BaseException:
             self.stop()
             raise
@@ -170,9 +189,17 @@ class EmulatedStack:
         if self._api is not None:
             self._api.stop()
             self._api = None
-        if self._server is not None:
-            self._server.stop()
-            self._server = None
+        try:
+            if self.state is not None and self._server is not None:
+                self.state.save(self)  # what it holds, to the state folder, before the emulator forgets it
+        finally:
+            if self._server is not None:
+                self._server.stop()
+                self._server = None
+            self._stopped()
+
+    def _stopped(self) -> None:
+        """Give the process back: its environment as it was, the handlers cold, no stack running."""
         for name, value in self._saved_env.items():
             if value is None:
                 os.environ.pop(name, None)
@@ -249,6 +276,7 @@ class EmulatedStack:
             clock=self._now,
             slack_preview=self.slack_preview,
             email_preview=self.email_preview,
+            signing_key=self.state.signing_key if self.state is not None else None,
             dev_routes=lambda method, path, body: (
                 self.teams_cards.handle(method, path, body) or self.webhooks.handle(method, path, body)
             ),
