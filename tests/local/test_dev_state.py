@@ -124,3 +124,148 @@ def test_a_state_file_that_cannot_be_read_is_refused_naming_the_file_and_fresh(
     assert why in message
     assert "--fresh" in message
     assert EmulatedStack._running is None
+
+
+def test_when_the_folders_port_is_taken_the_api_moves_and_says_old_tabs_will_not_reach_it(
+    refund_template: dict[str, Any], tmp_path: Path
+) -> None:
+    import socket
+
+    # GIVEN a stack that ran on a state folder, and its port since taken by another program
+    with EmulatedStack(refund_template, state_dir=tmp_path) as first:
+        port = int(first.api_url.rsplit(":", 1)[1])
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", port))
+        squatter.listen()
+        # WHEN the stack starts again on the folder
+        with EmulatedStack(refund_template, state_dir=tmp_path) as second:
+            # THEN it serves on another port, and its note says so and what it means
+            assert not second.api_url.endswith(f":{port}")
+            assert f"port {port}" in second.state.port_note
+            assert "will not reach it" in second.state.port_note
+            assert second.state.port_note in second.state.describe()
+
+
+def test_a_state_that_cannot_be_saved_fails_the_stop_after_stopping_and_leaves_no_file(
+    refund_template: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from agent_wait.local.state import STATE_FILE, StateFileError
+
+    def refuse(*_: Any) -> None:
+        raise OSError("disk full")
+
+    # GIVEN a stack on a state folder whose state cannot be exported
+    monkeypatch.setattr("agent_wait.local.snapshot.export_snapshot", refuse)
+    local = EmulatedStack(refund_template, state_dir=tmp_path)
+    local.start()
+    # WHEN it stops
+    with pytest.raises(StateFileError) as raised:
+        local.stop()
+    # THEN the error names the file, everything stopped anyway, and no state file (whole or half) was left
+    assert str(tmp_path / STATE_FILE) in str(raised.value)
+    assert EmulatedStack._running is None
+    assert "AWS_ENDPOINT_URL" not in os.environ or os.environ["AWS_ENDPOINT_URL"] != local.endpoint_url
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(STATE_FILE) or p.name.startswith(".state")]
+
+
+# -- `agent-wait dev` ---------------------------------------------------------------------------------
+
+
+def test_dev_keeps_its_state_beside_local_json_and_passes_fresh_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agent_wait.cli._dev as dev
+    from agent_wait.cli import main
+    from agent_wait.cli._target import LOCAL_STATE
+
+    # GIVEN `run_dev` replaced by a recorder
+    seen: list[dict[str, Any]] = []
+    monkeypatch.setattr(dev, "run_dev", lambda *a, **k: seen.append(k) or 0)
+    monkeypatch.setattr("agent_wait.local.stack.require_emulator", lambda: None)
+    monkeypatch.setattr("agent_wait.cli._app", lambda name, attribute: lambda: {})
+    # WHEN `agent-wait dev` runs with and without `--fresh`
+    main(["dev"])
+    main(["dev", "--fresh"])
+    # THEN both keep the state in the folder local.json is in, and only the second starts empty
+    assert [k["state_dir"] for k in seen] == [LOCAL_STATE.parent, LOCAL_STATE.parent]
+    assert [k["fresh"] for k in seen] == [False, True]
+
+
+def test_dev_fresh_deletes_the_saved_state_before_it_starts(tmp_path: Path) -> None:
+    import io
+
+    from agent_wait.cli._dev import run_dev
+    from agent_wait.local.state import IDENTITY_FILE, STATE_FILE
+
+    # GIVEN a state folder with a saved state and the folder's identity
+    (tmp_path / STATE_FILE).write_text("{}")
+    (tmp_path / IDENTITY_FILE).write_text("{}")
+    seen: list[bool] = []
+
+    class StopError(Exception):
+        """Stops `run_dev` at the synth: what matters is what the folder held when the stack was to start."""
+
+    def template() -> dict[str, Any]:
+        seen.append((tmp_path / STATE_FILE).exists())
+        raise StopError
+
+    # WHEN `dev --fresh` starts on it
+    with pytest.raises(StopError):
+        run_dev(template, out=io.StringIO(), state_dir=tmp_path, fresh=True)
+    # THEN the saved state is gone and the folder's identity (its port, its signing key) is kept
+    assert seen == [False]
+    assert (tmp_path / IDENTITY_FILE).exists()
+
+
+def test_dev_refuses_a_state_file_it_cannot_read_with_one_line_naming_it_and_fresh(
+    refund_template: dict[str, Any], tmp_path: Path
+) -> None:
+    import io
+
+    from agent_wait.cli._dev import run_dev
+    from agent_wait.cli._target import CliError
+    from agent_wait.local.state import STATE_FILE
+
+    # GIVEN a state folder whose state file is not JSON
+    (tmp_path / STATE_FILE).write_text("\x00garbage")
+    # WHEN `dev` starts on it
+    with pytest.raises(CliError) as raised:
+        run_dev(lambda: refund_template, out=io.StringIO(), state_dir=tmp_path)
+    # THEN it stops with one line naming the file and `--fresh`, and leaves the file as it was
+    assert str(tmp_path / STATE_FILE) in str(raised.value)
+    assert "--fresh" in str(raised.value)
+    assert (tmp_path / STATE_FILE).read_text() == "\x00garbage"
+
+
+def test_dev_says_where_its_state_lives_and_saves_it_as_it_stops(
+    refund_template: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import threading
+    import time
+
+    from agent_wait.cli._dev import run_dev
+    from agent_wait.local.state import STATE_FILE
+
+    # GIVEN `dev` running on a state folder
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "state"
+    out, stop, status = io.StringIO(), threading.Event(), []
+    server = threading.Thread(
+        target=lambda: status.append(run_dev(lambda: refund_template, out=out, stop=stop, state_dir=folder))
+    )
+    server.start()
+    try:
+        deadline = time.monotonic() + 120
+        while "Ctrl-C" not in out.getvalue() and server.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        # WHEN it is stopped
+        stop.set()
+        server.join(timeout=60)
+    # THEN its banner said where the state lives and that `--fresh` starts empty, and the state was saved there
+    assert status == [0]
+    [line] = [line for line in out.getvalue().splitlines() if line.lstrip().startswith("state ")]
+    assert str(folder) in line
+    assert "--fresh" in line
+    assert json.loads((folder / STATE_FILE).read_text())["format"] == 1

@@ -71,9 +71,7 @@ class EmulatedStack:
         clock: now, in UTC; the local demo moves it forward to show a deadline pass.
         extra_environment: variables the functions get besides those in the template.
         api_port: the answer API's port on 127.0.0.1; 0 picks a free one (see `api_url`), or the state folder's.
-        state_dir: a folder to keep the stack's state in across restarts (`agent_wait.local.state`): its name,
-            port and signing key, and, saved as it stops and restored as it starts, what its tables, queues,
-            secrets, schedules and buckets hold. None: everything is in memory only.
+        state_dir: a folder the stack's state is kept in across restarts (`agent_wait.local.state`); None: memory only.
 
     Example:
         with EmulatedStack(template) as local:
@@ -119,8 +117,7 @@ class EmulatedStack:
         self.webhooks_routed: list[str] = []
         """The webhook settings sent to the local receivers (their secrets held no URL on the emulator)."""
         self.state_dir = state_dir
-        self.state: Any = None
-        """The state folder opened (`agent_wait.local.state.DevState`), once started with `state_dir`."""
+        self.state: Any = None  # the state folder opened (`agent_wait.local.state.DevState`), once started
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
@@ -185,21 +182,19 @@ class EmulatedStack:
             raise
 
     def stop(self) -> None:
-        """Stop the answer API and the emulator, and restore the environment. Safe to call twice."""
+        """Stop the answer API and the emulator, and restore the environment. Safe to call twice.
+
+        Raises:
+            StateFileError: the state could not be saved to `state_dir` (everything stopped; the last save stays).
+        """
         if self._api is not None:
             self._api.stop()
             self._api = None
-        try:
-            if self.state is not None and self._server is not None:
-                self.state.save(self)  # what it holds, to the state folder, before the emulator forgets it
-        finally:
-            if self._server is not None:
-                self._server.stop()
-                self._server = None
-            self._stopped()
-
-    def _stopped(self) -> None:
-        """Give the process back: its environment as it was, the handlers cold, no stack running."""
+        # What it holds, to the state folder, before the emulator forgets it; a failure is raised once stopped.
+        unsaved = self.state.save(self) if self.state is not None and self._server is not None else None
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
         for name, value in self._saved_env.items():
             if value is None:
                 os.environ.pop(name, None)
@@ -209,6 +204,8 @@ class EmulatedStack:
         self._reset_handlers()
         if EmulatedStack._running is self:
             EmulatedStack._running = None
+        if unsaved is not None:
+            raise unsaved
 
     def _set_env(self, values: Mapping[str, str]) -> None:
         for name, value in values.items():

@@ -185,6 +185,16 @@ class DevState:
     def state_path(self) -> Path:
         return self.folder / STATE_FILE
 
+    def describe(self) -> str:
+        """Where the state lives and what was restored, for `agent-wait dev`'s banner (lines, each ending in a
+        newline)."""
+        restored = self.restored or "nothing saved yet: starting empty"
+        lines = (
+            f"  state        {self.folder}{os.sep}  ({restored}; saved again when dev stops; "
+            "`agent-wait dev --fresh` starts empty)\n"
+        )
+        return lines + (f"  note         {self.port_note}\n" if self.port_note else "")
+
     def api_port(self, requested: int) -> int:
         """The port to serve the API on: `requested` when given, else last run's when it is free, else 0 (any),
         with `port_note` saying what that means for what was handed out before."""
@@ -231,15 +241,25 @@ class DevState:
         _write_atomically(self.folder / IDENTITY_FILE, identity, private=True)
         self._ready = True
 
-    def save(self, stack: Any) -> None:
-        """Export what `stack` holds to the state file (as it stops: its queues are drained). Nothing is written
-        for a stack that did not start, so a failed start never overwrites the state it could not load."""
+    def save(self, stack: Any) -> StateFileError | None:
+        """Export what `stack` holds to the state file (as it stops: its queues are drained); the error when that
+        failed, returned rather than raised so the stack stops whatever happens (the file saved before stays whole).
+        Nothing is written for a stack that did not start, so a failed start never overwrites the state it could
+        not load."""
         if not self._ready:
-            return
+            return None
         from agent_wait.local.snapshot import export_snapshot
 
-        resources = export_snapshot(stack.client, self.stack_name)
-        saved_at = datetime.now(UTC).isoformat(timespec="seconds")
-        state = {"format": FORMAT, "template": self.fingerprint, "saved_at": saved_at, "resources": resources}
-        _write_atomically(self.state_path, state)
         self._ready = False
+        try:
+            resources = export_snapshot(stack.client, self.stack_name)
+            saved_at = datetime.now(UTC).isoformat(timespec="seconds")
+            state = {"format": FORMAT, "template": self.fingerprint, "saved_at": saved_at, "resources": resources}
+            _write_atomically(self.state_path, state)
+        except Exception as exc:
+            logger.debug("saving the local state failed", exc_info=True)
+            return StateFileError(
+                f"could not save the local stack's state to {self.state_path} ({type(exc).__name__}: {exc}); "
+                "what it held since the last save is lost"
+            )
+        return None
