@@ -269,3 +269,5 @@ def test_dev_says_where_its_state_lives_and_saves_it_as_it_stops(
     assert str(folder) in line
     assert "--fresh" in line
     assert json.loads((folder / STATE_FILE).read_text())["format"] == 1
+    # AND the folder, which holds the dev sign-in's key, keeps itself out of git
+    assert (folder / ".gitignore").read_text().splitlines()[-1] == "*"

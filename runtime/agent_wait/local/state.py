@@ -79,15 +79,14 @@ def template_fingerprint(template: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(shape).encode()).hexdigest()[:16]
 
 
-def _write_atomically(path: Path, data: Mapping[str, Any], *, private: bool = False) -> None:
-    """Write `data` as JSON to `path` whole or not at all (a temporary file beside it, then `os.replace`)."""
+def _write_atomically(path: Path, data: Mapping[str, Any]) -> None:
+    """Write `data` as JSON to `path` whole or not at all (a temporary file beside it, then `os.replace`). The file
+    is this user's only (`mkstemp` makes it so): it holds keys (the dev sign-in's, the link keys)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w") as file:
             json.dump(data, file)
-        if private:
-            os.chmod(temporary, 0o600)  # it holds the dev issuer's signing key
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -238,7 +237,10 @@ class DevState:
             "api_port": urllib.parse.urlsplit(stack.api_url).port or 0,
             "issuer_key": {"id": self.signing_key[0], "pem": self.signing_key[1]},
         }
-        _write_atomically(self.folder / IDENTITY_FILE, identity, private=True)
+        _write_atomically(self.folder / IDENTITY_FILE, identity)
+        ignore = self.folder / ".gitignore"
+        if not ignore.exists():  # the folder holds local secrets (the signing key, link keys): git leaves it out
+            ignore.write_text("# written by agent-wait dev: its local state, secrets included\n*\n")
         self._ready = True
 
     def save(self, stack: Any) -> StateFileError | None:
