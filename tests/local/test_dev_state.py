@@ -271,3 +271,39 @@ def test_dev_says_where_its_state_lives_and_saves_it_as_it_stops(
     assert json.loads((folder / STATE_FILE).read_text())["format"] == 1
     # AND the folder, which holds the dev sign-in's key, keeps itself out of git
     assert (folder / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def test_a_precise_deadlines_schedule_is_put_back_as_it_was() -> None:
+    import boto3
+    from moto import mock_aws
+
+    from agent_wait.local.snapshot import ImportReport, _export_schedules, _import_schedules, _jsonable, _native
+
+    schedule = {
+        "Name": "q-1-deadline",
+        "GroupName": "agent-wait-deadlines",
+        "ScheduleExpression": "at(2030-01-02T03:04:05)",
+        "FlexibleTimeWindow": {"Mode": "OFF"},
+        "Target": {
+            "Arn": "arn:aws:lambda:us-east-1:123456789012:function:sweep",
+            "RoleArn": "arn:aws:iam::1:role/r",
+            "Input": json.dumps({"question_id": "q-1"}),
+        },
+        "ActionAfterCompletion": "DELETE",
+    }
+    client = lambda service: boto3.client(service, region_name="us-east-1")  # noqa: E731
+    # GIVEN an emulator holding a one-time schedule, saved as the state file saves it (through JSON)
+    with mock_aws():
+        client("scheduler").create_schedule_group(Name="agent-wait-deadlines")
+        client("scheduler").create_schedule(**schedule)
+        saved = json.loads(json.dumps(_jsonable(_export_schedules(client))))
+    # WHEN it is put back into an empty emulator
+    with mock_aws():
+        report = ImportReport()
+        _import_schedules(_native(saved), client, report)
+        found = client("scheduler").get_schedule(Name="q-1-deadline", GroupName="agent-wait-deadlines")
+    # THEN the schedule is there with its time, target and input
+    assert report.written == {"schedules": 1}
+    assert found["ScheduleExpression"] == schedule["ScheduleExpression"]
+    assert found["Target"]["Arn"] == schedule["Target"]["Arn"]
+    assert json.loads(found["Target"]["Input"]) == {"question_id": "q-1"}

@@ -185,7 +185,8 @@ def _export_queues(client: Client, logical_of: dict[str, str]) -> dict[str, list
                     }
                 )
                 sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
-        queues[_key(url, url.rsplit("/", 1)[-1], logical_of)] = messages
+        name = url.rsplit("/", 1)[-1]
+        queues[_key(url if url in logical_of else name, name, logical_of)] = messages  # moto's id: a URL or a name
     return queues
 
 
@@ -260,7 +261,8 @@ def _import_queues(queues: dict[str, Any], client: Client, physical_of: dict[str
     sqs = client("sqs")
     existing = {url.rsplit("/", 1)[-1]: url for url in sqs.list_queues().get("QueueUrls", [])}
     for key, messages in queues.items():
-        url = _resolve(key, physical_of, existing.get)
+        found = _resolve(key, physical_of, existing.get)
+        url = existing.get(found.rsplit("/", 1)[-1]) if found else None
         if url is None:
             if messages:
                 report.skipped.append(f"queue {key} ({len(messages)} messages): not in this stack")
