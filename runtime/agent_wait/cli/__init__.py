@@ -44,7 +44,7 @@ from typing import Any
 from agent_wait.cli import _api, _questions
 from agent_wait.cli._extend import run_extend
 from agent_wait.cli._parser import DEFAULT_APP, REPO_APP, build_parser
-from agent_wait.cli._target import CliError, Target, local_target, resolve_target
+from agent_wait.cli._target import LOCAL_STATE, CliError, Target, local_target, resolve_target
 from agent_wait.errors import MissingExtraError
 
 __all__ = ("main",)
@@ -103,7 +103,13 @@ def _run(args: argparse.Namespace) -> int:
         else:
             template = _app(args.app, "template")
         return run_dev(
-            template, out=sys.stdout, sweep_every=args.sweep_every, api_port=args.api_port, verbose=args.verbose
+            template,
+            out=sys.stdout,
+            sweep_every=args.sweep_every,
+            api_port=args.api_port,
+            verbose=args.verbose,
+            state_dir=LOCAL_STATE.parent,  # beside local.json: the project's own emulator state
+            fresh=args.fresh,
         )
     if args.command == "demo":
         return int(_app(args.app, "demo")(args.scenario))

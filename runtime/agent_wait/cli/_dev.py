@@ -19,6 +19,7 @@ import traceback
 import typing
 import warnings
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any, TextIO
 
 from agent_wait.cli._api import sign_in, token_command
@@ -234,6 +235,8 @@ def run_dev(
     stop: threading.Event | None = None,
     api_port: int = 0,
     verbose: bool = False,
+    state_dir: Path | None = None,
+    fresh: bool = False,
 ) -> int:
     """Run the local stack and its answer API until Ctrl-C (or `stop` is set); returns the exit status.
 
@@ -246,25 +249,32 @@ def run_dev(
         verbose: also print the handlers' Powertools log records (JSON, INFO and up), each failed turn's traceback
             and that of a template that fails to synthesize; otherwise only their warnings and errors, one readable
             line each, and the error alone.
+        state_dir: where the stack's state is kept across restarts (`agent_wait.local.state`); None: memory only.
+        fresh: delete the state saved in `state_dir` first, and start empty.
 
     Raises:
-        CliError: the template cannot be synthesized, or the stack cannot start (a setting is wrong, or its agent
-            cannot be loaded).
+        CliError: the template cannot be synthesized, or the stack cannot start (a setting is wrong, its agent cannot
+            be loaded, or its saved state cannot be read), or its state could not be saved as it stopped.
     """
     from agent_wait.local.stack import EmulatedStack
+    from agent_wait.local.state import StateFileError, forget_state
 
     stop = stop or threading.Event()
+    if fresh and state_dir is not None:
+        forget_state(state_dir)
     with progress("Synthesizing the stack template"):
         template = _synthesized(template_factory, verbose=verbose)
     with progress("Starting the embedded AWS emulator and deploying the template"):
-        local = EmulatedStack(template, api_port=api_port)
+        local = EmulatedStack(template, api_port=api_port, state_dir=state_dir)
         try:
             local.start()  # loads the agent too: one that cannot run stops here, before anything is served
-        except ConfigurationError as exc:
+        except (ConfigurationError, StateFileError) as exc:
             raise CliError(f"the stack cannot start: {exc}") from None
-    previous = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
-    if previous is not None:
-        signal.signal(signal.SIGINT, lambda *_: stop.set())
+    # Ctrl-C and a `kill` stop the loop, so the stack stops cleanly and saves its state.
+    handled = (signal.SIGINT, signal.SIGTERM) if threading.current_thread() is threading.main_thread() else ()
+    previous = {number: signal.getsignal(number) for number in handled}
+    for number in previous:
+        signal.signal(number, lambda *_: stop.set())
     try:
         with _handler_logs(out, verbose=verbose):
             _serve(local, out, stop=stop, sweep_every=sweep_every, verbose=verbose)
@@ -273,10 +283,14 @@ def run_dev(
             out.flush()
         return 0
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
-        local.stop()
+        for number, handler in previous.items():
+            if handler is not None:
+                signal.signal(number, handler)
         LOCAL_STATE.unlink(missing_ok=True)
+        try:
+            local.stop()
+        except StateFileError as exc:
+            raise CliError(str(exc)) from None
 
 
 def _synthesized(template_factory: Callable[[], Mapping[str, Any]], *, verbose: bool) -> Mapping[str, Any]:
@@ -320,6 +334,7 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
                 if local.webhooks_routed
                 else ""
             )
+            + (local.state.describe() if local.state is not None else "  state        in memory only\n")
             + f"Try the API as {DEV_USER} (the token is valid for an hour):\n"
             f"  curl -s -H 'Authorization: Bearer {token}' {local.api_url}/questions\n"
             f"In another terminal: agent-wait start THREAD --input JSON{input_hint(_agent())}\n"

@@ -56,7 +56,14 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     dev.add_argument(
         "--sweep-every", type=float, default=60.0, metavar="SECONDS", help="run the sweep this often (default: 60)"
     )
-    dev.add_argument("--api-port", type=int, default=0, metavar="PORT", help="the answer API's port (default: free)")
+    dev.add_argument(
+        "--api-port", type=int, default=0, metavar="PORT", help="the answer API's port (default: this folder's last)"
+    )
+    dev.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start empty: delete the state the last run saved in .agent-wait/ (default: carry on where it stopped)",
+    )
     dev.add_argument(
         "--verbose",
         action="store_true",

@@ -125,6 +125,7 @@ class LocalApi:
         clock: when given, each invocation runs inside `clock_scope(clock)` (a local stack's movable time).
         dev_sign_in: answer the inbox page's `config.json` here with the dev sign-in (the default); False lets
             the handler answer it, as deployed (tests of the page's OIDC sign-in).
+        signing_key: the local issuer's (key id, PEM), kept from an earlier run; None makes a new one.
 
     Example:
         with LocalApi(lambda event: app.resolve(event, context)) as api:
@@ -143,6 +144,7 @@ class LocalApi:
         slack_preview: Callable[[], str] | None = None,
         dev_routes: Callable[[str, str, bytes], tuple[int, bytes, dict[str, str]] | None] | None = None,
         email_preview: Callable[[], str] | None = None,
+        signing_key: tuple[str, str] | None = None,
     ) -> None:
         self.handler = handler
         self.clock = clock
@@ -160,7 +162,7 @@ class LocalApi:
         self.port = int(bound)
         self.url = f"http://{host}:{self.port}"
         """The API's base URL (also the issuer's)."""
-        self.issuer = LocalIssuer(self.url, audience=audience)
+        self.issuer = LocalIssuer(self.url, audience=audience, signing_key=signing_key)
         """The local JWT issuer; `issuer.token(user, groups)` signs in without HTTP."""
         self._thread: threading.Thread | None = None
 

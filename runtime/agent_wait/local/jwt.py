@@ -1,6 +1,7 @@
 """A local JWT issuer and the checks API Gateway's JWT authorizer makes, for `agent-wait dev` and tests.
 
-`LocalIssuer` holds an RSA key made when it starts (never written anywhere), publishes it as a JWKS,
+`LocalIssuer` holds an RSA key made when it starts (or the one `agent-wait dev` kept for its folder, so tokens
+signed before a restart still pass: `agent_wait.local.state`), publishes it as a JWKS,
 and signs RS256 tokens shaped like a Cognito ID token: `iss`, `aud`, `sub`, `email` (verified),
 `cognito:groups`, `iat`, `exp`. `verify_token` checks a token the way an HTTP API's JWT authorizer
 does (signature against the JWKS by `kid`, issuer, audience, expiry) and `flatten_claims` turns the
@@ -24,6 +25,7 @@ require_extra("the local answer API (agent-wait dev)", "jwt", "local")
 require_extra("the local answer API (agent-wait dev)", "cryptography", "local")
 
 import jwt  # noqa: E402
+from cryptography.hazmat.primitives import serialization  # noqa: E402
 from cryptography.hazmat.primitives.asymmetric import rsa  # noqa: E402
 from jwt.algorithms import RSAAlgorithm  # noqa: E402
 
@@ -100,6 +102,8 @@ class LocalIssuer:
         url: the issuer (`iss`); its `/.well-known/jwks.json` serves `jwks()`.
         audience: the `aud` every token carries.
         lifetime: default seconds a token stays valid.
+        signing_key: (key id, PEM private key) to sign with, as `key_id` and `private_key_pem()` gave them; None
+            makes a new key.
 
     Example:
         issuer = LocalIssuer("http://127.0.0.1:8080")
@@ -107,12 +111,26 @@ class LocalIssuer:
         claims = verify_token(token, jwks=issuer.jwks(), issuer=issuer.url, audience=issuer.audience)
     """
 
-    def __init__(self, url: str, *, audience: str = DEFAULT_AUDIENCE, lifetime: int = DEFAULT_LIFETIME) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        audience: str = DEFAULT_AUDIENCE,
+        lifetime: int = DEFAULT_LIFETIME,
+        signing_key: tuple[str, str] | None = None,
+    ) -> None:
         self.url = url.rstrip("/")
         self.audience = audience
         self.lifetime = lifetime
-        self.key_id = uuid.uuid4().hex
-        self._key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        if signing_key is None:
+            self.key_id = uuid.uuid4().hex
+            self._key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        else:
+            self.key_id, pem = signing_key
+            loaded = serialization.load_pem_private_key(pem.encode("ascii"), password=None)
+            if not isinstance(loaded, rsa.RSAPrivateKey):
+                raise ArgumentError("signing_key must be an RSA private key in PEM (what private_key_pem() gives)")
+            self._key = loaded
         public = json.loads(RSAAlgorithm.to_jwk(self._key.public_key()))
         self._jwks = {"keys": [{**public, "kid": self.key_id, "use": "sig", "alg": "RS256"}]}
 
@@ -158,6 +176,12 @@ class LocalIssuer:
         if nonce is not None:
             claims["nonce"] = nonce
         return jwt.encode(claims, self._key, algorithm="RS256", headers={"kid": self.key_id})
+
+    def private_key_pem(self) -> str:
+        """The signing key as unencrypted PKCS#8 PEM, for `agent-wait dev` to keep in its state folder."""
+        return self._key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        ).decode("ascii")
 
     def jwks(self) -> dict[str, Any]:
         """The public key as a JSON Web Key Set (what `/.well-known/jwks.json` serves)."""

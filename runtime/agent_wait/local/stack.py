@@ -78,9 +78,10 @@ class EmulatedStack:
         stack_name: the name for the local stack; unique by default (moto keeps one state per process).
         clock: now, in UTC; the local demo moves it forward to show a deadline pass.
         extra_environment: variables the functions get besides those in the template.
-        api_port: the answer API's port on 127.0.0.1; 0 picks a free one (see `api_url`).
+        api_port: the answer API's port on 127.0.0.1; 0 picks a free one (see `api_url`), or the state folder's.
         enforce_iam: hold each function to its role's policies (`agent_wait.local.iam`). Default: on, unless
             `AGENT_WAIT_LOCAL_IAM=off`.
+        state_dir: a folder the stack's state is kept in across restarts (`agent_wait.local.state`); None: memory only.
 
     Example:
         with EmulatedStack(template) as local:
@@ -101,6 +102,7 @@ class EmulatedStack:
         extra_environment: Mapping[str, str] | None = None,
         api_port: int = 0,
         enforce_iam: bool | None = None,
+        state_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self.template = dict(template)
         self.stack_name = stack_name or f"agent-wait-local-{uuid.uuid4().hex[:8]}"
@@ -129,6 +131,8 @@ class EmulatedStack:
         self.iam: LocalIam | None = None
         """The IAM check (`agent_wait.local.iam.LocalIam`, its `denials`), once started with `enforce_iam`."""
         self._deployment: EmulatorDeployment | None = None
+        self.state_dir = state_dir
+        self.state: Any = None  # the state folder opened (`agent_wait.local.state.DevState`), once started
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
@@ -146,6 +150,7 @@ class EmulatedStack:
             MissingExtraError: the emulator is not installed (`pip install 'agent-wait[local]'`).
             ConfigurationError: a function's setting is wrong, or its agent cannot be loaded (names what to fix).
             RuntimeError: another `EmulatedStack` is running in this process (they would share its clients).
+            StateFileError: `state_dir`'s saved state cannot be loaded (names the file, and `--fresh`).
         """
         require_emulator()
         from moto.server import ThreadedMotoServer
@@ -155,6 +160,11 @@ class EmulatedStack:
                 f"an EmulatedStack ({EmulatedStack._running.stack_name}) is already running in this process; stop it "
                 "first: it points this process's AWS clients at its emulator"
             )
+        if self.state_dir is not None:
+            from agent_wait.local.state import DevState
+
+            self.state = DevState.open(self.state_dir, self.template)
+            self.stack_name, self.api_port = self.state.stack_name, self.state.api_port(self.api_port)
         EmulatedStack._running = self
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per AWS call is noise here
@@ -174,17 +184,29 @@ class EmulatedStack:
             }
         )
         try:
+            if self.state is not None:
+                self.state.empty_emulator(self.endpoint_url)
             self._deploy()
+            if self.state is not None:
+                self.state.restore(self)
             self._start_api()
+            if self.state is not None:
+                self.state.started(self)
         except BaseException:
             self.stop()
             raise
 
     def stop(self) -> None:
-        """Stop the answer API and the emulator, and restore the environment. Safe to call twice."""
+        """Stop the answer API and the emulator, and restore the environment. Safe to call twice.
+
+        Raises:
+            StateFileError: the state could not be saved to `state_dir` (everything stopped; the last save stays).
+        """
         if self._api is not None:
             self._api.stop()
             self._api = None
+        # What it holds, to the state folder, before the emulator forgets it; a failure is raised once stopped.
+        unsaved = self.state.save(self) if self.state is not None and self._server is not None else None
         if self.iam is not None:
             self.iam.uninstall()
         if self._server is not None:
@@ -199,6 +221,8 @@ class EmulatedStack:
         self._reset_handlers()
         if EmulatedStack._running is self:
             EmulatedStack._running = None
+        if unsaved is not None:
+            raise unsaved
 
     def _set_env(self, values: Mapping[str, str]) -> None:
         for name, value in values.items():
@@ -267,6 +291,7 @@ class EmulatedStack:
             clock=self._now,
             slack_preview=self.slack_preview,
             email_preview=self.email_preview,
+            signing_key=self.state.signing_key if self.state is not None else None,
             dev_routes=lambda method, path, body: (
                 self.teams_cards.handle(method, path, body) or self.webhooks.handle(method, path, body)
             ),
