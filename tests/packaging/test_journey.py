@@ -54,6 +54,9 @@ def venv(uv: str, wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     constraints.write_text(f"{exported.stdout}agent-wait=={version}\n")
     env_dir = home / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True, timeout=120)
+    # pip byte-compiles every file it installs (8,000 here), half of the journey's install time; a Python that
+    # writes bytecode compiles what it imports on first use instead, so the venv's own pip.conf turns it off.
+    (env_dir / "pip.conf").write_text("[install]\ncompile = false\n")
     links = " ".join(filter(None, [str(wheel.parent), os.environ.get("PIP_FIND_LINKS")]))
     (env_dir / "pip.env").write_text(json.dumps({"PIP_FIND_LINKS": links, "PIP_CONSTRAINT": str(constraints)}))
     return env_dir
@@ -66,9 +69,10 @@ def _without_uv(path: str) -> str:
 
 def _env(venv: Path) -> dict[str, str]:
     """A user's terminal: the venv first on PATH, no uv, no AWS settings or credentials anywhere, no repository on
-    the path; pip pointed at the built wheel and the lock's versions."""
+    the path, bytecode written as Python writes it; pip pointed at the built wheel and the lock's versions."""
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "AGENT_WAIT_", "PYTEST_", "VIRTUAL_ENV"))}
     keep.pop("PYTHONPATH", None)
+    keep.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's Python keeps what it compiles (pip compiled nothing)
     return {
         **keep,
         **json.loads((venv / "pip.env").read_text()),
