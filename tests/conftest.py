@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,11 +49,18 @@ def _no_powertools_metrics_left_over() -> None:
             metrics.clear_metrics()
 
 
+@pytest.fixture(scope="session")
+def _running_devs_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("state")
+
+
 @pytest.fixture(autouse=True)
-def _own_running_devs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _own_running_devs(_running_devs_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Give each test its own registry of running `agent-wait dev`s (`XDG_STATE_HOME`): a dev started by a test in
-    another worker, or by the person at this machine, must not be the stack a test's CLI finds."""
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+    another worker, or by the person at this machine, must not be the stack a test's CLI finds. A fresh name under
+    one folder, made only when a dev registers: `mktemp` per test lists every folder it made before, which over the
+    suite's thousands of tests cost more than the tests of a whole folder."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(_running_devs_home / uuid.uuid4().hex))
 
 
 @pytest.fixture(scope="session")
