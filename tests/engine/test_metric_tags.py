@@ -127,7 +127,8 @@ def test_the_answer_api_counts_every_request_by_status_class_and_times_it() -> N
     assert metrics.counts[(Metric.API_CLIENT_ERRORS, "422")] == 1
     assert metrics.total(Metric.API_SERVER_ERRORS) == 0
     assert len(metrics.timings[Metric.API_LATENCY]) == 3
-    assert all(0 <= seconds < 5 for seconds in metrics.timings[Metric.API_LATENCY])
+    # a time per request, in seconds (how long is the bench's business, never a bound here: a busy CI is slow)
+    assert all(isinstance(seconds, float) and seconds >= 0 for seconds in metrics.timings[Metric.API_LATENCY])
 
 
 def test_an_exception_no_route_handles_counts_as_a_5xx_and_still_raises(monkeypatch: pytest.MonkeyPatch) -> None:
