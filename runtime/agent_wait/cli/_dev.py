@@ -212,7 +212,7 @@ def describe(envelope: Mapping[str, Any]) -> str:
     )
 
 
-def _finished(outcome: Any) -> str:
+def _untold(outcome: Any) -> str:
     """A line for what no envelope tells: a start the agent ran to its end without asking, an answer the router
     refused (the queue answers its sender nothing) and a message it dead-lettered; else nothing."""
     from agent_wait.engine.outcomes import OutcomeKind, RefusalReason
@@ -351,7 +351,7 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
                 for outcome in local.pump(wait_seconds=1).outcomes:
                     if getattr(outcome, "error", None) is not None:
                         out.write(_traceback(outcome))
-                    out.write(_finished(outcome))
+                    out.write(_untold(outcome))
                 if delivery is not None:
                     delivery.deliver_due()
                 if time.monotonic() - last_sweep >= sweep_every:
