@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.shared_loader import share_one_loader
 
 # The AWS resources on the emulator, real-shaped SQS events and a Lambda context, for every folder.
 pytest_plugins = ("tests.support.aws_stack",)
@@ -30,6 +31,9 @@ os.environ.update(
     }
 )
 os.environ.pop("AWS_PROFILE", None)
+
+# A test process builds clients thousands of times; they parse botocore's models once (tests/support/shared_loader.py).
+share_one_loader()
 
 REGION = "us-east-1"
 
