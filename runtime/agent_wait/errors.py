@@ -55,6 +55,7 @@ __all__ = (
     "ConfigurationError",
     "EmailDeliveryError",
     "EnvelopeError",
+    "GrantError",
     "LedgerCursorError",
     "LedgerError",
     "LedgerIndexMissingError",
@@ -118,6 +119,16 @@ class PolicyError(WaitError, ValueError):
         super().__init__(message)
         self.field = field
         self.value = value
+
+
+class GrantError(WaitError, ValueError):
+    """Raised when a standing grant cannot be made as asked (`agent_wait.policy.grants`). `code` is stable:
+    `bad_grant`, `grants_off`, `not_grantable`, `widens`, `over_limit` or `not_granter`; the message says what was
+    wrong and what would be accepted."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class EnvelopeError(WaitError, ValueError):

@@ -1,8 +1,12 @@
 """The policy a question is asked under: `WaitPolicy` (`wait_policy`) and its parts, checked field by field
-(`fields`): reminders, escalation steps and quorum (`followup`), and who may move the deadline (`extension`)."""
+(`fields`): reminders, escalation steps and quorum (`followup`), who may move the deadline (`extension`), and who may
+grant later asks of the same call (`grants`)."""
 
+from agent_wait.errors import GrantError
 from agent_wait.policy.extension import Extended, Extension
 from agent_wait.policy.followup import Escalation, FollowUps, Quorum, Reminder
+from agent_wait.policy.grants import GrantRequest, Grants, GrantTerms, grant_terms
+from agent_wait.policy.pins import Pin
 from agent_wait.policy.wait_policy import (
     DEFAULT_ACTIONS,
     MAX_DEFAULT_BYTES,
@@ -25,8 +29,14 @@ __all__ = (
     "Extended",
     "Extension",
     "FollowUps",
+    "GrantError",
+    "GrantRequest",
+    "GrantTerms",
+    "Grants",
+    "Pin",
     "Quorum",
     "Reminder",
     "WaitPolicy",
+    "grant_terms",
     "schema_actions",
 )

@@ -30,6 +30,7 @@ from agent_wait.policy.fields import (
     small_json,
 )
 from agent_wait.policy.followup import Escalation, FollowUps, Quorum, Reminder
+from agent_wait.policy.grants import Grants
 from agent_wait.policy.new_version import checked_on_new_version
 
 __all__ = (
@@ -127,6 +128,9 @@ class WaitPolicy:
     "reason", "by"}` (`agent_wait.dialects.cancellation`), never the `default`, which may approve."""
     on_new_version: str | None = None
     """After a redeploy: `"resume"` while compatible, `"fail"`; None: the host's choice (docs/versions.md)."""
+    grants: Grants | None = None
+    """Who may approve a `@wait` question *and* grant later asks of the same call, and how far a grant may reach
+    (`agent_wait.policy.grants.Grants`); None: nobody may grant, every ask is asked (docs/policies.md)."""
 
     def __init__(
         self,
@@ -147,6 +151,7 @@ class WaitPolicy:
         extend: Extension | Mapping[str, Any] | None = None,
         on_cancel: Any = None,
         on_new_version: str | None = None,
+        grants: Grants | Mapping[str, Any] | None = None,
     ) -> None:
         timeout_delta, timeout_text = _duration_field("timeout", timeout)
         ttl_delta, ttl_text = _duration_field("answer_ttl", answer_ttl)
@@ -206,6 +211,7 @@ class WaitPolicy:
         object.__setattr__(self, "extend", check_extend(extend, timeout_delta))
         object.__setattr__(self, "on_cancel", cancellation_answer(on_cancel))
         object.__setattr__(self, "on_new_version", checked_on_new_version(on_new_version))
+        object.__setattr__(self, "grants", _checked_grants(grants, self))
 
     @property
     def followups(self) -> FollowUps:
@@ -233,6 +239,8 @@ class WaitPolicy:
         if self.on_cancel is not None:
             rules["on_cancel"] = self.on_cancel
         rules.update({"on_new_version": self.on_new_version} if self.on_new_version else {})
+        if self.grants is not None:
+            rules["grants"] = self.grants.to_dict()
         return rules
 
     def to_dict(self) -> dict[str, Any]:
@@ -256,6 +264,8 @@ class WaitPolicy:
         if self.on_cancel is not None:
             data["on_cancel"] = self.on_cancel
         data.update({"on_new_version": self.on_new_version} if self.on_new_version else {})
+        if self.grants is not None:
+            data["grants"] = self.grants.to_dict()
         return data
 
     @classmethod
@@ -278,6 +288,7 @@ class WaitPolicy:
             "extend",
             "on_cancel",
             "on_new_version",
+            "grants",
         }
         unknown = sorted(set(data) - known)
         if unknown:
@@ -301,6 +312,7 @@ class WaitPolicy:
             extend=data.get("extend"),
             on_cancel=data.get("on_cancel"),
             on_new_version=data.get("on_new_version"),
+            grants=data.get("grants"),
         )
 
     def __repr__(self) -> str:
@@ -312,8 +324,32 @@ class WaitPolicy:
             + (f", escalation={[s.to_dict() for s in self.escalation]!r}" if self.escalation else "")
             + (f", quorum={self.quorum.to_dict()!r}" if self.quorum else "")
             + (f", extend={self.extend.to_dict()!r}" if self.extend else "")
+            + (f", grants={self.grants.to_dict()!r}" if self.grants else "")
             + ")"
         )
+
+
+def _checked_grants(grants: Grants | Mapping[str, Any] | None, policy: WaitPolicy) -> Grants | None:
+    """The policy's `grants`, checked against the rest of it: a grant approves later calls, so the questions this
+    policy asks must be ones an approval decides, by one person unless the grants say a quorum may be granted."""
+    if grants is None:
+        return None
+    checked = Grants.parse(grants)
+    if policy.response_schema is not None or "approve" not in policy.allowed_actions:
+        raise PolicyError(
+            "grants",
+            checked.to_dict(),
+            "grants approve later calls, and this policy's questions cannot be approved (a response_schema, or no "
+            "'approve' action): leave grants unset",
+        )
+    if policy.quorum is not None and policy.quorum.approvals > 1 and not checked.quorum:
+        raise PolicyError(
+            "grants",
+            checked.to_dict(),
+            "this policy needs several approvals, and a grant is one person's: say Grants(..., quorum=True) to let one "
+            "approver grant anyway, or leave grants unset",
+        )
+    return checked
 
 
 def _schema_actions(schema: Any) -> tuple[str, ...]:
