@@ -157,8 +157,10 @@ class Router(RouterStarts, RouterAnswers):
         self.adapter = adapter
         self.transient = transient
         self.callbacks = callbacks
-        # Keeping the last refusal on its row is optional: a ledger written before that capability still routes.
-        needed = (capability for capability in Capability if capability is not Capability.REFUSALS)
+        # Keeping the last refusal on its row, and standing grants, are optional: a ledger written before those
+        # capabilities still routes (it keeps no refusal, and its questions are always asked).
+        optional = {Capability.REFUSALS, Capability.GRANTS}
+        needed = (capability for capability in Capability if capability not in optional)
         self.ledger = require_capabilities(ledger, *needed, user="Router")
         self.refusals = ledger if isinstance(ledger, RefusalLedger) else None
         self.dead_letter = dead_letter

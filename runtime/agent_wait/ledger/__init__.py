@@ -26,6 +26,7 @@ from agent_wait.ledger.base import (
     marks_unannounced,
     require_capabilities,
 )
+from agent_wait.ledger.grants import Grant, GrantLedger, grant_id_for, new_grant
 from agent_wait.ledger.memory import InMemoryLedger
 from agent_wait.ledger.records import (
     CREATED_NOTICE,
@@ -58,6 +59,8 @@ __all__ = (
     "FailureLedger",
     "FollowUpLedger",
     "FullLedger",
+    "Grant",
+    "GrantLedger",
     "InMemoryLedger",
     "LeaseLedger",
     "Ledger",
@@ -76,6 +79,8 @@ __all__ = (
     "ThreadLease",
     "Vote",
     "capabilities_of",
+    "grant_id_for",
     "marks_unannounced",
+    "new_grant",
     "require_capabilities",
 )

@@ -31,6 +31,7 @@ from typing import Any, cast
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import ArgumentError
+from agent_wait.ledger.grants import GrantLedger
 from agent_wait.ledger.records import (
     AdvanceResult,
     DecideResult,
@@ -385,6 +386,8 @@ class Capability(StrEnum):
     """`NoteLedger`: a note from one delivery to the next, on the lease."""
     REFUSALS = "refusals"
     """`RefusalLedger`: the last answer refused on the queue, on its question's row."""
+    GRANTS = "grants"
+    """`GrantLedger` (`agent_wait.ledger.grants`): standing grants, each use one conditional write."""
 
 
 _CLASSES: dict[Capability, type] = {
@@ -394,6 +397,7 @@ _CLASSES: dict[Capability, type] = {
     Capability.LEASES: LeaseLedger,
     Capability.NOTES: NoteLedger,
     Capability.REFUSALS: RefusalLedger,
+    Capability.GRANTS: GrantLedger,
 }
 
 

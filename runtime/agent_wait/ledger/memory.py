@@ -14,6 +14,7 @@ from agent_wait.common.times import NEVER, format_rfc3339
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import LedgerCursorError, QuestionNotFoundError
+from agent_wait.ledger._memory_grants import MemoryGrants
 from agent_wait.ledger.base import FullLedger, NoteLedger, RefusalLedger
 from agent_wait.ledger.records import (
     CREATED_NOTICE,
@@ -38,7 +39,7 @@ from agent_wait.policy.extension import Extended
 __all__ = ("InMemoryLedger",)
 
 
-class InMemoryLedger(FullLedger, NoteLedger, RefusalLedger):
+class InMemoryLedger(FullLedger, NoteLedger, RefusalLedger, MemoryGrants):
     """A ledger in a dict, with the same conditional semantics as `DynamoDbLedger` (one lock per ledger).
 
     The executable spec: it declares every capability (`capabilities_of`) and passes every contract rule.
@@ -58,6 +59,7 @@ class InMemoryLedger(FullLedger, NoteLedger, RefusalLedger):
         self._handed_over: dict[str, tuple[str, ...]] = {}
         self._finished_starts: dict[str, str] = {}
         self._lock = threading.Lock()
+        MemoryGrants.__init__(self)
 
     def open(
         self,

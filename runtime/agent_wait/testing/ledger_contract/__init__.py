@@ -4,7 +4,7 @@ capability.
 `REQUIRED` holds the core's rules (`questions.py`, `decisions.py`), which every backend passes; each capability
 a backend declares (`agent_wait.ledger.Capability`, by the classes it derives from) adds its own:
 `followups.py` (and `notices.py`, what a question owes), `starts.py`, `failures.py`, `leases.py`, `notes.py`,
-`refusals.py`.
+`refusals.py`, `grants.py`.
 `rules_for` lists what a backend must pass:
 
     @pytest.mark.parametrize("rule", ledger_contract.rules_for(MyLedger), ids=lambda rule: rule.__name__)
@@ -26,6 +26,7 @@ from agent_wait.testing.ledger_contract import (
     extensions,
     failures,
     followups,
+    grants,
     leases,
     notes,
     notices,
@@ -88,6 +89,14 @@ BY_CAPABILITY: Mapping[Capability, tuple[Rule, ...]] = MappingProxyType(
         ),
         Capability.NOTES: (notes.a_release_leaves_a_note_the_next_lease_takes,),
         Capability.REFUSALS: (refusals.the_last_refusal_is_kept_on_the_row_and_changes_nothing_else,),
+        Capability.GRANTS: (
+            grants.a_grant_is_kept_once_under_its_question,
+            grants.live_grants_are_the_functions_unrevoked_unexpired_with_a_use_left,
+            grants.a_use_is_taken_once_per_question_and_never_past_the_last,
+            grants.concurrent_uses_of_a_one_use_grant_have_one_winner,
+            grants.a_grant_without_a_use_limit_decides_until_it_expires,
+            grants.a_revoke_holds_for_every_later_use_and_the_first_is_kept,
+        ),
     }
 )
 """The rules of each capability, required only of a backend that declares it."""

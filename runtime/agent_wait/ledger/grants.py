@@ -1,0 +1,143 @@
+"""Standing grants as a ledger keeps them (`Grant`), and the capability that keeps them (`GrantLedger`).
+
+A grant is made by an approval (`agent_wait.policy.grants.grant_terms` says what it covers) and kept under an id
+derived from the question it was made on (`grant_id_for`), so the same answer delivered twice makes one grant. Each
+later ask it decides takes one use with one conditional write (`use_grant`): N concurrent asks against a one-use
+grant get exactly one use, and the same question asking again (a redelivery) gets the use it already took, never a
+second. A revoke holds for every `use_grant` after it. Standard library only.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from agent_wait.common.times import format_rfc3339, parse_rfc3339
+from agent_wait.policy.grants import GrantTerms
+
+__all__ = ("Grant", "GrantLedger", "grant_id_for", "new_grant")
+
+
+def grant_id_for(question_id: str) -> str:
+    """The id of the grant an approval of `question_id` makes: one question, at most one grant."""
+    return f"grant-{question_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """One standing grant: what it covers, who made it, how long and how often it may still decide, and what it
+    decided."""
+
+    grant_id: str
+    terms: GrantTerms
+    question_id: str
+    """The question whose approval made it."""
+    granted_by: str
+    """The person key of who granted (`Answerer.answered_by`)."""
+    via: str
+    """The door it was made through."""
+    granted_at: str
+    """RFC 3339."""
+    expires_at: str
+    """RFC 3339: `granted_at` plus the terms' `ttl`. It decides nothing from then on."""
+    uses_left: int | None
+    """How many more asks it may decide; None: any number until it expires."""
+    subject: str | None = None
+    """The granter's proven per-person subject at their door, beside the key."""
+    decided: tuple[str, ...] = field(default=())
+    """The questions it decided, in order."""
+    revoked_at: str | None = None
+    revoked_by: str | None = None
+
+    def live(self, now: datetime) -> bool:
+        """True while it may decide an ask: not revoked, not expired, a use left."""
+        return (
+            self.revoked_at is None
+            and now < parse_rfc3339(self.expires_at)
+            and (self.uses_left is None or self.uses_left > 0)
+        )
+
+    def to_item(self) -> dict[str, Any]:
+        return {
+            "grant_id": self.grant_id,
+            "terms": self.terms.to_dict(),
+            "question_id": self.question_id,
+            "granted_by": self.granted_by,
+            "via": self.via,
+            "granted_at": self.granted_at,
+            "expires_at": self.expires_at,
+            "uses_left": self.uses_left,
+            "subject": self.subject,
+            "decided": list(self.decided),
+            "revoked_at": self.revoked_at,
+            "revoked_by": self.revoked_by,
+        }
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> Grant:
+        uses_left = item.get("uses_left")
+        return cls(
+            grant_id=str(item["grant_id"]),
+            terms=GrantTerms.from_dict(item["terms"]),
+            question_id=str(item["question_id"]),
+            granted_by=str(item["granted_by"]),
+            via=str(item["via"]),
+            granted_at=str(item["granted_at"]),
+            expires_at=str(item["expires_at"]),
+            uses_left=None if uses_left is None else int(uses_left),
+            subject=item.get("subject"),
+            decided=tuple(str(q) for q in item.get("decided") or ()),
+            revoked_at=item.get("revoked_at"),
+            revoked_by=item.get("revoked_by"),
+        )
+
+
+def new_grant(
+    terms: GrantTerms, *, question_id: str, granted_by: str, via: str, now: datetime, subject: str | None = None
+) -> Grant:
+    """The grant an approval of `question_id` makes at `now`, with all its uses left."""
+    return Grant(
+        grant_id=grant_id_for(question_id),
+        terms=terms,
+        question_id=question_id,
+        granted_by=granted_by,
+        via=via,
+        granted_at=format_rfc3339(now),
+        expires_at=format_rfc3339(now + terms.ttl),
+        uses_left=terms.uses,
+        subject=subject,
+    )
+
+
+class GrantLedger(ABC):
+    """Capability `grants`: standing grants, found by function at ask time, each use one conditional write."""
+
+    @abstractmethod
+    def add_grant(self, grant: Grant) -> Grant:
+        """Keep `grant`; the grant already kept under its id is returned unchanged (a redelivered answer)."""
+
+    @abstractmethod
+    def live_grants(self, function: str, *, now: datetime) -> list[Grant]:
+        """The grants of `function` that are live at `now`, oldest first (one read)."""
+
+    @abstractmethod
+    def use_grant(self, grant_id: str, question_id: str, *, now: datetime) -> Grant | None:
+        """Take one use of the grant for `question_id`, in one conditional write, and return the grant after it; or
+        None when it is not live at `now` (revoked, expired, used up) or unknown. A question that already took a use
+        of it gets the grant back as it is, and no second use."""
+
+    @abstractmethod
+    def revoke_grant(self, grant_id: str, *, by: str, now: datetime) -> Grant | None:
+        """Revoke the grant for every later `use_grant`; the first revoke is kept. None when there is no such
+        grant."""
+
+    @abstractmethod
+    def grant(self, grant_id: str) -> Grant | None:
+        """The grant kept under `grant_id`, read consistently; None when there is none."""
+
+    @abstractmethod
+    def grants(self, *, now: datetime, live_only: bool = False, limit: int = 100) -> list[Grant]:
+        """Grants, newest first, at most `limit`; with `live_only`, only those live at `now`."""
