@@ -14,6 +14,7 @@ from typing import Any
 
 from agent_wait.aws._ledger_failures import StartsAndFailures
 from agent_wait.aws._ledger_followups import FollowUpWrites
+from agent_wait.aws._ledger_grants import GrantWrites
 from agent_wait.aws._ledger_indexes import BY_DUE, BY_QUESTION, BY_STATUS, OPEN_BY_AGE, ShardedIndexes, decode_cursor
 from agent_wait.aws._ledger_leases import LeaseWrites
 from agent_wait.aws._ledger_table import DUE, OPEN, PK, SK, STATUS_SHARD, THREAD_ITEM
@@ -41,7 +42,7 @@ _BY_QUESTION = BY_QUESTION.name
 
 
 class DynamoDbLedger(
-    ShardedIndexes, FollowUpWrites, StartsAndFailures, LeaseWrites, FullLedger, NoteLedger, RefusalLedger
+    ShardedIndexes, FollowUpWrites, StartsAndFailures, LeaseWrites, GrantWrites, FullLedger, NoteLedger, RefusalLedger
 ):
     """The ledger on DynamoDB: every transition is one conditional write.
 

@@ -1,10 +1,10 @@
 """Standing grants as a ledger keeps them (`Grant`), and the capability that keeps them (`GrantLedger`).
 
 A grant is made by an approval (`agent_wait.policy.grants.grant_terms` says what it covers) and kept under an id
-derived from the question it was made on (`grant_id_for`), so the same answer delivered twice makes one grant. Each
-later ask it decides takes one use with one conditional write (`use_grant`): N concurrent asks against a one-use
-grant get exactly one use, and the same question asking again (a redelivery) gets the use it already took, never a
-second. A revoke holds for every `use_grant` after it. Standard library only.
+derived from the function and the question it was made on (`grant_id_for`), so the same answer delivered twice makes
+one grant. Each later ask it decides takes one use with one conditional write (`use_grant`): N concurrent asks
+against a one-use grant get exactly one use, and the same question asking again (a redelivery) gets the use it
+already took, never a second. A revoke holds for every `use_grant` after it. Standard library only.
 """
 
 from __future__ import annotations
@@ -18,12 +18,17 @@ from typing import Any
 from agent_wait.common.times import format_rfc3339, parse_rfc3339
 from agent_wait.policy.grants import GrantTerms
 
-__all__ = ("Grant", "GrantLedger", "grant_id_for", "new_grant")
+__all__ = ("GRANT_ID_SEPARATOR", "Grant", "GrantLedger", "grant_id_for", "new_grant")
 
 
-def grant_id_for(question_id: str) -> str:
-    """The id of the grant an approval of `question_id` makes: one question, at most one grant."""
-    return f"grant-{question_id}"
+GRANT_ID_SEPARATOR = "~"
+"""Between the function and the question in a grant's id: URL-safe, and never in a Python function's name."""
+
+
+def grant_id_for(function: str, question_id: str) -> str:
+    """The id of the grant an approval of `question_id` (asking `function`) makes: one question, at most one grant.
+    It starts with the function's name, so a store that keeps grants in key order finds a function's together."""
+    return f"{function}{GRANT_ID_SEPARATOR}{question_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +105,7 @@ def new_grant(
 ) -> Grant:
     """The grant an approval of `question_id` makes at `now`, with all its uses left."""
     return Grant(
-        grant_id=grant_id_for(question_id),
+        grant_id=grant_id_for(terms.function, question_id),
         terms=terms,
         question_id=question_id,
         granted_by=granted_by,

@@ -35,7 +35,8 @@ def a_grant_is_kept_once_under_its_question(make: LedgerFactory) -> None:
     again = ledger.add_grant(grant)
     assert again.decided == ("q-later",), f"adding it again returns the grant kept, with its use, got {again!r}"
     assert ledger.grant(grant.grant_id) == again, "grant() reads the kept grant"
-    assert ledger.grant("grant-never") is None, "an unknown id reads None"
+    assert ledger.grant("refund~never") is None, "an unknown id reads None"
+    assert ledger.grant("no-function-named") is None, "an id no grant could have reads None"
 
 
 def live_grants_are_the_functions_unrevoked_unexpired_with_a_use_left(make: LedgerFactory) -> None:
@@ -65,7 +66,7 @@ def a_use_is_taken_once_per_question_and_never_past_the_last(make: LedgerFactory
     again = ledger.use_grant(grant.grant_id, "q-1", now=T0)
     assert again == first, f"the same question asking again takes no second use, got {again!r}"
     assert ledger.use_grant(grant.grant_id, "q-2", now=T0) is None, "a used-up grant decides nothing more"
-    assert ledger.use_grant("grant-never", "q-3", now=T0) is None, "an unknown grant decides nothing"
+    assert ledger.use_grant("refund~never", "q-3", now=T0) is None, "an unknown grant decides nothing"
 
 
 def concurrent_uses_of_a_one_use_grant_have_one_winner(make: LedgerFactory) -> None:
@@ -98,4 +99,4 @@ def a_revoke_holds_for_every_later_use_and_the_first_is_kept(make: LedgerFactory
     assert ledger.use_grant(grant.grant_id, "q-after", now=T0) is None, "a revoked grant decides nothing"
     again = ledger.revoke_grant(grant.grant_id, by="bo@example.com", now=T0 + timedelta(minutes=1))
     assert again == revoked, f"the first revoke is kept, got {again!r}"
-    assert ledger.revoke_grant("grant-never", by="ops@example.com", now=T0) is None, "an unknown grant: None"
+    assert ledger.revoke_grant("refund~never", by="ops@example.com", now=T0) is None, "an unknown grant: None"
