@@ -39,7 +39,14 @@ PRICE = {
     "lambda_gb_second": 0.0000166667,
     "lambda_gb_second_arm64": 0.0000133334,  # Graviton: 20 % less per GB-s; requests cost the same
     "sfn_transition": 0.025 / 1000,  # Step Functions standard workflows
+    "events_put": 1.00 / 1e6,  # EventBridge custom events, per PutEvents entry (each 64 KB chunk)
+    "apigw_http_request": 1.00 / 1e6,  # API Gateway HTTP API, the first 300 million requests a month
+    "ses_email": 0.10 / 1000,  # SES outbound, per email (per recipient)
+    "logs_ingested_byte": 0.50 / 1024**3,  # CloudWatch Logs ingestion, Standard class, per byte ($0.50 per GB)
 }
+LOG_EVENT_OVERHEAD = 26
+"""Bytes CloudWatch Logs adds to each event's UTF-8 message when it sizes a `PutLogEvents` batch; the benches count
+each line so, as an estimate of what ingestion bills (its price is per GB ingested)."""
 
 
 # -- the graph the router runs (no AWS calls of its own, so every call counted is agent-wait's) ------------
@@ -179,6 +186,8 @@ class Call:
     """Items a read returned."""
     index: str = ""
     """The index a query read, if any."""
+    role: str = ""
+    """Who made the call, when the counter was told (`CallCounter.role`): `router`, `api`, `sender`, ..."""
 
 
 @dataclass
@@ -197,13 +206,27 @@ class CallCounter:
     keys: dict[str, list[str]] = field(default_factory=dict)
     counting: bool = True
     """Off while the router is timed: sizing a write reads the item before and after it, which Lambda never does."""
+    role: str = ""
+    """Stamped on each call counted (`Call.role`); with `only_roles`, a call made with no role is not counted."""
+    only_roles: bool = False
 
     def register(self, session: Any) -> None:
         session.events.register("before-parameter-build.*.*", self.before)
         session.events.register("after-call.*.*", self.after)
 
+    def register_everywhere(self) -> None:
+        """Count the calls of every botocore session made from now on (the handlers build their own clients), as
+        the emulator's IAM check hooks them; only calls made while `role` is set are counted."""
+        import botocore.handlers
+
+        self.only_roles = True
+        botocore.handlers.BUILTIN_HANDLERS.extend([("before-parameter-build", self.before), ("after-call", self.after)])
+
+    def _off(self) -> bool:
+        return not self.counting or (self.only_roles and not self.role)
+
     def before(self, event_name: str, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
-        if not self.counting:
+        if self._off():
             return
         _, service, operation = event_name.split(".")[:3]
         context["bench_params"] = params
@@ -211,7 +234,7 @@ class CallCounter:
             context["bench_before"] = self._current(params)
 
     def after(self, event_name: str, parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
-        if not self.counting:
+        if self._off() or "bench_params" not in context:
             return
         _, service, operation = event_name.split(".")[:3]
         params = context.get("bench_params", {})
@@ -222,7 +245,8 @@ class CallCounter:
             or params.get("QueueUrl", "").rsplit("/", 1)[-1]
             or params.get("TopicArn")
         )
-        call = Call(service, operation, str(resource or ""), index=str(params.get("IndexName", "")))
+        resource = resource or params.get("FromEmailAddress") or params.get("EventBusName") or ""
+        call = Call(service, operation, str(resource), index=str(params.get("IndexName", "")), role=self.role)
         if service == "dynamodb":
             if operation in ("PutItem", "UpdateItem", "DeleteItem"):
                 before = context.get("bench_before") or {}
@@ -247,10 +271,14 @@ class CallCounter:
         self.calls.append(call)
 
     def _current(self, params: dict[str, Any]) -> dict[str, Any] | None:
-        key = params.get("Key") or {
-            name: params["Item"][name] for name in self._key_names(params["TableName"]) if name in params["Item"]
-        }
-        return self.reader.get_item(TableName=params["TableName"], Key=key, ConsistentRead=True).get("Item")
+        counting, self.counting = self.counting, False  # the reader's own calls are the bench's, never counted
+        try:
+            key = params.get("Key") or {
+                name: params["Item"][name] for name in self._key_names(params["TableName"]) if name in params["Item"]
+            }
+            return self.reader.get_item(TableName=params["TableName"], Key=key, ConsistentRead=True).get("Item")
+        finally:
+            self.counting = counting
 
     def _key_names(self, table: str) -> list[str]:
         if table not in self.keys:
@@ -322,6 +350,12 @@ def deliver(sqs: Any, stack: Stack, router: Any, message: dict[str, Any], group:
     """Sender → entry queue → event source receive → router → event source delete. Returns router seconds."""
     body = json.dumps(message)
     sqs.send_message(QueueUrl=stack.queue_url, MessageBody=body, MessageGroupId=group)
+    return deliver_sent(sqs, stack, router)
+
+
+def deliver_sent(sqs: Any, stack: Stack, router: Any) -> float:
+    """Event source receive → router → event source delete, for the one message waiting on the entry queue (one a
+    door sent, or `deliver`'s). Returns router seconds."""
     (received,) = sqs.receive_message(
         QueueUrl=stack.queue_url, MaxNumberOfMessages=10, AttributeNames=["All"], WaitTimeSeconds=0
     )["Messages"]
@@ -329,7 +363,7 @@ def deliver(sqs: Any, stack: Stack, router: Any, message: dict[str, Any], group:
     router.handle(
         received["Body"],
         message_id=received["MessageId"],
-        deduplication_id=received["Attributes"].get("MessageDeduplicationId") or _dedup(body),
+        deduplication_id=received["Attributes"].get("MessageDeduplicationId") or _dedup(received["Body"]),
     )
     elapsed = time.perf_counter() - started
     sqs.delete_message(QueueUrl=stack.queue_url, ReceiptHandle=received["ReceiptHandle"])

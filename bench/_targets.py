@@ -54,7 +54,7 @@ def print_table(rows: list[Target]) -> None:
 
 def report_targets(rows: list[Target]) -> None:
     """Print `rows` under a heading; append them to `$BENCH_TARGETS_FILE` when it is set."""
-    print("\nTargets (issues 17 and 27) this bench measures:")
+    print("\nTargets (issues 17, 27 and 46) this bench measures:")
     print_table(rows)
     path = os.environ.get(TARGETS_FILE)
     if path:

@@ -75,7 +75,7 @@ def worker() -> int:
 
     import boto3
 
-    from _refund_stack import REGION, Stack, asked_question, deliver
+    from _refund_stack import REGION, Stack, asked_question, deliver, deliver_sent
     from agent_wait.host import HostSettings, build_router
 
     stack = Stack(**json.loads(os.environ["BENCH_STACK"]))
@@ -91,6 +91,7 @@ def worker() -> int:
     session = boto3.Session(region_name=REGION)  # the router's: only its calls wait the model
     session.events.register("before-send.*.*", round_trip)
     router = build_router(HostSettings.from_env("router"), session=session)
+    answer_api = _answer_api(session) if os.environ.get("BENCH_ANSWER_VIA") == "api" else None
     bench = boto3.Session(region_name=REGION)  # the sender's and the event source's calls, not billed as the router's
     sqs = bench.client("sqs")
     reader = bench.client("dynamodb")
@@ -106,9 +107,25 @@ def worker() -> int:
         value = {"order_id": thread_id, "amount": 900} if start_input is None else start_input
         start = timed({"thread_id": thread_id, "input": value}, thread_id)
         question_id = asked_question(reader, stack, thread_id)
-        answer = timed({"thread_id": thread_id, "question_id": question_id, "answer": {"action": "approve"}}, thread_id)
+        api_wall = 0.0
+        if answer_api is None:
+            message = {"thread_id": thread_id, "question_id": question_id, "answer": {"action": "approve"}}
+            answer = timed(message, thread_id)
+        else:  # a person answers through the answer API; the router then carries the hand-over it queued
+            began = time.perf_counter()
+            answer_api(question_id)
+            api_wall = time.perf_counter() - began
+            cpu = time.process_time()
+            answer = (deliver_sent(sqs, stack, router), time.process_time() - cpu)
         rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
-        return {"start": start[0], "answer": answer[0], "start_cpu": start[1], "answer_cpu": answer[1], "rss": rss_mb}
+        return {
+            "start": start[0],
+            "answer": answer[0],
+            "api": api_wall,
+            "start_cpu": start[1],
+            "answer_cpu": answer[1],
+            "rss": rss_mb,
+        }
 
     lifecycle()
     print("ready", flush=True)
@@ -121,6 +138,44 @@ def worker() -> int:
     return 0
 
 
+def _answer_api(session: Any) -> Any:
+    """A function that answers a question through the answer API's routes, as its Lambda does (`POST
+    /questions/{id}/answer` with a signed-in approver's claims), on `session`'s clients (so its AWS calls wait the
+    model too)."""
+    from tests.support.api_events import http_event
+
+    from agent_wait.host import HostSettings, api
+    from agent_wait.host.api import ApiContext, create_app
+    from agent_wait.local.handlers import API_HANDLER, LambdaContext
+
+    # Its one INFO line a request is formatted and written, as on Lambda, but not onto the worker's stdout (its pipe).
+    api.logger.registered_handler.stream = open(os.devnull, "w")  # type: ignore[attr-defined]  # noqa: SIM115
+    context = ApiContext.from_settings(HostSettings.from_env("api"), session=session)
+    app = create_app(lambda: context)
+    serial = iter(range(10**9))
+
+    def answer(question_id: str) -> None:
+        body = {"answer": {"action": "approve"}}
+        headers = {"idempotency-key": f"bench-{os.getpid()}-{next(serial)}"}
+        event = http_event("POST", f"/questions/{question_id}/answer", body, headers=headers, claims=APPROVER)
+        response = app.resolve(event, LambdaContext(API_HANDLER))
+        if response["statusCode"] != 200:
+            status, said = response["statusCode"], response["body"]
+            raise RuntimeError(f"the answer API refused the bench's answer: {status} {said}")
+
+    return answer
+
+
+APPROVER = {
+    "iss": "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_bench",
+    "sub": "u-finance",
+    "email": "finance@example.com",
+    "email_verified": "true",
+    "cognito:groups": ["finance"],
+}
+"""The claims API Gateway's authorizer verified for the approver who answers through the API."""
+
+
 # -- the curve ---------------------------------------------------------------------------------------------------
 
 
@@ -128,12 +183,21 @@ Runs = dict[tuple[int, str], list[dict[str, float]]]
 
 
 def measure(
-    stack: Any, sizes: list[int], rounds: int, aws_wait: str = AWS_WAIT_MS, *, start_input: Any = None
+    stack: Any,
+    sizes: list[int],
+    rounds: int,
+    aws_wait: str = AWS_WAIT_MS,
+    *,
+    start_input: Any = None,
+    answer_via: str = "queue",
 ) -> tuple[Runs, str]:
     """`rounds` lifecycles of the router per memory size and wait, interleaved, in a capped worker on `stack`.
 
     The worker runs the graph `AGENT_WAIT_GRAPH` names (the refund graph `moto_stack` sets, unless the caller set
-    another), started with `start_input` (default: a refund order) and approved.
+    another), started with `start_input` (default: a refund order) and approved: on the entry queue, or with
+    `answer_via="api"` through the answer API's routes (timed as `api`; the router's `answer` is then the hand-over
+    the API queued). Each whole lifecycle runs under one cap, so a caller that bills the API at another memory size
+    than the router passes both sizes and reads each function's time from its own size's rows.
     Returns the timings by (memory, wait) and the name of the limiter that capped the worker.
     """
     parse_waits(aws_wait)  # refuse a bad model before anything starts
@@ -143,6 +207,7 @@ def measure(
         "BENCH_STACK": json.dumps(stack.__dict__),
         "BENCH_AWS_WAIT": aws_wait,
         "BENCH_START_INPUT": json.dumps(start_input),
+        "BENCH_ANSWER_VIA": answer_via,
     }
     child = subprocess.Popen(
         [sys.executable, os.path.abspath(__file__), "--worker"],

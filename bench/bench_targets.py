@@ -1,4 +1,4 @@
-"""Every row of issues 17 and 27's target tables, measured now: each bench that measures a row runs in a process of
+"""Every row of issues 17, 27 and 46's target tables, measured now: each bench that measures a row runs in a process of
 its own, and their rows are printed together with the figure the issue found and PASS or MISS.
 
 Run: uv run --frozen python bench/bench_targets.py [--show]
@@ -18,16 +18,31 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _targets import TABLES_FILE, TARGETS_FILE, print_table, read
+from _targets import TABLES_FILE, TARGETS_FILE, Target, print_table, read
 
 BENCHES = (
-    "bench_lifecycle_calls.py",  # calls, write units and $ per lifecycle
+    "bench_lifecycle_calls.py",  # the refund stack as synthesized, per door: calls, WRU, RRU, log bytes, $
     "bench_sweep.py",  # sweep calls with 10,000 open and 10 overdue
     "bench_cold_start.py",  # bundle size, cold start to ready vs a bare LangGraph Lambda
     "bench_thread_history.py",  # items read per lifecycle on a thread with 100 earlier turns
     "bench_parallel_graph.py",  # refused answers and re-run branches over 200 lifecycles of the 3-branch graph
     "bench_graphs.py",  # per graph: calls, WRU, RRU, $ per million beside Step Functions
 )
+
+
+STORAGE_WORD = "storage"
+"""A row whose figure names storage is what a lifecycle leaves stored (the retention bench's): the per-door table
+above it prices what a lifecycle does, so that row is quoted beside it."""
+
+
+def print_storage(rows: list[Target]) -> None:
+    """The storage a lifecycle leaves, from whichever bench reported it, beside the per-door table."""
+    stored = [row for row in rows if STORAGE_WORD in row.figure.lower()]
+    print("\nPlus storage (what each lifecycle leaves stored, under the retention defaults):")
+    if stored:
+        print_table(stored)
+    else:
+        print("  not measured in this run: no bench reported a row naming storage (the retention bench adds it)")
 
 
 def main() -> int:
@@ -58,10 +73,11 @@ def main() -> int:
         rows = read(rows_file)
         with open(tables_file, encoding="utf-8") as tables:
             collected = tables.read().rstrip()
-    print(f"\nIssues 17 and 27's targets, measured now (Python {sys.version.split()[0]}, {os.cpu_count()} cores):")
+    print(f"\nIssues 17, 27 and 46's targets, measured now (Python {sys.version.split()[0]}, {os.cpu_count()} cores):")
     print_table(rows)
     if collected:
         print(f"\n{collected}")
+    print_storage(rows)
     if failed:
         print(f"\nno rows from: {', '.join(failed)}")
     return 1 if failed else 0

@@ -51,7 +51,8 @@ VISIBILITY_FACTOR = 6
 
 @dataclass(frozen=True, kw_only=True)
 class CheckedProps:
-    """The `AgentWait` props its checks read, each as the user gave it but `bus`, resolved from its default."""
+    """The `AgentWait` props its checks read, each as the user gave it but `topic` and `bus`, resolved from their
+    defaults (`announce_targets.announcers_chosen`)."""
 
     graph: str
     log_level: str

@@ -48,7 +48,13 @@ from agent_wait_cdk._agent_wait_wiring import (
 from agent_wait_cdk._defaults import FOUR_DAYS, ONE_DAY
 from agent_wait_cdk._names import ResourceNames
 from agent_wait_cdk._senders import SenderLists, role_id, sender_id
-from agent_wait_cdk.announce_targets import AnnounceBus, AnnounceTopic, _FifoSubscriptionCheck, check_queue_subscription
+from agent_wait_cdk.announce_targets import (
+    AnnounceBus,
+    AnnounceTopic,
+    _FifoSubscriptionCheck,
+    announcers_chosen,
+    check_queue_subscription,
+)
 from agent_wait_cdk.answer_api import AnswerApi, AnswerApiProps
 from agent_wait_cdk.bundling.bundle import BUNDLE_CONTEXT, LambdaBundle, warn_if_graph_missing
 from agent_wait_cdk.checkpoint_bucket import CheckpointBucket
@@ -105,7 +111,10 @@ class AgentWait(Construct):
             router imports it (`AGENT_WAIT_GRAPH`). Required: there is no sensible default graph.
         graph_source: paths (directories or files) copied into the Lambda bundle under their own names,
             so `graph` can be imported. Default (): the graph comes from `requirements_file`.
-        topic: announce on an SNS topic. Default True: the broadest fan-out (email, HTTPS, SQS, Lambda).
+        topic: announce on an SNS topic. Default None: True, the broadest fan-out (email, HTTPS, SQS, Lambda),
+            unless a bus is chosen (`bus=True` or `existing_bus`): then the bus is the fan-out and no topic is
+            created unless `topic=True` (or `existing_topic`, `topic_fifo`) asks for one too. One announcer by
+            default, so a deployment pays for the one it chose (docs/cost.md, "Choosing announcers").
         topic_fifo: create the topic as FIFO. Default False: a standard topic reaches every kind of
             subscriber; FIFO only if FIFO queues must subscribe. Not with `existing_topic`.
         topic_fifo_throughput_scope: the FIFO topic's throughput scope (`AnnounceTopic`'s `fifo_throughput_scope`).
@@ -113,9 +122,11 @@ class AgentWait(Construct):
             the SNS announcer publishes each thread in its own group; `FifoThroughputScope.TOPIC` caps the whole
             topic at 3,000 messages a second. Only with `topic_fifo=True`; not with `existing_topic`.
         existing_topic: announce on this topic instead of creating one.
-        bus: announce on an EventBridge bus. Default None: True, so rules route envelopes by `detail-type` to
-            any target without changing agent-wait, except with `existing_topic`: an app that brings its topic
-            has its fan-out already, so no bus is created unless `bus=True` (or `existing_bus`) asks for one.
+        bus: announce on an EventBridge bus too, so rules route envelopes by `detail-type` to any target without
+            changing agent-wait. Default None: False, unless `existing_bus` is given: a bus beside the topic is a
+            second announcer every envelope pays for (a `PutEvents` entry per envelope), so it is opt-in. Before
+            issue 46 the default was True; pass `bus=True` to keep a bus deployed then (same logical id, nothing
+            replaced). With `bus=True` and `topic` unset, the bus is the only announcer.
         existing_bus: announce on this bus instead of creating one (for example the default bus).
         webhook_url_secret: also POST each envelope to the webhook whose URL is this Secrets Manager secret's
             value (its text, such as `https://hooks.slack.com/services/...`); its ARN is set as
@@ -260,7 +271,7 @@ class AgentWait(Construct):
         *,
         graph: str,
         graph_source: Sequence[str | os.PathLike[str]] = (),
-        topic: bool = True,
+        topic: bool | None = None,
         topic_fifo: bool = False,
         topic_fifo_throughput_scope: sns.FifoThroughputScope | None = None,
         existing_topic: sns.ITopic | None = None,
@@ -304,8 +315,10 @@ class AgentWait(Construct):
         precise_deadlines: bool = False,
     ) -> None:
         super().__init__(scope, id)
-        # A brought topic is the app's fan-out already: a bus only when asked for (or brought).
-        bus = bus if bus is not None else (existing_bus is not None or existing_topic is None)
+        # One announcer unless more are asked for: the topic, or the bus when one is chosen instead.
+        bus, topic = announcers_chosen(
+            topic=topic, bus=bus, existing_topic=existing_topic, existing_bus=existing_bus, topic_fifo=topic_fifo
+        )
         names = ResourceNames(resource_name_prefix)
         # Every prop is checked before anything is created, so one error lists every problem.
         check_every_prop(

@@ -25,7 +25,7 @@ from constructs import Construct, IValidation
 from agent_wait_cdk import _grants
 from agent_wait_cdk._validate import AgentWaitPropsError, PropChecks
 
-__all__ = ("AnnounceBus", "AnnounceTopic", "FifoSubscriptionError", "check_queue_subscription")
+__all__ = ("AnnounceBus", "AnnounceTopic", "FifoSubscriptionError", "announcers_chosen", "check_queue_subscription")
 
 AWS_MANAGED_SNS_KEY = "alias/aws/sns"
 DEFAULT_FIFO_THROUGHPUT_SCOPE = sns.FifoThroughputScope.MESSAGE_GROUP
@@ -42,6 +42,26 @@ def _refusal(topic_path: str, queue_path: str) -> str:
         "FIFO queue only from a FIFO topic. Create the topic with fifo=True (AgentWait(topic_fifo=True)), "
         "or subscribe a standard queue"
     )
+
+
+def announcers_chosen(
+    *,
+    topic: bool | None,
+    bus: bool | None,
+    existing_topic: sns.ITopic | None,
+    existing_bus: events.IEventBus | None,
+    topic_fifo: bool = False,
+) -> tuple[bool, bool]:
+    """`AgentWait`'s `(bus, topic)` switches, their defaults resolved: one announcer unless more are asked for.
+
+    A bus only when chosen (`bus=True`, or one brought): a bus beside the topic is a second announcer that every
+    envelope pays for. The topic unless a bus was chosen instead; asked for (`topic=True`), brought, or shaped
+    (`topic_fifo=True`), it is there beside the bus too. A switch given explicitly is kept as given, so the prop
+    checks still refuse `existing_bus` with `bus=False` and `existing_topic` with `topic=False`.
+    """
+    chosen_bus = bus if bus is not None else existing_bus is not None
+    chosen_topic = topic if topic is not None else (existing_topic is not None or topic_fifo or not chosen_bus)
+    return chosen_bus, chosen_topic
 
 
 def check_queue_subscription(topic: sns.ITopic, queue: sqs.IQueue) -> None:

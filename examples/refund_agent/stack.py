@@ -104,6 +104,8 @@ class RefundAgentStack(Stack):
             answer_api_props=AnswerApiProps(
                 user_pool=self.user_pool, sign_in_domain=self.sign_in_domain, inbox_callback_urls=[callback]
             ),
+            # One announcer, the SNS topic, whose envelopes carry signed links; no EventBridge bus beside it (bus=True
+            # adds one, paid per envelope: docs/cost.md).
             link_announcers=("sns",),
             # Chosen from the refund lifecycle's measured cost curve (settings.REFUND_ROUTER_MEMORY_MB).
             router=RouterProps(memory_size=REFUND_ROUTER_MEMORY_MB),

@@ -166,7 +166,6 @@ def test_outputs_name_every_resource_a_consumer_needs(refund: Synth) -> None:
         "QuestionTableName",
         "CheckpointTableName",
         "TopicArn",
-        "BusName",
         "AnswerApiUrl",
     }
 

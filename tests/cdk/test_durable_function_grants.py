@@ -33,7 +33,7 @@ def _one(synthed: Synth, type_: str, part: str) -> str:
 
 
 def test_the_durable_function_may_ask_and_the_router_may_complete_its_callbacks_only() -> None:
-    synthed, function = _synth(index_shards=16)
+    synthed, function = _synth(index_shards=16, bus=True, topic=True)
     table = _one(synthed, "AWS::DynamoDB::Table", "QuestionTable")
     topic = _one(synthed, "AWS::SNS::Topic", "Topic")
     bus = _one(synthed, "AWS::Events::EventBus", "Bus")

@@ -80,7 +80,7 @@ def without(variables: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]
     return {k: v for k, v in variables.items() if k not in names}
 
 
-def test_environment_with_topic_and_bus(refund: Synth) -> None:
+def test_environment_with_the_topic_and_no_bus(refund: Synth) -> None:
     common = {
         "AGENT_WAIT_GRAPH": REFUND_GRAPH,
         "AGENT_WAIT_TABLE": ref_of(refund, "AWS::DynamoDB::Table", "QuestionTable"),
@@ -88,7 +88,6 @@ def test_environment_with_topic_and_bus(refund: Synth) -> None:
         "AGENT_WAIT_QUEUE_URL": {"Ref": "AgentWaitEntryQueue74B3737D"},
         "AGENT_WAIT_DLQ_URL": {"Ref": "AgentWaitEntryQueueDeadLetterQueueB64EFE3E"},
         "AGENT_WAIT_TOPIC_ARN": ref_of(refund, "AWS::SNS::Topic", "Topic"),
-        "AGENT_WAIT_BUS_NAME": ref_of(refund, "AWS::Events::EventBus", "Bus"),
         "POWERTOOLS_SERVICE_NAME": "agent-wait",
         "POWERTOOLS_METRICS_NAMESPACE": "AgentWait",
         "POWERTOOLS_TRACE_DISABLED": "true",

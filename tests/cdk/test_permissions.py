@@ -47,7 +47,6 @@ def index_arn(table_id: str, index: str = "by_status") -> str:
 def test_router_gets_exactly_what_it_uses(refund: Synth) -> None:
     i = ids(refund)
     topic = next(iter(refund.resources("AWS::SNS::Topic")))
-    bus = next(iter(refund.resources("AWS::Events::EventBus")))
     (link_keys,) = refund.resources("AWS::SecretsManager::Secret")
     (bucket,) = refund.resources("AWS::S3::Bucket")
     assert actions_on(statements(refund, "AgentWaitRouter")) == {
@@ -56,8 +55,7 @@ def test_router_gets_exactly_what_it_uses(refund: Synth) -> None:
         getatt(i["questions"]): ROUTER_QUESTIONS,  # by key and by thread: no index
         getatt(i["checkpoints"]): CHECKPOINTS,
         getatt(i["dlq"]): SEND,
-        ref(topic): {"sns:Publish"},
-        getatt(bus): {"events:PutEvents"},
+        ref(topic): {"sns:Publish"},  # the one announcer: no bus by default
         getatt(i["refunds"]): {"dynamodb:PutItem"},  # the example's own side effect, granted by its stack
         ref(link_keys): {"secretsmanager:GetSecretValue"},  # signs the answer links its SNS envelopes carry
         # the checkpoint bucket: the saver's object calls, and listing so a missing object reads as NoSuchKey
@@ -69,7 +67,6 @@ def test_router_gets_exactly_what_it_uses(refund: Synth) -> None:
 def test_sweep_gets_exactly_what_it_uses(refund: Synth) -> None:
     i = ids(refund)
     topic = next(iter(refund.resources("AWS::SNS::Topic")))
-    bus = next(iter(refund.resources("AWS::Events::EventBus")))
     link_keys = next(iter(refund.resources("AWS::SecretsManager::Secret")))
     assert actions_on(statements(refund, "AgentWaitSweep")) == {
         getatt(i["sweep_logs"]): LOGS,
@@ -79,7 +76,6 @@ def test_sweep_gets_exactly_what_it_uses(refund: Synth) -> None:
         index_arn(i["questions"], "open_by_age_shard"): SWEEP_QUESTIONS,
         getatt(i["entry"]): SEND,
         ref(topic): {"sns:Publish"},
-        getatt(bus): {"events:PutEvents"},
         ref(link_keys): {"secretsmanager:GetSecretValue"},  # a question announced again carries its links
     }
 

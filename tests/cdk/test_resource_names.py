@@ -22,7 +22,7 @@ def _template(**props: Any) -> Template:
 
 @pytest.fixture(scope="module")
 def named() -> Template:
-    return _template(resource_name_prefix="refunds-prod")
+    return _template(resource_name_prefix="refunds-prod", topic=True, bus=True)
 
 
 def test_the_tables_are_named_with_the_prefix(named: Template) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -112,11 +113,15 @@ def test_topic_name_must_end_in_fifo_exactly_when_fifo(fifo: bool, name: str) ->
         AnnounceTopic(stack, "Topic", fifo=fifo, topic_name=name)
 
 
-def test_bus_is_created_by_default_and_named_in_the_environment(refund: Synth) -> None:
-    bus_id, _ = refund.one("AWS::Events::EventBus")
-    for handler in ("agent_wait.host.router.handler", "agent_wait.host.sweep.handler"):  # the API never announces
-        _, function = refund.one("AWS::Lambda::Function", Handler=handler)
-        assert function["Properties"]["Environment"]["Variables"]["AGENT_WAIT_BUS_NAME"] == {"Ref": bus_id}
+def test_the_refund_stack_announces_on_its_topic_alone_with_no_bus_to_pay_for(refund: Synth) -> None:
+    # GIVEN the refund stack as app.py builds it (AgentWait's announcer defaults)
+    # THEN it has one announcer, the topic: no bus, no function told of one, no role allowed to put events
+    refund.template.resource_count_is("AWS::Events::EventBus", 0)
+    refund.template.resource_count_is("AWS::SNS::Topic", 1)
+    for _, function in refund.resources("AWS::Lambda::Function").items():
+        variables = function["Properties"].get("Environment", {}).get("Variables", {})
+        assert "AGENT_WAIT_BUS_NAME" not in variables
+    assert "events:PutEvents" not in json.dumps(refund.resources("AWS::IAM::Policy"))
 
 
 def test_no_bus_and_no_topic_when_switched_off(quiet: Synth) -> None:
@@ -124,36 +129,71 @@ def test_no_bus_and_no_topic_when_switched_off(quiet: Synth) -> None:
     quiet.template.resource_count_is("AWS::SNS::Topic", 0)
 
 
-# An existing topic means the app already has its fan-out: no bus is created unless asked for.
-
-
-def _bus_and_variables(**props: object) -> tuple[int, set[str]]:
+def _announcers(*, bring_topic: bool = False, bring_bus: bool = False, **props: object) -> tuple[int, int, set[str]]:
+    """Buses and topics AgentWait creates with `props` (and a topic or bus of the app's own), and the variables its
+    functions get."""
+    from aws_cdk import aws_events as events
     from aws_cdk import aws_sns as sns
     from aws_cdk.assertions import Template
 
     stack = Stack(new_app(), "S")
-    topic = sns.Topic(stack, "Theirs", enforce_ssl=True)
-    AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), existing_topic=topic, **props)  # type: ignore[arg-type]
+    if bring_topic:
+        props["existing_topic"] = sns.Topic(stack, "Theirs", enforce_ssl=True)
+    if bring_bus:
+        props["existing_bus"] = events.EventBus(stack, "TheirBus")
+    AgentWait(stack, "AgentWait", graph="m:g", code=inline_code(), **props)  # type: ignore[arg-type]
     template = Template.from_stack(stack)
     functions = template.find_resources("AWS::Lambda::Function").values()
     names = {name for fn in functions for name in fn["Properties"]["Environment"]["Variables"]}
-    return len(template.find_resources("AWS::Events::EventBus")), names
+    buses = len(template.find_resources("AWS::Events::EventBus")) - bring_bus
+    topics = len(template.find_resources("AWS::SNS::Topic")) - bring_topic
+    return buses, topics, names
 
 
-def test_an_existing_topic_means_no_bus_unless_asked() -> None:
+def test_a_bus_is_created_only_when_chosen_and_then_instead_of_the_topic() -> None:
+    # GIVEN an app that chooses a bus and says nothing of a topic
+    buses, topics, variables = _announcers(bus=True)
+    # THEN AgentWait creates the bus alone, and its functions are told of the bus only
+    assert (buses, topics) == (1, 0)
+    assert "AGENT_WAIT_BUS_NAME" in variables
+    assert "AGENT_WAIT_TOPIC_ARN" not in variables
+
+
+def test_a_bus_and_a_topic_both_when_both_are_asked_for() -> None:
+    buses, topics, variables = _announcers(bus=True, topic=True)
+    assert (buses, topics) == (1, 1)
+    assert {"AGENT_WAIT_BUS_NAME", "AGENT_WAIT_TOPIC_ARN"} <= variables
+
+
+def test_a_fifo_topic_asked_for_beside_a_bus_is_created_too() -> None:
+    # GIVEN a bus chosen and the topic shaped (FIFO): shaping a topic is asking for one
+    buses, topics, _ = _announcers(bus=True, topic_fifo=True)
+    assert (buses, topics) == (1, 1)
+
+
+def test_a_brought_bus_alone_means_no_topic_and_no_bus_created() -> None:
+    buses, topics, variables = _announcers(bring_bus=True)
+    assert (buses, topics) == (0, 0)
+    assert "AGENT_WAIT_BUS_NAME" in variables
+    assert "AGENT_WAIT_TOPIC_ARN" not in variables
+
+
+def test_a_brought_topic_means_no_bus_unless_asked() -> None:
     # GIVEN an app that brings its own topic and says nothing of a bus
-    buses, variables = _bus_and_variables()
-    # THEN AgentWait creates no bus, and no function is told of one
-    assert buses == 0
+    buses, topics, variables = _announcers(bring_topic=True)
+    # THEN AgentWait creates no bus and no topic, and its functions announce on the app's topic
+    assert (buses, topics) == (0, 0)
     assert "AGENT_WAIT_BUS_NAME" not in variables
     assert "AGENT_WAIT_TOPIC_ARN" in variables
 
 
-def test_an_existing_topic_with_bus_true_also_gets_a_bus() -> None:
-    buses, variables = _bus_and_variables(bus=True)
+def test_a_brought_topic_with_bus_true_also_gets_a_bus() -> None:
+    buses, _, variables = _announcers(bring_topic=True, bus=True)
     assert buses == 1
     assert "AGENT_WAIT_BUS_NAME" in variables
 
 
-def test_without_an_existing_topic_the_bus_is_still_on_by_default(refund: Synth) -> None:
-    assert len(refund.resources("AWS::Events::EventBus")) == 1
+def test_with_the_defaults_the_topic_is_the_one_announcer() -> None:
+    buses, topics, variables = _announcers()
+    assert (buses, topics) == (0, 1)
+    assert "AGENT_WAIT_BUS_NAME" not in variables

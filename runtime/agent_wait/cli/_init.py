@@ -108,6 +108,8 @@ AgentWait(
     graph_source=["{name}"],
     requirements_file="requirements-lambda.txt",
     alarm_topic=alarm_topic,
+    # Questions are announced on one SNS topic. For EventBridge rules instead, pass bus=True (the bus alone);
+    # for both, topic=True and bus=True: each announcer is paid per envelope (docs/cost.md, "Choosing announcers").
 )
 CfnOutput(stack, "AlarmTopicArn", value=alarm_topic.topic_arn)
 app.synth()

@@ -148,7 +148,7 @@ class RouterAnswers(RouterResume):
         the same dedupe key, so a crash between a vote and its announcement never leaves the vote untold."""
         progress = vote_progress(record, through=through)
         self.questions.announce(record.envelope, Transition.VOTED, progress=progress, record=record)
-        self.log.info(
+        self.log.debug(
             "vote recorded",
             extra={
                 "thread_id": record.thread_id,

@@ -133,7 +133,7 @@ class RouterResume:
             return outcome
         if self.ledger.mark_resumed(thread_id, question_id, now=self.clock()):
             self.questions.announce(record.envelope, Transition.RESUMED, record=record)
-        self.log.info(
+        self.log.debug(
             "answer applied", extra={"thread_id": thread_id, "question_id": question_id, "asked": list(asked)}
         )
         return Outcome(OutcomeKind.APPLIED, thread_id, question_id, asked=asked)
@@ -194,7 +194,7 @@ class RouterResume:
     def _refuse(self, reason: RefusalReason, message: AnswerMessage | RetryMessage, detail: str) -> Outcome:
         question_id = message.question_id if isinstance(message, AnswerMessage) else None
         self.metrics.count(Metric.REFUSED, reason=reason.value)
-        self.log.info(
+        self.log.debug(
             "message refused: %s",
             reason.value,
             extra={"thread_id": message.thread_id, "question_id": question_id, "detail": detail},

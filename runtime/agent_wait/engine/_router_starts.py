@@ -63,12 +63,13 @@ class RouterStarts(RouterResume):
         if not start.created and start.state is StartState.DONE:
             reports = self.questions.republish_open(thread_id)
             self.metrics.count(Metric.STARTS_REPLAYED)
-            self.log.info("start replayed; agent not run", extra={"thread_id": thread_id, "start_id": start_id})
+            self.log.debug("start replayed; agent not run", extra={"thread_id": thread_id, "start_id": start_id})
             return Outcome(
                 OutcomeKind.START_REPLAYED,
                 thread_id,
                 asked=tuple(r.envelope.question_id for r in reports),
                 detail="this start was already applied; open questions were republished",
+                extra={"start_id": start_id},
             )
         try:
             if start.created or progress == start.marker:
@@ -87,8 +88,8 @@ class RouterStarts(RouterResume):
         else:  # pragma: no cover - the router always holds the thread
             self.ledger.finish_start(thread_id, start_id, asked, now=self.clock())
         self.metrics.count(Metric.STARTS)
-        self.log.info("start applied", extra={"thread_id": thread_id, "start_id": start_id, "asked": list(asked)})
-        return Outcome(OutcomeKind.STARTED, thread_id, asked=asked)
+        self.log.debug("start applied", extra={"thread_id": thread_id, "start_id": start_id, "asked": list(asked)})
+        return Outcome(OutcomeKind.STARTED, thread_id, asked=asked, extra={"start_id": start_id})
 
     def _retry(self, message: RetryMessage, body: str, failure: ThreadFailure | None) -> Outcome:
         """Apply a failed thread's recorded start or decision again, once per retry id."""
@@ -99,7 +100,7 @@ class RouterStarts(RouterResume):
             return self.failures.replay(failure)
         if not self.ledger.begin_retry(failure, retry_id, now=self.clock()):
             return self._refuse(RefusalReason.NOTHING_TO_RETRY, message, "another retry is applying it")
-        self.log.info(
+        self.log.debug(
             "retrying a failed thread",
             extra={"thread_id": thread_id, "retry_id": retry_id, "failed": failure.kind.value},
         )
@@ -114,8 +115,10 @@ class RouterStarts(RouterResume):
             return outcome
         self.ledger.clear_failure(thread_id)
         self.metrics.count(Metric.RETRIED)
-        self.log.info("failed thread retried; it runs again", extra={"thread_id": thread_id, "retry_id": retry_id})
-        return Outcome(OutcomeKind.RETRIED, thread_id, failure.question_id, asked=outcome.asked)
+        self.log.debug("failed thread retried; it runs again", extra={"thread_id": thread_id, "retry_id": retry_id})
+        return Outcome(
+            OutcomeKind.RETRIED, thread_id, failure.question_id, asked=outcome.asked, extra={"retry_id": retry_id}
+        )
 
     def _retry_start(self, failure: ThreadFailure, retry_id: str, body: str) -> Outcome:
         thread_id, start_id = failure.thread_id, failure.target_id

@@ -6,7 +6,15 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-__all__ = ("DeadLetterReason", "Outcome", "OutcomeKind", "RefusalReason")
+__all__ = (
+    "OUTCOME_LINE_FIELDS",
+    "DeadLetterReason",
+    "Outcome",
+    "OutcomeKind",
+    "RefusalReason",
+    "outcome_fields",
+    "said_of",
+)
 
 
 class OutcomeKind(StrEnum):
@@ -119,7 +127,8 @@ class Outcome:
     """One human sentence (ids only, never question content)."""
     asked: tuple[str, ...] = ()
     """Question ids the agent is parked on after this message."""
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    """Ids the message's one INFO line carries besides the outcome's own (`start_id`, `retry_id`)."""
     error: BaseException | None = field(default=None, repr=False, compare=False)
     """The agent's exception when it raised (`agent_failed`), for a local host to show its traceback. Never
     logged or sent anywhere: its text may quote the agent's input or the answer."""
@@ -131,3 +140,43 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return self.kind in (OutcomeKind.STARTED, OutcomeKind.START_REPLAYED, OutcomeKind.APPLIED, OutcomeKind.VOTED)
+
+
+# -- the one INFO line per message -------------------------------------------------------------------------------
+
+_SAID = {
+    OutcomeKind.STARTED: "start applied",
+    OutcomeKind.START_REPLAYED: "start replayed; agent not run",
+    OutcomeKind.APPLIED: "answer applied",
+    OutcomeKind.RETRIED: "failed thread retried; it runs again",
+    OutcomeKind.VOTED: "vote recorded",
+}
+OUTCOME_LINE_FIELDS = ("outcome", "reason", "thread_id", "question_id", "message_id", "asked", "detail")
+"""The fields of the router's one INFO line per message (`outcome_fields`), besides an outcome's own `extra` ids
+(`start_id`, `retry_id`); a field with no value is left out. docs/operate.md's runbooks search by these."""
+
+
+def said_of(outcome: Outcome) -> tuple[str, tuple[str, ...]]:
+    """The message of the router's one INFO line for `outcome`, and its arguments: `start applied`, `answer
+    applied`, ..., `message refused: <reason>`, `message dead-lettered: <reason>` (the texts docs/host.md names)."""
+    said = _SAID.get(outcome.kind)
+    if said is not None:
+        return said, ()
+    verb = "refused" if outcome.kind is OutcomeKind.REFUSED else "dead-lettered"
+    return f"message {verb}: %s", (str(outcome.reason),)
+
+
+def outcome_fields(outcome: Outcome, message_id: str | None) -> dict[str, Any]:
+    """The structured fields of the router's one INFO line for `outcome`: ids, the outcome and its reason, the
+    questions the agent waits on after it, and its one-sentence detail (ids only, never question content)."""
+    fields: dict[str, Any] = {
+        "outcome": outcome.kind.value,
+        "reason": str(outcome.reason) if outcome.reason else None,
+        "thread_id": outcome.thread_id,
+        "question_id": outcome.question_id,
+        "message_id": message_id,
+        "asked": list(outcome.asked) or None,
+        "detail": outcome.detail or None,
+        **outcome.extra,
+    }
+    return {name: value for name, value in fields.items() if value is not None}

@@ -167,7 +167,7 @@ class AskedQuestions:
             self.schedules.arrange(opened.record)  # a redelivered record puts the same names again, never a second
         if opened.created:
             self.metrics.count(Metric.ASKED)
-            self.log.info(
+            self.log.debug(
                 "question asked", extra={"thread_id": question.thread_id, "question_id": question.question_id}
             )
         if opened.created or (opened.record.status is QuestionStatus.OPEN and not opened.record.announced):

@@ -61,7 +61,7 @@ from agent_wait.engine.dead_letter import DeadLetter
 from agent_wait.engine.failures import AGENT_FAILED, Failures
 from agent_wait.engine.lease import hold_thread
 from agent_wait.engine.metrics import HostMetrics, Metric, MetricTags, RecordingMetrics
-from agent_wait.engine.outcomes import DeadLetterReason, Outcome, RefusalReason
+from agent_wait.engine.outcomes import DeadLetterReason, Outcome, RefusalReason, outcome_fields, said_of
 from agent_wait.engine.questions import AskedQuestions
 from agent_wait.engine.senders import SenderPolicy
 from agent_wait.engine.versions import VersionGuard
@@ -232,7 +232,7 @@ class Router(RouterStarts, RouterAnswers):
                 is ignored.
         """
         with tracing.delivery_span(trace, message_id=message_id):
-            return self._handle(
+            outcome = self._handle(
                 body,
                 message_id=message_id,
                 deduplication_id=deduplication_id,
@@ -242,6 +242,9 @@ class Router(RouterStarts, RouterAnswers):
                 final_attempt=final_attempt,
                 redelivered=redelivered,
             )
+        said, args = said_of(outcome)
+        self.log.info(said, *args, extra=outcome_fields(outcome, message_id))
+        return outcome
 
     def _handle(
         self,

@@ -64,7 +64,12 @@ def metrics_namespace(environ: Mapping[str, str] | None = None) -> str:
 
 
 def logger() -> Logger:
-    """A Powertools `Logger` for `service_name()`; its level comes from `LOG_LEVEL` (Powertools reads it)."""
+    """A Powertools `Logger` for `service_name()`; its level comes from `LOG_LEVEL` (Powertools reads it).
+
+    At INFO each handler writes one line per unit of work (a message, a request, a sweep run); the steps between are
+    DEBUG. `POWERTOOLS_LOGGER_SAMPLE_RATE` (Powertools reads it too, and draws again at every invocation) turns DEBUG
+    on for that share of invocations: the steps of a sample, at a fraction of DEBUG's bytes (docs/cost.md, "Logs").
+    """
     return Logger(service=service_name())
 
 

@@ -78,16 +78,7 @@ def record_handler(record: SQSRecord) -> None:
                     subsegment.put_annotation(key, getattr(outcome, key))
             subsegment.put_annotation("outcome", outcome.kind.value)
         for listener in OUTCOME_LISTENERS:
-            listener(outcome)
-        logger.info(
-            "message handled",
-            extra={
-                "outcome": outcome.kind.value,
-                "reason": str(outcome.reason) if outcome.reason else None,
-                "thread_id": outcome.thread_id,
-                "question_id": outcome.question_id,
-            },
-        )
+            listener(outcome)  # the router logged the message's one INFO line (`agent_wait.engine.outcomes`)
     finally:
         logger.remove_keys(["message_id"])
 

@@ -29,7 +29,9 @@ Gateway verified (`email`, else `cognito:username`, else `username`, else `sub`;
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -46,11 +48,13 @@ from agent_wait.host.api._inbox import inbox_routes
 from agent_wait.host.api._insights import insights_routes
 from agent_wait.host.api._links import link_routes
 from agent_wait.host.api._operators import operator_routes
+from agent_wait.host.api._problems import PROBLEM_JSON
 from agent_wait.host.api._questions import question_routes, question_view
 from agent_wait.host.api._slack import slack_routes
 from agent_wait.host.settings import HostSettings
 
 __all__ = (
+    "REQUEST_LINE_FIELDS",
     "ApiContext",
     "SignIn",
     "answerer_from_claims",
@@ -58,6 +62,7 @@ __all__ = (
     "groups_from_claims",
     "handler",
     "question_view",
+    "request_fields",
     "reset",
 )
 
@@ -82,7 +87,8 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
 
 
 def _measured(context: Callable[[], ApiContext]) -> Callable[..., Any]:
-    """A middleware that counts every request by its status class and times it, in the service's metrics."""
+    """A middleware that counts every request by its status class and times it, in the service's metrics, and logs
+    its one INFO line (`request handled`)."""
 
     def middleware(app: APIGatewayHttpResolver, next_middleware: Callable[[APIGatewayHttpResolver], Any]) -> Any:
         started = time.perf_counter()
@@ -91,10 +97,32 @@ def _measured(context: Callable[[], ApiContext]) -> Callable[..., Any]:
         except Exception:
             _count_request(context, 500, time.perf_counter() - started)  # unhandled: API Gateway answers 500
             raise
-        _count_request(context, int(response.status_code), time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        _count_request(context, int(response.status_code), seconds)
+        logger.info("request handled", extra=request_fields(app.current_event, response, seconds))
         return response
 
     return middleware
+
+
+REQUEST_LINE_FIELDS = ("method", "path", "status", "reason", "seconds")
+"""The fields of the answer API's one INFO line per request; `reason` only on a problem response."""
+
+
+def request_fields(event: Any, response: Any, seconds: float) -> dict[str, Any]:
+    """The one INFO line's fields: the method and path (ids only: a link's token rides in the body or the fragment,
+    never the path; the query string is left out, as a tag filter may hold a value), the status, a problem's reason
+    (`already_decided`, `thread_busy`, ...), and the seconds the function took."""
+    fields: dict[str, Any] = {
+        "method": event.request_context.http.method,
+        "path": event.raw_path,
+        "status": int(response.status_code),
+        "seconds": round(seconds, 3),
+    }
+    if response.content_type == PROBLEM_JSON and isinstance(response.body, str):
+        with contextlib.suppress(ValueError):  # a problem body is ours, always JSON; never fail over its log line
+            fields["reason"] = json.loads(response.body).get("reason")
+    return fields
 
 
 def _count_request(context: Callable[[], ApiContext], status: int, seconds: float) -> None:
