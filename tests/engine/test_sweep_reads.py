@@ -126,8 +126,10 @@ def test_a_run_with_nothing_due_reads_a_few_items_however_many_questions_are_ope
     ask(host.ledger(), f"more-{unique}", 60)
     read_with_more, emitted = run_at(sweep, reads, T0 + timedelta(minutes=3))
 
-    # THEN it read no more than before: its reads follow what is due, never what is open; the gauge is the last count
-    assert read_with_more == read, reads.items
+    # THEN it reads within the same bound, which depends on the shards, not on what is open (a shard the first 60
+    # left empty may hold a key now); the gauge is the last count
+    assert reads.on_open_index() <= shards + 1, reads.items
+    assert read_with_more <= shards + 3, reads.items
     assert emitted == 60
 
 
