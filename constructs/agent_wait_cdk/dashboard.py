@@ -142,7 +142,7 @@ class AgentWaitDashboard(Construct):
         self.dashboard.add_widgets(
             cloudwatch.SingleValueWidget(
                 title="Open questions",
-                metrics=[self._metric("OpenQuestions", "Maximum", label="open now")],
+                metrics=[self._metric("OpenQuestions", "Maximum", label="open, as last counted (every 2 hours)")],
                 width=6,
                 height=5,
                 sparkline=True,

@@ -28,6 +28,7 @@ from tests.support.aws_stack import (
 from agent_wait.contract.schema import Settings
 from agent_wait.engine import Metric, MetricTags
 from agent_wait.engine.metrics import emitted
+from agent_wait.engine.sweep import COUNT_OPEN_EVERY
 
 T0 = datetime(2026, 9, 11, 9, 0, tzinfo=UTC)
 TAGS = '{"approver_group": ["finance"]}'
@@ -217,6 +218,7 @@ def test_each_metric_has_the_value_of_what_happened(
         record["attributes"]["SentTimestamp"] = str(int(late.timestamp() * 1000))
     _route(lambda_context, *deadlines)
     expired = phase()
+    _at(late + COUNT_OPEN_EVERY)  # the open questions were counted at `late`: the next count is due this long after
     _sweep(lambda_context)
     after = phase()
 
@@ -230,7 +232,7 @@ def test_each_metric_has_the_value_of_what_happened(
     by_tag = expired.values(Metric.TIME_TO_ANSWER, outcome="expired", approver_group="finance")
     assert by_tag == [waited, waited], "drawn by the tag the question was asked with"
     assert expired.values(Metric.TIME_TO_ANSWER) == [], "under service alone only answered questions are timed"
-    assert after.values(Metric.OPEN_QUESTIONS) == [0]
+    assert after.values(Metric.OPEN_QUESTIONS) == [0], "counted again once the last count is two hours old"
     assert after.values(Metric.OLDEST_OPEN_AGE) == [0]
 
     # AND every metric printed is in the one namespace, under the service, with a dimension set emitted() declares

@@ -26,7 +26,7 @@ from agent_wait.contract.schema import QUESTION_TABLE, shard_key, thread_key
 from agent_wait.errors import LedgerIndexMissingError, LedgerRejectedError
 from agent_wait.ledger.records import Decision, LedgerUnavailableError, QuestionRecord
 
-__all__ = ("DUE", "OPEN", "PK", "SK", "START_PREFIX", "STATUS_SHARD", "THREAD_ITEM", "LedgerTable")
+__all__ = ("DUE", "OPEN", "OPEN_COUNT_KEY", "PK", "SK", "START_PREFIX", "STATUS_SHARD", "THREAD_ITEM", "LedgerTable")
 
 PK, SK = QUESTION_TABLE.partition_key, QUESTION_TABLE.sort_key
 STATUS_SHARD = QUESTION_TABLE.indexes[0].partition_key
@@ -38,6 +38,9 @@ OPEN = "open"
 THREAD_ITEM = "~THREAD"
 """The thread's own item: its lease and its failure. `~` sorts after every `START#` and `WAIT#` key, so
 "does this thread have starts or questions" is one query for keys below it."""
+OPEN_COUNT_KEY = ("~SWEEP", "~OPEN_COUNT")
+"""(pk, sk) of the sweep's own item: its last count of open questions and the latest claim to count (`open_count`).
+No thread's key (`THREAD#...`), and in no index."""
 _CLOSED_REMOVES = "open_since, #due, due_at"
 """What a decision removes: a decided question is neither open nor due (unless handed over). It keeps
 `announce_due`: a question decided before its `wait.created` went out still owes it (`owe_notices` takes it)."""

@@ -17,7 +17,7 @@ from agent_wait.aws._ledger_followups import FollowUpWrites
 from agent_wait.aws._ledger_grants import GrantWrites
 from agent_wait.aws._ledger_indexes import BY_DUE, BY_QUESTION, BY_STATUS, OPEN_BY_AGE, ShardedIndexes, decode_cursor
 from agent_wait.aws._ledger_leases import LeaseWrites
-from agent_wait.aws._ledger_table import DUE, OPEN, PK, SK, STATUS_SHARD, THREAD_ITEM
+from agent_wait.aws._ledger_table import DUE, OPEN, OPEN_COUNT_KEY, PK, SK, STATUS_SHARD, THREAD_ITEM
 from agent_wait.aws.items import from_item, to_item
 from agent_wait.common.times import format_rfc3339
 from agent_wait.contract.envelope import WaitEnvelope
@@ -30,6 +30,7 @@ from agent_wait.ledger.records import (
     DecideResult,
     Decision,
     LedgerUnavailableError,
+    OpenCount,
     OpenResult,
     QuestionPage,
     QuestionRecord,
@@ -39,6 +40,7 @@ from agent_wait.ledger.records import (
 __all__ = ("DynamoDbLedger",)
 
 _BY_QUESTION = BY_QUESTION.name
+_OPEN_COUNT_ITEM = {PK: {"S": OPEN_COUNT_KEY[0]}, SK: {"S": OPEN_COUNT_KEY[1]}}
 
 
 class DynamoDbLedger(
@@ -277,6 +279,57 @@ class DynamoDbLedger(
 
     def count_open(self) -> int:
         return self._with_fallback(OPEN_BY_AGE, self._count_open)
+
+    # -- the sweep's last count of open questions, on an item of its own -----------------------------------------
+
+    def open_count(self) -> OpenCount | None:
+        # Eventually consistent (half a unit): a stale read only loses its claim's compare-and-set.
+        item = self._call("get_item", Key=_OPEN_COUNT_ITEM).get("Item")
+        if not item:
+            return None
+        kept = from_item(item)
+        counted = kept.get("open_questions")
+        return OpenCount(
+            version=int(kept["version"]),
+            claimed_at=str(kept["claimed_at"]),
+            open_questions=None if counted is None else int(counted),
+            counted_at=kept.get("counted_at"),
+        )
+
+    def claim_open_count(self, *, now: datetime, last: OpenCount | None) -> OpenCount | None:
+        version = last.version if last else 0
+        claimed_at = format_rfc3339(now)
+        won, _ = self._conditional(
+            "update_item",
+            Key=_OPEN_COUNT_ITEM,
+            UpdateExpression="SET #version = :next, claimed_at = :at",
+            ConditionExpression="attribute_not_exists(#version)" if last is None else "#version = :seen",
+            ExpressionAttributeNames={"#version": "version"},
+            ExpressionAttributeValues={
+                ":next": {"N": str(version + 1)},
+                ":at": {"S": claimed_at},
+                **({} if last is None else {":seen": {"N": str(version)}}),
+            },
+        )
+        if not won:
+            return None
+        kept = {"open_questions": last.open_questions, "counted_at": last.counted_at} if last else {}
+        return OpenCount(version=version + 1, claimed_at=claimed_at, **kept)
+
+    def record_open_count(self, claim: OpenCount, open_questions: int) -> bool:
+        won, _ = self._conditional(
+            "update_item",
+            Key=_OPEN_COUNT_ITEM,
+            UpdateExpression="SET open_questions = :open, counted_at = :at",
+            ConditionExpression="#version = :claim",
+            ExpressionAttributeNames={"#version": "version"},
+            ExpressionAttributeValues={
+                ":open": {"N": str(open_questions)},
+                ":at": {"S": claim.claimed_at},
+                ":claim": {"N": str(claim.version)},
+            },
+        )
+        return won
 
     def failures(self, *, limit: int = 100) -> list[ThreadFailure]:
         return self._with_fallback(BY_STATUS, lambda: self._failures(limit))

@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -47,14 +47,25 @@ from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
 from agent_wait.engine.questions import CreatedAnnouncement
 from agent_wait.engine.schedules import DeadlineSchedules
 from agent_wait.errors import ArgumentError, LedgerIndexMissingError
-from agent_wait.ledger import Capability, Ledger, QuestionRecord, require_capabilities
+from agent_wait.ledger import Capability, Ledger, OpenCount, QuestionRecord, require_capabilities
 
-__all__ = ("DEADLINE_ANSWERED_BY", "SEND_FAILED_REASON", "DueWork", "Sweep", "SweepReport", "SweepStep")
+__all__ = (
+    "COUNT_OPEN_EVERY",
+    "DEADLINE_ANSWERED_BY",
+    "SEND_FAILED_REASON",
+    "DueWork",
+    "Sweep",
+    "SweepReport",
+    "SweepStep",
+)
 
 DEADLINE_ANSWERED_BY = "agent-wait:deadline"
 """`answered_by` on every expiry, so a row never looks as if a person decided."""
 SEND_FAILED_REASON = "send"
 """The `SweepErrors` reason for a deadline answer the entry queue refused (one count per question)."""
+COUNT_OPEN_EVERY = timedelta(hours=2)
+"""How often the open questions are counted by default (`OpenQuestions`). A count reads every open question's index
+key; once in 120 runs of a minute, a run reads on average under 1 % of what is open (`bench/bench_sweep.py`)."""
 
 _T = TypeVar("_T")
 _FIX_INDEX = "deploy the table shape in agent_wait.contract.schema.QUESTION_TABLE (the AgentWait construct creates it)"
@@ -67,8 +78,8 @@ class SweepStep(StrEnum):
     """Query what is due (`by_due_shard`) and act on each question; needed, or nothing is expired, reminded or
     retried."""
     OLDEST_OPEN = "oldest_open"
-    """Emit `OldestOpenQuestionAgeSeconds` (`open_by_age_shard`); optional: without its index only the metric is
-    lost."""
+    """Emit `OldestOpenQuestionAgeSeconds` and `OpenQuestions` (`open_by_age_shard`, counted rarely); optional:
+    without its index only the metrics are lost."""
     HANDOVER = "handover"
     """Send again the resume of a decision the answer API or a link made that the agent does not have yet (such a
     decision stays in the due index until it is resumed: `Decision.hand_over_at`)."""
@@ -109,11 +120,24 @@ class SweepReport:
     told: tuple[str, ...] = ()
     """Question ids whose owed lifecycle envelopes (`wait.created`, `wait.voted`, `wait.answered`, ...) all went out
     this run."""
+    open_questions: int | None = None
+    """The `OpenQuestions` the run emitted: the last count, as of `open_counted_at` (None when none was emitted)."""
+    open_counted_at: str | None = None
+    """When that count was taken (RFC 3339 UTC); this run's time when it counted (`counted_open`)."""
+    counted_open: bool = False
+    """True when this run counted the open questions (at most once per `Sweep.count_open_every`)."""
 
     @property
     def ok(self) -> bool:
         """True when every step ran, every deadline answer was sent and every follow-up announced."""
         return not self.failed_steps and not self.send_failed and not self.failed_questions
+
+
+@dataclass(frozen=True, slots=True)
+class _Gauges:
+    oldest_age: float
+    open_count: OpenCount | None
+    counted: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +149,10 @@ class _Expired:
 
 class Sweep(OwedTelling, FollowUpSteps):
     """One sweep run: bounded, and costing in proportion to what is due, never to what is open.
+
+    The one read that grows with what is open, the count behind `OpenQuestions`, is made at most once per
+    `count_open_every`, by the run that claims it on the ledger (`FollowUpLedger.claim_open_count`); every other run
+    reads the last count back (one item) and emits it.
 
     Args:
         ledger: the question ledger (queried through its `by_due_shard`, `open_by_age_shard` and `by_status_shard`
@@ -140,6 +168,8 @@ class Sweep(OwedTelling, FollowUpSteps):
             decisions younger than this to the answer API that is queueing their resume now.
         clock: the time of a run. Default `utc_now`.
         logger: a stdlib or Powertools logger. Default `logging.getLogger("agent_wait.host")`.
+        count_open_every: how often the open questions are counted for `OpenQuestions`. Default `COUNT_OPEN_EVERY`,
+            2 hours; the runs in between emit the last count.
     """
 
     def __init__(
@@ -156,9 +186,14 @@ class Sweep(OwedTelling, FollowUpSteps):
         clock: Callable[[], datetime] = utc_now,
         logger: logging.Logger | Any = None,
         schedules: DeadlineSchedules | None = None,
+        count_open_every: timedelta = COUNT_OPEN_EVERY,
     ) -> None:
         if limit < 1:
             raise ArgumentError(f"Sweep limit must be at least 1; got {limit}", argument="limit")
+        if count_open_every < timedelta(0):
+            raise ArgumentError(
+                f"Sweep count_open_every must not be negative; got {count_open_every}", argument="count_open_every"
+            )
         self.ledger = require_capabilities(ledger, Capability.FOLLOW_UPS, Capability.FAILURES, user="Sweep")
         self.entry_queue = entry_queue
         self.announcers = as_announcers(announce)
@@ -169,6 +204,7 @@ class Sweep(OwedTelling, FollowUpSteps):
         self.clock = clock
         self.log = logger or logging.getLogger("agent_wait.host")
         self.schedules = schedules
+        self.count_open_every = count_open_every
 
     def run(self) -> SweepReport:
         """Run every step once; never raises for a step or a question that fails (see the module docstring)."""
@@ -212,17 +248,16 @@ class Sweep(OwedTelling, FollowUpSteps):
             current, behind = caught_up[record.question_id]
             if current is not None and not record.is_overdue(now):
                 self._follow_up(current, now, run, behind=behind)
-        oldest_age = (
-            self._isolated(SweepStep.OLDEST_OPEN, lambda: self._oldest_open(now), failed, skipped)
-            if whole_run
-            else None
+        gauges = (
+            self._isolated(SweepStep.OLDEST_OPEN, lambda: self._gauges(now), failed, skipped) if whole_run else None
         )
+        figure = gauges.open_count if gauges else None
         handed_over = self._isolated(SweepStep.HANDOVER, lambda: self._hand_over(due or (), now), failed, skipped)
         return SweepReport(
             expired_sent=expired.sent if expired else (),
             reannounced=tuple(run.reannounced),
             overdue_age_seconds=expired.age if expired else 0.0,
-            oldest_open_age_seconds=oldest_age or 0.0,
+            oldest_open_age_seconds=gauges.oldest_age if gauges else 0.0,
             send_failed=expired.refused if expired else (),
             failed_steps=tuple(dict.fromkeys(failed)),
             skipped_steps=tuple(skipped),
@@ -232,6 +267,9 @@ class Sweep(OwedTelling, FollowUpSteps):
             failed_questions=tuple(run.failed),
             due_read=len(due or ()),
             told=tuple(run.told),
+            open_questions=figure.open_questions if figure else None,
+            open_counted_at=figure.counted_at if figure else None,
+            counted_open=bool(gauges and gauges.counted),
         )
 
     # -- deadlines -----------------------------------------------------------------------------------
@@ -280,14 +318,33 @@ class Sweep(OwedTelling, FollowUpSteps):
 
     # -- the oldest open question, and decisions to hand over ------------------------------------------
 
-    def _oldest_open(self, now: datetime) -> float:
-        oldest = self.ledger.oldest_open()
+    def _gauges(self, now: datetime) -> _Gauges:
+        oldest = self.ledger.oldest_open()  # one key per shard, then rows by key until one is open
         age = max(seconds_between(parse_rfc3339(oldest.asked_at), now), 0.0) if oldest else 0.0
         self.metrics.seconds(Metric.OLDEST_OPEN_AGE, age)
-        waiting = self.ledger.count_open()
-        if waiting is not None:  # a gauge: read it as Maximum (a run emits it once)
-            self.metrics.count(Metric.OPEN_QUESTIONS, waiting)
-        return age
+        counted, figure = self._open_count(now)
+        if figure is not None and figure.open_questions is not None:  # a gauge: read it as Maximum (once a run)
+            self.metrics.count(Metric.OPEN_QUESTIONS, figure.open_questions)
+        return _Gauges(age, figure, counted)
+
+    def _open_count(self, now: datetime) -> tuple[bool, OpenCount | None]:
+        """(counted this run, the last count): counted again first when the latest claim is `count_open_every` old.
+
+        A run claims the count before it counts (a compare-and-set on the kept count's version): of two runs, one
+        counts, and a run that dies while counting costs one interval's figure, never a count on every run after it.
+        """
+        last = self.ledger.open_count()
+        if last is not None and now - parse_rfc3339(last.claimed_at) < self.count_open_every:
+            return False, last
+        claim = self.ledger.claim_open_count(now=now, last=last)
+        if claim is None:
+            return False, last  # another run claimed it since `last` was read: that one counts
+        counted = self.ledger.count_open()
+        if counted is None:
+            return False, None  # a ledger that cannot count: no gauge
+        self.ledger.record_open_count(claim, counted)  # lost only to a later claim, whose count is newer
+        self.log.debug("open questions counted", extra={"open_questions": counted})
+        return True, replace(claim, open_questions=counted, counted_at=claim.claimed_at)
 
     def _hand_over(self, due: Sequence[QuestionRecord], now: datetime) -> tuple[str, ...]:
         # A door's decision stays due until the agent has it, so the due rows already hold every one to hand over.

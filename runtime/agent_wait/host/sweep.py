@@ -107,6 +107,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             "send_failed": len(report.send_failed),
             "failed_steps": list(report.failed_steps),
             "skipped_steps": list(report.skipped_steps),
+            "open_questions": report.open_questions,
+            "open_counted_at": report.open_counted_at,
         },
     )
     return {
@@ -119,6 +121,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         "handed_over": list(report.handed_over),
         "overdue_age_seconds": report.overdue_age_seconds,
         "oldest_open_age_seconds": report.oldest_open_age_seconds,
+        "open_questions": report.open_questions,
+        "open_counted_at": report.open_counted_at,
         "send_failed": list(report.send_failed),
         "failed_steps": list(report.failed_steps),
         "skipped_steps": list(report.skipped_steps),

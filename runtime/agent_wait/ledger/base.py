@@ -28,6 +28,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, cast
 
+from agent_wait.common.times import format_rfc3339
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import ArgumentError
@@ -36,6 +37,7 @@ from agent_wait.ledger.records import (
     AdvanceResult,
     DecideResult,
     Decision,
+    OpenCount,
     OpenResult,
     Progress,
     QuestionPage,
@@ -218,9 +220,31 @@ class FollowUpLedger(ABC):
     def count_open(self) -> int | None:
         """How many questions are open, read through the same index as `oldest_open` (a count, not the rows).
 
-        Optional: None (the default) when the backend cannot count cheaply; the sweep then emits no `OpenQuestions`.
+        It reads every open question's index item: the sweep calls it rarely (`claim_open_count`). Optional: None (the
+        default) when the backend cannot count cheaply; the sweep then emits no `OpenQuestions`.
         """
         return None
+
+    def open_count(self) -> OpenCount | None:
+        """The last count of open questions recorded and the latest claim, in one read of one item; None before the
+        first claim.
+
+        Optional, with `claim_open_count` and `record_open_count`: a ledger that keeps no count returns None (the
+        default), wins every claim and records nothing, so the sweep counts on every run.
+        """
+        return None
+
+    def claim_open_count(self, *, now: datetime, last: OpenCount | None) -> OpenCount | None:
+        """Claim the next count of open questions at `now`, in one conditional write that only applies while the
+        latest claim is still `last`'s (no claim yet when `last` is None): of two runs that read the same `last`,
+        one counts. The claim (its `version` one past `last`'s, the last count kept) when won; None when lost.
+        """
+        return OpenCount(version=(last.version if last else 0) + 1, claimed_at=format_rfc3339(now))
+
+    def record_open_count(self, claim: OpenCount, open_questions: int) -> bool:
+        """Record the count taken under `claim`, in one conditional write that only applies while `claim` is still
+        the latest (a later claim's count is newer). False, nothing written, otherwise."""
+        return False
 
     def mark_unannounced(self, thread_id: str, question_id: str, *, now: datetime) -> bool:
         """The announcement of a question put announced (`open(unannounced=False)`) failed: mark it not yet

@@ -1,4 +1,8 @@
-"""`InMemoryLedger`: the reference ledger, for unit tests and the executable spec of the contract."""
+"""`InMemoryLedger`: the reference ledger, for unit tests and the executable spec of the contract.
+
+Long on purpose: one class keeps every capability of `agent_wait.ledger.base`, as a backend's author reads it beside
+that contract; split, the spec would be read in pieces.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from agent_wait.ledger.records import (
     DecideResult,
     Decision,
     FailureKind,
+    OpenCount,
     OpenResult,
     Progress,
     QuestionPage,
@@ -58,6 +63,7 @@ class InMemoryLedger(FullLedger, NoteLedger, RefusalLedger, MemoryGrants):
         self._notes: dict[str, str] = {}
         self._handed_over: dict[str, tuple[str, ...]] = {}
         self._finished_starts: dict[str, str] = {}
+        self._open_count: OpenCount | None = None
         self._lock = threading.Lock()
         MemoryGrants.__init__(self)
 
@@ -266,6 +272,24 @@ class InMemoryLedger(FullLedger, NoteLedger, RefusalLedger, MemoryGrants):
     def count_open(self) -> int:
         with self._lock:
             return sum(1 for r in self._questions.values() if r.status is QuestionStatus.OPEN)
+
+    def open_count(self) -> OpenCount | None:
+        return self._open_count
+
+    def claim_open_count(self, *, now: datetime, last: OpenCount | None) -> OpenCount | None:
+        with self._lock:
+            if (self._open_count.version if self._open_count else 0) != (last.version if last else 0):
+                return None  # claimed since `last` was read
+            kept = self._open_count or OpenCount(0, "")
+            self._open_count = replace(kept, version=kept.version + 1, claimed_at=format_rfc3339(now))
+            return self._open_count
+
+    def record_open_count(self, claim: OpenCount, open_questions: int) -> bool:
+        with self._lock:
+            if self._open_count is None or self._open_count.version != claim.version:
+                return False
+            self._open_count = replace(claim, open_questions=open_questions, counted_at=claim.claimed_at)
+            return True
 
     def begin_start(self, thread_id: str, start_id: str, *, marker: str | None, now: datetime) -> StartRecord:
         with self._lock:

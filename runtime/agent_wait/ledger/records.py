@@ -33,6 +33,7 @@ __all__ = (
     "FailureKind",
     "LedgerUnavailableError",
     "Notice",
+    "OpenCount",
     "OpenResult",
     "Progress",
     "QuestionPage",
@@ -388,3 +389,17 @@ class DecideResult:
     """True when this call moved the question from open to its outcome."""
     record: QuestionRecord
     """The row after the call: the winner's outcome either way."""
+
+
+@dataclass(frozen=True, slots=True)
+class OpenCount:
+    """The sweep's last count of open questions, kept so that it counts rarely (`FollowUpLedger.open_count`)."""
+
+    version: int
+    """Counts claimed so far: a claim is a compare-and-set on it, so two runs never both count."""
+    claimed_at: str
+    """When the latest count was claimed (RFC 3339 UTC); the next one is due a while after it."""
+    open_questions: int | None = None
+    """How many questions were open, by the last count recorded; None until one is."""
+    counted_at: str | None = None
+    """When that count was claimed (RFC 3339 UTC): its figure is as of then."""

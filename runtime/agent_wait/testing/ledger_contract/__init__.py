@@ -107,6 +107,7 @@ EVERY: tuple[Rule, ...] = (
     + (
         followups.a_question_put_announced_is_marked_back_when_its_announcement_fails,
         followups.open_questions_are_counted,
+        followups.the_open_count_is_claimed_by_one_run_and_kept,
     )
 )
 """Every rule of the suite."""
@@ -122,6 +123,7 @@ def rules_for(ledger: Ledger | type[Ledger] | Any) -> tuple[Rule, ...]:
         + tuple(rule for capability in Capability if capability in declared for rule in BY_CAPABILITY[capability])
         + (optional if marks_unannounced(ledger) else ())
         + ((followups.open_questions_are_counted,) if _counts_open(ledger) else ())
+        + ((followups.the_open_count_is_claimed_by_one_run_and_kept,) if _keeps_open_count(ledger) else ())
     )
 
 
@@ -129,3 +131,9 @@ def _counts_open(ledger: Any) -> bool:
     """True when `ledger` (an instance or its class) implements `FollowUpLedger.count_open`."""
     kind = ledger if isinstance(ledger, type) else type(ledger)
     return issubclass(kind, FollowUpLedger) and kind.count_open is not FollowUpLedger.count_open
+
+
+def _keeps_open_count(ledger: Any) -> bool:
+    """True when `ledger` (an instance or its class) implements `FollowUpLedger.open_count`."""
+    kind = ledger if isinstance(ledger, type) else type(ledger)
+    return issubclass(kind, FollowUpLedger) and kind.open_count is not FollowUpLedger.open_count

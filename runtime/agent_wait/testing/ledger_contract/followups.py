@@ -335,3 +335,32 @@ def open_questions_are_counted(make: LedgerFactory) -> None:
     for n, status in enumerate((QuestionStatus.ANSWERED, QuestionStatus.EXPIRED, QuestionStatus.CANCELLED)):
         ledger.decide(asked[n].thread_id, asked[n].question_id, make_decision(status, None), now=T0)
         assert ledger.count_open() == before + 2 - n, f"a question decided {status.value} is no longer counted"
+
+
+def the_open_count_is_claimed_by_one_run_and_kept(make: LedgerFactory) -> None:
+    """Optional (a ledger that keeps its count, `open_count`): a count is claimed by compare-and-set on the kept
+    count's version, so of two runs that read the same figure one counts; only the latest claim's count is recorded,
+    and every run reads it back with the time it was claimed."""
+    ledger = make()
+    last = ledger.open_count()  # a shared store may hold an earlier rule's figure
+    first, later = T0 + timedelta(days=400), T0 + timedelta(days=400, hours=2)
+
+    claim = ledger.claim_open_count(now=first, last=last)
+    assert claim is not None, "the first claim on the figure read wins"
+    assert ledger.claim_open_count(now=first, last=last) is None, "a second claim on the same figure loses"
+    assert claim.claimed_at == format_rfc3339(first)
+    assert ledger.open_count() == claim, "the claim is kept, with the last count until a new one is recorded"
+
+    assert ledger.record_open_count(claim, 5)
+    kept = ledger.open_count()
+    assert kept is not None
+    assert (kept.open_questions, kept.counted_at) == (5, format_rfc3339(first)), f"the count as of its claim: {kept}"
+
+    newer = ledger.claim_open_count(now=later, last=kept)
+    assert newer is not None
+    assert newer.version == kept.version + 1
+    assert not ledger.record_open_count(claim, 7), "a count under a claim since superseded is not kept"
+    assert ledger.open_count() == newer, "the newer claim keeps the last count recorded (5) until its own"
+    assert newer.open_questions == 5
+    assert ledger.record_open_count(newer, 6)
+    assert (ledger.open_count() or newer).open_questions == 6
