@@ -9,7 +9,7 @@ What a person asks for (`GrantRequest`, the `grant` field of an answer) is check
 the policy (`grant_terms`) before anything is recorded, and refused with a `GrantError` that says why when it would
 widen: a pin the asked call does not satisfy, a pin on a parameter the function does not have, a time or number of
 uses over the policy's limit, a question a grant may not cover (a free-form answer, one that cannot be approved, a
-quorum unless the policy says so), edits, or a person the policy does not let grant. The result (`GrantTerms`) is
+quorum), edits, or a person the policy does not let grant. The result (`GrantTerms`) is
 exactly what a grant covers: the function and its parameters, the question's tags, the pins, the scope and the
 limits.
 
@@ -72,8 +72,9 @@ class Grants:
             the question may grant.
         people: these people may grant, by their person key (`agent_wait.people.keys`).
         scopes: where a grant may decide: `"thread"` (the question's thread) and/or `"agent"` (any thread).
-        quorum: whether a question that needs several approvals may be granted. Default False: a grant is one
-            person's decision, and a quorum exists so that no one person decides.
+
+    A policy with a quorum of more than one approval takes no grants: a grant is one person's decision, and a quorum
+    exists so that no one person decides.
 
     Example:
         >>> Grants(max_ttl="PT8H", max_uses=20, groups=["finance-leads"]).to_dict()["max_ttl"]
@@ -86,7 +87,6 @@ class Grants:
     groups: tuple[str, ...]
     people: tuple[str, ...]
     scopes: tuple[str, ...]
-    quorum: bool
 
     def __init__(
         self,
@@ -96,7 +96,6 @@ class Grants:
         groups: Iterable[str] = (),
         people: Iterable[str] = (),
         scopes: Iterable[str] = SCOPES,
-        quorum: bool = False,
     ) -> None:
         try:
             ttl = parse_duration(max_ttl)
@@ -115,8 +114,6 @@ class Grants:
         checked_scopes = tuple(dict.fromkeys(scopes)) if not isinstance(scopes, str) else (scopes,)
         if not checked_scopes or any(scope not in SCOPES for scope in checked_scopes):
             raise PolicyError("grants", list(checked_scopes), f"grants scopes must name some of {list(SCOPES)}")
-        if not isinstance(quorum, bool):
-            raise PolicyError("grants", quorum, f"grants quorum must be True or False; got {quorum!r}")
         object.__setattr__(self, "max_ttl", ttl)
         object.__setattr__(
             self, "max_ttl_iso", max_ttl.strip().upper() if isinstance(max_ttl, str) else format_duration(ttl)
@@ -125,7 +122,6 @@ class Grants:
         object.__setattr__(self, "groups", check_names("grants", groups, label="grants groups", spaces=False))
         object.__setattr__(self, "people", check_names("grants", people, label="grants people"))
         object.__setattr__(self, "scopes", checked_scopes)
-        object.__setattr__(self, "quorum", quorum)
 
     def allows(self, *, groups: Iterable[str], names: Iterable[str | None]) -> bool:
         """True when this person may grant: anyone (no groups or people named), or one named by group or key."""
@@ -140,7 +136,6 @@ class Grants:
             "groups": list(self.groups),
             "people": list(self.people),
             "scopes": list(self.scopes),
-            "quorum": self.quorum,
         }
 
     @classmethod
@@ -148,7 +143,7 @@ class Grants:
         """A `Grants`, or the dict `to_dict` writes (as it rides in the envelope's `rules`)."""
         if isinstance(value, Grants):
             return value
-        known = {"max_ttl", "max_uses", "groups", "people", "scopes", "quorum"}
+        known = {"max_ttl", "max_uses", "groups", "people", "scopes"}
         if isinstance(value, Mapping) and "max_ttl" in value and set(value) <= known:
             return cls(
                 max_ttl=value["max_ttl"],
@@ -156,7 +151,6 @@ class Grants:
                 groups=value.get("groups") or (),
                 people=value.get("people") or (),
                 scopes=value.get("scopes") or SCOPES,
-                quorum=bool(value.get("quorum", False)),
             )
         raise PolicyError(
             "grants",
@@ -288,8 +282,8 @@ def grant_terms(
         raise GrantError("not_grantable", "only a @wait function's call can be granted; this question is not one")
     if getattr(policy, "response_schema", None) is not None or APPROVE not in tuple(policy.allowed_actions):
         raise GrantError("not_grantable", "a grant approves later calls; this question cannot be approved")
-    if getattr(policy, "quorum", None) is not None and policy.quorum.approvals > 1 and not grants.quorum:
-        raise GrantError("not_grantable", "this question needs several approvals; its policy keeps grants off quorums")
+    if getattr(policy, "quorum", None) is not None and policy.quorum.approvals > 1:
+        raise GrantError("not_grantable", "this question needs several approvals, and a grant is one person's")
     if not isinstance(answer, Mapping) or answer.get("action") != APPROVE:
         raise GrantError("bad_grant", "a grant goes with an approval; answer {'action': 'approve', 'grant': {...}}")
     if answer.get("args"):

@@ -331,7 +331,7 @@ class WaitPolicy:
 
 def _checked_grants(grants: Grants | Mapping[str, Any] | None, policy: WaitPolicy) -> Grants | None:
     """The policy's `grants`, checked against the rest of it: a grant approves later calls, so the questions this
-    policy asks must be ones an approval decides, by one person unless the grants say a quorum may be granted."""
+    policy asks must be ones one person's approval decides."""
     if grants is None:
         return None
     checked = Grants.parse(grants)
@@ -342,12 +342,12 @@ def _checked_grants(grants: Grants | Mapping[str, Any] | None, policy: WaitPolic
             "grants approve later calls, and this policy's questions cannot be approved (a response_schema, or no "
             "'approve' action): leave grants unset",
         )
-    if policy.quorum is not None and policy.quorum.approvals > 1 and not checked.quorum:
+    if policy.quorum is not None and policy.quorum.approvals > 1:
         raise PolicyError(
             "grants",
             checked.to_dict(),
-            "this policy needs several approvals, and a grant is one person's: say Grants(..., quorum=True) to let one "
-            "approver grant anyway, or leave grants unset",
+            "this policy needs several approvals, and a grant is one person's decision: leave grants unset, or ask "
+            "without a quorum",
         )
     return checked
 
