@@ -1,9 +1,9 @@
 """`agent-wait audit export` on a DynamoDB question table (the embedded emulator) holding 30 questions of mixed
 outcomes written through `DynamoDbLedger`: the file round-trips (every decision in the ledger is in it with who made
 it and through which door, and nothing else, as JSON lines and as CSV), its bad inputs are one-line errors, and a
-decided row carries the TTL `AGENT_WAIT_DECIDED_RETENTION` asks for (400 days unset, none with `never`). The 200 questions of issue
-31 are exported in tests/browser/test_insights.py, on the stack the insights page reads (the emulator takes about
-75 ms a question to seed)."""
+decided row carries the TTL `AGENT_WAIT_DECIDED_RETENTION` asks for (400 days unset, none with `never`). The 200
+questions of issue 31 are exported in tests/browser/test_insights.py, on the stack the insights page reads (the
+emulator takes about 75 ms a question to seed)."""
 
 from __future__ import annotations
 

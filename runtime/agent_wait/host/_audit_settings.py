@@ -32,4 +32,3 @@ def _group(value: Mapping[Settings, str | None], problems: list[str], wrong: lis
     )
     wrong.append(Settings.AUDIT_GROUP.value)
     return None
-

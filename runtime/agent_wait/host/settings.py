@@ -1,8 +1,8 @@
 """The host's settings, read from the environment once at cold start and checked all together.
 
 `HostSettings.from_env` checks the core variables here; each feature's and channel's are checked in their own
-`host/_*_settings.py` (audit, chat, checkpoint, email, identity, retention, schedule, sign-in, Slack, webhook), in the same
-order every time, so one `ConfigurationError` names every problem.
+`host/_*_settings.py` (audit, chat, checkpoint, email, identity, retention, schedule, sign-in, Slack, webhook), in
+the same order every time, so one `ConfigurationError` names every problem.
 """
 
 from __future__ import annotations
@@ -191,8 +191,7 @@ class HostSettings:
             )
             wrong.append(Settings.MAX_RECEIVE_COUNT.value)
         checkpoint = checkpoint_settings(value, problems, wrong)
-        audit = audit_settings(value, problems, wrong)
-        retention = retention_settings(value, problems, wrong)
+        audit = audit_settings(value, problems, wrong) | retention_settings(value, problems, wrong)
         schedules = schedule_settings(value, problems, wrong)
         identity = identity_settings(value, problems, wrong)
         sign_in = sign_in_settings(value, problems, wrong)
@@ -227,7 +226,6 @@ class HostSettings:
             on_new_version=on_new_version,
             **checkpoint,
             **audit,
-            **retention,
             **schedules,
             **identity,
             **sign_in,
