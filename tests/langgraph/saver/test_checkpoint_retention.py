@@ -208,3 +208,39 @@ def test_the_saver_refuses_a_retention_it_cannot_keep(given: dict[str, Any], say
 
     with pytest.raises(ArgumentError, match=says):
         TaskAtomicDynamoDBSaver("checkpoints", session=boto3.Session(region_name="us-east-1"), **given)
+
+
+def test_a_failed_thread_keeps_the_checkpoint_its_retry_resumes_from_until_the_retry(
+    kept: _Store, monkeypatch: pytest.MonkeyPatch, unique: str, lambda_context: Any
+) -> None:
+    import tests.agents.graphs as refund_graphs
+    from tests.support.aws_stack import records_from_queue
+
+    from agent_wait.engine import SqsEntryQueue, retry_thread
+
+    # GIVEN the refund graph, whose review raises after finance approves (a bug after the side effect)
+    monkeypatch.setenv(Settings.GRAPH.value, "tests.agents.graphs:build_graph")
+    reset_handlers()
+    thread, order = f"order-{unique}", f"o-{unique}"
+    monkeypatch.setattr(refund_graphs, "FAIL_AFTER_REFUND", {order})
+    _deliver(start_message(thread, order), thread, T0, lambda_context)
+    (question,) = kept.host.ledger().questions(thread)
+    # WHEN finance approves a day later and the resume fails the thread
+    _deliver(answer_message(thread, question.question_id), thread, T0 + timedelta(days=1), lambda_context)
+    assert kept.host.ledger().thread_failure(thread) is not None
+    # THEN the checkpoint the retry resumes from is held, however long the operator takes
+    waited, objects = kept.latest(thread)
+    assert [_ttl(i) for i in waited] == [None] * len(waited)
+    assert all(kept.objects(thread)[key] == [] for key in objects)
+
+    # WHEN the bug is fixed and the operator retries 100 days later
+    monkeypatch.setattr(refund_graphs, "FAIL_AFTER_REFUND", set())
+    retried = T0 + timedelta(days=100)
+    retry_thread(kept.host.ledger(), SqsEntryQueue(kept.host.queue_url, client=kept.host.sqs), thread, retry_id="r-1")
+    with clock_scope(lambda: retried):
+        (record,) = records_from_queue(kept.host.entry_messages(), kept.host.queue_arn)
+        assert run_router(record, context=lambda_context) == {"batchItemFailures": []}
+    # THEN the run finishes from that checkpoint, and everything it held expires 30 days after the retry
+    assert refund_graphs.node_runs("finish", order) == 1
+    assert all(_ttl(i) is not None for i in kept.items(thread))
+    assert max(_ttl(i) or 0 for i in kept.items(thread)) == int((retried + RETENTION).timestamp())
