@@ -94,7 +94,7 @@ def test_every_item_and_object_of_a_finished_thread_expires_the_retention_after_
     assert graphs.FINISHED[f"o-{unique}"] == 1
 
 
-def test_a_checkpoint_past_its_retention_reads_as_gone_before_dynamodb_deletes_it(
+def test_a_checkpoint_past_its_retention_and_partly_deleted_reads_as_none_never_as_an_older_one(
     kept: _Store, unique: str, lambda_context: Any
 ) -> None:
     import boto3
@@ -106,16 +106,25 @@ def test_a_checkpoint_past_its_retention_reads_as_gone_before_dynamodb_deletes_i
     _deliver(start_message(thread, f"o-{unique}", amount=100), thread, T0, lambda_context)
     saver = checkpoint_saver(kept.host.checkpoint_table, boto3.Session(region_name="us-east-1"), bucket=kept.bucket)
     config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
-    # WHEN its checkpoint is read a second before and a second after the 30 days
-    with clock_scope(lambda: T0 + RETENTION - timedelta(seconds=1)):
-        before = saver.get_tuple(config)
-    with clock_scope(lambda: T0 + RETENTION + timedelta(seconds=1)):
+    past = T0 + RETENTION + timedelta(seconds=1)
+    # WHEN it is read past its retention before anything was deleted: it is whole, and read as it is
+    with clock_scope(lambda: past):
+        whole = saver.get_tuple(config)
+    assert whole is not None
+    assert whole.checkpoint["channel_values"]["done"] is True
+    # WHEN S3 has expired the latest checkpoint's object before DynamoDB deleted its head
+    _, objects = kept.latest(thread)
+    for key in objects:
+        kept.s3.delete_object(Bucket=kept.bucket, Key=key)
+    with clock_scope(lambda: past):
         after = saver.get_tuple(config)
-    # THEN it is there before, and gone after, though its items are still in the table (DynamoDB deletes later)
-    assert before is not None
-    assert before.checkpoint["channel_values"]["done"] is True
+    with clock_scope(lambda: T0 + timedelta(days=1)):
+        within = saver.get_tuple(config)
+    # THEN past its retention the thread has no checkpoint (it would start afresh), though older ones are still there;
+    # within it, a missing payload is a write that never landed, and the one before is read, as the library does
     assert after is None
-    assert kept.items(thread)
+    assert within is not None
+    assert within.checkpoint["id"] != whole.checkpoint["id"]
 
 
 def test_a_thread_waiting_on_a_question_without_a_deadline_keeps_its_checkpoint_until_it_moves_on(

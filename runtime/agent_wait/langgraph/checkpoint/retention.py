@@ -5,8 +5,9 @@ Every item the saver writes carries the checkpoint table's TTL attribute (`ttl`)
 clock, and every object it offloads carries the tag `ttl-days=<retention's days + 1>` (`ObjectTag`), which the
 checkpoint bucket's lifecycle rule expires that many days after the object was written (`CheckpointBucket`): one day
 later than the items that name it, since S3 rounds its count up to midnight and DynamoDB deletes some time after the
-TTL, so no object goes before its checkpoint. A head whose TTL has passed is read as gone (DynamoDB may not have deleted
-it yet), so a thread past its retention starts afresh, never from a stale part of its history.
+TTL, so no object goes before its checkpoint. A latest checkpoint past its TTL and partly deleted already (DynamoDB
+and S3 each delete in their own time) is read as none, so a thread past its retention starts afresh, never from an
+older part of its history; one still whole is read as it is.
 
 A thread waiting on a question must not lose the checkpoint it waits on, however long the question stays open. Once
 the agent ran, the engine tells the saver (`agent_wait.asking.delivery.Delivery.keep_state`) until when the thread
@@ -389,7 +390,7 @@ class Keeping:
 
 
 def expired(head: dict[str, Any], now: datetime) -> bool:
-    """Whether a head's TTL has passed: DynamoDB deletes it some time after, and until then it is read as gone."""
+    """Whether a head's TTL has passed: DynamoDB deletes it some time after."""
     ttl = head.get(TTL, {}).get("N")
     return ttl is not None and int(ttl) <= now.timestamp()
 

@@ -130,10 +130,9 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         offload_over: with a bucket, the size in bytes above which a payload goes to S3 rather than the table,
             from 1 to `PAYLOAD_LIMIT` (default `OFFLOAD_OVER`, 12 KB). A payload the table keeps costs
             1 WRU per KB written; one in S3 costs a `PutObject` (as much as 8 WRU) and a round trip.
-        retention: how long what the saver writes is kept after the write, in whole days (items get the table's TTL,
-            objects the tag the bucket's rule expires), but what a thread waits on is held while the router says it
-            waits (`agent_wait.langgraph.checkpoint.retention`). Default None: kept for ever, as by `DynamoDBSaver`
-            (the router passes `AGENT_WAIT_CHECKPOINT_RETENTION`). Not with the library's `ttl_seconds`.
+        retention: how long what the saver writes is kept, whole days (items get the table's TTL, objects the tag the
+            bucket's rule expires), but what a thread waits on (`agent_wait.langgraph.checkpoint.retention`). Default
+            None: kept for ever, as by `DynamoDBSaver` (the router passes `AGENT_WAIT_CHECKPOINT_RETENTION`).
         clock: now (UTC), for the TTLs. Default `utc_now`, which a host's `clock_scope` moves.
     """
 
@@ -234,7 +233,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             held.leave_note = functools.partial(self.latest.take_note, thread_id)
             if self.keeping is not None:
                 self.keeping.tracker.begin(thread_id)
-                held.keep_state = functools.partial(self._keep, thread_id)
+                held.keep_state = functools.partial(self._keep, self.keeping, thread_id)
         if get_checkpoint_id(config) is not None:
             return _unpack(super().get_tuple(config))
         if held is None:
@@ -289,8 +288,8 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             ScanIndexForward=False,
             Limit=1,
         ).get("Items", [])
-        if not heads or expired(heads[0], self.clock()):
-            return None, LatestKeys("")  # past its retention (or never written): the thread starts afresh
+        if not heads:
+            return None, LatestKeys("")
         head = heads[0]
         checkpoint_id = head["id"]["S"]
         read = None
@@ -300,6 +299,8 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             writes = read_write_heads(self.client, self.table_name, thread_id, ns, checkpoint_id)
             read = writes, self._payloads([head, *writes], thread_id)
         writes, payloads = read
+        if expired(head, self.clock()) and any(h["ref_key"]["S"] not in payloads for h in (head, *writes)):
+            return None, LatestKeys("")  # past its retention and partly deleted: afresh, never from an older one
         if head["ref_key"]["S"] not in payloads:
             # Its payload is missing: the library passes over to an older one.
             return _unpack(super().get_tuple(config)), None
@@ -396,11 +397,10 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         finally:
             self._wrote(thread_id)  # before and after: a read that overlapped the write is never remembered
 
-    def _keep(self, thread_id: str, until: datetime | None) -> None:
+    def _keep(self, keeping: Keeping, thread_id: str, until: datetime | None) -> None:
         """`Delivery.keep_state`: keep what the thread waits on until `until`; let go of what it moved past."""
-        if self.keeping is not None:
-            with self._translated("state", {"configurable": {"thread_id": thread_id}}):
-                self.keeping.keep(thread_id, until)
+        with self._translated("state", {"configurable": {"thread_id": thread_id}}):
+            keeping.keep(thread_id, until)
 
     def _wrote(self, thread_id: str) -> None:
         with self._lock:
