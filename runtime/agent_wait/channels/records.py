@@ -90,7 +90,8 @@ class DynamoDbChannelRecord(Generic[E]):
     def claim(self, question_id: str, entry: E) -> E | None:
         attribute = self.kind.attribute(entry.key)
         value = {name: {"S": text} for name, text in self.kind.fields_of(entry).items()}
-        names, values = {"#entry": attribute}, {":entry": {"M": value}}
+        names: dict[str, str] = {"#entry": attribute}
+        values: dict[str, Any] = {":entry": {"M": value}}
         update = "SET #entry = if_not_exists(#entry, :entry)"
         if self.keep_for is not None:
             update += ", #ttl = :ttl"
