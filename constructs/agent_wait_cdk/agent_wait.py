@@ -373,6 +373,7 @@ class AgentWait(Construct):
             encryption_key=encryption_key,
         ).table
         self.retention = retention
+        """How long each store keeps what it holds (the `retention` prop)."""
         self.checkpoint_bucket: s3.IBucket | None = self._checkpoint_bucket(
             checkpoint_bucket, existing_checkpoint_bucket, removal_policy, encryption_key, name=names.checkpoint_bucket
         )
