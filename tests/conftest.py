@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 from tests.support.shared_loader import share_one_loader
 
@@ -34,6 +35,13 @@ os.environ.pop("AWS_PROFILE", None)
 
 # A test process builds clients thousands of times; they parse botocore's models once (tests/support/shared_loader.py).
 share_one_loader()
+
+# The fuzz tests (Hypothesis) explore new examples on every developer's run, and keep what fails in .hypothesis/. CI
+# starts from a clean clone with no such database, so there they run a fixed set of examples: a run that lands is not
+# failed at random by an example no one has seen, and one that fails fails again. `CI=true pytest` reproduces it.
+hypothesis.settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+    hypothesis.settings.load_profile("ci")
 
 REGION = "us-east-1"
 

@@ -33,6 +33,7 @@ from agent_wait_cdk.email import EmailProps, check_email_props
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, check_max_receive_count
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.question_table import check_question_table_shape
+from agent_wait_cdk.retention import RetentionProps
 from agent_wait_cdk.slack import SlackProps, check_slack_props
 from agent_wait_cdk.teams import ShapedWebhookProps, TeamsProps, check_chat_props
 
@@ -86,6 +87,7 @@ class CheckedProps:
     existing_dead_letter_queue: sqs.IQueue | None
     checkpoint_bucket: bool
     existing_checkpoint_bucket: s3.IBucket | None
+    retention: RetentionProps
 
 
 def check_every_prop(path: str, props: CheckedProps) -> None:
@@ -132,6 +134,7 @@ def _check_ranges_and_formats(checks: PropChecks, props: CheckedProps) -> None:
     if props.alarm_topic is not None and not props.alarms:
         checks.fail("alarm_topic", "cannot go with alarms=False: there would be no alarm to notify it; drop one")
     check_router_props(checks.prefixed("router."), props.router)
+    props.retention.check(checks.prefixed("retention."))
     SweepFunction.check_props(checks.prefixed("sweep."), **props.sweep.as_kwargs())
     checks.int_between("index_shards", props.index_shards, minimum=1, maximum=1000, unit="shards")
     AgentWaitAlarms.check_props(checks, oldest_open_question_threshold=props.oldest_open_question_threshold)

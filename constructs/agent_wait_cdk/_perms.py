@@ -37,13 +37,23 @@ CHECKPOINT_READ_WRITE = (
     "dynamodb:PutItem",
     "dynamodb:BatchWriteItem",
     "dynamodb:DeleteItem",
+    "dynamodb:UpdateItem",
 )
 """What `langgraph_checkpoint_aws.DynamoDBSaver` calls: get/query/batch-get to load, put/batch-write to
-save, batch-write and delete to drop a thread."""
+save, batch-write and delete to drop a thread; and the router's saver updates an item's TTL to hold the checkpoint a
+thread waits on, or to let it go."""
 
-CHECKPOINT_OBJECTS = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject")
+CHECKPOINT_OBJECTS = (
+    "s3:GetObject",
+    "s3:PutObject",
+    "s3:DeleteObject",
+    "s3:PutObjectTagging",
+    "s3:DeleteObjectTagging",
+)
 """What `DynamoDBSaver` calls on the checkpoint bucket's objects: get to load, put (`If-None-Match` for a step's
-writes) to save, delete objects (`DeleteObjects` needs `s3:DeleteObject`) to drop a thread."""
+writes) to save, delete objects (`DeleteObjects` needs `s3:DeleteObject`) to drop a thread. The router's saver writes
+each object with its retention tag (`PutObject` with tags needs `s3:PutObjectTagging`), takes the tag off to hold one
+a thread waits on (`s3:DeleteObjectTagging`), and copies it onto itself with the tag to let it go (get, put, tag)."""
 CHECKPOINT_BUCKET_LIST = ("s3:ListBucket",)
 """On the checkpoint bucket itself: so a missing object is `NoSuchKey`, not `AccessDenied` (the saver skips the
 first, a payload that never arrived, and fails on the second)."""

@@ -63,7 +63,7 @@ class PropChecks:
     def duration_between(
         self, field: str, value: Duration | None, *, minimum: Duration, maximum: Duration, unit: str = "seconds"
     ) -> None:
-        """`value` must lie in [minimum, maximum], compared (and reported) in `unit` (seconds or minutes)."""
+        """`value` must lie in [minimum, maximum], compared (and reported) in `unit` (seconds, minutes or days)."""
         if value is None or value.is_unresolved():
             return
         got, low, high = (_in(d, unit) for d in (value, minimum, maximum))
@@ -91,6 +91,8 @@ class PropChecks:
 def _in(duration: Duration, unit: str) -> float:
     if unit == "minutes":
         return duration.to_minutes(integral=False)
+    if unit == "days":
+        return duration.to_days(integral=False)
     return duration.to_seconds(integral=False)
 
 

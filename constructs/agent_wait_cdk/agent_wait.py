@@ -65,6 +65,7 @@ from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, redrive_coun
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.precise_deadlines import PreciseDeadlines, precise_sweep_name
 from agent_wait_cdk.question_table import QuestionTable
+from agent_wait_cdk.retention import RetentionProps
 from agent_wait_cdk.slack import SlackProps
 from agent_wait_cdk.teams import ShapedWebhookProps, TeamsProps
 
@@ -189,6 +190,11 @@ class AgentWait(Construct):
             False: no bucket (the router's graph keeps its state small).
         existing_checkpoint_bucket: offload to this bucket instead of creating one; its keys start with the
             thread id, so give it to one AgentWait only. The router gets the same grant. Needs `checkpoint_bucket`.
+            Give it the lifecycle rule `CheckpointBucket` has, or its objects are kept for ever.
+        retention: how long what AgentWait stores is kept (`RetentionProps`): checkpoints 30 days after a thread
+            last wrote them (never while it waits on them), decided rows 400 days, channel records 90 days. Default
+            `RetentionProps()`; a field set to None keeps that store for ever (docs/operate.md, "What is kept, and
+            for how long").
         existing_entry_queue: consume this FIFO queue instead of creating one; needs
             `existing_dead_letter_queue`, and its visibility timeout must be at least six times `router.timeout`.
             Its `maxReceiveCount`, when AgentWait cannot read it: `queue.max_receive_count`.
@@ -290,6 +296,7 @@ class AgentWait(Construct):
         existing_question_table: dynamodb.ITable | None = None,
         checkpoint_bucket: bool = True,
         existing_checkpoint_bucket: s3.IBucket | None = None,
+        retention: RetentionProps = RetentionProps(),
         existing_entry_queue: sqs.IQueue | None = None,
         existing_dead_letter_queue: sqs.IQueue | None = None,
         encryption_key: kms.IKey | None = None,
@@ -356,6 +363,7 @@ class AgentWait(Construct):
                 existing_dead_letter_queue=existing_dead_letter_queue,
                 checkpoint_bucket=checkpoint_bucket,
                 existing_checkpoint_bucket=existing_checkpoint_bucket,
+                retention=retention,
             ),
         )
 
@@ -377,6 +385,8 @@ class AgentWait(Construct):
             removal_policy=removal_policy,
             encryption_key=encryption_key,
         ).table
+        self.retention = retention
+        """How long each store keeps what it holds (the `retention` prop)."""
         self.checkpoint_bucket: s3.IBucket | None = self._checkpoint_bucket(
             checkpoint_bucket, existing_checkpoint_bucket, removal_policy, encryption_key, name=names.checkpoint_bucket
         )
@@ -439,12 +449,16 @@ class AgentWait(Construct):
             tracing=tracing,
             index_shards=index_shards,
         )
-        ours = router_variables(
-            environment,
-            router_timeout=router.timeout,
-            max_receive_count=max_receive_count,
-            checkpoint_bucket=self.checkpoint_bucket,
-        ) | metric_tags_variable(metric_tags)
+        ours = (
+            router_variables(
+                environment,
+                router_timeout=router.timeout,
+                max_receive_count=max_receive_count,
+                checkpoint_bucket=self.checkpoint_bucket,
+            )
+            | metric_tags_variable(metric_tags)
+            | retention.router_variables()
+        )
         self.bundle: LambdaBundle | None = None
         if code is None:
             self.bundle = LambdaBundle.for_architecture(
@@ -471,7 +485,12 @@ class AgentWait(Construct):
         # Precise deadlines name the sweep, so its own environment can name its ARN (a reference would be a cycle).
         sweep_name = names.sweep or (precise_sweep_name(self) if precise_deadlines else None)
         sweep_function = SweepFunction(
-            self, "Sweep", environment=environment, function_name=sweep_name, **shared, **sweep.as_kwargs()
+            self,
+            "Sweep",
+            environment=environment | retention.sweep_variables(),
+            function_name=sweep_name,
+            **shared,
+            **sweep.as_kwargs(),
         )
         self.router_function: lambda_.Function = router_function.function
         self.sweep_function: lambda_.Function = sweep_function.function
@@ -506,6 +525,8 @@ class AgentWait(Construct):
                 **shared,
                 **answer_api_props.as_kwargs(),
             )
+            for name, value in retention.answer_api_variables().items():
+                self.answer_api.function.add_environment(name, value)
             wire_answer_api(
                 self.answer_api,
                 parts,
@@ -668,7 +689,12 @@ class AgentWait(Construct):
         if existing is not None or not switch:
             return existing
         return CheckpointBucket(
-            self, "CheckpointBucket", bucket_name=name, removal_policy=removal_policy, encryption_key=key
+            self,
+            "CheckpointBucket",
+            bucket_name=name,
+            removal_policy=removal_policy,
+            encryption_key=key,
+            retention=self.retention.checkpoints,
         ).bucket
 
     def _entry_queue(

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Acknowledgment, RemovalPolicy, Stack, Validations
+from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from agent_wait_cdk import _perms
+from agent_wait_cdk._defaults import THIRTY_DAYS
 from agent_wait_cdk._grants import _with_key  # pyright: ignore[reportPrivateUsage]
 from agent_wait_cdk._validate import PropChecks
+from agent_wait_cdk.retention import CHECKPOINT_OBJECT_TAG, object_days
 
 __all__ = ("CheckpointBucket", "check_checkpoint_bucket", "grant_checkpoint_bucket")
 
@@ -25,9 +27,15 @@ class CheckpointBucket(Construct):
     thread whose state passes DynamoDB's 400 KB item limit (a long chat) fails (`checkpoint_too_large`).
 
     Encrypted at rest (SSE-S3, or SSE-KMS with a bucket key under `encryption_key`), SSL enforced, public
-    access blocked, ACLs off (bucket owner enforced). No lifecycle rule: an object lives as long as the
-    checkpoint that points at it, and a parked thread may wait for ever; expiring objects would leave
-    checkpoints that can no longer be read. No versioning: the saver never rewrites an object it needs.
+    access blocked, ACLs off (bucket owner enforced). No versioning: the saver never rewrites an object it needs.
+
+    One lifecycle rule, `CheckpointRetention`: an object tagged `ttl-days=<N>` expires N days after it was written,
+    N being `retention`'s days plus one. The router's saver tags every object it writes so (with the same
+    `AGENT_WAIT_CHECKPOINT_RETENTION`), a day after the checkpoint items that name it expire. It takes the tag off the
+    objects of a checkpoint a thread still waits on (a question without a deadline, or one further out than the
+    retention; a failed thread), and no rule expires an untagged object; once the thread moves on, it copies them onto
+    themselves with the tag, so their days count from then (docs/operate.md, "What is kept, and for how long"). A
+    retention changed later applies to what is written after: objects tagged for the old one are kept.
 
     Example:
         bucket = CheckpointBucket(self, "CheckpointBucket")
@@ -40,6 +48,8 @@ class CheckpointBucket(Construct):
         removal_policy: Default RETAIN, like the checkpoint table: its objects are part of the checkpoints.
         encryption_key: a customer managed KMS key. Default None: S3 managed keys (SSE-S3), which need no
             key policy.
+        retention: how long the router keeps checkpoints (`RetentionProps.checkpoints`, whole days). Default 30
+            days, the runtime's own. None: no lifecycle rule, every object is kept.
     """
 
     def __init__(
@@ -50,6 +60,7 @@ class CheckpointBucket(Construct):
         bucket_name: str | None = None,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
         encryption_key: kms.IKey | None = None,
+        retention: Duration | None = THIRTY_DAYS,
     ) -> None:
         super().__init__(scope, id)
         self.bucket = s3.Bucket(
@@ -63,6 +74,7 @@ class CheckpointBucket(Construct):
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             removal_policy=removal_policy,
+            lifecycle_rules=[_retention_rule(retention)] if retention is not None else None,
         )
         Validations.of(self.bucket).acknowledge(
             Acknowledgment(
@@ -83,8 +95,19 @@ class CheckpointBucket(Construct):
         return grant_checkpoint_bucket(grantee, self.bucket)
 
 
+def _retention_rule(retention: Duration) -> s3.LifecycleRule:
+    """Expire the objects the saver tagged for this retention, a day after their checkpoints' items."""
+    days = object_days(retention)
+    return s3.LifecycleRule(
+        id="CheckpointRetention",
+        tag_filters={CHECKPOINT_OBJECT_TAG: str(days)},
+        expiration=Duration.days(days),
+    )
+
+
 def grant_checkpoint_bucket(grantee: iam.IGrantable, bucket: s3.IBucket) -> iam.Grant:
-    """`s3:GetObject`, `PutObject`, `DeleteObject` on the bucket's objects and `s3:ListBucket` on the bucket.
+    """`s3:GetObject`, `PutObject`, `DeleteObject` and the object tagging the saver's retention writes on the bucket's
+    objects, and `s3:ListBucket` on the bucket.
 
     `ListBucket` makes a missing object read as `NoSuchKey` (404), which the saver takes for a checkpoint whose
     payload never arrived (a crash between its two writes); without it S3 answers `AccessDenied` and the

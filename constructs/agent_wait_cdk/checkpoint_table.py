@@ -60,5 +60,6 @@ class CheckpointTable(Construct):
         return self.table.table_name
 
     def grant_read_write(self, grantee: iam.IGrantable) -> iam.Grant:
-        """The calls `DynamoDBSaver` makes: Get/BatchGet/Query, Put/BatchWrite, Delete; nothing else."""
+        """The calls `DynamoDBSaver` makes: Get/BatchGet/Query, Put/BatchWrite, Delete; and Update, with which the
+        router's saver holds the TTL of what a waiting thread needs, and lets it go. Nothing else."""
         return _grants.grant_table(grantee, self.table, _perms.CHECKPOINT_READ_WRITE, kms_actions=_perms.KMS_READ_WRITE)

@@ -1,9 +1,9 @@
 """`agent-wait audit export` on a DynamoDB question table (the embedded emulator) holding 30 questions of mixed
 outcomes written through `DynamoDbLedger`: the file round-trips (every decision in the ledger is in it with who made
 it and through which door, and nothing else, as JSON lines and as CSV), its bad inputs are one-line errors, and a
-decided row carries the TTL `AGENT_WAIT_DECIDED_RETENTION` asks for (none without it). The 200 questions of issue
-31 are exported in tests/browser/test_insights.py, on the stack the insights page reads (the emulator takes about
-75 ms a question to seed)."""
+decided row carries the TTL `AGENT_WAIT_DECIDED_RETENTION` asks for (400 days unset, none with `never`). The 200
+questions of issue 31 are exported in tests/browser/test_insights.py, on the stack the insights page reads (the
+emulator takes about 75 ms a question to seed)."""
 
 from __future__ import annotations
 
@@ -146,15 +146,20 @@ def test_decided_rows_get_the_retention_as_their_ttl(stack: tuple[str, Any, list
             assert int(item[QUESTION_TABLE.ttl_attribute]["N"]) == int((question.decided_at + RETENTION).timestamp())
 
 
-@pytest.mark.parametrize("retention", ["P30D", None])
+@pytest.mark.parametrize(("retention", "kept_days"), [("P30D", 30), (None, 400), ("never", None)])
 def test_the_router_keeps_a_decided_row_for_the_retention_setting(
-    host: Any, lambda_context: Any, monkeypatch: pytest.MonkeyPatch, unique: str, retention: str | None
+    host: Any,
+    lambda_context: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    unique: str,
+    retention: str | None,
+    kept_days: int | None,
 ) -> None:
     from tests.support.aws_stack import answer_message, reset_handlers, sqs_event, sqs_record, start_message
 
     from agent_wait.host import router
 
-    # GIVEN the router with AGENT_WAIT_DECIDED_RETENTION set (or left unset: the default keeps rows)
+    # GIVEN the router with AGENT_WAIT_DECIDED_RETENTION set, left unset (400 days), or `never` (kept for ever)
     if retention:
         monkeypatch.setenv(Settings.DECIDED_RETENTION.value, retention)
     reset_handlers()
@@ -164,14 +169,14 @@ def test_the_router_keeps_a_decided_row_for_the_retention_setting(
     # WHEN finance approves on the entry queue
     answer = answer_message(thread, record.question_id, answered_by="finance@example.com", answer_id=f"a-{unique}")
     router.handler(sqs_event(sqs_record(answer, group_id=thread)), lambda_context)
-    # THEN the decided row's TTL is its decision time plus the retention; without the setting it has none
+    # THEN the decided row's TTL is its decision time plus the retention; with `never` it has none
     decided = host.ledger().get(thread, record.question_id)
     assert decided is not None
     assert decided.decided_at is not None
     key = {"pk": {"S": thread_key(thread)}, "sk": {"S": question_key(record.question_id)}}
     item = host.dynamodb.get_item(TableName=host.table, Key=key)["Item"]
-    if retention is None:
+    if kept_days is None:
         assert QUESTION_TABLE.ttl_attribute not in item
     else:
-        expected = datetime.fromisoformat(decided.decided_at) + timedelta(days=30)
+        expected = datetime.fromisoformat(decided.decided_at) + timedelta(days=kept_days)
         assert int(item[QUESTION_TABLE.ttl_attribute]["N"]) == int(expected.timestamp())

@@ -1,4 +1,5 @@
-"""The DynamoDB claim records the doors keep (Slack's posts, the emails and Teams cards sent) on the emulator.
+"""The DynamoDB claim records the doors keep (Slack's posts, the emails and Teams cards sent) on the emulator, each kept
+the channel record retention after its last claim.
 
 A second claim of a key must return the first: that is how a redelivered event learns a post or a message was
 claimed (and, once its id is recorded, sent). The claims asked for `UPDATED_OLD`, which leaves out an attribute the
@@ -8,6 +9,7 @@ itself for the first and posted, emailed or carded again. They now ask for the w
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -44,3 +46,22 @@ def test_a_second_claim_of_a_slack_post_returns_the_first_then_its_ts(table: str
     assert posts.claim("q-1", Post("message:C1", "C1", "2026-12-04T10:05:00Z")) == first
     posts.sent("q-1", first.key, "1733306400.000100", "C1")
     assert posts.claim("q-1", first) == Post(first.key, "C1", first.claimed_at, "1733306400.000100")
+
+
+@pytest.mark.parametrize(("keep_for", "kept_days"), [(None, None), (timedelta(days=7), 7)], ids=["never", "7 days"])
+@pytest.mark.parametrize("store", [DynamoDbSends, DynamoDbSlackMessages], ids=["sends", "slack"])
+def test_a_record_is_kept_the_channel_record_retention_after_its_last_claim(
+    store: Any, keep_for: timedelta | None, kept_days: int | None, table: str, aws_client: Any
+) -> None:
+    # GIVEN a channel record told to keep its entries 7 days (`AGENT_WAIT_CHANNEL_RECORD_RETENTION=P7D`), or for ever
+    now = datetime(2026, 12, 4, 10, 0, tzinfo=UTC)
+    records = store(table, client=aws_client("dynamodb"), clock=lambda: now, keep_for=keep_for)
+    entry = (
+        Send("created:ana@example.com", "ana@example.com", "t") if store is DynamoDbSends else Post("m:C1", "C1", "t")
+    )
+    # WHEN it claims a send
+    records.claim("q-1", entry)
+    # THEN the item expires that long after the claim, or never
+    item = aws_client("dynamodb").get_item(TableName=table, Key={"question_id": {"S": "q-1"}})["Item"]
+    expected = None if kept_days is None else str(int((now + timedelta(days=kept_days)).timestamp()))
+    assert item.get("ttl", {}).get("N") == expected

@@ -26,7 +26,16 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
-from agent_wait_cdk import AgentWait, AnswerApiProps, EntryQueueProps, InboxSignIn, RouterProps, SlackProps, SweepProps
+from agent_wait_cdk import (
+    AgentWait,
+    AnswerApiProps,
+    EntryQueueProps,
+    InboxSignIn,
+    RetentionProps,
+    RouterProps,
+    SlackProps,
+    SweepProps,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -100,7 +109,8 @@ def refund() -> Synth:
 @pytest.fixture(scope="session")
 def features() -> Synth:
     """Every switch away from its default: FIFO topic, customer key, arm64, signed webhook, no bus, limits,
-    X-Ray tracing, an on-call topic for the alarms."""
+    X-Ray tracing, an on-call topic for the alarms, retention (90-day checkpoints, decisions kept for ever,
+    7-day channel records)."""
     app = new_app()
     stack = Stack(app, "Features")
     key = kms.Key(stack, "Key", enable_key_rotation=True, removal_policy=RemovalPolicy.DESTROY)
@@ -149,6 +159,7 @@ def features() -> Synth:
         tracing=lambda_.Tracing.ACTIVE,
         alarm_topic=oncall,  # type: ignore[arg-type]
         oldest_open_question_threshold=Duration.hours(4),
+        retention=RetentionProps(checkpoints=Duration.days(90), decisions=None, channel_records=Duration.days(7)),
     )
     subscriber = sqs.Queue(
         stack,

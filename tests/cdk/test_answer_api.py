@@ -135,6 +135,8 @@ def test_the_api_function_knows_the_table_the_queue_the_link_keys_and_the_groups
         "AGENT_WAIT_SIGN_IN_TOKEN_URL": "https://login.example.com/token",
         "AGENT_WAIT_SIGN_IN_CLIENT_ID": "inbox",
         "AGENT_WAIT_SIGN_IN_SCOPES": "openid email",
+        "AGENT_WAIT_DECIDED_RETENTION": "P400D",  # it decides: its decided rows are kept as the router's
+        "AGENT_WAIT_CHANNEL_RECORD_RETENTION": "P90D",
         "POWERTOOLS_SERVICE_NAME": "agent-wait",
         "POWERTOOLS_METRICS_NAMESPACE": "AgentWait",
         "POWERTOOLS_TRACE_DISABLED": "true",

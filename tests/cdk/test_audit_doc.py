@@ -1,6 +1,6 @@
 """`AnswerApiProps.audit_group` names the audit group on the answer API's function (and only there), and
-docs/audit.md's snippet sets the retention of decided rows on the two functions that decide (the router and the
-API); a bad group name is refused with the other prop errors."""
+docs/audit.md's snippet keeps decided rows as long as it says on the functions that decide (the router; the answer
+API alike: tests/cdk/test_retention.py); a bad group name is refused with the other prop errors."""
 
 from __future__ import annotations
 
@@ -23,11 +23,21 @@ def _environments(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {f["Handler"]: f.get("Environment", {}).get("Variables", {}) for f in functions if "Handler" in f}
 
 
-def test_the_snippets_set_the_audit_group_and_the_retention() -> None:
+def test_the_snippet_keeps_decided_rows_two_years_on_the_router_not_the_sweep() -> None:
+    # GIVEN docs/audit.md's one snippet, run in a stack (as `self`)
     assert len(SNIPPETS) == 1
-    app = new_app()
-    stack = Stack(app, "Audited")
-    agent_wait = AgentWait(
+    stack = Stack(new_app(), "Audited")
+    exec(SNIPPETS[0], {"self": stack})  # the page's own code
+    # THEN the router keeps decided rows 730 days; the sweep, which never decides, is not told
+    env = _environments(Template.from_stack(stack).to_json())
+    router, sweep = env["agent_wait.host.router.handler"], env["agent_wait.host.sweep.handler"]
+    assert router[Settings.DECIDED_RETENTION.value] == "P730D"
+    assert Settings.DECIDED_RETENTION.value not in sweep
+
+
+def test_the_audit_group_is_set_on_the_answer_api_alone() -> None:
+    stack = Stack(new_app(), "AuditGroup")
+    AgentWait(
         stack,
         "AgentWait",
         graph="examples.refund_agent.graph:build_graph",
@@ -35,18 +45,9 @@ def test_the_snippets_set_the_audit_group_and_the_retention() -> None:
         answer_api=True,
         answer_api_props=AnswerApiProps(jwt_issuer=ISSUER, jwt_audience=["approvals"], audit_group="auditors"),
     )
-    for snippet in SNIPPETS:
-        exec(snippet, {"agent_wait": agent_wait})  # the page's own code, on this construct
     env = _environments(Template.from_stack(stack).to_json())
-    api, router, sweep = (
-        env["agent_wait.host.api.handler"],
-        env["agent_wait.host.router.handler"],
-        env["agent_wait.host.sweep.handler"],
-    )
-    assert api[Settings.AUDIT_GROUP.value] == "auditors"
-    assert api[Settings.DECIDED_RETENTION.value] == router[Settings.DECIDED_RETENTION.value] == "P400D"
-    assert Settings.AUDIT_GROUP.value not in router
-    assert Settings.DECIDED_RETENTION.value not in sweep
+    assert env["agent_wait.host.api.handler"][Settings.AUDIT_GROUP.value] == "auditors"
+    assert Settings.AUDIT_GROUP.value not in env["agent_wait.host.router.handler"]
 
 
 def test_a_group_name_with_a_space_or_a_comma_is_refused() -> None:

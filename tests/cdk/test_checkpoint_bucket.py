@@ -17,7 +17,7 @@ from tests.cdk.conftest import EXAMPLES, KMS_READ_WRITE, Synth, actions_on, geta
 
 from agent_wait_cdk import AgentWait, AgentWaitPropsError
 
-OBJECT_ACTIONS = {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
+OBJECT_ACTIONS = {"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:PutObjectTagging", "s3:DeleteObjectTagging"}
 
 
 def _agent(stack: Stack, **props: Any) -> AgentWait:
@@ -83,7 +83,8 @@ def test_the_bucket_is_encrypted_and_private(refund: Synth, features: Synth) -> 
         "RestrictPublicBuckets": True,
     }
     assert props["OwnershipControls"] == {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}
-    assert "LifecycleConfiguration" not in props  # an object lives as long as the checkpoint that points at it
+    # one rule: the objects the saver tags for the retention (never one a thread waits on: tests/cdk/test_retention.py)
+    assert [rule["Id"] for rule in props["LifecycleConfiguration"]["Rules"]] == ["CheckpointRetention"]
     assert "VersioningConfiguration" not in props
     # With a customer key: SSE-KMS under it, with a bucket key (fewer KMS calls)
     _, keyed = features.one("AWS::S3::Bucket")

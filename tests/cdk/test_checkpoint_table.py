@@ -38,5 +38,6 @@ def test_only_the_router_touches_checkpoints_with_exactly_the_saver_calls(refund
         "dynamodb:PutItem",
         "dynamodb:BatchWriteItem",
         "dynamodb:DeleteItem",
+        "dynamodb:UpdateItem",  # the TTL of what a waiting thread needs: held, then let go
     }
     assert arn not in actions_on(statements(refund, "AgentWaitSweep"))

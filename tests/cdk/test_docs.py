@@ -11,7 +11,7 @@ import pytest
 from aws_cdk.assertions import Template
 from tests.cdk.conftest import REPO, new_app, statements, synth
 
-from agent_wait_cdk import AgentWait, AnswerApi, EntryQueueProps, RouterProps, SlackProps, SweepProps
+from agent_wait_cdk import AgentWait, AnswerApi, EntryQueueProps, RetentionProps, RouterProps, SlackProps, SweepProps
 
 DOC = (REPO / "docs" / "constructs.md").read_text()
 
@@ -156,7 +156,7 @@ def test_every_agent_wait_prop_is_in_the_props_table() -> None:
 
 
 @pytest.mark.parametrize(
-    "props", [RouterProps, SweepProps, EntryQueueProps, SlackProps], ids=lambda props: props.__name__
+    "props", [RouterProps, SweepProps, EntryQueueProps, SlackProps, RetentionProps], ids=lambda props: props.__name__
 )
 def test_every_field_of_a_props_class_is_in_its_own_table(props: type) -> None:
     assert _props_table(f"### `{props.__name__}`") == {field.name for field in dataclasses.fields(props)}

@@ -61,7 +61,13 @@ def test_sizes_timeouts_and_reserved_concurrency_props(features: Synth) -> None:
     assert (s["Properties"]["MemorySize"], s["Properties"]["Timeout"]) == (256, 90)
 
 
-ROUTER_ONLY = ("AGENT_WAIT_LEASE_SECONDS", "AGENT_WAIT_MAX_RECEIVE_COUNT", "AGENT_WAIT_CHECKPOINT_BUCKET")
+ROUTER_ONLY = (
+    "AGENT_WAIT_LEASE_SECONDS",
+    "AGENT_WAIT_MAX_RECEIVE_COUNT",
+    "AGENT_WAIT_CHECKPOINT_BUCKET",
+    "AGENT_WAIT_CHECKPOINT_RETENTION",  # the router alone checkpoints ...
+    "AGENT_WAIT_DECIDED_RETENTION",  # ... and decides (the sweep sends deadlines through the queue)
+)
 SENDERS_AND_LINKS = (
     "AGENT_WAIT_TRUSTED_SENDERS",
     "AGENT_WAIT_START_SENDERS",
@@ -92,6 +98,7 @@ def test_environment_with_the_topic_and_no_bus(refund: Synth) -> None:
         "POWERTOOLS_METRICS_NAMESPACE": "AgentWait",
         "POWERTOOLS_TRACE_DISABLED": "true",
         "LOG_LEVEL": "INFO",
+        "AGENT_WAIT_CHANNEL_RECORD_RETENTION": "P90D",  # both send on the channels
     }
     _, router_fn = router(refund)
     _, sweep_fn = sweep(refund)
@@ -101,6 +108,8 @@ def test_environment_with_the_topic_and_no_bus(refund: Synth) -> None:
         "AGENT_WAIT_LEASE_SECONDS": "120",
         "AGENT_WAIT_MAX_RECEIVE_COUNT": "5",
         "AGENT_WAIT_CHECKPOINT_BUCKET": {"Ref": refund.one("AWS::S3::Bucket")[0]},
+        "AGENT_WAIT_CHECKPOINT_RETENTION": "P30D",
+        "AGENT_WAIT_DECIDED_RETENTION": "P400D",
     }
     router_env = router_fn["Properties"]["Environment"]["Variables"]
     # The refund stack answers over the API with links on SNS and grants a caller starts; nobody answers by queue.

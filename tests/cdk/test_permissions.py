@@ -10,7 +10,13 @@ from tests.cdk.conftest import KMS_READ_WRITE, Synth, actions_on, getatt, ref, s
 QUESTION_READ = {"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"}
 ROUTER_QUESTIONS = QUESTION_READ | {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"}
 SWEEP_QUESTIONS = QUESTION_READ | {"dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"}
-CHECKPOINTS = QUESTION_READ | {"dynamodb:PutItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem"}
+# UpdateItem: the saver holds the checkpoint a thread waits on (its TTL removed) and lets it go (a TTL again)
+CHECKPOINTS = QUESTION_READ | {
+    "dynamodb:PutItem",
+    "dynamodb:BatchWriteItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:UpdateItem",
+}
 CONSUME = {
     "sqs:ReceiveMessage",
     "sqs:ChangeMessageVisibility",
@@ -19,7 +25,14 @@ CONSUME = {
     "sqs:GetQueueAttributes",
 }
 SEND = {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
-CHECKPOINT_OBJECTS = {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
+# the tagging: every object is written with its retention tag, which a hold takes off and a release puts back
+CHECKPOINT_OBJECTS = {
+    "s3:GetObject",
+    "s3:PutObject",
+    "s3:DeleteObject",
+    "s3:PutObjectTagging",
+    "s3:DeleteObjectTagging",
+}
 LOGS = {"logs:CreateLogStream", "logs:PutLogEvents"}
 
 

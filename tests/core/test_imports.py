@@ -190,6 +190,7 @@ FRAMEWORK_MODULES = BINDINGS
 BOTOCORE_ELSEWHERE = {
     "agent_wait.cli._target": "reads a named AWS profile: botocore's ProfileNotFound, inside that one function",
     "agent_wait.local.iam": "the emulator's IAM check judges each boto3 call on botocore's events",
+    "agent_wait.local.expiry": "the emulator notes when each object is written, by its clock, on botocore's events",
 }
 """Modules outside `agent_wait.aws` that may import botocore, and why. Keep it short."""
 

@@ -259,9 +259,9 @@ def test_csv_and_jsonl_hold_the_same_rows(seeded: tuple[InMemoryLedger, list[See
 BASE = {Settings.TABLE.value: "questions", Settings.QUEUE_URL.value: "https://sqs.example/entry.fifo"}
 
 
-def test_the_audit_settings_are_read_and_default_to_off() -> None:
+def test_the_audit_settings_are_read_and_default_to_no_group_and_a_400_day_retention() -> None:
     unset = HostSettings.from_env("api", BASE)
-    assert (unset.audit_group, unset.decided_retention) == (None, None)
+    assert (unset.audit_group, unset.decided_retention) == (None, timedelta(days=400))
     env = {**BASE, Settings.AUDIT_GROUP.value: "auditors", Settings.DECIDED_RETENTION.value: "P400D"}
     given = HostSettings.from_env("api", env)
     assert (given.audit_group, given.decided_retention) == ("auditors", timedelta(days=400))

@@ -118,11 +118,25 @@ EDITABLE = {**REQUEST, "config": {**REQUEST["config"], "allow_edit": True}}
             {"action": "edit", "args": {"amount": 1, "currency": "EUR"}},
             "an edit changes the action's arguments ['amount', 'order_id']; it has no argument ['currency']",
         ),
+        (
+            {"type": "edit", "args": {"action": "issue_refund", "args": {"order_id": [], "amount": None}}},
+            "an edit changes values, not their kinds: 'amount' was a number, the edit makes it null",
+        ),
+        (
+            {"action": "edit", "args": {"order_id": 7}},
+            "an edit changes values, not their kinds: 'order_id' was a string, the edit makes it a number",
+        ),
+        (
+            {"action": "edit", "args": {"amount": True}},
+            "an edit changes values, not their kinds: 'amount' was a number, the edit makes it a boolean",
+        ),
     ],
 )
 def test_an_edit_the_action_could_not_be_called_with_is_refused_before_the_decision(answer: Any, problem: str) -> None:
     # Agent Inbox's edit replaces the arguments whole; ours changes some of them. Either way the action is then
-    # called with them, so a missing or unknown argument would burn the question (found by the router's fuzz).
+    # called with them, so a missing or unknown argument, or one of another kind (a list where the action asked a
+    # string), would burn the question: the agent fails on it (found by the router's fuzz). The request carries no
+    # schema, so the kind each argument was asked with is the one the action takes.
     assert agent_inbox.answer_problem(EDITABLE, answer) == problem
 
 

@@ -5,8 +5,9 @@ no other delivery can change the thread, so two parties keep state on it:
 
 - the engine, what the lease's release records (the thread's open question ids, the questions it saw
   decided) and what it learnt when it took the lease (a new thread asks nothing yet);
-- a checkpointer (agent-wait's LangGraph saver), reads it may remember and the note it leaves for the next
-  delivery at the release (`Delivery.leave_note`).
+- a checkpointer (agent-wait's LangGraph saver), reads it may remember, the note it leaves for the next
+  delivery at the release (`Delivery.leave_note`), and how long it keeps the state the thread waits on
+  (`Delivery.keep_state`, which the engine calls once the agent ran).
 
 The engine opens a delivery with `delivering`; a checkpointer finds it with `current_delivery(thread_id)`.
 A checkpointer that batches one run's writes says so by its type (`RunBatcher`), so a binding opens the batch
@@ -19,11 +20,16 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from agent_wait.ledger import ThreadLease
 
-__all__ = ("Delivery", "RunBatcher", "current_delivery", "delivering")
+__all__ = ("UNTIL_MOVED_ON", "Delivery", "RunBatcher", "current_delivery", "delivering")
+
+UNTIL_MOVED_ON = datetime.max.replace(tzinfo=UTC)
+"""For `Delivery.keep_state`: keep the thread's state until the agent moves past it, however long that is (a question
+without a deadline; a failed thread waiting for its retry)."""
 
 
 @dataclass(slots=True)
@@ -50,6 +56,12 @@ class Delivery:
     leave_note: Callable[[], str | None] | None = None
     """Called at the release: what it returns is left for the next delivery (`ThreadLease.note`). A checkpointer
     sets it when it reads the thread; a delivery that never did leaves no note."""
+    keep_state: Callable[[datetime | None], None] | None = None
+    """Set by a checkpointer whose state expires (agent-wait's LangGraph saver) when it reads the thread; the engine
+    calls it once the agent ran (or failed), with the latest moment the thread may still be resumed from the state it
+    is in now (its open questions' latest possible deadline plus a grace, or `UNTIL_MOVED_ON`), or None when nothing
+    waits on it. The checkpointer keeps that state at least until then, and lets go of what it kept for a thread that
+    has moved past it. Raising fails the delivery (the message is retried)."""
     memo: dict[str, Any] = field(default_factory=dict)
     """What may be remembered while the lease is held, and no longer: no other delivery can change the thread
     meanwhile (the checkpoint saver keeps its latest read here)."""

@@ -8,8 +8,9 @@ process died, or the service failed, in between): the channel looks for it where
 its posts) and sends it again where it cannot. That window is the only at-least-once part.
 
 `DynamoDbChannelRecord` keeps one item per question in a table keyed by `question_id` (`schema.CHANNEL_RECORD`, the
-constructs' `ChannelRecordTable`), one map attribute per entry, the item's `ttl` moved to `KEEP_FOR` after its last
-claim; its DynamoDB failures leave it as `AwsDeliveryError` (the call, the table and AWS's code).
+constructs' `ChannelRecordTable`), one map attribute per entry, the item's `ttl` moved to `keep_for` (`KEEP_FOR`, 90
+days, unless `AGENT_WAIT_CHANNEL_RECORD_RETENTION` says otherwise) after its last claim; its DynamoDB failures leave it
+as `AwsDeliveryError` (the call, the table and AWS's code).
 `InMemoryChannelRecord` is the same in a dict, for tests and the local previews.
 """
 
@@ -29,7 +30,7 @@ from agent_wait.errors import AwsDeliveryError
 __all__ = ("KEEP_FOR", "DynamoDbChannelRecord", "InMemoryChannelRecord")
 
 KEEP_FOR = timedelta(days=90)
-"""How long a question's record is kept after its last claim (the item's `ttl`)."""
+"""How long a question's record is kept after its last claim (the item's `ttl`), unless told otherwise."""
 
 
 class InMemoryChannelRecord(Generic[E]):
@@ -67,26 +68,42 @@ class DynamoDbChannelRecord(Generic[E]):
             `AGENT_WAIT_TEAMS_SENDS_TABLE`).
         client: a boto3 DynamoDB client.
         clock: returns now (UTC), for the `ttl`.
+        keep_for: how long the record is kept after its last claim (`AGENT_WAIT_CHANNEL_RECORD_RETENTION`); None:
+            kept for ever (no `ttl`).
     """
 
     def __init__(
-        self, kind: RecordKind[E], table: str, *, client: Any, clock: Callable[[], datetime] = utc_now
+        self,
+        kind: RecordKind[E],
+        table: str,
+        *,
+        client: Any,
+        clock: Callable[[], datetime] = utc_now,
+        keep_for: timedelta | None = KEEP_FOR,
     ) -> None:
         self.kind = kind
         self.table = table
         self.client = client
         self.clock = clock
+        self.keep_for = keep_for
 
     def claim(self, question_id: str, entry: E) -> E | None:
         attribute = self.kind.attribute(entry.key)
         value = {name: {"S": text} for name, text in self.kind.fields_of(entry).items()}
+        names: dict[str, str] = {"#entry": attribute}
+        values: dict[str, Any] = {":entry": {"M": value}}
+        update = "SET #entry = if_not_exists(#entry, :entry)"
+        if self.keep_for is not None:
+            update += ", #ttl = :ttl"
+            names["#ttl"] = CHANNEL_RECORD.ttl_attribute
+            values[":ttl"] = {"N": str(int((self.clock() + self.keep_for).timestamp()))}
         response = self._call(
             "update_item",
             question_id,
             Key=self._key(question_id),
-            UpdateExpression="SET #entry = if_not_exists(#entry, :entry), #ttl = :ttl",
-            ExpressionAttributeNames={"#entry": attribute, "#ttl": CHANNEL_RECORD.ttl_attribute},
-            ExpressionAttributeValues={":entry": {"M": value}, ":ttl": {"N": str(self._ttl())}},
+            UpdateExpression=update,
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
             # The whole item as it was: UPDATED_OLD leaves out an attribute the update did not change, and on moto
             # an earlier claim kept by if_not_exists is such an attribute (DynamoDB returns it).
             ReturnValues="ALL_OLD",
@@ -117,9 +134,6 @@ class DynamoDbChannelRecord(Generic[E]):
 
     def _key(self, question_id: str) -> dict[str, Any]:
         return {CHANNEL_RECORD.partition_key: {"S": question_id}}
-
-    def _ttl(self) -> int:
-        return int((self.clock() + KEEP_FOR).timestamp())
 
     def _call(self, method: str, question_id: str, **request: Any) -> dict[str, Any]:
         """One DynamoDB call (`update_item`, `get_item`); an AWS failure leaves as `AwsDeliveryError` (its code kept,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from agent_wait.channels.contract import ChannelRecord, RecordKind
@@ -89,10 +89,19 @@ class DynamoDbSends(SendRecord):
         table: the table's name (`AGENT_WAIT_EMAIL_SENDS_TABLE`, `AGENT_WAIT_TEAMS_SENDS_TABLE`).
         client: a boto3 DynamoDB client.
         clock: returns now (UTC), for the `ttl`.
+        keep_for: how long a question's sends are kept after the last (`AGENT_WAIT_CHANNEL_RECORD_RETENTION`);
+            None: kept for ever.
     """
 
-    def __init__(self, table: str, *, client: Any, clock: Callable[[], datetime] = utc_now) -> None:
-        super().__init__(DynamoDbChannelRecord(SENDS, table, client=client, clock=clock))
+    def __init__(
+        self,
+        table: str,
+        *,
+        client: Any,
+        clock: Callable[[], datetime] = utc_now,
+        keep_for: timedelta | None = KEEP_FOR,
+    ) -> None:
+        super().__init__(DynamoDbChannelRecord(SENDS, table, client=client, clock=clock, keep_for=keep_for))
         self.table = table
 
 

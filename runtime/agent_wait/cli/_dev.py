@@ -357,6 +357,7 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
                 if time.monotonic() - last_sweep >= sweep_every:
                     last_sweep = time.monotonic()
                     local.sweep()
+                    local.expire()  # what DynamoDB's TTL and S3's lifecycle rules would delete by now
                 for envelope in observer.drain():
                     out.write(describe(envelope) + "\n" + _links(target, envelope))
                     out.flush()

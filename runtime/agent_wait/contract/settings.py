@@ -141,13 +141,22 @@ class Settings(StrEnum):
     """Optional, with `AGENT_WAIT_CHECKPOINT_BUCKET`: the size in bytes over which the saver stores a checkpoint (or
     a step's writes) in the bucket rather than the table, from 1 to 408576 (default 12288, 12 KB; see
     docs/scaling.md, "Checkpoint offload threshold")."""
+    CHECKPOINT_RETENTION = "AGENT_WAIT_CHECKPOINT_RETENTION"
+    """Optional, the router's: how long the LangGraph checkpoint saver keeps a thread's checkpoints after it last wrote
+    them, whole days as an ISO 8601 duration from `P14D` to `P3650D`, or `never`. Each item gets the checkpoint table's
+    TTL (`ttl`) that far ahead and each offloaded object the tag `ttl-days=<days + 1>` the bucket's lifecycle rule
+    expires; a thread waiting on an open question (or failed, waiting for its retry) keeps the checkpoint it waits on
+    until it moves on (docs/operate.md, "What is kept, and for how long"). Unset: `P30D`."""
     AUDIT_GROUP = "AGENT_WAIT_AUDIT_GROUP"
     """Optional: the group (from the JWT's groups claim) whose members may read the audit trail, `GET /audit`; one
     name, without spaces or commas; unset, the route refuses everyone (403 `audit_not_enabled`)."""
     DECIDED_RETENTION = "AGENT_WAIT_DECIDED_RETENTION"
-    """Optional: how long a decided question's row is kept after its decision, an ISO 8601 duration (`P400D`):
-    the decision sets the table's TTL attribute (`ttl`) that far ahead, and DynamoDB deletes the row some time
-    after. Unset (the default): decided rows are kept until deleted by hand."""
+    """Optional: how long a decided question's row is kept after its decision, an ISO 8601 duration from `P1D` to
+    `P3650D`, or `never`: the decision sets the table's TTL attribute (`ttl`) that far ahead, and DynamoDB deletes
+    the row some time after (export the audit trail to keep it longer: docs/audit.md). Unset: `P400D`."""
+    CHANNEL_RECORD_RETENTION = "AGENT_WAIT_CHANNEL_RECORD_RETENTION"
+    """Optional: how long a channel's record of what it sent for a question (Slack posts, emails, Teams cards) is kept
+    after its last send, an ISO 8601 duration from `P1D` to `P3650D`, or `never`. Unset: `P90D`."""
     SCHEDULE_GROUP = "AGENT_WAIT_SCHEDULE_GROUP"
     """Optional, with the next two (`AgentWait(precise_deadlines=True)` sets all three): the EventBridge Scheduler
     group where each open question gets one-time schedules at its deadline and next follow-ups, so they happen

@@ -126,6 +126,28 @@ def _response_problem(allowed: list[str], asked: Mapping[str, Any], response: An
         # Agent Inbox's edit replaces the arguments whole: the action is called with exactly these.
         if set(args["args"]) != set(asked["args"]):
             return f"an edit response carries every argument of the action, {sorted(asked['args'])}, and no other"
+        return _kind_problem(asked["args"], args["args"])
+    return None
+
+
+_KINDS = ((bool, "a boolean"), ((int, float), "a number"), (str, "a string"), (list, "a list"), (Mapping, "an object"))
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's kind, as a message names it (a boolean is not a number here, unlike in Python)."""
+    if value is None:
+        return "null"
+    return next((name for types, name in _KINDS if isinstance(value, types)), type(value).__name__)
+
+
+def _kind_problem(asked: Mapping[str, Any], edits: Mapping[str, Any]) -> str | None:
+    """An edit that gives an argument another kind of value than the action was asked with. The request carries no
+    schema, so the kind asked is the kind the action takes: a list where it took a string would fail the agent. An
+    argument asked as null may be set to anything (an optional one the action was asked without)."""
+    for name in sorted(edits):
+        before, after = _kind(asked[name]), _kind(edits[name])
+        if before not in (after, "null"):  # asked as null: any kind may set it
+            return f"an edit changes values, not their kinds: {name!r} was {before}, the edit makes it {after}"
     return None
 
 
@@ -143,7 +165,7 @@ def _ours_problem(allowed: list[str], asked: Mapping[str, Any], answer: Mapping[
         unknown = sorted(set(edits) - set(asked["args"]))
         if unknown:
             return f"an edit changes the action's arguments {sorted(asked['args'])}; it has no argument {unknown}"
-        return None
+        return _kind_problem(asked["args"], edits)
     if action == "response" and note is None:
         return "a response answer carries the reply as 'note'"
     return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from agent_wait.asking.delivery import UNTIL_MOVED_ON, current_delivery
 from agent_wait.engine.dead_letter import DeadLetter
 from agent_wait.engine.lease import error_name
 from agent_wait.engine.metrics import HostMetrics, Metric
@@ -89,6 +90,11 @@ class Failures:
         elif isinstance(exc, VersionChangedError):  # its message has ids, versions and the fix, never state
             reason = DeadLetterReason.VERSION_CHANGED.value
             detail = exc.message
+        # The state the retry resumes from is kept until the retry moves past it, however long that takes; a store
+        # that cannot keep it now fails this delivery, which runs the agent again (as a crash here would).
+        held = current_delivery(thread_id)
+        if held is not None and held.keep_state is not None:
+            held.keep_state(UNTIL_MOVED_ON)
         # Dead-letter first: a crash before the failure is recorded re-runs the agent once on redelivery;
         # a failure recorded first could leave the message with no dead letter at all.
         self.dead_letter.send(body, reason=reason, detail=detail, message_id=failure.message_id, thread_id=thread_id)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from agent_wait.asking.adapter import RunOutcome
-from agent_wait.asking.delivery import current_delivery
+from agent_wait.asking.delivery import UNTIL_MOVED_ON, current_delivery
 from agent_wait.common.times import parse_rfc3339, seconds_between
 from agent_wait.contract.announcer import BaseAnnounce
 from agent_wait.contract.envelope import Question, Transition, WaitEnvelope
@@ -23,8 +23,31 @@ from agent_wait.engine.schedules import DeadlineSchedules
 from agent_wait.ledger import Decision, FollowUpLedger, Ledger, QuestionRecord, marks_unannounced
 from agent_wait.ledger.due import announce_created
 from agent_wait.ledger.outcome import MOVED_ON
+from agent_wait.policy import Extension
 
-__all__ = ("AskedQuestions", "CreatedAnnouncement")
+__all__ = ("DEADLINE_GRACE", "AskedQuestions", "CreatedAnnouncement", "needed_until")
+
+DEADLINE_GRACE = timedelta(days=14)
+"""How long past its deadline a question's state may still be needed: its default answer can wait on the entry queue,
+then on the dead-letter queue, as long as SQS keeps a message (14 days at most) before the router applies it."""
+
+
+def needed_until(records: Iterable[QuestionRecord]) -> datetime | None:
+    """Until when the thread's state may be resumed to decide these questions: the latest deadline any of the open
+    ones can reach (an extension's allowance included) plus `DEADLINE_GRACE`; `UNTIL_MOVED_ON` when one has no
+    deadline; None when none is open."""
+    latest: datetime | None = None
+    for record in records:
+        if record.status is not QuestionStatus.OPEN:
+            continue
+        asked = record.asked_deadline
+        if asked is None:
+            return UNTIL_MOVED_ON
+        rule = record.envelope.rules.get("extend")
+        allowance = Extension.parse(rule).max_total if rule else timedelta()
+        moment = max(parse_rfc3339(asked) + allowance, parse_rfc3339(str(record.expires_at))) + DEADLINE_GRACE
+        latest = moment if latest is None else max(latest, moment)
+    return latest
 
 
 class CreatedAnnouncement:
@@ -115,9 +138,9 @@ class AskedQuestions:
         minute only (the host sets it when `AGENT_WAIT_SCHEDULE_GROUP` is set)."""
 
     def after_run(self, thread_id: str, run: RunOutcome) -> tuple[str, ...]:
-        """Record and announce what the agent now waits on; cancel what it moved past unanswered."""
-        for question in run.questions:
-            self.record(question)
+        """Record and announce what the agent now waits on; cancel what it moved past unanswered. Then tell the
+        checkpointer until when the state it waits in may be needed (`Delivery.keep_state`)."""
+        recorded = [self.record(question) for question in run.questions]
         waiting = tuple(q.question_id for q in run.questions)
         for record in self._known_records(thread_id):
             if record.question_id in waiting:
@@ -131,6 +154,8 @@ class AskedQuestions:
         held = current_delivery(thread_id)
         if held is not None:
             held.open_questions = waiting  # the lease's release records them for the next delivery
+            if held.keep_state is not None:  # before the release: a failure to keep it retries the message
+                held.keep_state(needed_until(recorded))
         return waiting
 
     def open_records(self, thread_id: str) -> list[QuestionRecord]:
@@ -151,7 +176,8 @@ class AskedQuestions:
         rows = (self.ledger.get(thread_id, question_id) for question_id in known)
         return [row for row in rows if row is not None]
 
-    def record(self, question: Question) -> None:
+    def record(self, question: Question) -> QuestionRecord:
+        """Record `question` (once: a republish finds its row) and announce it when it is new; its row as it is."""
         now = self.clock()
         envelope = WaitEnvelope.create(question, reply_to=self.reply_to, now=now)
         # Put announced where the ledger can mark it back (no write when the announcement succeeds, the common case);
@@ -175,6 +201,7 @@ class AskedQuestions:
             self.announce_created(opened.record, owed=put_announced)
         elif put_announced and self._put_by_a_delivery_that_died(opened.record):
             self.announce_created(opened.record, owed=True)
+        return opened.record
 
     def announce_created(self, record: QuestionRecord, *, owed: bool = False) -> PublishReport:
         """Announce `wait.created`, and record on the row what became of it (`agent_wait.ledger.due`): a row put

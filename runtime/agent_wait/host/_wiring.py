@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from agent_wait.contract.announcer import BaseAnnounce
@@ -171,6 +172,7 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
                 session,
                 bucket=settings.checkpoint_bucket,
                 offload_over=settings.checkpoint_offload_bytes,
+                retention=settings.checkpoint_retention,
             ),
         ),
         DynamoDbLedger(table, client=dynamodb, closed_ttl=settings.decided_retention),
@@ -192,25 +194,37 @@ def build_router(settings: HostSettings, *, session: Any = None, metrics: Any = 
     return router
 
 
-def checkpoint_saver(table: str, session: Any, *, bucket: str | None = None, offload_over: int | None = None) -> Any:
+def checkpoint_saver(
+    table: str,
+    session: Any,
+    *,
+    bucket: str | None = None,
+    offload_over: int | None = None,
+    retention: timedelta | None = None,
+) -> Any:
     """The LangGraph checkpoint saver on `table` (`TaskAtomicDynamoDBSaver`); imports LangGraph, so only for a graph.
 
     With `bucket` (`AGENT_WAIT_CHECKPOINT_BUCKET`), a checkpoint or a step's writes over `offload_over` bytes
     (`AGENT_WAIT_CHECKPOINT_OFFLOAD_BYTES`; None: the saver's default) is stored in that S3 bucket (the saver's
-    `s3_offload_config`); without it, one over DynamoDB's item limit fails its thread.
+    `s3_offload_config`); without it, one over DynamoDB's item limit fails its thread. With `retention`
+    (`AGENT_WAIT_CHECKPOINT_RETENTION`), what it writes expires that long after, but what a thread waits on.
 
     Raises:
         MissingExtraError: the `langgraph-host` extra (LangGraph's checkpoint saver on DynamoDB) is not installed.
     """
     require_extra("agent_wait.host (for a LangGraph agent)", "langgraph_checkpoint_aws", "langgraph-host")
-    from agent_wait.langgraph.checkpoint.saver import TaskAtomicDynamoDBSaver
+    from agent_wait.langgraph.checkpoint.saver import OFFLOAD_OVER, TaskAtomicDynamoDBSaver
 
     # No endpoint is passed: the saver's clients come from the session, which finds an emulator's endpoint
     # (AWS_ENDPOINT_URL) itself, as every other client of the router does.
     offload = {"bucket_name": bucket} if bucket else None
-    threshold = {} if offload_over is None else {"offload_over": offload_over}
     return TaskAtomicDynamoDBSaver(
-        table, session=session, region_name=session.region_name, s3_offload_config=offload, **threshold
+        table,
+        session=session,
+        region_name=session.region_name,
+        s3_offload_config=offload,
+        offload_over=OFFLOAD_OVER if offload_over is None else offload_over,
+        retention=retention,
     )
 
 

@@ -1,8 +1,8 @@
 """The host's settings, read from the environment once at cold start and checked all together.
 
 `HostSettings.from_env` checks the core variables here; each feature's and channel's are checked in their own
-`host/_*_settings.py` (audit, chat, checkpoint, email, identity, schedule, sign-in, Slack, webhook), in the same
-order every time, so one `ConfigurationError` names every problem.
+`host/_*_settings.py` (audit, chat, checkpoint, email, identity, retention, schedule, sign-in, Slack, webhook), in
+the same order every time, so one `ConfigurationError` names every problem.
 """
 
 from __future__ import annotations
@@ -25,6 +25,12 @@ from agent_wait.host._chat_settings import ShapedWebhookSettings, TeamsSettings,
 from agent_wait.host._checkpoint_settings import PAYLOAD_LIMIT, checkpoint_settings
 from agent_wait.host._email_settings import EmailSettings, email_settings
 from agent_wait.host._identity_settings import identity_settings
+from agent_wait.host._retention_settings import (
+    CHANNEL_RECORD_RETENTION,
+    CHECKPOINT_RETENTION,
+    DECIDED_RETENTION,
+    retention_settings,
+)
 from agent_wait.host._schedule_settings import ScheduleSettings, schedule_settings
 from agent_wait.host._sign_in_settings import DEFAULT_SIGN_IN_SCOPES, sign_in_settings
 from agent_wait.host._slack_settings import SlackSettings, slack_settings
@@ -119,8 +125,14 @@ class HostSettings:
     """The policy tags time to answer is also drawn by, with their values (`AGENT_WAIT_METRIC_TAGS`)."""
     audit_group: str | None = None
     """The group whose members may read `GET /audit` (`AGENT_WAIT_AUDIT_GROUP`); None: nobody may."""
-    decided_retention: timedelta | None = None
-    """How long a decided row is kept (`AGENT_WAIT_DECIDED_RETENTION`): its TTL; None: kept (the default)."""
+    decided_retention: timedelta | None = DECIDED_RETENTION
+    """How long a decided row is kept after its decision (`AGENT_WAIT_DECIDED_RETENTION`): its TTL; None: kept."""
+    checkpoint_retention: timedelta | None = CHECKPOINT_RETENTION
+    """How long the LangGraph saver keeps a thread's checkpoints after its last write, while nothing waits on them
+    (`AGENT_WAIT_CHECKPOINT_RETENTION`); None: kept."""
+    channel_record_retention: timedelta | None = CHANNEL_RECORD_RETENTION
+    """How long a channel's record of a question's messages is kept after its last send
+    (`AGENT_WAIT_CHANNEL_RECORD_RETENTION`); None: kept."""
     schedules: ScheduleSettings | None = None
     """Precise-deadline schedules (`AGENT_WAIT_SCHEDULE_*`); None: the sweep's minute only."""
     on_new_version: str = "resume"
@@ -179,7 +191,7 @@ class HostSettings:
             )
             wrong.append(Settings.MAX_RECEIVE_COUNT.value)
         checkpoint = checkpoint_settings(value, problems, wrong)
-        audit = audit_settings(value, problems, wrong)
+        audit = audit_settings(value, problems, wrong) | retention_settings(value, problems, wrong)
         schedules = schedule_settings(value, problems, wrong)
         identity = identity_settings(value, problems, wrong)
         sign_in = sign_in_settings(value, problems, wrong)

@@ -1,8 +1,9 @@
 """Deploy a pruned `AgentWait` template into the embedded emulator, and create what its CloudFormation skips.
 
-moto's CloudFormation deploys tables, queues, topics and buses, but skips secrets and SNS subscriptions,
-and reports no physical id for some resources: `EmulatorDeployment` creates those with boto3 and resolves
-the intrinsic functions CDK writes into the functions' environment variables against what was deployed. It resolves
+moto's CloudFormation deploys tables, queues, topics and buses, but skips secrets, SNS subscriptions, tables' TTL
+and buckets' lifecycle rules, and reports no physical id for some resources: `EmulatorDeployment` creates those with
+boto3 and resolves the intrinsic functions CDK writes into the functions' environment variables against what was
+deployed. It resolves
 the template's policy documents the same way (`resolve_document`), for the emulator's IAM check: there the pseudo
 parameters resolve too, and what was not deployed (a role, a function, a log group) gets a stand-in ARN.
 """
@@ -84,6 +85,7 @@ class EmulatorDeployment:
         }
         physical.update(self._create_secrets())
         self._physical = physical
+        self._set_expiry(physical)
         functions = function_environments(self.template)
         environment: dict[str, str] = {}
         for handler in handlers:
@@ -122,6 +124,24 @@ class EmulatorDeployment:
             name = f"{self.stack_name}-{logical}"
             created[logical] = client.create_secret(Name=name, SecretString=value)["ARN"]
         return created
+
+    def _set_expiry(self, physical: Mapping[str, str]) -> None:
+        """Turn on each table's TTL and put each bucket's lifecycle rules, which moto's CloudFormation skips (what they
+        delete, the emulator deletes by its clock: `agent_wait.local.expiry`)."""
+        from agent_wait.local.expiry import lifecycle_rules_from_template
+
+        for logical, resource in self._deployed.get("Resources", {}).items():
+            props, name = resource.get("Properties", {}), physical.get(logical)
+            ttl = props.get("TimeToLiveSpecification") or {}
+            if resource.get("Type") == "AWS::DynamoDB::Table" and ttl.get("Enabled") and name:
+                self.client("dynamodb").update_time_to_live(
+                    TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl["AttributeName"]}
+                )
+            rules = lifecycle_rules_from_template(props.get("LifecycleConfiguration") or {})
+            if resource.get("Type") == "AWS::S3::Bucket" and rules and name:
+                self.client("s3").put_bucket_lifecycle_configuration(
+                    Bucket=name, LifecycleConfiguration={"Rules": rules}
+                )
 
     def _resolve(self, value: Any, physical: Mapping[str, str], *, pseudo: bool = False) -> str | None:
         """Resolve the intrinsic functions CDK uses in environment variables against the local stack (and the pseudo

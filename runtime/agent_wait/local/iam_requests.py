@@ -278,6 +278,7 @@ _S3_OBJECT_ACTIONS = {
     "DeleteObject": "s3:DeleteObject",
     "GetObjectTagging": "s3:GetObjectTagging",
     "PutObjectTagging": "s3:PutObjectTagging",
+    "DeleteObjectTagging": "s3:DeleteObjectTagging",
 }
 """S3 authorises an object call as the object action it stands for (`HeadObject` is a `GetObject`)."""
 _S3_BUCKET_ACTIONS = {
@@ -319,10 +320,16 @@ def _s3(call: Call, arns: _Arns, deployment: Deployment) -> list[Request]:
         requests += _via(
             "s3", deployment.key_of(f"arn:aws:s3:::{source_bucket}"), call.region, ("kms:Decrypt",), arns.account
         )
-        return requests + on_object("s3:PutObject", str(params["Key"]))
+        return requests + on_object("s3:PutObject", str(params["Key"])) + _tagged(params, bucket_arn)
     if call.operation in _S3_OBJECT_ACTIONS:
-        return on_object(_S3_OBJECT_ACTIONS[call.operation], str(params["Key"]))
+        requests = on_object(_S3_OBJECT_ACTIONS[call.operation], str(params["Key"]))
+        return requests + (_tagged(params, bucket_arn) if call.operation == "PutObject" else [])
     raise UnsupportedCallError(f"s3 {call.operation} is not judged")
+
+
+def _tagged(params: Mapping[str, Any], bucket_arn: str) -> list[Request]:
+    """An object written with tags (`Tagging`) also needs `s3:PutObjectTagging` on it, as S3 asks."""
+    return [_request("s3:PutObjectTagging", f"{bucket_arn}/{params['Key']}")] if params.get("Tagging") else []
 
 
 # -- SES ---------------------------------------------------------------------------------------------------------------

@@ -9,8 +9,9 @@ for the schedule. Beside them, the answer API's routes are served on 127.0.0.1 (
 local JWT authorizer and issuer (`issuer`), as API Gateway would serve them (`agent_wait.local.api_server`).
 Each function runs as its own role from the template: its AWS calls are judged against that role's policies, and
 one the role does not grant fails as it would on AWS, naming the action and the resource (`agent_wait.local.iam`;
-`AGENT_WAIT_LOCAL_IAM=off` or `enforce_iam=False` turns that off). Everything runs in this process; `stop()` (or
-leaving the `with` block) ends it.
+`AGENT_WAIT_LOCAL_IAM=off` or `enforce_iam=False` turns that off). What AWS deletes by itself (items past their TTL,
+objects a bucket's lifecycle rule expires) `expire()` deletes by the stack's clock (`agent_wait.local.expiry`).
+Everything runs in this process; `stop()` (or leaving the `with` block) ends it.
 
 Long on purpose: the stack's lifecycle (deploy, serve, pump, sweep, stop) reads best as one class; what it starts is in
 the modules it names.
@@ -131,6 +132,7 @@ class EmulatedStack:
         self.iam: LocalIam | None = None
         """The IAM check (`agent_wait.local.iam.LocalIam`, its `denials`), once started with `enforce_iam`."""
         self._deployment: EmulatorDeployment | None = None
+        self._expiry: Any = None  # `agent_wait.local.expiry.LocalExpiry`, once started
         self.state_dir = state_dir
         self.state: Any = None  # the state folder opened (`agent_wait.local.state.DevState`), once started
 
@@ -187,6 +189,10 @@ class EmulatedStack:
             if self.state is not None:
                 self.state.empty_emulator(self.endpoint_url)
             self._deploy()
+            from agent_wait.local.expiry import LocalExpiry
+
+            self._expiry = LocalExpiry(self.client)
+            self._expiry.install()  # objects written from here on are as old as the stack's clock says
             if self.state is not None:
                 self.state.restore(self)
             self._start_api()
@@ -209,6 +215,8 @@ class EmulatedStack:
         unsaved = self.state.save(self) if self.state is not None and self._server is not None else None
         if self.iam is not None:
             self.iam.uninstall()
+        if self._expiry is not None:
+            self._expiry.uninstall()
         if self._server is not None:
             self._server.stop()
             self._server = None
@@ -450,6 +458,13 @@ class EmulatedStack:
         event = {"source": "aws.scheduler", "detail-type": "Scheduled Event", "time": self.clock().isoformat()}
         with clock_scope(self.clock), self.running_as(SWEEP_HANDLER):
             return sweep.handler(event, LambdaContext(SWEEP_HANDLER))
+
+    def expire(self) -> Any:
+        """Delete what AWS would have deleted by the stack's clock: table items past their TTL, objects a bucket's
+        lifecycle rule expires (`agent_wait.local.expiry.Expired` says how many)."""
+        if self._expiry is None:
+            raise EmulatorError("the local stack is not started; start() it before expire()")
+        return self._expiry.run(self.clock())
 
     @contextmanager
     def at(self, clock: Callable[[], datetime]) -> Iterator[None]:

@@ -29,7 +29,9 @@ def build(host: ChannelHost) -> EmailAnnounce | None:
     return EmailAnnounce(
         host.client("sesv2"),
         email.routing,
-        DynamoDbEmailSends(email.sends_table, client=host.client("dynamodb")),
+        DynamoDbEmailSends(
+            email.sends_table, client=host.client("dynamodb"), keep_for=host.settings.channel_record_retention
+        ),
         sender=email.sender,
         links=recipient_links(host.links) if host.links is not None else None,
         records=host.records,

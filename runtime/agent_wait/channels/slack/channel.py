@@ -33,7 +33,9 @@ def build(host: ChannelHost) -> SlackAnnounce | None:
     slack = host.settings.slack
     if slack is None or not slack.bot_token_arn or not slack.messages_table:
         return None
-    messages = DynamoDbSlackMessages(slack.messages_table, client=host.client("dynamodb"))
+    messages = DynamoDbSlackMessages(
+        slack.messages_table, client=host.client("dynamodb"), keep_for=host.settings.channel_record_retention
+    )
     return SlackAnnounce(
         web_client(host, slack), _routing(slack), messages, records=host.records, inbox_url=host.inbox_url
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from agent_wait.channels.contract import ChannelRecord, RecordKind
@@ -88,9 +88,18 @@ class DynamoDbSlackMessages(PostRecord):
         table: the table's name (`AGENT_WAIT_SLACK_MESSAGES_TABLE`).
         client: a boto3 DynamoDB client.
         clock: returns now (UTC), for the `ttl`; the current time by default.
+        keep_for: how long a question's posts are remembered after the last (`AGENT_WAIT_CHANNEL_RECORD_RETENTION`);
+            None: for ever.
     """
 
-    def __init__(self, table: str, *, client: Any, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(
+        self,
+        table: str,
+        *,
+        client: Any,
+        clock: Callable[[], datetime] | None = None,
+        keep_for: timedelta | None = KEEP_FOR,
+    ) -> None:
         options = {"clock": clock} if clock is not None else {}
-        super().__init__(DynamoDbChannelRecord(POSTS, table, client=client, **options))
+        super().__init__(DynamoDbChannelRecord(POSTS, table, client=client, keep_for=keep_for, **options))
         self.table = table

@@ -75,7 +75,7 @@ def _sends(host: ChannelHost, table: str | None) -> Any:
             Settings.TEAMS_SENDS_TABLE.value,
         )
         return None
-    return DynamoDbSends(table, client=host.client("dynamodb"))
+    return DynamoDbSends(table, client=host.client("dynamodb"), keep_for=host.settings.channel_record_retention)
 
 
 CHANNEL = Channel(

@@ -198,8 +198,8 @@ def read_write_heads(client: Any, table_name: str, thread_id: str, ns: str, chec
         "TableName": table_name,
         "KeyConditionExpression": "PK = :pk",
         "ExpressionAttributeValues": {":pk": {"S": _writes_pk(thread_id, ns, checkpoint_id)}},
-        "ProjectionExpression": "SK, task_id, channel, ref_key, ref_loc, #t, compression",
-        "ExpressionAttributeNames": {"#t": "type"},
+        "ProjectionExpression": "PK, SK, task_id, channel, ref_key, ref_loc, #t, compression, #ttl",
+        "ExpressionAttributeNames": {"#t": "type", "#ttl": "ttl"},
     }
     with store_errors("Query of checkpoint writes", thread_id=thread_id, table=table_name):
         return list(paginate(client.query, request))

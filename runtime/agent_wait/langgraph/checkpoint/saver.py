@@ -16,7 +16,8 @@ as `checkpoint_too_large` and fails the thread) instead of DynamoDB's `Validatio
 would take for a passing store failure and retry until SQS gives up (`agent_wait.langgraph.checkpoint.sizes`).
 
 The items the library builds are collected and sent in batches (`agent_wait.langgraph.checkpoint.batch`), and the
-latest checkpoint's keys are left on the lease as a note (`agent_wait.langgraph.checkpoint.notes`).
+latest checkpoint's keys are left on the lease as a note (`agent_wait.langgraph.checkpoint.notes`). With `retention`,
+what it writes expires that long after, but what a thread waits on (`agent_wait.langgraph.checkpoint.retention`).
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from __future__ import annotations
 import copy
 import functools
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -40,6 +42,7 @@ from langgraph_checkpoint_aws.checkpoint.dynamodb.unified_repository import (
 
 from agent_wait.asking.delivery import current_delivery
 from agent_wait.aws.errors import ServiceError
+from agent_wait.common.times import utc_now
 from agent_wait.errors import ArgumentError
 from agent_wait.langgraph.checkpoint.batch import (
     PAYLOAD_SK,
@@ -55,6 +58,7 @@ from agent_wait.langgraph.checkpoint.batch import (
     store_errors,
 )
 from agent_wait.langgraph.checkpoint.notes import LatestKeys, LatestTracker
+from agent_wait.langgraph.checkpoint.retention import TTL, Keeping, Retention, TaggedObjects, check_retention, expired
 from agent_wait.langgraph.checkpoint.sizes import (
     ITEM_LIMIT,
     OFFLOAD_OVER,
@@ -91,16 +95,21 @@ def _unpack(found: CheckpointTuple | None) -> CheckpointTuple | None:
 
 
 class _TrackedWriter(BatchWriter):
-    """`BatchWriter` that tells a `LatestTracker` what landed (a failed write spoils what it knows of the thread)."""
+    """`BatchWriter` that tells a `LatestTracker` (and `Keeping`, which stamps the TTLs) what landed."""
 
-    def __init__(self, client: Any, table_name: str, latest: LatestTracker) -> None:
+    def __init__(self, client: Any, table_name: str, latest: LatestTracker, keeping: Keeping | None) -> None:
         super().__init__(client, table_name)
         self.latest = latest
+        self.keeping = keeping
 
     def write(self, items: Sequence[dict[str, Any]], *, thread_id: str) -> None:
+        if self.keeping is not None:
+            self.keeping.stamp(items)
         with self.latest.landing(thread_id):
             super().write(items, thread_id=thread_id)
             self.latest.wrote(thread_id, items)
+        if self.keeping is not None:
+            self.keeping.landed(thread_id, items)
 
 
 class TaskAtomicDynamoDBSaver(DynamoDBSaver):
@@ -121,9 +130,20 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         offload_over: with a bucket, the size in bytes above which a payload goes to S3 rather than the table,
             from 1 to `PAYLOAD_LIMIT` (default `OFFLOAD_OVER`, 12 KB). A payload the table keeps costs
             1 WRU per KB written; one in S3 costs a `PutObject` (as much as 8 WRU) and a round trip.
+        retention: how long what the saver writes is kept, whole days (items get the table's TTL, objects the tag the
+            bucket's rule expires), but what a thread waits on (`agent_wait.langgraph.checkpoint.retention`). Default
+            None: kept for ever, as by `DynamoDBSaver` (the router passes `AGENT_WAIT_CHECKPOINT_RETENTION`).
+        clock: now (UTC), for the TTLs. Default `utc_now`, which a host's `clock_scope` moves.
     """
 
-    def __init__(self, *args: Any, offload_over: int = OFFLOAD_OVER, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        offload_over: int = OFFLOAD_OVER,
+        retention: timedelta | None = None,
+        clock: Callable[[], datetime] = utc_now,
+        **kwargs: Any,
+    ) -> None:
         whole = isinstance(offload_over, int) and not isinstance(offload_over, bool)
         if not whole or not 1 <= offload_over <= PAYLOAD_LIMIT:
             raise ArgumentError(
@@ -131,22 +151,27 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
                 f"table keeps); got {offload_over!r}",
                 argument="offload_over",
             )
+        check_retention(retention, kwargs.get("ttl_seconds"))
         super().__init__(*args, **kwargs)
         old = self.storage
         collecting = CollectingClient(self.client)
+        kept = Retention(retention, clock) if retention is not None else None
+        s3_client = TaggedObjects(old.s3_client, kept.tag) if kept is not None and old.s3_enabled else old.s3_client
         self.storage = self.repo.storage = SizeCheckedStorage(
             dynamodb_client=collecting,
             table_name=old.table_name,
-            s3_client=old.s3_client,
+            s3_client=s3_client,
             s3_bucket=old.s3_bucket,
             s3_key_prefix=old.s3_key_prefix,
             ttl_seconds=old.ttl_seconds,
             offload_over=offload_over,
         )
         self.repo.dynamodb_client = collecting
+        self.clock = clock
         self.latest = LatestTracker()
         """What this saver knows of each held thread's latest checkpoint keys, left on the lease as its note."""
-        self.writer = _TrackedWriter(self.client, self.table_name, self.latest)
+        self.keeping = Keeping.of(kept, self.client, self.storage) if kept is not None else None  # with `retention`
+        self.writer = _TrackedWriter(self.client, self.table_name, self.latest, self.keeping)
         self._versions: dict[str, object] = {}
         """Per thread, a token a write of ours replaces: a remembered read is current while its token still is."""
         self._lock = threading.Lock()
@@ -206,6 +231,9 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             # Known keys count only from this delivery's first read on: the delivery before may have been another's.
             self.latest.begin(thread_id)
             held.leave_note = functools.partial(self.latest.take_note, thread_id)
+            if self.keeping is not None:
+                self.keeping.tracker.begin(thread_id)
+                held.keep_state = functools.partial(self._keep, self.keeping, thread_id)
         if get_checkpoint_id(config) is not None:
             return _unpack(super().get_tuple(config))
         if held is None:
@@ -255,8 +283,8 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             TableName=self.table_name,
             KeyConditionExpression="PK = :pk AND begins_with(SK, :ns)",
             ExpressionAttributeValues={":pk": {"S": _checkpoint_pk(thread_id)}, ":ns": {"S": f"{ns}#"}},
-            ProjectionExpression="id, ns, #t, ref_key, ref_loc, compression, parent_checkpoint_id",
-            ExpressionAttributeNames={"#t": "type"},
+            ProjectionExpression="PK, SK, id, ns, #t, ref_key, ref_loc, compression, parent_checkpoint_id, #ttl",
+            ExpressionAttributeNames={"#t": "type", "#ttl": TTL},
             ScanIndexForward=False,
             Limit=1,
         ).get("Items", [])
@@ -271,9 +299,13 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             writes = read_write_heads(self.client, self.table_name, thread_id, ns, checkpoint_id)
             read = writes, self._payloads([head, *writes], thread_id)
         writes, payloads = read
+        if expired(head, self.clock()) and any(h["ref_key"]["S"] not in payloads for h in (head, *writes)):
+            return None, LatestKeys("")  # past its retention and partly deleted: afresh, never from an older one
         if head["ref_key"]["S"] not in payloads:
             # Its payload is missing: the library passes over to an older one.
             return _unpack(super().get_tuple(config)), None
+        if self.keeping is not None:
+            self.keeping.read(thread_id, ns, head, writes)
         value = self._decode(head, payloads[head["ref_key"]["S"]])
         parent_id = head.get("parent_checkpoint_id", {}).get("S")
         pending = [
@@ -364,6 +396,11 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
                     batch.hold(held)
         finally:
             self._wrote(thread_id)  # before and after: a read that overlapped the write is never remembered
+
+    def _keep(self, keeping: Keeping, thread_id: str, until: datetime | None) -> None:
+        """`Delivery.keep_state`: keep what the thread waits on until `until`; let go of what it moved past."""
+        with self._translated("state", {"configurable": {"thread_id": thread_id}}):
+            keeping.keep(thread_id, until)
 
     def _wrote(self, thread_id: str) -> None:
         with self._lock:
