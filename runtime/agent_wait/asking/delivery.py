@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
-from agent_wait.ledger import ThreadLease
+from agent_wait.ledger import QuestionRecord, ThreadLease
 
 __all__ = ("UNTIL_MOVED_ON", "Delivery", "RunBatcher", "current_delivery", "delivering")
 
@@ -50,9 +50,9 @@ class Delivery:
     """The start this delivery finished, recorded by the release (`ThreadLease.finished_start`); None: none."""
     decided: set[str] = field(default_factory=set)
     """Question ids this delivery saw decided: a decided question never opens again, so none is read again."""
-    granted: list[str] = field(default_factory=list)
-    """Questions a standing grant decided as they were asked (`agent_wait.engine.grants`), in order: the router
-    resumes the agent with them before it lets the thread go."""
+    granted: list[QuestionRecord] = field(default_factory=list)
+    """The rows of questions a standing grant decided as they were asked (`agent_wait.engine.grants`), in order: the
+    router resumes the agent with them before it lets the thread go."""
     leave_note: Callable[[], str | None] | None = None
     """Called at the release: what it returns is left for the next delivery (`ThreadLease.note`). A checkpointer
     sets it when it reads the thread; a delivery that never did leaves no note."""

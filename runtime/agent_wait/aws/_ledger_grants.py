@@ -106,7 +106,7 @@ def _to_item(grant: Grant) -> dict[str, Any]:
     the conditions; names that an index keys on (`question_id`, `expires_at`, `status`) are never used."""
     body = grant.to_item()
     attributes: dict[str, Any] = {
-        "body": to_attribute({k: body[k] for k in ("terms", "granted_by", "via", "granted_at", "subject")}),
+        "body": to_attribute({k: body[k] for k in ("terms", "granted_by", "via", "granted_at", "subject", "groups")}),
         "granted_on": {"S": grant.question_id},
         "grant_expires_at": {"S": grant.expires_at},
         "used": {"N": str(len(grant.decided))},

@@ -59,7 +59,7 @@ MAX_ANSWER_BYTES = 64 * 1024
 """Largest answer accepted, as JSON: with the question (at most 64 KiB) and its default, the ledger row stays
 well inside DynamoDB's 400 KB item limit."""
 
-VIAS = frozenset({"queue", "api", "link", "slack", "cli", "deadline"})
+VIAS = frozenset({"queue", "api", "link", "slack", "cli", "deadline", "grant"})
 """How an answer may say it came; only a trusted sender's word is recorded."""
 
 RESERVED_ID_PREFIX = "agent-wait:"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -34,7 +35,11 @@ from agent_wait.engine.votes import decision_progress
 from agent_wait.errors import CallbackRefusedError, ConfigurationError
 from agent_wait.ledger import FailureKind, FullLedger, QuestionRecord, ThreadFailure, ThreadLease
 
-__all__ = ("RouterResume",)
+__all__ = ("MAX_GRANTED_RESUMES", "RouterResume")
+
+MAX_GRANTED_RESUMES = 10
+"""Decisions of standing grants one delivery carries to the agent: an agent that keeps asking what a grant covers is
+resumed ten times a message at most; the sweep hands over the rest, a minute at a time."""
 
 
 class RouterResume:
@@ -84,6 +89,29 @@ class RouterResume:
             waiting.pop(0)
         delivery.handed_over = ()
         return applied, None
+
+    def _resume_granted(self, thread_id: str, outcome: Outcome) -> Outcome:
+        """Resume the agent with each question a standing grant decided as this delivery's runs asked it, in order
+        (each run may ask, and a grant decide, again), at most `MAX_GRANTED_RESUMES`; `outcome`, the message's own,
+        is returned with the questions resumed so added (`granted`). What is left stays decided and due: the sweep
+        hands it over. A resume that fails the thread stops here, as any failed resume does."""
+        held = current_delivery(thread_id)
+        if held is None or not held.granted:
+            return outcome
+        resumed: list[str] = []
+        while held.granted and len(resumed) < MAX_GRANTED_RESUMES:
+            record = held.granted.pop(0)
+            self._announce_decision(record, self.clock())
+            body = json.dumps(resume_message(record))
+            # The first was asked by the run that just ended, so the agent is parked on it; a later one is checked,
+            # as resuming the first may have moved the agent past it.
+            parked = None if resumed else True
+            applied = self._resume(record, body=body, message_id=str(record.answer_id), parked=parked)
+            resumed.append(record.question_id)
+            if applied.kind is OutcomeKind.DEAD_LETTERED:
+                break
+        held.granted.clear()
+        return replace(outcome, extra={**(outcome.extra or {}), "granted": resumed})
 
     def _resume(
         self,

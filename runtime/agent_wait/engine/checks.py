@@ -29,7 +29,7 @@ __all__ = (
     "principal_of",
 )
 
-HANDED_OVER = frozenset({"api", "link", "slack"})
+HANDED_OVER = frozenset({"api", "link", "slack", "grant"})
 """`via` of decisions made before the router saw them (the answer API, a signed link, Slack): it resumes them, and until
 it has, the decided question stays due (`Decision.hand_over_at`) so the sweep hands it over."""
 

@@ -17,6 +17,8 @@ from agent_wait.contract.messages import internal_id
 from agent_wait.contract.publish import Announcers, PublishReport, as_announcers, publish
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import tracing
+from agent_wait.engine.cancelling import awaits_resume
+from agent_wait.engine.grants import GRANT_VIA, GrantDesk
 from agent_wait.engine.metrics import DecisionOutcome, HostMetrics, Metric, MetricTags, time_to_decision
 from agent_wait.engine.owed import CREATED, notice_name, owes_earlier
 from agent_wait.engine.schedules import DeadlineSchedules
@@ -136,6 +138,9 @@ class AskedQuestions:
         self.schedules: DeadlineSchedules | None = None
         """Precise-deadline schedules, put for each question recorded and cleared at its decision; None: the sweep's
         minute only (the host sets it when `AGENT_WAIT_SCHEDULE_GROUP` is set)."""
+        self.grants: GrantDesk | None = None
+        """Decides a new question by a standing grant that covers it, instead of asking anyone; None: every question is
+        asked (the router sets it when its ledger keeps grants)."""
 
     def after_run(self, thread_id: str, run: RunOutcome) -> tuple[str, ...]:
         """Record and announce what the agent now waits on; cancel what it moved past unanswered. Then tell the
@@ -189,6 +194,9 @@ class AskedQuestions:
                 options["trace"] = asked.context
             opened = self.ledger.open(envelope, now=now, **options)
             asked.set("agent_wait.republished", not opened.created)  # a republish keeps the first ask's context
+        granted = self._decided_by_a_grant(self.grants, opened.record, created=opened.created) if self.grants else None
+        if granted is not None:
+            return granted  # nobody is asked: the router resumes the agent with it (`Delivery.granted`)
         if self.schedules is not None and opened.record.status is QuestionStatus.OPEN:
             self.schedules.arrange(opened.record)  # a redelivered record puts the same names again, never a second
         if opened.created:
@@ -202,6 +210,23 @@ class AskedQuestions:
         elif put_announced and self._put_by_a_delivery_that_died(opened.record):
             self.announce_created(opened.record, owed=True)
         return opened.record
+
+    def _decided_by_a_grant(self, grants: GrantDesk, record: QuestionRecord, *, created: bool) -> QuestionRecord | None:
+        """`record` as a standing grant decided it (just put, or put by an attempt that died before the agent got the
+        grant's decision), kept on the delivery for the router to resume; None when no grant decides it."""
+        decided: QuestionRecord | None = None
+        if created and record.status is QuestionStatus.OPEN:
+            decided = grants.decide_as_asked(record)
+            if decided is not None:
+                self.metrics.count(Metric.ASKED)
+        elif record.via == GRANT_VIA and awaits_resume(record):
+            decided = record
+        held = current_delivery(record.thread_id)
+        if decided is None or held is None:
+            return None
+        if all(kept.question_id != decided.question_id for kept in held.granted):
+            held.granted.append(decided)
+        return decided
 
     def announce_created(self, record: QuestionRecord, *, owed: bool = False) -> PublishReport:
         """Announce `wait.created`, and record on the row what became of it (`agent_wait.ledger.due`): a row put

@@ -59,6 +59,7 @@ from agent_wait.engine.answering import AnswerDesk
 from agent_wait.engine.checks import principal_of
 from agent_wait.engine.dead_letter import DeadLetter
 from agent_wait.engine.failures import AGENT_FAILED, Failures
+from agent_wait.engine.grants import GrantDesk
 from agent_wait.engine.lease import hold_thread
 from agent_wait.engine.metrics import HostMetrics, Metric, MetricTags, RecordingMetrics
 from agent_wait.engine.outcomes import DeadLetterReason, Outcome, RefusalReason, outcome_fields, said_of
@@ -76,7 +77,15 @@ from agent_wait.errors import (
     ThreadStateConflictError,
     ThreadStateUnavailableError,
 )
-from agent_wait.ledger import Capability, Ledger, RefusalLedger, ThreadLease, require_capabilities
+from agent_wait.ledger import (
+    Capability,
+    GrantLedger,
+    Ledger,
+    RefusalLedger,
+    ThreadLease,
+    marks_unannounced,
+    require_capabilities,
+)
 
 __all__ = ("AGENT_FAILED", "DEFAULT_LEASE_SECONDS", "Router")
 
@@ -183,6 +192,9 @@ class Router(RouterStarts, RouterAnswers):
             link_announcers=link_announcers,
             metric_tags=metric_tags,
         )
+        if isinstance(ledger, GrantLedger) and marks_unannounced(ledger):
+            # A question a grant decides is never announced as asked: its row must say so from the put on.
+            self.questions.grants = GrantDesk(ledger, self.desk, clock=self._now, log=self.log)
         self.metric_tags = metric_tags or MetricTags()
         self.versions = VersionGuard(adapter, on_new_version=on_new_version, metrics=self.metrics, log=self.log)
 
@@ -286,17 +298,27 @@ class Router(RouterStarts, RouterAnswers):
                 # Decisions a door made while holding the thread reach the agent before anything else runs on it.
                 applied, failure = self._catch_up(lease)
                 if isinstance(message, StartMessage):
-                    return self._start(message, message.start_id or start_fallback, body, failure)
-                if isinstance(message, RetryMessage):
-                    return self._retry(message, body, failure)
-                answerer = self.senders.answerer(message, sender)
-                answer_id = message.answer_id or fallback_id
-                caught = applied.get(message.question_id)
-                if caught is not None and caught[0] == answer_id:  # this hand-over, applied just now
-                    return caught[1]
-                return self._answer(
-                    message, answer_id, body, failure, sent_at=sent_at, answerer=answerer, redelivered=redelivered
-                )
+                    outcome = self._start(message, message.start_id or start_fallback, body, failure)
+                elif isinstance(message, RetryMessage):
+                    outcome = self._retry(message, body, failure)
+                else:
+                    answerer = self.senders.answerer(message, sender)
+                    answer_id = message.answer_id or fallback_id
+                    caught = applied.get(message.question_id)
+                    if caught is not None and caught[0] == answer_id:  # this hand-over, applied just now
+                        outcome = caught[1]
+                    else:
+                        outcome = self._answer(
+                            message,
+                            answer_id,
+                            body,
+                            failure,
+                            sent_at=sent_at,
+                            answerer=answerer,
+                            redelivered=redelivered,
+                        )
+                # What standing grants decided as the run asked reaches the agent before the thread is let go.
+                return self._resume_granted(thread_id, outcome)
         except LedgerRejectedError as exc:
             return self._dead_letter(
                 body, DeadLetterReason.REJECTED_BY_STORE, exc.message, message_id=message_id, thread_id=thread_id

@@ -52,6 +52,9 @@ class Grant:
     """How many more asks it may decide; None: any number until it expires."""
     subject: str | None = None
     """The granter's proven per-person subject at their door, beside the key."""
+    groups: tuple[str, ...] = ()
+    """The granter's proven groups when they granted: a later question whose policy names answerer groups is decided
+    by the grant only if the granter could have answered it."""
     decided: tuple[str, ...] = field(default=())
     """The questions it decided, in order."""
     revoked_at: str | None = None
@@ -76,6 +79,7 @@ class Grant:
             "expires_at": self.expires_at,
             "uses_left": self.uses_left,
             "subject": self.subject,
+            "groups": list(self.groups),
             "decided": list(self.decided),
             "revoked_at": self.revoked_at,
             "revoked_by": self.revoked_by,
@@ -94,6 +98,7 @@ class Grant:
             expires_at=str(item["expires_at"]),
             uses_left=None if uses_left is None else int(uses_left),
             subject=item.get("subject"),
+            groups=tuple(str(g) for g in item.get("groups") or ()),
             decided=tuple(str(q) for q in item.get("decided") or ()),
             revoked_at=item.get("revoked_at"),
             revoked_by=item.get("revoked_by"),
@@ -101,7 +106,14 @@ class Grant:
 
 
 def new_grant(
-    terms: GrantTerms, *, question_id: str, granted_by: str, via: str, now: datetime, subject: str | None = None
+    terms: GrantTerms,
+    *,
+    question_id: str,
+    granted_by: str,
+    via: str,
+    now: datetime,
+    subject: str | None = None,
+    groups: tuple[str, ...] = (),
 ) -> Grant:
     """The grant an approval of `question_id` makes at `now`, with all its uses left."""
     return Grant(
@@ -114,6 +126,7 @@ def new_grant(
         expires_at=format_rfc3339(now + terms.ttl),
         uses_left=terms.uses,
         subject=subject,
+        groups=groups,
     )
 
 
