@@ -157,8 +157,10 @@ class Router(RouterStarts, RouterAnswers):
         self.adapter = adapter
         self.transient = transient
         self.callbacks = callbacks
-        # Keeping the last refusal on its row is optional: a ledger written before that capability still routes.
-        needed = (capability for capability in Capability if capability is not Capability.REFUSALS)
+        # Keeping the last refusal on its row is optional: a ledger written before that capability still routes. A
+        # door's hand-over is the doors' (`AnswerService`): the router holds the thread's lease instead.
+        optional = (Capability.REFUSALS, Capability.HAND_OVERS)
+        needed = (capability for capability in Capability if capability not in optional)
         self.ledger = require_capabilities(ledger, *needed, user="Router")
         self.refusals = ledger if isinstance(ledger, RefusalLedger) else None
         self.dead_letter = dead_letter

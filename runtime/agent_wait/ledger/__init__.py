@@ -1,8 +1,8 @@
 """The question ledger's interface and its in-memory reference backend. Standard library only.
 
 `Ledger` states the rules every backend keeps (one row per question, each decided exactly once); what a
-backend can do besides (follow-ups, starts, failures, leases, notes) it declares by the capability classes it
-derives from (`agent_wait.ledger.base`). `InMemoryLedger` is the executable spec, and
+backend can do besides (follow-ups, starts, failures, leases, notes, hand-overs) it declares by the capability
+classes it derives from (`agent_wait.ledger.base`). `InMemoryLedger` is the executable spec, and
 `agent_wait.testing.ledger_contract` checks any backend against it. The DynamoDB backend lives with the AWS pieces
 (`agent_wait.aws.DynamoDbLedger`).
 
@@ -26,6 +26,7 @@ from agent_wait.ledger.base import (
     marks_unannounced,
     require_capabilities,
 )
+from agent_wait.ledger.hand_overs import AnswerView, HandOverLedger, HandOverResult
 from agent_wait.ledger.memory import InMemoryLedger
 from agent_wait.ledger.records import (
     CREATED_NOTICE,
@@ -51,6 +52,7 @@ __all__ = (
     "CREATED_NOTICE",
     "DECIDED",
     "AdvanceResult",
+    "AnswerView",
     "Capability",
     "DecideResult",
     "Decision",
@@ -58,6 +60,8 @@ __all__ = (
     "FailureLedger",
     "FollowUpLedger",
     "FullLedger",
+    "HandOverLedger",
+    "HandOverResult",
     "InMemoryLedger",
     "LeaseLedger",
     "Ledger",

@@ -11,10 +11,11 @@ the classes it derives from, each with its own rules in `agent_wait.testing.ledg
 | failures | `FailureLedger` | failed threads, their recorded message, and a retry applied once |
 | leases | `LeaseLedger` | one delivery per thread at a time; what the release records for the next |
 | notes | `NoteLedger` | a lease's release leaves a note the next lease takes (a `LeaseLedger` too) |
+| hand-overs | `HandOverLedger` | a door decides without holding the thread: one read, one write (`hand_overs.py`) |
 
 `capabilities_of(ledger)` names what a ledger declares; `require_capabilities` refuses one that lacks what a
-host needs (the router needs all five; the sweep follow-ups and failures; the answer API follow-ups, failures
-and leases).
+host needs (the router follow-ups, starts, failures, leases and notes; the sweep follow-ups and failures; the
+answer API follow-ups, failures and hand-overs).
 
 Long on purpose: one contract, every abstract method with the rule each backend keeps, and the capability checks
 that read those same classes; split, a backend's author would read it in pieces.
@@ -31,6 +32,7 @@ from typing import Any, cast
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import ArgumentError
+from agent_wait.ledger.hand_overs import HandOverLedger
 from agent_wait.ledger.records import (
     AdvanceResult,
     DecideResult,
@@ -385,6 +387,8 @@ class Capability(StrEnum):
     """`NoteLedger`: a note from one delivery to the next, on the lease."""
     REFUSALS = "refusals"
     """`RefusalLedger`: the last answer refused on the queue, on its question's row."""
+    HAND_OVERS = "hand-overs"
+    """`HandOverLedger`: a door's decision and its hand-over in one write, while its thread is free."""
 
 
 _CLASSES: dict[Capability, type] = {
@@ -394,6 +398,7 @@ _CLASSES: dict[Capability, type] = {
     Capability.LEASES: LeaseLedger,
     Capability.NOTES: NoteLedger,
     Capability.REFUSALS: RefusalLedger,
+    Capability.HAND_OVERS: HandOverLedger,
 }
 
 

@@ -4,7 +4,7 @@ capability.
 `REQUIRED` holds the core's rules (`questions.py`, `decisions.py`), which every backend passes; each capability
 a backend declares (`agent_wait.ledger.Capability`, by the classes it derives from) adds its own:
 `followups.py` (and `notices.py`, what a question owes), `starts.py`, `failures.py`, `leases.py`, `notes.py`,
-`refusals.py`.
+`refusals.py`, `hand_overs.py`.
 `rules_for` lists what a backend must pass:
 
     @pytest.mark.parametrize("rule", ledger_contract.rules_for(MyLedger), ids=lambda rule: rule.__name__)
@@ -26,6 +26,7 @@ from agent_wait.testing.ledger_contract import (
     extensions,
     failures,
     followups,
+    hand_overs,
     leases,
     notes,
     notices,
@@ -88,6 +89,13 @@ BY_CAPABILITY: Mapping[Capability, tuple[Rule, ...]] = MappingProxyType(
         ),
         Capability.NOTES: (notes.a_release_leaves_a_note_the_next_lease_takes,),
         Capability.REFUSALS: (refusals.the_last_refusal_is_kept_on_the_row_and_changes_nothing_else,),
+        Capability.HAND_OVERS: (
+            hand_overs.a_door_decides_and_hands_over_in_one_write,
+            hand_overs.a_door_never_decides_while_a_run_holds_the_thread,
+            hand_overs.a_door_never_decides_on_a_failed_thread_or_a_question_the_agent_moved_past,
+            hand_overs.a_question_decided_first_is_not_handed_over_again,
+            hand_overs.a_deciding_vote_hands_over_only_at_the_version_read,
+        ),
     }
 )
 """The rules of each capability, required only of a backend that declares it."""
