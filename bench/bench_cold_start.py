@@ -7,10 +7,10 @@ What Lambda's init does, in a fresh Python process each time, with only the code
 and no bytecode written (Lambda's /var/task is read-only); both folders hold Python 3.13 bytecode when the
 bundle ships it (a Python 3.13 on this machine compiled it), else neither does:
 
-- router: the real router bundle (`LambdaBundle`, built here as `cdk synth` builds it: the refund graph, the
-  runtime's pins, stripped and pruned) imports `agent_wait.host.router` and builds the router from its
-  settings (`_router()`, what the first invocation does): the graph, the DynamoDB checkpoint saver, the
-  ledger, the DLQ, the SNS and EventBridge announcers;
+- router: the real router bundle (`LambdaBundle.for_function("router")`, built here as `cdk synth` builds it: the
+  refund graph, the runtime's pins, stripped, pruned, and slimmed of what only the answer API imports) imports
+  `agent_wait.host.router` and builds the router from its settings (`_router()`, what the first invocation does):
+  the graph, the DynamoDB checkpoint saver, the ledger, the DLQ, the SNS and EventBridge announcers;
 - bare: the same pinned packages installed as they come (no pruning, no lazy `__init__`), a script that
   imports LangGraph, `from langgraph_checkpoint_aws import DynamoDBSaver` and boto3, makes clients for the
   same services and compiles a graph of the same shape (load_order → refund, which interrupts → notify)
@@ -185,16 +185,16 @@ def main() -> int:
           f"{', '.join(f'{load:.1f}' for load in os.getloadavg())}")  # fmt: skip
 
     with tempfile.TemporaryDirectory(prefix="agent-wait-cold-start-") as tmp, moto_server() as endpoint:
-        router_dir, bare_dir = Path(tmp) / "router", Path(tmp) / "bare"
+        router_dir, api_dir, bare_dir = Path(tmp) / "router", Path(tmp) / "api", Path(tmp) / "bare"
         started = time.monotonic()
-        bundle = _build(router_dir, bare_dir, version)
-        api_dir = router_dir
+        bundle = _build(router_dir, api_dir, bare_dir, version)
         if bundle.bytecode_python and version.startswith(f"{LAMBDA_PYTHON_VERSION}."):
             print("  Python 3.13 bytecode on both sides (unchecked-hash pycs, as the bundle ships them); none written")
         else:
             print("  no bytecode on either side (none shipped, PYTHONDONTWRITEBYTECODE=1): each import compiles")
-        print(f"  built both in {time.monotonic() - started:.1f} s: router bundle {_mb(router_dir):.1f} MB unzipped "
-              f"({bundle.origin.split(':')[0]}), bare install {_mb(bare_dir):.1f} MB")  # fmt: skip
+        print(f"  built in {time.monotonic() - started:.1f} s: the router's bundle {_mb(router_dir):.1f} MB unzipped "
+              f"({bundle.origin.split(':')[0]}), the answer API's {_mb(api_dir):.1f} MB, "
+              f"bare install {_mb(bare_dir):.1f} MB")  # fmt: skip
         env = _environment(endpoint)
         sides = {"router": (router_dir, ROUTER), "bare": (bare_dir, BARE)}
         times: dict[str, list[tuple[float, float, float, float]]] = defaultdict(list)
@@ -251,7 +251,7 @@ def main() -> int:
                     "s",
                     decimals=2,
                 ),
-                Target(f"router bundle, unzipped ({bytecode})", "81 MB", _mb(router_dir), 70, "MB", decimals=1),
+                Target(f"router bundle, unzipped ({bytecode})", "74.3 MB", _mb(router_dir), 70, "MB", decimals=1),
                 Target(  # CPU, not wall: a Lambda's init has its core; here wall time also waits for one
                     f"router cold start to ready / bare LangGraph Lambda (CPU, Python {version})",
                     "-",
@@ -276,12 +276,14 @@ def _interpreter() -> tuple[str, str, str]:
     return sys.executable, version, note
 
 
-def _build(router_dir: Path, bare_dir: Path, version: str) -> LambdaBundle:
-    """The router bundle as `cdk synth` builds it, and the same pins installed as they come."""
+def _build(router_dir: Path, api_dir: Path, bare_dir: Path, version: str) -> LambdaBundle:
+    """The router's and the answer API's bundles as `cdk synth` builds them for the refund stack (one install, each
+    function's copy slimmed: `LambdaBundle.for_function`), and the same pins installed as they come."""
     architecture = lambda_.Architecture.ARM_64 if platform.machine() == "aarch64" else lambda_.Architecture.X86_64
     bundle = LambdaBundle.for_architecture(architecture, graph_source=[REPO / "examples"])
     python_version = ".".join(version.split(".")[:2])
-    bundle.build(router_dir, python_version=python_version)
+    bundle.for_function("router").build(router_dir, python_version=python_version)
+    bundle.for_function("api").build(api_dir, python_version=python_version)
     bare_dir.mkdir()
     command = bundle.install_command(bare_dir, REQUIREMENTS_FILE, python_version=python_version)
     subprocess.run(command, check=True, capture_output=True)

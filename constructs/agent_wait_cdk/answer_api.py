@@ -174,7 +174,7 @@ class AnswerApi(Construct):
         id: the construct id.
         question_table: the question ledger (`QuestionTable.table`, or a table of its shape).
         entry_queue: the router's FIFO entry queue; resumes go there.
-        code: the Lambda code: the same bundle as the router's (`LambdaBundle.code()`).
+        code: the Lambda code: the answer API's own asset (`LambdaBundle.for_function("api").code()`).
         jwt_issuer: any OIDC issuer's https URL; API Gateway verifies tokens against its published keys.
             Default None. Give `jwt_issuer` and `jwt_audience`, or `user_pool` and `user_pool_clients`:
             exactly one way, because the signed-in routes need a JWT authorizer and there is no safe default.
