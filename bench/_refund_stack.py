@@ -232,6 +232,8 @@ class CallCounter:
         context["bench_params"] = params
         if service == "dynamodb" and operation in ("PutItem", "UpdateItem", "DeleteItem"):
             context["bench_before"] = self._current(params)
+        if service == "dynamodb" and operation == "TransactWriteItems":  # each item as it was, before the write
+            context["bench_before"] = [self._current(_transacted(item)) for item in params["TransactItems"]]
 
     def after(self, event_name: str, parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
         if self._off() or "bench_params" not in context:
@@ -242,6 +244,7 @@ class CallCounter:
         resource = (
             params.get("TableName")
             or (batch_tables[0] if batch_tables else None)
+            or (_transacted(params["TransactItems"][0])["TableName"] if params.get("TransactItems") else None)
             or params.get("QueueUrl", "").rsplit("/", 1)[-1]
             or params.get("TopicArn")
         )
@@ -252,6 +255,12 @@ class CallCounter:
                 before = context.get("bench_before") or {}
                 after = self._current(params) or {}
                 call.wru = write_units(before, after) + self._index_writes(before, after)
+            elif operation == "TransactWriteItems":  # a door's decision and its hand-over, both or neither
+                # Each item's write costs twice a plain one's (DynamoDB's prepare and commit); the index writes it
+                # causes are not transactional and cost as usual. A cancelled transaction is not priced here.
+                for item, before in zip(params["TransactItems"], context.get("bench_before") or [], strict=False):
+                    after = self._current(_transacted(item)) or {}
+                    call.wru += 2 * write_units(before or {}, after) + self._index_writes(before or {}, after)
             elif operation == "BatchWriteItem":  # new items on the checkpoint table, which has no index
                 puts = [r["PutRequest"]["Item"] for r in params["RequestItems"][resource] if "PutRequest" in r]
                 call.wru = sum(write_units(None, item) for item in puts)
@@ -271,6 +280,7 @@ class CallCounter:
         self.calls.append(call)
 
     def _current(self, params: dict[str, Any]) -> dict[str, Any] | None:
+        """The item `params` (a write's, or one item of a transaction) names, as it is now."""
         counting, self.counting = self.counting, False  # the reader's own calls are the bench's, never counted
         try:
             key = params.get("Key") or {
@@ -324,6 +334,12 @@ class CallCounter:
 
     def mark(self) -> int:
         return len(self.calls)
+
+
+def _transacted(item: dict[str, Any]) -> dict[str, Any]:
+    """The write one `TransactItems` entry holds (`Update`, `Put`, `Delete` or `ConditionCheck`): its table and key."""
+    (write,) = item.values()
+    return write
 
 
 # -- one lifecycle, as Lambda's SQS event source drives it -------------------------------------------------

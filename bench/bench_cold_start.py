@@ -1,15 +1,16 @@
-"""The router's cold start to ready, beside a bare LangGraph Lambda doing the same setup.
+"""The router's cold start to ready, beside a bare LangGraph Lambda doing the same setup; the answer API's cold answer.
 
 Run: uv run --frozen python bench/bench_cold_start.py [--runs 9] [--memory 256,512,1024]
+     [--answer-memory 384,512,768]
 
 What Lambda's init does, in a fresh Python process each time, with only the code's folder on `sys.path`
 and no bytecode written (Lambda's /var/task is read-only); both folders hold Python 3.13 bytecode when the
 bundle ships it (a Python 3.13 on this machine compiled it), else neither does:
 
-- router: the real router bundle (`LambdaBundle`, built here as `cdk synth` builds it: the refund graph, the
-  runtime's pins, stripped and pruned) imports `agent_wait.host.router` and builds the router from its
-  settings (`_router()`, what the first invocation does): the graph, the DynamoDB checkpoint saver, the
-  ledger, the DLQ, the SNS and EventBridge announcers;
+- router: the real router bundle (`LambdaBundle.for_function("router")`, built here as `cdk synth` builds it: the
+  refund graph, the runtime's pins, stripped, pruned, and slimmed of what only the answer API imports) imports
+  `agent_wait.host.router` and builds the router from its settings (`_router()`, what the first invocation does):
+  the graph, the DynamoDB checkpoint saver, the ledger, the DLQ, the SNS and EventBridge announcers;
 - bare: the same pinned packages installed as they come (no pruning, no lazy `__init__`), a script that
   imports LangGraph, `from langgraph_checkpoint_aws import DynamoDBSaver` and boto3, makes clients for the
   same services and compiles a graph of the same shape (load_order → refund, which interrupts → notify)
@@ -25,6 +26,14 @@ With `--memory`, the router's cold start is then timed again with its process's 
 gives each memory size (`_cpu_cap`, as `bench_router_memory.py` caps it; the cap is put on the process as soon as
 it is spawned, before the interpreter has loaded), sizes interleaved: what a cold start costs at each size.
 
+Then the answer API's cold answer, what a person waits for after a quiet spell (and Slack gives a click 3 s): a fresh
+process on the answer API's own bundle imports `agent_wait.host.api` and answers one question through its Lambda
+handler (`POST /questions/{id}/answer`, signed in, as API Gateway hands it over) on the same moto server, its CPU
+capped at the share of the API's default memory (`AnswerApiProps.memory_size`) and of each `--answer-memory` size,
+sizes interleaved, a freshly parked refund question each time (parked by the router in this process, untimed).
+Timed from spawning the process to the handler's response. Lambda also downloads and unpacks the code before its
+init, which grows with the bundle and is not measured here.
+
 The bundle is built for the Lambda runtime's Python (3.13) when a python3.13 is on this machine, and run
 with it; otherwise for this interpreter's version, and the output says so. Figures, not a test: nothing is
 asserted, and the exit status is 0 whether the target is met or not.
@@ -33,6 +42,7 @@ asserted, and the exit status is 0 whether the target is met or not.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
@@ -45,6 +55,7 @@ from pathlib import Path
 
 from aws_cdk import aws_lambda as lambda_
 
+from agent_wait_cdk import AnswerApiProps
 from agent_wait_cdk.bundling import (
     LAMBDA_PYTHON_VERSION,
     REQUIREMENTS_FILE,
@@ -71,6 +82,35 @@ imported = time.perf_counter()
 router._router()
 print("ready", imported - started, time.perf_counter() - imported, time.process_time(), flush=True)
 """
+
+ANSWER = """
+import json, sys, time
+started = time.perf_counter()
+import agent_wait.host.api as api
+imported = time.perf_counter()
+question_id, claims = sys.argv[1], json.loads(sys.argv[2])
+path = f"/questions/{question_id}/answer"
+event = {"version": "2.0", "routeKey": "$default", "rawPath": path, "rawQueryString": "",
+         "headers": {"content-type": "application/json", "host": "api.example.com"},
+         "requestContext": {"accountId": "123456789012", "apiId": "api", "domainName": "api.example.com",
+                            "domainPrefix": "api", "requestId": "r-cold", "routeKey": "$default", "stage": "$default",
+                            "http": {"method": "POST", "path": path, "protocol": "HTTP/1.1",
+                                     "sourceIp": "203.0.113.7", "userAgent": "bench"},
+                            "time": "01/Jan/2030:09:00:00 +0000", "timeEpoch": int(time.time() * 1000),
+                            "authorizer": {"jwt": {"claims": claims, "scopes": None}}},
+         "body": json.dumps({"answer": {"action": "approve"}}), "isBase64Encoded": False}
+class Context:
+    function_name, memory_limit_in_mb, aws_request_id = "answer-api", 512, "r-cold"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:answer-api"
+response = api.handler(event, Context())
+print("ready", imported - started, time.perf_counter() - imported, time.process_time(), response["statusCode"],
+      flush=True)
+"""
+"""What Lambda does for the answer API's first request after a quiet spell: init (the handler's imports), then the
+invocation (settings, clients, the answer)."""
+FINANCE = {"iss": "https://issuer.example.com", "sub": "u-fin", "email": "fin@example.com", "email_verified": "true"}
+COLD_ANSWER_TARGET = 2.5
+"""Issue 46: a cold answer at the answer API's default memory within 2.5 s (Slack gives a click 3 s)."""
 
 BARE = """
 import time
@@ -132,8 +172,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="The router's cold start to ready, beside a bare LangGraph Lambda.")
     parser.add_argument("--runs", type=int, default=9, help="interleaved rounds (default 9)")
     parser.add_argument("--memory", default="", help="also time the router capped at these MB (e.g. 256,512,1024)")
+    parser.add_argument("--answer-memory", default="", help="also time the API's cold answer at these MB")
     args = parser.parse_args()
     sizes = [int(m) for m in args.memory.split(",") if m.strip()]
+    answer_default = AnswerApiProps().memory_size
+    answer_sizes = sorted({answer_default, *(int(m) for m in args.answer_memory.split(",") if m.strip())})
 
     python, version, note = _interpreter()
     print("Router cold start to ready vs a bare LangGraph Lambda doing the same setup (issue 17)")
@@ -142,15 +185,16 @@ def main() -> int:
           f"{', '.join(f'{load:.1f}' for load in os.getloadavg())}")  # fmt: skip
 
     with tempfile.TemporaryDirectory(prefix="agent-wait-cold-start-") as tmp, moto_server() as endpoint:
-        router_dir, bare_dir = Path(tmp) / "router", Path(tmp) / "bare"
+        router_dir, api_dir, bare_dir = Path(tmp) / "router", Path(tmp) / "api", Path(tmp) / "bare"
         started = time.monotonic()
-        bundle = _build(router_dir, bare_dir, version)
+        bundle = _build(router_dir, api_dir, bare_dir, version)
         if bundle.bytecode_python and version.startswith(f"{LAMBDA_PYTHON_VERSION}."):
             print("  Python 3.13 bytecode on both sides (unchecked-hash pycs, as the bundle ships them); none written")
         else:
             print("  no bytecode on either side (none shipped, PYTHONDONTWRITEBYTECODE=1): each import compiles")
-        print(f"  built both in {time.monotonic() - started:.1f} s: router bundle {_mb(router_dir):.1f} MB unzipped "
-              f"({bundle.origin.split(':')[0]}), bare install {_mb(bare_dir):.1f} MB")  # fmt: skip
+        print(f"  built in {time.monotonic() - started:.1f} s: the router's bundle {_mb(router_dir):.1f} MB unzipped "
+              f"({bundle.origin.split(':')[0]}), the answer API's {_mb(api_dir):.1f} MB, "
+              f"bare install {_mb(bare_dir):.1f} MB")  # fmt: skip
         env = _environment(endpoint)
         sides = {"router": (router_dir, ROUTER), "bare": (bare_dir, BARE)}
         times: dict[str, list[tuple[float, float, float, float]]] = defaultdict(list)
@@ -194,10 +238,20 @@ def main() -> int:
         print(f"    {'total':<28} {sum(s for _, s, _ in extra) * 1000:>7.0f} ms")
         if sizes:
             _capped(python, sides["router"], env, sizes, args.runs)
+        answered = _cold_answers(python, api_dir, env, answer_sizes, args.runs)
+        cold_answer = statistics.median(answered[answer_default])
         bytecode = "with 3.13 bytecode" if bundle.bytecode_python else "no bytecode"
         report_targets(
             [
-                Target(f"router bundle, unzipped ({bytecode})", "81 MB", _mb(router_dir), 70, "MB", decimals=1),
+                Target(
+                    f"answer API cold answer at its default {answer_default} MB (CPU capped at its share)",
+                    "5.4 s at 320 MB",
+                    cold_answer,
+                    COLD_ANSWER_TARGET,
+                    "s",
+                    decimals=2,
+                ),
+                Target(f"router bundle, unzipped ({bytecode})", "74.3 MB", _mb(router_dir), 70, "MB", decimals=1),
                 Target(  # CPU, not wall: a Lambda's init has its core; here wall time also waits for one
                     f"router cold start to ready / bare LangGraph Lambda (CPU, Python {version})",
                     "-",
@@ -222,18 +276,97 @@ def _interpreter() -> tuple[str, str, str]:
     return sys.executable, version, note
 
 
-def _build(router_dir: Path, bare_dir: Path, version: str) -> LambdaBundle:
-    """The router bundle as `cdk synth` builds it, and the same pins installed as they come."""
+def _build(router_dir: Path, api_dir: Path, bare_dir: Path, version: str) -> LambdaBundle:
+    """The router's and the answer API's bundles as `cdk synth` builds them for the refund stack (one install, each
+    function's copy slimmed: `LambdaBundle.for_function`), and the same pins installed as they come."""
     architecture = lambda_.Architecture.ARM_64 if platform.machine() == "aarch64" else lambda_.Architecture.X86_64
     bundle = LambdaBundle.for_architecture(architecture, graph_source=[REPO / "examples"])
     python_version = ".".join(version.split(".")[:2])
-    bundle.build(router_dir, python_version=python_version)
+    bundle.for_function("router").build(router_dir, python_version=python_version)
+    bundle.for_function("api").build(api_dir, python_version=python_version)
     bare_dir.mkdir()
     command = bundle.install_command(bare_dir, REQUIREMENTS_FILE, python_version=python_version)
     subprocess.run(command, check=True, capture_output=True)
     if bundle.bytecode_python and python_version == LAMBDA_PYTHON_VERSION:  # as the router bundle has it
         compile_bytecode(bare_dir, bundle.bytecode_python)
     return bundle
+
+
+def _cold_answers(
+    python: str, folder: Path, env: dict[str, str], sizes: list[int], runs: int
+) -> dict[int, list[float]]:
+    """The answer API's cold answer at each size (CPU capped from spawn), sizes interleaved; seconds by size."""
+    questions = iter(_parked_questions(env, runs * len(sizes) + 1))
+    _answer_once(python, folder, env, next(questions))  # untimed: the page cache holds the API's tree from here on
+    cap = limiter()
+    times: dict[int, list[float]] = defaultdict(list)
+    cpu: dict[int, list[float]] = defaultdict(list)
+    try:
+        for _ in range(runs):
+            for memory in sizes:
+                with cap.cap(memory):
+                    wall, _, _, used = _answer_once(python, folder, env, next(questions), cap=cap)
+                times[memory].append(wall)
+                cpu[memory].append(used)
+    finally:
+        cap.close()
+    print()
+    print("  the answer API's cold answer (spawn to the handler's response, a fresh process on its bundle, one")
+    print(f"  question answered on moto), CPU capped as Lambda caps it ({cap.name}), medians of {runs} runs:")
+    print(f"  {'memory':>8}  {'CPU share':>9}  {'cold answer (s)':>15}  {'spread':>9}  {'CPU (s)':>7}")
+    for memory in sizes:
+        spread = f"{min(times[memory]):.2f}-{max(times[memory]):.2f}"
+        print(f"  {memory:>5} MB  {cpu_share(memory):>9.3f}  {statistics.median(times[memory]):>15.2f}  {spread:>9}"
+              f"  {statistics.median(cpu[memory]):>7.2f}")  # fmt: skip
+    return times
+
+
+def _parked_questions(env: dict[str, str], count: int) -> list[str]:
+    """`count` refunds parked on finance's question by the router, in this process (untimed), on `env`'s stack."""
+    sys.path.insert(0, str(REPO))  # `examples.refund_agent`, the graph the bundle's settings name
+    saved = dict(os.environ)
+    os.environ.update({name: value for name, value in env.items() if name != "PYTHONDONTWRITEBYTECODE"})
+    try:
+        from agent_wait.host import HostSettings, build_router
+
+        router = build_router(HostSettings.from_env("router"))
+        questions = []
+        for n in range(count):
+            start = {"thread_id": f"cold-{n}", "input": {"order_id": f"cold-{n}", "amount": 900}}
+            questions.extend(router.handle(json.dumps(start), message_id=f"m-cold-{n}").asked)
+        return questions
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _answer_once(
+    python: str, folder: Path, env: dict[str, str], question_id: str, *, cap: Limiter | None = None
+) -> tuple[float, float, float, float]:
+    """Spawn a fresh interpreter on `folder` that answers `question_id`: (wall to its response, its imports, the
+    invocation, its CPU time)."""
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        [python, "-s", "-c", ANSWER, question_id, json.dumps(FINANCE)],
+        env={**env, "PYTHONPATH": str(folder)},
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    if cap is not None:
+        cap.add(child.pid)
+    assert child.stdout is not None
+    line = ""
+    for line in child.stdout:  # Powertools' metrics go to stdout too, after the response
+        if line.startswith("ready"):
+            break
+    wall = time.perf_counter() - started
+    _, stderr = child.communicate(timeout=120)
+    if not line.startswith("ready") or line.split()[4] != "200":
+        raise RuntimeError(f"the answer API did not answer (exit {child.returncode}): {line}\n{stderr[-3000:]}")
+    _, imports, invocation, cpu, _ = line.split()
+    return wall, float(imports), float(invocation), float(cpu)
 
 
 def _capped(python: str, side: tuple[Path, str], env: dict[str, str], sizes: list[int], runs: int) -> None:

@@ -23,7 +23,8 @@ from _targets import TABLES_FILE, TARGETS_FILE, Target, print_table, read
 BENCHES = (
     "bench_lifecycle_calls.py",  # the refund stack as synthesized, per door: calls, WRU, RRU, log bytes, $
     "bench_sweep.py",  # sweep calls with 10,000 open and 10 overdue
-    "bench_cold_start.py",  # bundle size, cold start to ready vs a bare LangGraph Lambda
+    "bench_cold_start.py",  # bundle size, cold start to ready vs a bare LangGraph Lambda, the API's cold answer
+    "bench_answer_api.py",  # the answer API's POST: AWS calls (and its warm answer by memory size)
     "bench_thread_history.py",  # items read per lifecycle on a thread with 100 earlier turns
     "bench_parallel_graph.py",  # refused answers and re-run branches over 200 lifecycles of the 3-branch graph
     "bench_graphs.py",  # per graph: calls, WRU, RRU, $ per million beside Step Functions

@@ -25,10 +25,12 @@ reads those rows by key (`BatchGetItem`: the indexes hold keys only), and record
 reminder and escalation step with a conditional update."""
 
 QUESTION_API_READ = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
-"""The answer API reads one question by key (after finding its thread in `by_question`) and lists a status's
-questions a page at a time: the page's keys from `by_status`, then the rows by key (`BatchGetItem`)."""
+"""The answer API reads one question with its thread's item (`BatchGetItem`, after finding its thread in
+`by_question`) and lists a status's questions a page at a time: the page's keys from `by_status`, then the rows by
+key (`BatchGetItem`)."""
 QUESTION_API_DECIDE = ("dynamodb:UpdateItem",)
-"""The answer API decides a question at once with the router's conditional update, on the table only."""
+"""The answer API decides a question at once and hands it over on its thread's item: two conditional updates in one
+`TransactWriteItems` (IAM authorizes each item's own action, `UpdateItem`), on the table only."""
 
 CHECKPOINT_READ_WRITE = (
     "dynamodb:GetItem",

@@ -460,6 +460,7 @@ class AgentWait(Construct):
             | retention.router_variables()
         )
         self.bundle: LambdaBundle | None = None
+        api_code = code
         if code is None:
             self.bundle = LambdaBundle.for_architecture(
                 architecture,
@@ -468,10 +469,12 @@ class AgentWait(Construct):
                 requirements_file=requirements_file,
                 graph=graph,
             )
-            code = self._bundle_code(self.bundle, graph)
+            # A bundle per function, from one install: the router and the sweep share one that leaves out what only
+            # the answer API, or a channel this stack does not turn on, imports; the answer API has its own.
+            code = self._bundle_code(self.bundle, graph, function="router")
+            api_code = self._bundle_code(self.bundle, graph, function="api") if answer_api else None
         # What every function shares; each function's own props are passed through whole.
         shared: dict[str, Any] = {
-            "code": code,
             "architecture": architecture,
             "log_retention": log_retention,
             "removal_policy": removal_policy,
@@ -480,13 +483,20 @@ class AgentWait(Construct):
         router_props = router.as_kwargs()
         router_props["environment"] = {**(router.environment or {}), **ours}  # a clash was refused above
         router_function = RouterFunction(
-            self, "Router", entry_queue=self.entry_queue, function_name=names.router, **shared, **router_props
+            self,
+            "Router",
+            code=code,
+            entry_queue=self.entry_queue,
+            function_name=names.router,
+            **shared,
+            **router_props,
         )
         # Precise deadlines name the sweep, so its own environment can name its ARN (a reference would be a cycle).
         sweep_name = names.sweep or (precise_sweep_name(self) if precise_deadlines else None)
         sweep_function = SweepFunction(
             self,
             "Sweep",
+            code=code,
             environment=environment | retention.sweep_variables(),
             function_name=sweep_name,
             **shared,
@@ -514,10 +524,11 @@ class AgentWait(Construct):
 
         # People answer.
         self.answer_api: AnswerApi | None = None
-        if answer_api and answer_api_props is not None:
+        if answer_api and answer_api_props is not None and api_code is not None:
             self.answer_api = AnswerApi(
                 self,
                 "AnswerApi",
+                code=api_code,
                 question_table=self.question_table,
                 entry_queue=self.entry_queue,
                 log_level=log_level,
@@ -651,13 +662,17 @@ class AgentWait(Construct):
 
     # Parts.
 
-    def _bundle_code(self, bundle: LambdaBundle, graph: str) -> lambda_.Code:
-        """The bundle's asset, saying in the synth output where its dependencies came from."""
+    def _bundle_code(self, bundle: LambdaBundle, graph: str, *, function: str) -> lambda_.Code:
+        """`function`'s asset (`LambdaBundle.for_function`: the router's is also the sweep's), keeping the libraries of
+        the channels this stack turns on; the first says in the synth output where the dependencies came from."""
         # `-c agent-wait:bundle=false` skips building in any app (the same asset hash; never deploy it).
         skip = str(self.node.try_get_context(BUNDLE_CONTEXT)).lower() == "false"
-        warn_if_graph_missing(self, graph, bundle)
-        Annotations.of(self).add_info(f"agent-wait: the Lambda bundle's dependencies: {bundle.origin}")
-        return bundle.code(bundled=not skip)
+        if function == "router":
+            warn_if_graph_missing(self, graph, bundle)
+            Annotations.of(self).add_info(f"agent-wait: the Lambda bundle's dependencies: {bundle.origin}")
+        on = {"slack": self.slack, "teams": self.teams, "shaped": self.shaped_webhook, "email": self.email}
+        channels = [name for name, props in on.items() if props is not None]
+        return bundle.for_function(function, channels=channels).code(bundled=not skip)
 
     def _keep_webhook(
         self,

@@ -139,8 +139,9 @@ class AnswerApiProps:
     """Requests in a burst for the whole stage."""
     timeout: Duration = TEN_SECONDS
     """The function's timeout (at most 30 seconds, API Gateway's limit)."""
-    memory_size: int = 1024
-    """The function's memory in MB."""
+    memory_size: int = 640
+    """The function's memory in MB. Default 640: the smallest whose slowest measured cold answer leaves Slack's 3 s a
+    second to spare (docs/scaling.md, "The answer API's memory")."""
 
     def as_kwargs(self) -> dict[str, Any]:
         """These props as keyword arguments of `AnswerApi` (and of `AnswerApi.check_props`)."""
@@ -173,7 +174,7 @@ class AnswerApi(Construct):
         id: the construct id.
         question_table: the question ledger (`QuestionTable.table`, or a table of its shape).
         entry_queue: the router's FIFO entry queue; resumes go there.
-        code: the Lambda code: the same bundle as the router's (`LambdaBundle.code()`).
+        code: the Lambda code: the answer API's own asset (`LambdaBundle.for_function("api").code()`).
         jwt_issuer: any OIDC issuer's https URL; API Gateway verifies tokens against its published keys.
             Default None. Give `jwt_issuer` and `jwt_audience`, or `user_pool` and `user_pool_clients`:
             exactly one way, because the signed-in routes need a JWT authorizer and there is no safe default.
@@ -211,10 +212,12 @@ class AnswerApi(Construct):
             answering questions, with room; it caps the function's concurrency and the bill if a link
             leaks or someone floods the API.
         throttle_burst_limit: requests in a burst. Default 100, twice the rate.
-        timeout: the function's. Default 10 seconds: a read, a conditional write and one send; at most 30
+        timeout: the function's. Default 10 seconds: a lookup, a read, a conditional write and one send; at most 30
             seconds, the HTTP API's integration limit.
-        memory_size: the function's. Default 1024 MB: a person waits on the cold start, and Lambda's CPU
-            grows with memory.
+        memory_size: the function's. Default 640 MB: a person waits on the cold answer, which is CPU-bound (Lambda's
+            CPU grows with memory): 1.0-1.6 s at 640 MB on the measured curve, a second inside Slack's 3 s for what
+            the bench cannot see (512 MB measured up to 2.5 s); a warm answer waits on four AWS calls, so more
+            memory only bills that wait higher (docs/scaling.md, "The answer API's memory"). 128 to 10,240.
         architecture: Default x86_64; must match the bundle's.
         log_retention: the function's and the access logs'. Default one month.
         log_level: `LOG_LEVEL` for Powertools. Default "INFO": ids only, never question content.
@@ -251,7 +254,7 @@ class AnswerApi(Construct):
         throttle_rate_limit: float = 50,
         throttle_burst_limit: int = 100,
         timeout: Duration = TEN_SECONDS,
-        memory_size: int = 1024,
+        memory_size: int = 640,
         architecture: lambda_.Architecture = lambda_.Architecture.X86_64,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         log_level: str = "INFO",

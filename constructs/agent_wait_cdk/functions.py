@@ -133,7 +133,7 @@ class RouterFunction(Construct):
     Args:
         scope: the parent construct.
         id: the construct id.
-        code: the Lambda code (`LambdaBundle.code()`).
+        code: the Lambda code (`LambdaBundle.for_function("router").code()`, which the sweep shares).
         entry_queue: the FIFO queue of starts and answers.
         environment: the variables of `agent_wait.contract.schema.Settings` (and Powertools').
         timeout: Default 1 minute: one graph step between two interrupts. Raise it for slow model calls;
@@ -249,7 +249,7 @@ class SweepFunction(Construct):
     Args:
         scope: the parent construct.
         id: the construct id.
-        code: the Lambda code (`LambdaBundle.code()`).
+        code: the Lambda code (`LambdaBundle.for_function("sweep").code()`, the router's asset).
         environment: the variables of `agent_wait.contract.schema.Settings` (and Powertools').
         rate: how often the sweep runs, in whole minutes. Default 1 minute: a question expires at most a
             minute after its deadline, for about 43,000 short invocations a month.

@@ -372,17 +372,17 @@ BUSY = "Not recorded: the agent is working on this thread right now; try again i
 
 @pytest.fixture
 def lease_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """How long each answer was let wait for its thread's lease (`hold_thread`'s `wait`), in order."""
-    import agent_wait.engine.handover as handover
+    """How long each answer was let wait for a run on its thread to finish (`AnswerService._decide`'s `wait`)."""
+    from agent_wait.engine import AnswerService
 
     waits: list[float] = []
-    hold_thread = handover.hold_thread
+    decide = AnswerService._decide
 
-    def measured(*args: Any, **kwargs: Any) -> Any:
-        waits.append(kwargs["wait"])
-        return hold_thread(*args, **kwargs)
+    def measured(self: AnswerService, attempt: Any, view: Any, wait: float) -> Any:
+        waits.append(wait)
+        return decide(self, attempt, view, wait)
 
-    monkeypatch.setattr(handover, "hold_thread", measured)
+    monkeypatch.setattr(AnswerService, "_decide", measured)
     return waits
 
 

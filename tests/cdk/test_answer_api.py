@@ -148,7 +148,8 @@ def test_the_api_function_knows_the_table_the_queue_the_link_keys_and_the_groups
 
 def test_the_api_function_defaults_and_no_groups_claim_unless_given(refund: Synth) -> None:
     (_, function) = api_function(refund)
-    assert (function["Properties"]["Timeout"], function["Properties"]["MemorySize"]) == (10, 1024)
+    # 640 MB: a cold answer a second inside Slack's 3 s on the measured curve (issue 46; docs/scaling.md)
+    assert (function["Properties"]["Timeout"], function["Properties"]["MemorySize"]) == (10, 640)
     assert "AGENT_WAIT_GROUPS_CLAIM" not in function["Properties"]["Environment"]["Variables"]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -16,8 +17,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Template
 from tests.cdk.conftest import EXAMPLES, Synth, new_app
 
-from agent_wait_cdk import AgentWait, BundleError, LambdaBundle
-from agent_wait_cdk.bundling import REQUIREMENTS_FILE, RUNTIME_AWS_SERVICES, find_lambda_python
+from agent_wait_cdk import AgentWait, AnswerApiProps, BundleError, LambdaBundle
+from agent_wait_cdk.bundling import REQUIREMENTS_FILE, RUNTIME_AWS_SERVICES, find_lambda_python, left_out
 
 X86, ARM = lambda_.Architecture.X86_64, lambda_.Architecture.ARM_64
 
@@ -53,9 +54,39 @@ def test_asset_hash_changes_with_the_graph_source_and_the_architecture(graph_dir
     assert LambdaBundle.for_architecture(X86, graph_source=[graph_dir]).asset_hash() != before
 
 
-def test_one_asset_is_shared_by_the_router_and_the_sweep(refund: Synth) -> None:
-    keys = {fn["Properties"]["Code"]["S3Key"] for fn in refund.resources("AWS::Lambda::Function").values()}
-    assert len(keys) == 1
+def test_the_router_and_the_sweep_share_one_asset_and_the_answer_api_has_its_own(refund: Synth) -> None:
+    # GIVEN the refund stack (router, sweep, answer API) / WHEN synthesized
+    keys = {
+        fn["Properties"]["Handler"]: fn["Properties"]["Code"]["S3Key"]
+        for fn in refund.resources("AWS::Lambda::Function").values()
+        if str(fn["Properties"].get("Handler", "")).startswith("agent_wait.host.")
+    }
+    # THEN one asset serves the router and the sweep, and the answer API's is another (a bundle per function)
+    assert keys["agent_wait.host.router.handler"] == keys["agent_wait.host.sweep.handler"]
+    assert keys["agent_wait.host.api.handler"] != keys["agent_wait.host.router.handler"]
+
+
+def test_each_function_leaves_out_what_only_other_functions_or_unused_channels_import() -> None:
+    # GIVEN no channel / WHEN each function's asset is planned / THEN the router and the sweep leave out AG-UI, Slack,
+    # Jinja2 and the answer API's routes, and every function the emulator and the console script
+    runtime_only = ("agent_wait/local", "agent_wait/cli", "agent_wait/testing")
+    assert left_out("router") == left_out("sweep")
+    assert left_out("router") == ("ag-ui-protocol", "jinja2", "slack-sdk", "agent_wait/host/api", *runtime_only)
+    assert left_out("api") == ("jinja2", "slack-sdk", *runtime_only)
+    # AND a channel turned on keeps its library in every function: Slack's SDK, email's and shaped webhooks' Jinja2
+    assert "slack-sdk" not in left_out("router", ["slack"]) + left_out("api", ["slack"])
+    assert "jinja2" not in left_out("sweep", ["email"]) + left_out("router", ["shaped"]) + left_out("api", ["email"])
+    assert "jinja2" in left_out("router", ["slack", "teams"])
+
+
+def test_a_function_asset_hashes_apart_from_the_whole_install_and_the_router_and_sweep_alike(graph_dir: Path) -> None:
+    whole = LambdaBundle.for_architecture(X86, graph_source=[graph_dir])
+    router, sweep, api = (whole.for_function(name) for name in ("router", "sweep", "api"))
+    assert router.asset_hash() == sweep.asset_hash()
+    assert len({whole.asset_hash(), router.asset_hash(), api.asset_hash()}) == 3
+    assert whole.for_function("router", channels=["slack"]).asset_hash() != router.asset_hash()
+    with pytest.raises(BundleError, match=re.escape("function must be one of ['router', 'sweep', 'api']; got 'web'")):
+        whole.for_function("web")
 
 
 def _code_keys(requirements: Path | None) -> set[str]:
@@ -162,12 +193,12 @@ router = r._router()  # what the first invocation does: settings, clients, the g
 ready = time.perf_counter() - started
 unneeded = ("langgraph.prebuilt", "aws_lambda_powertools.utilities.data_classes.alb_event", "aws_xray_sdk.core")
 unused = [m for m in unneeded if m in sys.modules]  # what the router's cold start has no use for
-import agent_wait.host.sweep as s, agent_wait.host.api as api, boto3, langgraph.graph as g, pydantic_core
+import agent_wait.host.sweep as s, boto3, langgraph.graph as g, pydantic_core
 session = boto3.Session()
 clients = [session.client(service).meta.service_model.service_name for service in sys.argv[1].split(",")]
 start = json.dumps({"thread_id": "t-bundle", "input": {"order_id": "o-bundle", "amount": 900}})
 outcome = router.handle(start, message_id="m-bundle", deduplication_id="d-bundle", group_id="t-bundle")
-print(json.dumps({"handlers": [callable(r.handler), callable(s.handler), callable(api.handler)],
+print(json.dumps({"handlers": [callable(r.handler), callable(s.handler)],
                   "outcome": outcome.kind.value,
                   "asked": list(outcome.asked),
                   "clients": clients, "imported": imported, "ready": ready,
@@ -175,24 +206,62 @@ print(json.dumps({"handlers": [callable(r.handler), callable(s.handler), callabl
                   "savers": sorted(m for m in sys.modules if m.startswith("langgraph_checkpoint_aws.checkpoint.")),
                   "unused": unused}))
 """
-"""Run in the bundle by its Python 3.13: the router's cold start (timed), a client for each of the runtime's AWS
-services (their botocore models survived pruning), and one start message handled on the emulator."""
+"""Run in the router's asset by its Python 3.13: the router's cold start (timed), a client for each of the runtime's
+AWS services (their botocore models survived pruning), and one start message handled on the emulator."""
+
+_ANSWERED = """
+import json, sys
+import agent_wait.host.api as api
+claims = {"iss": "https://issuer.example.com", "sub": "u-fin", "email": "fin@example.com", "email_verified": "true"}
+path = f"/questions/{sys.argv[1]}/answer"
+event = {"version": "2.0", "rawPath": path, "rawQueryString": "", "headers": {"content-type": "application/json"},
+         "requestContext": {"http": {"method": "POST", "path": path}, "requestId": "r", "stage": "$default",
+                            "authorizer": {"jwt": {"claims": claims}}},
+         "body": json.dumps({"answer": {"action": "approve"}}), "isBase64Encoded": False}
+class Context:
+    function_name, memory_limit_in_mb, aws_request_id = "api", 512, "r"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:api"
+response = api.handler(event, Context())
+print(json.dumps({"status": response["statusCode"], "ag_ui": "ag_ui" in sys.modules}))
+"""
+"""Run in the answer API's asset: its handler answers the question the router's asset parked."""
 
 
 @pytest.mark.slow
 def test_a_real_bundle_holds_the_runtime_its_dependencies_and_the_graph(tmp_path: Path, moto_server: str) -> None:
-    """pip-for-Lambda on the host, no Docker, pruned; under Python 3.13 the asset builds the router and runs it."""
+    """pip-for-Lambda on the host, no Docker, pruned; under Python 3.13 the router's asset builds the router and runs
+    it, and the answer API's, copied from the same install, answers the question it asked."""
     app = App(outdir=str(tmp_path / "cdk.out"), builtin_cloud_formation_validation=False)
     stack = Stack(app, "Bundled")
     started = time.monotonic()  # CDK stages (bundles) an asset when the function binds it, not at synth
-    agent = AgentWait(stack, "AgentWait", graph="examples.refund_agent.graph:build_graph", graph_source=[EXAMPLES])
+    agent = AgentWait(
+        stack,
+        "AgentWait",
+        graph="examples.refund_agent.graph:build_graph",
+        graph_source=[EXAMPLES],
+        answer_api=True,
+        answer_api_props=AnswerApiProps(jwt_issuer="https://issuer.example.com", jwt_audience=["approvals"]),
+    )
     assembly = app.synth()
     elapsed = time.monotonic() - started
     assert agent.bundle is not None
-    manifest = json.loads((Path(assembly.directory) / "Bundled.assets.json").read_text())
-    (asset_path,) = [f["source"]["path"] for f in manifest["files"].values() if f["source"].get("packaging") == "zip"]
-    asset = Path(assembly.directory) / asset_path
+    out = Path(assembly.directory)
+    template = json.loads((out / "Bundled.template.json").read_text())
+    paths = {
+        key: f["source"]["path"] for key, f in json.loads((out / "Bundled.assets.json").read_text())["files"].items()
+    }
+    assets = {  # each function's handler -> its bundled asset folder, through the asset's hash
+        r["Properties"]["Handler"]: out / paths[r["Properties"]["Code"]["S3Key"].removesuffix(".zip")]
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::Lambda::Function" and str(r["Properties"].get("Handler", "")).startswith("agent_wait.")
+    }
+    asset, api_asset = assets["agent_wait.host.router.handler"], assets["agent_wait.host.api.handler"]
+    assert assets["agent_wait.host.sweep.handler"] == asset, "the router and the sweep share one asset"
     assert asset.is_dir(), sorted(p.name for p in Path(assembly.directory).iterdir())
+    # The router's asset leaves out what only the answer API, or a channel this stack does not use, imports.
+    never = ("slack_sdk", "jinja2", "markupsafe", "ag_ui", "agent_wait/host/api", "agent_wait/local", "agent_wait/cli")
+    assert [path for path in never if (asset / path).exists()] == []
+    assert [path for path in ("ag_ui", "agent_wait/host/api/pages") if not (api_asset / path).exists()] == []
 
     for path in ("agent_wait/__init__.py", "agent_wait/host/router.py", "agent_wait/host/sweep.py",
                  "examples/refund_agent/stack.py", "langgraph", "langgraph_checkpoint_aws", "aws_lambda_powertools",
@@ -217,9 +286,10 @@ def test_a_real_bundle_holds_the_runtime_its_dependencies_and_the_graph(tmp_path
         unstripped = [p.name for p in asset.rglob("*.so*") if p.is_file() and _has_debug_sections(p)]
         assert unstripped == [], unstripped
     size_mb = sum(p.stat().st_size for p in asset.rglob("*") if p.is_file()) / 1e6
+    api_mb = sum(p.stat().st_size for p in api_asset.rglob("*") if p.is_file()) / 1e6
     assert size_mb < 250, f"bundle is {size_mb:.0f} MB; Lambda allows 250 MB unzipped"
     bytecode = "with Python 3.13 bytecode" if python else "no bytecode (no Python 3.13 here)"
-    print(f"\nbundle: {size_mb:.1f} MB unzipped, {bytecode}, synth+bundle {elapsed:.1f} s")
+    print(f"\nbundles: the router's {size_mb:.1f} MB, the API's {api_mb:.1f} MB, {bytecode}, synth {elapsed:.1f} s")
 
     if python is None:
         pytest.skip("no Python 3.13 here to import the bundle with; its files were checked")
@@ -236,7 +306,7 @@ def test_a_real_bundle_holds_the_runtime_its_dependencies_and_the_graph(tmp_path
     )
     assert result.returncode == 0, result.stderr[-3000:]
     ran = json.loads(result.stdout.strip().splitlines()[-1])
-    assert ran["handlers"] == [True, True, True]  # the router's, the sweep's and the answer API's: one bundle
+    assert ran["handlers"] == [True, True]  # the router's and the sweep's: one asset
     assert ran["outcome"] == "started", ran
     assert len(ran["asked"]) == 1, ran  # the refund over the limit parked on finance's question (checkpointed)
     assert len(ran["clients"]) == len(RUNTIME_AWS_SERVICES)
@@ -250,6 +320,18 @@ def test_a_real_bundle_holds_the_runtime_its_dependencies_and_the_graph(tmp_path
         f"router cold start in the bundle (Python 3.13, {bytecode}): import {ran['imported']:.2f} s, "
         f"ready {ran['ready']:.2f} s (figures, not asserted; compare with bench/bench_cold_start.py)"
     )
+    # AND the answer API's asset answers the question the router asked, without importing AG-UI's shapes
+    answered = subprocess.run(
+        [python, "-s", "-c", _ANSWERED, ran["asked"][0]],
+        env={**env, "PYTHONPATH": str(api_asset)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=180,
+    )
+    assert answered.returncode == 0, answered.stderr[-3000:]
+    assert json.loads(answered.stdout.strip().splitlines()[-1]) == {"status": 200, "ag_ui": False}
 
 
 def _router_settings(endpoint: str) -> dict[str, str]:

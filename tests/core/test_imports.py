@@ -655,6 +655,15 @@ def test_importing_the_host_loads_no_framework():
     assert frameworks == []
 
 
+def test_the_answer_apis_cold_start_loads_neither_ag_ui_nor_pydantic():
+    """A third of the answer API's imports were AG-UI's shapes (issue 46): its routes import them on first use."""
+    # GIVEN a fresh interpreter / WHEN it imports the answer API's handler module, as Lambda's init does
+    loaded = loaded_by("agent_wait.host.api")
+    # THEN AG-UI's package and pydantic wait for a request that needs them
+    assert [m for m in loaded if m.split(".")[0] in ("ag_ui", "pydantic", "pydantic_core")] == []
+    assert "agent_wait.host.api._agui" in loaded  # its routes are there, only their shapes wait
+
+
 def test_schema_create_table_request_matches_the_table_shape():
     # GIVEN the ledger shape / WHEN it is turned into a CreateTable request
     from agent_wait.contract.schema import CHECKPOINT_TABLE, QUESTION_TABLE

@@ -13,12 +13,14 @@ the hash, and a deploy really ships new code; an unchanged tree re-uses the bund
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import os
 import shutil
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from agent_wait_cdk.bundling.install import LAMBDA_PYTHON_VERSION
 from agent_wait_cdk.bundling.lazy_init import LAZY_PACKAGES, compile_bytecode, find_lambda_python, lazy_package_init
 from agent_wait_cdk.bundling.prune import prune_bundle, strip_debug_sections, tree_size
 from agent_wait_cdk.bundling.requirements import bundle_requirements
+from agent_wait_cdk.bundling.slim import left_out, slim_bundle
 
 __all__ = (
     "BUNDLE_CONTEXT",
@@ -89,6 +92,8 @@ class LambdaBundle:
         aws_services: botocore service names whose models the bundle keeps besides `RUNTIME_AWS_SERVICES` and
             those its Python files name (for a graph that computes a client's service name).
         bytecode_python: the Python 3.13 interpreter that compiles the bundle's bytecode; None: no bytecode.
+        leaves_out: what this function's asset leaves out of the install (`for_function`, `slim.left_out`);
+            empty: the whole install, every function's.
     """
 
     architecture: str
@@ -98,6 +103,7 @@ class LambdaBundle:
     resolve: bool = False
     aws_services: tuple[str, ...] = ()
     bytecode_python: str | None = None
+    leaves_out: tuple[str, ...] = ()
 
     @classmethod
     def for_architecture(
@@ -152,6 +158,20 @@ class LambdaBundle:
             bytecode_python=compiler,
         )
 
+    def for_function(self, function: str, *, channels: Iterable[str] = ()) -> LambdaBundle:
+        """This bundle for one function (`router`, `sweep`, `api`): its asset leaves out the libraries only another
+        function, or a channel not in `channels` (`slack`, `email`, `shaped`, `teams`), imports (`slim`). The router
+        and the sweep need the same, so they share one asset.
+
+        Raises:
+            BundleError: `function` is not one of them.
+        """
+        try:
+            leaves_out = left_out(function, channels)
+        except ValueError as exc:
+            raise BundleError(str(exc)) from None
+        return replace(self, leaves_out=leaves_out)
+
     @property
     def platform(self) -> str:
         """The uv platform (`x86_64-manylinux_2_34` or `aarch64-manylinux_2_34`)."""
@@ -166,6 +186,9 @@ class LambdaBundle:
         bytecode = "bytecode" if self.bytecode_python else "source"
         for part in (_FORMAT, LAMBDA_PYTHON_VERSION, self.platform, mode, self.requirements, services, bytecode):
             digest.update(part.encode())
+            digest.update(b"\0")
+        if self.leaves_out:  # a function's asset (a whole install hashes as it always did)
+            digest.update(("leaves out:" + ",".join(self.leaves_out)).encode())
             digest.update(b"\0")
         for source, dest in self.sources:
             for file in _files(source):
@@ -207,7 +230,31 @@ class LambdaBundle:
 
     def build(self, output_dir: Path, *, python_version: str = LAMBDA_PYTHON_VERSION) -> None:
         """Install the requirements, copy the sources into `output_dir` and prune the dependencies; raises
-        `BundleError` on failure. `python_version`: see `install_command` (never set for a deployed bundle)."""
+        `BundleError` on failure. `python_version`: see `install_command` (never set for a deployed bundle).
+
+        A function's bundle (`for_function`) is the whole install, built once per process and `python_version` in a
+        scratch folder, copied into `output_dir` (hard links where it can) and slimmed there: a stack's second asset
+        costs a copy, not a second install.
+        """
+        if not self.leaves_out:
+            self._build_whole(output_dir, python_version=python_version)
+            return
+        whole = _whole_installs.get((self.whole().asset_hash(), python_version))
+        if whole is None or not whole.is_dir():
+            whole = Path(tempfile.mkdtemp(prefix="agent-wait-bundle-")) / "whole"
+            atexit.register(shutil.rmtree, whole.parent, True)
+            self.whole()._build_whole(whole, python_version=python_version)
+            _whole_installs[(self.whole().asset_hash(), python_version)] = whole
+        _copy_tree(whole, output_dir)
+        graph_sources = [dest for _, dest in self.sources[1:]]
+        slim_bundle(output_dir, self.leaves_out, graph_sources=graph_sources, requirements=self.requirements)
+        check_size(output_dir, origin=self.origin)
+
+    def whole(self) -> LambdaBundle:
+        """This bundle for every function: the whole install, leaving nothing out."""
+        return replace(self, leaves_out=())
+
+    def _build_whole(self, output_dir: Path, *, python_version: str) -> None:
         installer.install(
             self.architecture,
             self.requirements,
@@ -229,6 +276,24 @@ class LambdaBundle:
         if self.bytecode_python and python_version == LAMBDA_PYTHON_VERSION:
             compile_bytecode(output_dir, self.bytecode_python)
         check_size(output_dir, origin=self.origin)
+
+
+_whole_installs: dict[tuple[str, str], Path] = {}
+"""The whole install of each bundle built in this process (by its hash and Python version), which each function's
+asset copies."""
+
+
+def _copy_tree(source: Path, target: Path) -> None:
+    """Copy `source` into `target` (which may exist), hard-linking each file where the file system allows: the copy is
+    only ever slimmed (files deleted), never written in place."""
+
+    def link(src: str, dst: str) -> None:
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+
+    shutil.copytree(source, target, symlinks=True, copy_function=link, dirs_exist_ok=True)
 
 
 def check_size(bundle_dir: Path, limit: int = MAX_BUNDLE_BYTES, *, origin: str | None = None) -> None:

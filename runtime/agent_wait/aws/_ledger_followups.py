@@ -52,6 +52,31 @@ class FollowUpWrites(LedgerTable):
         now: datetime,
     ) -> AdvanceResult:
         check_advance(progress, expected_version)
+        request = self._advance_request(
+            thread_id,
+            question_id,
+            progress,
+            expected_version=expected_version,
+            due_at=due_at,
+            decision=decision,
+            now=now,
+        )
+        won, item = self._conditional("update_item", ReturnValues="ALL_NEW", **request)
+        return AdvanceResult(won, self._record(item) if item else None)
+
+    def _advance_request(
+        self,
+        thread_id: str,
+        question_id: str,
+        progress: Progress,
+        *,
+        expected_version: int,
+        due_at: str | None,
+        decision: Decision | None,
+        now: datetime,
+    ) -> dict[str, Any]:
+        """The conditional update that writes `progress` (and `decision`) on an open row still at `expected_version`
+        (`advance`, and a deciding vote's hand-over)."""
         if decision is not None:
             sets, names, values, removed = self._decision_update(question_id, decision, now)
             removes = [removed]
@@ -79,16 +104,13 @@ class FollowUpWrites(LedgerTable):
             if expected_version == 0
             else ("#version = :expected")
         )
-        won, item = self._conditional(
-            "update_item",
-            Key=self._key(thread_id, question_key(question_id)),
-            UpdateExpression=f"SET {', '.join(sets)}" + (f" REMOVE {', '.join(removes)}" if removes else ""),
-            ConditionExpression=f"#status = :open AND {version}",
-            ExpressionAttributeNames=names,
-            ExpressionAttributeValues=values,
-            ReturnValues="ALL_NEW",
-        )
-        return AdvanceResult(won, self._record(item) if item else None)
+        return {
+            "Key": self._key(thread_id, question_key(question_id)),
+            "UpdateExpression": f"SET {', '.join(sets)}" + (f" REMOVE {', '.join(removes)}" if removes else ""),
+            "ConditionExpression": f"#status = :open AND {version}",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+        }
 
     def extend(
         self, thread_id: str, question_id: str, extended: Extended, *, expected_version: int, due_at: str | None

@@ -22,11 +22,22 @@ from agent_wait.aws.errors import (
 )
 from agent_wait.aws.items import from_item, paginate, to_attribute
 from agent_wait.common.times import format_rfc3339
-from agent_wait.contract.schema import QUESTION_TABLE, shard_key, thread_key
+from agent_wait.contract.schema import QUESTION_TABLE, QuestionStatus, question_key, shard_key, thread_key
 from agent_wait.errors import LedgerIndexMissingError, LedgerRejectedError
 from agent_wait.ledger.records import Decision, LedgerUnavailableError, QuestionRecord
 
-__all__ = ("DUE", "OPEN", "OPEN_COUNT_KEY", "PK", "SK", "START_PREFIX", "STATUS_SHARD", "THREAD_ITEM", "LedgerTable")
+__all__ = (
+    "DUE",
+    "OPEN",
+    "OPEN_COUNT_KEY",
+    "PK",
+    "SK",
+    "START_PREFIX",
+    "STATUS_SHARD",
+    "THREAD_ITEM",
+    "TRANSACTION_CANCELLED",
+    "LedgerTable",
+)
 
 PK, SK = QUESTION_TABLE.partition_key, QUESTION_TABLE.sort_key
 STATUS_SHARD = QUESTION_TABLE.indexes[0].partition_key
@@ -41,6 +52,8 @@ THREAD_ITEM = "~THREAD"
 OPEN_COUNT_KEY = ("~SWEEP", "~OPEN_COUNT")
 """(pk, sk) of the sweep's own item: its last count of open questions and the latest claim to count (`open_count`).
 No thread's key (`THREAD#...`), and in no index."""
+TRANSACTION_CANCELLED = "TransactionCanceledException"
+"""DynamoDB's code for a transaction that wrote nothing; its `CancellationReasons` say why, item by item."""
 _CLOSED_REMOVES = "open_since, #due, due_at"
 """What a decision removes: a decided question is neither open nor due (unless handed over). It keeps
 `announce_due`: a question decided before its `wait.created` went out still owes it (`owe_notices` takes it)."""
@@ -62,8 +75,8 @@ class LedgerTable:
 
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
         try:
-            if operation == "batch_get_item":  # names its tables in RequestItems
-                return self._client.batch_get_item(**kwargs)
+            if operation in ("batch_get_item", "transact_write_items"):  # each names its table in its items
+                return getattr(self._client, operation)(**kwargs)
             return getattr(self._client, operation)(TableName=self.table_name, **kwargs)
         except TransportError as exc:  # DynamoDB never answered (connection, timeout, credentials)
             raise LedgerUnavailableError(
@@ -72,8 +85,8 @@ class LedgerTable:
                 code=type(exc).__name__,
             ) from exc
         except ServiceError as exc:
-            if is_condition_failed(exc):
-                raise
+            if is_condition_failed(exc) or error_code(exc) == TRANSACTION_CANCELLED:
+                raise  # a lost race: the caller reads who won (a transaction's reasons, item by item)
             code = error_code(exc)
             where = f"question table {self.table_name}: {operation}"
             index = kwargs.get("IndexName")
@@ -122,6 +135,18 @@ class LedgerTable:
 
     def _shard(self, value: str, item_id: str) -> dict[str, str]:
         return {"S": shard_key(value, item_id, self.index_shards)}
+
+    def _decide_request(self, thread_id: str, question_id: str, decision: Decision, now: datetime) -> dict[str, Any]:
+        """The conditional update that records `decision` on the row while it is open (`decide`, and a door's
+        hand-over)."""
+        sets, names, values, removes = self._decision_update(question_id, decision, now)
+        return {
+            "Key": self._key(thread_id, question_key(question_id)),
+            "UpdateExpression": f"SET {', '.join(sets)} REMOVE {removes}",
+            "ConditionExpression": "#status = :open",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": {**values, ":open": {"S": QuestionStatus.OPEN.value}},
+        }
 
     def _decision_update(
         self, question_id: str, decision: Decision, now: datetime

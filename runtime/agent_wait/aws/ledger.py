@@ -3,7 +3,8 @@
 This module holds the ledger's core (`agent_wait.ledger.Ledger`: open, read, decide, mark resumed and announced) and
 the reads it serves from the indexes. Each capability it declares is a class of its own, on the same table
 (`agent_wait.aws._ledger_table.LedgerTable`): the sharded indexes (`_ledger_indexes`), the follow-up and notice writes
-(`_ledger_followups`), starts and failures (`_ledger_failures`) and the thread's lease (`_ledger_leases`).
+(`_ledger_followups`), starts and failures (`_ledger_failures`), the thread's lease (`_ledger_leases`) and a door's
+decision handed over in one write (`_ledger_hand_overs`).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from agent_wait.aws._ledger_failures import StartsAndFailures
-from agent_wait.aws._ledger_followups import FollowUpWrites
 from agent_wait.aws._ledger_grants import GrantWrites
-from agent_wait.aws._ledger_indexes import BY_DUE, BY_QUESTION, BY_STATUS, OPEN_BY_AGE, ShardedIndexes, decode_cursor
+from agent_wait.aws._ledger_hand_overs import HandOverWrites
+from agent_wait.aws._ledger_indexes import BY_DUE, BY_STATUS, OPEN_BY_AGE, ShardedIndexes, decode_cursor
 from agent_wait.aws._ledger_leases import LeaseWrites
 from agent_wait.aws._ledger_table import DUE, OPEN, OPEN_COUNT_KEY, PK, SK, STATUS_SHARD, THREAD_ITEM
 from agent_wait.aws.items import from_item, to_item
@@ -23,7 +24,7 @@ from agent_wait.common.times import format_rfc3339
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.schema import QuestionStatus, index_shards_or_env, question_key, shard_key, thread_key
 from agent_wait.errors import QuestionNotFoundError
-from agent_wait.ledger import FullLedger, NoteLedger, RefusalLedger
+from agent_wait.ledger import FullLedger, HandOverLedger, NoteLedger, RefusalLedger
 from agent_wait.ledger.records import (
     DECIDED,
     PROGRESS_ATTRIBUTES,
@@ -39,12 +40,19 @@ from agent_wait.ledger.records import (
 
 __all__ = ("DynamoDbLedger",)
 
-_BY_QUESTION = BY_QUESTION.name
 _OPEN_COUNT_ITEM = {PK: {"S": OPEN_COUNT_KEY[0]}, SK: {"S": OPEN_COUNT_KEY[1]}}
 
 
 class DynamoDbLedger(
-    ShardedIndexes, FollowUpWrites, StartsAndFailures, LeaseWrites, GrantWrites, FullLedger, NoteLedger, RefusalLedger
+    ShardedIndexes,
+    HandOverWrites,
+    StartsAndFailures,
+    LeaseWrites,
+    GrantWrites,
+    FullLedger,
+    NoteLedger,
+    RefusalLedger,
+    HandOverLedger,
 ):
     """The ledger on DynamoDB: every transition is one conditional write.
 
@@ -140,17 +148,8 @@ class DynamoDbLedger(
 
     def find(self, question_id: str) -> QuestionRecord | None:
         # by_question projects keys only: it says which thread; the row is then read consistently by its key.
-        keys = list(
-            self._query(
-                limit=1,
-                IndexName=_BY_QUESTION,
-                KeyConditionExpression="question_id = :q",
-                ExpressionAttributeValues={":q": {"S": question_id}},
-            )
-        )
-        if not keys:
-            return None
-        return self.get(str(keys[0][PK]).removeprefix(thread_key("")), question_id)
+        thread_id = self._thread_of(question_id)
+        return self.get(thread_id, question_id) if thread_id is not None else None
 
     def thread_exists(self, thread_id: str) -> bool:
         # Starts and questions only: every message takes the thread item's lease before it is checked.
@@ -190,16 +189,8 @@ class DynamoDbLedger(
         return self._with_fallback(BY_STATUS, lambda: self._page(status, limit, state, due_before, tag))
 
     def decide(self, thread_id: str, question_id: str, decision: Decision, *, now: datetime) -> DecideResult:
-        sets, names, values, removes = self._decision_update(question_id, decision, now)
-        won, item = self._conditional(
-            "update_item",
-            Key=self._key(thread_id, question_key(question_id)),
-            UpdateExpression=f"SET {', '.join(sets)} REMOVE {removes}",
-            ConditionExpression="#status = :open",
-            ExpressionAttributeNames=names,
-            ExpressionAttributeValues={**values, ":open": {"S": QuestionStatus.OPEN.value}},
-            ReturnValues="ALL_NEW",
-        )
+        request = self._decide_request(thread_id, question_id, decision, now)
+        won, item = self._conditional("update_item", ReturnValues="ALL_NEW", **request)
         if item is None:
             if won:  # pragma: no cover - ALL_NEW always returns attributes
                 raise LedgerUnavailableError("update returned no attributes; SQS will retry")

@@ -9,8 +9,9 @@ keeps a rule of its own. The desk never runs the agent and never announces: afte
 the agent (or completes the durable function's callback the question waits on, `agent_wait.asking.callbacks`) and
 announces, for every door.
 
-A door that cannot run the agent decides through `AnswerService` (`agent_wait.engine.handover`), which holds the
-thread while it asks the desk and then hands the decision to the router.
+A door that cannot run the agent decides through `AnswerService` (`agent_wait.engine.handover`): it reads the question
+with its thread, and the desk writes the decision with its hand-over to the router in one write that lands only
+while the thread is as read (`ThreadState.hands_over`, `agent_wait.ledger.HandOverLedger`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 from agent_wait.asking.callbacks import callback_id_of
 from agent_wait.common.times import format_rfc3339
@@ -30,8 +31,11 @@ from agent_wait.engine.checks import Answerer, check_answer
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.engine.votes import VoteStatus, cast_vote
 from agent_wait.ledger import (
+    AnswerView,
     Capability,
+    DecideResult,
     Decision,
+    HandOverLedger,
     Ledger,
     QuestionRecord,
     ThreadFailure,
@@ -40,8 +44,10 @@ from agent_wait.ledger import (
     require_capabilities,
 )
 
-__all__ = ("AnswerAttempt", "AnswerDesk", "ThreadState", "Verdict", "VerdictKind")
+__all__ = ("THREAD_MOVED", "AnswerAttempt", "AnswerDesk", "ThreadState", "Verdict", "VerdictKind")
 
+THREAD_MOVED = "the agent is running on this thread, or its last run has not finished yet; try again shortly"
+"""Why a door's answer is refused `thread_busy`: a run holds the thread, or took it before the decision was written."""
 _REFUSAL_FOR_OUTCOME = {
     QuestionStatus.EXPIRED: RefusalReason.EXPIRED,
     QuestionStatus.CANCELLED: RefusalReason.CANCELLED,
@@ -87,12 +93,27 @@ class ThreadState:
     parked: Callable[[str], bool | None] = _unknown
     """Whether the agent waits on a question: True or False, or None when the door cannot tell (the row then
     decides). Called only for an open question that passed its checks."""
+    read: QuestionRecord | None = None
+    """The question's row as the door read it with its thread (`HandOverLedger.answer_view`); None: the desk reads
+    it."""
+    hands_over: bool = False
+    """The door holds no lease: the decision is written with its hand-over, and lands only while the thread is still
+    as read (`HandOverLedger.hand_over`); one that moved meanwhile is refused `thread_busy` (the door looks again)."""
 
     @classmethod
     def from_lease(cls, lease: ThreadLease) -> ThreadState:
         """The thread as its lease tells it: the failure, and the question ids the last run left open."""
-        recorded = lease.open_questions
-        return cls(lease.failure, (lambda question_id: None) if recorded is None else recorded.__contains__)
+        return cls(lease.failure, _parked_in(lease.open_questions))
+
+    @classmethod
+    def from_view(cls, view: AnswerView) -> ThreadState:
+        """The thread as a door read it with the question, to decide and hand over in one write."""
+        return cls(view.failure, _parked_in(view.open_questions), read=view.record, hands_over=True)
+
+
+def _parked_in(recorded: tuple[str, ...] | None) -> Callable[[str], bool | None]:
+    """Whether the agent waits on a question, by the open question ids the last run recorded (None: unknown)."""
+    return (lambda question_id: None) if recorded is None else recorded.__contains__
 
 
 class VerdictKind(StrEnum):
@@ -149,7 +170,7 @@ class AnswerDesk:
     def _decide(self, attempt: AnswerAttempt, thread: ThreadState) -> Verdict:
         if thread.failure is not None:
             return Verdict.refused(RefusalReason.THREAD_FAILED, _failed_detail(thread.failure, attempt.question_id))
-        record = self.ledger.get(attempt.thread_id, attempt.question_id)
+        record = thread.read if thread.read is not None else self.ledger.get(attempt.thread_id, attempt.question_id)
         if record is None:
             if self.ledger.thread_exists(attempt.thread_id):
                 return Verdict.refused(RefusalReason.UNKNOWN_QUESTION, "no such question on this thread")
@@ -169,10 +190,10 @@ class AnswerDesk:
                 detail = "the agent is not waiting on this question any more (it moved past it)"
                 return Verdict.refused(RefusalReason.NOT_PARKED, detail, record)
             if record.followups.voting and not (attempt.deadline or attempt.cancel):
-                return self._vote(record, attempt)
-            decided = self.ledger.decide(
-                record.thread_id, record.question_id, _decision(record, attempt), now=attempt.received_at
-            )
+                return self._vote(record, attempt, thread)
+            decided = self._write(record, _decision(record, attempt), attempt.received_at, thread)
+            if decided is None:
+                return Verdict.refused(RefusalReason.THREAD_BUSY, THREAD_MOVED, record)
             if decided.won:
                 return Verdict(VerdictKind.DECIDED, decided.record)
             record = decided.record
@@ -195,7 +216,21 @@ class AnswerDesk:
         )
         return Verdict.refused(refusal[0], refusal[1], record) if refusal is not None else None
 
-    def _vote(self, record: QuestionRecord, attempt: AnswerAttempt) -> Verdict:
+    def _write(
+        self, record: QuestionRecord, decision: Decision, now: datetime, thread: ThreadState
+    ) -> DecideResult | None:
+        """Decide the open question `record`: with its hand-over when the door holds no lease; None when its thread
+        moved meanwhile (nothing written)."""
+        if not thread.hands_over:
+            return self.ledger.decide(record.thread_id, record.question_id, decision, now=now)
+        handed = self._hand_overs().hand_over(record, decision, now=now)
+        return None if handed.thread_moved else DecideResult(handed.won, handed.record)
+
+    def _hand_overs(self) -> HandOverLedger:
+        require_capabilities(self.ledger, Capability.HAND_OVERS, user="a door's hand-over")
+        return cast(HandOverLedger, self.ledger)
+
+    def _vote(self, record: QuestionRecord, attempt: AnswerAttempt, thread: ThreadState) -> Verdict:
         answerer = attempt.answerer
         if not answerer.vouched:
             detail = (
@@ -204,8 +239,16 @@ class AnswerDesk:
             )
             return Verdict.refused(RefusalReason.NOT_TRUSTED, detail, record)
         voted = cast_vote(
-            self.ledger, record, attempt.answer, answerer, answer_id=attempt.answer_id, now=attempt.received_at
+            self.ledger,
+            record,
+            attempt.answer,
+            answerer,
+            answer_id=attempt.answer_id,
+            now=attempt.received_at,
+            hand_over=self._hand_overs() if thread.hands_over else None,
         )
+        if voted.status is VoteStatus.THREAD_MOVED:
+            return Verdict.refused(RefusalReason.THREAD_BUSY, THREAD_MOVED, voted.record)
         if voted.status is VoteStatus.DECIDED:
             return Verdict(VerdictKind.DECIDED, voted.record, vote=voted.vote)
         if voted.status is VoteStatus.RECORDED:

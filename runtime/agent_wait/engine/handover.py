@@ -1,35 +1,37 @@
-"""The doors that cannot run the agent (the answer API, its inbox page, AG-UI, signed links): decide, hand over.
+"""The doors that cannot run the agent (the answer API, its inbox page, AG-UI, signed links, Slack): decide, hand over.
 
-`AnswerService.answer` decides through the one desk (`agent_wait.engine.answering`) while it holds the thread's
-lease, so no run starts meanwhile, and only when the thread is not failed and the agent waits on the question
-(the open ids the last run recorded on the lease). It records its decision on the lease (`handed_over`), so the
-router applies it before anything else runs on the thread, and puts a resume on the entry queue to wake the
-router. A person told "decided, the agent will resume" is therefore told the truth; a failed thread, a busy one
-or a question the agent moved past is refused instead. The sweep sends again a resume that never reached the
-queue (`Sweep` step `handover`), never into a failed thread.
+`AnswerService.answer` decides through the one desk (`agent_wait.engine.answering`) only while no run holds the
+thread, the thread is not failed and the agent waits on the question (the open ids the last run recorded), and its
+decision reaches the router before anything else runs on the thread (`ThreadLease.handed_over`). It holds no lease
+for that: it reads the question with its thread (`HandOverLedger.answer_view`), and the desk writes the decision and
+its hand-over in one write that lands only while the thread is still so (`HandOverLedger.hand_over`); while a run
+holds the thread, it looks again for a moment, then refuses `thread_busy`. Then it puts a resume on the entry queue
+to wake the router. A person told "decided, the agent will resume" is therefore told the truth; a failed thread, a
+busy one or a question the agent moved past is refused instead. The sweep sends again a resume that never reached
+the queue (`Sweep` step `handover`), never into a failed thread.
+
+An answer costs four calls on DynamoDB and SQS: the question's thread by its id, the question and its thread read
+together, the decision with its hand-over, the resume (issue 46; a lease taken and released around it made seven).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from agent_wait.asking.delivery import current_delivery
 from agent_wait.common.times import utc_now
 from agent_wait.contract.messages import group_id_for
 from agent_wait.engine import tracing
-from agent_wait.engine.answering import AnswerAttempt, AnswerDesk, ThreadState, Verdict, VerdictKind
-from agent_wait.engine.cancelling import awaits_resume
+from agent_wait.engine.answering import THREAD_MOVED, AnswerAttempt, AnswerDesk, ThreadState, Verdict, VerdictKind
 from agent_wait.engine.checks import HANDED_OVER, Answerer
 from agent_wait.engine.entry_queue import EntryQueue
-from agent_wait.engine.lease import hold_thread
 from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
 from agent_wait.engine.outcomes import RefusalReason
-from agent_wait.errors import ThreadBusyError
-from agent_wait.ledger import Capability, FullLedger, Ledger, QuestionRecord, ThreadLease, require_capabilities
+from agent_wait.ledger import AnswerView, Capability, HandOverLedger, Ledger, QuestionRecord, require_capabilities
 
 __all__ = ("HANDED_OVER", "AnswerResult", "AnswerService", "resume_message", "vote_message")
 
@@ -77,16 +79,14 @@ class AnswerResult:
 class AnswerService:
     """Decide answers for doors that cannot run the agent (the answer API, signed links, AG-UI), with the desk's rules.
 
-    Each answer is decided while the service holds the thread's lease (briefly: no run may start meanwhile), on a
-    thread that is not failed, for a question the agent waits on; the decision is recorded on the lease for the
-    router and its resume put on the entry queue.
+    Each answer is decided only while no run holds the thread, on a thread that is not failed, for a question the
+    agent waits on; the decision and its hand-over to the router are one write, and its resume goes on the entry
+    queue.
 
     Args:
-        ledger: the question ledger (with follow-ups, failures and leases).
+        ledger: the question ledger (with follow-ups, failures and hand-overs).
         entry_queue: where the resume goes (the router's entry queue).
         clock: returns now (UTC).
-        lease_seconds: how long the lease lasts if this process dies holding it. Default 30 s: an API call
-            is over by then, and a router waiting on the thread is held back no longer.
         lease_wait: how long to wait for a router run on the thread to finish before refusing `thread_busy`.
         metrics: where refusals are counted (`AnswersRefused` by reason, as the router's); in memory when omitted.
         log: a stdlib-compatible logger (Powertools' Logger in Lambda).
@@ -98,17 +98,16 @@ class AnswerService:
         entry_queue: EntryQueue,
         *,
         clock: Callable[[], datetime] = utc_now,
-        lease_seconds: float = 30.0,
         lease_wait: float = 3.0,
         metrics: HostMetrics | None = None,
         log: logging.Logger | Any = None,
     ) -> None:
-        needed = (Capability.FOLLOW_UPS, Capability.FAILURES, Capability.LEASES)
-        self.ledger: FullLedger = require_capabilities(ledger, *needed, user="AnswerService")
+        needed = (Capability.FOLLOW_UPS, Capability.FAILURES, Capability.HAND_OVERS)
+        self.ledger = require_capabilities(ledger, *needed, user="AnswerService")
+        self.hand_overs = cast(HandOverLedger, ledger)
         self.desk = AnswerDesk(ledger)
         self.entry_queue = entry_queue
         self.clock = clock
-        self.lease_seconds = lease_seconds
         self.lease_wait = lease_wait
         self.metrics: HostMetrics = metrics if metrics is not None else RecordingMetrics()
         self.log = log or logger
@@ -189,12 +188,12 @@ class AnswerService:
         cancel_reason: str | None = None,
         lease_wait: float | None = None,
     ) -> AnswerResult:
-        found = self.ledger.find(question_id)
-        if found is None:
-            return AnswerResult(Verdict.refused(RefusalReason.UNKNOWN_QUESTION, f"no question {question_id}"))
         now = self.clock()
+        view = self.hand_overs.answer_view(question_id, now=now)
+        if view is None:
+            return AnswerResult(Verdict.refused(RefusalReason.UNKNOWN_QUESTION, f"no question {question_id}"))
         attempt = AnswerAttempt(
-            found.thread_id,
+            view.record.thread_id,
             question_id,
             answer,
             answer_id,
@@ -204,35 +203,36 @@ class AnswerService:
             cancel=cancel_reason is not None,
             reason=cancel_reason,
         )
-        try:
-            with hold_thread(
-                self.ledger,
-                found.thread_id,
-                clock=self.clock,
-                seconds=self.lease_seconds,
-                wait=self.lease_wait if lease_wait is None else max(lease_wait, 0.0),
-                on_busy=lambda: self.metrics.count(Metric.THREAD_BUSY),
-                log=self.log,
-                runs_agent=False,  # never over a run that died part-way: the open ids it left may be stale
-            ) as lease:
-                verdict = self.desk.decide(attempt, ThreadState.from_lease(lease))
-                self._record_hand_over(lease, verdict)
-        except ThreadBusyError:
-            detail = "the agent is running on this thread, or its last run has not finished yet; try again shortly"
-            return AnswerResult(Verdict.refused(RefusalReason.THREAD_BUSY, detail, found))
+        verdict = self._decide(attempt, view, self.lease_wait if lease_wait is None else max(lease_wait, 0.0))
         return AnswerResult(verdict, self._hand_over(verdict, answer_id))
 
-    def _record_hand_over(self, lease: ThreadLease, verdict: Verdict) -> None:
-        """Leave the lease as it was for the router, with this decision added to those waiting for the agent."""
-        delivery = current_delivery(lease.thread_id)
-        if delivery is None:  # pragma: no cover - hold_thread always opens one
-            return
-        note = lease.note
-        delivery.leave_note = lambda: note  # this door never touched the agent's state: the note still holds
-        waiting = _waiting_for_agent(verdict)
-        if waiting is not None:
-            question_id = waiting.question_id
-            delivery.handed_over = (*(q for q in lease.handed_over if q != question_id), question_id)
+    def _decide(self, attempt: AnswerAttempt, view: AnswerView, wait: float) -> Verdict:
+        """The desk's verdict on a thread no run holds; while one does (or took it before the decision was written),
+        look again, backing off, for up to `wait` seconds, then refuse `thread_busy`.
+
+        The lease and the thread are judged at `attempt.received_at`, the time the answer is judged by.
+        """
+        give_up = time.monotonic() + wait
+        delay = 0.05
+        busy = False
+        while True:
+            if not view.busy:
+                verdict = self.desk.decide(attempt, ThreadState.from_view(view))
+                if verdict.reason is not RefusalReason.THREAD_BUSY:
+                    return verdict
+            if not busy:  # counted once per answer, as a delivery that waits for the thread counts it
+                self.metrics.count(Metric.THREAD_BUSY)
+                busy = True
+            if time.monotonic() >= give_up:
+                return Verdict.refused(RefusalReason.THREAD_BUSY, THREAD_MOVED, view.record)
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+            again = self.hand_overs.answer_view(
+                attempt.question_id, now=attempt.received_at, thread_id=attempt.thread_id
+            )
+            if again is None:  # pragma: no cover - a question is never deleted while it can be answered
+                return Verdict.refused(RefusalReason.UNKNOWN_QUESTION, f"no question {attempt.question_id}")
+            view = again
 
     def _hand_over(self, verdict: Verdict, answer_id: str) -> bool:
         """Wake the router: the resume of a decision made now, or a vote to announce. A repeat sends nothing: the
@@ -246,18 +246,10 @@ class AnswerService:
             self.entry_queue.send(
                 message, group_id=group_id_for(record.thread_id), deduplication_id=str(message["answer_id"])
             )
-        except Exception as exc:  # the decision stands, recorded on the lease; the sweep sends the resume again
+        except Exception as exc:  # the decision stands, handed over on the thread; the sweep sends the resume again
             logger.warning(
                 "decision made but its resume could not be queued; the sweep hands it over",
                 extra={"thread_id": record.thread_id, "question_id": record.question_id, "error": type(exc).__name__},
             )
             return False
         return True
-
-
-def _waiting_for_agent(verdict: Verdict) -> QuestionRecord | None:
-    """The row of a door's decision (made now, or repeated) that the agent has not received yet, or None."""
-    record = verdict.record
-    if verdict.kind not in (VerdictKind.DECIDED, VerdictKind.REPEATED) or record is None:
-        return None
-    return record if awaits_resume(record) and record.via in HANDED_OVER else None

@@ -166,9 +166,10 @@ class Router(RouterStarts, RouterAnswers):
         self.adapter = adapter
         self.transient = transient
         self.callbacks = callbacks
-        # Keeping the last refusal on its row, and standing grants, are optional: a ledger written before those
-        # capabilities still routes (it keeps no refusal, and its questions are always asked).
-        optional = {Capability.REFUSALS, Capability.GRANTS}
+        # Optional capabilities: the last refusal on its row and standing grants (a ledger written before them still
+        # routes: it keeps no refusal, and its questions are always asked); a door's hand-over is the doors'
+        # (`AnswerService`): the router holds the thread's lease instead.
+        optional = {Capability.REFUSALS, Capability.GRANTS, Capability.HAND_OVERS}
         needed = (capability for capability in Capability if capability not in optional)
         self.ledger = require_capabilities(ledger, *needed, user="Router")
         self.refusals = ledger if isinstance(ledger, RefusalLedger) else None

@@ -19,7 +19,7 @@ from agent_wait.common.times import format_rfc3339
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine.checks import Answerer
 from agent_wait.errors import ArgumentError, LedgerUnavailableError, QuestionNotFoundError
-from agent_wait.ledger import Decision, FollowUpLedger, QuestionRecord, Vote
+from agent_wait.ledger import AdvanceResult, Decision, FollowUpLedger, HandOverLedger, QuestionRecord, Vote
 from agent_wait.policy.followup import Quorum
 
 __all__ = ("VoteResult", "VoteStatus", "cast_vote", "decision_progress", "vote_of", "vote_progress")
@@ -41,6 +41,8 @@ class VoteStatus(StrEnum):
     """The answerer voted earlier with another answer; a second vote changes nothing."""
     CLOSED = "closed"
     """The question is no longer open; `record` says how it was decided."""
+    THREAD_MOVED = "thread_moved"
+    """A door's deciding vote was not written: its thread was no longer as read (`HandOverLedger.hand_over`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +62,12 @@ def cast_vote(
     *,
     answer_id: str,
     now: datetime,
+    hand_over: HandOverLedger | None = None,
 ) -> VoteResult:
     """Record `answerer`'s vote on the open quorum question `record`, deciding it when the vote completes it.
 
-    The answer must already have passed `check_answer`.
+    The answer must already have passed `check_answer`. With `hand_over` (a door that holds no lease), the deciding
+    vote is written with its hand-over, only while the thread is as the door read it (else `THREAD_MOVED`).
 
     Raises:
         LedgerUnavailableError: the row kept changing under every attempt (retry later).
@@ -92,15 +96,21 @@ def cast_vote(
         progress = replace(record.progress, votes=(*record.progress.votes, vote), version=record.progress.version + 1)
         deciding = quorum.decides(v.action for v in progress.votes)
         decision = _decision(vote, progress.votes, answerer) if deciding else None
-        result = ledger.advance(
-            record.thread_id,
-            record.question_id,
-            progress,
-            expected_version=record.progress.version,
-            due_at=None if deciding else record.next_due(progress),
-            decision=decision,
-            now=now,
-        )
+        if decision is not None and hand_over is not None:
+            handed = hand_over.hand_over(record, decision, now=now, progress=progress)
+            if handed.thread_moved:
+                return VoteResult(VoteStatus.THREAD_MOVED, record)
+            result = AdvanceResult(handed.won, handed.record)
+        else:
+            result = ledger.advance(
+                record.thread_id,
+                record.question_id,
+                progress,
+                expected_version=record.progress.version,
+                due_at=None if deciding else record.next_due(progress),
+                decision=decision,
+                now=now,
+            )
         if result.record is None:
             raise QuestionNotFoundError(record.thread_id, record.question_id)
         if result.won:

@@ -1,8 +1,8 @@
 """The question ledger's interface and its in-memory reference backend. Standard library only.
 
 `Ledger` states the rules every backend keeps (one row per question, each decided exactly once); what a
-backend can do besides (follow-ups, starts, failures, leases, notes) it declares by the capability classes it
-derives from (`agent_wait.ledger.base`). `InMemoryLedger` is the executable spec, and
+backend can do besides (follow-ups, starts, failures, leases, notes, hand-overs) it declares by the capability
+classes it derives from (`agent_wait.ledger.base`). `InMemoryLedger` is the executable spec, and
 `agent_wait.testing.ledger_contract` checks any backend against it. The DynamoDB backend lives with the AWS pieces
 (`agent_wait.aws.DynamoDbLedger`).
 
@@ -27,6 +27,7 @@ from agent_wait.ledger.base import (
     require_capabilities,
 )
 from agent_wait.ledger.grants import Grant, GrantLedger, grant_id_for, new_grant
+from agent_wait.ledger.hand_overs import AnswerView, HandOverLedger, HandOverResult
 from agent_wait.ledger.memory import InMemoryLedger
 from agent_wait.ledger.records import (
     CREATED_NOTICE,
@@ -53,6 +54,7 @@ __all__ = (
     "CREATED_NOTICE",
     "DECIDED",
     "AdvanceResult",
+    "AnswerView",
     "Capability",
     "DecideResult",
     "Decision",
@@ -62,6 +64,8 @@ __all__ = (
     "FullLedger",
     "Grant",
     "GrantLedger",
+    "HandOverLedger",
+    "HandOverResult",
     "InMemoryLedger",
     "LeaseLedger",
     "Ledger",

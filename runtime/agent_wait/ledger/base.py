@@ -11,10 +11,11 @@ the classes it derives from, each with its own rules in `agent_wait.testing.ledg
 | failures | `FailureLedger` | failed threads, their recorded message, and a retry applied once |
 | leases | `LeaseLedger` | one delivery per thread at a time; what the release records for the next |
 | notes | `NoteLedger` | a lease's release leaves a note the next lease takes (a `LeaseLedger` too) |
+| hand-overs | `HandOverLedger` | a door decides without holding the thread: one read, one write (`hand_overs.py`) |
 
 `capabilities_of(ledger)` names what a ledger declares; `require_capabilities` refuses one that lacks what a
-host needs (the router needs all five; the sweep follow-ups and failures; the answer API follow-ups, failures
-and leases).
+host needs (the router follow-ups, starts, failures, leases and notes; the sweep follow-ups and failures; the
+answer API follow-ups, failures and hand-overs).
 
 Long on purpose: one contract, every abstract method with the rule each backend keeps, and the capability checks
 that read those same classes; split, a backend's author would read it in pieces.
@@ -33,6 +34,7 @@ from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import ArgumentError
 from agent_wait.ledger.grants import GrantLedger
+from agent_wait.ledger.hand_overs import HandOverLedger
 from agent_wait.ledger.records import (
     AdvanceResult,
     DecideResult,
@@ -412,6 +414,8 @@ class Capability(StrEnum):
     """`RefusalLedger`: the last answer refused on the queue, on its question's row."""
     GRANTS = "grants"
     """`GrantLedger` (`agent_wait.ledger.grants`): standing grants, each use one conditional write."""
+    HAND_OVERS = "hand-overs"
+    """`HandOverLedger`: a door's decision and its hand-over in one write, while its thread is free."""
 
 
 _CLASSES: dict[Capability, type] = {
@@ -422,6 +426,7 @@ _CLASSES: dict[Capability, type] = {
     Capability.NOTES: NoteLedger,
     Capability.REFUSALS: RefusalLedger,
     Capability.GRANTS: GrantLedger,
+    Capability.HAND_OVERS: HandOverLedger,
 }
 
 

@@ -1,7 +1,8 @@
 """`InMemoryLedger`: the reference ledger, for unit tests and the executable spec of the contract.
 
-Long on purpose: one class keeps every capability of `agent_wait.ledger.base`, as a backend's author reads it beside
-that contract; split, the spec would be read in pieces.
+Long on purpose: the executable spec keeps every capability in one class under one lock, as a backend's author reads
+it beside `agent_wait.ledger.base`; split, the rules that share the lock (a decision, a lease, a hand-over) would
+part.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import LedgerCursorError, QuestionNotFoundError
 from agent_wait.ledger._memory_grants import MemoryGrants
 from agent_wait.ledger.base import FullLedger, NoteLedger, RefusalLedger
+from agent_wait.ledger.hand_overs import AnswerView, HandOverLedger, HandOverResult
 from agent_wait.ledger.records import (
     CREATED_NOTICE,
     DECIDED,
@@ -44,7 +46,7 @@ from agent_wait.policy.extension import Extended
 __all__ = ("InMemoryLedger",)
 
 
-class InMemoryLedger(FullLedger, NoteLedger, RefusalLedger, MemoryGrants):
+class InMemoryLedger(FullLedger, NoteLedger, RefusalLedger, HandOverLedger, MemoryGrants):
     """A ledger in a dict, with the same conditional semantics as `DynamoDbLedger` (one lock per ledger).
 
     The executable spec: it declares every capability (`capabilities_of`) and passes every contract rule.
@@ -424,6 +426,47 @@ class InMemoryLedger(FullLedger, NoteLedger, RefusalLedger, MemoryGrants):
     def finished_start(self, thread_id: str) -> str | None:
         with self._lock:
             return self._finished_starts.get(thread_id)
+
+    # -- a door's decision, handed over in one write --------------------------------------------------------
+
+    def answer_view(self, question_id: str, *, now: datetime, thread_id: str | None = None) -> AnswerView | None:
+        with self._lock:
+            thread_id = thread_id or self._question_thread.get(question_id)
+            record = self._questions.get((thread_id, question_id)) if thread_id is not None else None
+            if thread_id is None or record is None:
+                return None
+            busy = not self._free_for_a_door(thread_id, now)
+            return AnswerView(record, self._failures.get(thread_id), self._open_sets.get(thread_id), busy)
+
+    def hand_over(
+        self, read: QuestionRecord, decision: Decision, *, now: datetime, progress: Progress | None = None
+    ) -> HandOverResult:
+        thread_id, question_id = read.thread_id, read.question_id
+        if progress is not None:
+            check_advance(progress, read.progress.version)
+        with self._lock:
+            record = self._questions.get((thread_id, question_id))
+            if record is None:
+                raise QuestionNotFoundError(thread_id, question_id)
+            moved_on = progress is not None and record.progress.version != read.progress.version
+            if record.status is not QuestionStatus.OPEN or moved_on:
+                return HandOverResult(False, record)
+            recorded = self._open_sets.get(thread_id)
+            parked = recorded is None or question_id in recorded
+            if not (self._free_for_a_door(thread_id, now) and thread_id not in self._failures and parked):
+                return HandOverResult(False, read, thread_moved=True)
+            decided = (replace(record, progress=progress) if progress is not None else record).with_decision(
+                decision, now
+            )
+            self._questions[(thread_id, question_id)] = decided
+            waiting = tuple(q for q in self._handed_over.get(thread_id, ()) if q != question_id)
+            self._handed_over[thread_id] = (*waiting, question_id)
+            return HandOverResult(True, decided)
+
+    def _free_for_a_door(self, thread_id: str, now: datetime) -> bool:
+        """No lease on the thread, or one run out whose holder never ran the agent (called under the lock)."""
+        held = self._leases.get(thread_id)
+        return held is None or (held.until <= now.timestamp() and thread_id not in self._runs_agent)
 
     def snapshot(self) -> dict[tuple[str, str], QuestionRecord]:
         """A copy of every question row (for tests and the local demo)."""

@@ -7,6 +7,9 @@ The shapes are the `ag-ui-protocol` package's own (`Interrupt`, `ResumeEntry`, `
 entry is an answer like any other: `ctx.service.answer` checks it and wins the conditional write, then
 hands the resume to the entry queue. `resolved` answers with the entry's `payload` as sent; `cancelled`
 applies the question's declared default as this person's answer. Mapping table: docs/agui.md.
+
+`ag-ui-protocol` and pydantic are imported by the routes that use them, on their first request: the answer API's
+cold start never pays for them (a third of its imports) unless AG-UI is what it serves first.
 """
 
 from __future__ import annotations
@@ -14,12 +17,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ag_ui.core import Interrupt, ResumeEntry, RunAgentInput
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from pydantic import BaseModel, ValidationError
 
 from agent_wait.common.times import NEVER
 from agent_wait.contract.schema import QuestionStatus
@@ -40,6 +41,10 @@ from agent_wait.host.api._questions import (
 )
 from agent_wait.ledger import QuestionPage, QuestionRecord
 
+if TYPE_CHECKING:
+    from ag_ui.core import Interrupt, ResumeEntry
+    from pydantic import ValidationError
+
 __all__ = ("MAX_RESUME_ENTRIES", "agui_routes", "interrupt_for")
 
 MAX_RESUME_ENTRIES = 100
@@ -59,17 +64,13 @@ _APPLIED = frozenset({200, 202})
 _BODY_FORMS = 'send {"resume": [{"interruptId": ..., "status": "resolved", "payload": ...}]} or an AG-UI RunAgentInput'
 
 
-class _ResumeBody(BaseModel):
-    """The short body: the resume entries alone."""
-
-    resume: list[ResumeEntry]
-
-
 def interrupt_for(record: QuestionRecord, *, now: datetime | None = None) -> Interrupt:
     """One open question as an AG-UI interrupt (the mapping table is in docs/agui.md).
 
     `now` says who may answer at the moment (`metadata.answerers`, escalation steps included).
     """
+    from ag_ui.core import Interrupt
+
     envelope = record.envelope
     question, source = envelope.question, envelope.source
     view = question_view(record, now=now)
@@ -219,6 +220,8 @@ def _thread_page(ctx: ApiContext, thread_id: str, query: PageQuery) -> QuestionP
 
 def _resume_entries(body: str | None) -> list[ResumeEntry] | Response:
     """The body's resume entries, each checked with the router's own message rules, or a 400 problem."""
+    from pydantic import ValidationError
+
     data = json_body(body)
     if isinstance(data, Response):
         return data
@@ -228,7 +231,7 @@ def _resume_entries(body: str | None) -> list[ResumeEntry] | Response:
         return problem(400, "bad_resume", f"the body must be a JSON object: {_BODY_FORMS}")
     try:
         # `{"resume": [...]}` alone, else a whole RunAgentInput (its threadId, runId and messages are required).
-        entries = _ResumeBody.model_validate(data).resume if set(data) == {"resume"} else _run_input(data)
+        entries = _short_body(data) if set(data) == {"resume"} else _run_input(data)
     except ValidationError as exc:
         return problem(400, "bad_resume", f"{_where(exc)}; {_BODY_FORMS}")
     if not entries:
@@ -250,7 +253,15 @@ def _resume_entries(body: str | None) -> list[ResumeEntry] | Response:
     return entries
 
 
+def _short_body(data: dict[str, Any]) -> list[ResumeEntry]:
+    from agent_wait.host.api._agui_body import ResumeBody
+
+    return ResumeBody.model_validate(data).resume
+
+
 def _run_input(data: dict[str, Any]) -> list[ResumeEntry]:
+    from ag_ui.core import RunAgentInput
+
     return RunAgentInput.model_validate(data).resume or []
 
 

@@ -4,7 +4,7 @@ capability.
 `REQUIRED` holds the core's rules (`questions.py`, `decisions.py`), which every backend passes; each capability
 a backend declares (`agent_wait.ledger.Capability`, by the classes it derives from) adds its own:
 `followups.py` (and `notices.py`, what a question owes), `starts.py`, `failures.py`, `leases.py`, `notes.py`,
-`refusals.py`, `grants.py`.
+`refusals.py`, `grants.py`, `hand_overs.py`.
 `rules_for` lists what a backend must pass:
 
     @pytest.mark.parametrize("rule", ledger_contract.rules_for(MyLedger), ids=lambda rule: rule.__name__)
@@ -27,6 +27,7 @@ from agent_wait.testing.ledger_contract import (
     failures,
     followups,
     grants,
+    hand_overs,
     leases,
     notes,
     notices,
@@ -96,6 +97,13 @@ BY_CAPABILITY: Mapping[Capability, tuple[Rule, ...]] = MappingProxyType(
             grants.concurrent_uses_of_a_one_use_grant_have_one_winner,
             grants.a_grant_without_a_use_limit_decides_until_it_expires,
             grants.a_revoke_holds_for_every_later_use_and_the_first_is_kept,
+        ),
+        Capability.HAND_OVERS: (
+            hand_overs.a_door_decides_and_hands_over_in_one_write,
+            hand_overs.a_door_never_decides_while_a_run_holds_the_thread,
+            hand_overs.a_door_never_decides_on_a_failed_thread_or_a_question_the_agent_moved_past,
+            hand_overs.a_question_decided_first_is_not_handed_over_again,
+            hand_overs.a_deciding_vote_hands_over_only_at_the_version_read,
         ),
     }
 )
