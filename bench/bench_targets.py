@@ -22,7 +22,7 @@ from _targets import TABLES_FILE, TARGETS_FILE, Target, print_table, read
 
 BENCHES = (
     "bench_lifecycle_calls.py",  # the refund stack as synthesized, per door: calls, WRU, RRU, log bytes, $
-    "bench_sweep.py",  # sweep calls with 10,000 open and 10 overdue
+    "bench_sweep.py",  # sweep reads with 10k and 100k open and nothing due, and with 10 and 100 due
     "bench_cold_start.py",  # bundle size, cold start to ready vs a bare LangGraph Lambda, the API's cold answer
     "bench_answer_api.py",  # the answer API's POST: AWS calls (and its warm answer by memory size)
     "bench_thread_history.py",  # items read per lifecycle on a thread with 100 earlier turns
