@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from _refund_stack import LOG_EVENT_OVERHEAD, REGION, Call, CallCounter
+from bench_router_memory import APPROVER
 
 DOORS = ("queue", "api", "slack", "email")
 DOOR_NAMES = {
@@ -45,14 +46,6 @@ DOOR_NAMES = {
 }
 GRAPH = "_refund_stack:build_graph"
 SLACK_SIGNING_SECRET = "bench-slack-signing-secret-0123456789"
-APPROVER = {
-    "iss": "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_bench",
-    "sub": "u-finance",
-    "email": "finance@example.com",
-    "email_verified": "true",
-    "cognito:groups": ["finance"],
-}
-"""The claims API Gateway's authorizer verified for the approver who answers through the API."""
 FUNCTION_NAMES = {
     "router": "RefundAgentStack-AgentWaitRouterC5B0A3E9-Q2w3E4r5T6y7",
     "api": "RefundAgentStack-AgentWaitAnswerApiHandler8D1F-Z9x8C7v6B5n4",

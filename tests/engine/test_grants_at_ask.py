@@ -4,6 +4,7 @@ nobody is asked, and the agent runs the call exactly as asked, once; anything th
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -12,12 +13,13 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 from tests.agents import grant_graphs
 
-from agent_wait import InMemoryAnnounce, Transition
+from agent_wait import InMemoryAnnounce, Question, Transition, WaitEnvelope, WaitPolicy
 from agent_wait.contract.schema import QuestionStatus
-from agent_wait.engine import InMemoryDeadLetter, OutcomeKind, RecordingMetrics, Router
+from agent_wait.engine import AnswerDesk, InMemoryDeadLetter, OutcomeKind, RecordingMetrics, Router
+from agent_wait.engine.grants import GrantDesk
 from agent_wait.langgraph import LangGraphAdapter
-from agent_wait.ledger import Grant, InMemoryLedger, new_grant
-from agent_wait.policy import GrantRequest, grant_terms
+from agent_wait.ledger import Grant, InMemoryLedger, QuestionRecord, new_grant
+from agent_wait.policy import GrantRequest, Grants, grant_terms
 
 T0 = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
 
@@ -151,78 +153,49 @@ def test_of_twenty_concurrent_asks_against_a_one_use_grant_exactly_one_is_decide
     assert len(announce.of(Transition.CREATED)) == 19
 
 
-def test_a_grant_never_decides_a_question_its_granter_could_not_answer_or_grant() -> None:
-    from agent_wait import Question, WaitEnvelope, WaitPolicy
-    from agent_wait.engine import AnswerDesk
-    from agent_wait.engine.grants import GrantDesk
-    from agent_wait.policy import Grants
+ANSWERED_BY_FINANCE = WaitPolicy(
+    answerer_groups=["finance"], grants=Grants(max_ttl="PT1H", groups=["finance-leads"]), tags={"team": "finance"}
+)
+"""Questions only finance may answer, and only finance-leads may grant."""
 
-    # GIVEN questions only finance may answer, and only finance-leads may grant
-    policy = WaitPolicy(
-        answerer_groups=["finance"], grants=Grants(max_ttl="PT1H", groups=["finance-leads"]), tags={"team": "finance"}
-    )
+
+def _decided_by_grant_of(groups: tuple[str, ...], *, granted_under: WaitPolicy) -> QuestionRecord | None:
+    """On a fresh ledger: a grant made under `granted_under` by Bo in `groups`, then a question asked under
+    `ANSWERED_BY_FINANCE` that the grant's pins cover; what the router's grant desk made of that question."""
     ledger = InMemoryLedger()
-    desk = GrantDesk(ledger, AnswerDesk(ledger), clock=lambda: T0 + timedelta(minutes=1), log=_Quiet())
+    request = GrantRequest.parse({"scope": "agent", "ttl": "PT1H", "pins": {"amount": {"at_most": 500}}})
+    call = ("issue_refund", {"order_id": "o-1", "amount": 200})
+    terms = grant_terms(
+        request, call=call, thread_id="t", policy=granted_under, answer={"action": "approve"}, groups=groups
+    )
+    ledger.add_grant(
+        new_grant(terms, question_id=uuid.uuid4().hex, granted_by="bo@example.com", via="api", now=T0, groups=groups)
+    )
+    question = Question(
+        f"t-{uuid.uuid4().hex[:6]}",
+        uuid.uuid4().hex,
+        {"function": "issue_refund", "args": dict(call[1])},
+        policy=ANSWERED_BY_FINANCE,
+        source={"function": "issue_refund"},
+    )
+    record = ledger.open(WaitEnvelope.create(question, now=T0), now=T0).record
+    clock = lambda: T0 + timedelta(minutes=1)  # noqa: E731
+    return GrantDesk(ledger, AnswerDesk(ledger), clock=clock, log=logging.getLogger("tests.grants")).decide_as_asked(
+        record
+    )
 
-    def asked() -> Any:
-        question = Question(
-            f"t-{uuid.uuid4().hex[:6]}",
-            uuid.uuid4().hex,
-            {"function": "issue_refund", "args": {"order_id": "o-1", "amount": 200}},
-            policy=policy,
-            source={"function": "issue_refund"},
-        )
-        return ledger.open(WaitEnvelope.create(question, now=T0), now=T0).record
 
-    def grant(groups: tuple[str, ...]) -> None:
-        request = GrantRequest.parse({"scope": "agent", "ttl": "PT1H", "pins": {"amount": {"at_most": 500}}})
-        call = ("issue_refund", {"order_id": "o-1", "amount": 200})
-        terms = grant_terms(
-            request, call=call, thread_id="t", policy=policy, answer={"action": "approve"}, groups=groups
-        )
-        made = new_grant(
-            terms, question_id=uuid.uuid4().hex, granted_by="bo@example.com", via="api", now=T0, groups=groups
-        )
-        ledger.add_grant(made)
-
-    # WHEN a finance-lead outside finance granted (the grant kept, as a policy change could leave one)
-    grant(("finance-leads",))
+def test_a_grant_never_decides_a_question_its_granter_could_not_answer_or_grant() -> None:
+    # GIVEN questions only finance may answer and only finance-leads may grant
+    # WHEN a finance-lead outside finance granted (a grant a policy change could leave behind)
     # THEN it decides nothing: its granter could not answer the question
-    assert desk.decide_as_asked(asked()) is None
+    assert _decided_by_grant_of(("finance-leads",), granted_under=ANSWERED_BY_FINANCE) is None
 
-    # AND a grant by someone in finance but not a lead decides nothing either
-    ledger2 = InMemoryLedger()
-    ledger, desk = (
-        ledger2,
-        GrantDesk(ledger2, AnswerDesk(ledger2), clock=lambda: T0 + timedelta(minutes=1), log=_Quiet()),
-    )
-    made = new_grant(
-        grant_terms(
-            GrantRequest.parse({"scope": "agent", "ttl": "PT1H", "pins": {"amount": {"at_most": 500}}}),
-            call=("issue_refund", {"order_id": "o-1", "amount": 200}),
-            thread_id="t",
-            policy=WaitPolicy(grants=Grants(max_ttl="PT1H"), tags={"team": "finance"}),
-            answer={"action": "approve"},
-        ),
-        question_id="q-x",
-        granted_by="cy@example.com",
-        via="api",
-        now=T0,
-        groups=("finance",),
-    )
-    ledger.add_grant(made)
-    assert desk.decide_as_asked(asked()) is None
+    # AND a grant by someone in finance but no lead, made under a policy that let anyone grant, decides nothing
+    anyone_grants = WaitPolicy(grants=Grants(max_ttl="PT1H"), tags={"team": "finance"})
+    assert _decided_by_grant_of(("finance",), granted_under=anyone_grants) is None
 
     # AND one by a finance-lead in finance decides it, in the granter's name
-    grant(("finance", "finance-leads"))
-    decided = desk.decide_as_asked(asked())
+    decided = _decided_by_grant_of(("finance", "finance-leads"), granted_under=ANSWERED_BY_FINANCE)
     assert decided is not None
     assert (decided.status, decided.answered_by, decided.via) == (QuestionStatus.ANSWERED, "bo@example.com", "grant")
-
-
-class _Quiet:
-    def info(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def warning(self, *args: Any, **kwargs: Any) -> None:
-        pass

@@ -7,7 +7,7 @@ import threading
 from dataclasses import replace
 from datetime import datetime
 
-from agent_wait.common.times import format_rfc3339, parse_rfc3339
+from agent_wait.common.times import format_rfc3339
 from agent_wait.ledger.grants import Grant, GrantLedger
 
 __all__ = ("MemoryGrants",)
@@ -61,4 +61,4 @@ class MemoryGrants(GrantLedger):
         with self._grants_lock:
             kept = list(self._grants.values())
         chosen = [g for g in kept if g.live(now)] if live_only else kept
-        return sorted(chosen, key=lambda g: (parse_rfc3339(g.granted_at), g.grant_id), reverse=True)[:limit]
+        return sorted(chosen, key=lambda g: (g.granted_at, g.grant_id), reverse=True)[:limit]
