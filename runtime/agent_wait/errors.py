@@ -123,8 +123,8 @@ class PolicyError(WaitError, ValueError):
 
 class GrantError(WaitError, ValueError):
     """Raised when a standing grant cannot be made as asked (`agent_wait.policy.grants`). `code` is stable:
-    `bad_grant`, `grants_off`, `not_grantable`, `widens`, `over_limit` or `not_granter`; the message says what was
-    wrong and what would be accepted."""
+    `bad_grant`, `grants_off`, `not_grantable`, `widens`, `over_limit`, `not_granter`, or `unknown_grant` (no such
+    grant that the caller may see); the message says what was wrong and what would be accepted."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)

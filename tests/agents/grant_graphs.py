@@ -10,16 +10,27 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from datetime import timedelta
 from typing import Any, NotRequired, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
 from agent_wait import WaitPolicy
 from agent_wait.langgraph import wait
-from agent_wait.policy import Grants
+from agent_wait.policy import GrantOffer, GrantRequest, Grants
+from agent_wait.policy.pins import Pin
+
+UP_TO_500_FOR_AN_HOUR = GrantOffer(
+    "Approve, and allow refunds up to 500 for an hour (3 uses)",
+    GrantRequest(scope="agent", ttl=timedelta(hours=1), uses=3, pins={"amount": Pin("at_most", 500)}),
+)
+"""The fixed grant the policy offers doors without a form (Teams and email links, Slack's buttons)."""
 
 GRANTING = WaitPolicy(
-    timeout="P1D", default={"action": "reject"}, tags={"team": "finance"}, grants=Grants(max_ttl="PT1H", max_uses=3)
+    timeout="P1D",
+    default={"action": "reject"},
+    tags={"team": "finance"},
+    grants=Grants(max_ttl="PT1H", max_uses=3, offers=[UP_TO_500_FOR_AN_HOUR]),
 )
 
 _lock = threading.Lock()

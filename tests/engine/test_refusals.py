@@ -176,6 +176,12 @@ def _invalid_answer(p: Parked) -> Any:
     return p.handle(message)
 
 
+def _grant_refused(p: Parked) -> Any:
+    message = answer_message(p.thread_id, p.question_id)
+    message["answer"]["grant"] = {"ttl": "PT1H", "uses": 3}  # the refund policy allows no grants
+    return p.handle(message)
+
+
 def _not_trusted(p: Parked) -> Any:
     p.router.senders = SENDERS
     p.router.clock = lambda: T0 + timedelta(days=4)
@@ -200,6 +206,7 @@ REFUSALS: dict[RefusalReason, Callable[[Parked], Any]] = {
     RefusalReason.NOT_TRUSTED: _not_trusted,
     RefusalReason.INVALID_ANSWER: _invalid_answer,
     RefusalReason.ALREADY_VOTED: _already_voted,
+    RefusalReason.GRANT_REFUSED: _grant_refused,
 }
 
 

@@ -15,7 +15,8 @@ from typing import Any
 
 from agent_wait.aws._ledger_table import PK, SK, LedgerTable
 from agent_wait.aws.items import from_item, to_attribute
-from agent_wait.common.times import format_rfc3339
+from agent_wait.common.times import format_rfc3339, parse_rfc3339
+from agent_wait.contract.schema import QUESTION_TABLE
 from agent_wait.ledger.grants import GRANT_ID_SEPARATOR, Grant, GrantLedger
 
 __all__ = ("GRANTS_PARTITION", "GrantWrites")
@@ -28,9 +29,13 @@ class GrantWrites(LedgerTable, GrantLedger):
     """Standing grants on the question table."""
 
     def add_grant(self, grant: Grant) -> Grant:
+        item = {**self._grant_key(grant.grant_id), **_to_item(grant)}
+        if self._closed_ttl is not None:  # kept for the audit as long as the rows of the questions it decided
+            expiry = parse_rfc3339(grant.expires_at) + self._closed_ttl
+            item[QUESTION_TABLE.ttl_attribute] = {"N": str(int(expiry.timestamp()))}
         done, old = self._conditional(
             "put_item",
-            Item={**self._grant_key(grant.grant_id), **_to_item(grant)},
+            Item=item,
             ConditionExpression=f"attribute_not_exists({PK})",
         )
         return grant if done or old is None else _from_item(old)
@@ -101,12 +106,16 @@ class GrantWrites(LedgerTable, GrantLedger):
         return {PK: {"S": GRANTS_PARTITION}, SK: {"S": grant_id}}
 
 
+_BODY = ("terms", "granted_by", "via", "granted_at", "subject", "groups", "granters")
+"""What of a grant rides in one map attribute: what no condition reads."""
+
+
 def _to_item(grant: Grant) -> dict[str, Any]:
     """The grant's attributes. The use count (`used`, against `uses`) and the questions it decided are top-level, for
     the conditions; names that an index keys on (`question_id`, `expires_at`, `status`) are never used."""
     body = grant.to_item()
     attributes: dict[str, Any] = {
-        "body": to_attribute({k: body[k] for k in ("terms", "granted_by", "via", "granted_at", "subject", "groups")}),
+        "body": to_attribute({key: body[key] for key in _BODY}),
         "granted_on": {"S": grant.question_id},
         "grant_expires_at": {"S": grant.expires_at},
         "used": {"N": str(len(grant.decided))},

@@ -17,7 +17,7 @@ while the thread is as read (`ThreadState.hands_over`, `agent_wait.ledger.HandOv
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, cast
@@ -28,13 +28,17 @@ from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import tracing
 from agent_wait.engine.cancelling import cancel_refusal, cancellation_answer
 from agent_wait.engine.checks import Answerer, check_answer
+from agent_wait.engine.granting import grant_for, split_grant
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.engine.votes import VoteStatus, cast_vote
+from agent_wait.errors import GrantError
 from agent_wait.ledger import (
     AnswerView,
     Capability,
     DecideResult,
     Decision,
+    Grant,
+    GrantLedger,
     HandOverLedger,
     Ledger,
     QuestionRecord,
@@ -43,6 +47,7 @@ from agent_wait.ledger import (
     Vote,
     require_capabilities,
 )
+from agent_wait.policy.grants import GrantRequest
 
 __all__ = ("THREAD_MOVED", "AnswerAttempt", "AnswerDesk", "ThreadState", "Verdict", "VerdictKind")
 
@@ -142,6 +147,8 @@ class Verdict:
     """One sentence with ids and rules, never the answer's content."""
     vote: Vote | None = None
     """For a vote: the answerer's vote on the row (this one, or an earlier one)."""
+    grant: Grant | None = None
+    """The standing grant this approval made (its `grant` field), as kept; None when it asked for none."""
 
     @classmethod
     def refused(cls, reason: RefusalReason, detail: str, record: QuestionRecord | None = None) -> Verdict:
@@ -168,6 +175,25 @@ class AnswerDesk:
             return verdict
 
     def _decide(self, attempt: AnswerAttempt, thread: ThreadState) -> Verdict:
+        request = None
+        if not (attempt.deadline or attempt.cancel):
+            try:
+                answer, request = split_grant(attempt.answer)
+            except GrantError as exc:
+                return Verdict.refused(RefusalReason.GRANT_REFUSED, _grant_detail(exc))
+            attempt = replace(attempt, answer=answer) if request is not None else attempt
+        verdict = self._decide_answer(attempt, thread, request)
+        if request is None or verdict.kind not in (VerdictKind.DECIDED, VerdictKind.REPEATED):
+            return verdict
+        if verdict.record is None or verdict.record.answer_id != attempt.answer_id:
+            return verdict  # a vote that did not decide: a quorum question takes no grant (refused before)
+        try:  # the same answer again keeps the grant its first delivery may have died before keeping
+            grant = grant_for(verdict.record, request, attempt.answer, attempt.answerer, now=attempt.received_at)
+        except GrantError:
+            return verdict  # decided before by this answer without a grant it could make: nothing to keep
+        return replace(verdict, grant=self._grants().add_grant(grant))
+
+    def _decide_answer(self, attempt: AnswerAttempt, thread: ThreadState, request: GrantRequest | None) -> Verdict:
         if thread.failure is not None:
             return Verdict.refused(RefusalReason.THREAD_FAILED, _failed_detail(thread.failure, attempt.question_id))
         record = thread.read if thread.read is not None else self.ledger.get(attempt.thread_id, attempt.question_id)
@@ -189,6 +215,12 @@ class AnswerDesk:
                 # answer took effect when it never will. (The router cancels it; other doors only refuse.)
                 detail = "the agent is not waiting on this question any more (it moved past it)"
                 return Verdict.refused(RefusalReason.NOT_PARKED, detail, record)
+            if request is not None:  # the whole answer is refused when its grant may not be made: nothing half-done
+                try:
+                    self._grants()
+                    grant_for(record, request, attempt.answer, attempt.answerer, now=attempt.received_at)
+                except GrantError as exc:
+                    return Verdict.refused(RefusalReason.GRANT_REFUSED, _grant_detail(exc), record)
             if record.followups.voting and not (attempt.deadline or attempt.cancel):
                 return self._vote(record, attempt, thread)
             decided = self._write(record, _decision(record, attempt), attempt.received_at, thread)
@@ -225,6 +257,11 @@ class AnswerDesk:
             return self.ledger.decide(record.thread_id, record.question_id, decision, now=now)
         handed = self._hand_overs().hand_over(record, decision, now=now)
         return None if handed.thread_moved else DecideResult(handed.won, handed.record)
+
+    def _grants(self) -> GrantLedger:
+        if not isinstance(self.ledger, GrantLedger):
+            raise GrantError("grants_off", "this deployment's ledger keeps no standing grants; answer without one")
+        return self.ledger
 
     def _hand_overs(self) -> HandOverLedger:
         require_capabilities(self.ledger, Capability.HAND_OVERS, user="a door's hand-over")
@@ -292,6 +329,10 @@ def _settled(record: QuestionRecord, attempt: AnswerAttempt) -> Verdict:
     decided_as = record.outcome or record.status
     reason = _REFUSAL_FOR_OUTCOME.get(decided_as, RefusalReason.ALREADY_DECIDED)
     return Verdict.refused(reason, f"the question was {decided_as.value}; another outcome won", record)
+
+
+def _grant_detail(exc: GrantError) -> str:
+    return f"the grant was refused ({exc.code}): {exc}; nothing was decided"
 
 
 def _failed_detail(failure: ThreadFailure, question_id: str) -> str:

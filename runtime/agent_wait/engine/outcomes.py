@@ -73,6 +73,10 @@ class RefusalReason(StrEnum):
     INVALID_ANSWER = "invalid_answer"
     """The answer cannot be applied: an edit names an unknown parameter, or a dialect's answer has the wrong shape
     (`agent_wait.dialects`). Refused before the decision, so the question stays open for a correct answer."""
+    GRANT_REFUSED = "grant_refused"
+    """The approval asked for a standing grant the policy does not allow (`agent_wait.policy.grants`: it would widen the
+    call, outlive or outnumber the policy's limits, or come from someone who may not grant). Nothing was decided or
+    granted: the same approval without the grant, or with a narrower one, may still win."""
     THREAD_BUSY = "thread_busy"
     """A door that cannot wait (the answer API, a link) found the agent running on the thread; try again shortly.
     Nothing was decided: the run may move past the question."""

@@ -55,6 +55,9 @@ class Grant:
     groups: tuple[str, ...] = ()
     """The granter's proven groups when they granted: a later question whose policy names answerer groups is decided
     by the grant only if the granter could have answered it."""
+    granters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Who the question's policy let grant (`Grants.groups` and `.people`, as `{"groups": ..., "people": ...}`; both
+    empty: anyone who could answer). They, the granter and the audit group may see and revoke it."""
     decided: tuple[str, ...] = field(default=())
     """The questions it decided, in order."""
     revoked_at: str | None = None
@@ -80,6 +83,7 @@ class Grant:
             "uses_left": self.uses_left,
             "subject": self.subject,
             "groups": list(self.groups),
+            "granters": {kind: list(names) for kind, names in self.granters.items()},
             "decided": list(self.decided),
             "revoked_at": self.revoked_at,
             "revoked_by": self.revoked_by,
@@ -99,6 +103,7 @@ class Grant:
             uses_left=None if uses_left is None else int(uses_left),
             subject=item.get("subject"),
             groups=tuple(str(g) for g in item.get("groups") or ()),
+            granters={str(kind): tuple(map(str, names)) for kind, names in dict(item.get("granters") or {}).items()},
             decided=tuple(str(q) for q in item.get("decided") or ()),
             revoked_at=item.get("revoked_at"),
             revoked_by=item.get("revoked_by"),
@@ -114,6 +119,7 @@ def new_grant(
     now: datetime,
     subject: str | None = None,
     groups: tuple[str, ...] = (),
+    granters: Mapping[str, tuple[str, ...]] | None = None,
 ) -> Grant:
     """The grant an approval of `question_id` makes at `now`, with all its uses left."""
     return Grant(
@@ -127,6 +133,7 @@ def new_grant(
         uses_left=terms.uses,
         subject=subject,
         groups=groups,
+        granters=dict(granters or {}),
     )
 
 

@@ -5,7 +5,7 @@ grant later asks of the same call (`grants`)."""
 from agent_wait.errors import GrantError
 from agent_wait.policy.extension import Extended, Extension
 from agent_wait.policy.followup import Escalation, FollowUps, Quorum, Reminder
-from agent_wait.policy.grants import GrantRequest, Grants, GrantTerms, grant_terms
+from agent_wait.policy.grants import GrantOffer, GrantRequest, Grants, GrantTerms, grant_terms
 from agent_wait.policy.pins import Pin
 from agent_wait.policy.wait_policy import (
     DEFAULT_ACTIONS,
@@ -30,6 +30,7 @@ __all__ = (
     "Extension",
     "FollowUps",
     "GrantError",
+    "GrantOffer",
     "GrantRequest",
     "GrantTerms",
     "Grants",

@@ -38,6 +38,7 @@ __all__ = (
     "SCOPES",
     "Call",
     "GrantError",
+    "GrantOffer",
     "GrantRequest",
     "GrantTerms",
     "Grants",
@@ -72,6 +73,9 @@ class Grants:
             the question may grant.
         people: these people may grant, by their person key (`agent_wait.people.keys`).
         scopes: where a grant may decide: `"thread"` (the question's thread) and/or `"agent"` (any thread).
+        offers: the fixed grants a door without a form offers beside Approve (Teams and email links, Slack's
+            buttons), each a `GrantOffer` within these limits; a question is offered only those its call satisfies.
+            The inbox, the API and Slack's modal also take any grant within the limits.
 
     A policy with a quorum of more than one approval takes no grants: a grant is one person's decision, and a quorum
     exists so that no one person decides.
@@ -87,6 +91,7 @@ class Grants:
     groups: tuple[str, ...]
     people: tuple[str, ...]
     scopes: tuple[str, ...]
+    offers: tuple[GrantOffer, ...]
 
     def __init__(
         self,
@@ -96,6 +101,7 @@ class Grants:
         groups: Iterable[str] = (),
         people: Iterable[str] = (),
         scopes: Iterable[str] = SCOPES,
+        offers: Iterable[GrantOffer | Mapping[str, Any]] = (),
     ) -> None:
         try:
             ttl = parse_duration(max_ttl)
@@ -122,6 +128,15 @@ class Grants:
         object.__setattr__(self, "groups", check_names("grants", groups, label="grants groups", spaces=False))
         object.__setattr__(self, "people", check_names("grants", people, label="grants people"))
         object.__setattr__(self, "scopes", checked_scopes)
+        checked_offers = tuple(GrantOffer.parse(offer) for offer in offers)
+        for offer in checked_offers:
+            try:
+                _within_limits(offer.request, self)
+            except GrantError as exc:
+                raise PolicyError("grants", offer.to_dict(), f"grants offer {offer.label!r}: {exc}") from None
+        if len({offer.label for offer in checked_offers}) != len(checked_offers):
+            raise PolicyError("grants", [o.label for o in checked_offers], "grants offers need distinct labels")
+        object.__setattr__(self, "offers", checked_offers)
 
     def allows(self, *, groups: Iterable[str], names: Iterable[str | None]) -> bool:
         """True when this person may grant: anyone (no groups or people named), or one named by group or key."""
@@ -136,6 +151,7 @@ class Grants:
             "groups": list(self.groups),
             "people": list(self.people),
             "scopes": list(self.scopes),
+            "offers": [offer.to_dict() for offer in self.offers],
         }
 
     @classmethod
@@ -143,7 +159,7 @@ class Grants:
         """A `Grants`, or the dict `to_dict` writes (as it rides in the envelope's `rules`)."""
         if isinstance(value, Grants):
             return value
-        known = {"max_ttl", "max_uses", "groups", "people", "scopes"}
+        known = {"max_ttl", "max_uses", "groups", "people", "scopes", "offers"}
         if isinstance(value, Mapping) and "max_ttl" in value and set(value) <= known:
             return cls(
                 max_ttl=value["max_ttl"],
@@ -151,6 +167,7 @@ class Grants:
                 groups=value.get("groups") or (),
                 people=value.get("people") or (),
                 scopes=value.get("scopes") or SCOPES,
+                offers=value.get("offers") or (),
             )
         raise PolicyError(
             "grants",
@@ -206,6 +223,42 @@ class GrantRequest:
             "uses": self.uses,
             "pins": None if self.pins is None else {name: pin.to_dict() for name, pin in self.pins.items()},
         }
+
+
+@dataclass(frozen=True, slots=True)
+class GrantOffer:
+    """A fixed grant a policy offers beside Approve, for doors that show choices rather than a form.
+
+    Args:
+        label: what the person reads on the button or link, e.g. "Approve and allow refunds up to 500 for a day".
+        request: the grant it makes (`GrantRequest`, or its JSON).
+
+    Example:
+        >>> GrantOffer.parse({"label": "Allow for an hour", "ttl": "PT1H", "uses": 3}).request.uses
+        3
+    """
+
+    label: str
+    request: GrantRequest
+
+    @classmethod
+    def parse(cls, value: object) -> GrantOffer:
+        """A `GrantOffer`, or `{"label": ..., **GrantRequest fields}` as `to_dict` writes it."""
+        if isinstance(value, GrantOffer):
+            return value
+        if not isinstance(value, Mapping) or not isinstance(value.get("label"), str) or not value["label"].strip():
+            raise PolicyError(
+                "grants", value, "a grants offer is {'label': 'Allow for an hour', 'ttl': 'PT1H', 'uses': ..., ...}"
+            )
+        fields = {key: item for key, item in value.items() if key != "label"}
+        try:
+            request = GrantRequest.parse(fields)
+        except GrantError as exc:
+            raise PolicyError("grants", value, f"grants offer {value['label']!r}: {exc}") from None
+        return cls(label=value["label"].strip(), request=request)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, **self.request.to_dict()}
 
 
 @dataclass(frozen=True, slots=True)

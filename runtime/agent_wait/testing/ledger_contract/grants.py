@@ -22,7 +22,16 @@ def _grant(*, uses: int | None = 1, ttl: timedelta = timedelta(hours=1), functio
         ttl=ttl,
         uses=uses,
     )
-    return new_grant(terms, question_id=f"q-{uuid.uuid4().hex[:12]}", granted_by="ana@example.com", via="api", now=T0)
+    return new_grant(
+        terms,
+        question_id=f"q-{uuid.uuid4().hex[:12]}",
+        granted_by="ana@example.com",
+        via="api",
+        now=T0,
+        subject="https://id.example.com#ana",
+        groups=("finance",),
+        granters={"groups": ("finance-leads",), "people": ("bo@example.com",)},
+    )
 
 
 def a_grant_is_kept_once_under_its_question(make: LedgerFactory) -> None:
