@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from agent_wait.common.times import utc_now
 from agent_wait.engine.checks import Answerer
@@ -19,7 +20,7 @@ from agent_wait.errors import GrantError
 from agent_wait.ledger.grants import Grant, GrantLedger
 from agent_wait.people.keys import person_keys
 
-__all__ = ("OPERATOR", "GrantBook")
+__all__ = ("OPERATOR", "GrantBook", "grant_view")
 
 OPERATOR = None
 """Who `GrantBook` serves when the caller holds the deployment's own credentials (the CLI): it sees every grant."""
@@ -87,3 +88,31 @@ class GrantBook:
         if revoked is None:  # gone between the read and the write: only expiry removes one
             raise GrantError("unknown_grant", f"no grant {grant_id!r}; it may have expired and been removed")
         return revoked
+
+
+def grant_view(grant: Grant, *, now: datetime) -> dict[str, Any]:
+    """A grant as JSON for people and tools (`GET /grants`, the inbox's grants page, `agent-wait grants --json`): what
+    it covers, who made it when and through which door, on which question, how many uses are left, what it decided,
+    and whether it is live at `now`."""
+    terms = grant.terms
+    return {
+        "grant_id": grant.grant_id,
+        "function": terms.function,
+        "pins": {name: pin.to_dict() for name, pin in terms.pins.items()},
+        "exact": all(pin.kind == "equals" for pin in terms.pins.values()) and set(terms.pins) == set(terms.parameters),
+        "parameters": list(terms.parameters),
+        "tags": dict(terms.tags),
+        "scope": terms.scope,
+        "thread_id": terms.thread_id,
+        "question_id": grant.question_id,
+        "granted_by": grant.granted_by,
+        "via": grant.via,
+        "granted_at": grant.granted_at,
+        "expires_at": grant.expires_at,
+        "uses": terms.uses,
+        "uses_left": grant.uses_left,
+        "decided": list(grant.decided),
+        "revoked_at": grant.revoked_at,
+        "revoked_by": grant.revoked_by,
+        "live": grant.live(now),
+    }

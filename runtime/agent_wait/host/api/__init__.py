@@ -13,6 +13,7 @@ Handler: `agent_wait.host.api.handler`. Routes:
     GET  /inbox                            the approvals inbox page (and /inbox/{asset}, its files and sign-in)
     GET  /insights                         ?days=7|30&by=<tag key>: counts, time to answer, oldest open, answerers
     GET  /audit                            ?since=&until=&limit=&cursor=: the audit trail (AGENT_WAIT_AUDIT_GROUP only)
+    GET  /grants, GET|DELETE /grants/{id}  standing grants: list, show, revoke (`_grants`); made by answering
     POST /slack/interactions               Slack's button clicks and modals, signed by Slack (no JWT)
 
 An answer decides at once, through the one decision every door uses (`agent_wait.engine.AnswerService`, while it
@@ -44,6 +45,7 @@ from agent_wait.host import _powertools
 from agent_wait.host.api._agui import agui_routes
 from agent_wait.host.api._context import ApiContext, SignIn, answerer_from_claims, groups_from_claims
 from agent_wait.host.api._extend import extend_routes
+from agent_wait.host.api._grants import grant_routes
 from agent_wait.host.api._inbox import inbox_routes
 from agent_wait.host.api._insights import insights_routes
 from agent_wait.host.api._links import link_routes
@@ -83,6 +85,7 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
     app.include_router(insights_routes(context))
     app.include_router(slack_routes(context))
     app.include_router(extend_routes(context))
+    app.include_router(grant_routes(context))
     return app
 
 

@@ -18,9 +18,11 @@ from agent_wait.contract.messages import MAX_ID_LENGTH, AnswerMessage, parse_mes
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerResult, Verdict, VerdictKind
 from agent_wait.engine.checks import Answerer
+from agent_wait.engine.grant_book import grant_view
+from agent_wait.engine.granting import split_grant
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.engine.votes import vote_of, vote_progress
-from agent_wait.errors import MessageError
+from agent_wait.errors import GrantError, MessageError
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
 from agent_wait.host.api._problems import NOT_JSON, json_body, json_response, message_problem, problem
 from agent_wait.ledger import QuestionRecord
@@ -53,6 +55,7 @@ _STATUS_FOR_REFUSAL = {
     RefusalReason.EDIT_NOT_ALLOWED: 422,
     RefusalReason.ANSWER_STALE: 422,
     RefusalReason.INVALID_ANSWER: 422,
+    RefusalReason.GRANT_REFUSED: 422,
 }
 """Any other refusal is a 409: the question's or the thread's state conflicts with the answer."""
 _TITLE_FOR_REFUSAL = {
@@ -199,7 +202,11 @@ def answer_response(
     answer is 422 `idempotency_key_reused`, as a payment API refuses a key reused with another body.
     """
     verdict = result.verdict
-    if answer_id is not None and verdict.kind is VerdictKind.REPEATED and _first_answer(verdict, answer_id) != sent:
+    if (
+        answer_id is not None
+        and verdict.kind is VerdictKind.REPEATED
+        and _first_answer(verdict, answer_id) != _kept(sent)
+    ):
         detail = "this Idempotency-Key was used for another answer to this question; use a new key for a new answer"
         view = question_view(verdict.record, now=now, viewer=viewer) if verdict.record is not None else None
         return problem(422, "idempotency_key_reused", detail, title="Idempotency-Key reused", question=view)
@@ -210,15 +217,24 @@ def answer_response(
     if verdict.kind is not VerdictKind.REFUSED:
         # A vote recorded on a question that waits for more: the body shows the votes so far and what is needed.
         status = 202 if verdict.kind is VerdictKind.VOTED else 200
-        return json_response(
-            status, {"result": _RESULT_FOR_KIND[verdict.kind], "handed_over": result.handed_over, **view}
-        )
+        body = {"result": _RESULT_FOR_KIND[verdict.kind], "handed_over": result.handed_over, **view}
+        if verdict.grant is not None:  # the standing grant this approval made (its `grant` field)
+            body["grant"] = grant_view(verdict.grant, now=now or utc_now())
+        return json_response(status, body)
     reason = verdict.reason or RefusalReason.INVALID_ANSWER
     status = _STATUS_FOR_REFUSAL.get(reason, 409)
     response = problem(status, reason.value, verdict.detail, title=_TITLE_FOR_REFUSAL.get(reason), question=view)
     if reason is RefusalReason.THREAD_BUSY:
         response.headers["Retry-After"] = str(THREAD_BUSY_RETRY_SECONDS)
     return response
+
+
+def _kept(sent: Any) -> Any:
+    """What of a sent answer the row keeps: all but its `grant` field (made into a grant, never given to the agent)."""
+    try:
+        return split_grant(sent)[0]
+    except GrantError:
+        return sent
 
 
 def path_question_id(raw: str) -> str:
