@@ -208,7 +208,6 @@ def test_the_policy_carries_its_grants_through_the_envelopes_rules_and_back() ->
         "groups": [],
         "people": [],
         "scopes": ["thread", "agent"],
-        "offers": [],
     }
     assert WaitPolicy.from_dict(GRANTING.to_dict()) == GRANTING
     assert "grants" not in WaitPolicy().rules()

@@ -151,7 +151,8 @@ class Grants:
             "groups": list(self.groups),
             "people": list(self.people),
             "scopes": list(self.scopes),
-            "offers": [offer.to_dict() for offer in self.offers],
+            # Only when there are some: the rules ride on every row of the policy's questions.
+            **({"offers": [offer.to_dict() for offer in self.offers]} if self.offers else {}),
         }
 
     @classmethod
