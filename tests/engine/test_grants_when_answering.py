@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -21,7 +21,7 @@ from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerDesk, InMemoryDeadLetter, OutcomeKind, RecordingMetrics, RefusalReason, Router
 from agent_wait.engine.answering import AnswerAttempt, ThreadState, VerdictKind
 from agent_wait.engine.checks import answerer_for
-from agent_wait.engine.granting import grant_offers
+from agent_wait.engine.granting import grant_offers, split_grant
 from agent_wait.langgraph import LangGraphAdapter
 from agent_wait.ledger import InMemoryLedger, QuestionRecord, grant_id_for
 from agent_wait.policy import GrantOffer, Grants
@@ -202,3 +202,13 @@ def test_a_policys_offers_are_offered_only_where_the_call_satisfies_them() -> No
 
 def _labels(record: QuestionRecord) -> list[tuple[int, str]]:
     return [(index, offer.label) for index, offer in grant_offers(record)]
+
+
+def test_only_an_action_answer_carries_a_grant_and_a_native_answers_own_grant_field_is_left_alone() -> None:
+    native = {"decisions": [{"type": "approve"}], "grant": "read-only"}
+    assert split_grant(native) == (native, None)
+    assert split_grant({"grant": {"ttl": "PT1H"}}) == ({"grant": {"ttl": "PT1H"}}, None)
+    rest, request = split_grant({"action": "approve", "grant": {"ttl": "PT1H", "uses": 2}})
+    assert rest == {"action": "approve"}
+    assert request is not None
+    assert (request.ttl, request.uses, request.scope) == (timedelta(hours=1), 2, "thread")

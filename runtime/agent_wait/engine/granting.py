@@ -39,12 +39,15 @@ GRANT_FIELD = "grant"
 
 
 def split_grant(answer: Any) -> tuple[Any, GrantRequest | None]:
-    """`answer` without its `grant` field, and the grant it asks for (None when it asks for none).
+    """`answer` without its `grant` field, and the grant it asks for (None when it asks for none, or when `answer` is
+    not an action answer: a dialect's native answer keeps its fields).
 
     Raises:
         GrantError: the `grant` field is not a grant request (`bad_grant`, saying what it takes).
     """
-    if not isinstance(answer, Mapping) or GRANT_FIELD not in answer:
+    # Only an answer in agent-wait's own shape (with an `action`) carries a grant: a dialect's native answer or a
+    # free-form response may well have a field of that name, and it is theirs.
+    if not isinstance(answer, Mapping) or "action" not in answer or GRANT_FIELD not in answer:
         return answer, None
     rest = {key: value for key, value in answer.items() if key != GRANT_FIELD}
     return rest, GrantRequest.parse(answer[GRANT_FIELD])
