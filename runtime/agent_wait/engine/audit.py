@@ -295,7 +295,7 @@ class AuditGrants:
 
 
 def audit_grants(
-    grants: Ledger | GrantLedger, window: AuditWindow, *, now: datetime, limit: int = MAX_AUDIT_GRANTS
+    ledger: Ledger | GrantLedger, window: AuditWindow, *, now: datetime, limit: int = MAX_AUDIT_GRANTS
 ) -> AuditGrants:
     """The grants in force at any moment of `window`: made before it ends, and neither expired nor revoked before it
     starts. That holds every grant that decided a question in the window (a grant decides only while it is in force)
@@ -306,9 +306,9 @@ def audit_grants(
     """
     if not 1 <= limit <= MAX_AUDIT_GRANTS:
         raise ArgumentError(f"limit must be from 1 to {MAX_AUDIT_GRANTS}; got {limit}", argument="limit")
-    if not isinstance(grants, GrantLedger):
+    if not isinstance(ledger, GrantLedger):
         return AuditGrants([], capped=False)
-    kept = grants.grants(now=now, live_only=False, limit=limit)
+    kept = ledger.grants(now=now, live_only=False, limit=limit)
     in_force = [grant for grant in kept if grant.granted_at < window.until and _in_force_until(grant) > window.since]
     return AuditGrants([grant_view(grant, now=now) for grant in in_force], capped=len(kept) >= limit)
 
