@@ -85,6 +85,10 @@ RUN_BY: dict[str, tuple[str, str]] = {
         "tests/aws/test_audit_export.py",
         '"--out", "trail.jsonl", *on_the_table',
     ),
+    "agent-wait audit grants --since": (
+        "tests/aws/test_audit_grants_export.py",
+        '["audit", "grants", "--since", since, "--out", "grants.jsonl", *on_the_table]',
+    ),
     "agent-wait dead-letters list": ("tests/local/test_cli.py", '["dead-letters", "list", "--json"]'),
     'curl -s -H "Authorization: Bearer $AGENT_WAIT_TOKEN"': (
         "tests/local/test_local_api.py",

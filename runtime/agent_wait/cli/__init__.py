@@ -22,6 +22,7 @@
     agent-wait retry THREAD                      after fixing the agent, apply a failed thread's start or decision again
     agent-wait audit export --since 2026-03-01   every question asked or decided since then: who decided, through which
                                                  door, with which arguments (--until, --format jsonl|csv, --out FILE)
+    agent-wait audit grants --since 2026-03-01   the standing grants in force since then, each with what it decided
 
 `start`, `questions`, `answer`, `extend`, `failures`, `retry`, `dead-letters` and `audit` talk to the running
 `agent-wait dev`, or to a deployed stack: `--stack NAME` (with `--region`, `--profile` as for the aws CLI) or `--outputs
@@ -188,11 +189,12 @@ def _said(target: Target) -> Target:
 
 
 def _export_audit(target: Any, args: argparse.Namespace) -> int:
-    from agent_wait.cli._audit import export
+    from agent_wait.cli._audit import export, export_grants
 
-    count = export(target, since=args.since, until=args.until, format=args.audit_format, out=args.out)
+    write, what = (export_grants, "grants") if args.verb == "grants" else (export, "questions")
+    count = write(target, since=args.since, until=args.until, format=args.audit_format, out=args.out)
     if args.out:
-        print(f"{count} questions written to {args.out}")
+        print(f"{count} {what} written to {args.out}")
     return 0
 
 

@@ -162,7 +162,12 @@ def _add_stack_commands(commands: Any) -> None:
             )
             sub.add_argument("--json", action="store_true", help="print dead letters as JSON lines")
         elif name == "audit":
-            sub.add_argument("verb", choices=("export",), help="export: write the trail as JSON lines or CSV")
+            sub.add_argument(
+                "verb",
+                choices=("export", "grants"),
+                help="export: write the trail as JSON lines or CSV; grants: write the standing grants in force in the "
+                "window, each with the questions it decided",
+            )
             sub.add_argument(
                 "--since", required=True, metavar="TIME", help="from this RFC 3339 time or date (UTC), e.g. 2026-03-01"
             )

@@ -1,10 +1,13 @@
 """The audit trail: every question asked or decided in a time window, with who decided it, through which door,
-with which arguments, every vote, and what the agent did after; as JSON lines or CSV.
+with which arguments, every vote, and what the agent did after; as JSON lines or CSV. Beside the questions, the
+standing grants in force in the window, each with the questions it decided (`audit_grants`); a question a grant
+decided names it (`grant_id`).
 
 Read from the ledger's status index only (`Ledger.page`, one status at a time, a page at a time), never a scan:
 a window is filtered from what the index returns, so a read costs in proportion to the rows the table keeps (see
 `AGENT_WAIT_DECIDED_RETENTION`), and each call reads at most `limit` rows and hands back a cursor for the rest.
-The same rows feed `agent-wait audit export` and the answer API's `GET /audit`.
+The same rows feed `agent-wait audit export` and the answer API's `GET /audit`. The grants are one query of the
+grants' partition (`GrantLedger.grants`), never a read per question: a row's grant is read from its answer id.
 """
 
 from __future__ import annotations
@@ -20,17 +23,23 @@ from typing import Any
 
 from agent_wait.common.times import format_rfc3339
 from agent_wait.contract.schema import QuestionStatus
+from agent_wait.engine.grant_book import grant_view
+from agent_wait.engine.grants import grant_id_of
 from agent_wait.errors import ArgumentError, LedgerCursorError
-from agent_wait.ledger import Ledger, QuestionRecord
+from agent_wait.ledger import Grant, GrantLedger, Ledger, QuestionRecord
 from agent_wait.ledger.outcome import question_outcome
 from agent_wait.people.keys import person_key
 
 __all__ = (
     "AUDIT_COLUMNS",
     "AUDIT_FORMATS",
+    "GRANT_COLUMNS",
+    "MAX_AUDIT_GRANTS",
     "MAX_AUDIT_PAGE",
+    "AuditGrants",
     "AuditPage",
     "AuditWindow",
+    "audit_grants",
     "audit_page",
     "audit_row",
     "audit_rows",
@@ -72,9 +81,49 @@ AUDIT_COLUMNS = (
     "failed_at",
     "retry_id",
     "reason",
+    "grant_id",
 )
 """Every field of an audit row, in the order a CSV file has them (JSON lines hold the same keys)."""
-_JSON_COLUMNS = frozenset({"question", "allowed_actions", "tags", "args", "approved_args", "answer", "votes"})
+MAX_AUDIT_GRANTS = 1000
+"""The most grants one `audit_grants` call reads (one query, newest first): grants live 30 days at most."""
+GRANT_COLUMNS = (
+    "grant_id",
+    "function",
+    "pins",
+    "exact",
+    "parameters",
+    "tags",
+    "scope",
+    "thread_id",
+    "question_id",
+    "granted_by",
+    "via",
+    "granted_at",
+    "expires_at",
+    "uses",
+    "uses_left",
+    "decided",
+    "revoked_at",
+    "revoked_by",
+    "live",
+)
+"""Every field of a grant in the export (`grant_view`'s), in the order a CSV file has them."""
+_JSON_COLUMNS = frozenset(
+    {
+        "question",
+        "allowed_actions",
+        "tags",
+        "args",
+        "approved_args",
+        "answer",
+        "votes",
+        "pins",
+        "parameters",
+        "decided",
+        "exact",
+        "live",
+    }
+)
 """The fields a CSV cell holds as JSON text."""
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
 """The first characters that make a spreadsheet read a CSV cell as a formula (OWASP, "CSV Injection"): `=`, `+`, `-`,
@@ -189,6 +238,8 @@ def audit_row(record: QuestionRecord) -> dict[str, Any]:
         "failed_at": record.failure.failed_at if record.failure else None,
         "retry_id": record.retry_id,
         "reason": record.reason,  # why a person cancelled it
+        # The standing grant that decided it (`via` grant), read from its answer id: no read of the grant.
+        "grant_id": grant_id_of(record),
     }
 
 
@@ -232,6 +283,41 @@ def audit_page(
     return AuditPage(rows, None if done else _encode(position, inner), returned)
 
 
+@dataclass(frozen=True, slots=True)
+class AuditGrants:
+    """The standing grants in force in a window, from one bounded read."""
+
+    grants: list[dict[str, Any]]
+    """`grant_view` of each, newest first: what it covers, who made it, when, and `decided`, the questions it
+    decided, in order."""
+    capped: bool
+    """True when the read stopped at its limit: older grants may be left out."""
+
+
+def audit_grants(
+    ledger: Ledger | GrantLedger, window: AuditWindow, *, now: datetime, limit: int = MAX_AUDIT_GRANTS
+) -> AuditGrants:
+    """The grants in force at any moment of `window`: made before it ends, and neither expired nor revoked before it
+    starts. That holds every grant that decided a question in the window (a grant decides only while it is in force)
+    and every grant made in it. One query (`GrantLedger.grants`); a ledger that keeps no grants has none.
+
+    Raises:
+        ArgumentError: `limit` is not from 1 to `MAX_AUDIT_GRANTS`.
+    """
+    if not 1 <= limit <= MAX_AUDIT_GRANTS:
+        raise ArgumentError(f"limit must be from 1 to {MAX_AUDIT_GRANTS}; got {limit}", argument="limit")
+    if not isinstance(ledger, GrantLedger):
+        return AuditGrants([], capped=False)
+    kept = ledger.grants(now=now, live_only=False, limit=limit)
+    in_force = [grant for grant in kept if grant.granted_at < window.until and _in_force_until(grant) > window.since]
+    return AuditGrants([grant_view(grant, now=now) for grant in in_force], capped=len(kept) >= limit)
+
+
+def _in_force_until(grant: Grant) -> str:
+    """When `grant` stopped deciding, at the latest: its expiry, or its revoke when that came first."""
+    return min(grant.expires_at, grant.revoked_at or grant.expires_at)
+
+
 def audit_rows(ledger: Ledger, window: AuditWindow, *, page_size: int = MAX_AUDIT_PAGE) -> Iterator[dict[str, Any]]:
     """Every question in `window`, a bounded page at a time (`audit_page`), in the order the index gives them."""
     cursor: str | None = None
@@ -243,10 +329,17 @@ def audit_rows(ledger: Ledger, window: AuditWindow, *, page_size: int = MAX_AUDI
             return
 
 
-def write_audit(rows: Iterable[Mapping[str, Any]], out: io.TextIOBase | Any, *, format: str) -> int:
-    """Write `rows` to `out` as JSON lines (`jsonl`, every value exact) or CSV (`csv`, a header row first; structured
-    cells as JSON text; every cell quoted, and one that starts with `=`, `+`, `-`, `@`, a tab, a carriage return or a
-    line feed prefixed with a single quote, so that a spreadsheet shows it as text); returns how many rows were written.
+def write_audit(
+    rows: Iterable[Mapping[str, Any]],
+    out: io.TextIOBase | Any,
+    *,
+    format: str,
+    columns: tuple[str, ...] = AUDIT_COLUMNS,
+) -> int:
+    """Write `rows` to `out` as JSON lines (`jsonl`, every value exact) or CSV (`csv`, a header row of `columns`
+    first: `AUDIT_COLUMNS` for questions, `GRANT_COLUMNS` for grants; structured cells as JSON text; every cell
+    quoted, and one that starts with `=`, `+`, `-`, `@`, a tab, a carriage return or a line feed prefixed with a
+    single quote, so that a spreadsheet shows it as text); returns how many rows were written.
 
     Raises:
         ArgumentError: `format` is not one of `AUDIT_FORMATS`.
@@ -261,10 +354,10 @@ def write_audit(rows: Iterable[Mapping[str, Any]], out: io.TextIOBase | Any, *, 
         return count
     # Thread ids, reasons, names and claims come from agents and senders: as OWASP's "CSV Injection" asks, every
     # cell is wrapped in double quotes (its own double quotes doubled) and none may start a formula.
-    writer = csv.DictWriter(out, fieldnames=AUDIT_COLUMNS, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n", quoting=csv.QUOTE_ALL)
     writer.writeheader()
     for row in rows:
-        writer.writerow({key: _as_text(_cell(key, row.get(key))) for key in AUDIT_COLUMNS})
+        writer.writerow({key: _as_text(_cell(key, row.get(key))) for key in columns})
         count += 1
     return count
 

@@ -1,11 +1,17 @@
 """Insights: for the last N days, how many questions were asked, answered, expired, cancelled and withdrawn (the one
 vocabulary of outcomes, `agent_wait.ledger.outcome`); how long people
-took to answer (p50, p90), overall and by a tag's value; the questions open longest; and who answers most.
+took to answer (p50, p90), overall and by a tag's value; the questions open longest; who answers most; and the share
+of the questions decided by standing grants, grant by grant.
 
 Read from what the ledger holds, through its status index only (`Ledger.page`, a page at a time, status by
 status), never a scan, and never more than `per_status` rows of one status: past that the result says it is
 capped (`Insights.capped`), and the figures are of the rows read. A resumed question is read under `resumed`
 (its outcome kept on the row), so each question is counted once.
+
+A question a grant decided (`via` `grant`) names its grant in its answer id, so the share by grant is counted from the
+rows read; one query of the grants (`GrantLedger.grants`, only when a grant decided something) says what each grant
+covers and who made it. Nobody answered those questions then, so their times and their granters are left out of the
+time to answer and of who answers most.
 """
 
 from __future__ import annotations
@@ -18,13 +24,17 @@ from datetime import datetime, timedelta
 
 from agent_wait.common.times import format_rfc3339, parse_rfc3339
 from agent_wait.contract.schema import QuestionStatus
+from agent_wait.engine.grants import grant_id_of
 from agent_wait.errors import ArgumentError
-from agent_wait.ledger import Ledger, QuestionRecord
+from agent_wait.ledger import Grant, GrantLedger, Ledger, QuestionRecord
+from agent_wait.ledger.grants import GRANT_ID_SEPARATOR
 from agent_wait.ledger.outcome import QuestionOutcome, question_outcome
 
 __all__ = (
     "INSIGHT_DAYS",
+    "MAX_GRANTS_READ",
     "MAX_PER_STATUS",
+    "GrantShare",
     "GroupTimes",
     "Insights",
     "percentile",
@@ -41,6 +51,8 @@ TOP = 8
 """How many groups and answerers are listed (the rest are left out, never summed into 'other')."""
 SLOWEST = 5
 """How many of the longest-open questions are listed."""
+MAX_GRANTS_READ = 1000
+"""The most grants the one grants query reads, newest first (a grant lives 30 days at most)."""
 OUTCOMES = tuple(QuestionOutcome)
 """What decided a question, as every view says it: answered, expired, cancelled (by a person), withdrawn."""
 
@@ -62,6 +74,25 @@ class GroupTimes:
     count: int
     p50_seconds: float | None
     p90_seconds: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class GrantShare:
+    """The questions one standing grant decided in the window."""
+
+    grant_id: str
+    decided: int
+    """How many questions it decided in the window."""
+    granted_by: str | None
+    """Who granted it (the decisions' `answered_by`)."""
+    grant: Grant | None = None
+    """The grant as kept; None when the grants query did not return it (removed after its retention, or past the
+    query's limit)."""
+
+    @property
+    def function(self) -> str:
+        """The function it covers: its id starts with it (`grant_id_for`)."""
+        return self.grant.terms.function if self.grant else self.grant_id.split(GRANT_ID_SEPARATOR, 1)[0]
 
 
 @dataclass
@@ -87,10 +118,24 @@ class Insights:
     slowest_open: list[QuestionRecord] = field(default_factory=list)
     answerers: list[tuple[str, int, int]] = field(default_factory=list)
     """(who, decisions, votes), most first."""
+    granted: int = 0
+    """Questions decided by a standing grant in the window (counted among `outcomes["answered"]`)."""
+    by_grant: list[GrantShare] = field(default_factory=list)
+    """Which grants decided them, most first."""
     rows_read: int = 0
     capped: list[str] = field(default_factory=list)
     """Statuses with more rows than `per_status`: the figures leave their later rows out."""
     per_status: int = MAX_PER_STATUS
+
+    @property
+    def decided(self) -> int:
+        """Questions decided in the window, whatever decided them."""
+        return sum(self.outcomes.values())
+
+    @property
+    def granted_share(self) -> float | None:
+        """The share of the questions decided in the window that a grant decided; None when none was decided."""
+        return self.granted / self.decided if self.decided else None
 
     @property
     def p50_seconds(self) -> float | None:
@@ -130,6 +175,7 @@ def read_insights(
             found.capped.append(status.value)
     found.rows_read = len(records)
     _count(found, records, start, now)
+    _name_grants(found, ledger, now)
     return _group(found, records, group_by)
 
 
@@ -158,6 +204,8 @@ def _count(found: Insights, records: list[QuestionRecord], start: datetime, now:
     }
     decisions: Counter[str] = Counter()
     votes: Counter[str] = Counter()
+    granted: Counter[str] = Counter()
+    granters: dict[str, str | None] = {}
     open_now: list[QuestionRecord] = []
     for record in records:
         if record.status is QuestionStatus.OPEN:
@@ -177,16 +225,37 @@ def _count(found: Insights, records: list[QuestionRecord], start: datetime, now:
         found.outcomes[outcome.value] += 1
         if decided[:10] in daily:
             daily[decided[:10]][outcome.value] += 1
-        if outcome is QuestionOutcome.ANSWERED:
-            found.answer_seconds.append(_seconds(record))
-            if record.answered_by:
-                decisions[record.answered_by] += 1
+        if outcome is not QuestionOutcome.ANSWERED:
+            continue
+        if (grant_id := grant_id_of(record)) is not None:
+            granted[grant_id] += 1
+            granters[grant_id] = record.answered_by
+            continue
+        found.answer_seconds.append(_seconds(record))
+        if record.answered_by:
+            decisions[record.answered_by] += 1
+    found.granted = granted.total()
+    found.by_grant = [
+        GrantShare(grant_id, count, granters[grant_id])
+        for grant_id, count in sorted(granted.items(), key=lambda item: (-item[1], item[0]))
+    ]
     found.open_now = len(open_now)
     found.daily = [{"day": day, **counts} for day, counts in daily.items()]
     found.slowest_open = sorted(open_now, key=lambda r: (r.asked_at, r.question_id))[:SLOWEST]
     people = set(decisions) | set(votes)
     ranked = sorted(people, key=lambda who: (-decisions[who], -votes[who], who))[:TOP]
     found.answerers = [(who, decisions[who], votes[who]) for who in ranked]
+
+
+def _name_grants(found: Insights, ledger: Ledger, now: datetime) -> None:
+    """Attach to each grant share its grant as kept: one query of the grants, only when a grant decided something."""
+    if not found.by_grant or not isinstance(ledger, GrantLedger):
+        return
+    kept = {grant.grant_id: grant for grant in ledger.grants(now=now, live_only=False, limit=MAX_GRANTS_READ)}
+    found.by_grant = [
+        GrantShare(share.grant_id, share.decided, share.granted_by, kept.get(share.grant_id))
+        for share in found.by_grant
+    ]
 
 
 def _seconds(record: QuestionRecord) -> float:
@@ -204,7 +273,7 @@ def _group(found: Insights, records: list[QuestionRecord], group_by: str | None)
     times: dict[str, list[float]] = {}
     for record in records:
         decided = record.decided_at
-        if record.outcome is not QuestionStatus.ANSWERED or decided is None:
+        if record.outcome is not QuestionStatus.ANSWERED or decided is None or grant_id_of(record) is not None:
             continue
         if not found.since <= decided <= found.until:
             continue

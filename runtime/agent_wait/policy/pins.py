@@ -5,6 +5,7 @@ Standard library only."""
 from __future__ import annotations
 
 import fnmatch
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -64,6 +65,22 @@ class Pin:
 
     def to_dict(self) -> dict[str, Any]:
         return {self.kind: self.value}
+
+    def describe(self, parameter: str) -> str:
+        """This pin on `parameter` in words, values as JSON: `amount at most 500`, `order_id starts with "A-"`."""
+        if self.kind == "one_of":
+            return f"{parameter} is one of {', '.join(json.dumps(value) for value in self.value)}"
+        return f"{parameter} {_WORDS[self.kind]} {json.dumps(self.value)}"
+
+
+_WORDS = {
+    "equals": "is",
+    "at_most": "at most",
+    "at_least": "at least",
+    "prefix": "starts with",
+    "glob": "matches",
+}
+"""How each pin kind but `one_of` reads, between the parameter and its value."""
 
 
 _PIN_FORMS = "{'equals': v}, {'at_most': n}, {'at_least': n}, {'prefix': 's'}, {'glob': 's*'} or {'one_of': [...]}"

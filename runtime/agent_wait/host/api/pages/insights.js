@@ -63,7 +63,9 @@ function renderFigures(data) {
   clear(box);
   var times = data.time_to_answer;
   box.appendChild(figure("Asked", data.asked, "in the last " + data.days + " days"));
-  box.appendChild(figure("Answered", data.outcomes.answered, null, "good"));
+  // Grants' decisions are answers nobody was asked: the Answered figure says how many of its own were theirs.
+  var granted = data.grants.decided ? data.grants.decided + " by standing grants (" + percent(data.grants.share) + ")" : null;
+  box.appendChild(figure("Answered", data.outcomes.answered, granted, "good"));
   box.appendChild(figure("Expired", data.outcomes.expired, "the default applied", "warn"));
   box.appendChild(figure("Cancelled", data.outcomes.cancelled, null, "muted-figure"));
   box.appendChild(figure("Withdrawn", data.outcomes.withdrawn, "the agent moved on", "muted-figure"));
@@ -223,6 +225,53 @@ function renderAnswerers(data) {
   );
 }
 
+function percent(share) {
+  return Math.round(share * 100) + "%";
+}
+
+// What share of the period's decisions standing grants made, and each grant the person may see: its function, what
+// it allows in words (the API's `pins_text`), who granted it and how many it decided. A grant no longer kept has no
+// pins to show: it says so rather than guessing.
+function renderGrants(data) {
+  var grants = data.grants;
+  var rows = byId("grants-rows");
+  clear(rows);
+  var share = byId("grants-share");
+  if (!grants.decided) {
+    share.textContent = "No question was decided by a standing grant in this period.";
+    share.className = "grants-share muted";
+  } else {
+    share.textContent = grants.decided + " of " + grants.of + " decisions (" + percent(grants.share) +
+      ") were made by standing grants: nobody was asked those.";
+    share.className = "grants-share";
+  }
+  grants.by_grant.forEach(function (grant) {
+    var row = make("tr");
+    var allows = grant.pins_text === null ? "(no longer kept)" : grant.pins_text || "exactly the call approved";
+    if (grant.revoked) {
+      allows += " · revoked";
+    }
+    [
+      ["Function", grant.function],
+      ["Allows", allows],
+      ["Granted by", grant.granted_by || "—"],
+      ["Decided", String(grant.decided)],
+    ].forEach(function (cell) {
+      var td = make("td", cell[1]);
+      td.setAttribute("data-label", cell[0]); // a phone shows it before the value (inbox.css)
+      row.appendChild(td);
+    });
+    rows.appendChild(row);
+  });
+  byId("grants-table").hidden = grants.by_grant.length === 0;
+  var hidden = byId("grants-hidden");
+  hidden.hidden = !grants.not_shown;
+  hidden.textContent = grants.not_shown
+    ? grants.not_shown + (grants.not_shown === 1 ? " decision was" : " decisions were") +
+      " made by grants you may not see."
+    : "";
+}
+
 function renderSlowest(data) {
   var rows = byId("slowest-rows");
   clear(rows);
@@ -324,12 +373,13 @@ export function showInsights(query) {
       renderDaily(data);
       renderGroups(data);
       renderAnswerers(data);
+      renderGrants(data);
       renderSlowest(data);
       say(
         "Last " + data.days + " days: " + data.asked + " asked, " + data.outcomes.answered + " answered, " +
           data.outcomes.expired + " expired, " + data.outcomes.cancelled + " cancelled, " + data.outcomes.withdrawn +
-          " withdrawn; " + data.open_now +
-          " open now.",
+          " withdrawn; " + data.open_now + " open now" +
+          (data.grants.decided ? "; " + data.grants.decided + " decided by standing grants." : "."),
       );
     },
     function () {
