@@ -1,5 +1,6 @@
 """Standing grants on the embedded emulator, through the answer API over real HTTP and the real router, with each
-function held to its own IAM role: issue 43's first "Done when" line, and a one-use grant under concurrent asks.
+function held to its own IAM role: issue 43's first "Done when" line, a one-use grant under concurrent asks, and
+`agent-wait grants list|show|revoke` on the same stack.
 
 The stack is the refund demo's (the `world` fixture), hosting `tests.agents.grant_graphs`' refund graph, whose policy
 `GRANTING` allows grants of at most an hour and three uses.
@@ -7,9 +8,11 @@ The stack is the refund demo's (the `world` fixture), hosting `tests.agents.gran
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +21,9 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from tests.agents import grant_graphs
 
 from agent_wait.aws.ledger import DynamoDbLedger
+from agent_wait.cli import main
+from agent_wait.cli._grants import pin_words
+from agent_wait.cli._target import Target
 from agent_wait.common.times import clock_scope
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine.outcomes import Outcome, OutcomeKind
@@ -198,3 +204,118 @@ def test_of_twenty_concurrent_asks_against_a_one_use_grant_exactly_one_is_decide
     assert sum(grant_graphs.REFUNDS[order] for order in orders) == 1
     kept = call(f"{stack.api_url}/grants/{reply.body['grant']['grant_id']}", token=_token(stack))
     assert (kept.body["uses_left"], kept.body["decided"]) == (0, [granted[0].envelope.question_id])
+
+
+# -- agent-wait grants ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli_target(stack: EmulatedStack, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Target:
+    """The CLI pointed at the running stack as `agent-wait dev` points it (.agent-wait/local.json)."""
+    monkeypatch.chdir(tmp_path)
+    found = Target(queue_url=stack.queue_url, table=stack.table, endpoint_url=stack.endpoint_url, region="us-east-1")
+    found.save()
+    return found
+
+
+def _granted(local: EmulatedStack) -> dict[str, Any]:
+    """A new three-use grant for refunds up to 500, made by Alice approving a refund of 100; its `grant_view`."""
+    _, question = _asked(local, 100)
+    reply = _approve(local, question, UP_TO_500)
+    assert reply.status == 200, reply
+    local.pump()
+    return reply.body["grant"]
+
+
+@pytest.mark.usefixtures("cli_target")
+def test_grants_list_and_show_say_what_a_grant_allows_in_words_and_revoke_records_the_operator(
+    stack: EmulatedStack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a grant Alice made through the API
+    grant = _granted(stack)
+    grant_id = grant["grant_id"]
+
+    # WHEN the operator lists the live grants
+    assert main(["grants", "list"]) == 0
+    table = capsys.readouterr().out.splitlines()
+
+    # THEN a table names each column, and the grant's row says what it allows in words, its uses, who, how and on what
+    assert table[0].split() == [
+        *("GRANT", "FUNCTION", "PINS", "USES", "LEFT", "EXPIRES", "GRANTED", "BY", "VIA", "QUESTION", "STATE"),
+    ]
+    (row,) = [line for line in table if line.startswith(grant_id)]
+    for shown in ("issue_refund", "amount <= 500", "3 of 3", grant["expires_at"], ALICE, " api ", "live"):
+        assert shown in row, (shown, row)
+    assert row.split()[-2] == grant["question_id"]
+
+    # AND --json prints each grant as the API shows it, one per line
+    assert main(["grants", "list", "--json"]) == 0
+    views = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [view for view in views if view["grant_id"] == grant_id] == [{**grant, "uses_left": 3}]
+
+    # AND show gives the grant whole
+    assert main(["grants", "show", grant_id]) == 0
+    shown = capsys.readouterr().out
+    assert "allows     issue_refund: amount <= 500; on any thread of the agent" in shown
+    assert f"granted    by {ALICE} via api at {grant['granted_at']}, approving question {grant['question_id']}" in shown
+    assert "decided    0 question(s)" in shown
+
+    # WHEN the operator revokes it
+    assert main(["grants", "revoke", grant_id]) == 0
+
+    # THEN it is revoked in the operator's name, gone from the live list, listed as revoked with --all, and the next
+    # refund within its pin is asked
+    assert f"revoked {grant_id} at " in capsys.readouterr().out
+    assert main(["grants", "show", grant_id, "--json"]) == 0
+    kept = json.loads(capsys.readouterr().out)
+    assert (kept["revoked_by"], kept["live"]) == ("operator", False)
+    assert main(["grants", "list"]) == 0
+    assert grant_id not in capsys.readouterr().out
+    assert main(["grants", "list", "--all"]) == 0
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith(grant_id)]
+    assert row.endswith("revoked")
+    order, _ = _asked(stack, 200)
+    assert grant_graphs.REFUNDS[order] == 0
+
+
+@pytest.mark.usefixtures("cli_target")
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["grants", "show", "issue_refund~no-such-question"], "no grant 'issue_refund~no-such-question'"),
+        (["grants", "revoke", "nonsense"], "no grant 'nonsense'; list them with: agent-wait grants list --all"),
+        (["grants", "show"], "grants show and grants revoke take one"),
+        (["grants", "list", "issue_refund~q"], "grants list takes no id"),
+        (["grants", "show", "issue_refund~q", "--all"], "--all is for grants list"),
+    ],
+)
+def test_a_bad_grant_id_is_one_line_on_stderr_and_exit_status_2(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # WHEN a grants command names no grant, or a grant that does not exist
+    status = main(argv)
+    # THEN it says so in one line on stderr, prints nothing on stdout, and exits 2
+    out, err = capsys.readouterr()
+    assert (status, out) == (2, "")
+    assert err.startswith("agent-wait: "), err
+    assert said in err
+    assert err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize(
+    ("pins", "words"),
+    [
+        ({"amount": {"at_most": 500}}, "amount <= 500"),
+        ({"amount": {"at_least": 10}, "currency": {"equals": "EUR"}}, 'amount >= 10, currency = "EUR"'),
+        ({"sku": {"prefix": "A-"}}, 'sku starts with "A-"'),
+        ({"path": {"glob": "/tmp/*"}}, 'path matches "/tmp/*"'),
+        ({"region": {"one_of": ["eu", "us"]}}, 'region in "eu", "us"'),
+        ({}, "any call"),
+    ],
+)
+def test_each_pin_kind_reads_in_words(pins: dict[str, Any], words: str) -> None:
+    assert pin_words({"exact": False, "pins": pins}) == words
+
+
+def test_an_exact_grant_reads_as_this_exact_call() -> None:
+    assert pin_words({"exact": True, "pins": {"amount": {"equals": 200}}}) == "this exact call"
