@@ -29,6 +29,7 @@ BENCHES = (
     "bench_parallel_graph.py",  # refused answers and re-run branches over 200 lifecycles of the 3-branch graph
     "bench_graphs.py",  # per graph: calls, WRU, RRU, $ per million beside Step Functions
     "bench_retention.py",  # storage at rest per lifecycle under the default retention, $ a month per million
+    "bench_grants.py",  # standing grants: nothing new without grants; one Query and one write per use with them
 )
 
 

@@ -27,10 +27,12 @@ reminder and escalation step with a conditional update."""
 QUESTION_API_READ = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
 """The answer API reads one question with its thread's item (`BatchGetItem`, after finding its thread in
 `by_question`) and lists a status's questions a page at a time: the page's keys from `by_status`, then the rows by
-key (`BatchGetItem`)."""
+key (`BatchGetItem`); it reads standing grants from their one partition (`GetItem`, `Query`)."""
 QUESTION_API_DECIDE = ("dynamodb:UpdateItem",)
 """The answer API decides a question at once and hands it over on its thread's item: two conditional updates in one
-`TransactWriteItems` (IAM authorizes each item's own action, `UpdateItem`), on the table only."""
+`TransactWriteItems` (IAM authorizes each item's own action, `UpdateItem`), on the table only. An approval that
+grants makes the grant with one conditional update that creates its item, and a revoke is one more: never `PutItem`,
+which could replace a question's row."""
 
 CHECKPOINT_READ_WRITE = (
     "dynamodb:GetItem",

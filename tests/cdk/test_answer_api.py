@@ -77,6 +77,21 @@ def test_signed_in_routes_need_a_jwt_from_the_issuer_and_link_routes_need_none(a
         assert "AuthorizerId" not in found[key], key
 
 
+def test_the_grants_routes_sit_behind_the_same_authorizer_as_the_questions(answering: Synth) -> None:
+    # GIVEN the answer API as synthesized, WHEN its routes are read
+    found = routes(answering)
+    # THEN listing, showing and revoking grants need the JWT /questions needs, and nothing else is served for grants
+    questions = found["GET /questions"]
+    grant_routes = {key for key in found if key.split(" ")[1].startswith("/grants")}
+    assert grant_routes == {"GET /grants", "GET /grants/{grant_id}", "DELETE /grants/{grant_id}"}
+    for key in grant_routes:
+        assert (found[key]["AuthorizationType"], found[key]["AuthorizerId"]) == (
+            "JWT",
+            questions["AuthorizerId"],
+        ), key
+        assert found[key]["Target"] == questions["Target"], key
+
+
 def test_a_cognito_user_pool_signs_people_in_for_its_app_clients(cognito_api: Synth) -> None:
     (pool_id,) = cognito_api.resources("AWS::Cognito::UserPool")
     (client_id,) = [k for k in cognito_api.resources("AWS::Cognito::UserPoolClient") if "AnswerApi" not in k]
@@ -159,7 +174,8 @@ def test_the_api_role_reads_and_decides_questions_sends_resumes_and_reads_the_li
     (logs_id,) = [k for k in refund.resources("AWS::Logs::LogGroup") if "AnswerApiFunction" in k]
     assert actions_on(statements(refund, "AgentWaitAnswerApi")) == {
         getatt(logs_id): LOGS,
-        getatt(table_id): API_READ | {"dynamodb:UpdateItem"},  # the decision: a conditional update
+        # the decision, and making, using or revoking a standing grant: conditional updates, never a put
+        getatt(table_id): API_READ | {"dynamodb:UpdateItem"},
         index_arn(table_id, "by_status"): API_READ,  # lists a status's questions (keys, then rows)
         index_arn(table_id, "by_question"): API_READ,  # finds a question's thread by its id
         getatt("AgentWaitEntryQueue74B3737D"): {"sqs:SendMessage"},  # by URL: no attribute or URL look-ups

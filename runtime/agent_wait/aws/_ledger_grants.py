@@ -2,7 +2,8 @@
 
 Every grant is one item in one partition, `pk = GRANTS`, `sk = <function>~<question id>` (`grant_id_for`): a
 function's live grants are one consistent query on a key prefix (so a revoke holds for the very next ask), a grant
-is read by its id alone, and the grants list is a query of the partition. The item carries none of the indexes'
+is read by its id alone, and the grants list is a query of the partition. A grant is made by one conditional
+update that creates it (the answer API's role updates the table, never puts). The item carries none of the indexes'
 key attributes, so no index holds it. Each use is one conditional update: not revoked, not expired, a use left and
 this question not yet among those it decided; a failed condition returns the item, so a question that already took
 its use gets the grant back. One partition takes about 1,000 writes a second, far above the rate anyone asks.
@@ -29,14 +30,20 @@ class GrantWrites(LedgerTable, GrantLedger):
     """Standing grants on the question table."""
 
     def add_grant(self, grant: Grant) -> Grant:
-        item = {**self._grant_key(grant.grant_id), **_to_item(grant)}
+        attributes = _to_item(grant)
         if self._closed_ttl is not None:  # kept for the audit as long as the rows of the questions it decided
             expiry = parse_rfc3339(grant.expires_at) + self._closed_ttl
-            item[QUESTION_TABLE.ttl_attribute] = {"N": str(int(expiry.timestamp()))}
+            attributes[QUESTION_TABLE.ttl_attribute] = {"N": str(int(expiry.timestamp()))}
+        # An update that creates the item, not a put: the answer API makes grants, and its role may update the
+        # question table but never put (replace) an item in it. The same one write, the same write units.
+        names = {f"#a{i}": name for i, name in enumerate(attributes)}
         done, old = self._conditional(
-            "put_item",
-            Item=item,
+            "update_item",
+            Key=self._grant_key(grant.grant_id),
+            UpdateExpression="SET " + ", ".join(f"{alias} = :a{alias[2:]}" for alias in names),
             ConditionExpression=f"attribute_not_exists({PK})",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues={f":a{i}": value for i, value in enumerate(attributes.values())},
         )
         return grant if done or old is None else _from_item(old)
 

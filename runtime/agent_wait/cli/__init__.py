@@ -23,8 +23,10 @@
     agent-wait audit export --since 2026-03-01   every question asked or decided since then: who decided, through which
                                                  door, with which arguments (--until, --format jsonl|csv, --out FILE)
     agent-wait audit grants --since 2026-03-01   the standing grants in force since then, each with what it decided
+    agent-wait grants list [--all]               the live standing grants (--all: revoked, expired, used up too)
+    agent-wait grants show|revoke GRANT          one grant and what it decided; revoke it for every ask after this
 
-`start`, `questions`, `answer`, `extend`, `failures`, `retry`, `dead-letters` and `audit` talk to the running
+`start`, `questions`, `answer`, `extend`, `failures`, `retry`, `dead-letters`, `audit` and `grants` talk to the running
 `agent-wait dev`, or to a deployed stack: `--stack NAME` (with `--region`, `--profile` as for the aws CLI) or `--outputs
 cdk-outputs.json` (written by `cdk deploy --outputs-file cdk-outputs.json`).
 """
@@ -158,12 +160,9 @@ def _run(args: argparse.Namespace) -> int:
             none = f"no {args.status + ' ' if args.status else ''}questions"
             print(none, file=sys.stderr if args.json else sys.stdout)
         return 0
-    if args.command == "dead-letters":
-        return _run_dead_letters(target, args)
-    if args.command == "audit":
-        return _export_audit(target, args)
-    if args.command == "extend":
-        return run_extend(target, args)
+    more = {"dead-letters": _run_dead_letters, "audit": _export_audit, "extend": run_extend, "grants": _run_grants}
+    if args.command in more:
+        return more[args.command](target, args)
     if args.command == "failures":
         return _print_failures(_commands.failures(target), as_json=args.json)
     if args.command == "retry":
@@ -196,6 +195,12 @@ def _export_audit(target: Any, args: argparse.Namespace) -> int:
     if args.out:
         print(f"{count} {what} written to {args.out}")
     return 0
+
+
+def _run_grants(target: Any, args: argparse.Namespace) -> int:
+    from agent_wait.cli._grants import run_grants
+
+    return run_grants(target, args.verb, args.grant_id, show_all=args.show_all, as_json=args.json)
 
 
 def _run_dead_letters(target: Any, args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ __all__ = (
     "answer",
     "clipped",
     "failures",
+    "guarded",
     "ledger_for",
     "ledger_record",
     "list_questions",
@@ -192,6 +193,10 @@ def _guard(call: Any, target: Target) -> Any:
         if isinstance(exc, LookupError):
             raise
         raise CliError(f"{exc.message}; is the stack running, and are these its outputs ({target.source})?") from None
+
+
+guarded = _guard
+"""`call()`, with a ledger that cannot be read turned into one `CliError` naming the stack, for the other modules."""
 
 
 def answer(

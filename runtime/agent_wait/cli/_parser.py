@@ -99,6 +99,13 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     return parser
 
 
+def _add_grants_arguments(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("verb", choices=("list", "show", "revoke"), help="list them, show one, or revoke one")
+    sub.add_argument("grant_id", nargs="?", metavar="GRANT", help="the grant's id (see: agent-wait grants list)")
+    sub.add_argument("--all", dest="show_all", action="store_true", help="list revoked, expired and used-up grants too")
+    sub.add_argument("--json", action="store_true", help="print grants as JSON (list: one per line)")
+
+
 def _add_stack_commands(commands: Any) -> None:
     """The commands that talk to a running stack, each with the options that find it."""
     commands_on_a_stack = (
@@ -110,6 +117,7 @@ def _add_stack_commands(commands: Any) -> None:
         ("retry", "apply a failed thread's recorded start or decision again, once"),
         ("dead-letters", "list the dead letters with their reasons, or redrive them"),
         ("audit", "export the audit trail: every question asked or decided in a window, with who decided it"),
+        ("grants", "list, show or revoke standing grants (approvals that decide later asks for a while)"),
         ("extend", "move an open question's deadline later, as its policy allows (over the answer API)"),
     )
     for name, text in commands_on_a_stack:
@@ -176,6 +184,8 @@ def _add_stack_commands(commands: Any) -> None:
                 "--format", dest="audit_format", default="jsonl", metavar="FORMAT", help="jsonl or csv (default: jsonl)"
             )
             sub.add_argument("--out", metavar="FILE", help="write to this file (default: standard output)")
+        elif name == "grants":
+            _add_grants_arguments(sub)
         elif name == "extend":
             add_extend_arguments(sub)
         elif name == "cancel":

@@ -64,6 +64,9 @@ PROTECTED_ROUTES: tuple[str, ...] = (
     "GET /insights",
     "GET /audit",
     "POST /questions/{question_id}/extend",
+    "GET /grants",
+    "GET /grants/{grant_id}",
+    "DELETE /grants/{grant_id}",
 )
 """The routes the `AgentWait` construct puts behind the JWT authorizer (`agent_wait_cdk.answer_api.SIGNED_IN_ROUTES`;
 the runtime never imports the constructs, so tests/local/test_local_api.py keeps the two lists equal)."""
