@@ -116,7 +116,7 @@ def test_the_form_prefills_pins_refuses_a_widening_with_its_reason_and_a_grant_d
     # THEN it is approved, the grant shows in words, and the refund ran once
     expect(page.get_by_role("status")).to_contain_text("Done: approved, and granted issue_refund with")
     expect(page.locator("#grant-made")).to_contain_text("any order_id, amount ≤ 500")
-    expect(page.locator("#grant-made")).to_contain_text("3 asks")
+    expect(page.locator("#grant-made")).to_contain_text("for up to 3 asks")
     page.screenshot(path=str(shots / "inbox-grant-made.png"))
     assert [o.kind.value for o in inbox.local.pump().outcomes] == ["applied"]
     # AND the next ask of 450 is decided by the grant, with nobody asked, and the page says so
@@ -172,7 +172,7 @@ def test_the_grants_page_lists_live_grants_in_words_and_revokes_one_after_a_conf
     expect(row).to_contain_text("exactly the call asked")
     expect(row).to_contain_text(f"this thread only ({thread})")
     expect(row).to_contain_text("1 of 1 left")
-    expect(row).to_contain_text("bob@example.com via api")
+    expect(row).to_contain_text("bob@example.com via the inbox or the API")
     expect(row.get_by_role("link", name=question)).to_have_attribute("href", f"#/questions/{question}")
     page.screenshot(path=str(shots / "inbox-grants-page.png"))
 

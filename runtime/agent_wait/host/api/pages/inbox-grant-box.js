@@ -186,5 +186,6 @@ function pastLine(row) {
     return name + " " + (typeof value === "string" ? "“" + value + "”" : JSON.stringify(value));
   });
   var how = row.outcome === "answered" ? (row.action || "answered") + " by " + (row.answered_by || "someone") : row.outcome;
-  return args.join(", ") + ": " + how + ", " + when(row.decided_at);
+  var differs = row.action === "approve" ? "" : " (the grant would have approved it)";
+  return args.join(", ") + ": " + how + ", " + when(row.decided_at) + differs;
 }

@@ -233,7 +233,8 @@ function granted(reply, data) {
 // "issue_refund with amount ≤ 500, any order_id, on any thread of the agent, for 1 hour, 3 asks".
 export function grantLine(grant) {
   var reach = grant.exact ? "exactly this call" : grant.function + " with " + reachText(grant.pins, grant.parameters);
-  return reach + ", on " + scopeText(grant.scope) + ", until " + when(grant.expires_at) + ", " + usesText(grant.uses);
+  var until = ", until " + when(grant.expires_at) + ", for up to ";
+  return reach + ", on " + scopeText(grant.scope) + until + usesText(grant.uses);
 }
 
 function showGrantMade(grant) {

@@ -73,3 +73,10 @@ export function durationText(duration) {
   }
   return String(duration);
 }
+
+var DOORS = { api: "the inbox or the API", link: "a signed link", slack: "Slack", teams: "Teams", agui: "AG-UI" };
+
+// The door a grant was made through, in words.
+export function viaText(via) {
+  return DOORS[via] || String(via);
+}

@@ -3,9 +3,9 @@
 // question it was made on and the questions it decided — and Revoke (DELETE /grants/{id}) after a confirmation.
 
 import { refused, request } from "./inbox-api.js";
-import { durationText, reachText, scopeText } from "./inbox-grant-words.js";
+import { durationText, reachText, scopeText, viaText } from "./inbox-grant-words.js";
 import { signOut } from "./inbox-session.js";
-import { byId, clear, make, say, when } from "./shared.js";
+import { byId, clear, make, plural, say, when } from "./shared.js";
 
 var generation = 0; // a later load wins over an earlier one still on its way
 
@@ -49,7 +49,13 @@ function drawGrants(grants, all) {
   var live = grants.filter(function (grant) {
     return grant.live;
   }).length;
-  say(all ? grants.length + " grants, " + live + " live." : live + (live === 1 ? " live grant." : " live grants."));
+  say(all ? plural(grants.length, "grant") + ", " + live + " live." : plural(live, "live grant") + ".");
+}
+
+// A cell's column name, which a phone shows before its value (inbox.css), where the table's head is hidden.
+function labelled(cell, name) {
+  cell.setAttribute("data-label", name);
+  return cell;
 }
 
 function questionLink(id) {
@@ -66,13 +72,13 @@ function grantRow(grant) {
   what.appendChild(make("span", grant.exact ? "exactly the call asked" : reachText(grant.pins, grant.parameters), "grant-reach"));
   what.appendChild(make("span", scopeText(grant.scope, grant.thread_id), "grant-scope muted"));
   var uses = grant.uses === null ? "any number" : grant.uses_left + " of " + grant.uses + " left";
-  row.appendChild(make("td", uses));
-  row.appendChild(make("td", stateText(grant)));
-  var made = row.appendChild(make("td"));
-  made.appendChild(make("span", grant.granted_by + " via " + grant.via + ", " + when(grant.granted_at)));
+  labelled(row.appendChild(make("td", uses)), "Uses");
+  labelled(row.appendChild(make("td", stateText(grant))), "Lives");
+  var made = labelled(row.appendChild(make("td")), "Granted");
+  made.appendChild(make("span", grant.granted_by + " via " + viaText(grant.via) + ", " + when(grant.granted_at)));
   var on = made.appendChild(make("span", "on ", "grant-on"));
   on.appendChild(questionLink(grant.question_id));
-  var decided = row.appendChild(make("td"));
+  var decided = labelled(row.appendChild(make("td")), "Decided");
   if (!grant.decided.length) {
     decided.appendChild(make("span", "none yet", "muted"));
   }
