@@ -121,7 +121,7 @@ def identical_approvals(
     record: QuestionRecord, rows: Iterable[QuestionRecord], *, now: datetime
 ) -> list[QuestionRecord]:
     """The rows that approved exactly `record`'s call (see the module's docstring), newest first."""
-    call = wait_call(record.envelope.question, record.envelope.source)
+    call = _call_of(record)
     if call is None:
         return []
     same = [
@@ -130,7 +130,7 @@ def identical_approvals(
         if row.question_id != record.question_id
         and _by_a_person(row)
         and _approved_as_asked(row)
-        and wait_call(row.envelope.question, row.envelope.source) == (call[0], dict(call[1]))
+        and _call_of(row) == call
         and dict(row.envelope.tags or {}) == dict(record.envelope.tags or {})
     ]
     return _newest_first(same)
@@ -171,6 +171,12 @@ def dry_run(terms: GrantTerms, record: QuestionRecord, rows: Iterable[QuestionRe
 def window_start(now: datetime) -> str:
     """The RFC 3339 time `WINDOW` before `now`: where the suggestion and the dry run start looking."""
     return format_rfc3339(now - WINDOW)
+
+
+def _call_of(row: QuestionRecord) -> tuple[str, dict[str, Any]] | None:
+    """The row's `@wait` call as plain values (a stored row's arguments may be a read-only mapping)."""
+    call = wait_call(row.envelope.question, row.envelope.source)
+    return None if call is None else (call[0], dict(call[1]))
 
 
 def _in_window(rows: Iterable[QuestionRecord], now: datetime) -> list[QuestionRecord]:

@@ -14,13 +14,21 @@ var loaded = { id: null, body: null }; // the suggestions of the question shown,
 // After the question view draws: the button beside Approve when the policy allows grants, else no grant box.
 export function renderGrantBox(view) {
   var shown = shownQuestion();
+  var grants = grantRules(view);
   if (shown.grantFor !== view.question_id) {
+    // A question opened (again): a fresh form, and its suggestions read once while it is shown.
+    shown.grantFor = view.question_id;
+    loaded = { id: view.question_id, body: null };
     show("grant-made", false);
     show("grant-box", false);
     show("grant-suggestion", false);
-    shown.grantFor = view.question_id;
+    show("grant-offers", false);
+    clearDryRun();
+    if (grants) {
+      resetGrantForm(view);
+      loadSuggestions(view.question_id);
+    }
   }
-  var grants = grantRules(view);
   if (!grants) {
     show("grant-box", false);
     show("grant-suggestion", false);
@@ -33,11 +41,6 @@ export function renderGrantBox(view) {
   open.setAttribute("aria-controls", "grant-box");
   open.setAttribute("aria-expanded", String(!byId("grant-box").hidden));
   approve.insertAdjacentElement("afterend", open);
-  if (loaded.id !== view.question_id) {
-    loaded = { id: view.question_id, body: null };
-    resetGrantForm(view);
-    loadSuggestions(view.question_id);
-  }
 }
 
 function loadSuggestions(id) {
