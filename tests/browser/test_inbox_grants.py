@@ -250,4 +250,10 @@ def test_after_three_identical_approvals_the_inbox_suggests_a_grant_with_a_dry_r
     expect(dry.locator("li.dry-differs")).to_contain_text("reject by carol@example.com")
     page.screenshot(path=str(shots / "inbox-grant-dry-run.png"))
     assert inbox.status(question)["status"] == "open"
+    # AND, back from the list, the question opened again suggests the grant again, with a fresh form and no dry run
+    page.get_by_role("link", name="All questions").click()
+    inbox.open(page, question)
+    expect(suggestion).to_be_visible()
+    expect(page.locator("#grant-box")).to_be_hidden()
+    expect(dry).to_be_hidden()
     assert page.errors == []  # pyright: ignore[reportAttributeAccessIssue]
