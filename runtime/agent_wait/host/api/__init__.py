@@ -45,6 +45,7 @@ from agent_wait.host import _powertools
 from agent_wait.host.api._agui import agui_routes
 from agent_wait.host.api._context import ApiContext, SignIn, answerer_from_claims, groups_from_claims
 from agent_wait.host.api._extend import extend_routes
+from agent_wait.host.api._grant_suggestions import grant_suggestion_routes
 from agent_wait.host.api._grants import grant_routes
 from agent_wait.host.api._inbox import inbox_routes
 from agent_wait.host.api._insights import insights_routes
@@ -86,6 +87,7 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
     app.include_router(slack_routes(context))
     app.include_router(extend_routes(context))
     app.include_router(grant_routes(context))
+    app.include_router(grant_suggestion_routes(context))
     return app
 
 

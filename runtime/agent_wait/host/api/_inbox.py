@@ -44,6 +44,10 @@ INBOX_MODULES = (
     "inbox-answer.js",
     "inbox-operators.js",
     "insights.js",
+    "inbox-grant-words.js",
+    "inbox-grant-form.js",
+    "inbox-grant-box.js",
+    "inbox-grants-page.js",
     "shared.js",
 )
 """The page's script: plain ES modules the browser loads as they are (no build step), `inbox-main.js` first; they

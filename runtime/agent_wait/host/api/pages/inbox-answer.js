@@ -14,8 +14,8 @@ import { byId, isObject, say } from "./shared.js";
 // every decision, any other answers with the action it names.
 export function actionPressed(event) {
   var button = event.target.closest("#actions button");
-  if (!button) {
-    return;
+  if (!button || !button.hasAttribute("data-action")) {
+    return; // "Approve and allow…" opens the grant form (inbox-grant-box.js)
   }
   if (button.id === "send-decisions") {
     sendReview();

@@ -137,6 +137,7 @@ var VIA = {
   link: "a signed link",
   queue: "the entry queue",
   deadline: "the deadline",
+  grant: "a standing grant (see Grants)",
 };
 
 // What happened to the question, in order: asked, decided (by whom, how), carried on, failed.

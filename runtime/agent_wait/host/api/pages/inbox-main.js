@@ -4,16 +4,21 @@
 // GET /questions/{id} (inbox-question.js, inbox-facts.js) and answers it with POST /questions/{id}/answer
 // (inbox-forms.js, inbox-answer.js); an operator approves several open questions at once (POST
 // /questions/answers, after a confirmation naming each), cancels one with a reason and moves a deadline
-// (inbox-operators.js); #/insights draws GET /insights (insights.js). Question content is the agent's data:
+// (inbox-operators.js); #/insights draws GET /insights (insights.js). Where a policy allows standing grants, the
+// "Approve and allow…" form approves and grants (inbox-grant-form.js, inbox-grant-box.js: presets, a suggestion and
+// a dry run), and #/grants lists grants and revokes them (inbox-grants-page.js). Question content is the agent's data:
 // every value is put on the page with textContent or as a form value, never parsed as HTML (the page's
 // Content-Security-Policy requires Trusted Types with no policy, so an HTML sink would throw).
 
 import { hasToken } from "./inbox-api.js";
 import { actionPressed } from "./inbox-answer.js";
 import { relabel } from "./inbox-forms.js";
+import { clearDryRun, dryRun, renderGrantBox, toggleGrantBox } from "./inbox-grant-box.js";
+import { sendGrant } from "./inbox-grant-form.js";
+import { showGrants, toggleEnded } from "./inbox-grants-page.js";
 import { list, loadList, selectAll } from "./inbox-list.js";
 import { cancelQuestion, confirmBulk, extendDeadline, sendBulk } from "./inbox-operators.js";
-import { openQuestion, shownQuestion, stopPolling } from "./inbox-question.js";
+import { afterRender, openQuestion, shownQuestion, stopPolling } from "./inbox-question.js";
 import { tick } from "./inbox-reading.js";
 import {
   devSignIn,
@@ -37,6 +42,7 @@ function route() {
   var hash = location.hash || "#/";
   var found = /^#\/questions\/([^?]+)$/.exec(hash);
   show("insights-view", false);
+  show("grants-view", false);
   if (found) {
     openQuestion(decodeURIComponent(found[1]));
     return;
@@ -47,6 +53,13 @@ function route() {
     show("detail-view", false);
     show("insights-view", true);
     showInsights(new URLSearchParams(hash.split("?")[1] || ""));
+    return;
+  }
+  if (/^#\/grants(\?|$)/.test(hash)) {
+    show("list-view", false);
+    show("detail-view", false);
+    show("grants-view", true);
+    showGrants(new URLSearchParams(hash.split("?")[1] || ""));
     return;
   }
   var query = new URLSearchParams(hash.split("?")[1] || "");
@@ -120,6 +133,13 @@ function start() {
   });
   byId("bulk-confirm-yes").addEventListener("click", sendBulk);
   byId("actions").addEventListener("click", actionPressed);
+  byId("actions").addEventListener("click", toggleGrantBox);
+  afterRender(renderGrantBox);
+  byId("grant-form").addEventListener("submit", sendGrant);
+  byId("grant-form").addEventListener("change", clearDryRun);
+  byId("grant-form").addEventListener("input", clearDryRun);
+  byId("grant-dry-run").addEventListener("click", dryRun);
+  byId("grants-ended").addEventListener("change", toggleEnded);
   byId("cancel-send").addEventListener("click", cancelQuestion);
   byId("args-rows").addEventListener("input", relabelShown);
   byId("args-rows").addEventListener("change", relabelShown);

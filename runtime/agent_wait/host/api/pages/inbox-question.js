@@ -25,6 +25,12 @@ var POLL_MS = 2000;
 // The question shown: {id, view, timer, keys (an Idempotency-Key per body sent), busy while one is sent, and the
 // fields the answer card drew: editFields, editFor, schemaFields, reviews}. Null on every other view.
 var current = null;
+var drawn = []; // what else draws on the question view once its cards are drawn (the grant box)
+
+// Run `draw(view)` each time the question view is drawn, after its own cards.
+export function afterRender(draw) {
+  drawn.push(draw);
+}
 
 export function shownQuestion() {
   return current;
@@ -155,6 +161,9 @@ export function renderQuestion(view) {
   renderVotes(view);
   renderAnswer(view, current);
   renderHistory(view);
+  drawn.forEach(function (draw) {
+    draw(view);
+  });
 }
 
 // A decided question leads with what decided it; the history keeps the whole story.
