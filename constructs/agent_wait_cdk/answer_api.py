@@ -1,11 +1,11 @@
 """`AnswerApi`: the HTTPS answer API (API Gateway HTTP API, a JWT authorizer, one Lambda) and its signed links.
 
-The construct has 25 props, each documented on it (16 again on `AnswerApiProps`), and 19 routes (20 with Slack).
+The construct has 25 props, each documented on it (16 again on `AnswerApiProps`), and 20 routes (21 with Slack).
 Its prop rules are in `_answer_api_checks.py`, its stage, access log and CORS in `_answer_api_http.py`, the link
 keys' secret in `_link_keys.py`, the inbox's sign-in in `_inbox.py`.
 
 Signed-in people list, read and answer questions, and read the insights and (the audit group only) the audit
-trail, cancel questions and answer many at once, and see and revoke standing grants, on thirteen routes behind the
+trail, cancel questions and answer many at once, and see and revoke standing grants (and dry-run one), on fourteen routes behind the
 JWT authorizer. With `links`
 (the default), four more routes carry no authorizer, because the capability is the signed token itself
 (HMAC under a key id, for one question): the page a link opens only shows, and only a POST carrying the
@@ -23,6 +23,7 @@ token acts. The access log format holds no query string, header or body, so a to
     GET  /grants                                      signed in: the standing grants this person may see
     GET  /grants/{grant_id}                           signed in: one of them
     DELETE /grants/{grant_id}                         signed in: revoke it, for every ask after this
+    POST /grants/dry-run                              signed in: which past questions a grant would have decided
     GET  /questions/{question_id}/confirm             link: the confirmation page (shows, never acts)
     GET  /questions/{question_id}/confirm/{asset}     link: that page's script and style files
     POST /questions/{question_id}/link                link: the page reads the question the token names
@@ -86,6 +87,7 @@ SIGNED_IN_ROUTES = (
     ("GET", "/grants"),
     ("GET", "/grants/{grant_id}"),
     ("DELETE", "/grants/{grant_id}"),
+    ("POST", "/grants/dry-run"),
 )
 """Routes behind the JWT authorizer: who answers is the person API Gateway verified."""
 LINK_ROUTES = (

@@ -23,12 +23,6 @@ from agent_wait.aws.ledger import DynamoDbLedger
 pytestmark = pytest.mark.timeout(240)
 
 GRAPH = "tests.agents.grant_graphs:build_granted_refund_graph"
-GRANT_ROUTES = ("GET /grants", "GET /grants/{grant_id}", "DELETE /grants/{grant_id}", "POST /grants/dry-run")
-"""The grant routes the local API must put behind its authorizer. The api helper (issue 43) adds them to
-`agent_wait.local.api_server.PROTECTED_ROUTES` and the construct's; until then this module adds them itself."""
-GRANTS_IN_IAM = False
-"""Whether the construct grants the answer API's role the grant items' writes (the api helper's IAM change). Until it
-does, this module runs the emulator with IAM unjudged (`AGENT_WAIT_LOCAL_IAM=off`); then set True."""
 LAPTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 
@@ -41,17 +35,9 @@ def expect(locator: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def inbox(refund_template: dict[str, Any], browser: Any) -> Iterator[Inbox]:
-    from agent_wait.local import api_server
-    from agent_wait.local.iam import IAM_SWITCH
-
-    missing = [route for route in GRANT_ROUTES if route not in api_server.PROTECTED_ROUTES]
-    added = tuple((route, *api_server._compile(route)) for route in missing)  # pyright: ignore[reportPrivateUsage]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(api_server, "_PROTECTED", api_server._PROTECTED + added)  # pyright: ignore[reportPrivateUsage]
-        if not GRANTS_IN_IAM:
-            patch.setenv(IAM_SWITCH, "off")
-        with running_inbox(refund_template, browser, GRAPH) as running:
-            yield running
+    # IAM judged as on AWS: the answer API's role makes a grant by a conditional update, never a put.
+    with running_inbox(refund_template, browser, GRAPH) as running:
+        yield running
 
 
 @pytest.fixture

@@ -67,6 +67,7 @@ PROTECTED_ROUTES: tuple[str, ...] = (
     "GET /grants",
     "GET /grants/{grant_id}",
     "DELETE /grants/{grant_id}",
+    "POST /grants/dry-run",
 )
 """The routes the `AgentWait` construct puts behind the JWT authorizer (`agent_wait_cdk.answer_api.SIGNED_IN_ROUTES`;
 the runtime never imports the constructs, so tests/local/test_local_api.py keeps the two lists equal)."""
