@@ -21,6 +21,7 @@ call asked must be one of them. Standard library only.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -392,6 +393,7 @@ def _narrowing_pins(pins: Mapping[str, Pin] | None, args: Mapping[str, Any]) -> 
         if not pin.allows(args[name]):
             raise GrantError(
                 "widens",
-                f"the pin {pin.to_dict()} on {name!r} does not hold for the call asked; a grant may only narrow",
+                f"{pin.describe(name)} does not hold for the call asked ({name} is {json.dumps(args[name])}); "
+                "a grant may only narrow",
             )
     return asked
