@@ -15,10 +15,11 @@ import pytest
 from tests.agents.grant_graphs import UP_TO_500_FOR_AN_HOUR
 from tests.host.test_link_routes import DEADLINE, KEYS, T0, Api
 
+from agent_wait.channels.asked import Decided
 from agent_wait.channels.email.channel import recipient_links
-from agent_wait.channels.email.render import question_email
+from agent_wait.channels.email.render import outcome_email, question_email
 from agent_wait.channels.recipients import Recipient
-from agent_wait.channels.teams.cards import question_card
+from agent_wait.channels.teams.cards import outcome_card, question_card
 from agent_wait.contract.envelope import Question, WaitEnvelope
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.errors import ArgumentError
@@ -284,3 +285,16 @@ def test_a_teams_channel_card_made_for_nobody_offers_no_grant():
     card = question_card(envelope, sign(envelope))
     titles = [a["title"] for a in card["actions"]]
     assert titles == ["Approve", "Reject"]
+
+
+def test_an_email_and_a_teams_card_say_a_question_was_approved_by_a_standing_grant_and_which():
+    # GIVEN a question a standing grant of Ana's decided
+    envelope = ask_refund(Api())
+    decided = Decided("answered", {"action": "approve"}, ANA, "grant", "2030-01-01T09:00:00Z", grant_id="g~q-0")
+
+    # WHEN its outcome is emailed and carded, THEN each says so, naming the granter and the grant
+    email = outcome_email(envelope, decided, recipient=ANA)
+    card = json.dumps(outcome_card(envelope, decided))
+    assert "Approved by a standing grant from ana@example.com (grant g~q-0)" in email.text
+    assert "Approved by a standing grant from <strong>ana@example.com</strong> (grant g~q-0)" in email.html
+    assert "Approved by a standing grant from ana@example.com (grant g~q-0)" in card

@@ -83,8 +83,10 @@ def decided_of(
 
 def _grant_of(record: Any) -> str | None:
     """The grant id in a grant's decision's answer id (`agent-wait:grant:<grant_id>:<question_id>`), or None."""
+    if record.via != "grant":
+        return None
     answer_id, prefix = record.answer_id or "", f"{RESERVED_ID_PREFIX}grant:"
     suffix = f":{record.question_id}"
-    if record.via != "grant" or not (answer_id.startswith(prefix) and answer_id.endswith(suffix)):
+    if not (answer_id.startswith(prefix) and answer_id.endswith(suffix)):
         return None
     return answer_id[len(prefix) : -len(suffix)] or None

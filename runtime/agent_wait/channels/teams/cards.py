@@ -261,6 +261,11 @@ def outcome_card(envelope: WaitEnvelope, decided: Decided, *, inbox_url: str | N
     elif decided.status == "failed":
         line = "The agent failed while carrying on with the answer; an operator must retry the thread."
         headline = _text("Failed", weight="Bolder", color="Attention")
+    elif decided.via == "grant":  # nobody was asked: a person's standing grant approved it
+        granter = safe((decided.answered_by or "someone unnamed").removeprefix("email:"))
+        grant = f" (grant {safe(decided.grant_id)})" if decided.grant_id else ""
+        line = f"Approved by a standing grant from {granter}{grant} at {at}."
+        headline = _text("Answered", weight="Bolder", color="Good")
     elif decided.via == "link" and decided.answered_by in (None, UNBOUND_LINK):
         line = f"Someone with the card's link answered {_answer_text(decided.answer)} at {at}."
         headline = _text("Answered", weight="Bolder", color="Good")
