@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from tests.agents.grant_graphs import UP_TO_500_FOR_AN_HOUR
-from tests.announce.test_slack_door import ALICE, SIGNING_SECRET, T0, Door, _form_error, _workspace
+from tests.announce.test_slack_door import ALICE, MARIA, SIGNING_SECRET, T0, Door, _form_error, _workspace
 from tests.support.fake_slack import FakeSlack
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy
@@ -209,3 +209,21 @@ def test_a_question_a_grant_decided_says_so_in_its_message(door: Door) -> None:
     shown = str(door.message("q-2").blocks)
     assert f"Approved by a standing grant from {ALICE_KEY} (grant `{grant.grant_id}`)" in shown
     assert buttons(door, "q-2") == []
+
+
+def test_a_granter_named_by_a_slack_user_group_the_policy_lets_grant_may_grant_though_anyone_may_answer(
+    door: Door,
+) -> None:
+    # GIVEN a refund anyone may answer, but only finance-managers (Slack user group S0MGR: maria) may grant
+    managers = Grants(max_ttl="PT1H", max_uses=3, groups=["finance-managers"], offers=[UP_TO_500_FOR_AN_HOUR])
+    ask(door, policy=WaitPolicy(timeout="P1D", default={"action": "reject"}, tags={"team": "finance"}, grants=managers))
+
+    # WHEN alice (not a manager) clicks the offer, THEN she is refused, privately, and nothing is decided
+    door.click("q-1", "agent_wait:grant:0", ALICE)
+    assert door.told(ALICE)[-1].startswith("Not recorded: the grant was refused (not_granter)")
+    assert door.row("q-1").status is QuestionStatus.OPEN
+
+    # WHEN maria (a manager, as her Slack user group says) clicks it, THEN the grant is hers
+    door.click("q-1", "agent_wait:grant:0", MARIA)
+    (grant,) = grants(door)
+    assert (grant.granted_by, grant.groups) == ("maria@example.com", ("finance-managers",))

@@ -339,9 +339,11 @@ class SlackInteractions:
         return True, (str(email) if email else None)
 
     def _groups(self, user_id: str, record: Any) -> tuple[str, ...]:
-        """The answerer groups in effect now (escalation steps included) whose Slack user group lists `user_id`."""
+        """The answerer groups in effect now (escalation steps included), and the groups the policy lets grant, whose
+        Slack user group lists `user_id`."""
         answerers = record.answerers_at(self.clock())  # the audience the desk checks
-        wanted = list((answerers or {}).get("groups") or ())
+        granters = (record.envelope.rules.get("grants") or {}).get("groups") or ()
+        wanted = dict.fromkeys([*((answerers or {}).get("groups") or ()), *granters])
         return tuple(group for group in wanted if user_id in self._members_of(group))
 
     def _members_of(self, group: str) -> frozenset[str]:
