@@ -3,7 +3,8 @@
     v1.<kid>.<base64url(payload)>.<base64url(HMAC(key, "v1.<kid>.<payload>"))>
 
 The payload is compact JSON: `q` the question id, `t` its thread id, `a` the action, `exp` the expiry in Unix seconds
-and, for a person-bound link, `sub` who it was sent to and `g` the answerer groups the host vouches they belong to.
+and, for a person-bound link, `sub` who it was sent to, `g` the answerer groups the host vouches they belong to and,
+for a link that approves and grants, `o` the index of the policy's grant offer (`agent_wait.engine.offered`).
 The keys that sign and verify are `LinkKeys` (`agent_wait.host._link_keys`); every name imports from
 `agent_wait.host.links`, which tells the whole story.
 """
@@ -105,6 +106,8 @@ class LinkClaims:
     """The id of the key that signed it."""
     groups: tuple[str, ...] = ()
     """The answerer groups the host vouched `approver` belongs to when it made the link."""
+    offer: int | None = None
+    """The index of the policy's grant offer this link approves with (`Grants.offers`), or None: a plain answer."""
 
 
 def mint_token(
@@ -116,6 +119,7 @@ def mint_token(
     expires_at: datetime,
     approver: str | None = None,
     groups: Sequence[str] = (),
+    offer: int | None = None,
     now: datetime,
 ) -> str:
     """Sign a token that answers `question_id` with `action`, under the active key.
@@ -130,6 +134,8 @@ def mint_token(
         approver: who the link is made for; recorded as `answered_by` when it is used, and the principal it
             answers as.
         groups: the answerer groups the host vouches `approver` belongs to (needs `approver`).
+        offer: the index of the policy's grant offer the link approves with (needs `approver` and the action
+            `approve`: a grant is one named person's decision).
         now: the current time (timezone-aware).
 
     Returns:
@@ -151,6 +157,11 @@ def mint_token(
         raise ArgumentError(
             "groups vouch for a person: make a link with groups only for a named approver", argument="groups"
         )
+    if offer is not None and (type(offer) is not int or offer < 0 or approver is None or action != "approve"):
+        raise ArgumentError(
+            f"offer must be an offer's index (0 or more) on an approve link made for a named approver; got {offer!r}",
+            argument="offer",
+        )
     exp = math.floor(deadline.timestamp())  # whole seconds, never after the deadline
     if exp <= now.timestamp():
         raise ArgumentError(
@@ -162,6 +173,8 @@ def mint_token(
         payload["sub"] = approver
     if vouched:
         payload["g"] = list(vouched)
+    if offer is not None:
+        payload["o"] = offer
     encoded = _b64encode(json.dumps(payload, separators=(",", ":"), sort_keys=True).encode("utf-8"))
     signed = f"{TOKEN_VERSION}.{keys.active}.{encoded}"
     return f"{signed}.{_signature(keys.keys[keys.active], signed)}"
@@ -247,7 +260,7 @@ def _claims(payload_text: str, kid: str) -> LinkClaims | None:
         return None
     if not isinstance(data, dict):
         return None
-    q, t, a, exp, sub, g = (data.get(name) for name in ("q", "t", "a", "exp", "sub", "g"))
+    q, t, a, exp, sub, g, o = (data.get(name) for name in ("q", "t", "a", "exp", "sub", "g", "o"))
     if not (isinstance(q, str) and q and isinstance(t, str) and t and isinstance(a, str) and a):
         return None
     if type(exp) is not int or (sub is not None and not (isinstance(sub, str) and sub)):
@@ -256,12 +269,21 @@ def _claims(payload_text: str, kid: str) -> LinkClaims | None:
         sub is not None and isinstance(g, list) and g and all(isinstance(group, str) and group for group in g)
     ):
         return None
+    if o is not None and not (type(o) is int and o >= 0 and sub is not None):
+        return None
     try:
         expires_at = datetime.fromtimestamp(exp, UTC)
     except (OverflowError, OSError, ValueError):
         return None
     return LinkClaims(
-        question_id=q, thread_id=t, action=a, expires_at=expires_at, approver=sub, kid=kid, groups=tuple(g or ())
+        question_id=q,
+        thread_id=t,
+        action=a,
+        expires_at=expires_at,
+        approver=sub,
+        kid=kid,
+        groups=tuple(g or ()),
+        offer=o,
     )
 
 

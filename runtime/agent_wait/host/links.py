@@ -7,8 +7,8 @@ page, so it never reaches a server or proxy log (browsers do not send fragments)
     {api_url}/questions/{question_id}/confirm#v1.<kid>.<base64url(payload)>.<base64url(HMAC(key, "v1.<kid>.<payload>"))>
 
 The payload is compact JSON: `q` the question id, `t` its thread id, `a` the action, `exp` the expiry in
-Unix seconds and, when the link was made for someone, `sub` who it was sent to and `g` the answerer groups
-the host vouches they belong to.
+Unix seconds and, when the link was made for someone, `sub` who it was sent to, `g` the answerer groups
+the host vouches they belong to and, for a link that approves and grants, `o` the policy's grant offer's index.
 
 A link made for someone (a person-bound link) answers as that person: `sub` is recorded as `answered_by`, is
 the principal matched against the policy's `answerer_principals`, and `g` the groups matched against its
@@ -50,7 +50,9 @@ from typing import Any
 
 from agent_wait.channels.reading import read
 from agent_wait.common.times import parse_rfc3339, require_aware
+from agent_wait.contract.bound_call import APPROVE
 from agent_wait.contract.envelope import WaitEnvelope
+from agent_wait.engine.offered import envelope_offers, offer_key
 from agent_wait.host._link_keys import (
     KEYRING_MAX_AGE,
     KEYRING_MIN_INTERVAL,
@@ -73,6 +75,7 @@ from agent_wait.host._link_tokens import (
     vouched_groups,
 )
 from agent_wait.people.keys import person_key, person_keys
+from agent_wait.policy.grants import Grants
 
 __all__ = (
     "KEYRING_MAX_AGE",
@@ -117,7 +120,9 @@ def answer_links(
     issued_at: datetime | None = None,
 ) -> dict[str, str]:
     """One signed link per answer one press gives to `envelope`'s question (`Reading.one_click`: no edit, reply or
-    form, which a link cannot carry), by action.
+    form, which a link cannot carry), by action; and, for links made for a named `approver` the policy lets grant,
+    one per grant offer the question takes (`agent_wait.engine.offered`), under `offer_key(index)` (`"grant:0"`):
+    it approves and makes that offer's grant in the approver's name.
 
     Each link expires at the question's deadline, or `MAX_LINK_LIFETIME` after `issued_at` (default `now`)
     when that is earlier or the question has none. A question whose deadline has passed gets no links (an
@@ -151,23 +156,34 @@ def answer_links(
     expires_at = min(deadline, issued_at + MAX_LINK_LIFETIME) if deadline else issued_at + MAX_LINK_LIFETIME
     if math.floor(expires_at.timestamp()) <= now.timestamp():
         return {}
-    return {
-        action: link_url(
-            api_url,
-            envelope.question_id,
-            mint_token(
-                keys,
-                question_id=envelope.question_id,
-                thread_id=envelope.thread_id,
-                action=action,
-                expires_at=expires_at,
-                approver=approver,
-                groups=groups,
-                now=now,
-            ),
+
+    def link(action: str, offer: int | None = None) -> str:
+        token = mint_token(
+            keys,
+            question_id=envelope.question_id,
+            thread_id=envelope.thread_id,
+            action=action,
+            expires_at=expires_at,
+            approver=approver,
+            groups=groups,
+            offer=offer,
+            now=now,
         )
-        for action in read(envelope).one_click
-    }
+        return link_url(api_url, envelope.question_id, token)
+
+    links = {action: link(action) for action in read(envelope).one_click}
+    if APPROVE in links:
+        links.update({offer_key(index): link(APPROVE, index) for index in _offered(envelope, approver, groups)})
+    return links
+
+
+def _offered(envelope: WaitEnvelope, approver: str | None, groups: Sequence[str]) -> list[int]:
+    """The grant offers `approver` (in `groups`) may take on `envelope`'s question: none for an unnamed link (a grant
+    is a named person's decision) or a person the policy does not let grant."""
+    raw = envelope.rules.get("grants")
+    if approver is None or raw is None or not Grants.parse(raw).allows(groups=groups, names=[approver]):
+        return []
+    return [index for index, _offer in envelope_offers(envelope)]
 
 
 def _named(answerers: Any, approver: str | None, groups: tuple[str, ...]) -> bool:

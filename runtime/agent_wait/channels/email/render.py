@@ -26,6 +26,7 @@ from agent_wait.channels.asked import Decided
 from agent_wait.channels.reading import Kind, plain_text, read, shown
 from agent_wait.common.times import parse_rfc3339
 from agent_wait.contract.envelope import WaitEnvelope
+from agent_wait.engine.offered import offer_links
 
 __all__ = ("Button", "Decided", "EmailContent", "asked_of", "mime_message", "outcome_email", "question_email")
 
@@ -216,7 +217,8 @@ def question_email(
 
     Args:
         envelope: the question's envelope for this step (its `progress` says which reminder or step).
-        links: the recipient's own signed link per action; none: the email says to answer in the inbox.
+        links: the recipient's own signed link per action; none: the email says to answer in the inbox. A link per
+            grant offer (`agent_wait.engine.offered`) shows beside Approve as "Approve, and allow ...".
         recipient: the address it goes to (named in the footer: a forwarded email answers as this person).
         now: when it is sent, for how long is left.
         inbox_url: the question in the inbox, if there is one.
@@ -242,6 +244,7 @@ def question_email(
         default=_answer_text(envelope.default) if envelope.default is not None else "",
         who=_who(envelope),
         buttons=buttons,
+        offers=offer_links(envelope, links) if buttons else [],
         elsewhere=elsewhere,
         recipient=recipient,
         inbox_url=inbox_url,

@@ -31,7 +31,9 @@ from slack_sdk.models.blocks import (
 from agent_wait.channels.asked import Decided, call_of, summary
 from agent_wait.channels.reading import Kind, read
 from agent_wait.channels.slack._asked import asked_blocks, clip, decision_inputs, escape, mrkdwn
+from agent_wait.channels.slack._grants import grant_buttons
 from agent_wait.common.times import parse_rfc3339
+from agent_wait.contract.bound_call import APPROVE
 from agent_wait.contract.envelope import WaitEnvelope
 
 __all__ = (
@@ -163,6 +165,8 @@ def open_blocks(
                 style=style,
             )
         )
+        if action == APPROVE:  # approve and grant: each offer the question takes, and "Approve and allow…"
+            buttons.extend(grant_buttons(envelope))
     label = _modal_label(envelope)
     if label:
         buttons.append(
@@ -200,6 +204,8 @@ def decided_blocks(envelope: WaitEnvelope, decided: Decided, *, inbox_url: str |
         line = f":no_entry_sign: {who} cancelled it at {when}: “{escape(decided.reason)}”. The agent carries on."
     elif decided.status == "cancelled":
         line = f":no_entry_sign: Withdrawn {when}: the agent moved on without an answer."
+    elif decided.via == "grant":  # nobody was asked: a person's standing grant approved it
+        line = f":white_check_mark: {_by_grant(decided)} at {when}."
     else:
         who = person_text(decided.answered_by)
         via = _VIA.get(decided.via or "", f"via {escape(decided.via)}" if decided.via else "")
@@ -352,6 +358,9 @@ def _ending(decided: Decided) -> str:
         return f"{person_text(decided.answered_by)} cancelled it"
     if decided.status == "cancelled":
         return "Withdrawn: the agent moved on without an answer"
+    if decided.via == "grant":
+        answered = _by_grant(decided)
+        return f"{answered}; the agent carried on" if decided.resumed_at else answered
     via = _VIA.get(decided.via or "", f"via {escape(decided.via)}" if decided.via else "")
     answered = f"{person_text(decided.answered_by)} answered{_quoted_action(decided.answer, ' ')}" + (
         f" {via}" if via else ""
@@ -359,6 +368,12 @@ def _ending(decided: Decided) -> str:
     if decided.status == "failed":
         return f"{answered}, but the agent failed carrying on"
     return f"{answered}; the agent carried on" if decided.resumed_at else answered
+
+
+def _by_grant(decided: Decided) -> str:
+    """Who decided a question a standing grant approved: "Approved by a standing grant from ana@… (grant …)"."""
+    grant = f" (grant `{escape(decided.grant_id)}`)" if decided.grant_id else ""
+    return f"Approved by a standing grant from {person_text(decided.answered_by)}{grant}"
 
 
 def _quoted_action(answer: Any, before: str) -> str:

@@ -478,7 +478,8 @@ font-size:13px;display:flex;align-items:center;justify-content:center;text-trans
 .context{display:flex;flex-wrap:wrap;gap:8px;align-items:center;font-size:13px;color:#616061}
 .divider{border:0;border-top:1px solid #dddddd;margin:12px 0}
 .actions{display:flex;flex-wrap:wrap;gap:8px}
-.button{display:inline-flex;align-items:center;height:28px;padding:0 12px;border-radius:4px;font:inherit;
+.button{display:inline-flex;align-items:center;min-height:28px;padding:4px 12px;box-sizing:border-box;
+border-radius:4px;font:inherit;
 font-size:13px;font-weight:700;border:1px solid #bbbabb;background:#fff;color:#1d1c1d;text-decoration:none;
 cursor:default}
 .button.primary{background:#007a5a;border-color:#007a5a;color:#fff}

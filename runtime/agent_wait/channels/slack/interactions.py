@@ -20,6 +20,9 @@ signed with the app's signing secret. This module:
 The answer id is derived from the user, the question, the button and Slack's `action_ts`, so a payload Slack (or
 anyone) sends again repeats its outcome and never decides twice. The message itself is redrawn by `SlackAnnounce`
 when the router announces the decision, for every door.
+
+Long on purpose: it is the one door for every Slack answer (buttons, the answer modal, grant offers and the
+"Approve and allow…" modal): each shares the verification, the naming of the person and the private reply.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 
-from agent_wait.channels.slack import _blocks
+from agent_wait.channels.slack import _blocks, _grants
 from agent_wait.channels.slack._form import FilledForm
 from agent_wait.channels.slack.announce import SlackRouting
 from agent_wait.common.times import utc_now
@@ -70,6 +73,10 @@ _ERROR_MAX = 150
 _UNNAMED = "Not recorded: Slack did not say who you are just now; try again in a few seconds."
 _NO_FORM = "The form did not open: Slack did not answer in time; try again in a few seconds."
 
+_STALE_OFFER = (
+    "the grant was refused (not_grantable): this question no longer offers that grant; nothing was decided. "
+    "Approve, or use “Approve and allow…”"
+)
 _REFUSED = {
     RefusalReason.ANSWERER_NOT_ALLOWED: "you are not one of the people who may answer this question",
     RefusalReason.ACTION_NOT_ALLOWED: "this question does not take that answer",
@@ -162,7 +169,8 @@ class SlackInteractions:
         kind = payload.get("type")
         if kind == "block_actions":
             return self._action(payload)
-        if kind == "view_submission" and (payload.get("view") or {}).get("callback_id") == _blocks.MODAL_CALLBACK:
+        callback = (payload.get("view") or {}).get("callback_id")
+        if kind == "view_submission" and callback in (_blocks.MODAL_CALLBACK, _grants.GRANT_MODAL_CALLBACK):
             return self._submission(payload)
         return SlackReply(200)  # another interaction of the app's (a shortcut, a closed modal): nothing to do
 
@@ -186,24 +194,38 @@ class SlackInteractions:
         action = actions[0] if actions and isinstance(actions[0], dict) else {}
         action_id, question_id = str(action.get("action_id") or ""), str(action.get("value") or "")
         response_url = payload.get("response_url")
-        if action_id == _blocks.OPEN_MODAL:
-            return self._open_modal(payload, question_id, response_url)
+        if action_id in (_blocks.OPEN_MODAL, _grants.OPEN_GRANT_MODAL):
+            return self._open_modal(payload, question_id, response_url, grant=action_id == _grants.OPEN_GRANT_MODAL)
+        seed = f"{action_id}\0{action.get('action_ts') or ''}"
+        if action_id.startswith(_grants.GRANT_PREFIX) and question_id:
+            told = self._offer(payload, question_id, action_id.removeprefix(_grants.GRANT_PREFIX), seed)
+            self._tell(response_url, told.text)
+            return SlackReply(200)
         if not action_id.startswith(_blocks.ACTION_PREFIX) or not question_id:
             return SlackReply(200)  # a button that is not ours
         chosen = action_id.removeprefix(_blocks.ACTION_PREFIX)
-        seed = f"{action_id}\0{action.get('action_ts') or ''}"
         told = self._decide(payload, question_id, {"action": chosen}, seed, said=f"“{chosen}”")
         # Told before the 200: on Lambda nothing runs after the response, and the response_url takes replies first.
         self._tell(response_url, told.text)
         return SlackReply(200)
 
-    def _open_modal(self, payload: dict[str, Any], question_id: str, response_url: Any) -> SlackReply:
+    def _offer(self, payload: dict[str, Any], question_id: str, index: str, seed: str) -> _Told:
+        """A grant offer's button: the offer as the question's row offers it now, through the desk."""
+        record = self.find(question_id)
+        answer = _grants.offer_answer(record, int(index)) if record is not None and index.isdigit() else None
+        if answer is None:
+            return _Told(f"Not recorded: {_STALE_OFFER}", True)
+        return self._decide(payload, question_id, answer, seed, said="your approval and its grant")
+
+    def _open_modal(self, payload: dict[str, Any], question_id: str, response_url: Any, *, grant: bool) -> SlackReply:
         record = self.find(question_id) if question_id else None
         if record is None or record.status.value != "open":
             self._tell(response_url, "Nothing to answer: " + (_outcome_text(record) if record else "no such question."))
             return SlackReply(200)
+        envelope = record.envelope
+        view = _grants.grant_modal_view(envelope) if grant else _blocks.modal_view(envelope)
         try:
-            self.client.views_open(trigger_id=payload.get("trigger_id"), view=_blocks.modal_view(record.envelope))
+            self.client.views_open(trigger_id=payload.get("trigger_id"), view=view)
         except Exception as exc:  # Slack slow or refusing: the trigger lasts 3 s, so the person clicks again
             logger.warning("views.open failed: %s", type(exc).__name__)
             self._tell(response_url, _NO_FORM)
@@ -218,7 +240,10 @@ class SlackInteractions:
         if record is None:
             return _modal_error("no such question any more")
         values = (view.get("state") or {}).get("values")
-        form = FilledForm(record.envelope, values if isinstance(values, Mapping) else {})
+        values = values if isinstance(values, Mapping) else {}
+        if view.get("callback_id") == _grants.GRANT_MODAL_CALLBACK:
+            return self._grant_submission(payload, record, values)
+        form = FilledForm(record.envelope, values)
         try:
             answer = form.answer()
         except MessageError as exc:  # refused as the API refuses it; nothing is decided
@@ -229,6 +254,22 @@ class SlackInteractions:
             return _modal_error(told.detail, block=form.block_of(told.detail))
         if told.refused:
             return _modal_error(told.text)
+        self._tell(payload.get("response_url") or _first_response_url(payload), told.text)
+        return SlackReply(200, {"response_action": "clear"})
+
+    def _grant_submission(self, payload: dict[str, Any], record: Any, values: Mapping[str, Any]) -> SlackReply:
+        """The "Approve and allow…" modal: the approval with the grant as filled, through the desk; a refusal (the
+        grant would widen, or outlive the policy's limit) keeps the form open and says why."""
+        try:
+            answer = _grants.modal_grant_answer(record.envelope, values)
+        except MessageError as exc:
+            block, _, why = exc.message.partition(": ")
+            return _modal_error(why or exc.message, block=block if block in values else None)
+        view = payload.get("view") or {}
+        seed = f"grant\0{view.get('id') or ''}\0{view.get('hash') or ''}"
+        told = self._decide(payload, record.question_id, answer, seed, said="your approval and its grant")
+        if told.refused:
+            return _modal_error(told.text, block=_grants.SCOPE_BLOCK)
         self._tell(payload.get("response_url") or _first_response_url(payload), told.text)
         return SlackReply(200, {"response_action": "clear"})
 
@@ -298,9 +339,11 @@ class SlackInteractions:
         return True, (str(email) if email else None)
 
     def _groups(self, user_id: str, record: Any) -> tuple[str, ...]:
-        """The answerer groups in effect now (escalation steps included) whose Slack user group lists `user_id`."""
+        """The answerer groups in effect now (escalation steps included), and the groups the policy lets grant, whose
+        Slack user group lists `user_id`."""
         answerers = record.answerers_at(self.clock())  # the audience the desk checks
-        wanted = list((answerers or {}).get("groups") or ())
+        granters = (record.envelope.rules.get("grants") or {}).get("groups") or ()
+        wanted = dict.fromkeys([*((answerers or {}).get("groups") or ()), *granters])
         return tuple(group for group in wanted if user_id in self._members_of(group))
 
     def _members_of(self, group: str) -> frozenset[str]:
@@ -375,9 +418,13 @@ def _outcome_text(record: Any) -> str:
     if outcome.value == "cancelled":
         return "the question was withdrawn."
     action = record.answer.get("action") if isinstance(record.answer, Mapping) else None
-    via = {"slack": "in Slack", "api": "in the inbox", "link": "with a link", "queue": "on the queue"}.get(
-        record.via or ""
-    )
+    via = {
+        "slack": "in Slack",
+        "api": "in the inbox",
+        "link": "with a link",
+        "queue": "on the queue",
+        "grant": "by a standing grant",
+    }.get(record.via or "")
     return (
         f"{_blocks.person_text(record.answered_by)} answered"
         + (f" “{action}”" if action else "")

@@ -3,6 +3,7 @@
 - `preview(announcer, envelope)`: the question's message as `announcer` draws it after `envelope` (a reminder's or
   an escalation's reply in its thread), as one page;
 - `question_modal(envelope)`: the form its modal button opens (`preview_page(..., modals=[...])` draws it);
+  `grant_modal(envelope)` the "Approve and allow…" modal;
 - `questions_page(records)`: `agent-wait dev`'s `/dev/slack`: each question's message as its row stands now, its
   buttons links that answer as the Teams preview's do (the question's signed answer links, else its inbox page);
 - `preview_page`, `preview_modal`, `PreviewMessage`, `mrkdwn_to_html`: the drawing itself, Block Kit as HTML
@@ -15,15 +16,17 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agent_wait.channels.contract import Rendered
-from agent_wait.channels.slack import _blocks
+from agent_wait.channels.slack import _blocks, _grants
 from agent_wait.channels.slack._html import BOT_NAME, PreviewMessage, mrkdwn_to_html, preview_modal, preview_page
 from agent_wait.channels.slack.announce import DECIDED, SlackAnnounce, message_blocks
 from agent_wait.common.times import parse_rfc3339
 from agent_wait.contract.envelope import Transition, WaitEnvelope
+from agent_wait.engine.offered import offer_key
 
 __all__ = (
     "BOT_NAME",
     "PreviewMessage",
+    "grant_modal",
     "mrkdwn_to_html",
     "preview",
     "preview_modal",
@@ -60,6 +63,12 @@ def question_modal(envelope: WaitEnvelope) -> dict[str, Any]:
     return _blocks.modal_view(envelope)
 
 
+def grant_modal(envelope: WaitEnvelope) -> dict[str, Any]:
+    """The modal the "Approve and allow…" button opens (scope, time, uses, a pin per argument), as the door sends it
+    to `views.open`."""
+    return _grants.grant_modal_view(envelope)
+
+
 def questions_page(
     records: Iterable[Any],
     *,
@@ -92,6 +101,11 @@ def _answering_buttons(
 
     def linked(element: dict[str, Any]) -> dict[str, Any]:
         action_id = str(element.get("action_id", ""))
+        if action_id.startswith(_grants.GRANT_PREFIX):  # an offer: its signed link when made, else the inbox form
+            url = links.get(offer_key(int(action_id.removeprefix(_grants.GRANT_PREFIX)))) or question_page
+            return {**element, "url": url} if url else element
+        if action_id == _grants.OPEN_GRANT_MODAL:  # the inbox's "Approve and allow…" form
+            return {**element, "url": question_page} if question_page else element
         if not (action_id.startswith(_blocks.ACTION_PREFIX) or action_id == _blocks.OPEN_MODAL):
             return element
         url = links.get(action_id.removeprefix(_blocks.ACTION_PREFIX)) or question_page

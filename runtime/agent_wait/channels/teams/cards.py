@@ -20,7 +20,9 @@ from typing import Any
 from agent_wait.channels.asked import Decided, summary
 from agent_wait.channels.reading import Call, Kind, Reading, read, shown
 from agent_wait.common.times import parse_rfc3339
+from agent_wait.contract.bound_call import APPROVE
 from agent_wait.contract.envelope import WaitEnvelope
+from agent_wait.engine.offered import offer_index, offer_links
 
 __all__ = (
     "CARD_CONTENT_TYPE",
@@ -191,14 +193,15 @@ def question_card(
     if isinstance(votes, list):
         details.append(f"{(progress or {}).get('approvals', 0)} of {(progress or {}).get('needed', '?')} approvals")
     body.append(_text(" · ".join(details), isSubtle=True, spacing="Medium"))
+    offers = offer_links(envelope, links)
     actions: list[dict[str, Any]] = []
     for action, url in links.items():
-        button: dict[str, Any] = {"type": "Action.OpenUrl", "title": action.replace("_", " ").capitalize(), "url": url}
-        if action in _POSITIVE:
-            button["style"] = "positive"
-        elif action in _DESTRUCTIVE:
-            button["style"] = "destructive"
-        actions.append(button)
+        if offer_index(action) is not None:
+            continue
+        actions.append(_action_button(action, url))
+        if action == APPROVE:  # each grant offer right after Approve: its own signed link, its label on the button
+            actions.extend({"type": "Action.OpenUrl", "title": offer.label, "url": offer.url} for offer in offers)
+    body.extend(_text(f"{safe(offer.label)}: allows {safe(offer.words)}.", isSubtle=True) for offer in offers)
     elsewhere = read(envelope).elsewhere
     if elsewhere and inbox_url:
         body.append(_text(elsewhere, isSubtle=True))
@@ -211,6 +214,15 @@ def question_card(
     if inbox_url:
         actions.append({"type": "Action.OpenUrl", "title": "Open in the inbox", "url": inbox_url})
     return _card(body, actions, fallback=f"Waiting for an answer: {summary(envelope)}")
+
+
+def _action_button(action: str, url: str) -> dict[str, Any]:
+    button: dict[str, Any] = {"type": "Action.OpenUrl", "title": action.replace("_", " ").capitalize(), "url": url}
+    if action in _POSITIVE:
+        button["style"] = "positive"
+    elif action in _DESTRUCTIVE:
+        button["style"] = "destructive"
+    return button
 
 
 _VIA = {
@@ -249,6 +261,11 @@ def outcome_card(envelope: WaitEnvelope, decided: Decided, *, inbox_url: str | N
     elif decided.status == "failed":
         line = "The agent failed while carrying on with the answer; an operator must retry the thread."
         headline = _text("Failed", weight="Bolder", color="Attention")
+    elif decided.via == "grant":  # nobody was asked: a person's standing grant approved it
+        granter = safe((decided.answered_by or "someone unnamed").removeprefix("email:"))
+        grant = f" (grant {safe(decided.grant_id)})" if decided.grant_id else ""
+        line = f"Approved by a standing grant from {granter}{grant} at {at}."
+        headline = _text("Answered", weight="Bolder", color="Good")
     elif decided.via == "link" and decided.answered_by in (None, UNBOUND_LINK):
         line = f"Someone with the card's link answered {_answer_text(decided.answer)} at {at}."
         headline = _text("Answered", weight="Bolder", color="Good")

@@ -4,7 +4,8 @@ Routes (API Gateway serves them WITHOUT the JWT authorizer: the link's token is 
 
     GET  /questions/{question_id}/confirm          the confirmation page; answers nothing (mail scanners open links)
     GET  /questions/{question_id}/confirm/{asset}  its script and style sheet (`confirm.js`, `confirm.css`)
-    POST /questions/{question_id}/link             {"token"}: what is asked, the link's action and expiry
+    POST /questions/{question_id}/link             {"token"}: what is asked, the link's action and expiry (and the
+                                                   grant offer it makes, if any)
     POST /questions/{question_id}/link/answer      {"token", "note"?}: answer with the link's action, once
 
 The token rides in the link's URL fragment, which browsers never send; the page's script posts it in a
@@ -14,6 +15,11 @@ problem whose `reason` is the `LinkError` reason (`malformed`, `unknown_key`, `t
 404 `links_off`. An answer's id is derived from the token, so the same link used twice repeats its
 outcome and never decides twice. On a quorum question the link's answer is a vote: 202 while the question
 waits for more approvals, 409 `already_voted` when this answerer voted before.
+
+A link that carries a grant offer's index (`agent_wait.engine.offered`) approves and grants: the offer is looked up
+again from the question's row (`grant_offers`) and sent as the answer's `grant` field to the one desk, which makes
+the grant in the link's person's name. An index the question no longer offers (its policy changed) is refused 422
+`grant_refused` before anything is decided.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from agent_wait.common.times import format_rfc3339
 from agent_wait.contract.messages import parse_answer
 from agent_wait.engine.checks import Answerer, answerer_for
+from agent_wait.engine.granting import GRANT_FIELD, grant_offers
+from agent_wait.engine.offered import function_of, offer_words
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.errors import MessageError
 from agent_wait.host.api._context import ApiContext
@@ -40,6 +48,7 @@ from agent_wait.host.api._problems import json_response, message_problem, proble
 from agent_wait.host.api._questions import answer_response, path_question_id, question_view
 from agent_wait.host.links import LinkClaims, LinkError, LinkKeyring, LinkKeys
 from agent_wait.ledger import QuestionRecord
+from agent_wait.policy.grants import GrantOffer
 
 __all__ = ("LINK_ANSWERED_BY", "MAX_NOTE_CHARS", "PAGE_CONTENT_SECURITY_POLICY", "link_routes")
 
@@ -99,7 +108,20 @@ def link_routes(context: Callable[[], ApiContext]) -> Router:
         if isinstance(checked, Response):
             return _secured(checked)
         claims = checked.claims
-        link = {"action": claims.action, "expires_at": format_rfc3339(claims.expires_at), "approver": claims.approver}
+        link: dict[str, Any] = {
+            "action": claims.action,
+            "expires_at": format_rfc3339(claims.expires_at),
+            "approver": claims.approver,
+        }
+        if claims.offer is not None:
+            offer = _offer(checked.record, claims.offer)
+            if isinstance(offer, Response):
+                return _secured(offer)
+            link["grant"] = {
+                "offer": claims.offer,
+                "label": offer.label,
+                "allows": offer_words(function_of(checked.record.envelope), offer.request),
+            }
         # As this link's answerer sees it: on a quorum question, `your_vote` says whether the link voted already.
         view = question_view(checked.record, now=context().clock(), viewer=_answerer(claims))
         return _secured(json_response(200, {"question": view, "link": link}))
@@ -114,6 +136,11 @@ def link_routes(context: Callable[[], ApiContext]) -> Router:
         answer: dict[str, Any] = {"action": claims.action}
         if checked.note:
             answer["note"] = checked.note
+        if claims.offer is not None:
+            offer = _offer(checked.record, claims.offer)
+            if isinstance(offer, Response):
+                return _secured(offer)
+            answer[GRANT_FIELD] = offer.request.to_dict()  # the desk checks it, and makes it in the person's name
         answerer = _answerer(claims)
         # One link, one answer: the same token again repeats the outcome instead of deciding twice.
         answer_id = "link:" + hashlib.sha256(checked.token.encode("utf-8")).hexdigest()[:40]
@@ -174,6 +201,21 @@ def _verify(ctx: ApiContext, question_id: str, body: str | None, *, fields: tupl
         logger.info("signed link refused", extra={"question_id": question_id, "reason": "wrong_question"})
         return problem(403, "wrong_question", f"this link answers another question, not {question_id}")
     return _Verified(claims, token if isinstance(token, str) else "", note.strip() if note else None, record)
+
+
+def _offer(record: QuestionRecord, index: int) -> GrantOffer | Response:
+    """The grant offer `index` as the question's row offers it now, or the 422 `grant_refused` problem when it no
+    longer does (the policy changed, or the call no longer fits it): nothing is decided."""
+    offer = dict(grant_offers(record)).get(index)
+    if offer is not None:
+        return offer
+    logger.info("signed link refused", extra={"question_id": record.question_id, "reason": "offer_withdrawn"})
+    return problem(
+        422,
+        RefusalReason.GRANT_REFUSED.value,
+        f"the grant was refused (not_grantable): question {record.question_id} no longer offers this link's grant "
+        f"(offer {index}); nothing was decided. Approve with the plain Approve link, or grant from the inbox",
+    )
 
 
 def _answerer(claims: LinkClaims) -> Answerer:

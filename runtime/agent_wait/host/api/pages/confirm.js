@@ -32,6 +32,7 @@ if (token && typeof history !== "undefined" && history.replaceState) {
   history.replaceState(null, "", location.pathname + location.search);
 }
 var action = "";
+var label = "";
 
 function say(text) {
   statusLine.textContent = text;
@@ -99,6 +100,24 @@ function showVotes(view) {
     count += "; " + stillNeeded(view);
   }
   byId("votes").textContent = (lines.length ? lines.join("\n") + "\n" : "No votes yet.\n") + count + ".";
+}
+
+// A link that approves and grants: the policy's offer, its label and what it allows in words.
+function showGrant(grant) {
+  byId("grant-term").hidden = !grant;
+  byId("grant").hidden = !grant;
+  if (!grant) {
+    return;
+  }
+  var box = byId("grant");
+  box.textContent = "";
+  box.appendChild(page.make("strong", grant.label));
+  var allows = "Allows " + grant.allows + ". You can revoke it from the inbox's Grants page.";
+  box.appendChild(page.make("span", allows, "grant-allows"));
+}
+
+function confirmLabel(link) {
+  return link.grant ? "Confirm: approve and allow" : "Confirm: " + link.action;
 }
 
 // A call's arguments as the inbox shows them, one row each.
@@ -171,6 +190,7 @@ function show(view, link) {
   var calls = review ? review.length : 0;
   byId("action").textContent = link.action + (calls > 1 ? " (each of the " + calls + " calls)" : "");
   byId("deadline").textContent = when(link.expires_at);
+  showGrant(link.grant);
   showVotes(view);
   byId("details").hidden = false;
   byId("asked").hidden = false;
@@ -211,6 +231,7 @@ function load() {
       }
       var view = reply.data.question;
       action = reply.data.link.action;
+      label = confirmLabel(reply.data.link);
       show(view, reply.data.link);
       if (view.status !== "open") {
         say(decided(view));
@@ -223,10 +244,10 @@ function load() {
         );
         return;
       }
-      button.textContent = "Confirm: " + action;
+      button.textContent = label;
       button.disabled = false;
       byId("answer").hidden = false;
-      say("Check the details, then press “Confirm: " + action + "” to answer.");
+      say("Check the details, then press “" + label + "” to answer.");
     },
     function () {
       say("Could not reach the server. Check your connection and reload the page.");
@@ -256,7 +277,8 @@ function answer() {
         say(
           data.result === "repeated"
             ? "Your answer “" + action + "” was already recorded; nothing changed." + waiting
-            : "Done: your answer “" + action + "” is recorded, and the agent carries on.",
+            : "Done: your answer “" + action + "” is recorded" + (data.grant ? ", the grant is made" : "") +
+              ", and the agent carries on.",
         );
         byId("answer").hidden = true;
       } else if (reply.status === 409 && data.reason === "already_voted" && isVoting(data.question)) {
