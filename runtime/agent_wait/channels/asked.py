@@ -19,7 +19,7 @@ from typing import Any
 
 from agent_wait.channels.reading import PROMPT_KEYS, UNNAMED_CALL, Call, call_of, prompt_of, summary
 from agent_wait.contract.envelope import Transition, WaitEnvelope
-from agent_wait.contract.messages import RESERVED_ID_PREFIX
+from agent_wait.ledger.grants import grant_id_of
 
 __all__ = ("PROMPT_KEYS", "UNNAMED_CALL", "Call", "Decided", "call_of", "decided_of", "prompt_of", "summary")
 
@@ -77,16 +77,5 @@ def decided_of(
         record.resumed_at,
         progress,
         record.reason,
-        _grant_of(record),
+        grant_id_of(record),
     )
-
-
-def _grant_of(record: Any) -> str | None:
-    """The grant id in a grant's decision's answer id (`agent-wait:grant:<grant_id>:<question_id>`), or None."""
-    if record.via != "grant":
-        return None
-    answer_id, prefix = record.answer_id or "", f"{RESERVED_ID_PREFIX}grant:"
-    suffix = f":{record.question_id}"
-    if not (answer_id.startswith(prefix) and answer_id.endswith(suffix)):
-        return None
-    return answer_id[len(prefix) : -len(suffix)] or None

@@ -19,34 +19,13 @@ from datetime import datetime
 from typing import Any
 
 from agent_wait.contract.bound_call import APPROVE, wait_call
-from agent_wait.contract.messages import internal_id
 from agent_wait.engine.answering import AnswerAttempt, AnswerDesk, ThreadState, VerdictKind
 from agent_wait.engine.checks import Answerer, answerer_for, answerer_refusal
 from agent_wait.ledger import QuestionRecord
-from agent_wait.ledger.grants import Grant, GrantLedger
+from agent_wait.ledger.grants import GRANT_VIA, Grant, GrantLedger, grant_answer_id, grant_id_of
 from agent_wait.policy.grants import Grants
 
 __all__ = ("GRANT_VIA", "GrantDesk", "grant_answer_id", "grant_id_of")
-
-GRANT_VIA = "grant"
-"""The `via` of a decision a standing grant made."""
-
-
-def grant_answer_id(grant_id: str, question_id: str) -> str:
-    """The answer id of `grant_id`'s decision of `question_id`: the same on every attempt, and it names the grant."""
-    return internal_id(f"grant:{grant_id}", question_id)
-
-
-def grant_id_of(record: QuestionRecord) -> str | None:
-    """The id of the grant that decided `record`, read back from its answer id (`grant_answer_id`): no read of the
-    grant. None when no grant decided it."""
-    answer_id = record.answer_id
-    if record.via != GRANT_VIA or answer_id is None:
-        return None
-    start, end = internal_id("grant", ""), f":{record.question_id}"  # agent-wait:grant:<grant id>:<question id>
-    if not (answer_id.startswith(start) and answer_id.endswith(end) and len(answer_id) > len(start) + len(end)):
-        return None
-    return answer_id[len(start) : -len(end)]
 
 
 def granter(grant: Grant) -> Answerer:

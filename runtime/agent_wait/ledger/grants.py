@@ -16,10 +16,24 @@ from datetime import datetime
 from typing import Any
 
 from agent_wait.common.times import format_rfc3339, parse_rfc3339
+from agent_wait.contract.messages import internal_id
+from agent_wait.ledger.records import QuestionRecord
 from agent_wait.policy.grants import GrantTerms
 
-__all__ = ("GRANT_ID_SEPARATOR", "Grant", "GrantLedger", "grant_id_for", "new_grant")
+__all__ = (
+    "GRANT_ID_SEPARATOR",
+    "GRANT_VIA",
+    "Grant",
+    "GrantLedger",
+    "grant_answer_id",
+    "grant_id_for",
+    "grant_id_of",
+    "new_grant",
+)
 
+
+GRANT_VIA = "grant"
+"""The `via` of a decision a standing grant made."""
 
 GRANT_ID_SEPARATOR = "~"
 """Between the function and the question in a grant's id: URL-safe, and never in a Python function's name."""
@@ -29,6 +43,23 @@ def grant_id_for(function: str, question_id: str) -> str:
     """The id of the grant an approval of `question_id` (asking `function`) makes: one question, at most one grant.
     It starts with the function's name, so a store that keeps grants in key order finds a function's together."""
     return f"{function}{GRANT_ID_SEPARATOR}{question_id}"
+
+
+def grant_answer_id(grant_id: str, question_id: str) -> str:
+    """The answer id of `grant_id`'s decision of `question_id`: the same on every attempt, and it names the grant."""
+    return internal_id(f"grant:{grant_id}", question_id)
+
+
+def grant_id_of(record: QuestionRecord) -> str | None:
+    """The id of the grant that decided `record`, read back from its answer id (`grant_answer_id`): no read of the
+    grant. None when no grant decided it."""
+    answer_id = record.answer_id
+    if record.via != GRANT_VIA or answer_id is None:
+        return None
+    start, end = internal_id("grant", ""), f":{record.question_id}"  # agent-wait:grant:<grant id>:<question id>
+    if not (answer_id.startswith(start) and answer_id.endswith(end) and len(answer_id) > len(start) + len(end)):
+        return None
+    return answer_id[len(start) : -len(end)]
 
 
 @dataclass(frozen=True, slots=True)
