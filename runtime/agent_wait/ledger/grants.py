@@ -53,8 +53,10 @@ def grant_answer_id(grant_id: str, question_id: str) -> str:
 def grant_id_of(record: QuestionRecord) -> str | None:
     """The id of the grant that decided `record`, read back from its answer id (`grant_answer_id`): no read of the
     grant. None when no grant decided it."""
+    if record.via != GRANT_VIA:  # read first: the channels pass row views that carry no answer id otherwise
+        return None
     answer_id = record.answer_id
-    if record.via != GRANT_VIA or answer_id is None:
+    if answer_id is None:
         return None
     start, end = internal_id("grant", ""), f":{record.question_id}"  # agent-wait:grant:<grant id>:<question id>
     if not (answer_id.startswith(start) and answer_id.endswith(end) and len(answer_id) > len(start) + len(end)):
