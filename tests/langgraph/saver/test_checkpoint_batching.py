@@ -339,16 +339,16 @@ def test_the_latest_checkpoint_is_read_once_while_the_thread_is_held_and_again_a
         graph.update_state(config, {"log": ["d"]})
         calls.take()
         assert graph.get_state(config).values["log"][-1] == "d"
-        # Read again after a write of ours: the head, then its writes' heads by the keys the saver wrote.
-        assert calls.take() == ["Query", "BatchGetItem"], "after a write of ours the checkpoint is read again"
+        # Read again after a write of ours: the head, which holds its payload (the update left no writes to read).
+        assert calls.take() == ["Query"], "after a write of ours the checkpoint is read again"
     graph.get_state(config)
     graph.get_state(config)
     assert calls.take().count("Query") == 4, "without the thread's lease nothing is remembered"
     with _delivery(ledger, thread_id):
         graph.get_state(config)
-        # A new delivery reads again (another may have written between): the head, then the writes the delivery
-        # before it left the keys of.
-        assert calls.take() == ["Query", "BatchGetItem"]
+        # A new delivery reads again (another may have written between): the head, which holds its payload, by the
+        # keys the delivery before it left (no writes to read).
+        assert calls.take() == ["Query"]
 
 
 def test_a_read_made_while_a_write_is_on_its_way_is_not_remembered(saver_calls: tuple[Any, Calls], unique: str) -> None:
@@ -387,7 +387,7 @@ def test_a_warm_saver_keeps_read_tokens_for_a_bounded_number_of_threads(
                 saver._version(f"other-{n}")
         assert len(saver._versions) <= VERSIONS_KEPT
         graph.get_state(config)
-        assert calls.take() == ["Query", "BatchGetItem"], "once its token is dropped, a remembered read is read again"
+        assert calls.take() == ["Query"], "once its token is dropped, a remembered read is read again"
 
 
 # -- the note a delivery leaves: the next one reads the checkpoint in two calls -----------------------------------
@@ -445,7 +445,7 @@ def test_the_next_delivery_reads_the_checkpoint_by_the_keys_the_last_one_left(as
         noted = asked.state()
         assert asked.calls.take() == ["Query", "BatchGetItem"], "the writes' heads are read by key, with the payloads"
     read = asked.state()
-    assert asked.calls.take() == ["Query", "Query", "BatchGetItem"]
+    assert asked.calls.take() == ["Query", "Query"]
     assert noted == read
     assert [i.value for t in noted.tasks for i in t.interrupts] == [{"question_id": "q-1", "prompt": "ok?"}]
 
@@ -463,19 +463,19 @@ def test_a_note_read_through_an_answer_resumes_the_thread(asked: Asked) -> None:
 def test_a_delivery_that_dies_holding_the_thread_leaves_no_note_for_the_next(asked: Asked) -> None:
     # A delivery takes the lease (and with it the note), then dies: its lease runs out unreleased.
     assert asked.ledger.acquire_lease(asked.thread_id, "dead", now=ledger_clock(), seconds=-1) is not None
-    assert asked.read_in_a_delivery() == ["Query", "Query", "BatchGetItem"]
+    assert asked.read_in_a_delivery() == ["Query", "Query"]
 
 
 def test_a_delivery_that_never_read_the_thread_leaves_no_note(asked: Asked) -> None:
     """It cannot vouch for the note it took (an async run's reads happen where the lease is not seen)."""
     with asked.delivery():
         pass  # a message refused before the agent ran
-    assert asked.read_in_a_delivery() == ["Query", "Query", "BatchGetItem"]
+    assert asked.read_in_a_delivery() == ["Query", "Query"]
 
 
 def test_a_checkpoint_written_without_the_lease_is_read_whole_despite_the_note(asked: Asked) -> None:
     asked.adapter.graph.update_state(asked.adapter.config(asked.thread_id), {"log": ["from a notebook"]})
-    assert asked.read_in_a_delivery() == ["Query", "Query", "BatchGetItem"], "the latest head is not the noted one"
+    assert asked.read_in_a_delivery() == ["Query", "Query"], "the latest head is not the noted one"
     assert asked.state().values["log"] == ["prepare", "from a notebook"]
 
 
@@ -489,7 +489,7 @@ def test_a_delivery_whose_checkpoint_write_failed_leaves_no_note(asked: Asked) -
     with pytest.raises(Crash):
         update_that_fails()
     asked.calls.dead = False
-    assert asked.read_in_a_delivery() == ["Query", "Query", "BatchGetItem"]
+    assert asked.read_in_a_delivery() == ["Query", "Query"]
 
 
 def test_a_note_is_read_only_when_well_formed() -> None:
@@ -501,7 +501,7 @@ def test_a_note_is_read_only_when_well_formed() -> None:
     assert LatestKeys("c", many).to_note() is None, "too many writes for one BatchGetItem: no note"
 
 
-def test_the_latest_checkpoint_and_its_writes_are_read_in_three_calls(
+def test_the_latest_checkpoint_and_its_writes_are_read_in_two_calls(
     saver_calls: tuple[Any, Calls], unique: str
 ) -> None:
     saver, calls = saver_calls
@@ -514,22 +514,28 @@ def test_the_latest_checkpoint_and_its_writes_are_read_in_three_calls(
     calls.dead = False
     calls.take()
     state = adapter.graph.get_state(config)
-    # The checkpoint's head, its writes' heads, then the payloads of both together (the library: four calls).
-    assert calls.take() == ["Query", "Query", "BatchGetItem"]
+    # The checkpoint's head, then its writes' heads, each holding its payload (the library: four calls).
+    assert calls.take() == ["Query", "Query"]
     assert [(task.name, task.result) for task in state.tasks if task.result] == [("pay", {"log": ["pay"]})]
 
 
 def test_a_latest_checkpoint_whose_payload_is_missing_is_passed_over_for_the_one_before(
     saver_calls: tuple[Any, Calls], unique: str, moto_server: str
 ) -> None:
-    """A batch write cut short can leave a head without its payload: the reader goes back one, as the library does."""
+    """A batch write cut short can leave a head without its payload item (as the library lays them out, and as this
+    saver did before it kept payloads in their heads): the reader goes back one, as the library does."""
     saver, _ = saver_calls
     thread_id = f"t-{unique}"
     _, config = _ran_linear(saver, thread_id)
     latest = saver.get_tuple(config)
     client = boto3.client("dynamodb", region_name=REGION, endpoint_url=moto_server)
-    chunk = f"CHUNK_{thread_id}##{latest.config['configurable']['checkpoint_id']}"
-    client.delete_item(TableName=saver.table_name, Key={"PK": {"S": chunk}, "SK": {"S": "CHUNK"}})
+    head = {"PK": {"S": f"CHECKPOINT_{thread_id}"}, "SK": {"S": f"#{latest.config['configurable']['checkpoint_id']}"}}
+    client.update_item(  # the head as the library writes it, its payload item never landed
+        TableName=saver.table_name,
+        Key=head,
+        UpdateExpression="SET ref_loc = :table REMOVE payload",
+        ExpressionAttributeValues={":table": {"S": "DYNAMODB"}},
+    )
     found = saver.get_tuple(config)
     assert found.config["configurable"]["checkpoint_id"] == latest.parent_config["configurable"]["checkpoint_id"]
     assert found.checkpoint["channel_values"]["log"] == ["a", "b"]

@@ -1,11 +1,12 @@
 """Fewer checkpoint calls and items: one `BatchWriteItem` per LangGraph step, without losing a finished task's
-writes, and a checkpoint read in two or three calls.
+writes, and a checkpoint read in one to three calls.
 
 `DynamoDBSaver` stores each checkpoint and each task's writes as two items (a head and its payload), one
-`PutItem` each. Within one graph run, `StepBatch` holds back the items of checkpoints and finished tasks
+`PutItem` each (the saver keeps a payload that fits in its head: `agent_wait.langgraph.checkpoint.inline`).
+Within one graph run, `StepBatch` holds back the items of checkpoints and finished tasks
 until the next task starts, and writes them together in one `BatchWriteItem`. A checkpoint held back
 replaces what is held of the checkpoint before it (its task writes, and itself if held): the new checkpoint
-already holds their effects, so a linear step costs one call and two items, not four of each.
+already holds their effects, so a linear step costs one call and one item, not four of each.
 
 Holding back is safe only while no other task could run a side effect before the items land. A
 `TaskWatcher` (a LangChain callback handler the adapter attaches to the run) counts the graph's running
@@ -23,8 +24,8 @@ lands, redelivery of the message starts the run again from its input, which is w
 A graph whose state is rebuilt from earlier checkpoints' writes (LangGraph's `DeltaChannel`) keeps them all:
 its batch does not compact (`compact=False`).
 
-Reading the latest checkpoint takes its head, its writes' heads, and then every payload at once
-(`BatchGetItem`), in `DynamoDBSaver`'s own item layout; with the keys of the writes known, their heads come
+Reading the latest checkpoint takes its head, its writes' heads, and then every payload not kept in its head at
+once (`BatchGetItem`, none when all are); with the keys of the writes known, their heads come
 in the same `BatchGetItem` (`agent_wait.langgraph.checkpoint.notes`). A read of a namespace the run holds items
 in writes them first.
 """
@@ -198,7 +199,7 @@ def read_write_heads(client: Any, table_name: str, thread_id: str, ns: str, chec
         "TableName": table_name,
         "KeyConditionExpression": "PK = :pk",
         "ExpressionAttributeValues": {":pk": {"S": _writes_pk(thread_id, ns, checkpoint_id)}},
-        "ProjectionExpression": "PK, SK, task_id, channel, ref_key, ref_loc, #t, compression, #ttl",
+        "ProjectionExpression": "PK, SK, task_id, channel, ref_key, ref_loc, #t, compression, #ttl, payload",
         "ExpressionAttributeNames": {"#t": "type", "#ttl": "ttl"},
     }
     with store_errors("Query of checkpoint writes", thread_id=thread_id, table=table_name):

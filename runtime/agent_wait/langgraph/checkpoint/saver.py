@@ -18,6 +18,10 @@ would take for a passing store failure and retry until SQS gives up (`agent_wait
 The items the library builds are collected and sent in batches (`agent_wait.langgraph.checkpoint.batch`), and the
 latest checkpoint's keys are left on the lease as a note (`agent_wait.langgraph.checkpoint.notes`). With `retention`,
 what it writes expires that long after, but what a thread waits on (`agent_wait.langgraph.checkpoint.retention`).
+A payload that fits beside its head is kept in it (`agent_wait.langgraph.checkpoint.inline`).
+
+Long on purpose: the reads and writes of every layout the table holds share one saver's state (read tokens, the
+lease's note, what retention keeps), so they stay in one class; the layouts' own rules live in the modules above.
 """
 
 from __future__ import annotations
@@ -56,6 +60,13 @@ from agent_wait.langgraph.checkpoint.batch import (
     read_payloads,
     read_write_heads,
     store_errors,
+)
+from agent_wait.langgraph.checkpoint.inline import (
+    PAYLOAD,
+    InlinePayloads,
+    InlineReadingClient,
+    inline_payloads,
+    inlined,
 )
 from agent_wait.langgraph.checkpoint.notes import LatestKeys, LatestTracker
 from agent_wait.langgraph.checkpoint.retention import TTL, Keeping, Retention, TaggedObjects, check_retention, expired
@@ -118,12 +129,12 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
     A payload its store cannot hold raises `ThreadStateTooLargeError` (naming the thread, the size and the fix)
     before anything of it is written; with `s3_offload_config`, payloads over `offload_over` bytes go to S3.
 
-    Each save is one `BatchWriteItem` (a head and its payload item together). Inside `batched_run`, which
-    `LangGraphAdapter` opens around each run, checkpoints and task writes wait for the next task to start, and a
-    checkpoint replaces the held writes it already holds (see `agent_wait.langgraph.checkpoint.batch`). While a
+    Each save is one `BatchWriteItem` of one item, its payload in its head (`...checkpoint.inline`). Inside
+    `batched_run`, which `LangGraphAdapter` opens around each run, checkpoints and task writes wait for the next
+    task to start, and a checkpoint replaces the held writes it already holds (`...checkpoint.batch`). While a
     delivery holds the thread's lease (the router), the latest checkpoint read is remembered until this saver
     writes to the thread or the lease is let go, so one message reads it once; and the release leaves the keys
-    of the latest checkpoint's writes for the next delivery, which then reads it in two calls, not three
+    of the latest checkpoint's writes for the next delivery, which then reads them by key
     (`agent_wait.langgraph.checkpoint.notes`).
 
     Args:
@@ -154,7 +165,8 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         check_retention(retention, kwargs.get("ttl_seconds"))
         super().__init__(*args, **kwargs)
         old = self.storage
-        collecting = CollectingClient(self.client)
+        found = InlinePayloads()
+        collecting = CollectingClient(InlineReadingClient(self.client, found))
         kept = Retention(retention, clock) if retention is not None else None
         s3_client = TaggedObjects(old.s3_client, kept.tag) if kept is not None and old.s3_enabled else old.s3_client
         self.storage = self.repo.storage = SizeCheckedStorage(
@@ -165,6 +177,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             s3_key_prefix=old.s3_key_prefix,
             ttl_seconds=old.ttl_seconds,
             offload_over=offload_over,
+            inline=found,
         )
         self.repo.dynamodb_client = collecting
         self.clock = clock
@@ -198,6 +211,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         with self._translated("checkpoint", config), collected_puts() as items:
             stored = super().put(config, checkpoint, metadata, new_versions)
+        items = inlined(items, limit=ITEM_LIMIT)
         ns, parent_id = _at(config)
         self._send(config, items, Held(items, ns, str(checkpoint["id"]), parent_id=parent_id))
         return stored
@@ -209,6 +223,7 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             writes = [(PACKED_WRITES, [[channel, value] for channel, value in writes])]
         with self._translated("writes of one step", config), collected_puts() as items:
             super().put_writes(config, writes, task_id, task_path)
+        items = inlined(items, limit=ITEM_LIMIT)
         ns, checkpoint_id = _at(config)
         # An interrupt or an error ends the run: nothing follows to carry them, so they go now.
         self._send(config, items, None if special else Held(items, ns, str(checkpoint_id)))
@@ -283,7 +298,9 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
             TableName=self.table_name,
             KeyConditionExpression="PK = :pk AND begins_with(SK, :ns)",
             ExpressionAttributeValues={":pk": {"S": _checkpoint_pk(thread_id)}, ":ns": {"S": f"{ns}#"}},
-            ProjectionExpression="PK, SK, id, ns, #t, ref_key, ref_loc, compression, parent_checkpoint_id, #ttl",
+            ProjectionExpression=(
+                f"PK, SK, id, ns, #t, ref_key, ref_loc, compression, parent_checkpoint_id, #ttl, {PAYLOAD}"
+            ),
             ExpressionAttributeNames={"#t": "type", "#ttl": TTL},
             ScanIndexForward=False,
             Limit=1,
@@ -330,7 +347,10 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         does not hold exactly those heads (the caller then reads the writes' partition)."""
         checkpoint_id = head["id"]["S"]
         writes_pk = _writes_pk(thread_id, ns, checkpoint_id)
-        chunk_keys = {_writes_ref_pk(thread_id, ns, checkpoint_id, *sk.rsplit("#", 1)) for sk in write_keys}
+        # A head that holds its payload was written by this saver, which keeps its writes' payloads inline too.
+        chunk_keys: set[str] = set()
+        if head["ref_loc"]["S"] != "INLINE":
+            chunk_keys = {_writes_ref_pk(thread_id, ns, checkpoint_id, *sk.rsplit("#", 1)) for sk in write_keys}
         if head["ref_loc"]["S"] == "DYNAMODB":
             chunk_keys.add(head["ref_key"]["S"])
         keys = [(writes_pk, sk) for sk in write_keys] + [(key, PAYLOAD_SK) for key in sorted(chunk_keys)]
@@ -341,12 +361,13 @@ class TaskAtomicDynamoDBSaver(DynamoDBSaver):
         if any(w["ref_loc"]["S"] == "DYNAMODB" and w["ref_key"]["S"] not in chunk_keys for w in writes):
             return None  # not where this version of the library keeps a write's payload
         payloads = {i["PK"]["S"]: i["payload"]["B"] for i in items if i["SK"]["S"] == PAYLOAD_SK}
-        return writes, payloads | self._s3_payloads([head, *writes])
+        return writes, payloads | inline_payloads([head, *writes]) | self._s3_payloads([head, *writes])
 
     def _payloads(self, heads: list[dict[str, Any]], thread_id: str) -> dict[str, bytes]:
         """Each head's payload by its `ref_key`: the table's in `BatchGetItem` calls, S3's one by one."""
         in_table = [h["ref_key"]["S"] for h in heads if h["ref_loc"]["S"] == "DYNAMODB"]
-        return read_payloads(self.client, self.table_name, in_table, thread_id=thread_id) | self._s3_payloads(heads)
+        found = read_payloads(self.client, self.table_name, in_table, thread_id=thread_id) if in_table else {}
+        return found | inline_payloads(heads) | self._s3_payloads(heads)
 
     def _s3_payloads(self, heads: list[dict[str, Any]]) -> dict[str, bytes]:
         found: dict[str, bytes] = {}

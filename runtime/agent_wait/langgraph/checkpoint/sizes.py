@@ -53,9 +53,20 @@ class SizeCheckedStorage(StorageStrategy):
     The saver asks `should_offload_to_s3` once per payload, before it writes the payload's reference item.
     """
 
-    def __init__(self, *args: Any, offload_over: int = OFFLOAD_OVER, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, offload_over: int = OFFLOAD_OVER, inline: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.offload_over = offload_over
+        self.inline = inline
+        """`InlinePayloads`: where the payloads the library's reads found in their heads wait (`ref_loc` `INLINE`)."""
+
+    def retrieve_data(self, ref_key: str, ref_location: Any) -> bytes | None:
+        if ref_location == "INLINE":
+            return self.inline.take(ref_key) if self.inline is not None else None
+        return super().retrieve_data(ref_key, ref_location)
+
+    def batch_delete_data(self, items: list[tuple[str, Any]]) -> dict[str, list[str]]:
+        # An inline payload goes with its head: nothing of it is left to delete (the library would warn of it).
+        return super().batch_delete_data([(key, where) for key, where in items if where != "INLINE"])
 
     def should_offload_to_s3(self, serialized_data: bytes) -> bool:
         size = len(serialized_data)
