@@ -165,6 +165,7 @@ _CPU_BY_TEST: dict[str, float] = {}
 CPU_PROPERTY = "cpu_seconds"
 """The report's user property that carries a phase's CPU-seconds from an xdist worker to the controller."""
 SLOWEST_BY_CPU = 25
+PHASES = ("setup", "call", "teardown")
 
 
 def _cpu_seconds() -> float:
@@ -227,6 +228,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         shares = f"{100 * seconds / total:5.1f} %  {spent:8.1f} CPU-s  {100 * spent / (cpu or 1):5.1f} %"
         terminalreporter.write_line(f"{seconds:8.1f} s  {shares}  {folder}")
     terminalreporter.write_line(f"{total:8.1f} s  in all    {cpu:8.1f} CPU-s in all")
+    by_phase = {when: sum(v for k, v in _CPU_BY_TEST.items() if k.startswith(when)) for when in PHASES}
+    terminalreporter.write_line("CPU-s by phase: " + ", ".join(f"{when} {by_phase[when]:.1f}" for when in PHASES))
     terminalreporter.section(f"the {SLOWEST_BY_CPU} costliest phases by CPU-seconds")
     for key, spent in sorted(_CPU_BY_TEST.items(), key=lambda item: -item[1])[:SLOWEST_BY_CPU]:
         terminalreporter.write_line(f"{spent:8.2f} CPU-s  {key}")
