@@ -56,6 +56,10 @@ class _SharedChromium:
             )
         return self._browser
 
+    def contexts(self) -> list[Any]:
+        """The browser contexts open now (none while no Chromium runs)."""
+        return list(self._browser.contexts) if self._browser is not None else []
+
     def stop(self) -> None:
         browser, playwright = self._browser, self._playwright
         self._browser = self._playwright = None
@@ -79,6 +83,17 @@ def browser(chromium: str) -> Iterator[Any]:
     yield launched
     for context in list(launched.contexts):
         context.close()
+
+
+@pytest.fixture(autouse=True)
+def _close_the_tests_own_pages() -> Iterator[None]:
+    """Close the browser contexts a test opened when it ends: an inbox page left open polls its question every 2 s,
+    and the local API that answers it runs in this test process, for the rest of the module."""
+    before = set(_SHARED.contexts())
+    yield
+    for context in _SHARED.contexts():
+        if context not in before:
+            context.close()
 
 
 @pytest.hookimpl(hookwrapper=True)
