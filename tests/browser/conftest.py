@@ -39,7 +39,8 @@ class _SharedChromium:
 
     Launched by the first module that needs a browser and stopped once the next test to run is not a browser test
     (`pytest_runtest_teardown` below): a running sync Playwright holds an event loop in the test process, and a
-    later `asyncio.run` in another folder's test on this worker would fail."""
+    later `asyncio.run` in another folder's test on this worker would fail. Chromium's CPU shows in the suite's CPU
+    table when it stops (a child's CPU counts once it is reaped): on the teardown of the run's last browser test."""
 
     def __init__(self) -> None:
         self._playwright: Any = None
