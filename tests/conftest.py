@@ -159,19 +159,77 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 _SECONDS_BY_FOLDER: dict[str, float] = {}
 """Seconds spent in each test folder (setup, call and teardown), summed over the workers' reports."""
+_CPU_BY_FOLDER: dict[str, float] = {}
+"""CPU-seconds spent in each test folder: the test process's own, and its subprocesses' that ended meanwhile."""
+_CPU_BY_TEST: dict[str, float] = {}
+CPU_PROPERTY = "cpu_seconds"
+"""The report's user property that carries a phase's CPU-seconds from an xdist worker to the controller."""
+SLOWEST_BY_CPU = 25
+PHASES = ("setup", "call", "teardown")
+
+
+def _cpu_seconds() -> float:
+    """User and system CPU of this process and of the children it has waited for. On a shared machine a test's
+    wall time says how busy the machine was; its CPU says what the test costs."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()  # type: ignore[attr-defined]
+    started = item.stash.get(_CPU_AT_START, None)
+    if started is not None:
+        report.user_properties.append((CPU_PROPERTY, _cpu_seconds() - started))
+
+
+_CPU_AT_START = pytest.StashKey[float]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    item.stash[_CPU_AT_START] = _cpu_seconds()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    item.stash[_CPU_AT_START] = _cpu_seconds()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    item.stash[_CPU_AT_START] = _cpu_seconds()
+    yield
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     folder = report.nodeid.split("::")[0].rpartition("/")[0] or "tests"
     _SECONDS_BY_FOLDER[folder] = _SECONDS_BY_FOLDER.get(folder, 0.0) + report.duration
+    cpu = sum(value for name, value in report.user_properties if name == CPU_PROPERTY and isinstance(value, float))
+    _CPU_BY_FOLDER[folder] = _CPU_BY_FOLDER.get(folder, 0.0) + cpu
+    key = f"{report.when:8} {report.nodeid}"
+    _CPU_BY_TEST[key] = _CPU_BY_TEST.get(key, 0.0) + cpu
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Print the test time by folder, largest first, so a slow CI run says where its minutes went."""
+    """Print the test time and CPU by folder, largest first, and the phases that cost the most CPU, so a slow CI
+    run says where its minutes went (a subprocess's CPU counts once it ended; a server thread's, where it ran)."""
     if not _SECONDS_BY_FOLDER:
         return
-    total = sum(_SECONDS_BY_FOLDER.values())
-    terminalreporter.section("test time by folder (summed over workers)")
+    total, cpu = sum(_SECONDS_BY_FOLDER.values()), sum(_CPU_BY_FOLDER.values())
+    terminalreporter.section("test time and CPU by folder (summed over workers)")
     for folder, seconds in sorted(_SECONDS_BY_FOLDER.items(), key=lambda item: -item[1]):
-        terminalreporter.write_line(f"{seconds:8.1f} s  {100 * seconds / total:5.1f} %  {folder}")
-    terminalreporter.write_line(f"{total:8.1f} s  in all")
+        spent = _CPU_BY_FOLDER.get(folder, 0.0)
+        shares = f"{100 * seconds / total:5.1f} %  {spent:8.1f} CPU-s  {100 * spent / (cpu or 1):5.1f} %"
+        terminalreporter.write_line(f"{seconds:8.1f} s  {shares}  {folder}")
+    terminalreporter.write_line(f"{total:8.1f} s  in all    {cpu:8.1f} CPU-s in all")
+    by_phase = {when: sum(v for k, v in _CPU_BY_TEST.items() if k.startswith(when)) for when in PHASES}
+    terminalreporter.write_line("CPU-s by phase: " + ", ".join(f"{when} {by_phase[when]:.1f}" for when in PHASES))
+    terminalreporter.section(f"the {SLOWEST_BY_CPU} costliest phases by CPU-seconds")
+    for key, spent in sorted(_CPU_BY_TEST.items(), key=lambda item: -item[1])[:SLOWEST_BY_CPU]:
+        terminalreporter.write_line(f"{spent:8.2f} CPU-s  {key}")
