@@ -5,11 +5,10 @@ Its prop rules are in `_answer_api_checks.py`, its stage, access log and CORS in
 keys' secret in `_link_keys.py`, the inbox's sign-in in `_inbox.py`.
 
 Signed-in people list, read and answer questions, and read the insights and (the audit group only) the audit
-trail, cancel questions and answer many at once, and see and revoke standing grants (and dry-run one), on fourteen routes behind the
-JWT authorizer. With `links`
-(the default), four more routes carry no authorizer, because the capability is the signed token itself
-(HMAC under a key id, for one question): the page a link opens only shows, and only a POST carrying the
-token acts. The access log format holds no query string, header or body, so a token is never logged:
+trail, cancel questions and answer many at once, and see, revoke and dry-run standing grants, on fourteen routes
+behind the JWT authorizer. With `links` (the default), four more routes carry no authorizer, because the capability
+is the signed token itself (HMAC under a key id, for one question): the page a link opens only shows, and only a
+POST carrying the token acts. The access log format holds no query string, header or body, so a token is never logged:
 
     GET  /questions                                   signed in: list questions (status, tag, due time)
     GET  /questions/{question_id}                     signed in: one question, its policy and outcome
