@@ -78,7 +78,7 @@ def test_screenshots_of_the_insights_share_decided_by_grants_and_the_grant_in_wo
     expect(page.locator("#status")).to_contain_text("3 decided by standing grants")
     assert '{"' not in page.locator("#insights-view").inner_text()
     page.screenshot(path=str(tmp_path / f"top-{name}"))  # the figures: looked at, not kept in docs/images
-    page.locator("#grants-heading").scroll_into_view_if_needed()
+    page.locator("#insights-grants-heading").scroll_into_view_if_needed()
     page.screenshot(path=str(shots / name))
     page.screenshot(path=str(tmp_path / f"full-{name}"), full_page=True)
     assert page.errors == []  # pyright: ignore[reportAttributeAccessIssue]

@@ -80,10 +80,16 @@ def test_signed_in_routes_need_a_jwt_from_the_issuer_and_link_routes_need_none(a
 def test_the_grants_routes_sit_behind_the_same_authorizer_as_the_questions(answering: Synth) -> None:
     # GIVEN the answer API as synthesized, WHEN its routes are read
     found = routes(answering)
-    # THEN listing, showing and revoking grants need the JWT /questions needs, and nothing else is served for grants
+    # THEN listing, showing, revoking and dry-running grants need the JWT /questions needs, and nothing else is served
+    # for grants
     questions = found["GET /questions"]
     grant_routes = {key for key in found if key.split(" ")[1].startswith("/grants")}
-    assert grant_routes == {"GET /grants", "GET /grants/{grant_id}", "DELETE /grants/{grant_id}"}
+    assert grant_routes == {
+        "GET /grants",
+        "GET /grants/{grant_id}",
+        "DELETE /grants/{grant_id}",
+        "POST /grants/dry-run",
+    }
     for key in grant_routes:
         assert (found[key]["AuthorizationType"], found[key]["AuthorizerId"]) == (
             "JWT",
