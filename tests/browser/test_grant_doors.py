@@ -31,7 +31,7 @@ pytestmark = pytest.mark.timeout(180)
 
 SIZES = {"desktop": (1280, 900), "phone": (390, 844)}
 LABEL = UP_TO_500_FOR_AN_HOUR.label
-WORDS = "issue_refund with amount up to 500, on any thread, for 1 hour, 3 uses"
+WORDS = "issue_refund with amount at most 500, on any thread, for 1 hour, 3 uses"
 
 
 class Doors:

@@ -158,7 +158,7 @@ def test_reading_an_offer_link_shows_the_offers_label_and_what_it_allows_in_word
     assert reply.json()["link"]["grant"] == {
         "offer": 1,
         "label": "Approve, and allow refunds up to 500 for an hour (3 uses)",
-        "allows": "issue_refund with amount up to 500, on any thread, for 1 hour, 3 uses",
+        "allows": "issue_refund with amount at most 500, on any thread, for 1 hour, 3 uses",
     }
 
 
@@ -250,7 +250,7 @@ def test_the_email_offers_each_fitting_grant_beside_approve_and_its_link_makes_t
     # THEN it offers "up to 500" (label and words, in the HTML and the text) and never the widening "up to 100"
     label = UP_TO_500_FOR_AN_HOUR.label
     assert html.escape(label) in email.html
-    assert f"{label} (allows issue_refund with amount up to 500, on any thread, for 1 hour, 3 uses): " in email.text
+    assert f"{label} (allows issue_refund with amount at most 500, on any thread, for 1 hour, 3 uses): " in email.text
     assert UP_TO_100.label not in email.html
     assert UP_TO_100.label not in email.text
     offered = re.findall(r'data-offer="(\d+)"[^>]*><a href="([^"]+)"', email.html)
@@ -274,7 +274,7 @@ def test_the_teams_card_offers_each_fitting_grant_as_an_action_after_approve_and
     # THEN Approve, then the offer, then Reject; the widening offer is nowhere, and the body says what it allows
     assert [title for title, _url in actions] == ["Approve", UP_TO_500_FOR_AN_HOUR.label, "Reject"]
     assert UP_TO_100.label not in content
-    assert "allows issue_refund with amount up to 500, on any thread, for 1 hour, 3 uses" in content
+    assert "allows issue_refund with amount at most 500, on any thread, for 1 hour, 3 uses" in content
 
     # WHEN Ana opens and confirms the offer's link, THEN the refund is approved and one grant is hers
     assert_one_grant_by_ana_via_link(api, api.answer("q-1", token_of(actions[1][1])))

@@ -21,7 +21,6 @@ from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine.granting import grant_offers
 from agent_wait.ledger import QuestionRecord
 from agent_wait.policy.grants import GrantOffer, GrantRequest
-from agent_wait.policy.pins import Pin
 
 __all__ = (
     "OFFER_PREFIX",
@@ -85,7 +84,7 @@ def offer_words(function: str | None, request: GrantRequest) -> str:
     if request.pins is None:
         allows = f"exactly this call of {what} again"
     elif request.pins:
-        allows = f"{what} with " + " and ".join(_pin_words(name, pin) for name, pin in request.pins.items())
+        allows = f"{what} with " + " and ".join(pin.describe(name) for name, pin in request.pins.items())
     else:
         allows = f"any call of {what}"
     where = "on this thread only" if request.scope == "thread" else "on any thread"
@@ -101,29 +100,6 @@ def duration_words(delta: timedelta) -> str:
             count = seconds // size
             return f"{count} {unit}{'' if count == 1 else 's'}"
     return f"{seconds} second{'' if seconds == 1 else 's'}"
-
-
-def _pin_words(name: str, pin: Pin) -> str:
-    value = pin.value
-    if pin.kind == "equals":
-        return f"{name} exactly {_shown(value)}"
-    if pin.kind == "at_most":
-        return f"{name} up to {_shown(value)}"
-    if pin.kind == "at_least":
-        return f"{name} at least {_shown(value)}"
-    if pin.kind == "prefix":
-        return f"{name} starting with {_shown(value)}"
-    if pin.kind == "glob":
-        return f"{name} matching {_shown(value)}"
-    return f"{name} one of " + ", ".join(_shown(item) for item in value)
-
-
-def _shown(value: object) -> str:
-    if isinstance(value, str):
-        return f'"{value}"'
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def function_of(envelope: WaitEnvelope) -> str | None:
