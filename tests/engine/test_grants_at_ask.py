@@ -199,3 +199,27 @@ def test_a_grant_never_decides_a_question_its_granter_could_not_answer_or_grant(
     decided = _decided_by_grant_of(("finance", "finance-leads"), granted_under=ANSWERED_BY_FINANCE)
     assert decided is not None
     assert (decided.status, decided.answered_by, decided.via) == (QuestionStatus.ANSWERED, "bo@example.com", "grant")
+
+
+class _CountedReads(InMemoryLedger):
+    """The in-memory ledger, counting each read of one question's row."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: list[tuple[str, str]] = []
+
+    def get(self, thread_id: str, question_id: str) -> QuestionRecord | None:
+        self.reads.append((thread_id, question_id))
+        return super().get(thread_id, question_id)
+
+
+def test_a_question_a_grant_decides_is_not_read_back_after_it_is_written() -> None:
+    # GIVEN a live grant, WHEN an ask it covers is decided by it
+    ledger, clock = _CountedReads(), [T0 + timedelta(minutes=1)]
+    router = _router(ledger, InMemoryAnnounce(), clock)
+    _grant(ledger, {"scope": "agent", "pins": {"amount": {"at_most": 500}}})
+    _, outcome = _ask(router, 200)
+    assert outcome.extra["granted"]
+
+    # THEN the desk decides on the row the router just wrote: no read of it by id (a GetItem on DynamoDB)
+    assert ledger.reads == []

@@ -83,8 +83,9 @@ class GrantDesk:
             person,
             now,
         )
-        # Just asked by the run that holds the thread: the agent is parked on it.
-        verdict = self.desk.decide(attempt, ThreadState(None, lambda _question: True))
+        # Just asked by the run that holds the thread: the agent is parked on it, and its row is the one just written
+        # (so the desk reads it no second time).
+        verdict = self.desk.decide(attempt, ThreadState(None, lambda _question: True, read=record))
         if verdict.kind in (VerdictKind.DECIDED, VerdictKind.REPEATED) and verdict.record is not None:
             self.log.info(
                 "question decided by a standing grant",
