@@ -197,11 +197,11 @@ def test_a_policys_offers_are_offered_only_where_the_call_satisfies_them() -> No
 
     assert [label for _, label in _labels(_asked(ledger, policy, amount=200))] == ["This call again today", "Up to 500"]
     assert [index for index, _ in _labels(_asked(ledger, policy, amount=900))] == [0]
-    assert grant_offers(_asked(ledger, WaitPolicy())) == []
+    assert grant_offers(_asked(ledger, WaitPolicy()).envelope) == []
 
 
 def _labels(record: QuestionRecord) -> list[tuple[int, str]]:
-    return [(index, offer.label) for index, offer in grant_offers(record)]
+    return [(index, offer.label) for index, offer in grant_offers(record.envelope)]
 
 
 def test_only_an_action_answer_carries_a_grant_and_a_native_answers_own_grant_field_is_left_alone() -> None:

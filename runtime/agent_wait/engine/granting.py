@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from agent_wait.contract.bound_call import APPROVE, wait_call
+from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.engine.checks import Answerer
 from agent_wait.errors import GrantError
 from agent_wait.ledger import QuestionRecord
@@ -64,8 +65,7 @@ class _AskedPolicy:
     tags: Mapping[str, str]
 
 
-def _asked_policy(record: QuestionRecord) -> _AskedPolicy:
-    envelope = record.envelope
+def _asked_policy(envelope: WaitEnvelope) -> _AskedPolicy:
     rules = envelope.rules if isinstance(envelope.rules, Mapping) else {}
     raw = rules.get("grants")
     return _AskedPolicy(
@@ -94,7 +94,7 @@ def grant_for(
             "a grant is one person's decision, and this sender does not prove which person answers; grant through "
             "the inbox, the answer API, a link made for you, Slack, or a trusted sender that names you",
         )
-    policy = _asked_policy(record)
+    policy = _asked_policy(record.envelope)
     terms = grant_terms(
         request,
         call=wait_call(record.envelope.question, record.envelope.source),
@@ -117,10 +117,11 @@ def grant_for(
     )
 
 
-def grant_offers(record: QuestionRecord) -> list[tuple[int, GrantOffer]]:
-    """The policy's fixed grant offers (with their index in `Grants.offers`) this question may take beside Approve:
-    none for a policy without grants or a question no grant fits, and only offers whose pins the call satisfies."""
-    policy = _asked_policy(record)
+def grant_offers(envelope: WaitEnvelope) -> list[tuple[int, GrantOffer]]:
+    """The policy's fixed grant offers (with their index in `Grants.offers`) the question of `envelope` may take
+    beside Approve: none for a policy without grants or a question no grant fits, and only offers whose pins the call
+    satisfies. The envelope is all it reads, so an announcer and a door (from the row) get the same offers."""
+    policy = _asked_policy(envelope)
     grants = policy.grants
     if grants is None:
         return []
@@ -132,11 +133,13 @@ def grant_offers(record: QuestionRecord) -> list[tuple[int, GrantOffer]]:
         policy.quorum,
         policy.tags,
     )
-    call = wait_call(record.envelope.question, record.envelope.source)
+    call = wait_call(envelope.question, envelope.source)
     fitting = []
     for index, offer in enumerate(grants.offers):
         try:
-            grant_terms(offer.request, call=call, thread_id=record.thread_id, policy=anyone, answer={"action": APPROVE})
+            grant_terms(
+                offer.request, call=call, thread_id=envelope.thread_id, policy=anyone, answer={"action": APPROVE}
+            )
         except GrantError:
             continue
         fitting.append((index, offer))

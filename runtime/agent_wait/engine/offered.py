@@ -17,16 +17,13 @@ from datetime import timedelta
 
 from agent_wait.contract.bound_call import wait_call
 from agent_wait.contract.envelope import WaitEnvelope
-from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine.granting import grant_offers
-from agent_wait.ledger import QuestionRecord
-from agent_wait.policy.grants import GrantOffer, GrantRequest
+from agent_wait.policy.grants import GrantRequest
 
 __all__ = (
     "OFFER_PREFIX",
     "OfferLink",
     "duration_words",
-    "envelope_offers",
     "function_of",
     "offer_index",
     "offer_key",
@@ -62,17 +59,12 @@ def offer_index(key: str) -> int | None:
     return int(tail) if key.startswith(OFFER_PREFIX) and tail.isdigit() else None
 
 
-def envelope_offers(envelope: WaitEnvelope) -> list[tuple[int, GrantOffer]]:
-    """`grant_offers` for a question known by its envelope (what an announcer has): the same offers its row gives."""
-    return grant_offers(QuestionRecord(envelope=envelope, status=QuestionStatus.OPEN, asked_at=""))
-
-
 def offer_links(envelope: WaitEnvelope, links: Mapping[str, str]) -> list[OfferLink]:
     """The offers `envelope`'s question takes that `links` carries a link for, in the policy's order."""
     function = function_of(envelope)
     return [
         OfferLink(index, offer.label, offer_words(function, offer.request), links[offer_key(index)])
-        for index, offer in envelope_offers(envelope)
+        for index, offer in grant_offers(envelope)
         if offer_key(index) in links
     ]
 

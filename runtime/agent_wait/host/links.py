@@ -52,7 +52,8 @@ from agent_wait.channels.reading import read
 from agent_wait.common.times import parse_rfc3339, require_aware
 from agent_wait.contract.bound_call import APPROVE
 from agent_wait.contract.envelope import WaitEnvelope
-from agent_wait.engine.offered import envelope_offers, offer_key
+from agent_wait.engine.granting import grant_offers
+from agent_wait.engine.offered import offer_key
 from agent_wait.host._link_keys import (
     KEYRING_MAX_AGE,
     KEYRING_MIN_INTERVAL,
@@ -183,7 +184,7 @@ def _offered(envelope: WaitEnvelope, approver: str | None, groups: Sequence[str]
     raw = envelope.rules.get("grants")
     if approver is None or raw is None or not Grants.parse(raw).allows(groups=groups, names=[approver]):
         return []
-    return [index for index, _offer in envelope_offers(envelope)]
+    return [index for index, _offer in grant_offers(envelope)]
 
 
 def _named(answerers: Any, approver: str | None, groups: tuple[str, ...]) -> bool:

@@ -36,7 +36,7 @@ from agent_wait.contract.bound_call import APPROVE
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.messages import load_answer_text
 from agent_wait.engine.granting import GRANT_FIELD, grant_offers
-from agent_wait.engine.offered import duration_words, envelope_offers, function_of
+from agent_wait.engine.offered import duration_words, function_of
 from agent_wait.errors import MessageError
 from agent_wait.policy.grants import GrantOffer, GrantRequest, Grants
 
@@ -87,7 +87,7 @@ def grant_buttons(envelope: WaitEnvelope) -> list[ButtonElement]:
             action_id=f"{GRANT_PREFIX}{index}",
             value=envelope.question_id,
         )
-        for index, offer in envelope_offers(envelope)
+        for index, offer in grant_offers(envelope)
     ]
     if _grantable(envelope):
         buttons.append(
@@ -107,13 +107,13 @@ def _grantable(envelope: WaitEnvelope) -> bool:
     exact = GrantOffer("exact", GrantRequest(scope=grants.scopes[0], ttl=min(_TIMES[0], grants.max_ttl), uses=1))
     probe = Grants(max_ttl=grants.max_ttl_iso, max_uses=grants.max_uses, scopes=grants.scopes, offers=[exact])
     rules = {**envelope.rules, "grants": probe.to_dict()}
-    return bool(envelope_offers(dataclasses.replace(envelope, rules=rules)))
+    return bool(grant_offers(dataclasses.replace(envelope, rules=rules)))
 
 
 def offer_answer(record: Any, index: int) -> dict[str, Any] | None:
     """The answer offer `index`'s button makes on `record`'s question as its row offers it now, or None when the
     question no longer offers it."""
-    offer = dict(grant_offers(record)).get(index)
+    offer = dict(grant_offers(record.envelope)).get(index)
     return None if offer is None else {"action": APPROVE, GRANT_FIELD: offer.request.to_dict()}
 
 

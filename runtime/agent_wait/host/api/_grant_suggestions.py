@@ -75,7 +75,7 @@ def grant_suggestion_routes(context: Callable[[], ApiContext]) -> Router:
         now = ctx.clock()
         offers = [
             {"index": index, "label": offer.label, "grant": offer.request.to_dict()}
-            for index, offer in grant_offers(record)
+            for index, offer in grant_offers(record.envelope)
         ]
         rows = _rows_for(ctx, record)
         suggestion = suggestion_for(record, rows.records, now=now)

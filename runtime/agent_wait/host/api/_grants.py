@@ -21,7 +21,7 @@ from agent_wait.errors import GrantError
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
 from agent_wait.host.api._problems import json_response, problem
 from agent_wait.host.api._questions import jwt_claims, not_signed_in
-from agent_wait.ledger import GrantLedger
+from agent_wait.ledger import Grant, GrantLedger
 
 __all__ = ("MAX_GRANTS_PAGE", "grant_routes")
 
@@ -64,28 +64,24 @@ def grant_routes(context: Callable[[], ApiContext]) -> Router:
         now = ctx.clock()
         return json_response(200, {"grants": [grant_view(grant, now=now) for grant in found]})
 
-    @router.get("/grants/<grant_id>")
-    def show_grant(grant_id: str) -> Response:
+    def one_grant(grant_id: str, act: Callable[[GrantBook, str, Answerer], Grant]) -> Response:
+        """`act` (show or revoke) on one grant for the person signed in: the grant as kept, or 404 `unknown_grant`."""
         ready = signed_in()
         if isinstance(ready, Response):
             return ready
         grants, ctx, person = ready
         try:
-            grant = grants.show(grant_id, person)
+            grant = act(grants, grant_id, person)
         except GrantError as exc:
             return problem(404, exc.code, str(exc))
         return json_response(200, grant_view(grant, now=ctx.clock()))
 
+    @router.get("/grants/<grant_id>")
+    def show_grant(grant_id: str) -> Response:
+        return one_grant(grant_id, GrantBook.show)
+
     @router.delete("/grants/<grant_id>")
     def revoke_grant(grant_id: str) -> Response:
-        ready = signed_in()
-        if isinstance(ready, Response):
-            return ready
-        grants, ctx, person = ready
-        try:
-            grant = grants.revoke(grant_id, person)
-        except GrantError as exc:
-            return problem(404, exc.code, str(exc))
-        return json_response(200, grant_view(grant, now=ctx.clock()))
+        return one_grant(grant_id, GrantBook.revoke)
 
     return router

@@ -206,7 +206,7 @@ def _verify(ctx: ApiContext, question_id: str, body: str | None, *, fields: tupl
 def _offer(record: QuestionRecord, index: int) -> GrantOffer | Response:
     """The grant offer `index` as the question's row offers it now, or the 422 `grant_refused` problem when it no
     longer does (the policy changed, or the call no longer fits it): nothing is decided."""
-    offer = dict(grant_offers(record)).get(index)
+    offer = dict(grant_offers(record.envelope)).get(index)
     if offer is not None:
         return offer
     logger.info("signed link refused", extra={"question_id": record.question_id, "reason": "offer_withdrawn"})
