@@ -269,11 +269,10 @@ def test_a_url_request_never_carries_content() -> None:
 
 def test_langchain_builds_the_servers_responses_from_the_resume_value() -> None:
     # What MCPAdapter does with our resume value: the same `_build_responses` it runs before the retried call.
-    from mcp.types import ElicitRequest, ElicitRequestFormParams
+    from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult
 
     envelope = _envelope(_round(FORM))
     request = ElicitRequest(params=ElicitRequestFormParams(message="Who is booking?", requested_schema=CONTACT))
     resumed = resume_value(envelope, {"action": "accept", "name": "Ana", "seats": 2})
     responses = lc._build_responses({"contact": request}, resumed["responses"], "book_table")
-    assert responses["contact"].action == "accept"
-    assert responses["contact"].content == {"name": "Ana", "seats": 2}
+    assert responses["contact"] == ElicitResult(action="accept", content={"name": "Ana", "seats": 2})

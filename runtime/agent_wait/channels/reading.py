@@ -11,7 +11,7 @@ everywhere:
 | `agent_inbox` | an Agent Inbox `HumanInterrupt` | `name(arg=value, ...)` | the call |
 | `call` | a `@wait` call, the middleware's per-call approval | `name(arg=value, ...)` | the call |
 | `response_schema` | a question whose answer must fit a JSON Schema | its prompt | its text, a form |
-| (the same, or `prompt`) | an MCP server's elicitation round (`mcp_elicitation`) | its message | each message, each link |
+| (the same, or `prompt`) | an MCP elicitation round (`mcp_elicitation`) | its message | each message and link |
 | `prompt` | anything else: a plain ask | its prompt | its text and facts |
 
 A call's description is Markdown; each channel converts it (Slack's mrkdwn, an email's HTML, Teams' own Markdown).
@@ -276,15 +276,16 @@ def _elicitation(envelope: WaitEnvelope) -> Reading:
     the server said. Its form (the round's form requests) is the answer form in `rules.response_schema`."""
     question = envelope.question if isinstance(envelope.question, Mapping) else {}
     requests = [r for r in question.get("requests") or () if isinstance(r, Mapping)]
-    parts = []
-    for request in requests:
-        message = str(request.get("message") or "")
-        url = request.get("url")
-        parts.append(f"{message}\n\n[{url}]({url})" if request.get("mode") == "url" and url else message)
-    text = "\n\n".join(part for part in parts if part.strip())
-    first = plain_text(parts[0]).strip().split("\n", 1)[0] if parts else ""
+    messages = [str(request.get("message") or "") for request in requests]
+    first = plain_text(messages[0]).strip().split("\n", 1)[0] if messages else ""
     many = f"{question.get('tool_name') or 'An MCP tool'} asks {len(requests)} things"
     headline = _clip((first if len(requests) == 1 else many) or "An MCP server asks", HEADLINE_CHARS)
+    parts = []
+    for request, message in zip(requests, messages, strict=True):
+        said = "" if plain_text(message).strip() == headline else message  # a one-line message is the headline
+        url = request.get("url")
+        parts.append(f"{said}\n\n[{url}]({url})".strip() if request.get("mode") == "url" and url else said)
+    text = "\n\n".join(part for part in parts if part.strip())
     schema = envelope.rules.get("response_schema")
     if not isinstance(schema, Mapping):
         return Reading(Kind.PROMPT, headline, (), text)
