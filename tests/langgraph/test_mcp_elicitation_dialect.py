@@ -254,8 +254,13 @@ def test_a_bad_answer_is_refused_with_a_reason_that_shows_no_value(
 
 def test_a_url_request_never_carries_content() -> None:
     record = _record(_round(LINK))
-    assert content_refusal(record, {"action": "accept"}) is None
-    assert resume_value(record.envelope, {"action": "accept"}) == {"responses": {"pay": {"action": "accept"}}}
+    noted = {"action": "accept", "note": "paid by card"}  # the inbox's note: kept in the record, not sent
+    assert content_refusal(record, noted) is None
+    assert resume_value(record.envelope, noted) == {"responses": {"pay": {"action": "accept"}}}
+    assert content_refusal(record, {"action": "accept", "note": 7}) == (
+        RefusalReason.INVALID_ANSWER,
+        "note must be a string",
+    )
     assert content_refusal(record, {"action": "accept", "password": "hunter2"}) == (
         RefusalReason.INVALID_ANSWER,
         "the answer form's fields are none: this round asks no form; unknown: ['password']",

@@ -8,7 +8,6 @@ The graph runs behind a `Router` (tests/hosted_router.py) against the test MCP s
 
 from __future__ import annotations
 
-import asyncio
 import re
 import sys
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from mcp.types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
+from tests.agents.mcp_elicit_graphs import run_async
 from tests.hosted_router import RouterRig
 from tests.support.elicit_server import CONTACT, ElicitServer, elicit_server
 
@@ -44,7 +44,7 @@ def _graph(url: str) -> Any:
         return " ".join(getattr(block, "text", "") for block in result.content)
 
     def book(state: Booking) -> dict[str, Any]:
-        return {"result": asyncio.run(book_async(state["day"]))}
+        return {"result": run_async(book_async(state["day"]))}
 
     builder = StateGraph(Booking)
     builder.add_node("book", book)

@@ -17,10 +17,10 @@ agents that call MCP servers themselves. Shapes pinned in tests/core/test_mcp_el
   form (`form_schema`, the envelope's `rules.response_schema`): an `action` property and each request's fields,
   named as requested when the round asks one form, else `<key>.<field>` (also any field named `action`, `note` or
   `args`, which every channel's form keeps for itself).
-- Our answer `{"action": ..., <field>: value, ...}` (what the inbox, the Slack modal and the CLI send): the action
-  answers every request of the round alike; an accept carries each form request's fields as its `content`; a
+- Our answer `{"action": ..., <field>: value, ..., "note"?}` (what the inbox, the Slack modal and the CLI send): the
+  action answers every request of the round alike; an accept carries each form request's fields as its `content`; a
   decline or a cancel carries none (form values sent with it are dropped, never forwarded); a URL request never
-  carries content.
+  carries content; a note stays in agent-wait's record (the server has no field for it).
 - Native answer `{"responses": {key: {...}}}`: one response per request key, resumed exactly as sent (a round's
   requests answered differently).
 - A cancellation (a person's cancel without `on_cancel`): `cancel` for every request, so the server abandons the
@@ -234,7 +234,9 @@ def _ours_problem(requests: list[Request], answer: Mapping[str, Any]) -> str | N
     if action not in ACTIONS:
         return f"answer must be an object whose action is one of {list(ACTIONS)}"
     names = field_names(requests)
-    fields = {name: value for name, value in answer.items() if name != "action"}
+    if answer.get("note") is not None and not isinstance(answer["note"], str):
+        return "note must be a string"
+    fields = {name: value for name, value in answer.items() if name not in ("action", "note")}
     unknown = sorted(str(name) for name in fields if name not in names)
     if unknown:
         shown = sorted(names) or "none: this round asks no form"
