@@ -101,3 +101,10 @@ def test_a_round_of_several_requests_reads_as_the_tools_asks() -> None:
     assert reading.headline == "book_table asks 2 things"
     assert reading.text == f"Who is booking?\n\nPay the deposit\n\n[{LINK['url']}]({LINK['url']})"
     assert [f.name for f in reading.form] == ["name", "seats"]
+
+
+def test_an_address_that_is_not_a_web_address_is_shown_as_text_never_as_a_link() -> None:
+    envelope = _envelope({**LINK, "url": "javascript:alert(1)"})
+    assert read(envelope).text == "`javascript:alert(1)`"
+    card = json.dumps(question_card(envelope, _links(envelope), inbox_url=INBOX))
+    assert "](javascript" not in card

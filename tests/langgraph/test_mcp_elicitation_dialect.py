@@ -81,7 +81,9 @@ def test_a_form_round_is_one_question_whose_answer_form_is_the_requested_schema(
     assert envelope.question == _round(FORM)  # unchanged: the resume is made from it
     form = envelope.rules["response_schema"]
     assert list(form["properties"]) == ["action", "name", "seats", "newsletter"]
-    assert form["properties"]["name"] == CONTACT["properties"]["name"]
+    # The server's field, with a hint: the forms show it as optional, since a decline needs nothing filled in
+    assert form["properties"]["name"] == {**CONTACT["properties"]["name"], "description": "Required to accept."}
+    assert form["properties"]["newsletter"] == CONTACT["properties"]["newsletter"]
     # A field the server requires is required for an accept only: a decline needs nothing filled in.
     assert form["required"] == ["action"]
     assert form["if"] == {"properties": {"action": {"const": "accept"}}}
@@ -112,11 +114,11 @@ def test_several_requests_share_one_form_whose_fields_name_their_request() -> No
         _round(),
         _round(FORM, FORM),  # a key twice
         _round({**FORM, "mode": "sampling"}),
-        _round({**LINK, "url": "javascript:alert(1)"}),
+        _round({**LINK, "url": 7}),
         _round({k: v for k, v in FORM.items() if k != "requested_schema"}),
         {**_round(FORM), "type": "tool_approval"},
     ],
-    ids=["extra-key", "no-requests", "duplicate-key", "unknown-mode", "not-a-web-url", "no-schema", "other-type"],
+    ids=["extra-key", "no-requests", "duplicate-key", "unknown-mode", "url-not-text", "no-schema", "other-type"],
 )
 def test_anything_else_is_not_an_elicitation(value: Any) -> None:
     assert mcp_elicitation.recognize(value) is None
@@ -163,6 +165,12 @@ def test_one_action_answers_every_request_of_a_round() -> None:
     assert resume_value(envelope, {"action": "cancel"}) == {
         "responses": {"contact": {"action": "cancel"}, "pay": {"action": "cancel"}}
     }
+
+
+def test_a_value_no_person_gave_reaches_the_server_as_a_cancel() -> None:
+    envelope = _envelope(_round(FORM))
+    expired = {"action": "expired", "answer": None}  # a deadline without a default, as a host may deliver it
+    assert resume_value(envelope, expired) == {"responses": {"contact": {"action": "cancel"}}}
 
 
 def test_each_accepted_form_is_checked_against_its_own_requested_schema() -> None:

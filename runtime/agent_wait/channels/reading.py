@@ -34,6 +34,7 @@ from enum import StrEnum
 from typing import Any
 
 from agent_wait.contract.envelope import WaitEnvelope
+from agent_wait.dialects.mcp_elicitation import is_web_url
 
 __all__ = (
     "HEADLINE_CHARS",
@@ -284,7 +285,10 @@ def _elicitation(envelope: WaitEnvelope) -> Reading:
     for request, message in zip(requests, messages, strict=True):
         said = "" if plain_text(message).strip() == headline else message  # a one-line message is the headline
         url = request.get("url")
-        parts.append(f"{said}\n\n[{url}]({url})".strip() if request.get("mode") == "url" and url else said)
+        if request.get("mode") == "url" and isinstance(url, str):
+            link = f"[{url}]({url})" if is_web_url(url) else f"`{url}`"  # only a web address is made a link
+            said = f"{said}\n\n{link}".strip()
+        parts.append(said)
     text = "\n\n".join(part for part in parts if part.strip())
     schema = envelope.rules.get("response_schema")
     if not isinstance(schema, Mapping):

@@ -44,6 +44,7 @@ __all__ = (
     "field_names",
     "form_schema",
     "is_native",
+    "is_web_url",
     "recognize",
     "schema_checks",
     "to_resume",
@@ -91,11 +92,14 @@ def _is_request(request: Any) -> bool:
     if request.get("mode") == FORM:
         schema = request.get("requested_schema")
         return set(request) == {"key", "message", "mode", "requested_schema"} and isinstance(schema, Mapping)
-    return request.get("mode") == URL and set(request) == {"key", "message", "mode", "url"} and _is_url(request["url"])
+    url = request.get("url")
+    return request.get("mode") == URL and set(request) == {"key", "message", "mode", "url"} and isinstance(url, str)
 
 
-def _is_url(url: Any) -> bool:
-    return isinstance(url, str) and url.startswith(("https://", "http://"))
+def is_web_url(url: Any) -> bool:
+    """Whether a URL request's address may be shown as a link a person opens (http or https); any other is shown
+    as text, never as a link."""
+    return isinstance(url, str) and url.lower().startswith(("https://", "http://"))
 
 
 def _properties(request: Request) -> Mapping[str, Any]:
@@ -144,6 +148,8 @@ def form_schema(question: Any) -> dict[str, Any] | None:
         properties[name] = prop
         if own in (request["requested_schema"].get("required") or ()):
             required_on_accept.append(name)
+            # The forms show it as optional (a decline needs nothing): say it, as the field's hint.
+            prop["description"] = " ".join(filter(None, [prop.get("description"), "Required to accept."]))
     schema: dict[str, Any] = {"type": "object", "properties": properties, "required": ["action"]}
     if required_on_accept:
         schema["if"] = {"properties": {"action": {"const": "accept"}}}
@@ -258,7 +264,9 @@ def to_resume(question: Any, answer: Any, response_schema: Any = None) -> Any:
     if found is None or is_native(answer):
         return answer
     _, requests = found
-    action = "cancel" if is_cancellation(answer) else answer.get("action")
+    action = answer.get("action")
+    if is_cancellation(answer) or action not in ACTIONS:
+        action = "cancel"  # a person's cancel; or a value no person gave (an expiry without a default): abandon it
     contents: dict[str, dict[str, Any]] = {r["key"]: {} for r in requests if r["mode"] == FORM}
     for name, (key, own) in field_names(requests).items():
         if name in answer:

@@ -174,7 +174,9 @@ export function elicitationText(requests) {
   return requests
     .map(function (request) {
       var message = String(request.message || "");
-      var link = request.mode === "url" && request.url ? "[" + request.url + "](" + request.url + ")" : "";
+      var url = request.mode === "url" && typeof request.url === "string" ? request.url : "";
+      // Only a web address is made a link (shared.js's markdown links nothing else either).
+      var link = /^https?:\/\//i.test(url) ? "[" + url + "](" + url + ")" : url ? "`" + url + "`" : "";
       return link ? message + "\n\n" + link : message;
     })
     .join("\n\n");
