@@ -91,3 +91,51 @@ def test_a_url_round_shows_the_link_and_asks_for_nothing(booked: tuple[Inbox, El
         {"deposit": {"action": "accept", "content": None}}
     ]
     assert page.errors == []
+
+
+@pytest.mark.parametrize("mode", ["form", "url"])
+def test_slacks_message_and_modal_read_as_the_inbox(
+    booked: tuple[Inbox, ElicitServer], tmp_path: Path, mode: str
+) -> None:
+    from slack_sdk import WebClient
+    from tests.support.fake_slack import FakeSlack
+
+    from agent_wait.aws.ledger import DynamoDbLedger
+    from agent_wait.channels.slack import (
+        InMemorySlackMessages,
+        PreviewMessage,
+        SlackAnnounce,
+        SlackRouting,
+        preview_page,
+    )
+    from agent_wait.channels.slack.preview import question_modal
+
+    inbox, _ = booked
+    question = inbox.start(f"booking-slack-{mode}", {"day": f"slack-{mode}", "mode": mode})
+    record = DynamoDbLedger(inbox.local.table, client=inbox.local.client("dynamodb")).find(question)
+    assert record is not None
+    # GIVEN the question posted to (a fake) Slack, as the stack's Slack channel posts it
+    with FakeSlack() as slack:
+        client = WebClient(token=slack.token, base_url=f"{slack.url}/api/")
+        routing = SlackRouting(channels={"*": "C0OPS"})
+        SlackAnnounce(client, routing, InMemorySlackMessages(), inbox_url=inbox.url).announce(record.envelope)
+        [posted] = slack.messages("C0OPS")
+    message = PreviewMessage(posted.channel, posted.ts, posted.blocks, posted.text)
+    page = inbox.browser.new_page(viewport={"width": 1100, "height": 800})
+    try:
+        # WHEN the preview draws the message and the modal its "Answer…" button opens
+        page.set_content(preview_page([message], title="#ops", modals=[question_modal(record.envelope)]))
+        body = page.inner_text("body")
+        # THEN a form round asks its fields in the modal; a URL round shows the link and asks for nothing
+        if mode == "form":
+            assert "Who is booking?" in body
+            assert "Your name" in body
+            assert "Required to accept." in body
+        else:
+            expect(page.locator(".message").get_by_role("link", name=PAY_URL)).to_have_attribute("href", PAY_URL)
+            assert "Your name" not in body
+        assert "requested_schema" not in body
+        assert '{"' not in body
+        page.screenshot(path=str(_shots(tmp_path) / f"slack-mcp-{mode}.png"), full_page=True)
+    finally:
+        page.close()
