@@ -80,7 +80,7 @@ def test_a_form_round_is_one_question_whose_answer_form_is_the_requested_schema(
     assert envelope.allowed_actions == ("accept", "decline", "cancel")
     assert envelope.question == _round(FORM)  # unchanged: the resume is made from it
     form = envelope.rules["response_schema"]
-    assert list(form["properties"]) == ["action", "name", "seats", "newsletter"]
+    assert list(form["properties"]) == ["action", "name", "seats", "newsletter", "note"]
     # The server's field, with a hint: the forms show it as optional, since a decline needs nothing filled in
     assert form["properties"]["name"] == {**CONTACT["properties"]["name"], "description": "Required to accept."}
     assert form["properties"]["newsletter"] == CONTACT["properties"]["newsletter"]
@@ -100,8 +100,8 @@ def test_several_requests_share_one_form_whose_fields_name_their_request() -> No
     other = {"key": "diet", "message": "Any allergies?", "mode": "form", "requested_schema": {
         "type": "object", "properties": {"name": {"type": "string"}, "action": {"type": "string"}}}}  # fmt: skip
     form = _envelope(_round(FORM, other, LINK)).rules["response_schema"]
-    assert list(form["properties"]) == [
-        "action", "contact.name", "contact.seats", "contact.newsletter", "diet.name", "diet.action"]  # fmt: skip
+    fields = ["contact.name", "contact.seats", "contact.newsletter", "diet.name", "diet.action"]
+    assert list(form["properties"]) == ["action", *fields, "note"]
     assert form["properties"]["contact.name"]["title"] == "Your name (contact)"
     assert form["properties"]["diet.action"]["title"] == "action (diet)"
     assert form["then"] == {"required": ["contact.name", "contact.seats"]}
@@ -134,6 +134,10 @@ def test_anything_else_is_not_an_elicitation(value: Any) -> None:
             {"action": "accept", "name": "Ana", "seats": 2},
             {"responses": {"contact": {"action": "accept", "content": {"name": "Ana", "seats": 2}}}},
         ),
+        (
+            {"action": "accept", "name": "Ana", "seats": 2, "note": "a regular"},  # the note stays in our record
+            {"responses": {"contact": {"action": "accept", "content": {"name": "Ana", "seats": 2}}}},
+        ),
         ({"action": "decline"}, {"responses": {"contact": {"action": "decline"}}}),
         ({"action": "decline", "name": "typed, then declined"}, {"responses": {"contact": {"action": "decline"}}}),
         ({"action": "cancel"}, {"responses": {"contact": {"action": "cancel"}}}),
@@ -143,7 +147,7 @@ def test_anything_else_is_not_an_elicitation(value: Any) -> None:
             {"responses": {"contact": {"action": "accept", "content": {"name": "Bo", "seats": 1}}}},
         ),
     ],
-    ids=["accept", "decline", "decline-drops-fields", "cancel", "a-persons-cancel", "native"],
+    ids=["accept", "accept-with-a-note", "decline", "decline-drops-fields", "cancel", "a-persons-cancel", "native"],
 )
 def test_each_answer_resumes_with_the_payloads_own_shape(answer: Any, resumed: Any) -> None:
     record = _record(_round(FORM))

@@ -161,7 +161,7 @@ def test_a_form_round_is_one_question_answered_in_the_inbox_and_the_server_recei
         {"key": "contact", "message": "Who is booking?", "mode": "form", "requested_schema": CONTACT}
     ]
     form = view["response_schema"]  # what the inbox draws its form from
-    assert list(form["properties"]) == ["action", "name", "seats"]
+    assert list(form["properties"]) == ["action", "name", "seats", "note"]
     assert world.received("fri") == []
     # WHEN bad answers arrive: content that does not fit, an action MCP has no word for, a response missing its key
     misfit = world.answer(question, {"action": "accept", "name": "Ana", "seats": "two"})
@@ -210,7 +210,12 @@ def test_a_form_round_is_answered_in_slacks_modal_and_the_server_receives_it_onc
     labels = [b["label"]["text"] for b in view["blocks"] if b["type"] == "input"]
     assert labels == ["Answer", "Your name", "Seats", "Note"]
     # WHEN alice fills it in and sends it, and Slack delivers the same submission twice
-    values = {"action": {"value": "accept"}, "arg:name": {"value": "Bo"}, "arg:seats": {"value": "3"}}
+    values = {
+        "action": {"value": "accept"},
+        "arg:name": {"value": "Bo"},
+        "arg:seats": {"value": "3"},
+        "note": {"value": "booked by phone"},  # kept in agent-wait's record; the server has no field for it
+    }
     reply = world.slack.submit_view(world.endpoint, view, values, user_id="U0ALICE", **world.signed())
     last = world.slack.interactions[-1]
     replay = world.slack.post_signed(

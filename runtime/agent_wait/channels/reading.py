@@ -295,8 +295,10 @@ def _elicitation(envelope: WaitEnvelope) -> Reading:
         return Reading(Kind.PROMPT, headline, (), text)
     then = schema.get("then")
     on_accept = set(then.get("required") or ()) if isinstance(then, Mapping) else set()
-    form = tuple(  # the action is the buttons, not a field; a field is required to accept
-        FormField(f.name, f.title, f.name in on_accept, f.description) for f in _form(schema) if f.name != "action"
+    form = tuple(  # a field is required to accept
+        FormField(f.name, f.title, f.name in on_accept, f.description)
+        for f in _form(schema)
+        if f.name not in ("action", "note")  # the buttons, and a note every channel offers
     )
     return Reading(Kind.SCHEMA, headline, (), text, (), form)
 

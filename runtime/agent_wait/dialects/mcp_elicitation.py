@@ -124,7 +124,7 @@ def field_names(requests: list[Request]) -> dict[str, tuple[str, str]]:
 
 def form_schema(question: Any) -> dict[str, Any] | None:
     """The round's answer form as a JSON Schema (the envelope's `rules.response_schema`): an `action` property
-    (`accept`, `decline`, `cancel`) and every form request's fields; None when the round asks no form.
+    (`accept`, `decline`, `cancel`), every form request's fields and a `note`; None when the round asks no form.
 
     A field the server requires is required for an accept only (`if`/`then`), so a decline needs no field filled.
     """
@@ -150,6 +150,8 @@ def form_schema(question: Any) -> dict[str, Any] | None:
             required_on_accept.append(name)
             # The forms show it as optional (a decline needs nothing): say it, as the field's hint.
             prop["description"] = " ".join(filter(None, [prop.get("description"), "Required to accept."]))
+    # A note for agent-wait's record, as every form offers one (never sent: MCP has no field for it).
+    properties["note"] = {"type": "string", "title": "Note"}
     schema: dict[str, Any] = {"type": "object", "properties": properties, "required": ["action"]}
     if required_on_accept:
         schema["if"] = {"properties": {"action": {"const": "accept"}}}
