@@ -121,6 +121,8 @@ RULES: dict[str, Layer] = {
     # AWS Lambda durable functions: the durable execution SDK only (the ledger and announcers are passed in).
     "agent_wait.durable": Layer("binding", ("agent_wait.durable",), frozenset({"aws_durable_execution_sdk_python"})),
     "agent_wait.aws": Layer("provider", ("agent_wait.aws",), frozenset({"boto3", "botocore"})),
+    # An MCP client's input_required rounds asked through agent-wait: the mcp SDK, and LangGraph's interrupt when used.
+    "agent_wait.mcp.input_required": Layer("binding", ("agent_wait.mcp",), frozenset({"mcp", "langgraph"})),
     # jsonschema, boto3 and the SQS queues' error translation (aws.errors) only inside the functions that use them
     # (`test_the_engine_imports_nothing_third_party_when_imported`, `test_the_engine_imports_no_aws_when_imported`).
     "agent_wait.engine": Layer(

@@ -11,6 +11,7 @@ everywhere:
 | `agent_inbox` | an Agent Inbox `HumanInterrupt` | `name(arg=value, ...)` | the call |
 | `call` | a `@wait` call, the middleware's per-call approval | `name(arg=value, ...)` | the call |
 | `response_schema` | a question whose answer must fit a JSON Schema | its prompt | its text, a form |
+| (the same, or `prompt`) | an MCP elicitation round (`mcp_elicitation`) | its message | each message and link |
 | `prompt` | anything else: a plain ask | its prompt | its text and facts |
 
 A call's description is Markdown; each channel converts it (Slack's mrkdwn, an email's HTML, Teams' own Markdown).
@@ -33,6 +34,7 @@ from enum import StrEnum
 from typing import Any
 
 from agent_wait.contract.envelope import WaitEnvelope
+from agent_wait.dialects.mcp_elicitation import is_web_url
 
 __all__ = (
     "HEADLINE_CHARS",
@@ -125,6 +127,8 @@ def read(envelope: WaitEnvelope) -> Reading:
     if call is not None:
         kind = Kind.AGENT_INBOX if _dialect(envelope) == "agent_inbox" else Kind.CALL
         return _with_buttons(envelope, Reading(kind, _clip(_call_text(call), HEADLINE_CHARS), (call,)))
+    if _dialect(envelope) == "mcp_elicitation":
+        return _with_buttons(envelope, _elicitation(envelope))
     question = _single(envelope.question)
     text = prompt_of(envelope) or ""
     facts = _facts(question, text)
@@ -267,6 +271,38 @@ def _form(schema: Mapping[str, Any]) -> tuple[FormField, ...]:
     return tuple(fields)
 
 
+def _elicitation(envelope: WaitEnvelope) -> Reading:
+    """An MCP elicitation round: the server's messages and, for a URL request, its link, written out as the link's own
+    label so every channel shows where it leads; nothing else (no schema, no facts), so no message carries more than
+    the server said. Its form (the round's form requests) is the answer form in `rules.response_schema`."""
+    question = envelope.question if isinstance(envelope.question, Mapping) else {}
+    requests = [r for r in question.get("requests") or () if isinstance(r, Mapping)]
+    messages = [str(request.get("message") or "") for request in requests]
+    first = plain_text(messages[0]).strip().split("\n", 1)[0] if messages else ""
+    many = f"{question.get('tool_name') or 'An MCP tool'} asks {len(requests)} things"
+    headline = _clip((first if len(requests) == 1 else many) or "An MCP server asks", HEADLINE_CHARS)
+    parts = []
+    for request, message in zip(requests, messages, strict=True):
+        said = "" if plain_text(message).strip() == headline else message  # a one-line message is the headline
+        url = request.get("url")
+        if request.get("mode") == "url" and isinstance(url, str):
+            link = f"[{url}]({url})" if is_web_url(url) else f"`{url}`"  # only a web address is made a link
+            said = f"{said}\n\n{link}".strip()
+        parts.append(said)
+    text = "\n\n".join(part for part in parts if part.strip())
+    schema = envelope.rules.get("response_schema")
+    if not isinstance(schema, Mapping):
+        return Reading(Kind.PROMPT, headline, (), text)
+    then = schema.get("then")
+    on_accept = set(then.get("required") or ()) if isinstance(then, Mapping) else set()
+    form = tuple(  # a field is required to accept
+        FormField(f.name, f.title, f.name in on_accept, f.description)
+        for f in _form(schema)
+        if f.name not in ("action", "note")  # the buttons, and a note every channel offers
+    )
+    return Reading(Kind.SCHEMA, headline, (), text, (), form)
+
+
 # -- which answers a press gives ----------------------------------------------------------------------------------
 
 
@@ -288,6 +324,10 @@ def _presses(envelope: WaitEnvelope, reading: Reading) -> tuple[tuple[str, ...],
     """The answers `{"action": a}` gives as it is, and a sentence for what else the question takes."""
     allowed = tuple(envelope.allowed_actions)
     schema = envelope.rules.get("response_schema")
+    if _dialect(envelope) == "mcp_elicitation" and isinstance(schema, Mapping):
+        # Decline and cancel carry nothing; an accept carries the form, unless the server requires none of it.
+        pressed = tuple(a for a in allowed if a != "accept" or "then" not in schema)
+        return pressed, ("" if pressed == allowed else "To accept, fill in its form: answer it in the inbox.")
     if reading.kind is Kind.SCHEMA or (isinstance(schema, Mapping) and _dialect(envelope) is None):
         fits = _action_alone_fits(schema if isinstance(schema, Mapping) else {})
         return (allowed if fits else ()), ("" if fits else "It asks for a form: answer it in the inbox.")

@@ -13,6 +13,10 @@ or `WaitPolicy(response_schema=...)`), in the envelope's `rules`. Outside a dial
 answered with the value itself, as sent; the host checks it against the schema (the core cannot: it
 imports no JSON Schema library).
 
+A dialect may bring its own answer form (MCP elicitation's `requested_schema`): it rides in `rules.response_schema`
+like any other, drawn by every channel, while `schema_checks` says what the host checks it (or the dialect's own
+schemas) against.
+
 Mapping table: docs/dialects.md.
 """
 
@@ -22,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agent_wait.dialects import agent_inbox, langchain_hitl
+from agent_wait.dialects import agent_inbox, langchain_hitl, mcp_elicitation
 from agent_wait.dialects._cancellation import CANCELLED, cancellation, is_cancellation
 from agent_wait.policy.wait_policy import schema_actions
 
@@ -41,10 +45,14 @@ __all__ = (
     "recognize",
     "response_schema_of",
     "resume_value",
+    "schema_checks",
     "translate",
 )
 
-_DIALECTS = {langchain_hitl.NAME: langchain_hitl, agent_inbox.NAME: agent_inbox}
+_DIALECTS = {langchain_hitl.NAME: langchain_hitl, agent_inbox.NAME: agent_inbox, mcp_elicitation.NAME: mcp_elicitation}
+
+SchemaCheck = tuple[Mapping[str, Any], Any, str]
+"""A check the host runs with `jsonschema`: (the schema, the value that must fit it, what a misfit means)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +80,8 @@ def recognize(value: Any, response_schema: Any = None) -> Recognized | None:
     for dialect in _DIALECTS.values():
         found = dialect.recognize(value, schema)
         if found is not None:
-            return Recognized(*found, response_schema=schema)
+            form = mcp_elicitation.form_schema(value) if dialect is mcp_elicitation else None
+            return Recognized(*found, response_schema=schema if schema is not None else form)
     if schema is None:
         return None
     return Recognized(schema_actions(schema), False, None, schema)
@@ -133,6 +142,21 @@ def cancellation_problem(envelope: WaitEnvelope) -> str | None:
 def resume_value(envelope: WaitEnvelope, answer: Any) -> Any:
     """The value the agent receives for `answer`: a dialect's own shape; anything else unchanged."""
     return translate(envelope.source, envelope.question, answer, response_schema_of(envelope))
+
+
+def schema_checks(envelope: WaitEnvelope, answer: Any) -> list[SchemaCheck]:
+    """What the host checks with `jsonschema` before `answer` may decide: `(schema, value, what)` each.
+
+    Most questions check the value the agent would receive against `rules.response_schema`. An MCP elicitation
+    round checks each accepted form's content against its own `requested_schema` instead (the round's answer form
+    is only what people fill in; the server receives the contents).
+    """
+    if dialect_of(envelope) == mcp_elicitation.NAME:
+        return mcp_elicitation.schema_checks(envelope.question, answer)
+    schema = response_schema_of(envelope)
+    if schema is None:
+        return []
+    return [(schema, resume_value(envelope, answer), "answer does not fit the question's response_schema")]
 
 
 def translate(source: Any, question: Any, answer: Any, response_schema: Any = None) -> Any:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
-__all__ = ("edit_problem", "schema_problem")
+__all__ = ("checks_problem", "edit_problem", "schema_problem")
 
 _SHOWN = 120
 """Longest piece of the schema quoted in a refusal (schema text only: never the answer's values)."""
@@ -37,6 +37,16 @@ def schema_problem(
     if error is None:
         return None
     return f"{fits}: at {_clip(error.json_path)}, {_expected(error)}"
+
+
+def checks_problem(checks: Iterable[tuple[Mapping[str, Any], Any, str]], *, fits: str | None = None) -> str | None:
+    """The first of `checks` (`agent_wait.dialects.schema_checks`: schema, value, what a misfit means) whose value
+    does not fit its schema, said as `schema_problem` says it (with `fits` in place of each check's own words)."""
+    for schema, value, meaning in checks:
+        problem = schema_problem(schema, value, fits=fits or meaning)
+        if problem is not None:
+            return problem
+    return None
 
 
 def edit_problem(source: Any, answer: Any) -> str | None:

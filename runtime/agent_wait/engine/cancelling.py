@@ -27,8 +27,8 @@ from typing import Any
 
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.schema import QuestionStatus
-from agent_wait.dialects import cancellation, cancellation_problem, response_schema_of, resume_value
-from agent_wait.engine._answer_schema import schema_problem
+from agent_wait.dialects import cancellation, cancellation_problem, schema_checks
+from agent_wait.engine._answer_schema import checks_problem
 from agent_wait.engine.checks import Answerer, Refusal, answerer_refusal
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.ledger import QuestionRecord
@@ -92,9 +92,8 @@ def undeliverable_problem(envelope: WaitEnvelope, cancelled: Any) -> str | None:
     raise. Either way the cancel would burn the question, so it is refused and the question stays open.
     """
     problem = cancellation_problem(envelope)
-    schema = response_schema_of(envelope)
-    if problem is None and schema is not None:
-        misfit = schema_problem(schema, resume_value(envelope, cancelled), fits="a cancellation does not fit")
+    if problem is None:
+        misfit = checks_problem(schema_checks(envelope, cancelled), fits="a cancellation does not fit")
         if misfit is not None:
             problem = (
                 f"{misfit}; the question's answer schema admits no cancellation: answer it instead, or declare "

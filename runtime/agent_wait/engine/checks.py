@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agent_wait.dialects import answer_problem, is_native_answer, response_schema_of, resume_value
-from agent_wait.engine._answer_schema import edit_problem, schema_problem
+from agent_wait.dialects import answer_problem, is_native_answer, schema_checks
+from agent_wait.engine._answer_schema import checks_problem, edit_problem
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.ledger import QuestionRecord
 from agent_wait.people.keys import person_key, person_keys
@@ -173,9 +173,8 @@ def content_refusal(record: QuestionRecord, answer: Any) -> Refusal | None:
             return RefusalReason.ACTION_NOT_ALLOWED, f"answer must be an object whose action is one of {allowed}"
     # Before any decision: an answer the agent could not apply would burn the question.
     problem = answer_problem(envelope, answer) or edit_problem(envelope.source, answer)
-    schema = response_schema_of(envelope)
-    if problem is None and schema is not None:
-        problem = schema_problem(schema, resume_value(envelope, answer))  # what the agent would receive
+    if problem is None:
+        problem = checks_problem(schema_checks(envelope, answer))  # what the agent (or its MCP server) receives
     if problem is not None:
         return RefusalReason.INVALID_ANSWER, problem
     if not native and isinstance(answer, Mapping) and "args" in answer and not envelope.rules.get("edits", True):

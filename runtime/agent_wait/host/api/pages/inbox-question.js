@@ -11,6 +11,8 @@ import {
   audience,
   callOf,
   countdown,
+  elicitationOf,
+  elicitationText,
   isVoting,
   outcomeText,
   reviewOf,
@@ -227,6 +229,14 @@ function renderAsked(view) {
   show("asked-section", !(review && view.status === "open"));
   if (review) {
     renderReviewed(view, review);
+    return;
+  }
+  var asks = elicitationOf(view);
+  if (asks) {
+    // An MCP server's round: its messages and links only (the form is the answer card's).
+    show("question-json", false);
+    show("question-fields", true);
+    markdown(byId("question-fields"), elicitationText(asks));
     return;
   }
   if (!call) {

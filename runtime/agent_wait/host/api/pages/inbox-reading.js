@@ -158,8 +158,39 @@ function clip(text, length) {
   return text.length > length ? text.slice(0, length - 1) + "…" : text;
 }
 
+// An MCP server's elicitation round (`mcp_elicitation`, as channels/reading.py reads it): its requests, or null.
+export function elicitationOf(view) {
+  var question = view.question;
+  var dialect = isObject(view.source) ? view.source.dialect : null;
+  if (dialect !== "mcp_elicitation" || !isObject(question) || !Array.isArray(question.requests)) {
+    return null;
+  }
+  return question.requests.filter(isObject);
+}
+
+// What a round asks, as Markdown: each server message and, for a URL request, its link written out as its own
+// label, so the person sees where it leads. Nothing else: no schema, no secret.
+export function elicitationText(requests) {
+  return requests
+    .map(function (request) {
+      var message = String(request.message || "");
+      var url = request.mode === "url" && typeof request.url === "string" ? request.url : "";
+      // Only a web address is made a link (shared.js's markdown links nothing else either).
+      var link = /^https?:\/\//i.test(url) ? "[" + url + "](" + url + ")" : url ? "`" + url + "`" : "";
+      return link ? message + "\n\n" + link : message;
+    })
+    .join("\n\n");
+}
+
 // The question in one line of at most 140 characters: the list's link, the page's heading.
 export function summary(view) {
+  var asks = elicitationOf(view);
+  if (asks && asks.length === 1) {
+    return clip(String(asks[0].message || "An MCP server asks").split("\n")[0], 140);
+  }
+  if (asks) {
+    return clip((view.question.tool_name || "An MCP tool") + " asks " + asks.length + " things", 140);
+  }
   var review = reviewOf(view);
   if (review && review.length === 1) {
     return clip("Review " + callText(review[0].name, review[0].args), 140);
