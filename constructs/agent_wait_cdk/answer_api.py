@@ -70,7 +70,15 @@ LINK_ANNOUNCERS = ("eventbridge", "sns", "webhook", "shaped")
 shaped webhook.
 Never the log announcer: a link is a capability, and logs are read by more people than approvers are."""
 
-__all__ = ("ACCESS_LOG_FORMAT", "LINK_ROUTES", "SIGNED_IN_ROUTES", "AnswerApi", "AnswerApiProps")
+__all__ = (
+    "A2A_OPEN_ROUTES",
+    "A2A_ROUTES",
+    "ACCESS_LOG_FORMAT",
+    "LINK_ROUTES",
+    "SIGNED_IN_ROUTES",
+    "AnswerApi",
+    "AnswerApiProps",
+)
 
 SIGNED_IN_ROUTES = (
     ("GET", "/questions"),
@@ -89,6 +97,15 @@ SIGNED_IN_ROUTES = (
     ("POST", "/grants/dry-run"),
 )
 """Routes behind the JWT authorizer: who answers is the person API Gateway verified."""
+A2A_ROUTES = (("POST", "/a2a"),)
+"""With `AgentWait(a2a=...)` (`AnswerApi.add_a2a`), behind the JWT authorizer: the hosted agent's A2A JSON-RPC
+endpoint; the caller answers by message as the person API Gateway verified."""
+A2A_OPEN_ROUTES = (("GET", "/.well-known/agent-card.json"),)
+"""With `AgentWait(a2a=...)`, without an authorizer: the agent card, which A2A clients read before they sign in."""
+A2A_ROUTES_OPEN = (
+    "An A2A agent card is public by design (A2A v1.0, 'Agent Discovery'): clients read it to learn the endpoint and "
+    "how to sign in. It holds the agent's name, description and skills, never question data."
+)
 LINK_ROUTES = (
     ("GET", "/questions/{question_id}/confirm"),
     ("GET", "/questions/{question_id}/confirm/{asset}"),
