@@ -332,3 +332,22 @@ def test_a_message_to_a_completed_task_is_refused(local: EmulatedStack) -> None:
     assert caller.get(task.id).status.state == TaskState.TASK_STATE_COMPLETED
     with pytest.raises(InvalidParamsError, match="is completed and takes no more messages"):
         caller.send(_reply(task.id, text="approve"))
+
+
+def test_a_thread_that_fails_is_a_failed_task_saying_how_it_is_retried(
+    local: EmulatedStack, receiver: Receiver
+) -> None:
+    caller = _caller(local)
+    # GIVEN a refund the agent refuses to start (its amount is not a positive whole number: the agent raises)
+    task = caller.send(_refund(f"order-a2a-{uuid.uuid4().hex[:8]}", amount=-5), push=None)
+    caller._run(
+        lambda client: client.create_task_push_notification_config(
+            TaskPushNotificationConfig(task_id=task.id, url=receiver.url, token="tok-failed")
+        )
+    )
+    local.pump()
+    # THEN the task failed, its status saying how an operator runs it again, and its push config was told
+    failed = caller.get(task.id)
+    assert failed.status.state == TaskState.TASK_STATE_FAILED, failed
+    assert f"agent-wait retry a2a-{task.id}" in failed.status.message.parts[0].text
+    assert receiver.states(task.id) == ["failed"]
