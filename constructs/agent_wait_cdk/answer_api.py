@@ -62,6 +62,7 @@ from agent_wait_cdk._lambda_function import lambda_function, powertools_environm
 from agent_wait_cdk._link_keys import link_keys_secret
 from agent_wait_cdk._senders import role_id
 from agent_wait_cdk._validate import PropChecks
+from agent_wait_cdk.a2a import A2aProps
 from agent_wait_cdk.question_table import grant_answer_api
 from agent_wait_cdk.slack import SLACK_ROUTES, SLACK_ROUTES_OPEN, SlackProps, slack_environment
 
@@ -406,6 +407,19 @@ class AnswerApi(Construct):
             _grants.grant_secret_value(self.role, secret)
         before = len(self.routes)
         self._add_open_routes(SLACK_ROUTES, self._integration, why=SLACK_ROUTES_OPEN)
+        return self.routes[before:]
+
+    def add_a2a(self, a2a: A2aProps) -> list[apigwv2.HttpRoute]:
+        """Serve the hosted agent over A2A v1.0: `POST /a2a` behind the JWT authorizer, and its agent card at
+        `GET /.well-known/agent-card.json` without one (A2A clients read it before they sign in). Sets the function's
+        `AGENT_WAIT_AGENT_CARD`. `AgentWait(a2a=...)` calls it (and sets the router's too, which tells push configs).
+        Returns the routes added."""
+        for name, value in a2a.environment().items():
+            self.function.add_environment(name, value)
+        before = len(self.routes)
+        for method, path in A2A_ROUTES:
+            self.routes += self._route(method, path, self._integration, self.authorizer)
+        self._add_open_routes(A2A_OPEN_ROUTES, self._integration, why=A2A_ROUTES_OPEN)
         return self.routes[before:]
 
     def _add_open_routes(
