@@ -45,8 +45,9 @@ AGENT = {
     "name": "Refunds",
     "description": "Refunds an order: send a data part {order_id, amount}; finance approves refunds over 500",
     "skills": [{"id": "refund", "name": "Refund an order", "description": "Refunds one order", "tags": ["refunds"]}],
-    "private_push": True,  # the push receiver is on 127.0.0.1
 }
+"""What `AgentWait(a2a=A2aProps(...))` puts in `AGENT_WAIT_AGENT_CARD`; the local stack adds `private_push` (the push
+receiver is on 127.0.0.1)."""
 LARGE = 900
 """Over the refund's auto-approve limit: finance is asked."""
 
