@@ -1,8 +1,8 @@
 """`AnswerApi`: the HTTPS answer API (API Gateway HTTP API, a JWT authorizer, one Lambda) and its signed links.
 
-The construct has 25 props, each documented on it (16 again on `AnswerApiProps`), and 20 routes (21 with Slack).
-Its prop rules are in `_answer_api_checks.py`, its stage, access log and CORS in `_answer_api_http.py`, the link
-keys' secret in `_link_keys.py`, the inbox's sign-in in `_inbox.py`.
+The construct has 25 props, each documented on it (16 again on `AnswerApiProps`), and 20 routes (21 with Slack; 2
+more with A2A). Its prop rules are in `_answer_api_checks.py`, its stage, access log and CORS in `_answer_api_http.py`,
+the link keys' secret in `_link_keys.py`, the inbox's sign-in in `_inbox.py`.
 
 Signed-in people list, read and answer questions, and read the insights and (the audit group only) the audit
 trail, cancel questions and answer many at once, and see, revoke and dry-run standing grants, on fourteen routes

@@ -352,3 +352,22 @@ def test_a_thread_that_fails_is_a_failed_task_saying_how_it_is_retried(
     assert failed.status.state == TaskState.TASK_STATE_FAILED, failed
     assert f"agent-wait retry a2a-{task.id}" in failed.status.message.parts[0].text
     assert receiver.states(task.id) == ["failed"]
+
+
+# -- the documentation's client ---------------------------------------------------------------------------------
+
+
+def test_the_client_in_docs_a2a_md_starts_a_task_and_reads_its_state(local: EmulatedStack) -> None:
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "a2a.md").read_text(encoding="utf-8")
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.DOTALL) if "ask_for_refund" in b]
+    namespace: dict[str, Any] = {}
+    exec(compile(block, "docs/a2a.md", "exec"), namespace)  # the page's own snippet, run as written
+    caller = _caller(local)
+    order = f"order-a2a-doc-{uuid.uuid4().hex[:8]}"
+    task_id = asyncio.run(namespace["ask_for_refund"](local.api_url, caller.token, order))
+    assert asyncio.run(namespace["task_state"](local.api_url, caller.token, task_id)) == "TASK_STATE_WORKING"
+    local.pump()
+    assert asyncio.run(namespace["task_state"](local.api_url, caller.token, task_id)) == "TASK_STATE_INPUT_REQUIRED"
