@@ -5,6 +5,7 @@ without the answer API is refused."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -38,24 +39,24 @@ def _agent(stack: Stack, **props: Any) -> AgentWait:
 
 
 @pytest.fixture(scope="module")
-def template() -> dict[str, Any]:
+def template() -> Mapping[str, Any]:
     stack = Stack(new_app(), "A2a")
     _agent(stack, answer_api=True, answer_api_props=AnswerApiProps(jwt_issuer=ISSUER, jwt_audience=["a"]), a2a=CARD)
     return Template.from_stack(stack).to_json()
 
 
-def _of_type(template: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+def _of_type(template: Mapping[str, Any], kind: str) -> list[dict[str, Any]]:
     return [resource["Properties"] for resource in template["Resources"].values() if resource["Type"] == kind]
 
 
-def test_the_router_and_the_answer_api_get_the_agent_card(template: dict[str, Any]) -> None:
+def test_the_router_and_the_answer_api_get_the_agent_card(template: Mapping[str, Any]) -> None:
     functions = {fn["Handler"]: fn["Environment"]["Variables"] for fn in _of_type(template, "AWS::Lambda::Function")}
     for handler in (ROUTER, API):
         card = json.loads(functions[handler]["AGENT_WAIT_AGENT_CARD"])
         assert (card["name"], card["skills"][0]["id"]) == ("Refunds", "refund"), handler
 
 
-def test_the_json_rpc_endpoint_needs_a_jwt_and_the_card_needs_none(template: dict[str, Any]) -> None:
+def test_the_json_rpc_endpoint_needs_a_jwt_and_the_card_needs_none(template: Mapping[str, Any]) -> None:
     found = {route["RouteKey"]: route for route in _of_type(template, "AWS::ApiGatewayV2::Route")}
     for method, path in A2A_ROUTES:
         assert found[f"{method} {path}"]["AuthorizationType"] == "JWT"

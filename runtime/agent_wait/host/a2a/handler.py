@@ -33,25 +33,18 @@ from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import RequestHandler
 from a2a.server.tasks.push_notification_config_store import normalize_push_notification_config
 from a2a.types.a2a_pb2 import (
-    AgentCapabilities,
     AgentCard,
-    AgentInterface,
-    AgentSkill,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest,
     GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
-    HTTPAuthSecurityScheme,
     ListTaskPushNotificationConfigsRequest,
     ListTaskPushNotificationConfigsResponse,
     ListTasksRequest,
     ListTasksResponse,
     Message,
-    SecurityRequirement,
-    SecurityScheme,
     SendMessageRequest,
-    StringList,
     Task,
     TaskPushNotificationConfig,
     TaskState,
@@ -73,17 +66,15 @@ from agent_wait.engine.handover import AnswerService
 from agent_wait.errors import MessageError
 from agent_wait.host.a2a.agent import A2aAgent
 from agent_wait.host.a2a.follow import read_view
+from agent_wait.host.a2a.parts import answer_in, start_input
 from agent_wait.host.a2a.push import TaskNotifier, as_config, push_url_check
 from agent_wait.host.a2a.states import TaskView, as_task
 from agent_wait.host.a2a.tasks import DynamoDbTaskStore, PushTarget, TaskItem, task_id_for, thread_for
-from agent_wait.ledger import QuestionRecord
 
-__all__ = ("ANSWERER_STATE", "A2aService", "HostedAgentHandler", "agent_card", "answer_in", "data_of")
+__all__ = ("ANSWERER_STATE", "A2aService", "HostedAgentHandler")
 
 ANSWERER_STATE = "agent_wait.answerer"
 """The `ServerCallContext.state` key of the caller, as the JWT authorizer proved them (an `Answerer`)."""
-RPC_PATH = "/a2a"
-"""Where the JSON-RPC endpoint is served on the answer API."""
 _ENDED: dict[TaskState, str] = {
     TaskState.TASK_STATE_COMPLETED: "completed",
     TaskState.TASK_STATE_FAILED: "failed",
@@ -112,77 +103,6 @@ class A2aService:
     clock: Callable[[], datetime] = field(default=utc_now)
 
 
-def agent_card(agent: A2aAgent, api_url: str) -> AgentCard:
-    """The hosted agent's public card: its JSON-RPC endpoint (`<api>/a2a`, A2A 1.0), bearer JWT auth, push
-    notifications and no streaming."""
-    skills = agent.skills or ()
-    listed = [
-        AgentSkill(id=skill.id, name=skill.name, description=skill.description, tags=list(skill.tags))
-        for skill in skills
-    ] or [AgentSkill(id="run", name=agent.name, description=agent.description, tags=["agent-wait"])]
-    card = AgentCard(
-        name=agent.name,
-        description=agent.description,
-        version=agent.version,
-        supported_interfaces=[
-            AgentInterface(url=f"{api_url.rstrip('/')}{RPC_PATH}", protocol_binding="JSONRPC", protocol_version="1.0")
-        ],
-        capabilities=AgentCapabilities(streaming=False, push_notifications=True),
-        default_input_modes=["application/json", "text/plain"],
-        default_output_modes=["application/json", "text/plain"],
-        skills=listed,
-    )
-    card.security_schemes["bearer"].CopyFrom(
-        SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(scheme="bearer", bearer_format="JWT"))
-    )
-    card.security_requirements.append(SecurityRequirement(schemes={"bearer": StringList()}))
-    return card
-
-
-def data_of(part: Any) -> Any:
-    """A data part's value as JSON means it: protobuf keeps every number as a double, so a whole number (`900.0`) is
-    given back as the integer it was sent as (`900`), as any JSON reader would read it."""
-    return _whole(MessageToDict(part.data))
-
-
-def _whole(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return int(value)
-    if isinstance(value, dict):
-        return {key: _whole(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_whole(item) for item in value]
-    return value
-
-
-def answer_in(message: Message, question: QuestionRecord) -> Any:
-    """The answer `message` gives `question`: its first data part that is an object, else its text when that is one
-    of the question's allowed actions (`approve` → `{"action": "approve"}`); None when it gives none."""
-    for part in message.parts:
-        if part.HasField("data"):
-            value = data_of(part)
-            if isinstance(value, dict):
-                return value
-    text = " ".join(part.text for part in message.parts if part.text).strip()
-    if text.lower() in question.envelope.allowed_actions:
-        return {"action": text.lower()}
-    return None
-
-
-def _start_input(message: Message) -> Any:
-    """What a first message starts the agent with: its data part's value, else its text."""
-    for part in message.parts:
-        if part.HasField("data"):
-            return data_of(part)
-    text = "\n".join(part.text for part in message.parts if part.text)
-    if not text:
-        raise InvalidParamsError(
-            message='the message has no input: send a data part with the agent\'s input, e.g. {"data": {"order_id": '
-            '"o-1", "amount": 900}}, or a text part'
-        )
-    return text
-
-
 class HostedAgentHandler(RequestHandler):
     """The SDK's request handler over agent-wait: `JsonRpcDispatcher` routes each v1.0 method here.
 
@@ -207,7 +127,7 @@ class HostedAgentHandler(RequestHandler):
     def _start(self, params: SendMessageRequest, caller: Answerer) -> Task:
         message, store = params.message, self.a2a.tasks
         task_id = task_id_for(caller.sender or caller.answered_by or "", message.message_id)
-        start = {"thread_id": thread_for(task_id), "input": _start_input(message), "start_id": task_id}
+        start = {"thread_id": thread_for(task_id), "input": start_input(message), "start_id": task_id}
         try:
             parse_message(json.dumps(start))  # the router's own rules: refused here, with the reason, not dead-lettered
         except MessageError as exc:

@@ -15,7 +15,8 @@ from a2a.server.routes.common import DefaultServerCallContextBuilder
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 
 from agent_wait.engine.checks import Answerer
-from agent_wait.host.a2a.handler import ANSWERER_STATE, RPC_PATH, A2aService, HostedAgentHandler
+from agent_wait.host.a2a.card import RPC_PATH
+from agent_wait.host.a2a.handler import ANSWERER_STATE, A2aService, HostedAgentHandler
 from agent_wait.host.a2a.push import run_sync
 
 __all__ = ("serve_jsonrpc",)

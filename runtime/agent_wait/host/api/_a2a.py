@@ -44,7 +44,7 @@ def a2a_routes(context: Callable[[], ApiContext]) -> Router:
             return _off()
         from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 
-        from agent_wait.host.a2a.handler import agent_card
+        from agent_wait.host.a2a.card import agent_card
 
         domain = (router.current_event.get("requestContext") or {}).get("domainName") or "localhost"
         base = a2a.api_url or f"https://{domain}"
