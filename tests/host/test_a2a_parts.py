@@ -185,3 +185,51 @@ def test_what_is_not_served_is_a_json_rpc_error_saying_so(
     assert reply.status == 200, reply
     text = reply.body if method == "SendStreamingMessage" else reply.json()["error"]["message"]
     assert says in text
+
+
+# -- the state a task is in ---------------------------------------------------------------------------------------
+
+
+def test_a_tasks_state_is_read_from_its_threads_questions_failure_and_item() -> None:
+    from datetime import timedelta
+
+    from a2a.types.a2a_pb2 import TaskState
+
+    from agent_wait.contract.envelope import Question, WaitEnvelope
+    from agent_wait.contract.schema import QuestionStatus
+    from agent_wait.host.a2a.states import task_view
+    from agent_wait.host.a2a.tasks import TaskItem
+    from agent_wait.ledger import Decision, FailureKind, ThreadFailure
+
+    ledger, thread = InMemoryLedger(), thread_for("t-1")
+    item = TaskItem("t-1", "t-1", "2026-12-08T09:00:00Z", "alice@example.com")
+
+    def asked(question_id: str, minutes: int) -> Any:
+        question = Question(thread, question_id, {"function": "refund", "args": {"amount": 900}})
+        return ledger.open(WaitEnvelope.create(question, now=T0 + timedelta(minutes=minutes)), now=T0).record
+
+    def view(records: list[Any], *, failure: Any = None, ended: str | None = None) -> tuple[Any, str]:
+        shown = task_view(TaskItem(**{**_fields(item), "ended": ended}), records, failure)
+        return shown.state, shown.change
+
+    # Nothing asked yet: working since the start. Asked: input-required on the first open question.
+    assert view([]) == (TaskState.TASK_STATE_WORKING, "working:start")
+    first, second = asked("q-1", 0), asked("q-2", 1)
+    assert view([second, first]) == (TaskState.TASK_STATE_INPUT_REQUIRED, "input-required:q-1")
+    # Decided and carried to the agent: working on it, named for it; ended completed once the run is over.
+    decided = ledger.decide(thread, "q-1", Decision(QuestionStatus.ANSWERED, {"action": "approve"}, "a-1"), now=T0)
+    ledger.decide(thread, "q-2", Decision(QuestionStatus.ANSWERED, {"action": "approve"}, "a-2"), now=T0)
+    records = ledger.questions(thread)
+    assert decided.won
+    assert view(records)[0] == TaskState.TASK_STATE_WORKING
+    assert view(records, ended="completed") == (TaskState.TASK_STATE_COMPLETED, "completed")
+    # A failed thread is a failed task, named by the message that failed; a cancel outranks everything.
+    failure = ThreadFailure(thread, FailureKind.ANSWER, "q-2", "a-2", "ValueError", "2026-12-08T09:01:00Z")
+    assert view(records, failure=failure) == (TaskState.TASK_STATE_FAILED, "failed:a-2")
+    assert view([first], failure=failure, ended="canceled") == (TaskState.TASK_STATE_CANCELED, "canceled")
+
+
+def _fields(item: Any) -> dict[str, Any]:
+    import dataclasses
+
+    return {field.name: getattr(item, field.name) for field in dataclasses.fields(item)}
