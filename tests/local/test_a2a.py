@@ -371,3 +371,23 @@ def test_the_client_in_docs_a2a_md_starts_a_task_and_reads_its_state(local: Emul
     assert asyncio.run(namespace["task_state"](local.api_url, caller.token, task_id)) == "TASK_STATE_WORKING"
     local.pump()
     assert asyncio.run(namespace["task_state"](local.api_url, caller.token, task_id)) == "TASK_STATE_INPUT_REQUIRED"
+
+
+def test_a_caller_the_policy_does_not_name_is_refused_and_one_it_names_answers(local: EmulatedStack) -> None:
+    # GIVEN the refund agent whose policy lets finance alone answer (`local_api_graph`), hosted on the same stack
+    original = local.environment["AGENT_WAIT_GRAPH"]
+    local.use_agent("local_api_graph:build_graph")
+    try:
+        oscar = Caller(local, local.issuer.token("oscar@example.com", ["ops"]))
+        task = _started(local, oscar, f"order-a2a-{uuid.uuid4().hex[:8]}")
+        assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        # WHEN oscar (ops) answers his own task by message, THEN the policy refuses him: he is not finance
+        with pytest.raises(InvalidParamsError, match=r"was refused \(answerer_not_allowed\)"):
+            oscar.send(_reply(task.id, text="approve"))
+        assert oscar.get(task.id).status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        # AND alice (finance) answers the same task by message: hers is the decision
+        _caller(local).send(_reply(task.id, text="approve"))
+        local.pump()
+        assert oscar.get(task.id).status.state == TaskState.TASK_STATE_COMPLETED
+    finally:
+        local.use_agent(original)
