@@ -67,7 +67,7 @@ from agent_wait.errors import MessageError
 from agent_wait.host.a2a.agent import A2aAgent
 from agent_wait.host.a2a.follow import read_view
 from agent_wait.host.a2a.parts import answer_in, start_input
-from agent_wait.host.a2a.push import TaskNotifier, as_config, push_url_check
+from agent_wait.host.a2a.push import TaskNotifier, as_config, push_url_check, run_sync
 from agent_wait.host.a2a.states import TaskView, as_task
 from agent_wait.host.a2a.tasks import DynamoDbTaskStore, PushTarget, TaskItem, task_id_for, thread_for
 
@@ -275,8 +275,6 @@ class HostedAgentHandler(RequestHandler):
     def _keep_push(
         self, task_id: str, config: TaskPushNotificationConfig, caller: Answerer
     ) -> TaskPushNotificationConfig:
-        from agent_wait.host.a2a.push import run_sync
-
         normalized = normalize_push_notification_config(task_id, config)
         if not run_sync(push_url_check(self.a2a.agent.private_push)(normalized.url)):
             raise InvalidParamsError(
