@@ -24,6 +24,7 @@ from agent_wait_cdk._shapes import (
     SWEEP_HANDLER,
 )
 from agent_wait_cdk._validate import AgentWaitPropsError
+from agent_wait_cdk.a2a import A2aProps
 from agent_wait_cdk.agent_wait import AgentWait
 from agent_wait_cdk.alarms import (
     AgentWaitAlarms,
@@ -60,6 +61,7 @@ __all__ = (
     "SLACK_BOT_SCOPES",
     "SWEEP_ERRORS_METRIC",
     "SWEEP_HANDLER",
+    "A2aProps",
     "AgentWait",
     "AgentWaitAlarms",
     "AgentWaitDashboard",

@@ -24,6 +24,7 @@ from aws_cdk import aws_sqs as sqs
 from agent_wait_cdk._lambda_function import check_extra_environment, check_log_level
 from agent_wait_cdk._names import check_resource_name_prefix
 from agent_wait_cdk._validate import PropChecks
+from agent_wait_cdk.a2a import A2aProps
 from agent_wait_cdk.alarms import AgentWaitAlarms
 from agent_wait_cdk.announce_targets import AnnounceTopic
 from agent_wait_cdk.answer_api import LINK_ANNOUNCERS, AnswerApi, AnswerApiProps
@@ -88,6 +89,7 @@ class CheckedProps:
     checkpoint_bucket: bool
     existing_checkpoint_bucket: s3.IBucket | None
     retention: RetentionProps
+    a2a: A2aProps | None = None
 
 
 def check_every_prop(path: str, props: CheckedProps) -> None:
@@ -234,6 +236,8 @@ def _check_answer_api_switch(checks: PropChecks, props: CheckedProps) -> None:
         answer_api=answer_api,
         link_announcers=link_announcers,
     )
+    if props.a2a is not None and not answer_api:
+        checks.fail("a2a", "is served by the answer API, which is off; pass answer_api=True too, or drop it")
     if answer_api and answer_api_props is None:
         checks.fail(
             "answer_api_props",

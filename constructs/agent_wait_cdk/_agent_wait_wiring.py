@@ -28,6 +28,7 @@ from agent_wait_cdk import question_table as questions
 from agent_wait_cdk._agent_wait_channels import AgentWaitChannels
 from agent_wait_cdk._lambda_function import powertools_environment
 from agent_wait_cdk._senders import SenderLists
+from agent_wait_cdk.a2a import A2aProps
 from agent_wait_cdk.alarms import AgentWaitAlarms
 from agent_wait_cdk.answer_api import AnswerApi
 from agent_wait_cdk.checkpoint_bucket import grant_checkpoint_bucket
@@ -155,6 +156,7 @@ def wire_answer_api(
     precise_deadlines: PreciseDeadlines | None,
     link_announcers: Sequence[str],
     index_shards: int | None,
+    a2a: A2aProps | None = None,
 ) -> None:
     """The router learns the API's URL and trusts its role; with link announcers (or email, or Teams), it and the
     sweep sign links. The API shards the question table's index keys as the router and the sweep do, moves a
@@ -165,6 +167,8 @@ def wire_answer_api(
         precise_deadlines.grant_keep_schedules(api.function)
     senders.add(shapes.ENV_TRUSTED_SENDERS, [api.role_id])
     router.add_environment(shapes.ENV_API_URL, api.url)
+    if a2a is not None:  # the card's routes and endpoint (the router got the card with its own variables)
+        api.add_a2a(a2a)
     if (link_announcers or parts.channels.sign_links) and api.link_keys is not None:
         # The sweep re-announces a question whose first announcement failed: with the same links.
         for announcing in (router, sweep):

@@ -48,6 +48,7 @@ from agent_wait_cdk._agent_wait_wiring import (
 from agent_wait_cdk._defaults import FOUR_DAYS, ONE_DAY
 from agent_wait_cdk._names import ResourceNames
 from agent_wait_cdk._senders import SenderLists, role_id, sender_id
+from agent_wait_cdk.a2a import A2aProps
 from agent_wait_cdk.announce_targets import (
     AnnounceBus,
     AnnounceTopic,
@@ -262,6 +263,9 @@ class AgentWait(Construct):
             safety net. It names the sweep function (`<prefix>-sweep`, or one unique to this construct), as a
             schedule's target is named by ARN. Default False: the minute sweep alone (about $1 per million
             schedules more when on; docs/scaling.md, "Deadline lateness and cost").
+        a2a: call the hosted agent over A2A v1.0 (`A2aProps`: its card's name, description and skills): the answer
+            API serves its card and `POST /a2a`, and the router tells each task's push configs of its state changes
+            (docs/a2a.md). Needs `answer_api=True`. Default None: off.
 
     Raises:
         AgentWaitPropsError: one error listing every prop that is out of range or contradicts another.
@@ -320,6 +324,7 @@ class AgentWait(Construct):
         runtime_source: str | os.PathLike[str] | None = None,
         resource_name_prefix: str | None = None,
         precise_deadlines: bool = False,
+        a2a: A2aProps | None = None,
     ) -> None:
         super().__init__(scope, id)
         # One announcer unless more are asked for: the topic, or the bus when one is chosen instead.
@@ -364,6 +369,7 @@ class AgentWait(Construct):
                 checkpoint_bucket=checkpoint_bucket,
                 existing_checkpoint_bucket=existing_checkpoint_bucket,
                 retention=retention,
+                a2a=a2a,
             ),
         )
 
@@ -458,6 +464,7 @@ class AgentWait(Construct):
             )
             | metric_tags_variable(metric_tags)
             | retention.router_variables()
+            | (a2a.environment() if a2a is not None else {})  # the router tells A2A push configs
         )
         self.bundle: LambdaBundle | None = None
         api_code = code
@@ -471,8 +478,8 @@ class AgentWait(Construct):
             )
             # A bundle per function, from one install: the router and the sweep share one that leaves out what only
             # the answer API, or a channel this stack does not turn on, imports; the answer API has its own.
-            code = self._bundle_code(self.bundle, graph, function="router")
-            api_code = self._bundle_code(self.bundle, graph, function="api") if answer_api else None
+            code = self._bundle_code(self.bundle, graph, function="router", a2a=a2a)
+            api_code = self._bundle_code(self.bundle, graph, function="api", a2a=a2a) if answer_api else None
         # What every function shares; each function's own props are passed through whole.
         shared: dict[str, Any] = {
             "architecture": architecture,
@@ -547,6 +554,7 @@ class AgentWait(Construct):
                 precise_deadlines=self.precise_deadlines,
                 link_announcers=link_announcers,
                 index_shards=index_shards,
+                a2a=a2a,
             )
             self.slack_app_manifest = self._channels.slack_app_manifest
 
@@ -662,7 +670,9 @@ class AgentWait(Construct):
 
     # Parts.
 
-    def _bundle_code(self, bundle: LambdaBundle, graph: str, *, function: str) -> lambda_.Code:
+    def _bundle_code(
+        self, bundle: LambdaBundle, graph: str, *, function: str, a2a: A2aProps | None = None
+    ) -> lambda_.Code:
         """`function`'s asset (`LambdaBundle.for_function`: the router's is also the sweep's), keeping the libraries of
         the channels this stack turns on; the first says in the synth output where the dependencies came from."""
         # `-c agent-wait:bundle=false` skips building in any app (the same asset hash; never deploy it).
@@ -672,6 +682,8 @@ class AgentWait(Construct):
             Annotations.of(self).add_info(f"agent-wait: the Lambda bundle's dependencies: {bundle.origin}")
         on = {"slack": self.slack, "teams": self.teams, "shaped": self.shaped_webhook, "email": self.email}
         channels = [name for name, props in on.items() if props is not None]
+        if a2a is not None:  # bundled as a channel is: kept only when the stack turns it on
+            channels.append("a2a")
         return bundle.for_function(function, channels=channels).code(bundled=not skip)
 
     def _keep_webhook(

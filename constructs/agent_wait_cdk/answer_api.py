@@ -1,8 +1,8 @@
 """`AnswerApi`: the HTTPS answer API (API Gateway HTTP API, a JWT authorizer, one Lambda) and its signed links.
 
-The construct has 25 props, each documented on it (16 again on `AnswerApiProps`), and 20 routes (21 with Slack).
-Its prop rules are in `_answer_api_checks.py`, its stage, access log and CORS in `_answer_api_http.py`, the link
-keys' secret in `_link_keys.py`, the inbox's sign-in in `_inbox.py`.
+The construct has 25 props, each documented on it (16 again on `AnswerApiProps`), and 20 routes (21 with Slack; 2
+more with A2A). Its prop rules are in `_answer_api_checks.py`, its stage, access log and CORS in `_answer_api_http.py`,
+the link keys' secret in `_link_keys.py`, the inbox's sign-in in `_inbox.py`.
 
 Signed-in people list, read and answer questions, and read the insights and (the audit group only) the audit
 trail, cancel questions and answer many at once, and see, revoke and dry-run standing grants, on fourteen routes
@@ -62,6 +62,7 @@ from agent_wait_cdk._lambda_function import lambda_function, powertools_environm
 from agent_wait_cdk._link_keys import link_keys_secret
 from agent_wait_cdk._senders import role_id
 from agent_wait_cdk._validate import PropChecks
+from agent_wait_cdk.a2a import A2aProps
 from agent_wait_cdk.question_table import grant_answer_api
 from agent_wait_cdk.slack import SLACK_ROUTES, SLACK_ROUTES_OPEN, SlackProps, slack_environment
 
@@ -70,7 +71,15 @@ LINK_ANNOUNCERS = ("eventbridge", "sns", "webhook", "shaped")
 shaped webhook.
 Never the log announcer: a link is a capability, and logs are read by more people than approvers are."""
 
-__all__ = ("ACCESS_LOG_FORMAT", "LINK_ROUTES", "SIGNED_IN_ROUTES", "AnswerApi", "AnswerApiProps")
+__all__ = (
+    "A2A_OPEN_ROUTES",
+    "A2A_ROUTES",
+    "ACCESS_LOG_FORMAT",
+    "LINK_ROUTES",
+    "SIGNED_IN_ROUTES",
+    "AnswerApi",
+    "AnswerApiProps",
+)
 
 SIGNED_IN_ROUTES = (
     ("GET", "/questions"),
@@ -89,6 +98,15 @@ SIGNED_IN_ROUTES = (
     ("POST", "/grants/dry-run"),
 )
 """Routes behind the JWT authorizer: who answers is the person API Gateway verified."""
+A2A_ROUTES = (("POST", "/a2a"),)
+"""With `AgentWait(a2a=...)` (`AnswerApi.add_a2a`), behind the JWT authorizer: the hosted agent's A2A JSON-RPC
+endpoint; the caller answers by message as the person API Gateway verified."""
+A2A_OPEN_ROUTES = (("GET", "/.well-known/agent-card.json"),)
+"""With `AgentWait(a2a=...)`, without an authorizer: the agent card, which A2A clients read before they sign in."""
+A2A_ROUTES_OPEN = (
+    "An A2A agent card is public by design (A2A v1.0, 'Agent Discovery'): clients read it to learn the endpoint and "
+    "how to sign in. It holds the agent's name, description and skills, never question data."
+)
 LINK_ROUTES = (
     ("GET", "/questions/{question_id}/confirm"),
     ("GET", "/questions/{question_id}/confirm/{asset}"),
@@ -389,6 +407,19 @@ class AnswerApi(Construct):
             _grants.grant_secret_value(self.role, secret)
         before = len(self.routes)
         self._add_open_routes(SLACK_ROUTES, self._integration, why=SLACK_ROUTES_OPEN)
+        return self.routes[before:]
+
+    def add_a2a(self, a2a: A2aProps) -> list[apigwv2.HttpRoute]:
+        """Serve the hosted agent over A2A v1.0: `POST /a2a` behind the JWT authorizer, and its agent card at
+        `GET /.well-known/agent-card.json` without one (A2A clients read it before they sign in). Sets the function's
+        `AGENT_WAIT_AGENT_CARD`. `AgentWait(a2a=...)` calls it (and sets the router's too, which tells push configs).
+        Returns the routes added."""
+        for name, value in a2a.environment().items():
+            self.function.add_environment(name, value)
+        before = len(self.routes)
+        for method, path in A2A_ROUTES:
+            self.routes += self._route(method, path, self._integration, self.authorizer)
+        self._add_open_routes(A2A_OPEN_ROUTES, self._integration, why=A2A_ROUTES_OPEN)
         return self.routes[before:]
 
     def _add_open_routes(

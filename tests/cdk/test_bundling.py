@@ -71,8 +71,15 @@ def test_each_function_leaves_out_what_only_other_functions_or_unused_channels_i
     # Jinja2 and the answer API's routes, and every function the emulator and the console script
     runtime_only = ("agent_wait/local", "agent_wait/cli", "agent_wait/testing")
     assert left_out("router") == left_out("sweep")
-    assert left_out("router") == ("ag-ui-protocol", "jinja2", "slack-sdk", "agent_wait/host/api", *runtime_only)
-    assert left_out("api") == ("jinja2", "slack-sdk", *runtime_only)
+    assert left_out("router") == (
+        "a2a-sdk",
+        "ag-ui-protocol",
+        "jinja2",
+        "slack-sdk",
+        "agent_wait/host/api",
+        *runtime_only,
+    )
+    assert left_out("api") == ("a2a-sdk", "jinja2", "slack-sdk", *runtime_only)
     # AND a channel turned on keeps its library in every function: Slack's SDK, email's and shaped webhooks' Jinja2
     assert "slack-sdk" not in left_out("router", ["slack"]) + left_out("api", ["slack"])
     assert "jinja2" not in left_out("sweep", ["email"]) + left_out("router", ["shaped"]) + left_out("api", ["email"])

@@ -501,10 +501,13 @@ def test_cli_token_without_a_running_dev_says_how_to_get_one(
 
 
 def test_the_local_api_protects_exactly_the_routes_the_construct_puts_behind_its_authorizer() -> None:
-    from agent_wait.local.api_server import PROTECTED_ROUTES
-    from agent_wait_cdk.answer_api import SIGNED_IN_ROUTES
+    from agent_wait.local.api_server import PROTECTED_ROUTES, PUBLIC_ROUTES
+    from agent_wait_cdk.answer_api import A2A_OPEN_ROUTES, A2A_ROUTES, SIGNED_IN_ROUTES
 
-    assert sorted(PROTECTED_ROUTES) == sorted(f"{method} {path}" for method, path in SIGNED_IN_ROUTES)
+    # A2A's routes are the construct's only with `AgentWait(a2a=...)`; the local API always serves them (404 when off).
+    protected = (*SIGNED_IN_ROUTES, *A2A_ROUTES)
+    assert sorted(PROTECTED_ROUTES) == sorted(f"{method} {path}" for method, path in protected)
+    assert {f"{method} {path}" for method, path in A2A_OPEN_ROUTES} <= set(PUBLIC_ROUTES)
 
 
 def test_an_ag_ui_client_lists_the_refund_and_resumes_it_over_http(api: Api) -> None:

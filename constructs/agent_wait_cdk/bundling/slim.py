@@ -66,6 +66,7 @@ NEEDED_BY: tuple[Needed, ...] = (
         "slack-sdk", EVERY, frozenset({"slack"}), "the Slack channel: its announcer (router, sweep), its door (the API)"
     ),
     Needed("jinja2", EVERY, frozenset({"email", "shaped"}), "email and shaped webhooks render their messages with it"),
+    Needed("a2a-sdk", EVERY, frozenset({"a2a"}), "A2A (`AgentWait(a2a=...)`): the API's routes, the router's pushes"),
 )
 """The libraries each function leaves out when neither it nor the stack's channels need them."""
 RUNTIME_PARTS: tuple[RuntimePart, ...] = (

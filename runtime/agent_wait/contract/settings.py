@@ -169,6 +169,11 @@ class Settings(StrEnum):
     """Optional, the sweep's, with `AGENT_WAIT_SCHEDULE_GROUP`: how long a schedule's wake-up that came before its
     question's time (Scheduler fires anywhere in the minute) waits for it, 0 to 60 seconds (default 60). Less costs
     less Lambda time and leaves more to the minute sweep (docs/scaling.md, "Deadline lateness and cost")."""
+    AGENT_CARD = "AGENT_WAIT_AGENT_CARD"
+    """Optional, the router's and the answer API's (`AgentWait(a2a=...)` sets it): the hosted agent as an A2A v1.0
+    agent, a JSON object `{"name": ..., "description": ..., "skills": [{"id", "name", "description", "tags"}]}`.
+    Set, the answer API serves its agent card and `POST /a2a`, and the router tells each A2A task's push
+    configs of its state changes (docs/a2a.md). Unset: A2A is off."""
     ON_NEW_VERSION = "AGENT_WAIT_ON_NEW_VERSION"
     """Optional, the router's: what resuming a question asked under another version of the agent does when its
     policy does not say (`WaitPolicy(on_new_version=...)`): `resume` (the default) while the waiting node and

@@ -141,6 +141,10 @@ class AskedQuestions:
         self.grants: GrantDesk | None = None
         """Decides a new question by a standing grant that covers it, instead of asking anyone; None: every question is
         asked (the router sets it when its ledger keeps grants)."""
+        self.watchers: list[Callable[[str, RunOutcome], None]] = []
+        """Called with each run's thread and outcome once what it asks is recorded, before the thread is let go (the
+        A2A tasks keep a finished run's result: `agent_wait.host.a2a.follow`); none by default. A watcher may raise only
+        a store's failure (`LedgerUnavailableError`): the message is then retried, and converges."""
 
     def after_run(self, thread_id: str, run: RunOutcome) -> tuple[str, ...]:
         """Record and announce what the agent now waits on; cancel what it moved past unanswered. Then tell the
@@ -161,6 +165,8 @@ class AskedQuestions:
             held.open_questions = waiting  # the lease's release records them for the next delivery
             if held.keep_state is not None:  # before the release: a failure to keep it retries the message
                 held.keep_state(needed_until(recorded))
+        for watch in self.watchers:
+            watch(thread_id, run)
         return waiting
 
     def open_records(self, thread_id: str) -> list[QuestionRecord]:

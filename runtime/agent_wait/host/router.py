@@ -19,6 +19,7 @@ from agent_wait.engine import tracing
 from agent_wait.engine.outcomes import Outcome
 from agent_wait.engine.router import Router
 from agent_wait.host import _powertools
+from agent_wait.host._a2a import a2a_follower
 from agent_wait.host._wiring import build_router
 from agent_wait.host.settings import HostSettings
 
@@ -41,13 +42,22 @@ def _settings() -> HostSettings:
 
 @functools.cache
 def _router() -> Router:
-    return build_router(_settings(), metrics=_powertools.PowertoolsMetrics(metrics), log=logger)
+    router = build_router(_settings(), metrics=_powertools.PowertoolsMetrics(metrics), log=logger)
+    _a2a_tasks(router)
+    return router
+
+
+@functools.cache
+def _a2a_tasks(router: Router) -> Any:
+    """The A2A tasks' follower when A2A is on (`AGENT_WAIT_AGENT_CARD`), its run watcher on `router`; else None."""
+    return a2a_follower(_settings(), router, log=logger)
 
 
 def reset() -> None:
     """Forget the cold-start state (settings, clients, the loaded graph): the next invocation builds it again
     from the environment. For hosts that change the environment between invocations, as the local runner does."""
     _router.cache_clear()
+    _a2a_tasks.cache_clear()
     _settings.cache_clear()
 
 
@@ -77,6 +87,9 @@ def record_handler(record: SQSRecord) -> None:
                 if getattr(outcome, key):
                     subsegment.put_annotation(key, getattr(outcome, key))
             subsegment.put_annotation("outcome", outcome.kind.value)
+        follower = _a2a_tasks(router)
+        if follower is not None:  # the thread is let go: tell its A2A task what changed (never raises)
+            follower.after(outcome)
         for listener in OUTCOME_LISTENERS:
             listener(outcome)  # the router logged the message's one INFO line (`agent_wait.engine.outcomes`)
     finally:

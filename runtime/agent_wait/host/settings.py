@@ -20,6 +20,7 @@ from agent_wait.contract.schema import Settings
 from agent_wait.engine.metrics import MetricTags
 from agent_wait.engine.versions import on_new_version_setting
 from agent_wait.errors import ConfigurationError
+from agent_wait.host._a2a_settings import a2a_settings
 from agent_wait.host._audit_settings import audit_settings
 from agent_wait.host._chat_settings import ShapedWebhookSettings, TeamsSettings, shaped_webhook_settings, teams_settings
 from agent_wait.host._checkpoint_settings import PAYLOAD_LIMIT, checkpoint_settings
@@ -138,6 +139,8 @@ class HostSettings:
     on_new_version: str = "resume"
     """What resuming a question asked under another version does when its policy does not say
     (`AGENT_WAIT_ON_NEW_VERSION`): `resume` while compatible (the default) or `fail` (docs/versions.md)."""
+    a2a: Any = None
+    """The hosted agent as an A2A agent (`AGENT_WAIT_AGENT_CARD`, `agent_wait.host.a2a.agent.A2aAgent`); None: off."""
 
     @classmethod
     def from_env(cls, role: HostRole | str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -191,7 +194,11 @@ class HostSettings:
             )
             wrong.append(Settings.MAX_RECEIVE_COUNT.value)
         checkpoint = checkpoint_settings(value, problems, wrong)
-        audit = audit_settings(value, problems, wrong) | retention_settings(value, problems, wrong)
+        audit = (
+            audit_settings(value, problems, wrong)
+            | retention_settings(value, problems, wrong)
+            | a2a_settings(value, problems, wrong)
+        )
         schedules = schedule_settings(value, problems, wrong)
         identity = identity_settings(value, problems, wrong)
         sign_in = sign_in_settings(value, problems, wrong)

@@ -68,6 +68,7 @@ PROTECTED_ROUTES: tuple[str, ...] = (
     "GET /grants/{grant_id}",
     "DELETE /grants/{grant_id}",
     "POST /grants/dry-run",
+    "POST /a2a",
 )
 """The routes the `AgentWait` construct puts behind the JWT authorizer (`agent_wait_cdk.answer_api.SIGNED_IN_ROUTES`;
 the runtime never imports the constructs, so tests/local/test_local_api.py keeps the two lists equal)."""
@@ -78,6 +79,7 @@ PUBLIC_ROUTES: tuple[str, ...] = (
     "GET /inbox",
     "GET /inbox/{asset}",
     "POST /slack/interactions",
+    "GET /.well-known/agent-card.json",
 )
 """Routes with no authorizer (signed links carry their own proof; the inbox page and its files hold no question
 content); any other path goes to the handler as `$default`, with no authorizer either."""

@@ -267,6 +267,8 @@ class EmulatedStack:
         # Precise deadlines: the schedules' target and role are a function and a role, not deployed here.
         sweep_arn = LambdaContext(SWEEP_HANDLER).invoked_function_arn
         environment.update(local_schedule_settings(environment, self.client, sweep_arn=sweep_arn))
+        # A2A push receivers run on this machine too: let the router and the API post to loopback addresses here.
+        environment.update(local_agent_card(environment))
         # Embedded-metric-format lines on stdout are for CloudWatch; locally they only bury the output.
         environment.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
         environment.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentWait")
@@ -473,3 +475,18 @@ class EmulatedStack:
             yield
         finally:
             self.clock = previous
+
+
+def local_agent_card(environment: Mapping[str, str]) -> dict[str, str]:
+    """`AGENT_WAIT_AGENT_CARD` with `private_push` on, when the stack turns A2A on (`AgentWait(a2a=...)`): locally a
+    push receiver is on 127.0.0.1, which a deployed stack refuses (docs/a2a.md, "Push notifications"). Else nothing."""
+    card = environment.get(Settings.AGENT_CARD.value)
+    if not card:
+        return {}
+    try:
+        fields = json.loads(card)
+    except ValueError:
+        return {}  # the API's cold start names what is wrong with it
+    if not isinstance(fields, dict):
+        return {}
+    return {Settings.AGENT_CARD.value: json.dumps({**fields, "private_push": True})}

@@ -15,6 +15,7 @@ Handler: `agent_wait.host.api.handler`. Routes:
     GET  /audit                            ?since=&until=&limit=&cursor=: the audit trail (AGENT_WAIT_AUDIT_GROUP only)
     GET  /grants, GET|DELETE /grants/{id}  standing grants: list, show, revoke (`_grants`); made by answering
     POST /slack/interactions               Slack's button clicks and modals, signed by Slack (no JWT)
+    GET  /.well-known/agent-card.json      the hosted agent's A2A card (no JWT); POST /a2a: A2A v1.0 JSON-RPC (`_a2a`)
 
 An answer decides at once, through the one decision every door uses (`agent_wait.engine.AnswerService`, while it
 holds the thread), and only then hands the resume to the router: the response is the real outcome (200; 202 for
@@ -42,6 +43,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from agent_wait.engine import tracing
 from agent_wait.engine.metrics import Metric
 from agent_wait.host import _powertools
+from agent_wait.host.api._a2a import a2a_routes
 from agent_wait.host.api._agui import agui_routes
 from agent_wait.host.api._context import ApiContext, SignIn, answerer_from_claims, groups_from_claims
 from agent_wait.host.api._extend import extend_routes
@@ -88,6 +90,7 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
     app.include_router(extend_routes(context))
     app.include_router(grant_routes(context))
     app.include_router(grant_suggestion_routes(context))
+    app.include_router(a2a_routes(context))
     return app
 
 

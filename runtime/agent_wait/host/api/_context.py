@@ -13,6 +13,7 @@ from agent_wait.contract.schema import Settings
 from agent_wait.engine.checks import Answerer, answerer_for
 from agent_wait.engine.extend import ExtendService
 from agent_wait.engine.handover import AnswerService
+from agent_wait.host._a2a import a2a_service
 from agent_wait.host._channels import channel_doors
 from agent_wait.host._precise import deadline_schedules
 from agent_wait.host.links import link_keyring
@@ -87,6 +88,8 @@ class ApiContext:
     audit_group: str | None = None
     extend: ExtendService | None = None
     """Moves deadlines (`POST /questions/{id}/extend`); None: one on `ledger` without schedules is made when needed."""
+    a2a: Any = None
+    """The hosted agent over A2A (`agent_wait.host.a2a.handler.A2aService`); None: A2A is off."""
 
     @classmethod
     def from_settings(
@@ -106,7 +109,8 @@ class ApiContext:
         table = required(settings.table, Settings.TABLE)
         queue_url = required(settings.queue_url, Settings.QUEUE_URL)
         session = session or boto3.Session()
-        ledger = DynamoDbLedger(table, client=session.client("dynamodb"), closed_ttl=settings.decided_retention)
+        ledger_client = session.client("dynamodb")
+        ledger = DynamoDbLedger(table, client=ledger_client, closed_ttl=settings.decided_retention)
         queue = SqsEntryQueue(queue_url, client=session.client("sqs"))
         service = AnswerService(ledger, queue, metrics=metrics, log=log)
         claims = (settings.groups_claim,) if settings.groups_claim else DEFAULT_GROUPS_CLAIMS
@@ -116,7 +120,9 @@ class ApiContext:
         # Each channel's door (Slack's: its signing secret and bot token read at cold start), by channel name.
         doors = channel_doors(settings, session=session, service=service, find=ledger.find, clock=utc_now)
         schedules = deadline_schedules(settings, session=session, metrics=metrics, log=log)
+        a2a = a2a_service(settings, ledger, service, client=ledger_client, log=log) if settings.a2a else None
         return cls(
+            a2a=a2a,
             extend=ExtendService(ledger, schedules=schedules, metrics=metrics, log=log),
             ledger=ledger,
             service=service,
