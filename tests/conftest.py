@@ -61,6 +61,26 @@ def _no_powertools_metrics_left_over() -> None:
             metrics.clear_metrics()
 
 
+@pytest.fixture(autouse=True)
+def _no_log_handler_on_a_closed_stream() -> None:
+    """Point any log handler left writing to a closed stream at this test's stdout.
+
+    Powertools gives a service's logger one `StreamHandler` on the `sys.stdout` of the moment its first `Logger` is
+    made. When that happens inside a test that captures output (`capsys`), the handler keeps the capture's stream,
+    which pytest closes after that test; every later test in the process that logs through it then prints a
+    "Logging error" traceback to stderr (found as four CLI tests of tests/local/test_local_api.py failing whenever the
+    module ran in one process). Lambda and `agent-wait dev` never swap `sys.stdout`, so this is the tests' alone."""
+    import logging
+    import sys
+
+    loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
+    for logger in loggers:
+        for handler in getattr(logger, "handlers", ()):
+            stream = getattr(handler, "stream", None)
+            if isinstance(handler, logging.StreamHandler) and getattr(stream, "closed", False):
+                handler.stream = sys.stdout  # not setStream: it flushes the old stream first, which raises once closed
+
+
 @pytest.fixture(scope="session")
 def _running_devs_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("state")
