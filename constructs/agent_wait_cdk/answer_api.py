@@ -23,6 +23,8 @@ POST carrying the token acts. The access log format holds no query string, heade
     GET  /grants/{grant_id}                           signed in: one of them
     DELETE /grants/{grant_id}                         signed in: revoke it, for every ask after this
     POST /grants/dry-run                              signed in: which past questions a grant would have decided
+    GET  /passkeys, POST /passkeys/registration[/options]  signed in: the person's passkeys; register one
+    POST /questions/{question_id}/passkey             signed in: the options that confirm an answer with a passkey
     GET  /questions/{question_id}/confirm             link: the confirmation page (shows, never acts)
     GET  /questions/{question_id}/confirm/{asset}     link: that page's script and style files
     POST /questions/{question_id}/link                link: the page reads the question the token names
@@ -87,6 +89,10 @@ SIGNED_IN_ROUTES = (
     ("GET", "/grants/{grant_id}"),
     ("DELETE", "/grants/{grant_id}"),
     ("POST", "/grants/dry-run"),
+    ("GET", "/passkeys"),
+    ("POST", "/passkeys/registration/options"),
+    ("POST", "/passkeys/registration"),
+    ("POST", "/questions/{question_id}/passkey"),
 )
 """Routes behind the JWT authorizer: who answers is the person API Gateway verified."""
 LINK_ROUTES = (

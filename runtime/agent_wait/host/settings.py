@@ -25,6 +25,7 @@ from agent_wait.host._chat_settings import ShapedWebhookSettings, TeamsSettings,
 from agent_wait.host._checkpoint_settings import PAYLOAD_LIMIT, checkpoint_settings
 from agent_wait.host._email_settings import EmailSettings, email_settings
 from agent_wait.host._identity_settings import identity_settings
+from agent_wait.host._passkey_settings import passkey_settings
 from agent_wait.host._retention_settings import (
     CHANNEL_RECORD_RETENTION,
     CHECKPOINT_RETENTION,
@@ -138,6 +139,9 @@ class HostSettings:
     on_new_version: str = "resume"
     """What resuming a question asked under another version does when its policy does not say
     (`AGENT_WAIT_ON_NEW_VERSION`): `resume` while compatible (the default) or `fail` (docs/versions.md)."""
+    passkey_origin: str | None = None
+    """The inbox's origin, whose host is the WebAuthn relying party (`AGENT_WAIT_PASSKEY_ORIGIN`); None: passkeys off,
+    and a `require_passkey` question refuses every answer."""
 
     @classmethod
     def from_env(cls, role: HostRole | str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -202,6 +206,7 @@ class HostSettings:
         email = email_settings(value, problems, wrong) if announces else None
         metric_tags = MetricTags.checked(value[Settings.METRIC_TAGS], problems, wrong)
         on_new_version = on_new_version_setting(value[Settings.ON_NEW_VERSION], problems, wrong)
+        passkeys = passkey_settings(value, problems, wrong)
         if problems or lease_seconds is None or max_receive_count is None:
             raise ConfigurationError(problems, variables=wrong)
         return cls(
@@ -229,6 +234,7 @@ class HostSettings:
             **schedules,
             **identity,
             **sign_in,
+            **passkeys,
         )
 
 

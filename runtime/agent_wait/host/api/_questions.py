@@ -21,6 +21,7 @@ from agent_wait.engine.checks import Answerer
 from agent_wait.engine.grant_book import grant_view
 from agent_wait.engine.granting import split_grant
 from agent_wait.engine.outcomes import RefusalReason
+from agent_wait.engine.proof import PasskeyAssertion
 from agent_wait.engine.votes import vote_of, vote_progress
 from agent_wait.errors import GrantError, MessageError
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
@@ -56,6 +57,8 @@ _STATUS_FOR_REFUSAL = {
     RefusalReason.ANSWER_STALE: 422,
     RefusalReason.INVALID_ANSWER: 422,
     RefusalReason.GRANT_REFUSED: 422,
+    RefusalReason.PASSKEY_REQUIRED: 403,
+    RefusalReason.PASSKEY_REFUSED: 403,
 }
 """Any other refusal is a 409: the question's or the thread's state conflicts with the answer."""
 _TITLE_FOR_REFUSAL = {
@@ -63,6 +66,8 @@ _TITLE_FOR_REFUSAL = {
     RefusalReason.THREAD_FAILED: "The agent failed on this thread",
     RefusalReason.THREAD_BUSY: "The agent is busy",
     RefusalReason.NOT_PARKED: "No longer waiting",
+    RefusalReason.PASSKEY_REQUIRED: "Confirm with your passkey",
+    RefusalReason.PASSKEY_REFUSED: "Passkey not accepted",
 }
 _RESULT_FOR_KIND = {VerdictKind.DECIDED: "won", VerdictKind.REPEATED: "repeated", VerdictKind.VOTED: "voted"}
 """The `result` of a 200 or 202 body (what the inbox page and clients read)."""
@@ -367,12 +372,13 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
         parsed = _answer_body(router.current_event.body, question_id)
         if isinstance(parsed, Response):
             return parsed
+        parsed, passkey = parsed
         key = router.current_event.headers.get("idempotency-key")
         # The question is part of the id: one key reused on two questions of a thread is two answers, and
         # their hand-overs must not share a deduplication id in the thread's message group.
         answer_id = answer_id_for(answerer, f"{key}\0{question_id}" if key else None)
         result = ctx.service.answer(
-            question_id, parsed.answer, answerer, answer_id=answer_id, valid_until=parsed.valid_until
+            question_id, parsed.answer, answerer, answer_id=answer_id, valid_until=parsed.valid_until, passkey=passkey
         )
         keyed = answer_id if key else None
         return answer_response(result, now=ctx.clock(), viewer=answerer, sent=parsed.answer, answer_id=keyed)
@@ -398,8 +404,9 @@ def _no_such_question(question_id: str) -> Response:
     return problem(404, RefusalReason.UNKNOWN_QUESTION.value, detail)
 
 
-def _answer_body(body: str | None, question_id: str) -> AnswerMessage | Response:
-    """The request body checked with the router's own message rules (shape, size, values a store can hold)."""
+def _answer_body(body: str | None, question_id: str) -> tuple[AnswerMessage, PasskeyAssertion | None] | Response:
+    """The request body checked with the router's own message rules (shape, size, values a store can hold), and the
+    passkey assertion that confirms it, when it carries one (`passkey`: `{"at", "credential"}`)."""
     data = json_body(body)
     if isinstance(data, Response):
         return data
@@ -409,11 +416,17 @@ def _answer_body(body: str | None, question_id: str) -> AnswerMessage | Response
         return problem(
             400, "missing_answer", 'the body must be an object with "answer", e.g. {"answer": {"action": "approve"}}'
         )
-    unknown = sorted(set(data) - {"answer", "valid_until"})
+    unknown = sorted(set(data) - {"answer", "valid_until", "passkey"})
     if unknown:
-        return problem(400, "unknown_field", f"unknown field(s) {unknown}; send answer and, optionally, valid_until")
+        detail = f"unknown field(s) {unknown}; send answer and, optionally, valid_until and passkey"
+        return problem(400, "unknown_field", detail)
+    sent_passkey = data.pop("passkey", None)
+    passkey = PasskeyAssertion.from_body(sent_passkey) if sent_passkey is not None else None
+    if sent_passkey is not None and passkey is None:
+        detail = 'passkey must be {"at": <the time the passkey options gave>, "credential": <navigator.credentials.get>}'
+        return problem(400, "bad_passkey", detail)
     try:
-        return checked_answer(question_id, data)
+        return checked_answer(question_id, data), passkey
     except MessageError as exc:
         # A well-formed body whose answer no store can hold (too big a number, too deep) is unprocessable, not bad.
         return message_problem(exc)
