@@ -90,7 +90,7 @@ class DynamoDbPasskeyBook(PasskeyBook):
                 ConditionExpression="attribute_exists(challenge)",
                 ReturnValues="ALL_OLD",
             ).get("Attributes")
-        except _ConditionFailed:
+        except _ConditionFailedError:
             return None
         if not old:
             return None
@@ -127,21 +127,21 @@ class DynamoDbPasskeyBook(PasskeyBook):
             request["ExpressionAttributeNames"] = names
         try:
             self._call("update_item", **request)
-        except _ConditionFailed:
+        except _ConditionFailedError:
             return False
         return True
 
     def _call(self, operation: str, **request: Any) -> dict[str, Any]:
-        """One DynamoDB call; a failed condition is `_ConditionFailed`, any other error `LedgerUnavailableError`."""
+        """One DynamoDB call; a failed condition raises `_ConditionFailedError`, any other `LedgerUnavailableError`."""
         try:
             return getattr(self.client, operation)(**request)
         except ClientError as exc:
             code = str(exc.response.get("Error", {}).get("Code"))
             if code == "ConditionalCheckFailedException":
-                raise _ConditionFailed from None
+                raise _ConditionFailedError from None
             message = f"passkeys: DynamoDB {operation} on {self.table_name} failed with {code}"
             raise LedgerUnavailableError(message, table=self.table_name, code=code) from exc
 
 
-class _ConditionFailed(Exception):
+class _ConditionFailedError(Exception):
     """A conditional write found the item otherwise (a credential registered already, a sign count moved)."""

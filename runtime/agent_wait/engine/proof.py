@@ -188,10 +188,10 @@ def confirm_passkey(
         return None, None
     pointer = INBOX_POINTER.format(question_id=record.question_id)
     if assertion is None:
-        detail = f"this question's policy needs the answer confirmed with a passkey, and {answerer.via} cannot; {pointer}"
+        detail = f"this question needs the answer confirmed with a passkey; {answerer.via} sent none: {pointer}"
         return (RefusalReason.PASSKEY_REQUIRED, detail), None
     if verifier is None:
-        detail = f"this deployment verifies no passkeys (AGENT_WAIT_PASSKEY_ORIGIN is unset); {pointer}"
+        detail = f"this deployment verifies no passkeys (AGENT_WAIT_PASSKEY_ORIGIN is unset): {pointer}"
         return (RefusalReason.PASSKEY_REQUIRED, detail), None
     try:
         prepared = parse_rfc3339(assertion.at)

@@ -133,7 +133,8 @@ class WebAuthnPasskeys(PasskeyVerifier):
         kept = self.book.take_challenge(key)
         now = self.clock()
         if kept is None or not kept.live(now):
-            raise PasskeyError("no_challenge", "no passkey registration is under way for you; ask for its options again")
+            detail = "no passkey registration is under way for you; ask for its options again"
+            raise PasskeyError("no_challenge", detail)
         try:
             verified = verify_registration_response(
                 credential=dict(credential),

@@ -197,7 +197,7 @@ class HostSettings:
         checkpoint = checkpoint_settings(value, problems, wrong)
         audit = audit_settings(value, problems, wrong) | retention_settings(value, problems, wrong)
         schedules = schedule_settings(value, problems, wrong)
-        identity = identity_settings(value, problems, wrong)
+        identity = identity_settings(value, problems, wrong) | passkey_settings(value, problems, wrong)
         sign_in = sign_in_settings(value, problems, wrong)
         slack = slack_settings(value, problems, wrong, posts=role is not HostRole.API)
         announces = role is not HostRole.API  # only the router and the sweep announce
@@ -206,7 +206,6 @@ class HostSettings:
         email = email_settings(value, problems, wrong) if announces else None
         metric_tags = MetricTags.checked(value[Settings.METRIC_TAGS], problems, wrong)
         on_new_version = on_new_version_setting(value[Settings.ON_NEW_VERSION], problems, wrong)
-        passkeys = passkey_settings(value, problems, wrong)
         if problems or lease_seconds is None or max_receive_count is None:
             raise ConfigurationError(problems, variables=wrong)
         return cls(
@@ -234,7 +233,6 @@ class HostSettings:
             **schedules,
             **identity,
             **sign_in,
-            **passkeys,
         )
 
 

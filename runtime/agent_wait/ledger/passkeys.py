@@ -135,4 +135,3 @@ class InMemoryPasskeyBook(PasskeyBook):
     def take_challenge(self, person: str) -> RegistrationChallenge | None:
         with self._lock:
             return self._challenges.pop(person, None)
-

@@ -120,7 +120,8 @@ def _view(credential: Any) -> dict[str, Any]:
 
 
 def _off() -> Response:
-    return problem(404, "passkeys_off", "this deployment has no passkeys: set AGENT_WAIT_PASSKEY_ORIGIN to the inbox's origin")
+    detail = "this deployment has no passkeys: set AGENT_WAIT_PASSKEY_ORIGIN to the inbox's origin"
+    return problem(404, "passkeys_off", detail)
 
 
 def _refused(exc: PasskeyError) -> Response:

@@ -423,7 +423,7 @@ def _answer_body(body: str | None, question_id: str) -> tuple[AnswerMessage, Pas
     sent_passkey = data.pop("passkey", None)
     passkey = PasskeyAssertion.from_body(sent_passkey) if sent_passkey is not None else None
     if sent_passkey is not None and passkey is None:
-        detail = 'passkey must be {"at": <the time the passkey options gave>, "credential": <navigator.credentials.get>}'
+        detail = 'passkey must be {"at": <the options\' at>, "credential": <navigator.credentials.get()>}'
         return problem(400, "bad_passkey", detail)
     try:
         return checked_answer(question_id, data), passkey
