@@ -31,8 +31,15 @@ from tests.support.soft_passkey import SoftPasskey
 
 from agent_wait.channels.slack import InMemorySlackMessages, SlackAnnounce, SlackInteractions, SlackRouting
 from agent_wait.contract.schema import QuestionStatus
-from agent_wait.engine import AnswerService, InMemoryDeadLetter, InMemoryEntryQueue, OutcomeKind, RecordingMetrics
-from agent_wait.engine import RefusalReason, Router
+from agent_wait.engine import (
+    AnswerService,
+    InMemoryDeadLetter,
+    InMemoryEntryQueue,
+    OutcomeKind,
+    RecordingMetrics,
+    RefusalReason,
+    Router,
+)
 from agent_wait.engine.audit import audit_row
 from agent_wait.engine.metrics import METRIC_NAMES
 from agent_wait.engine.proof import canonical_bytes
@@ -56,7 +63,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "verify_decision.py"
 
 
 def claims(address: str) -> dict[str, Any]:
-    subject = address.split("@")[0]
+    subject = address.split("@", maxsplit=1)[0]
     return {"iss": ISSUER, "sub": subject, "email": address, "email_verified": "true"}
 
 
@@ -182,7 +189,7 @@ def verify(row: dict[str, Any], tmp_path: Path) -> subprocess.CompletedProcess[s
 def approved_row(world: World, tmp_path: Path) -> dict[str, Any]:
     """Alice registers a passkey and approves a refund, edited to 850, with it; the decided row as exported."""
     passkey = world.register(ALICE)
-    thread, question_id = world.ask(900)
+    _, question_id = world.ask(900)
     answer = {"action": "approve", "args": {"amount": 850}}
     reply = world.answer(question_id, answer, passkey=world.signed(question_id, answer, passkey))
     assert reply.status == 200, reply.body
@@ -204,7 +211,7 @@ def test_a_registered_passkey_confirms_an_edited_approval_and_the_export_verifie
     assert (row["thread_id"], 850) in passkey_graphs.PAID
     proof = row["passkey"]
     assert proof["signed"] == {"v": 1, "question_id": row["question_id"], "args": row["approved_args"],
-                               "action": "approve", "at": format(T0)}  # fmt: skip
+                               "action": "approve", "at": rfc3339(T0)}  # fmt: skip
     assert {"credential_id", "authenticator_data", "client_data_json", "signature", "public_key"} <= set(proof)
     assert (proof["person"], proof["rp_id"], proof["origin"]) == (ALICE, "approvals.example.com", ORIGIN)
     # ... and the standalone script verifies the exported record
@@ -212,7 +219,7 @@ def test_a_registered_passkey_confirms_an_edited_approval_and_the_export_verifie
     assert (checked.returncode, checked.stdout.split(":")[0]) == (0, "verified"), checked.stdout + checked.stderr
 
 
-def format(moment: datetime) -> str:  # noqa: A001 - the one RFC 3339 form the digest takes
+def format(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
