@@ -78,8 +78,9 @@ def expected_args(row: Mapping[str, Any]) -> list[Any]:
     forms: list[Any] = []
     question, edits = row.get("question"), row.get("args")
     is_call = isinstance(question, Mapping) and isinstance(question.get("function"), str)
-    if is_call and isinstance(question.get("args"), Mapping):
-        forms.append({**question["args"], **(edits if isinstance(edits, Mapping) else {})})
+    asked = question.get("args") if is_call and isinstance(question, Mapping) else None
+    if isinstance(asked, Mapping):
+        forms.append({**asked, **(edits if isinstance(edits, Mapping) else {})})
     else:
         forms.append(question)
     if row.get("approved_args") is not None:

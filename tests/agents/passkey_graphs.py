@@ -5,7 +5,7 @@ Always import this module as `tests.agents.passkey_graphs`, the name the router 
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
@@ -17,10 +17,10 @@ SIGNED = WaitPolicy(timeout="P1D", default={"action": "reject"}, allow_edits=Tru
 PAID: list[tuple[str, int]] = []
 
 
-class State(TypedDict, total=False):
+class State(TypedDict):
     order_id: str
     amount: int
-    refund: Any
+    refund: NotRequired[Any]
 
 
 @wait(SIGNED)
