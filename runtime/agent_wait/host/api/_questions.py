@@ -14,18 +14,18 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from agent_wait.common.times import format_rfc3339, parse_rfc3339, utc_now
-from agent_wait.contract.messages import MAX_ID_LENGTH, AnswerMessage, parse_message
+from agent_wait.contract.messages import MAX_ID_LENGTH
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerResult, Verdict, VerdictKind
 from agent_wait.engine.checks import Answerer
 from agent_wait.engine.grant_book import grant_view
 from agent_wait.engine.granting import split_grant
 from agent_wait.engine.outcomes import RefusalReason
-from agent_wait.engine.proof import PasskeyAssertion
 from agent_wait.engine.votes import vote_of, vote_progress
-from agent_wait.errors import GrantError, MessageError
+from agent_wait.errors import GrantError
+from agent_wait.host.api._answer_body import answer_body, checked_answer
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
-from agent_wait.host.api._problems import NOT_JSON, json_body, json_response, message_problem, problem
+from agent_wait.host.api._problems import json_response, problem
 from agent_wait.ledger import QuestionRecord
 from agent_wait.ledger.outcome import QuestionOutcome, agent_progress, question_outcome
 
@@ -277,18 +277,6 @@ def answer_id_for(answerer: Answerer, key: str | None) -> str:
     return "api:" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:40]
 
 
-def checked_answer(question_id: str, fields: Mapping[str, Any]) -> AnswerMessage:
-    """`fields` (`answer`, optionally `valid_until`) checked with the router's own message rules.
-
-    Raises:
-        MessageError: the shape, the size or a value a store cannot hold; the text names the field, never its value.
-    """
-    parsed = parse_message({"thread_id": "api", "question_id": question_id, **fields})
-    if not isinstance(parsed, AnswerMessage):  # a question id makes it an answer; say so if that ever changes
-        raise MessageError("bad_answer", 'the body must be an answer: {"answer": ...}')
-    return parsed
-
-
 @dataclass(frozen=True, slots=True)
 class PageQuery:
     """Which page of a listing a request asks for."""
@@ -369,7 +357,7 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
         question_id, verified = asked
         ctx = context()
         answerer = answerer_from_claims(verified, groups_claims=ctx.groups_claims)
-        parsed = _answer_body(router.current_event.body, question_id)
+        parsed = answer_body(router.current_event.body, question_id)
         if isinstance(parsed, Response):
             return parsed
         parsed, passkey = parsed
@@ -402,31 +390,3 @@ def _no_such_question(question_id: str) -> Response:
     """The 404 for an id no question can have (longer than any id agent-wait accepts): no store is asked."""
     detail = f"no question has an id of {len(question_id)} characters; ids are at most {MAX_ID_LENGTH}"
     return problem(404, RefusalReason.UNKNOWN_QUESTION.value, detail)
-
-
-def _answer_body(body: str | None, question_id: str) -> tuple[AnswerMessage, PasskeyAssertion | None] | Response:
-    """The request body checked with the router's own message rules (shape, size, values a store can hold), and the
-    passkey assertion that confirms it, when it carries one (`passkey`: `{"at", "credential"}`)."""
-    data = json_body(body)
-    if isinstance(data, Response):
-        return data
-    if data is NOT_JSON:
-        return problem(400, "not_json", 'the body must be JSON: {"answer": {"action": "approve"}}')
-    if not isinstance(data, dict) or "answer" not in data:
-        return problem(
-            400, "missing_answer", 'the body must be an object with "answer", e.g. {"answer": {"action": "approve"}}'
-        )
-    unknown = sorted(set(data) - {"answer", "valid_until", "passkey"})
-    if unknown:
-        detail = f"unknown field(s) {unknown}; send answer and, optionally, valid_until and passkey"
-        return problem(400, "unknown_field", detail)
-    sent_passkey = data.pop("passkey", None)
-    passkey = PasskeyAssertion.from_body(sent_passkey) if sent_passkey is not None else None
-    if sent_passkey is not None and passkey is None:
-        detail = 'passkey must be {"at": <the options\' at>, "credential": <navigator.credentials.get()>}'
-        return problem(400, "bad_passkey", detail)
-    try:
-        return checked_answer(question_id, data), passkey
-    except MessageError as exc:
-        # A well-formed body whose answer no store can hold (too big a number, too deep) is unprocessable, not bad.
-        return message_problem(exc)
