@@ -1,13 +1,13 @@
 """`AnswerApi`: the HTTPS answer API (API Gateway HTTP API, a JWT authorizer, one Lambda) and its signed links.
 
-The construct has 25 props, each documented on it (16 again on `AnswerApiProps`), and 20 routes (21 with Slack).
+The construct has 25 props, each documented on it (16 again on `AnswerApiProps`), and 24 routes (25 with Slack).
 Its prop rules are in `_answer_api_checks.py`, its stage, access log and CORS in `_answer_api_http.py`, the link
 keys' secret in `_link_keys.py`, the inbox's sign-in in `_inbox.py`.
 
 Signed-in people list, read and answer questions, and read the insights and (the audit group only) the audit
-trail, cancel questions and answer many at once, and see, revoke and dry-run standing grants, on fourteen routes
-behind the JWT authorizer. With `links` (the default), four more routes carry no authorizer, because the capability
-is the signed token itself (HMAC under a key id, for one question): the page a link opens only shows, and only a
+trail, cancel questions and answer many at once, see, revoke and dry-run standing grants, and register passkeys and
+confirm answers with them, on eighteen routes behind the JWT authorizer. With `links` (the default), four more routes
+carry no authorizer, because the capability is the signed token itself (HMAC under a key id, for one question): the page a link opens only shows, and only a
 POST carrying the token acts. The access log format holds no query string, header or body, so a token is never logged:
 
     GET  /questions                                   signed in: list questions (status, tag, due time)

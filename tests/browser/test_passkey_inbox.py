@@ -159,13 +159,15 @@ def test_alice_registers_a_passkey_approves_with_it_and_the_exported_record_veri
     credentials = page.cdp.send("WebAuthn.getCredentials", {"authenticatorId": page.authenticator["authenticatorId"]})  # pyright: ignore[reportAttributeAccessIssue]
     assert len(credentials["credentials"]) == 1
 
-    # ... and approves the question, which says her passkey confirms it
+    # ... and approves the question, which says her passkey confirms it, with the amount edited down to 850
     page.goto(f"{stack.origin}/inbox#/questions/{question_id}")
     expect(page.locator("#detail-id")).to_have_text(question_id)
     expect(page.locator("#passkey-note")).to_contain_text("Your passkey confirms your answer")
+    page.locator("#args-rows tr", has_text="amount").locator("input").fill("850")
     page.screenshot(path=str(shots / "passkey-question.png"), full_page=True)
     page.locator("#actions").get_by_role("button", name="Approve").click()
     expect(page.locator("#status")).to_contain_text("Done: your answer “approve” is recorded")
+    expect(page.locator("#passkey-proof")).to_contain_text("Confirmed with passkey")
     page.screenshot(path=str(shots / "passkey-approved.png"), full_page=True)
     assert page.errors == []  # pyright: ignore[reportAttributeAccessIssue]
 

@@ -128,6 +128,8 @@ def question_view(
             # A default applied at the deadline: nobody decided it.
             "expired": outcome is QuestionOutcome.EXPIRED,
             "reason": record.reason,  # why a person cancelled it
+            # Confirmed with a passkey (`require_passkey`): which, and when signed; the whole proof is in the audit.
+            "passkey": _passkey_shown(record.passkey),
         }
     if record.failure is not None:
         view["failure"] = {"error": record.failure.error, "failed_at": record.failure.failed_at}
@@ -135,6 +137,13 @@ def question_view(
     if record.followups.voting:
         view.update(_votes(record, viewer))
     return view
+
+
+def _passkey_shown(proof: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    signed = proof.get("signed") if proof else None
+    if not proof or not isinstance(signed, Mapping):
+        return None
+    return {"credential_id": proof.get("credential_id"), "signed_at": signed.get("at")}
 
 
 def _shown_answer(record: QuestionRecord) -> Any:

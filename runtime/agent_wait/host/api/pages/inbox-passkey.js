@@ -7,10 +7,11 @@
 
 import { base64url, refused, request } from "./inbox-api.js";
 import { afterRender, shownQuestion } from "./inbox-question.js";
-import { byId, isObject, make, say } from "./shared.js";
+import { byId, isObject, make, say, when } from "./shared.js";
 
 var BUTTON_ID = "passkey-register";
 var NOTE_ID = "passkey-note";
+var PROOF_ID = "passkey-proof";
 
 // base64url text to the bytes WebAuthn's options hold.
 function bytesOf(text) {
@@ -151,7 +152,7 @@ export function confirmAnswer(watching, answer) {
     });
 }
 
-// Under the answer buttons of a question that needs a passkey, say so.
+// Under the answer buttons of a question that needs a passkey, say so; under its outcome, that a passkey signed it.
 function drawNote(view) {
   var note = byId(NOTE_ID);
   if (!note) {
@@ -161,8 +162,22 @@ function drawNote(view) {
   }
   var actions = passkeyActions(view);
   note.hidden = actions.length === 0 || !shownQuestion() || (view && view.status !== "open");
-  note.textContent = "Your passkey confirms " + (actions.length > 1 ? "your answer" : "“" + actions[0] + "”") +
+  note.textContent =
+    "Your passkey confirms " +
+    (actions.length > 1 ? "your answer" : "“" + actions[0] + "”") +
     ": it signs this question, its arguments, your answer and the time.";
+  var signed = isObject(view) && isObject(view.outcome) && isObject(view.outcome.passkey) ? view.outcome.passkey : null;
+  var proof = byId(PROOF_ID);
+  if (!proof) {
+    proof = make("p", "", "muted passkey-proof");
+    proof.id = PROOF_ID;
+    byId("outcome").after(proof);
+  }
+  proof.hidden = !signed;
+  proof.textContent = signed
+    ? "Confirmed with passkey " + signed.credential_id + ", signed at " + when(signed.signed_at) +
+      ": the audit export proves it (scripts/verify_decision.py)."
+    : "";
 }
 
 // "Register a passkey" sits beside the signed-in person's name, shown while they are signed in.
