@@ -7,8 +7,9 @@ keys' secret in `_link_keys.py`, the inbox's sign-in in `_inbox.py`.
 Signed-in people list, read and answer questions, and read the insights and (the audit group only) the audit
 trail, cancel questions and answer many at once, see, revoke and dry-run standing grants, and register passkeys and
 confirm answers with them, on eighteen routes behind the JWT authorizer. With `links` (the default), four more routes
-carry no authorizer, because the capability is the signed token itself (HMAC under a key id, for one question): the page a link opens only shows, and only a
-POST carrying the token acts. The access log format holds no query string, header or body, so a token is never logged:
+carry no authorizer, because the capability is the signed token itself (HMAC under a key id, for one question): the
+page a link opens only shows, and only a POST carrying the token acts. The access log format holds no query string,
+header or body, so a token is never logged:
 
     GET  /questions                                   signed in: list questions (status, tag, due time)
     GET  /questions/{question_id}                     signed in: one question, its policy and outcome
