@@ -21,32 +21,35 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-from webauthn import (
+from agent_wait.errors import PasskeyError, require_extra
+
+require_extra("agent_wait.host.passkeys", "webauthn", "passkey")
+
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat  # noqa: E402  (after the extra check)
+from webauthn import (  # noqa: E402
     generate_authentication_options,
     generate_registration_options,
     options_to_json,
     verify_authentication_response,
     verify_registration_response,
 )
-from webauthn.helpers import bytes_to_base64url, parse_authentication_credential_json
-from webauthn.helpers.cose import COSEAlgorithmIdentifier
-from webauthn.helpers.decode_credential_public_key import decode_credential_public_key
-from webauthn.helpers.decoded_public_key_to_cryptography import decoded_public_key_to_cryptography
-from webauthn.helpers.exceptions import WebAuthnException
-from webauthn.helpers.structs import (
+from webauthn.helpers import bytes_to_base64url, parse_authentication_credential_json  # noqa: E402
+from webauthn.helpers.cose import COSEAlgorithmIdentifier  # noqa: E402
+from webauthn.helpers.decode_credential_public_key import decode_credential_public_key  # noqa: E402
+from webauthn.helpers.decoded_public_key_to_cryptography import decoded_public_key_to_cryptography  # noqa: E402
+from webauthn.helpers.exceptions import WebAuthnException  # noqa: E402
+from webauthn.helpers.structs import (  # noqa: E402
     AuthenticatorSelectionCriteria,
     PublicKeyCredentialDescriptor,
     ResidentKeyRequirement,
     UserVerificationRequirement,
 )
 
-from agent_wait.common.times import format_rfc3339, utc_now
-from agent_wait.engine.checks import Answerer
-from agent_wait.engine.proof import PasskeyAssertion, PasskeyCheck, PasskeyVerifier, signed_inputs
-from agent_wait.errors import PasskeyError
-from agent_wait.ledger import QuestionRecord
-from agent_wait.ledger.passkeys import PasskeyBook, PasskeyCredential, RegistrationChallenge
+from agent_wait.common.times import format_rfc3339, utc_now  # noqa: E402
+from agent_wait.engine.checks import Answerer  # noqa: E402
+from agent_wait.engine.proof import PasskeyAssertion, PasskeyCheck, PasskeyVerifier, signed_inputs  # noqa: E402
+from agent_wait.ledger import QuestionRecord  # noqa: E402
+from agent_wait.ledger.passkeys import PasskeyBook, PasskeyCredential, RegistrationChallenge  # noqa: E402
 
 __all__ = ("ALGORITHMS", "REGISTRATION_WINDOW", "WebAuthnPasskeys", "base64url")
 
