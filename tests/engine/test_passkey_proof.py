@@ -249,6 +249,16 @@ def test_the_deadline_applies_the_default_without_a_passkey() -> None:
     assert ledger.find("q-1").status is QuestionStatus.EXPIRED
 
 
+def test_a_persons_cancel_applies_the_policys_cancellation_without_a_passkey() -> None:
+    ledger, _ = _record(SIGNED)
+    cancel = AnswerAttempt("order-1", "q-1", None, "c-1", ALICE, T0, cancel=True, reason="ordered twice")
+
+    verdict = AnswerDesk(ledger).decide(cancel, ThreadState())
+
+    assert verdict.kind is VerdictKind.DECIDED
+    assert ledger.find("q-1").status is QuestionStatus.CANCELLED
+
+
 # -- the policy -----------------------------------------------------------------------------------------------------
 
 

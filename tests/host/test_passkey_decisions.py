@@ -299,6 +299,11 @@ def _by_api(world: World, thread: str, question_id: str) -> None:
     assert f"/inbox#/questions/{question_id}" in reply.json()["detail"]
 
 
+def _by_bulk(world: World, thread: str, question_id: str) -> None:
+    answers = [{"question_id": question_id, "answer": {"action": "approve"}}]
+    world.call("POST", "/questions/answers", {"answers": answers}, ALICE)
+
+
 def _by_agui(world: World, thread: str, question_id: str) -> None:
     entry = {"interruptId": question_id, "status": "resolved", "payload": {"action": "approve"}}
     world.call("POST", "/agui/resume", {"resume": [entry]}, ALICE)
@@ -352,6 +357,7 @@ def _by_queue(world: World, thread: str, question_id: str) -> None:
 
 DOORS = {
     "api without an assertion": _by_api,
+    "bulk answers": _by_bulk,
     "ag-ui": _by_agui,
     "email or teams link": _by_link,
     "slack button": _by_slack_button,
