@@ -1,14 +1,15 @@
 """`AnswerApi`: the HTTPS answer API (API Gateway HTTP API, a JWT authorizer, one Lambda) and its signed links.
 
-The construct has 25 props, each documented on it (16 again on `AnswerApiProps`), and 20 routes (21 with Slack; 2
+The construct has 25 props, each documented on it (16 again on `AnswerApiProps`), and 24 routes (25 with Slack; 2
 more with A2A). Its prop rules are in `_answer_api_checks.py`, its stage, access log and CORS in `_answer_api_http.py`,
 the link keys' secret in `_link_keys.py`, the inbox's sign-in in `_inbox.py`.
 
 Signed-in people list, read and answer questions, and read the insights and (the audit group only) the audit
-trail, cancel questions and answer many at once, and see, revoke and dry-run standing grants, on fourteen routes
-behind the JWT authorizer. With `links` (the default), four more routes carry no authorizer, because the capability
-is the signed token itself (HMAC under a key id, for one question): the page a link opens only shows, and only a
-POST carrying the token acts. The access log format holds no query string, header or body, so a token is never logged:
+trail, cancel questions and answer many at once, see, revoke and dry-run standing grants, and register passkeys and
+confirm answers with them, on eighteen routes behind the JWT authorizer. With `links` (the default), four more routes
+carry no authorizer, because the capability is the signed token itself (HMAC under a key id, for one question): the
+page a link opens only shows, and only a POST carrying the token acts. The access log format holds no query string,
+header or body, so a token is never logged:
 
     GET  /questions                                   signed in: list questions (status, tag, due time)
     GET  /questions/{question_id}                     signed in: one question, its policy and outcome
@@ -23,6 +24,8 @@ POST carrying the token acts. The access log format holds no query string, heade
     GET  /grants/{grant_id}                           signed in: one of them
     DELETE /grants/{grant_id}                         signed in: revoke it, for every ask after this
     POST /grants/dry-run                              signed in: which past questions a grant would have decided
+    GET  /passkeys, POST /passkeys/registration[/options]  signed in: the person's passkeys; register one
+    POST /questions/{question_id}/passkey             signed in: the options that confirm an answer with a passkey
     GET  /questions/{question_id}/confirm             link: the confirmation page (shows, never acts)
     GET  /questions/{question_id}/confirm/{asset}     link: that page's script and style files
     POST /questions/{question_id}/link                link: the page reads the question the token names
@@ -96,6 +99,10 @@ SIGNED_IN_ROUTES = (
     ("GET", "/grants/{grant_id}"),
     ("DELETE", "/grants/{grant_id}"),
     ("POST", "/grants/dry-run"),
+    ("GET", "/passkeys"),
+    ("POST", "/passkeys/registration/options"),
+    ("POST", "/passkeys/registration"),
+    ("POST", "/questions/{question_id}/passkey"),
 )
 """Routes behind the JWT authorizer: who answers is the person API Gateway verified."""
 A2A_ROUTES = (("POST", "/a2a"),)

@@ -9,6 +9,7 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
            ├─ ConfigurationError(ValueError)     a handler setting is missing or wrong (names every variable at fault)
            ├─ ArgumentError(ValueError)          an argument to a constructor or call has a value it cannot take
            ├─ RecipientError(ValueError)         a question names an email answerer that is not an address
+           ├─ PasskeyError(ValueError)           a passkey cannot be registered, or no passkey can confirm an answer
            ├─ LedgerError                        the question ledger's store could not do what was asked
            │    ├─ LedgerUnavailableError        the store failed (throttling, network, permissions); SQS retries
            │    ├─ LedgerRejectedError(ValueError)  the store refused the request as invalid; retrying cannot help
@@ -64,6 +65,7 @@ __all__ = (
     "MessageError",
     "MissingExtraError",
     "NothingToRetryError",
+    "PasskeyError",
     "PolicyError",
     "QuestionNotFoundError",
     "QuestionTooLargeError",
@@ -125,6 +127,16 @@ class GrantError(WaitError, ValueError):
     """Raised when a standing grant cannot be made as asked (`agent_wait.policy.grants`). `code` is stable:
     `bad_grant`, `grants_off`, `not_grantable`, `widens`, `over_limit`, `not_granter`, or `unknown_grant` (no such
     grant that the caller may see); the message says what was wrong and what would be accepted."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class PasskeyError(WaitError, ValueError):
+    """Raised when a passkey cannot be registered, or the options to confirm an answer cannot be made
+    (`agent_wait.host.passkeys`). `code` is stable: `no_challenge`, `registration_refused`, `no_passkey` or
+    `passkeys_off`; the message says what was wrong and what to do."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)

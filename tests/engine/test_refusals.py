@@ -155,6 +155,20 @@ def _already_voted(p: Parked) -> Any:
     return p.answer("reject", answered_by="alice@example.com", answer_id="alice-2")
 
 
+def _passkey_required(p: Parked) -> Any:
+    # A question whose policy needs a passkey, on the same stack: the queue cannot carry a WebAuthn assertion.
+    import tests.agents.passkey_graphs as passkey_graphs
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from agent_wait.langgraph import LangGraphAdapter
+
+    adapter = LangGraphAdapter(passkey_graphs.build_passkey_graph(InMemorySaver()))
+    p.router = Router(adapter, p.router.ledger, dead_letter=p.router.dead_letter, metrics=p.metrics, clock=lambda: T0)
+    p.thread_id, p.order_id = f"{p.thread_id}-passkey", f"{p.order_id}-passkey"
+    (p.question_id,) = p.handle(start_message(p.thread_id, p.order_id)).asked
+    return p.answer("approve", answered_by="alice@example.com")
+
+
 # The deployment trusts the sweep's role and lets finance's role answer; anyone else only writes to the queue.
 SENDERS = SenderPolicy(trusted=frozenset({"AROASWEEP"}), answer_senders=frozenset({"AROAFINANCE"}))
 
@@ -207,6 +221,7 @@ REFUSALS: dict[RefusalReason, Callable[[Parked], Any]] = {
     RefusalReason.INVALID_ANSWER: _invalid_answer,
     RefusalReason.ALREADY_VOTED: _already_voted,
     RefusalReason.GRANT_REFUSED: _grant_refused,
+    RefusalReason.PASSKEY_REQUIRED: _passkey_required,
 }
 
 
@@ -269,5 +284,10 @@ DOORS_THAT_CANNOT_WAIT = {RefusalReason.THREAD_BUSY}
 waits, or hands the message back to SQS): `tests/engine/test_one_decision_path.py` has their case."""
 
 
+ONLY_WITH_AN_ASSERTION = {RefusalReason.PASSKEY_REFUSED}
+"""Refused only where an answer carries a passkey assertion, which the queue never does (the answer API):
+`tests/host/test_passkey_decisions.py` and `tests/engine/test_passkey_proof.py` have its cases."""
+
+
 def test_every_refusal_reason_has_a_case() -> None:
-    assert set(REFUSALS) | DOORS_THAT_CANNOT_WAIT == set(RefusalReason)
+    assert set(REFUSALS) | DOORS_THAT_CANNOT_WAIT | ONLY_WITH_AN_ASSERTION == set(RefusalReason)

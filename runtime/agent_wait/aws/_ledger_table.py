@@ -178,6 +178,7 @@ class LedgerTable:
             "via": decision.via,
             "claimed_by": decision.claimed_by,
             "reason": decision.reason,
+            "passkey": dict(decision.passkey) if decision.passkey else None,
         }
         for name, value in optional.items():
             if value is not None:

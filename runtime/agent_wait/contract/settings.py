@@ -179,3 +179,7 @@ class Settings(StrEnum):
     policy does not say (`WaitPolicy(on_new_version=...)`): `resume` (the default) while the waiting node and
     `@wait` function still exist with the same parameters, else fail the thread `version_changed`; `fail` on any
     change (docs/versions.md)."""
+    PASSKEY_ORIGIN = "AGENT_WAIT_PASSKEY_ORIGIN"
+    """Optional, the answer API's: the inbox's origin, `https://<API domain>` (its host is the WebAuthn relying party
+    id). Set, people register passkeys in the inbox and confirm answers to `require_passkey` questions with them
+    (docs/proving.md); unset, such questions refuse every answer `passkey_required`."""

@@ -30,6 +30,7 @@ from agent_wait.engine.cancelling import cancel_refusal, cancellation_answer
 from agent_wait.engine.checks import Answerer, check_answer
 from agent_wait.engine.granting import grant_for, split_grant
 from agent_wait.engine.outcomes import RefusalReason
+from agent_wait.engine.proof import PasskeyAssertion, PasskeyCheck, PasskeyVerifier, confirm_passkey
 from agent_wait.engine.votes import VoteStatus, cast_vote
 from agent_wait.errors import GrantError
 from agent_wait.ledger import (
@@ -83,6 +84,9 @@ class AnswerAttempt:
     ignored."""
     reason: str | None = None
     """Why, in the person's words (a cancel's reason); recorded on the row."""
+    passkey: PasskeyAssertion | None = None
+    """The WebAuthn assertion that confirms this answer, for a question that needs one (`require_passkey`); only the
+    answer API carries one (`agent_wait.engine.proof`)."""
 
 
 def _unknown(question_id: str) -> bool | None:
@@ -160,10 +164,13 @@ class AnswerDesk:
 
     Args:
         ledger: the question ledger; quorum votes need its follow-ups (`FollowUpLedger`).
+        passkeys: verifies the passkey assertion an answer to a `require_passkey` question carries (the host's
+            `agent_wait.host.passkeys.WebAuthnPasskeys`); None: every such answer is refused `passkey_required`.
     """
 
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, *, passkeys: PasskeyVerifier | None = None) -> None:
         self.ledger = require_capabilities(ledger, Capability.FOLLOW_UPS, user="AnswerDesk")
+        self.passkeys = passkeys
 
     def decide(self, attempt: AnswerAttempt, thread: ThreadState) -> Verdict:
         """Check `attempt` against its question and thread, then decide, vote, or refuse; see `Verdict`."""
@@ -208,6 +215,9 @@ class AnswerDesk:
             refusal = self._check(record, attempt)
             if refusal is not None:
                 return refusal
+            signed = self._confirmed(record, attempt)
+            if isinstance(signed, Verdict):
+                return signed
             # A durable function's callback waits while its question is open (its own timeout comes after the
             # deadline): only a graph's question can be moved past.
             if callback_id_of(record.envelope.source) is None and thread.parked(record.question_id) is False:
@@ -223,10 +233,12 @@ class AnswerDesk:
                     return Verdict.refused(RefusalReason.GRANT_REFUSED, _grant_detail(exc), record)
             if record.followups.voting and not (attempt.deadline or attempt.cancel):
                 return self._vote(record, attempt, thread)
-            decided = self._write(record, _decision(record, attempt), attempt.received_at, thread)
+            decided = self._write(record, _decision(record, attempt, signed), attempt.received_at, thread)
             if decided is None:
                 return Verdict.refused(RefusalReason.THREAD_BUSY, THREAD_MOVED, record)
             if decided.won:
+                if signed is not None and self.passkeys is not None:
+                    self.passkeys.used(signed, attempt.answerer)
                 return Verdict(VerdictKind.DECIDED, decided.record)
             record = decided.record
         earlier = record.progress.vote_with(attempt.answer_id)
@@ -247,6 +259,16 @@ class AnswerDesk:
             record, attempt.answer, attempt.answerer, received_at=attempt.received_at, valid_until=attempt.valid_until
         )
         return Verdict.refused(refusal[0], refusal[1], record) if refusal is not None else None
+
+    def _confirmed(self, record: QuestionRecord, attempt: AnswerAttempt) -> Verdict | PasskeyCheck | None:
+        """A person's answer to a question that needs a passkey: refused unless it carries an assertion the injected
+        verifier finds signs exactly this answer (`agent_wait.engine.proof`); the check with its proof when it does."""
+        if attempt.deadline or attempt.cancel:
+            return None  # the default at the deadline, and a cancel's `on_cancel`, are the policy's, not a signature's
+        refusal, check = confirm_passkey(
+            record, attempt.answer, attempt.answerer, attempt.passkey, self.passkeys, received_at=attempt.received_at
+        )
+        return Verdict.refused(refusal[0], refusal[1], record) if refusal is not None else check
 
     def _write(
         self, record: QuestionRecord, decision: Decision, now: datetime, thread: ThreadState
@@ -300,7 +322,7 @@ class AnswerDesk:
         return _settled(voted.record, attempt)  # decided meanwhile, by another vote or answer
 
 
-def _decision(record: QuestionRecord, attempt: AnswerAttempt) -> Decision:
+def _decision(record: QuestionRecord, attempt: AnswerAttempt, signed: PasskeyCheck | None = None) -> Decision:
     answerer = attempt.answerer
     status = QuestionStatus.EXPIRED if attempt.deadline else QuestionStatus.ANSWERED
     # A deadline always applies the question's own default, whatever the message carries.
@@ -319,6 +341,7 @@ def _decision(record: QuestionRecord, attempt: AnswerAttempt) -> Decision:
         # A door's decision stays due until the agent has it: the sweep hands it over if nothing else did.
         hand_over_at=format_rfc3339(attempt.received_at) if answerer.hands_over else None,
         reason=attempt.reason if attempt.cancel else None,
+        passkey=signed.proof if signed is not None else None,
     )
 
 

@@ -82,6 +82,7 @@ AUDIT_COLUMNS = (
     "retry_id",
     "reason",
     "grant_id",
+    "passkey",
 )
 """Every field of an audit row, in the order a CSV file has them (JSON lines hold the same keys)."""
 MAX_AUDIT_GRANTS = 1000
@@ -122,6 +123,7 @@ _JSON_COLUMNS = frozenset(
         "decided",
         "exact",
         "live",
+        "passkey",
     }
 )
 """The fields a CSV cell holds as JSON text."""
@@ -240,6 +242,9 @@ def audit_row(record: QuestionRecord) -> dict[str, Any]:
         "reason": record.reason,  # why a person cancelled it
         # The standing grant that decided it (`via` grant), read from its answer id: no read of the grant.
         "grant_id": grant_id_of(record),
+        # A decision confirmed with a passkey: the assertion, the public key and the digest's inputs, so
+        # `scripts/verify_decision.py` proves it offline (docs/proving.md).
+        "passkey": dict(record.passkey) if record.passkey else None,
     }
 
 

@@ -31,6 +31,7 @@ from agent_wait.engine.checks import HANDED_OVER, Answerer
 from agent_wait.engine.entry_queue import EntryQueue
 from agent_wait.engine.metrics import HostMetrics, Metric, RecordingMetrics
 from agent_wait.engine.outcomes import RefusalReason
+from agent_wait.engine.proof import PasskeyAssertion, PasskeyVerifier
 from agent_wait.ledger import AnswerView, Capability, HandOverLedger, Ledger, QuestionRecord, require_capabilities
 
 __all__ = ("HANDED_OVER", "AnswerResult", "AnswerService", "resume_message", "vote_message")
@@ -90,6 +91,8 @@ class AnswerService:
         lease_wait: how long to wait for a router run on the thread to finish before refusing `thread_busy`.
         metrics: where refusals are counted (`AnswersRefused` by reason, as the router's); in memory when omitted.
         log: a stdlib-compatible logger (Powertools' Logger in Lambda).
+        passkeys: the desk's passkey verifier (`AnswerDesk`'s `passkeys`); None: a `require_passkey` question
+            refuses every answer.
     """
 
     def __init__(
@@ -101,11 +104,12 @@ class AnswerService:
         lease_wait: float = 3.0,
         metrics: HostMetrics | None = None,
         log: logging.Logger | Any = None,
+        passkeys: PasskeyVerifier | None = None,
     ) -> None:
         needed = (Capability.FOLLOW_UPS, Capability.FAILURES, Capability.HAND_OVERS)
         self.ledger = require_capabilities(ledger, *needed, user="AnswerService")
         self.hand_overs = cast(HandOverLedger, ledger)
-        self.desk = AnswerDesk(ledger)
+        self.desk = AnswerDesk(ledger, passkeys=passkeys)
         self.entry_queue = entry_queue
         self.clock = clock
         self.lease_wait = lease_wait
@@ -121,6 +125,7 @@ class AnswerService:
         answer_id: str,
         valid_until: datetime | None = None,
         lease_wait: float | None = None,
+        passkey: PasskeyAssertion | None = None,
     ) -> AnswerResult:
         """Decide `question_id` with `answer` for a person; hand the resume to the router when it decided.
 
@@ -133,11 +138,18 @@ class AnswerService:
             valid_until: the answer's own expiry.
             lease_wait: how long this answer may wait for a run on its thread (default: the service's `lease_wait`);
                 a door answering many in one request shares one budget among them.
+            passkey: the WebAuthn assertion confirming the answer, for a question whose policy needs one.
         """
         # One span for the decision and its hand-over: the router's delivery of the resume continues this trace.
         with tracing.answer_span(question_id, answerer.via or "api"):
             result = self._answer(
-                question_id, answer, answerer, answer_id=answer_id, valid_until=valid_until, lease_wait=lease_wait
+                question_id,
+                answer,
+                answerer,
+                answer_id=answer_id,
+                valid_until=valid_until,
+                lease_wait=lease_wait,
+                passkey=passkey,
             )
         return self._told(result, question_id, answerer)
 
@@ -187,6 +199,7 @@ class AnswerService:
         valid_until: datetime | None,
         cancel_reason: str | None = None,
         lease_wait: float | None = None,
+        passkey: PasskeyAssertion | None = None,
     ) -> AnswerResult:
         now = self.clock()
         view = self.hand_overs.answer_view(question_id, now=now)
@@ -202,6 +215,7 @@ class AnswerService:
             valid_until,
             cancel=cancel_reason is not None,
             reason=cancel_reason,
+            passkey=passkey,
         )
         verdict = self._decide(attempt, view, self.lease_wait if lease_wait is None else max(lease_wait, 0.0))
         return AnswerResult(verdict, self._hand_over(verdict, answer_id))

@@ -80,6 +80,13 @@ class RefusalReason(StrEnum):
     THREAD_BUSY = "thread_busy"
     """A door that cannot wait (the answer API, a link) found the agent running on the thread; try again shortly.
     Nothing was decided: the run may move past the question."""
+    PASSKEY_REQUIRED = "passkey_required"
+    """The question's policy needs the answer confirmed with a passkey (`require_passkey`), and it came without one:
+    through a door that cannot do WebAuthn (Slack, Teams, an email link, the queue) or the API without an assertion.
+    The detail points to the inbox, where the person's passkey confirms it."""
+    PASSKEY_REFUSED = "passkey_refused"
+    """The answer carried a passkey assertion that does not confirm it: not this person's passkey, a signature over
+    another question, arguments, action or time, a wrong origin, or prepared too long ago. Nothing was decided."""
 
 
 class DeadLetterReason(StrEnum):

@@ -26,6 +26,7 @@ from agent_wait.host._chat_settings import ShapedWebhookSettings, TeamsSettings,
 from agent_wait.host._checkpoint_settings import PAYLOAD_LIMIT, checkpoint_settings
 from agent_wait.host._email_settings import EmailSettings, email_settings
 from agent_wait.host._identity_settings import identity_settings
+from agent_wait.host._passkey_settings import passkey_settings
 from agent_wait.host._retention_settings import (
     CHANNEL_RECORD_RETENTION,
     CHECKPOINT_RETENTION,
@@ -141,6 +142,9 @@ class HostSettings:
     (`AGENT_WAIT_ON_NEW_VERSION`): `resume` while compatible (the default) or `fail` (docs/versions.md)."""
     a2a: Any = None
     """The hosted agent as an A2A agent (`AGENT_WAIT_AGENT_CARD`, `agent_wait.host.a2a.agent.A2aAgent`); None: off."""
+    passkey_origin: str | None = None
+    """The inbox's origin, whose host is the WebAuthn relying party (`AGENT_WAIT_PASSKEY_ORIGIN`); None: passkeys off,
+    and a `require_passkey` question refuses every answer."""
 
     @classmethod
     def from_env(cls, role: HostRole | str, environ: Mapping[str, str] | None = None) -> HostSettings:
@@ -200,7 +204,7 @@ class HostSettings:
             | a2a_settings(value, problems, wrong)
         )
         schedules = schedule_settings(value, problems, wrong)
-        identity = identity_settings(value, problems, wrong)
+        identity = identity_settings(value, problems, wrong) | passkey_settings(value, problems, wrong)
         sign_in = sign_in_settings(value, problems, wrong)
         slack = slack_settings(value, problems, wrong, posts=role is not HostRole.API)
         announces = role is not HostRole.API  # only the router and the sweep announce

@@ -75,6 +75,9 @@ class Decision:
     router if nothing else did. None: never due once decided."""
     reason: str | None = None
     """Why, in the decider's words: a person's reason for cancelling (a cancel attempt). None otherwise."""
+    passkey: Mapping[str, Any] | None = None
+    """For an answer confirmed with a passkey (`require_passkey`): the assertion, the credential's public key and the
+    digest's inputs (`agent_wait.engine.proof`), kept so the decision can be verified offline. None otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +163,8 @@ class QuestionRecord:
     """Why it was decided so, in the decider's words: the reason a person gave for cancelling it. None otherwise."""
     last_refusal: Refusal | None = None
     """The last answer the router refused on the queue, and why (`RefusalLedger.note_refusal`). None: none yet."""
+    passkey: Mapping[str, Any] | None = None
+    """The passkey proof of the answer that decided it (`Decision.passkey`), for a `require_passkey` question."""
 
     @property
     def thread_id(self) -> str:
@@ -263,6 +268,7 @@ class QuestionRecord:
             decided_at=format_rfc3339(now),
             due_at=decision.hand_over_at,
             reason=decision.reason,
+            passkey=decision.passkey,
         )
 
     def to_item(self) -> dict[str, Any]:
@@ -289,6 +295,7 @@ class QuestionRecord:
             **self.progress.to_item(),
             "trace": dict(self.trace) if self.trace else None,
             "extensions": [e.to_item() for e in self.extensions] or None,
+            "passkey": dict(self.passkey) if self.passkey else None,
         }
         return item
 
@@ -336,6 +343,7 @@ class QuestionRecord:
             extensions=tuple(Extended.from_item(e) for e in item.get("extensions") or ()),
             reason=item.get("reason"),
             last_refusal=Refusal.from_item(item.get("last_refusal")),
+            passkey=dict(item["passkey"]) if isinstance(item.get("passkey"), Mapping) else None,
         )
 
 

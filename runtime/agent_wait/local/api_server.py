@@ -69,6 +69,10 @@ PROTECTED_ROUTES: tuple[str, ...] = (
     "DELETE /grants/{grant_id}",
     "POST /grants/dry-run",
     "POST /a2a",
+    "GET /passkeys",
+    "POST /passkeys/registration/options",
+    "POST /passkeys/registration",
+    "POST /questions/{question_id}/passkey",
 )
 """The routes the `AgentWait` construct puts behind the JWT authorizer (`agent_wait_cdk.answer_api.SIGNED_IN_ROUTES`;
 the runtime never imports the constructs, so tests/local/test_local_api.py keeps the two lists equal)."""

@@ -32,6 +32,7 @@ from agent_wait.policy.fields import (
 from agent_wait.policy.followup import Escalation, FollowUps, Quorum, Reminder
 from agent_wait.policy.grants import Grants
 from agent_wait.policy.new_version import checked_on_new_version
+from agent_wait.policy.passkey import PASSKEY_RULE, check_require_passkey
 
 __all__ = (
     "DEFAULT_ACTIONS",
@@ -131,6 +132,10 @@ class WaitPolicy:
     grants: Grants | None = None
     """Who may approve a `@wait` question *and* grant later asks of the same call, and how far a grant may reach
     (`agent_wait.policy.grants.Grants`); None: nobody may grant, every ask is asked (docs/policies.md)."""
+    require_passkey: tuple[str, ...] = ()
+    """The actions a person must confirm with a registered passkey (WebAuthn) in the inbox, signing a digest of the
+    question, the arguments as approved, the action and the time (docs/proving.md). `True` at construction: every
+    allowed action. Empty: none. Not with `grants` or a `quorum`; a door that cannot do WebAuthn is refused."""
 
     def __init__(
         self,
@@ -152,6 +157,7 @@ class WaitPolicy:
         on_cancel: Any = None,
         on_new_version: str | None = None,
         grants: Grants | Mapping[str, Any] | None = None,
+        require_passkey: bool | Iterable[str] | None = None,
     ) -> None:
         timeout_delta, timeout_text = _duration_field("timeout", timeout)
         ttl_delta, ttl_text = _duration_field("answer_ttl", answer_ttl)
@@ -212,6 +218,7 @@ class WaitPolicy:
         object.__setattr__(self, "on_cancel", cancellation_answer(on_cancel))
         object.__setattr__(self, "on_new_version", checked_on_new_version(on_new_version))
         object.__setattr__(self, "grants", _checked_grants(grants, self))
+        object.__setattr__(self, "require_passkey", _checked_passkey(require_passkey, self))
 
     @property
     def followups(self) -> FollowUps:
@@ -241,6 +248,8 @@ class WaitPolicy:
         rules.update({"on_new_version": self.on_new_version} if self.on_new_version else {})
         if self.grants is not None:
             rules["grants"] = self.grants.to_dict()
+        if self.require_passkey:
+            rules[PASSKEY_RULE] = {"actions": list(self.require_passkey)}
         return rules
 
     def to_dict(self) -> dict[str, Any]:
@@ -266,6 +275,8 @@ class WaitPolicy:
         data.update({"on_new_version": self.on_new_version} if self.on_new_version else {})
         if self.grants is not None:
             data["grants"] = self.grants.to_dict()
+        if self.require_passkey:
+            data["require_passkey"] = list(self.require_passkey)
         return data
 
     @classmethod
@@ -289,6 +300,7 @@ class WaitPolicy:
             "on_cancel",
             "on_new_version",
             "grants",
+            "require_passkey",
         }
         unknown = sorted(set(data) - known)
         if unknown:
@@ -313,6 +325,7 @@ class WaitPolicy:
             on_cancel=data.get("on_cancel"),
             on_new_version=data.get("on_new_version"),
             grants=data.get("grants"),
+            require_passkey=data.get("require_passkey"),
         )
 
     def __repr__(self) -> str:
@@ -325,6 +338,7 @@ class WaitPolicy:
             + (f", quorum={self.quorum.to_dict()!r}" if self.quorum else "")
             + (f", extend={self.extend.to_dict()!r}" if self.extend else "")
             + (f", grants={self.grants.to_dict()!r}" if self.grants else "")
+            + (f", require_passkey={self.require_passkey!r}" if self.require_passkey else "")
             + ")"
         )
 
@@ -350,6 +364,27 @@ def _checked_grants(grants: Grants | Mapping[str, Any] | None, policy: WaitPolic
             "without a quorum",
         )
     return checked
+
+
+def _checked_passkey(value: bool | Iterable[str] | None, policy: WaitPolicy) -> tuple[str, ...]:
+    """The actions a passkey must confirm, checked against the rest of the policy: a signed decision is one person's
+    decision of one call, so no standing grant may decide it for them and no quorum splits it into votes."""
+    actions = check_require_passkey(value, policy.allowed_actions)
+    if actions and policy.grants is not None:
+        raise PolicyError(
+            "require_passkey",
+            list(actions),
+            "a question that needs a passkey is not grantable: a standing grant would decide later asks with no "
+            "passkey. Leave grants unset, or require_passkey unset",
+        )
+    if actions and policy.quorum is not None:
+        raise PolicyError(
+            "require_passkey",
+            list(actions),
+            "a quorum question cannot require a passkey: it is decided by votes, and a signed decision is one "
+            "person's. Ask without a quorum, or leave require_passkey unset",
+        )
+    return actions
 
 
 def _schema_actions(schema: Any) -> tuple[str, ...]:

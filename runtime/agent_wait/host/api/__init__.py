@@ -16,6 +16,7 @@ Handler: `agent_wait.host.api.handler`. Routes:
     GET  /grants, GET|DELETE /grants/{id}  standing grants: list, show, revoke (`_grants`); made by answering
     POST /slack/interactions               Slack's button clicks and modals, signed by Slack (no JWT)
     GET  /.well-known/agent-card.json      the hosted agent's A2A card (no JWT); POST /a2a: A2A v1.0 JSON-RPC (`_a2a`)
+    GET|POST /passkeys..., POST /questions/{question_id}/passkey   register a passkey; confirm an answer (`_passkeys`)
 
 An answer decides at once, through the one decision every door uses (`agent_wait.engine.AnswerService`, while it
 holds the thread), and only then hands the resume to the router: the response is the real outcome (200; 202 for
@@ -53,6 +54,7 @@ from agent_wait.host.api._inbox import inbox_routes
 from agent_wait.host.api._insights import insights_routes
 from agent_wait.host.api._links import link_routes
 from agent_wait.host.api._operators import operator_routes
+from agent_wait.host.api._passkeys import passkey_routes
 from agent_wait.host.api._problems import PROBLEM_JSON
 from agent_wait.host.api._questions import question_routes, question_view
 from agent_wait.host.api._slack import slack_routes
@@ -91,6 +93,7 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
     app.include_router(grant_routes(context))
     app.include_router(grant_suggestion_routes(context))
     app.include_router(a2a_routes(context))
+    app.include_router(passkey_routes(context))
     return app
 
 

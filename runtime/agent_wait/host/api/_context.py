@@ -90,6 +90,9 @@ class ApiContext:
     """Moves deadlines (`POST /questions/{id}/extend`); None: one on `ledger` without schedules is made when needed."""
     a2a: Any = None
     """The hosted agent over A2A (`agent_wait.host.a2a.handler.A2aService`); None: A2A is off."""
+    passkeys: Any = None
+    """Registers passkeys and makes the options that confirm an answer (`agent_wait.host.passkeys.WebAuthnPasskeys`,
+    also `service`'s verifier); None: passkeys are off."""
 
     @classmethod
     def from_settings(
@@ -112,7 +115,14 @@ class ApiContext:
         ledger_client = session.client("dynamodb")
         ledger = DynamoDbLedger(table, client=ledger_client, closed_ttl=settings.decided_retention)
         queue = SqsEntryQueue(queue_url, client=session.client("sqs"))
-        service = AnswerService(ledger, queue, metrics=metrics, log=log)
+        passkeys = None
+        if settings.passkey_origin:  # passkeys kept on the question table (`agent_wait.aws.passkeys`)
+            from agent_wait.aws.passkeys import DynamoDbPasskeyBook
+            from agent_wait.host.passkeys import WebAuthnPasskeys
+
+            book = DynamoDbPasskeyBook(table, client=session.client("dynamodb"))
+            passkeys = WebAuthnPasskeys(book, origin=settings.passkey_origin)
+        service = AnswerService(ledger, queue, metrics=metrics, log=log, passkeys=passkeys)
         claims = (settings.groups_claim,) if settings.groups_claim else DEFAULT_GROUPS_CLAIMS
         link_keys = None
         if settings.link_keys_arn:  # signed answer links: read at cold start, again when they may have rotated
@@ -131,6 +141,7 @@ class ApiContext:
             sign_in=SignIn.from_settings(settings),
             slack=doors.get("slack"),
             audit_group=settings.audit_group,
+            passkeys=passkeys,
         )
 
 

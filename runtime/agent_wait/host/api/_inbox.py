@@ -48,6 +48,7 @@ INBOX_MODULES = (
     "inbox-grant-form.js",
     "inbox-grant-box.js",
     "inbox-grants-page.js",
+    "inbox-passkey.js",
     "shared.js",
 )
 """The page's script: plain ES modules the browser loads as they are (no build step), `inbox-main.js` first; they

@@ -14,7 +14,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from agent_wait.common.times import format_rfc3339, parse_rfc3339, utc_now
-from agent_wait.contract.messages import MAX_ID_LENGTH, AnswerMessage, parse_message
+from agent_wait.contract.messages import MAX_ID_LENGTH
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import AnswerResult, Verdict, VerdictKind
 from agent_wait.engine.checks import Answerer
@@ -22,9 +22,10 @@ from agent_wait.engine.grant_book import grant_view
 from agent_wait.engine.granting import split_grant
 from agent_wait.engine.outcomes import RefusalReason
 from agent_wait.engine.votes import vote_of, vote_progress
-from agent_wait.errors import GrantError, MessageError
+from agent_wait.errors import GrantError
+from agent_wait.host.api._answer_body import answer_body, checked_answer
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
-from agent_wait.host.api._problems import NOT_JSON, json_body, json_response, message_problem, problem
+from agent_wait.host.api._problems import json_response, problem
 from agent_wait.ledger import QuestionRecord
 from agent_wait.ledger.outcome import QuestionOutcome, agent_progress, question_outcome
 
@@ -56,6 +57,8 @@ _STATUS_FOR_REFUSAL = {
     RefusalReason.ANSWER_STALE: 422,
     RefusalReason.INVALID_ANSWER: 422,
     RefusalReason.GRANT_REFUSED: 422,
+    RefusalReason.PASSKEY_REQUIRED: 403,
+    RefusalReason.PASSKEY_REFUSED: 403,
 }
 """Any other refusal is a 409: the question's or the thread's state conflicts with the answer."""
 _TITLE_FOR_REFUSAL = {
@@ -63,6 +66,8 @@ _TITLE_FOR_REFUSAL = {
     RefusalReason.THREAD_FAILED: "The agent failed on this thread",
     RefusalReason.THREAD_BUSY: "The agent is busy",
     RefusalReason.NOT_PARKED: "No longer waiting",
+    RefusalReason.PASSKEY_REQUIRED: "Confirm with your passkey",
+    RefusalReason.PASSKEY_REFUSED: "Passkey not accepted",
 }
 _RESULT_FOR_KIND = {VerdictKind.DECIDED: "won", VerdictKind.REPEATED: "repeated", VerdictKind.VOTED: "voted"}
 """The `result` of a 200 or 202 body (what the inbox page and clients read)."""
@@ -123,6 +128,8 @@ def question_view(
             # A default applied at the deadline: nobody decided it.
             "expired": outcome is QuestionOutcome.EXPIRED,
             "reason": record.reason,  # why a person cancelled it
+            # Confirmed with a passkey (`require_passkey`): which, and when signed; the whole proof is in the audit.
+            "passkey": _passkey_shown(record.passkey),
         }
     if record.failure is not None:
         view["failure"] = {"error": record.failure.error, "failed_at": record.failure.failed_at}
@@ -130,6 +137,13 @@ def question_view(
     if record.followups.voting:
         view.update(_votes(record, viewer))
     return view
+
+
+def _passkey_shown(proof: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    signed = proof.get("signed") if proof else None
+    if not proof or not isinstance(signed, Mapping):
+        return None
+    return {"credential_id": proof.get("credential_id"), "signed_at": signed.get("at")}
 
 
 def _shown_answer(record: QuestionRecord) -> Any:
@@ -272,18 +286,6 @@ def answer_id_for(answerer: Answerer, key: str | None) -> str:
     return "api:" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:40]
 
 
-def checked_answer(question_id: str, fields: Mapping[str, Any]) -> AnswerMessage:
-    """`fields` (`answer`, optionally `valid_until`) checked with the router's own message rules.
-
-    Raises:
-        MessageError: the shape, the size or a value a store cannot hold; the text names the field, never its value.
-    """
-    parsed = parse_message({"thread_id": "api", "question_id": question_id, **fields})
-    if not isinstance(parsed, AnswerMessage):  # a question id makes it an answer; say so if that ever changes
-        raise MessageError("bad_answer", 'the body must be an answer: {"answer": ...}')
-    return parsed
-
-
 @dataclass(frozen=True, slots=True)
 class PageQuery:
     """Which page of a listing a request asks for."""
@@ -364,15 +366,16 @@ def question_routes(context: Callable[[], ApiContext]) -> Router:
         question_id, verified = asked
         ctx = context()
         answerer = answerer_from_claims(verified, groups_claims=ctx.groups_claims)
-        parsed = _answer_body(router.current_event.body, question_id)
+        parsed = answer_body(router.current_event.body, question_id)
         if isinstance(parsed, Response):
             return parsed
+        parsed, passkey = parsed
         key = router.current_event.headers.get("idempotency-key")
         # The question is part of the id: one key reused on two questions of a thread is two answers, and
         # their hand-overs must not share a deduplication id in the thread's message group.
         answer_id = answer_id_for(answerer, f"{key}\0{question_id}" if key else None)
         result = ctx.service.answer(
-            question_id, parsed.answer, answerer, answer_id=answer_id, valid_until=parsed.valid_until
+            question_id, parsed.answer, answerer, answer_id=answer_id, valid_until=parsed.valid_until, passkey=passkey
         )
         keyed = answer_id if key else None
         return answer_response(result, now=ctx.clock(), viewer=answerer, sent=parsed.answer, answer_id=keyed)
@@ -396,24 +399,3 @@ def _no_such_question(question_id: str) -> Response:
     """The 404 for an id no question can have (longer than any id agent-wait accepts): no store is asked."""
     detail = f"no question has an id of {len(question_id)} characters; ids are at most {MAX_ID_LENGTH}"
     return problem(404, RefusalReason.UNKNOWN_QUESTION.value, detail)
-
-
-def _answer_body(body: str | None, question_id: str) -> AnswerMessage | Response:
-    """The request body checked with the router's own message rules (shape, size, values a store can hold)."""
-    data = json_body(body)
-    if isinstance(data, Response):
-        return data
-    if data is NOT_JSON:
-        return problem(400, "not_json", 'the body must be JSON: {"answer": {"action": "approve"}}')
-    if not isinstance(data, dict) or "answer" not in data:
-        return problem(
-            400, "missing_answer", 'the body must be an object with "answer", e.g. {"answer": {"action": "approve"}}'
-        )
-    unknown = sorted(set(data) - {"answer", "valid_until"})
-    if unknown:
-        return problem(400, "unknown_field", f"unknown field(s) {unknown}; send answer and, optionally, valid_until")
-    try:
-        return checked_answer(question_id, data)
-    except MessageError as exc:
-        # A well-formed body whose answer no store can hold (too big a number, too deep) is unprocessable, not bad.
-        return message_problem(exc)

@@ -5,6 +5,7 @@
 import { randomText, REASONS, refused, request, THREAD_REASONS } from "./inbox-api.js";
 import { readField } from "./inbox-fields.js";
 import { edits, reviewAnswer } from "./inbox-forms.js";
+import { confirmAnswer } from "./inbox-passkey.js";
 import { renderQuestion, shownQuestion } from "./inbox-question.js";
 import { answerIsSchema, approving, outcomeText, stillNeeded } from "./inbox-reading.js";
 import { signOut } from "./inbox-session.js";
@@ -70,10 +71,25 @@ function sendReview() {
   submit(body, count === 1 ? "your decision is" : "your " + count + " decisions are", "decisions");
 }
 
-// Send one answer; `said` names it in what the page then says ("your answer “approve” is").
+// Send one answer, confirmed with the person's passkey first when the question needs one (inbox-passkey.js);
+// `said` names it in what the page then says ("your answer “approve” is").
 function submit(body, said, action) {
+  var watching = shownQuestion();
+  confirmAnswer(watching, body).then(
+    function (passkey) {
+      if (shownQuestion() === watching) {
+        send(passkey ? { answer: body, passkey: passkey } : { answer: body }, said, action);
+      }
+    },
+    function (error) {
+      say(error.message, true);
+    },
+  );
+}
+
+function send(sent, said, action) {
   var lost = "Could not reach the API; your answer may not have been sent. Press the button again.";
-  post("answer", { answer: body }, "Sending your answer…", function (reply, data) {
+  post("answer", sent, "Sending your answer…", function (reply, data) {
     if (reply.status === 202) {
       // A vote on a quorum question: recorded; the question waits for more approvals.
       renderQuestion(data);
@@ -109,7 +125,9 @@ function submit(body, said, action) {
 // only if the page still shows that question; `lost` is said when the API cannot be reached.
 export function post(route, body, sending, handle, lost) {
   var watching = shownQuestion();
-  var text = route + "\u0000" + JSON.stringify(body);
+  var keyed = Object.assign({}, body);
+  delete keyed.passkey; // a new signature for the same answer is the same answer: it repeats, never decides twice
+  var text = route + "\u0000" + JSON.stringify(keyed);
   var key = watching.keys[text] || (watching.keys[text] = randomText(18));
   busy(true);
   say(sending);

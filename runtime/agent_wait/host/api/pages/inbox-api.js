@@ -18,6 +18,8 @@ export var REASONS = {
   extend_not_allowed: "You are not one of the people who may extend this question's deadline.",
   beyond_maximum: "That is further than this question's policy lets its deadline move.",
   deadline_passed: "The deadline passed already; the default applies.",
+  passkey_required: "This question needs your answer confirmed with a passkey.",
+  passkey_refused: "Your passkey did not confirm this answer.",
 };
 
 // Refusals about the thread, not the question: the question is still open, and the page says why instead.
