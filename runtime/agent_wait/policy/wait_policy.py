@@ -128,6 +128,9 @@ class WaitPolicy:
     "reason", "by"}` (`agent_wait.dialects.cancellation`), never the `default`, which may approve."""
     on_new_version: str | None = None
     """After a redeploy: `"resume"` while compatible, `"fail"`; None: the host's choice (docs/versions.md)."""
+    push_arguments: bool = False
+    """Whether a web push of this question may show its arguments' values (`agent_wait.channels.push`). Default
+    False: a push crosses a push service and shows on a lock screen, so it names the call and its parameters only."""
     grants: Grants | None = None
     """Who may approve a `@wait` question *and* grant later asks of the same call, and how far a grant may reach
     (`agent_wait.policy.grants.Grants`); None: nobody may grant, every ask is asked (docs/policies.md)."""
@@ -152,6 +155,7 @@ class WaitPolicy:
         on_cancel: Any = None,
         on_new_version: str | None = None,
         grants: Grants | Mapping[str, Any] | None = None,
+        push_arguments: bool = False,
     ) -> None:
         timeout_delta, timeout_text = _duration_field("timeout", timeout)
         ttl_delta, ttl_text = _duration_field("answer_ttl", answer_ttl)
@@ -212,6 +216,9 @@ class WaitPolicy:
         object.__setattr__(self, "on_cancel", cancellation_answer(on_cancel))
         object.__setattr__(self, "on_new_version", checked_on_new_version(on_new_version))
         object.__setattr__(self, "grants", _checked_grants(grants, self))
+        if not isinstance(push_arguments, bool):
+            raise PolicyError("push_arguments", push_arguments, f"push_arguments must be True or False; got {push_arguments!r}")
+        object.__setattr__(self, "push_arguments", push_arguments)
 
     @property
     def followups(self) -> FollowUps:
@@ -241,6 +248,8 @@ class WaitPolicy:
         rules.update({"on_new_version": self.on_new_version} if self.on_new_version else {})
         if self.grants is not None:
             rules["grants"] = self.grants.to_dict()
+        if self.push_arguments:
+            rules["push_arguments"] = True
         return rules
 
     def to_dict(self) -> dict[str, Any]:
@@ -266,6 +275,8 @@ class WaitPolicy:
         data.update({"on_new_version": self.on_new_version} if self.on_new_version else {})
         if self.grants is not None:
             data["grants"] = self.grants.to_dict()
+        if self.push_arguments:
+            data["push_arguments"] = True
         return data
 
     @classmethod
@@ -289,6 +300,7 @@ class WaitPolicy:
             "on_cancel",
             "on_new_version",
             "grants",
+            "push_arguments",
         }
         unknown = sorted(set(data) - known)
         if unknown:
@@ -313,6 +325,7 @@ class WaitPolicy:
             on_cancel=data.get("on_cancel"),
             on_new_version=data.get("on_new_version"),
             grants=data.get("grants"),
+            push_arguments=data.get("push_arguments", False),
         )
 
     def __repr__(self) -> str:

@@ -15,6 +15,7 @@ Handler: `agent_wait.host.api.handler`. Routes:
     GET  /audit                            ?since=&until=&limit=&cursor=: the audit trail (AGENT_WAIT_AUDIT_GROUP only)
     GET  /grants, GET|DELETE /grants/{id}  standing grants: list, show, revoke (`_grants`); made by answering
     POST /slack/interactions               Slack's button clicks and modals, signed by Slack (no JWT)
+    GET  /push/key, POST /push/subscriptions, DELETE /push/subscriptions/{device}: web push to the inbox (`_push`)
 
 An answer decides at once, through the one decision every door uses (`agent_wait.engine.AnswerService`, while it
 holds the thread), and only then hands the resume to the router: the response is the real outcome (200; 202 for
@@ -52,6 +53,7 @@ from agent_wait.host.api._insights import insights_routes
 from agent_wait.host.api._links import link_routes
 from agent_wait.host.api._operators import operator_routes
 from agent_wait.host.api._problems import PROBLEM_JSON
+from agent_wait.host.api._push import push_routes
 from agent_wait.host.api._questions import question_routes, question_view
 from agent_wait.host.api._slack import slack_routes
 from agent_wait.host.settings import HostSettings
@@ -88,6 +90,7 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
     app.include_router(extend_routes(context))
     app.include_router(grant_routes(context))
     app.include_router(grant_suggestion_routes(context))
+    app.include_router(push_routes(context))
     return app
 
 

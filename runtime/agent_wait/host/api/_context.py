@@ -87,6 +87,8 @@ class ApiContext:
     audit_group: str | None = None
     extend: ExtendService | None = None
     """Moves deadlines (`POST /questions/{id}/extend`); None: one on `ledger` without schedules is made when needed."""
+    push: Any = None
+    """The VAPID public key and the push subscriptions (`host.api._push.PushInbox`); None: web push is off."""
 
     @classmethod
     def from_settings(
@@ -125,7 +127,14 @@ class ApiContext:
             sign_in=SignIn.from_settings(settings),
             slack=doors.get("slack"),
             audit_group=settings.audit_group,
+            push=_push_inbox(settings, session),
         )
+
+
+def _push_inbox(settings: HostSettings, session: Any) -> Any:
+    from agent_wait.host.api._push import push_inbox
+
+    return push_inbox(settings, session=session)
 
 
 def groups_from_claims(claims: Mapping[str, Any], names: tuple[str, ...] = DEFAULT_GROUPS_CLAIMS) -> tuple[str, ...]:
