@@ -87,6 +87,9 @@ SIGNED_IN_ROUTES = (
     ("GET", "/grants/{grant_id}"),
     ("DELETE", "/grants/{grant_id}"),
     ("POST", "/grants/dry-run"),
+    ("GET", "/push/key"),
+    ("POST", "/push/subscriptions"),
+    ("DELETE", "/push/subscriptions/{device}"),
 )
 """Routes behind the JWT authorizer: who answers is the person API Gateway verified."""
 LINK_ROUTES = (

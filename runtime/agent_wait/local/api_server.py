@@ -68,6 +68,9 @@ PROTECTED_ROUTES: tuple[str, ...] = (
     "GET /grants/{grant_id}",
     "DELETE /grants/{grant_id}",
     "POST /grants/dry-run",
+    "GET /push/key",
+    "POST /push/subscriptions",
+    "DELETE /push/subscriptions/{device}",
 )
 """The routes the `AgentWait` construct puts behind the JWT authorizer (`agent_wait_cdk.answer_api.SIGNED_IN_ROUTES`;
 the runtime never imports the constructs, so tests/local/test_local_api.py keeps the two lists equal)."""

@@ -31,6 +31,7 @@ import {
 } from "./inbox-session.js";
 import { showInsights } from "./insights.js";
 import { byId, show } from "./shared.js";
+import "./inbox-push.js"; // the app: its service worker, and "Notify me on this device" once signed in
 
 // Show the view the address's fragment names: a question, the insights, or the list with its filters.
 function route() {
