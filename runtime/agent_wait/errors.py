@@ -21,7 +21,7 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
            ├─ TeamsDeliveryError(RuntimeError)   a Teams Workflows webhook refused or dropped a card (names the status)
            ├─ WebhookTemplateError(ValueError)   a shaped webhook's template does not render one JSON value
            ├─ EmailDeliveryError(RuntimeError)   a question's emails could not all be sent (names recipients and codes)
-           ├─ PushDeliveryError(RuntimeError)    a question's web pushes could not all be sent (names devices and statuses)
+           ├─ PushDeliveryError(RuntimeError)    a question's pushes could not all be sent (names devices and statuses)
            ├─ QueueUnavailableError              the entry queue or the dead-letter queue failed; the message is retried
            ├─ CallbackRefusedError               Lambda refused to complete a durable callback (timed out, done already)
            ├─ CallbackUnavailableError           completing a durable callback failed for now; the message is retried

@@ -1,4 +1,4 @@
-"""From a phone: the inbox installed as an app and a question pushed to it, in Chromium at 390×844 against the refund
+"""From a phone: the inbox installed as an app and a question pushed to it, in Chromium at 390x844 against the refund
 stack on the emulator (whose local push service takes the pushes over real HTTP, as a browser's would).
 
 Headless Chromium cannot reach a real push service to subscribe, so each test subscribes the way the page does,
@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -23,7 +24,6 @@ from typing import Any
 
 import pytest
 from _inbox_page import EXPECT_MS, GRAPH, LARGE, Inbox, running_inbox
-
 from tests.support.push_device import Device
 
 PHONE = {"width": 390, "height": 844}
@@ -65,7 +65,7 @@ def subscribe(inbox: Inbox, user: str, groups: list[str] | None = None) -> Devic
 
 
 def phone(inbox: Inbox, user: str = "ana@example.com", groups: str = "finance") -> Any:
-    """A phone-sized page (390×844, touch), signed in, allowed to show notifications."""
+    """A phone-sized page (390x844, touch), signed in, allowed to show notifications."""
     from playwright.sync_api import expect
 
     context = inbox.browser.new_context(
@@ -109,8 +109,11 @@ def test_the_inbox_is_installable_and_registers_its_service_worker(inbox: Inbox)
     )
     assert manifest["type"].startswith("application/manifest+json")
     body = manifest["body"]
-    assert body["display"] == "standalone" and body["name"] and body["short_name"]
-    assert body["start_url"] == "../inbox#/" and body["scope"] == "../inbox"
+    assert body["display"] == "standalone"
+    assert body["name"]
+    assert body["short_name"]
+    assert body["start_url"] == "../inbox#/"
+    assert body["scope"] == "../inbox"
     sizes = {icon["sizes"] for icon in body["icons"] if icon["type"] == "image/png"}
     assert {"192x192", "512x512"} <= sizes
     for icon in body["icons"]:  # every icon is there, a PNG of its size
@@ -141,7 +144,7 @@ def test_a_question_is_pushed_once_to_each_subscriber_and_opens_with_approve_on_
     people = {user: subscribe(inbox, user, ["finance"]) for user in ("ana@example.com", "dana@example.com")}
     people["eve@example.com"] = subscribe(inbox, "eve@example.com", ["sales"])  # the refund names no answerers
     # WHEN a question is asked
-    start = {"thread_id": f"order-{uuid.uuid4().hex[:6]}", "start_id": uuid.uuid4().hex}
+    start: dict[str, Any] = {"thread_id": f"order-{uuid.uuid4().hex[:6]}", "start_id": uuid.uuid4().hex}
     start["input"] = {"order_id": start["thread_id"], "amount": LARGE, "kind": "refund"}
     question = _run(inbox, start)
     # THEN the push service received exactly one encrypted push per person, which decrypts to the question's link
@@ -154,7 +157,8 @@ def test_a_question_is_pushed_once_to_each_subscriber_and_opens_with_approve_on_
     payload = payloads["ana@example.com"]
     assert payload["url"] == f"{inbox.url}#/questions/{question}"
     assert payload["title"] == "Your answer is needed"
-    assert "refund(" in payload["body"] and "Answer by" in payload["body"]
+    assert "refund(" in payload["body"]
+    assert "Answer by" in payload["body"]
     assert "900" not in json.dumps(payload)  # no argument value: the policy does not allow it
 
     # WHEN wait.created is delivered again (the same start redelivered: its open question is republished)
@@ -194,7 +198,8 @@ def test_a_question_is_pushed_once_to_each_subscriber_and_opens_with_approve_on_
         button = page.get_by_role("button", name=name, exact=True)
         expect(button).to_be_visible()
         box = button.bounding_box()
-        assert box is not None and box["y"] + box["height"] <= PHONE["height"], (name, box)
+        assert box is not None, name
+        assert box["y"] + box["height"] <= PHONE["height"], (name, box)
     call_line = page.locator("#call-line")
     expect(call_line).to_be_visible()
     assert call_line.bounding_box()["y"] < PHONE["height"]  # pyright: ignore[reportOptionalSubscript]

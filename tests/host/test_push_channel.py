@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from tests.support.push_device import Device
 
 from agent_wait import Question, WaitEnvelope, WaitPolicy
 from agent_wait.channels.push import (
@@ -27,7 +28,6 @@ from agent_wait.contract.envelope import Transition
 from agent_wait.errors import ArgumentError, ConfigurationError, PushDeliveryError
 from agent_wait.host import HostSettings
 from agent_wait.local.push_service import LocalPushService
-from tests.support.push_device import Device
 
 NOW = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 INBOX = "https://api.example.com/inbox"
@@ -94,7 +94,8 @@ def test_a_question_anyone_may_answer_goes_to_every_subscriber() -> None:
 def test_a_push_says_what_is_asked_and_the_deadline_but_no_argument_value() -> None:
     payload = push_payload(envelope(), Transition.CREATED, inbox_url=INBOX, now=NOW)
     text = json.dumps(payload)
-    assert "A-77" not in text and "900" not in text, text
+    assert "A-77" not in text, text
+    assert "900" not in text, text
     assert payload["body"].startswith("refund(order_id, amount)")
     assert "Answer by Tue 1 Jan 13:00 UTC (in about 4 h)" in payload["body"]
     assert payload["url"] == f"{INBOX}#/questions/{payload['question_id']}"
@@ -245,7 +246,9 @@ BASE = {"AGENT_WAIT_TABLE": "t", "AGENT_WAIT_QUEUE_URL": "https://sqs/q"}
 
 def test_push_settings_name_every_missing_part() -> None:
     with pytest.raises(ConfigurationError) as raised:
-        HostSettings.from_env("sweep", environ={**BASE, "AGENT_WAIT_PUSH_KEYS_ARN": ARN, "AGENT_WAIT_PUSH_SUBJECT": "x"})
+        HostSettings.from_env(
+            "sweep", environ={**BASE, "AGENT_WAIT_PUSH_KEYS_ARN": ARN, "AGENT_WAIT_PUSH_SUBJECT": "x"}
+        )
     text = str(raised.value)
     assert "AGENT_WAIT_PUSH_SUBSCRIPTIONS_TABLE is not set" in text
     assert "AGENT_WAIT_PUSH_SENDS_TABLE is not set" in text
@@ -255,7 +258,8 @@ def test_push_settings_name_every_missing_part() -> None:
 def test_the_api_needs_no_sends_table() -> None:
     environ = {**BASE, "AGENT_WAIT_PUSH_KEYS_ARN": ARN, "AGENT_WAIT_PUSH_SUBSCRIPTIONS_TABLE": "subs"}
     settings = HostSettings.from_env("api", environ=environ)
-    assert settings.push is not None and settings.push.sends_table is None
+    assert settings.push is not None
+    assert settings.push.sends_table is None
 
 
 def test_times_are_said_in_utc() -> None:

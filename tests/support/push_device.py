@@ -38,7 +38,11 @@ class Device:
 
     def subscription(self) -> dict[str, Any]:
         """What `PushSubscription.toJSON()` gives, as the page POSTs it."""
-        return {"endpoint": self.endpoint, "expirationTime": None, "keys": {"p256dh": self.p256dh, "auth": _b64(self.auth)}}
+        return {
+            "endpoint": self.endpoint,
+            "expirationTime": None,
+            "keys": {"p256dh": self.p256dh, "auth": _b64(self.auth)},
+        }
 
     def decrypt(self, body: bytes) -> dict[str, Any]:
         """The push's JSON, decrypted as the device does (RFC 8291, aes128gcm)."""

@@ -58,4 +58,6 @@ def push_settings(
     subject = value[Settings.PUSH_SUBJECT]
     if subject is not None and not (subject.startswith("mailto:") or subject.startswith("https://")):
         refuse(Settings.PUSH_SUBJECT, f"must be 'mailto:<address>' or an https:// URL (RFC 8292); got {subject!r}")
-    return PushSettings(keys_arn=keys_arn or "", subscriptions_table=table or "", sends_table=sends_table, subject=subject)
+    return PushSettings(
+        keys_arn=keys_arn or "", subscriptions_table=table or "", sends_table=sends_table, subject=subject
+    )

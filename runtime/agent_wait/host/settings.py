@@ -202,8 +202,10 @@ class HostSettings:
         announces = role is not HostRole.API  # only the router and the sweep announce
         teams = teams_settings(value, problems, wrong) if announces else None
         shaped = shaped_webhook_settings(value, problems, wrong) if announces else None
-        email = email_settings(value, problems, wrong) if announces else None
-        push = push_settings(value, problems, wrong, sends=announces)
+        email, push = (
+            email_settings(value, problems, wrong) if announces else None,
+            push_settings(value, problems, wrong, sends=announces),
+        )
         metric_tags = MetricTags.checked(value[Settings.METRIC_TAGS], problems, wrong)
         on_new_version = on_new_version_setting(value[Settings.ON_NEW_VERSION], problems, wrong)
         if problems or lease_seconds is None or max_receive_count is None:

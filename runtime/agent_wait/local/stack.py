@@ -37,9 +37,9 @@ from agent_wait.errors import EmulatorError, require_extra
 from agent_wait.local.deploy import EmulatorDeployment
 from agent_wait.local.email_setup import local_email_settings, local_link_keys
 from agent_wait.local.events import event_record
-from agent_wait.local.push_setup import local_push_settings
 from agent_wait.local.handlers import API_HANDLER, HANDLERS, ROUTER_HANDLER, SWEEP_HANDLER, LambdaContext
 from agent_wait.local.iam import LocalIam, enforce_iam_by_default
+from agent_wait.local.push_setup import local_push_settings
 from agent_wait.local.schedules import local_schedule_settings
 from agent_wait.local.template import local_template
 

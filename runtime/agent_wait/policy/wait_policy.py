@@ -217,7 +217,9 @@ class WaitPolicy:
         object.__setattr__(self, "on_new_version", checked_on_new_version(on_new_version))
         object.__setattr__(self, "grants", _checked_grants(grants, self))
         if not isinstance(push_arguments, bool):
-            raise PolicyError("push_arguments", push_arguments, f"push_arguments must be True or False; got {push_arguments!r}")
+            raise PolicyError(
+                "push_arguments", push_arguments, f"push_arguments must be True or False; got {push_arguments!r}"
+            )
         object.__setattr__(self, "push_arguments", push_arguments)
 
     @property

@@ -49,9 +49,7 @@ def audience(envelope: WaitEnvelope, subscriptions: Iterable[Subscription]) -> l
         return list(subscriptions)
     groups = set(answerers.get("groups") or ())
     named = person_keys(answerers.get("principals") or ())
-    return [
-        s for s in subscriptions if groups.intersection(s.groups) or named & person_keys((s.person, s.subject))
-    ]
+    return [s for s in subscriptions if groups.intersection(s.groups) or named & person_keys((s.person, s.subject))]
 
 
 class PushAnnounce(BaseAnnounce):
@@ -100,7 +98,9 @@ class PushAnnounce(BaseAnnounce):
             if (problem := self._push(envelope.question_id, step, subscription, payload)) is not None
         ]
         if failed:
-            raise PushDeliveryError(f"question {envelope.question_id}: {len(failed)} push(es) failed: {'; '.join(failed)}")
+            raise PushDeliveryError(
+                f"question {envelope.question_id}: {len(failed)} push(es) failed: {'; '.join(failed)}"
+            )
 
     def _push(self, question_id: str, step: str, subscription: Subscription, payload: str) -> str | None:
         """Claim and send one push; the problem (device and status), or None when sent, sent before, or gone."""

@@ -13,8 +13,9 @@ import base64
 import binascii
 import json
 from dataclasses import dataclass
+from typing import Any
 
-from agent_wait.errors import ConfigurationError
+from agent_wait.errors import ArgumentError, ConfigurationError
 
 __all__ = ("VapidKeys", "b64url", "b64url_bytes")
 
@@ -28,12 +29,12 @@ def b64url_bytes(text: str) -> bytes:
     """The bytes of base64url `text`, padded or not.
 
     Raises:
-        ValueError: `text` is not base64url.
+        ArgumentError: `text` is not base64url.
     """
     try:
         return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     except (binascii.Error, ValueError) as exc:
-        raise ValueError("not base64url") from exc
+        raise ArgumentError("expected base64url text (A-Z, a-z, 0-9, - and _)", argument="text") from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,7 @@ class VapidKeys:
         Raises:
             ConfigurationError: the text is not `{"public_key", "private_key"}` of the right sizes (never shown).
         """
+        data: Any = None
         try:
             data = json.loads(text)
             public, private = b64url_bytes(data["public_key"]), b64url_bytes(data["private_key"])
@@ -78,7 +80,7 @@ class VapidKeys:
         if not good:
             raise ConfigurationError(
                 [
-                    f"{variable}: the secret must be JSON {{\"public_key\", \"private_key\"}}, a P-256 key pair in "
+                    f'{variable}: the secret must be JSON {{"public_key", "private_key"}}, a P-256 key pair in '
                     "base64url (65-byte uncompressed public point, 32-byte private scalar); `agent-wait push keys` "
                     "makes one (its value is not shown)"
                 ],

@@ -22,7 +22,6 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -30,7 +29,7 @@ from agent_wait.channels.reading import HEADLINE_CHARS, Kind, plain_text, read
 from agent_wait.common.times import parse_rfc3339
 from agent_wait.contract.envelope import Transition, WaitEnvelope
 
-__all__ = ("PUSH_ARGUMENTS", "question_url", "push_payload", "shows_arguments")
+__all__ = ("PUSH_ARGUMENTS", "push_payload", "question_url", "shows_arguments")
 
 PUSH_ARGUMENTS = "push_arguments"
 """The `rules` key (from `WaitPolicy(push_arguments=True)`) that lets a push show argument values."""
@@ -53,7 +52,9 @@ def question_url(inbox_url: str | None, question_id: str) -> str:
     return f"{inbox_url or ''}#/questions/{urllib.parse.quote(question_id, safe='')}"
 
 
-def push_payload(envelope: WaitEnvelope, transition: Transition, *, inbox_url: str | None, now: datetime) -> dict[str, Any]:
+def push_payload(
+    envelope: WaitEnvelope, transition: Transition, *, inbox_url: str | None, now: datetime
+) -> dict[str, Any]:
     """The push for `envelope`'s `transition` (`wait.created`, a reminder, an escalation step).
 
     Args:
@@ -101,7 +102,3 @@ def _deadline(expires_at: str | None, now: datetime) -> str:
     else:
         left = f"{round(minutes / 1440)} days"
     return f"Answer by {when} (in about {left})"
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}

@@ -28,7 +28,7 @@ import ipaddress
 import threading
 import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent_wait.channels.push.keys import b64url, b64url_bytes
@@ -282,11 +282,4 @@ def _subscription(item: Mapping[str, Any]) -> Subscription:
         subject=item.get("subject", {}).get("S"),
         groups=tuple(g["S"] for g in groups if "S" in g),
         created_at=item.get("created_at", {}).get("S", ""),
-    )
-
-
-def subscribed(keys: BrowserKeys, *, person: str, subject: str | None, groups: Sequence[str], at: str) -> Subscription:
-    """The subscription `keys` make for this person."""
-    return replace(
-        Subscription(person, keys.endpoint, keys.p256dh, keys.auth), subject=subject, groups=tuple(groups), created_at=at
     )

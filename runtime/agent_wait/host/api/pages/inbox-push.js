@@ -158,7 +158,8 @@ function signedIn() {
   });
 }
 
-function start() {
+// Registers the service worker and puts the notifications control in the header (inbox-main.js calls it once).
+export function startApp() {
   register();
   box = { root: make("span", null, "push-box"), button: make("button"), line: make("span", null, "muted push-line") };
   box.button.type = "button";
@@ -184,5 +185,3 @@ function start() {
     signedIn();
   }
 }
-
-start();
