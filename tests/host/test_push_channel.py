@@ -265,3 +265,14 @@ def test_the_api_needs_no_sends_table() -> None:
 def test_times_are_said_in_utc() -> None:
     payload = push_payload(envelope(), Transition.CREATED, inbox_url=INBOX, now=NOW + timedelta(hours=5))
     assert "The deadline passed (Tue 1 Jan 13:00 UTC)" in payload["body"]
+
+
+def test_push_arguments_is_a_policy_field_that_rides_in_rules_and_round_trips() -> None:
+    from agent_wait.errors import PolicyError
+
+    policy = WaitPolicy(push_arguments=True)
+    assert policy.rules()["push_arguments"] is True
+    assert WaitPolicy.from_dict(policy.to_dict()).push_arguments is True
+    assert "push_arguments" not in WaitPolicy().rules()  # off by default, and then not in the envelope at all
+    with pytest.raises(PolicyError, match=re.escape("push_arguments must be True or False; got 'yes'")):
+        WaitPolicy(push_arguments="yes")  # pyright: ignore[reportArgumentType]
