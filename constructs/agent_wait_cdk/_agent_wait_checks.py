@@ -30,6 +30,7 @@ from agent_wait_cdk.answer_api import LINK_ANNOUNCERS, AnswerApi, AnswerApiProps
 from agent_wait_cdk.checkpoint_bucket import check_checkpoint_bucket
 from agent_wait_cdk.dashboard import check_metric_tags
 from agent_wait_cdk.email import EmailProps, check_email_props
+from agent_wait_cdk.push import PushProps, check_push_props
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, check_max_receive_count
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.question_table import check_question_table_shape
@@ -88,6 +89,7 @@ class CheckedProps:
     checkpoint_bucket: bool
     existing_checkpoint_bucket: s3.IBucket | None
     retention: RetentionProps
+    push: PushProps | None = None
 
 
 def check_every_prop(path: str, props: CheckedProps) -> None:
@@ -103,6 +105,7 @@ def check_every_prop(path: str, props: CheckedProps) -> None:
     answer_api_props = props.answer_api_props
     links = answer_api_props is not None and answer_api_props.links
     check_email_props(checks, props.email, answer_api=props.answer_api, links=links)
+    check_push_props(checks, props.push, answer_api=props.answer_api)
     _check_existing_resources(checks, props)
     checks.raise_if_any()
 
