@@ -30,9 +30,9 @@ from agent_wait_cdk.answer_api import LINK_ANNOUNCERS, AnswerApi, AnswerApiProps
 from agent_wait_cdk.checkpoint_bucket import check_checkpoint_bucket
 from agent_wait_cdk.dashboard import check_metric_tags
 from agent_wait_cdk.email import EmailProps, check_email_props
-from agent_wait_cdk.push import PushProps, check_push_props
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, check_max_receive_count
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps
+from agent_wait_cdk.push import PushProps, check_push_props
 from agent_wait_cdk.question_table import check_question_table_shape
 from agent_wait_cdk.retention import RetentionProps
 from agent_wait_cdk.slack import SlackProps, check_slack_props

@@ -61,10 +61,10 @@ from agent_wait_cdk.checkpoint_bucket import CheckpointBucket
 from agent_wait_cdk.checkpoint_table import CheckpointTable
 from agent_wait_cdk.dashboard import metric_tags_variable
 from agent_wait_cdk.email import EmailConfigurationSet, EmailProps
-from agent_wait_cdk.push import PushProps
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, redrive_count
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.precise_deadlines import PreciseDeadlines, precise_sweep_name
+from agent_wait_cdk.push import PushProps
 from agent_wait_cdk.question_table import QuestionTable
 from agent_wait_cdk.retention import RetentionProps
 from agent_wait_cdk.slack import SlackProps

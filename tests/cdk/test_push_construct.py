@@ -1,6 +1,6 @@
-"""Web push on `AgentWait`: the subscriptions and sends tables, every function's settings, each function's grants (the API
-keeps subscriptions, the router and the sweep read them and claim pushes), the signed-in routes, cdk-nag and cfn-lint
-clean, and props refused at construction. One synthesized stack (`push` below)."""
+"""Web push on `AgentWait`: the subscriptions and sends tables, every function's settings, each function's grants (the
+API keeps subscriptions, the router and the sweep read them and claim pushes), the signed-in routes, cdk-nag and
+cfn-lint clean, and props refused at construction. One synthesized stack (`push` below)."""
 
 from __future__ import annotations
 
