@@ -116,3 +116,18 @@ def test_push_needs_the_answer_api_and_a_vapid_subject_it_can_read() -> None:
     text = str(refused.value)
     assert "push needs answer_api=True: people subscribe to pushes in the answer API's inbox" in text
     assert "push.subject must be 'mailto:<address>' or an https:// URL (RFC 8292); got 'ops'" in text
+
+
+def test_the_phone_pages_snippet_synthesizes_with_nothing_for_cdk_nag() -> None:
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "phone.md").read_text(encoding="utf-8")
+    (snippet,) = [s for s in re.findall(r"```python\n(.*?)```", doc, re.DOTALL) if "PhoneApprovalsStack" in s]
+    namespace: dict[str, Any] = {}
+    exec(compile(snippet, "docs/phone.md", "exec"), namespace)
+    app = new_app(**{"agent-wait:bundle": "false"})
+    stack = namespace["PhoneApprovalsStack"](app, "PhoneApprovals")
+    result = synth(app, stack)  # cdk-nag runs as a validation plugin: a finding fails here
+    routes = {r["Properties"]["RouteKey"] for r in result.resources("AWS::ApiGatewayV2::Route").values()}
+    assert {"GET /push/key", "POST /push/subscriptions", "DELETE /push/subscriptions/{device}"} <= routes
