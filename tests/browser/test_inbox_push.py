@@ -129,6 +129,15 @@ def test_the_inbox_is_installable_and_registers_its_service_worker(inbox: Inbox)
     page.reload()
     expect(page.locator("#who")).to_contain_text("ana@example.com")
     assert page.evaluate("() => Boolean(navigator.serviceWorker.controller)")
+    # AND Trusted Types still hold: the worker's policy cannot be made again, no other can be made, no HTML written
+    refused = page.evaluate(
+        """() => [
+            () => trustedTypes.createPolicy("inbox-worker", {createScriptURL: (url) => url}),
+            () => trustedTypes.createPolicy("another", {createHTML: (text) => text}),
+            () => { document.createElement("div").innerHTML = "<b>x</b>"; },
+        ].map((attempt) => { try { attempt(); return "allowed"; } catch (error) { return error.name; } })"""
+    )
+    assert refused == ["TypeError", "TypeError", "TypeError"]
     # AND, signed in, the page offers notifications on this device
     expect(page.get_by_role("button", name="Notify me on this device")).to_be_visible()
     assert page.errors == []  # pyright: ignore[reportAttributeAccessIssue]
