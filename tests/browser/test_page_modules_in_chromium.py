@@ -13,7 +13,7 @@ from _inbox_page import Inbox
 pytestmark = pytest.mark.timeout(180)
 
 WORKER = "inbox-sw.js"
-"""The inbox's service worker: the browser fetches it to register it, not the page (tests/browser/test_inbox_push.py)."""
+"""The inbox's service worker: the browser fetches it to register it, not the page (test_inbox_push.py)."""
 SCRIPTS = {
     path.name
     for path in (files("agent_wait.host.api") / "pages").iterdir()
