@@ -169,6 +169,13 @@ def test_a_question_is_pushed_once_to_each_subscriber_and_opens_with_approve_on_
     assert "refund(" in payload["body"]
     assert "Answer by" in payload["body"]
     assert "900" not in json.dumps(payload)  # no argument value: the policy does not allow it
+    # AND agent-wait dev shows what its push service took, still encrypted
+    from agent_wait.channels.push.subscriptions import device_id
+
+    with urllib.request.urlopen(f"{inbox.local.api_url}/dev/push/received.json", timeout=60) as response:
+        taken = json.loads(response.read())
+    ana = [push for push in taken if push["device"] == device_id(people["ana@example.com"].endpoint)]
+    assert [(push["content_encoding"], push["ttl"]) for push in ana] == [("aes128gcm", "86400")]
 
     # WHEN wait.created is delivered again (the same start redelivered: its open question is republished)
     assert _run(inbox, start) == question  # "start replayed; agent not run": its open question republished

@@ -28,7 +28,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ("MAX_PUSH_BYTES", "LocalPushService", "ReceivedPush")
+__all__ = ("MAX_PUSH_BYTES", "RECEIVED_PATH", "LocalPushService", "ReceivedPush")
+
+RECEIVED_PATH = "/dev/push/received.json"
+"""Where `agent-wait dev`'s API shows what the push service took, newest first (each push still encrypted)."""
 
 MAX_PUSH_BYTES = 4096
 """The largest encrypted push a service must take (RFC 8291 §4)."""
@@ -102,6 +105,29 @@ class LocalPushService:
         """The pushes taken for `endpoint`, in order."""
         with self._lock:
             return [push for push in self.received if push.endpoint == endpoint]
+
+    def dev_route(self, method: str, path: str, body: bytes) -> tuple[int, bytes, dict[str, str]] | None:
+        """`GET /dev/push/received.json` on the local API: every push taken, newest first, as the device got it (its
+        device id, headers, size and the encrypted body in base64url); None for any other request."""
+        if method != "GET" or path != RECEIVED_PATH:
+            return None
+        from agent_wait.channels.push.subscriptions import device_id
+
+        with self._lock:
+            taken = list(reversed(self.received))
+        shown = [
+            {
+                "device": device_id(push.endpoint),
+                "message_id": push.message_id,
+                "ttl": push.headers.get("ttl"),
+                "urgency": push.headers.get("urgency"),
+                "content_encoding": push.headers.get("content-encoding"),
+                "bytes": len(push.body),
+                "body": base64.urlsafe_b64encode(push.body).rstrip(b"=").decode(),
+            }
+            for push in taken
+        ]
+        return 200, json.dumps(shown).encode(), {"Content-Type": "application/json", "Cache-Control": "no-store"}
 
     def _token(self, endpoint: str) -> str:
         return urllib.parse.urlsplit(endpoint).path.rsplit("/", 1)[-1]

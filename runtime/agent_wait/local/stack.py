@@ -313,7 +313,9 @@ class EmulatedStack:
             email_preview=self.email_preview,
             signing_key=self.state.signing_key if self.state is not None else None,
             dev_routes=lambda method, path, body: (
-                self.teams_cards.handle(method, path, body) or self.webhooks.handle(method, path, body)
+                self.teams_cards.handle(method, path, body)
+                or self.webhooks.handle(method, path, body)
+                or self.push_service.dev_route(method, path, body)
             ),
         )
         self.api_url, self.issuer = self._api.url, self._api.issuer
