@@ -142,20 +142,34 @@ function pressed() {
     });
 }
 
-// Signed in: offer the control; a device subscribed before sends its subscription again (fresh groups).
+// Signed in: offer the control when this API pushes (GET /push/key answers); a device subscribed before sends its
+// subscription again (fresh groups).
 function signedIn() {
   if (!supported() || !hasToken()) {
     return;
   }
-  box.root.hidden = false;
-  current().then(function (found) {
-    if (!found.subscription) {
-      state("", "Notify me on this device");
-      return;
-    }
-    state("Notifications on for this device.", "Stop notifications");
-    send(found.subscription);
-  });
+  request("/push/key", {})
+    .then(function (reply) {
+      if (reply.status !== 200) {
+        return null; // push is off on this API (404 push_not_enabled): nothing to offer
+      }
+      box.root.hidden = false;
+      return current();
+    })
+    .then(function (found) {
+      if (found) {
+        offer(found);
+      }
+    });
+}
+
+function offer(found) {
+  if (!found.subscription) {
+    state("", "Notify me on this device");
+    return;
+  }
+  state("Notifications on for this device.", "Stop notifications");
+  send(found.subscription);
 }
 
 // Registers the service worker and puts the notifications control in the header (inbox-main.js calls it once).
