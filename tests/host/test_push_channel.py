@@ -276,3 +276,30 @@ def test_push_arguments_is_a_policy_field_that_rides_in_rules_and_round_trips() 
     assert "push_arguments" not in WaitPolicy().rules()  # off by default, and then not in the envelope at all
     with pytest.raises(PolicyError, match=re.escape("push_arguments must be True or False; got 'yes'")):
         WaitPolicy(push_arguments="yes")  # pyright: ignore[reportArgumentType]
+
+
+def test_the_dynamodb_subscriptions_keep_one_per_person_and_device_and_read_back_every_page(
+    aws_client: Any, unique: str
+) -> None:
+    from agent_wait.channels.push import DynamoDbPushSubscriptions
+    from agent_wait.local.push_setup import push_subscriptions_table
+
+    dynamodb = aws_client("dynamodb")
+    table = DynamoDbPushSubscriptions(push_subscriptions_table(dynamodb, f"push-subs-{unique}"), client=dynamodb)
+    phone = Subscription(
+        "ana@example.com", "https://p.example.com/phone", "k", "a", subject="iss#ana", groups=("finance",)
+    )
+    # WHEN ana subscribes her phone twice (the second with fresh groups) and her laptop once
+    table.put(phone)
+    table.put(Subscription("ana@example.com", phone.endpoint, "k2", "a2", subject="iss#ana", groups=("finance", "ops")))
+    table.put(Subscription("ana@example.com", "https://p.example.com/laptop", "k", "a"))
+    # THEN she has two, the phone's replaced, each read back whole
+    found = {s.endpoint: s for s in table.of("ana@example.com")}
+    assert sorted(found) == ["https://p.example.com/laptop", phone.endpoint]
+    assert (found[phone.endpoint].p256dh, found[phone.endpoint].groups) == ("k2", ("finance", "ops"))
+    assert found[phone.endpoint].subject == "iss#ana"
+    assert sorted(s.endpoint for s in table.every()) == sorted(found)
+    # AND removing one says whether there was one
+    assert table.remove("ana@example.com", phone.device) is True
+    assert table.remove("ana@example.com", phone.device) is False
+    assert [s.endpoint for s in table.of("ana@example.com")] == ["https://p.example.com/laptop"]
