@@ -15,7 +15,7 @@ from agent_wait.channels.push import InMemoryPushSubscriptions, VapidKeys
 from agent_wait.channels.push.subscriptions import device_id
 from agent_wait.engine import AnswerService, InMemoryEntryQueue
 from agent_wait.host.api import ApiContext, create_app
-from agent_wait.host.api._push import PushInbox
+from agent_wait.host.api._push_inbox import PushInbox
 from agent_wait.ledger import InMemoryLedger
 
 KEYS = VapidKeys.generate()

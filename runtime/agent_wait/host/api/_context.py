@@ -15,6 +15,7 @@ from agent_wait.engine.extend import ExtendService
 from agent_wait.engine.handover import AnswerService
 from agent_wait.host._channels import channel_doors
 from agent_wait.host._precise import deadline_schedules
+from agent_wait.host.api._push_inbox import push_inbox
 from agent_wait.host.links import link_keyring
 from agent_wait.host.settings import DEFAULT_SIGN_IN_SCOPES, HostSettings, required
 from agent_wait.ledger import Ledger
@@ -88,7 +89,7 @@ class ApiContext:
     extend: ExtendService | None = None
     """Moves deadlines (`POST /questions/{id}/extend`); None: one on `ledger` without schedules is made when needed."""
     push: Any = None
-    """The VAPID public key and the push subscriptions (`host.api._push.PushInbox`); None: web push is off."""
+    """The VAPID public key and the push subscriptions (`host.api._push_inbox.PushInbox`); None: web push is off."""
 
     @classmethod
     def from_settings(
@@ -127,14 +128,8 @@ class ApiContext:
             sign_in=SignIn.from_settings(settings),
             slack=doors.get("slack"),
             audit_group=settings.audit_group,
-            push=_push_inbox(settings, session),
+            push=push_inbox(settings, session=session),
         )
-
-
-def _push_inbox(settings: HostSettings, session: Any) -> Any:
-    from agent_wait.host.api._push import push_inbox
-
-    return push_inbox(settings, session=session)
 
 
 def groups_from_claims(claims: Mapping[str, Any], names: tuple[str, ...] = DEFAULT_GROUPS_CLAIMS) -> tuple[str, ...]:

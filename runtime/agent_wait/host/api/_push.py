@@ -14,53 +14,20 @@ its subscription (and refreshes its groups). Off (404 `push_not_enabled`) unless
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from agent_wait.channels.push.subscriptions import PushSubscriptions, Subscription, parse_subscription
+from agent_wait.channels.push.subscriptions import Subscription, parse_subscription
 from agent_wait.common.times import format_rfc3339
 from agent_wait.errors import ArgumentError
 from agent_wait.host.api._context import ApiContext, answerer_from_claims
 from agent_wait.host.api._problems import NOT_JSON, json_body, json_response, problem
+from agent_wait.host.api._push_inbox import PushInbox
 from agent_wait.host.api._questions import jwt_claims, not_signed_in
 
-__all__ = ("PushInbox", "push_inbox", "push_routes")
-
-
-@dataclass(frozen=True, slots=True)
-class PushInbox:
-    """What the push routes need: the VAPID public key and the subscriptions."""
-
-    public_key: str
-    """The VAPID public key (base64url), given to the page."""
-    subscriptions: PushSubscriptions
-    allow_loopback: bool = False
-    """Take `http://127.0.0.1` endpoints (`agent-wait dev`'s local push service): only when the API itself is local."""
-
-
-def push_inbox(settings: Any, *, session: Any) -> PushInbox | None:
-    """The push routes' part of the API's context from its settings (the keys read once); None when push is off.
-
-    Raises:
-        ConfigurationError: the keys' secret cannot be read or is not a VAPID key pair.
-    """
-    push = settings.push
-    if push is None:
-        return None
-    from agent_wait.channels.push.keys import VapidKeys
-    from agent_wait.channels.push.subscriptions import DynamoDbPushSubscriptions
-    from agent_wait.contract.schema import Settings
-    from agent_wait.host._clients import client, secret_string
-
-    variable = Settings.PUSH_KEYS_ARN.value
-    text = secret_string(push.keys_arn, variable, "the VAPID key pair", session) or ""
-    keys = VapidKeys.parse(text, variable=variable)
-    local = (settings.api_url or "").startswith("http://127.0.0.1:")
-    table = DynamoDbPushSubscriptions(push.subscriptions_table, client=client(session, "dynamodb"))
-    return PushInbox(keys.public_key, table, allow_loopback=local)
+__all__ = ("push_routes",)
 
 
 def push_routes(context: Callable[[], ApiContext]) -> Router:
