@@ -303,3 +303,27 @@ def test_the_dynamodb_subscriptions_keep_one_per_person_and_device_and_read_back
     assert table.remove("ana@example.com", phone.device) is True
     assert table.remove("ana@example.com", phone.device) is False
     assert [s.endpoint for s in table.of("ana@example.com")] == ["https://p.example.com/laptop"]
+
+
+def test_an_escalation_pushes_once_to_its_widened_audience(service: LocalPushService) -> None:
+    # GIVEN a finance question pushed to ana, and max in finance-managers, whom it did not reach
+    subscriptions, sends = InMemoryPushSubscriptions(), InMemoryPushSends()
+    ana_device, ana = subscribed(service, "ana@example.com", groups=("finance",))
+    max_device, manager = subscribed(service, "max@example.com", groups=("finance-managers",))
+    subscriptions.put(ana)
+    subscriptions.put(manager)
+    asked = envelope(answerer_groups=["finance"])
+    push = announcer(subscriptions, sends)
+    push.deliver(asked, Transition.CREATED)
+    assert (len(service.pushes_to(ana_device.endpoint)), len(service.pushes_to(max_device.endpoint))) == (1, 0)
+    # WHEN its escalation step widens the audience to finance-managers, and is delivered twice
+    widened = {**asked.rules, "answerers": {"groups": ["finance", "finance-managers"], "principals": []}}
+    escalated = WaitEnvelope.from_dict(
+        {**asked.to_dict(), "type": "wait.escalated", "progress": {"escalation": 1}, "rules": widened}
+    )
+    push.deliver(escalated, Transition.ESCALATED)
+    push.deliver(escalated, Transition.ESCALATED)
+    # THEN each of them gets the escalation once
+    titles = [max_device.decrypt(p.body)["title"] for p in service.pushes_to(max_device.endpoint)]
+    assert titles == ["Escalated: your answer is needed"]
+    assert len(service.pushes_to(ana_device.endpoint)) == 2
