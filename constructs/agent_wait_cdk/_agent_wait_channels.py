@@ -1,4 +1,4 @@
-"""The answer channels `AgentWait` wires besides its announcers: Slack, Teams, a shaped webhook and email.
+"""The answer channels `AgentWait` wires besides its announcers: Slack, Teams, a shaped webhook, email and web push.
 
 `AgentWaitChannels` holds each channel's props and its record of what it sent (a `ChannelRecordTable`, created
 unless brought), and says what the channels give the router and the sweep (their variables and grants), what
@@ -27,6 +27,7 @@ from agent_wait_cdk.email import (
     grant_email,
     identity_arn,
 )
+from agent_wait_cdk.push import PushProps, PushSendsTable, PushSubscriptionsTable, grant_push, push_environment
 from agent_wait_cdk.slack import SlackMessagesTable, SlackProps, slack_app_manifest, slack_environment
 from agent_wait_cdk.teams import (
     ShapedWebhookProps,
@@ -51,6 +52,7 @@ class AgentWaitChannels:
         shaped_webhook: ShapedWebhookProps | None,
         email: EmailProps | None,
         names: ResourceNames,
+        push: PushProps | None = None,
         removal_policy: RemovalPolicy,
         encryption_key: kms.IKey | None,
     ) -> None:
@@ -82,6 +84,18 @@ class AgentWaitChannels:
                 "EmailConfigurationSet",
                 configuration_set_name=email.configuration_set_name or names.email_configuration_set,
             )
+        self.push = push
+        self.push_subscriptions_table: dynamodb.ITable | None = None
+        self.push_sends_table: dynamodb.ITable | None = None
+        if push is not None:
+            self.push_subscriptions_table = PushSubscriptionsTable(
+                scope,
+                "PushSubscriptionsTable",
+                table_name=names.push_subscriptions_table,
+                removal_policy=removal_policy,
+                encryption_key=encryption_key,
+            ).table
+            self.push_sends_table = record(PushSendsTable, "PushSendsTable", names.push_sends_table)
         self.slack_app_manifest: str | None = None
         """The Slack app's manifest as JSON, with the answer API's URL (a token until deploy); set with the API."""
 
@@ -114,6 +128,10 @@ class AgentWaitChannels:
                     configuration_set=self.email_configuration_set.configuration_set,
                 )
             )
+        if self.push is not None and self.push_subscriptions_table is not None:
+            environment.update(
+                push_environment(self.push, subscriptions=self.push_subscriptions_table, sends=self.push_sends_table)
+            )
         return environment
 
     def grant(self, function: iam.IGrantable) -> None:
@@ -135,9 +153,19 @@ class AgentWaitChannels:
                 configuration_set_arn=self.email_configuration_set.configuration_set_arn,
                 sends_table=self.email_sends_table,
             )
+        if self.push is not None and self.push_subscriptions_table is not None:
+            # The keys sign each push; every subscription is read to find who may answer; each push is claimed.
+            grant_push(function, self.push, subscriptions=self.push_subscriptions_table, sends=self.push_sends_table)
 
     def add_to_answer_api(self, api: AnswerApi) -> None:
-        """With Slack: its route on the answer API, and the Slack app's manifest with the API's URL."""
+        """With Slack: its route on the answer API, and the Slack app's manifest with the API's URL. With push: the
+        API's variables and grants to give the VAPID public key and keep subscriptions (its routes are signed-in)."""
+        if self.push is not None and self.push_subscriptions_table is not None:
+            for name, value in push_environment(
+                self.push, subscriptions=self.push_subscriptions_table, sends=None
+            ).items():
+                api.function.add_environment(name, value)
+            grant_push(api.function, self.push, subscriptions=self.push_subscriptions_table, sends=None)
         if self.slack is None:
             return
         api.add_slack(self.slack)
@@ -155,6 +183,11 @@ class AgentWaitChannels:
             values["EmailConfigurationSetName"] = (
                 self.email_configuration_set.configuration_set_name,
                 "The SES configuration set of every email (bounces and complaints counted)",
+            )
+        if self.push_subscriptions_table is not None:
+            values["PushSubscriptionsTableName"] = (
+                self.push_subscriptions_table.table_name,
+                "The inbox's push subscriptions, one per person and device",
             )
         if self.slack_app_manifest is not None:
             values["SlackAppManifest"] = (

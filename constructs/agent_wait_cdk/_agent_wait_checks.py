@@ -33,6 +33,7 @@ from agent_wait_cdk.dashboard import check_metric_tags
 from agent_wait_cdk.email import EmailProps, check_email_props
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, check_max_receive_count
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps
+from agent_wait_cdk.push import PushProps, check_push_props
 from agent_wait_cdk.question_table import check_question_table_shape
 from agent_wait_cdk.retention import RetentionProps
 from agent_wait_cdk.slack import SlackProps, check_slack_props
@@ -90,6 +91,7 @@ class CheckedProps:
     existing_checkpoint_bucket: s3.IBucket | None
     retention: RetentionProps
     a2a: A2aProps | None = None
+    push: PushProps | None = None
 
 
 def check_every_prop(path: str, props: CheckedProps) -> None:
@@ -105,6 +107,7 @@ def check_every_prop(path: str, props: CheckedProps) -> None:
     answer_api_props = props.answer_api_props
     links = answer_api_props is not None and answer_api_props.links
     check_email_props(checks, props.email, answer_api=props.answer_api, links=links)
+    check_push_props(checks, props.push, answer_api=props.answer_api)
     _check_existing_resources(checks, props)
     checks.raise_if_any()
 

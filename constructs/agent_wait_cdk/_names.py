@@ -61,6 +61,14 @@ class ResourceNames:
         return self._named("teams-sends")
 
     @property
+    def push_subscriptions_table(self) -> str | None:
+        return self._named("push-subscriptions")
+
+    @property
+    def push_sends_table(self) -> str | None:
+        return self._named("push-sends")
+
+    @property
     def email_configuration_set(self) -> str | None:
         return self._named("email")
 

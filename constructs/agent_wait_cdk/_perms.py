@@ -80,6 +80,14 @@ record SES's message id with conditional updates (`agent_wait.channels.email.sen
 TEAMS_SENDS = ("dynamodb:UpdateItem",)
 """What the router and the sweep call on the Teams sends table: claim a card and mark it accepted
 (`agent_wait.channels.sends.DynamoDbSends`)."""
+PUSH_SENDS = ("dynamodb:UpdateItem",)
+"""What the router and the sweep call on the push sends table: claim a push and mark it sent
+(`agent_wait.channels.sends.DynamoDbSends`)."""
+PUSH_SUBSCRIPTIONS_READ = ("dynamodb:Scan", "dynamodb:DeleteItem")
+"""What the router and the sweep call on the push subscriptions table: read every subscription to find who may answer,
+and remove one its push service says is gone (`agent_wait.channels.push.DynamoDbPushSubscriptions`)."""
+PUSH_SUBSCRIPTIONS_KEEP = ("dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:Query")
+"""What the answer API calls on the push subscriptions table: keep a person's subscription, remove it, read theirs."""
 SES_SEND = ("ses:SendEmail", "ses:SendRawEmail")
 """Send a question's email (SES v2 `SendEmail`, raw content; `SendRawEmail` for v1 clients), on the identity and
 the configuration set only."""

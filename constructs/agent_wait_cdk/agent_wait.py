@@ -65,6 +65,7 @@ from agent_wait_cdk.email import EmailConfigurationSet, EmailProps
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, redrive_count
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps
 from agent_wait_cdk.precise_deadlines import PreciseDeadlines, precise_sweep_name
+from agent_wait_cdk.push import PushProps
 from agent_wait_cdk.question_table import QuestionTable
 from agent_wait_cdk.retention import RetentionProps
 from agent_wait_cdk.slack import SlackProps
@@ -179,6 +180,11 @@ class AgentWait(Construct):
             `AGENT_WAIT_EMAIL_*` settings, the answer API's URL and the link keys (each recipient's buttons are their
             own signed links), `ses:SendEmail`/`SendRawEmail` on the identity and the configuration set only, and
             `GetItem`/`UpdateItem` on the sends table. Default None: no email. Needs `answer_api=True` with links.
+        push: web push to the inbox installed as an app (`PushProps`: the VAPID key pair's secret, made with
+            `agent-wait push keys`, and the VAPID subject). Creates `PushSubscriptionsTable` and `PushSendsTable`;
+            every function gets the `AGENT_WAIT_PUSH_*` settings and may read the secret; the answer API keeps
+            subscriptions (`PutItem`, `DeleteItem`, `Query`), the router and the sweep read them (`Scan`), remove gone
+            ones and claim each push (docs/phone.md). Default None: no push. Needs `answer_api=True`.
         existing_question_table: use this table as the question ledger; it must have the shape of
             `agent_wait.contract.schema.QUESTION_TABLE` (`pk`/`sk` strings; GSIs `by_status` on
             `status_shard`/`expires_at` with keys and `tags`, `by_due_shard` on `due`/`due_at` and
@@ -297,6 +303,7 @@ class AgentWait(Construct):
         teams: TeamsProps | None = None,
         shaped_webhook: ShapedWebhookProps | None = None,
         email: EmailProps | None = None,
+        push: PushProps | None = None,
         existing_question_table: dynamodb.ITable | None = None,
         checkpoint_bucket: bool = True,
         existing_checkpoint_bucket: s3.IBucket | None = None,
@@ -363,6 +370,7 @@ class AgentWait(Construct):
                 teams=teams,
                 shaped_webhook=shaped_webhook,
                 email=email,
+                push=push,
                 existing_question_table=existing_question_table,
                 existing_entry_queue=existing_entry_queue,
                 existing_dead_letter_queue=existing_dead_letter_queue,
@@ -404,6 +412,7 @@ class AgentWait(Construct):
                 shaped_webhook=shaped_webhook,
                 email=email,
                 names=names,
+                push=push,
                 removal_policy=removal_policy,
                 encryption_key=encryption_key,
             )
@@ -680,7 +689,13 @@ class AgentWait(Construct):
         if function == "router":
             warn_if_graph_missing(self, graph, bundle)
             Annotations.of(self).add_info(f"agent-wait: the Lambda bundle's dependencies: {bundle.origin}")
-        on = {"slack": self.slack, "teams": self.teams, "shaped": self.shaped_webhook, "email": self.email}
+        on = {
+            "slack": self.slack,
+            "teams": self.teams,
+            "shaped": self.shaped_webhook,
+            "email": self.email,
+            "push": self.push,
+        }
         channels = [name for name, props in on.items() if props is not None]
         if a2a is not None:  # bundled as a channel is: kept only when the stack turns it on
             channels.append("a2a")
@@ -757,6 +772,11 @@ class AgentWait(Construct):
         self.teams: TeamsProps | None = channels.teams
         self.shaped_webhook: ShapedWebhookProps | None = channels.shaped_webhook
         self.email: EmailProps | None = channels.email
+        self.push: PushProps | None = channels.push
+        self.push_subscriptions_table: dynamodb.ITable | None = channels.push_subscriptions_table
+        """The inbox's push subscriptions (`PushSubscriptionsTable`); None without push."""
+        self.push_sends_table: dynamodb.ITable | None = channels.push_sends_table
+        """Where each push is claimed and marked sent (`PushSendsTable`); None without push."""
         self.slack_messages_table: dynamodb.ITable | None = channels.slack_messages_table
         """Where each question's Slack messages are remembered (created, or `SlackProps.messages_table`)."""
         self.teams_sends_table: dynamodb.ITable | None = channels.teams_sends_table

@@ -1,6 +1,6 @@
 """`AnswerApi`: the HTTPS answer API (API Gateway HTTP API, a JWT authorizer, one Lambda) and its signed links.
 
-The construct has 25 props, each documented on it (16 again on `AnswerApiProps`), and 24 routes (25 with Slack; 2
+The construct has 25 props, each documented on it (16 again on `AnswerApiProps`), and 27 routes (28 with Slack; 2
 more with A2A). Its prop rules are in `_answer_api_checks.py`, its stage, access log and CORS in `_answer_api_http.py`,
 the link keys' secret in `_link_keys.py`, the inbox's sign-in in `_inbox.py`.
 
@@ -103,6 +103,9 @@ SIGNED_IN_ROUTES = (
     ("POST", "/passkeys/registration/options"),
     ("POST", "/passkeys/registration"),
     ("POST", "/questions/{question_id}/passkey"),
+    ("GET", "/push/key"),
+    ("POST", "/push/subscriptions"),
+    ("DELETE", "/push/subscriptions/{device}"),
 )
 """Routes behind the JWT authorizer: who answers is the person API Gateway verified."""
 A2A_ROUTES = (("POST", "/a2a"),)

@@ -22,6 +22,7 @@ WaitError ─┬─ PolicyError(ValueError)            a bad WaitPolicy; raised 
            ├─ TeamsDeliveryError(RuntimeError)   a Teams Workflows webhook refused or dropped a card (names the status)
            ├─ WebhookTemplateError(ValueError)   a shaped webhook's template does not render one JSON value
            ├─ EmailDeliveryError(RuntimeError)   a question's emails could not all be sent (names recipients and codes)
+           ├─ PushDeliveryError(RuntimeError)    a question's pushes could not all be sent (names devices and statuses)
            ├─ QueueUnavailableError              the entry queue or the dead-letter queue failed; the message is retried
            ├─ CallbackRefusedError               Lambda refused to complete a durable callback (timed out, done already)
            ├─ CallbackUnavailableError           completing a durable callback failed for now; the message is retried
@@ -67,6 +68,7 @@ __all__ = (
     "NothingToRetryError",
     "PasskeyError",
     "PolicyError",
+    "PushDeliveryError",
     "QuestionNotFoundError",
     "QuestionTooLargeError",
     "QueueUnavailableError",
@@ -343,6 +345,12 @@ class EmailDeliveryError(WaitError, RuntimeError):
     """Raised inside the email announcer's `deliver()` when a question's emails could not all be sent (no recipient,
     SES refused or failed for some); names each recipient and SES's error code, never the content.
     `BaseAnnounce.announce` turns it into one log line and a counted failure."""
+
+
+class PushDeliveryError(WaitError, RuntimeError):
+    """Raised inside the push announcer's `deliver()` when a question's pushes could not all be sent (a push service
+    refused or failed for some devices); names each device and the push service's status, never the content.
+    `BaseAnnounce.announce` turns it into one log line and a counted failure, and the next delivery tries again."""
 
 
 class QueueUnavailableError(WaitError):

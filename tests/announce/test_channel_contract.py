@@ -327,6 +327,50 @@ def email_channel(parts: Parts) -> ChannelHarness:
     return ChannelHarness(_declared("email"), announcer, record=parts.dynamodb_record(_declared("email").record))
 
 
+# -- web push ------------------------------------------------------------------------------------------------------
+
+
+def push_channel(parts: Parts) -> ChannelHarness:
+    from tests.support.push_device import Device
+
+    from agent_wait.channels.push import (
+        InMemoryPushSends,
+        InMemoryPushSubscriptions,
+        PushAnnounce,
+        Subscription,
+        VapidKeys,
+        WebPushSender,
+    )
+    from agent_wait.local.push_service import LocalPushService
+
+    def announcer(delivers: Delivers = None) -> AnnounceHarness:
+        service = parts.stack.enter_context(LocalPushService())
+        keys = VapidKeys.generate()
+        device = Device(service.subscribe(keys.public_key))
+        subscriptions = InMemoryPushSubscriptions()
+        subscriptions.put(
+            Subscription("ana@example.com", device.endpoint, device.p256dh, device.subscription()["keys"]["auth"])
+        )
+        announce = PushAnnounce(
+            subscriptions,
+            InMemoryPushSends(),
+            WebPushSender(keys, "mailto:ops@example.com", timeout=2.0),
+            inbox_url="https://api.example.com/inbox",
+            clock=lambda: NOW,
+            delivers=delivers,
+        )
+
+        def read_back() -> list[dict[str, Any]]:
+            pushed = (device.decrypt(push.body) for push in service.pushes_to(device.endpoint))
+            return [{"question_id": payload["question_id"], "type": payload["step"]} for payload in pushed]
+
+        return AnnounceHarness(
+            announce, read_back, break_backend=service.stop, keeps_one_per_key=True, carries_envelope=False
+        )
+
+    return ChannelHarness(_declared("push"), announcer, record=parts.dynamodb_record(_declared("push").record))
+
+
 # -- the table -------------------------------------------------------------------------------------------------------
 
 OPT_INS: dict[str, Callable[[Parts], ChannelHarness]] = {
@@ -336,6 +380,7 @@ OPT_INS: dict[str, Callable[[Parts], ChannelHarness]] = {
     "teams": teams_channel,
     "shaped": shaped_channel,
     "email": email_channel,
+    "push": push_channel,
     "memory": memory_channel,
 }
 """One opt-in per declared channel."""

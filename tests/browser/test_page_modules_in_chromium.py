@@ -12,7 +12,13 @@ from _inbox_page import Inbox
 
 pytestmark = pytest.mark.timeout(180)
 
-SCRIPTS = {path.name for path in (files("agent_wait.host.api") / "pages").iterdir() if path.name.endswith(".js")}
+WORKER = "inbox-sw.js"
+"""The inbox's service worker: the browser fetches it to register it, not the page (test_inbox_push.py)."""
+SCRIPTS = {
+    path.name
+    for path in (files("agent_wait.host.api") / "pages").iterdir()
+    if path.name.endswith(".js") and path.name != WORKER
+}
 
 
 def expect(locator: Any) -> Any:

@@ -78,3 +78,15 @@ def test_the_runtimes_own_pins_name_nothing_the_graph_needs(tmp_path: Path) -> N
     site = _site(tmp_path)
     # WHEN slimmed / THEN Jinja2 goes: the pins are agent-wait's, not the graph's
     assert "jinja2" in slim_bundle(site, ("jinja2",), graph_sources=["svc"], requirements="jinja2==3.1.6\n")
+
+
+def test_pywebpush_is_kept_only_by_the_router_and_the_sweep_of_a_stack_with_push() -> None:
+    from agent_wait_cdk.bundling.slim import left_out
+
+    # GIVEN a stack without push / THEN every function leaves pywebpush out (and with it what only it requires)
+    assert all("pywebpush" in left_out(function) for function in ("router", "sweep", "api"))
+    # GIVEN a stack with push / THEN the router and the sweep keep it; the answer API, which only keeps subscriptions,
+    # still leaves it out
+    assert "pywebpush" not in left_out("router", ["push"])
+    assert "pywebpush" not in left_out("sweep", ["push"])
+    assert "pywebpush" in left_out("api", ["push"])

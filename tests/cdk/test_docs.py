@@ -53,7 +53,7 @@ def test_the_answer_api_snippet_synthesizes_with_nothing_for_cdk_nag() -> None:
     app = new_app()
     stack = namespace["ApprovalsStack"](app, "Approvals")  # type: ignore[operator]
     result = synth(app, stack)  # type: ignore[arg-type]  # cdk-nag runs as a validation plugin: a finding fails here
-    result.template.resource_count_is("AWS::ApiGatewayV2::Route", 24)  # 18 signed in, 4 link, 2 inbox
+    result.template.resource_count_is("AWS::ApiGatewayV2::Route", 27)  # 21 signed in, 4 link, 2 inbox
     result.template.has_resource_properties("AWS::Cognito::UserPoolClient", {"AllowedOAuthFlows": ["code"]})
     result.template.has_resource_properties("AWS::ApiGatewayV2::Authorizer", {"AuthorizerType": "JWT"})
     result.template.has_resource_properties("AWS::Cognito::UserPoolGroup", {"GroupName": "finance"})
@@ -65,7 +65,7 @@ def test_the_slack_snippet_synthesizes_with_nothing_for_cdk_nag() -> None:
     app = new_app()
     stack = namespace["SlackApprovalsStack"](app, "SlackApprovals")  # type: ignore[operator]
     result = synth(app, stack)  # type: ignore[arg-type]  # cdk-nag runs as a validation plugin: a finding fails here
-    result.template.resource_count_is("AWS::ApiGatewayV2::Route", 25)  # 18 signed in, 4 link, 2 inbox, 1 Slack
+    result.template.resource_count_is("AWS::ApiGatewayV2::Route", 28)  # 21 signed in, 4 link, 2 inbox, 1 Slack
     result.template.has_resource_properties(
         "AWS::ApiGatewayV2::Route", {"RouteKey": "POST /slack/interactions", "AuthorizationType": "NONE"}
     )

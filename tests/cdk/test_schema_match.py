@@ -111,10 +111,13 @@ def test_handlers_name_functions_the_runtime_defines(handler: str) -> None:
 
 def test_lambda_requirements_are_the_locked_host_dependencies() -> None:
     """A dependency change in uv.lock must reach the bundle (and so its asset hash). Regenerate with
-    `uv export --frozen --no-dev --extra langgraph-host --no-hashes --no-emit-project` into
-    constructs/agent_wait_cdk/requirements-lambda.txt."""
+    `uv export --frozen --no-dev --extra langgraph-host --extra push --no-hashes --no-emit-project` into
+    constructs/agent_wait_cdk/requirements-lambda.txt (`push`: pywebpush, which a bundle keeps only with push on)."""
     exported = subprocess.run(
-        ["uv", "export", "--frozen", "--no-dev", "--extra", "langgraph-host", "--no-hashes", "--no-emit-project"],
+        [
+            *("uv", "export", "--frozen", "--no-dev", "--extra", "langgraph-host", "--extra", "push"),
+            *("--no-hashes", "--no-emit-project"),
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -100,6 +100,7 @@ CHANNELS = (
     "agent_wait.channels.email",
     "agent_wait.channels.teams",
     "agent_wait.channels.shaped",
+    "agent_wait.channels.push",
     *RECORD,
 )
 """The channel packages (an announcer, and a door when the channel has one) and their record; the host builds them
@@ -150,6 +151,12 @@ RULES: dict[str, Layer] = {
         "channel",
         ("agent_wait.channels.email", "agent_wait.engine", "agent_wait.aws.errors", *RECORD),
         frozenset({"jinja2", "markupsafe"}),
+    ),
+    # Web push: pywebpush (and its requests) to send, cryptography to make VAPID keys, inside the functions using them.
+    "agent_wait.channels.push": Layer(
+        "channel",
+        ("agent_wait.channels.push", "agent_wait.aws.errors", *RECORD),
+        frozenset({"pywebpush", "requests", "cryptography"}),
     ),
     "agent_wait.host": Layer(
         "host", (*BINDINGS, "agent_wait.aws", "agent_wait.engine", *CHANNELS, "agent_wait.host"), None

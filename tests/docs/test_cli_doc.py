@@ -37,7 +37,7 @@ def _section(title: str) -> str:
 
 def test_every_command_has_its_section(capsys: pytest.CaptureFixture[str]) -> None:
     commands = _commands(capsys)
-    assert len(commands) == 15
+    assert len(commands) == 16
     for command in commands:
         assert f"\n## `{command}`\n" in DOC, f"docs/cli.md has no section for `agent-wait {command}`"
         assert f"agent-wait {command}" in DOC.split("\n## ", 1)[0], f"the summary at the top leaves out {command}"

@@ -123,6 +123,7 @@ RUN_BY: dict[str, tuple[str, str]] = {
         "tests/local/test_cli_extend.py",
         '["extend", question_id, "--by", "PT2H", "--token", token',
     ),
+    "agent-wait push keys --secret": ("tests/host/test_push_keys_cli.py", '["push", "keys", "--secret", name'),
     "agent-wait grants list --all": ("tests/local/test_local_grants.py", '["grants", "list", "--all"]'),
     "agent-wait grants show": ("tests/local/test_local_grants.py", '["grants", "show", grant_id, "--json"]'),
     "agent-wait grants revoke": ("tests/local/test_local_grants.py", '["grants", "revoke", grant_id]'),

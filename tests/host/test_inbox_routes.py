@@ -27,9 +27,10 @@ SIGN_IN = SignIn(authorize_url=f"{COGNITO}/oauth2/authorize", token_url=f"{COGNI
 PAGE_MODULES = sorted(
     path.name
     for path in (files("agent_wait.host.api") / "pages").iterdir()
-    if path.name.endswith(".js") and path.name != "confirm.js"
+    if path.name.endswith(".js") and path.name not in ("confirm.js", "inbox-sw.js")
 )
-"""The inbox's script: every module in `pages/` but the link page's own."""
+"""The inbox's script: every module in `pages/` but the link page's own and the service worker (a classic script the
+page registers, never loads)."""
 SIGN_IN_ENV = {
     Settings.TABLE.value: "questions",
     Settings.QUEUE_URL.value: "https://sqs.eu-west-1.amazonaws.com/123456789012/entry.fifo",
@@ -87,7 +88,8 @@ def test_the_page_loads_only_its_own_files_under_a_strict_policy() -> None:
         str(attrs.get("src") or attrs.get("href")) for tag, attrs in parsed.tags if tag in {"script", "link"}
     )
     modules = sorted(f"inbox/{name}" for name in PAGE_MODULES)
-    assert assets == sorted(["inbox/inbox.css", "inbox/look.css", *modules])
+    app = ["inbox/manifest.webmanifest", "inbox/icon-192.png", "inbox/icon-192.png"]  # manifest, icon, touch icon
+    assert assets == sorted(["inbox/inbox.css", "inbox/look.css", *modules, *app])
     # one script, a module (the others are its imports, fetched at once through `modulepreload` links)
     scripts = [attrs for tag, attrs in parsed.tags if tag == "script"]
     assert scripts == [{"type": "module", "src": "inbox/inbox-main.js"}]
@@ -101,7 +103,9 @@ def test_the_page_loads_only_its_own_files_under_a_strict_policy() -> None:
         "connect-src 'self';",
         "frame-ancestors 'none'",
         "require-trusted-types-for 'script'",
-        "trusted-types 'none'",
+        "trusted-types inbox-worker;",  # one policy, made once, for the service worker's URL only
+        "manifest-src 'self'",
+        "worker-src 'self'",
     ):
         assert directive in policy
     assert (headers["cache-control"], headers["referrer-policy"]) == ("no-store", "no-referrer")

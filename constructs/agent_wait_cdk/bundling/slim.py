@@ -7,8 +7,9 @@ leaves out (`left_out`) is decided from two tables:
 
 - `NEEDED_BY`: the libraries only some functions import, each with when. The answer API's AG-UI routes import
   `ag-ui-protocol`; the Slack channel imports `slack-sdk` (its announcer in the router and the sweep, its door in the
-  answer API); email and shaped webhooks render with `jinja2`. A library a left-out one alone requires goes with it
-  (`markupsafe` with `jinja2`), read from the installed packages' own metadata.
+  answer API); email and shaped webhooks render with `jinja2`; web push sends with `pywebpush` (the router and the
+  sweep). A library a left-out one alone requires goes with it (`markupsafe` with `jinja2`; `py-vapid`, `http-ece`,
+  `aiohttp` and `cryptography` with `pywebpush`), read from the installed packages' own metadata.
 - `RUNTIME_PARTS`: parts of the runtime no Lambda imports (the laptop emulator, the console script) or only the
   answer API does (its routes and pages).
 
@@ -67,6 +68,12 @@ NEEDED_BY: tuple[Needed, ...] = (
     ),
     Needed("jinja2", EVERY, frozenset({"email", "shaped"}), "email and shaped webhooks render their messages with it"),
     Needed("a2a-sdk", EVERY, frozenset({"a2a"}), "A2A (`AgentWait(a2a=...)`): the API's routes, the router's pushes"),
+    Needed(
+        "pywebpush",
+        frozenset({"router", "sweep"}),
+        frozenset({"push"}),
+        "web push: the router and the sweep encrypt and send each push (the answer API only keeps subscriptions)",
+    ),
 )
 """The libraries each function leaves out when neither it nor the stack's channels need them."""
 RUNTIME_PARTS: tuple[RuntimePart, ...] = (

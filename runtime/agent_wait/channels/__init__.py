@@ -3,7 +3,7 @@
 - `contract.py`: what a channel provides (`Channel`: its announcer and how the host builds it, its preview, its door
   where it has one, its per-question record), each folder declaring itself once in its `channel.py`;
 - the channels: `announce/` (the plain announcers: log, signed webhook, in memory; and `BaseAnnounce`, which every
-  announcer derives from), `slack/`, `email/`, `teams/`, `shaped/`; each has `announce.py` (the announcer),
+  announcer derives from), `slack/`, `email/`, `teams/`, `shaped/`, `push/`; each has `announce.py` (the announcer),
   `preview.py` (what a person sees), `channel.py` (the declaration), `records.py` where it keeps a record and
   `interactions.py` where it has a door;
 - what they share: the envelope's fan-out (`publish`), what a question asks and how it ended (`asked`), the one
@@ -25,6 +25,7 @@ CHANNELS: tuple[ChannelEntry, ...] = (
     ChannelEntry("teams", "agent_wait.channels.teams.channel:CHANNEL", settings="teams"),
     ChannelEntry("shaped", "agent_wait.channels.shaped.channel:CHANNEL", settings="shaped_webhook"),
     ChannelEntry("email", "agent_wait.channels.email.channel:CHANNEL", settings="email"),
+    ChannelEntry("push", "agent_wait.channels.push.channel:CHANNEL", settings="push"),
     ChannelEntry("memory", "agent_wait.channels.announce.channel:MEMORY"),
 )
 """Every channel, where it is declared, and the settings that turn it on; the host builds them in this order."""

@@ -25,6 +25,7 @@
     agent-wait audit grants --since 2026-03-01   the standing grants in force since then, each with what it decided
     agent-wait grants list [--all]               the live standing grants (--all: revoked, expired, used up too)
     agent-wait grants show|revoke GRANT          one grant and what it decided; revoke it for every ask after this
+    agent-wait push keys --secret NAME           make web push's VAPID key pair and store it in Secrets Manager
 
 `start`, `questions`, `answer`, `extend`, `failures`, `retry`, `dead-letters`, `audit` and `grants` talk to the running
 `agent-wait dev`, or to a deployed stack: `--stack NAME` (with `--region`, `--profile` as for the aws CLI) or `--outputs
@@ -116,6 +117,8 @@ def _run(args: argparse.Namespace) -> int:
         )
     if args.command == "demo":
         return int(_app(args.app, "demo")(args.scenario))
+    if args.command == "push":
+        return _push_keys(args)
     if args.command == "link":
         from agent_wait.cli._links import question_link
 
@@ -176,6 +179,20 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "cancel":
         return _cancel(target, args)
     return _answer(target, args)
+
+
+def _push_keys(args: argparse.Namespace) -> int:
+    import boto3
+
+    from agent_wait.cli._push import store_push_keys
+
+    session = boto3.Session(profile_name=args.profile, region_name=args.region)
+    stored = store_push_keys(
+        session.client("secretsmanager", endpoint_url=args.endpoint_url), args.secret, rotate=args.rotate
+    )
+    print(f"{'stored' if stored.created else 'rotated'} the push keys in {stored.arn}")
+    print(f"public key (the inbox's applicationServerKey): {stored.public_key}")
+    return 0
 
 
 def _said(target: Target) -> Target:

@@ -95,6 +95,21 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     demo.add_argument("--app", help=f"module providing demo(argv) (default: the refund example, {DEFAULT_APP})")
     demo.add_argument("scenario", nargs="*", help="run only these scenarios, by name (default: all)")
 
+    push = _command(
+        commands,
+        "push",
+        "make the VAPID key pair web push is sent with, and store it in Secrets Manager",
+        "Prints the secret's ARN (for AgentWait(push=PushProps(keys_secret=...))) and the public key (docs/phone.md).",
+    )
+    push.add_argument("verb", choices=("keys",), help="keys: make a key pair and store it")
+    push.add_argument("--secret", required=True, metavar="NAME", help="the secret's name, e.g. agent-wait/push-keys")
+    push.add_argument(
+        "--rotate", action="store_true", help="put a new pair in the existing secret (default: create it, once)"
+    )
+    push.add_argument("--region", help="the AWS region (default: your AWS config's)")
+    push.add_argument("--profile", help="the AWS CLI profile to sign requests with (default: the default chain)")
+    push.add_argument("--endpoint-url", metavar="URL", help="an AWS endpoint, e.g. an emulator (default: AWS's own)")
+
     _add_stack_commands(commands)
     return parser
 

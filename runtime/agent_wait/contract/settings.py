@@ -129,6 +129,20 @@ class Settings(StrEnum):
     EMAIL_SENDS_TABLE = "AGENT_WAIT_EMAIL_SENDS_TABLE"
     """Optional: the DynamoDB table (partition key `question_id`) that records each question's emails, so a
     redelivered event emails nobody twice."""
+    PUSH_KEYS_ARN = "AGENT_WAIT_PUSH_KEYS_ARN"
+    """Optional: a Secrets Manager secret holding the VAPID key pair web push is sent with, JSON `{"public_key",
+    "private_key"}` (base64url, raw P-256; `agent-wait push keys` makes one). Set with
+    `AGENT_WAIT_PUSH_SUBSCRIPTIONS_TABLE`, the inbox offers "Notify me on this device" and the router and the sweep
+    push each question to the subscribed people who may answer it (`agent_wait.channels.push`, docs/phone.md)."""
+    PUSH_SUBSCRIPTIONS_TABLE = "AGENT_WAIT_PUSH_SUBSCRIPTIONS_TABLE"
+    """With `AGENT_WAIT_PUSH_KEYS_ARN`: the DynamoDB table (partition key `person`, sort key `device`, strings) of
+    the inbox's push subscriptions, one per person and device, with the groups their token named."""
+    PUSH_SENDS_TABLE = "AGENT_WAIT_PUSH_SENDS_TABLE"
+    """With `AGENT_WAIT_PUSH_KEYS_ARN`, the router's and the sweep's: the DynamoDB table (partition key `question_id`;
+    TTL on `ttl`) where each push is claimed before it is sent, so a redelivered event pushes nothing twice."""
+    PUSH_SUBJECT = "AGENT_WAIT_PUSH_SUBJECT"
+    """Optional, with `AGENT_WAIT_PUSH_KEYS_ARN`: the VAPID `sub` claim a push service may contact the operator at,
+    `mailto:<address>` or an `https://` URL (RFC 8292). Unset: the answer API's URL."""
     METRIC_TAGS = "AGENT_WAIT_METRIC_TAGS"
     """Optional, the router's: a JSON object from a policy tag key to the values time to answer is drawn for
     (`{"team": ["payments", "support"]}`), at most 3 keys of 10 values. `TimeToAnswerSeconds` is then also emitted

@@ -1,7 +1,7 @@
 """The host's settings, read from the environment once at cold start and checked all together.
 
 `HostSettings.from_env` checks the core variables here; each feature's and channel's are checked in their own
-`host/_*_settings.py` (audit, chat, checkpoint, email, identity, retention, schedule, sign-in, Slack, webhook), in
+`host/_*_settings.py` (audit, chat, checkpoint, email, identity, push, retention, schedule, sign-in, Slack, webhook), in
 the same order every time, so one `ConfigurationError` names every problem.
 """
 
@@ -27,6 +27,7 @@ from agent_wait.host._checkpoint_settings import PAYLOAD_LIMIT, checkpoint_setti
 from agent_wait.host._email_settings import EmailSettings, email_settings
 from agent_wait.host._identity_settings import identity_settings
 from agent_wait.host._passkey_settings import passkey_settings
+from agent_wait.host._push_settings import PushSettings, push_settings
 from agent_wait.host._retention_settings import (
     CHANNEL_RECORD_RETENTION,
     CHECKPOINT_RETENTION,
@@ -123,6 +124,8 @@ class HostSettings:
     """A webhook whose payload templates shape (`AGENT_WAIT_SHAPED_WEBHOOK_*`, the router and the sweep); None: off."""
     email: EmailSettings | None = None
     """Email as an answer channel (`AGENT_WAIT_EMAIL_*`); None: off."""
+    push: PushSettings | None = None
+    """Web push to the inbox (`AGENT_WAIT_PUSH_*`); None: off."""
     metric_tags: MetricTags = field(default_factory=MetricTags)
     """The policy tags time to answer is also drawn by, with their values (`AGENT_WAIT_METRIC_TAGS`)."""
     audit_group: str | None = None
@@ -210,7 +213,10 @@ class HostSettings:
         announces = role is not HostRole.API  # only the router and the sweep announce
         teams = teams_settings(value, problems, wrong) if announces else None
         shaped = shaped_webhook_settings(value, problems, wrong) if announces else None
-        email = email_settings(value, problems, wrong) if announces else None
+        email, push = (
+            email_settings(value, problems, wrong) if announces else None,
+            push_settings(value, problems, wrong, sends=announces),
+        )
         metric_tags = MetricTags.checked(value[Settings.METRIC_TAGS], problems, wrong)
         on_new_version = on_new_version_setting(value[Settings.ON_NEW_VERSION], problems, wrong)
         if problems or lease_seconds is None or max_receive_count is None:
@@ -233,6 +239,7 @@ class HostSettings:
             teams=teams,
             shaped_webhook=shaped,
             email=email,
+            push=push,
             metric_tags=metric_tags,
             on_new_version=on_new_version,
             **checkpoint,

@@ -73,6 +73,9 @@ PROTECTED_ROUTES: tuple[str, ...] = (
     "POST /passkeys/registration/options",
     "POST /passkeys/registration",
     "POST /questions/{question_id}/passkey",
+    "GET /push/key",
+    "POST /push/subscriptions",
+    "DELETE /push/subscriptions/{device}",
 )
 """The routes the `AgentWait` construct puts behind the JWT authorizer (`agent_wait_cdk.answer_api.SIGNED_IN_ROUTES`;
 the runtime never imports the constructs, so tests/local/test_local_api.py keeps the two lists equal)."""

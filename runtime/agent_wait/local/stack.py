@@ -39,6 +39,7 @@ from agent_wait.local.email_setup import local_email_settings, local_link_keys
 from agent_wait.local.events import event_record
 from agent_wait.local.handlers import API_HANDLER, HANDLERS, ROUTER_HANDLER, SWEEP_HANDLER, LambdaContext
 from agent_wait.local.iam import LocalIam, enforce_iam_by_default
+from agent_wait.local.push_setup import local_push_settings
 from agent_wait.local.schedules import local_schedule_settings
 from agent_wait.local.template import local_template
 
@@ -127,6 +128,9 @@ class EmulatedStack:
         self.webhooks: Any = None
         """What the URL-secret webhooks posted to the local receivers, once started (`agent_wait.local.webhooks`)."""
         self.webhooks_routed: list[str] = []
+        self.push_service: Any = None
+        """The local push service pushes reach, once started (`agent_wait.local.push_service.LocalPushService`): a
+        subscription made with `push_service.subscribe(key)` gets its pushes here, over real HTTP."""
         """The webhook settings sent to the local receivers (their secrets held no URL on the emulator)."""
         self.enforce_iam = enforce_iam_by_default() if enforce_iam is None else enforce_iam
         self.iam: LocalIam | None = None
@@ -211,6 +215,9 @@ class EmulatedStack:
         if self._api is not None:
             self._api.stop()
             self._api = None
+        if self.push_service is not None:
+            self.push_service.stop()
+            self.push_service = None
         # What it holds, to the state folder, before the emulator forgets it; a failure is raised once stopped.
         unsaved = self.state.save(self) if self.state is not None and self._server is not None else None
         if self.iam is not None:
@@ -264,6 +271,7 @@ class EmulatedStack:
         if not environment.get(Settings.LINK_KEYS_ARN.value):
             environment[Settings.LINK_KEYS_ARN.value] = local_link_keys(self.client, self.stack_name)
         environment.update(local_email_settings(environment, self.client, self.stack_name))  # shown at /dev/email
+        environment.update(local_push_settings(environment, self.client, self.stack_name))  # to `push_service`
         # Precise deadlines: the schedules' target and role are a function and a role, not deployed here.
         sweep_arn = LambdaContext(SWEEP_HANDLER).invoked_function_arn
         environment.update(local_schedule_settings(environment, self.client, sweep_arn=sweep_arn))
@@ -295,6 +303,10 @@ class EmulatedStack:
 
         self.teams_cards = TeamsCards()  # the cards the stack posts to its local Teams webhook (`/dev/teams`)
         self.webhooks = WebhookSink()  # what its URL-secret webhooks post here (`/dev/webhooks`)
+        from agent_wait.local.push_service import LocalPushService
+
+        self.push_service = LocalPushService()  # where the stack's web pushes go (subscriptions it made)
+        self.push_service.start()
         self._api = LocalApi(
             self._invoke_api,
             port=self.api_port,
@@ -303,7 +315,9 @@ class EmulatedStack:
             email_preview=self.email_preview,
             signing_key=self.state.signing_key if self.state is not None else None,
             dev_routes=lambda method, path, body: (
-                self.teams_cards.handle(method, path, body) or self.webhooks.handle(method, path, body)
+                self.teams_cards.handle(method, path, body)
+                or self.webhooks.handle(method, path, body)
+                or self.push_service.dev_route(method, path, body)
             ),
         )
         self.api_url, self.issuer = self._api.url, self._api.issuer

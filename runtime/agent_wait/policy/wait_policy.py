@@ -129,6 +129,9 @@ class WaitPolicy:
     "reason", "by"}` (`agent_wait.dialects.cancellation`), never the `default`, which may approve."""
     on_new_version: str | None = None
     """After a redeploy: `"resume"` while compatible, `"fail"`; None: the host's choice (docs/versions.md)."""
+    push_arguments: bool = False
+    """Whether a web push of this question may show its arguments' values (`agent_wait.channels.push`). Default
+    False: a push crosses a push service and shows on a lock screen, so it names the call and its parameters only."""
     grants: Grants | None = None
     """Who may approve a `@wait` question *and* grant later asks of the same call, and how far a grant may reach
     (`agent_wait.policy.grants.Grants`); None: nobody may grant, every ask is asked (docs/policies.md)."""
@@ -158,6 +161,7 @@ class WaitPolicy:
         on_new_version: str | None = None,
         grants: Grants | Mapping[str, Any] | None = None,
         require_passkey: bool | Iterable[str] | None = None,
+        push_arguments: bool = False,
     ) -> None:
         timeout_delta, timeout_text = _duration_field("timeout", timeout)
         ttl_delta, ttl_text = _duration_field("answer_ttl", answer_ttl)
@@ -219,6 +223,11 @@ class WaitPolicy:
         object.__setattr__(self, "on_new_version", checked_on_new_version(on_new_version))
         object.__setattr__(self, "grants", _checked_grants(grants, self))
         object.__setattr__(self, "require_passkey", _checked_passkey(require_passkey, self))
+        if not isinstance(push_arguments, bool):
+            raise PolicyError(
+                "push_arguments", push_arguments, f"push_arguments must be True or False; got {push_arguments!r}"
+            )
+        object.__setattr__(self, "push_arguments", push_arguments)
 
     @property
     def followups(self) -> FollowUps:
@@ -250,6 +259,8 @@ class WaitPolicy:
             rules["grants"] = self.grants.to_dict()
         if self.require_passkey:
             rules[PASSKEY_RULE] = {"actions": list(self.require_passkey)}
+        if self.push_arguments:
+            rules["push_arguments"] = True
         return rules
 
     def to_dict(self) -> dict[str, Any]:
@@ -277,6 +288,8 @@ class WaitPolicy:
             data["grants"] = self.grants.to_dict()
         if self.require_passkey:
             data["require_passkey"] = list(self.require_passkey)
+        if self.push_arguments:
+            data["push_arguments"] = True
         return data
 
     @classmethod
@@ -301,6 +314,7 @@ class WaitPolicy:
             "on_new_version",
             "grants",
             "require_passkey",
+            "push_arguments",
         }
         unknown = sorted(set(data) - known)
         if unknown:
@@ -326,6 +340,7 @@ class WaitPolicy:
             on_new_version=data.get("on_new_version"),
             grants=data.get("grants"),
             require_passkey=data.get("require_passkey"),
+            push_arguments=data.get("push_arguments", False),
         )
 
     def __repr__(self) -> str:

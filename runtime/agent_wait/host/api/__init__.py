@@ -17,6 +17,7 @@ Handler: `agent_wait.host.api.handler`. Routes:
     POST /slack/interactions               Slack's button clicks and modals, signed by Slack (no JWT)
     GET  /.well-known/agent-card.json      the hosted agent's A2A card (no JWT); POST /a2a: A2A v1.0 JSON-RPC (`_a2a`)
     GET|POST /passkeys..., POST /questions/{question_id}/passkey   register a passkey; confirm an answer (`_passkeys`)
+    GET  /push/key, POST /push/subscriptions, DELETE /push/subscriptions/{device}: web push to the inbox (`_push`)
 
 An answer decides at once, through the one decision every door uses (`agent_wait.engine.AnswerService`, while it
 holds the thread), and only then hands the resume to the router: the response is the real outcome (200; 202 for
@@ -56,6 +57,7 @@ from agent_wait.host.api._links import link_routes
 from agent_wait.host.api._operators import operator_routes
 from agent_wait.host.api._passkeys import passkey_routes
 from agent_wait.host.api._problems import PROBLEM_JSON
+from agent_wait.host.api._push import push_routes
 from agent_wait.host.api._questions import question_routes, question_view
 from agent_wait.host.api._slack import slack_routes
 from agent_wait.host.settings import HostSettings
@@ -94,6 +96,7 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
     app.include_router(grant_suggestion_routes(context))
     app.include_router(a2a_routes(context))
     app.include_router(passkey_routes(context))
+    app.include_router(push_routes(context))
     return app
 
 

@@ -16,6 +16,7 @@ from agent_wait.engine.handover import AnswerService
 from agent_wait.host._a2a import a2a_service
 from agent_wait.host._channels import channel_doors
 from agent_wait.host._precise import deadline_schedules
+from agent_wait.host.api._push_inbox import push_inbox
 from agent_wait.host.links import link_keyring
 from agent_wait.host.settings import DEFAULT_SIGN_IN_SCOPES, HostSettings, required
 from agent_wait.ledger import Ledger
@@ -93,6 +94,8 @@ class ApiContext:
     passkeys: Any = None
     """Registers passkeys and makes the options that confirm an answer (`agent_wait.host.passkeys.WebAuthnPasskeys`,
     also `service`'s verifier); None: passkeys are off."""
+    push: Any = None
+    """The VAPID public key and the push subscriptions (`host.api._push_inbox.PushInbox`); None: web push is off."""
 
     @classmethod
     def from_settings(
@@ -142,6 +145,7 @@ class ApiContext:
             slack=doors.get("slack"),
             audit_group=settings.audit_group,
             passkeys=passkeys,
+            push=push_inbox(settings, session=session),
         )
 
 

@@ -6,7 +6,8 @@ script signs in and then calls the `/questions` routes with a bearer token):
     GET /inbox                   the page (static HTML; every value it shows is set as text by its script)
     GET /inbox/{asset}           its files: the ES modules of its script (`INBOX_MODULES`: `inbox-main.js`
                                  starts the page, one module per view; `shared.js` is the link page's too),
-                                 `inbox.css` and `look.css` (the look the link page shares), and
+                                 `inbox.css` and `look.css` (the look the link page shares), the
+                                 app's manifest, icons and service worker (`inbox-sw.js`), and
                                  `config.json`, how to sign in
 
 `config.json` says `{"sign_in": "oidc", "authorize_url", "token_url", "client_id", "scopes"}` when the
@@ -29,7 +30,16 @@ from agent_wait.host.api._context import ApiContext, SignIn
 from agent_wait.host.api._pages import page_file, secured
 from agent_wait.host.api._problems import json_response, problem
 
-__all__ = ("INBOX_FILES", "INBOX_MODULES", "inbox_content_security_policy", "inbox_routes", "sign_in_config")
+__all__ = (
+    "APP_FILES",
+    "INBOX_FILES",
+    "INBOX_MODULES",
+    "WORKER",
+    "WORKER_POLICY",
+    "inbox_content_security_policy",
+    "inbox_routes",
+    "sign_in_config",
+)
 
 INBOX_MODULES = (
     "inbox-main.js",
@@ -49,11 +59,21 @@ INBOX_MODULES = (
     "inbox-grant-box.js",
     "inbox-grants-page.js",
     "inbox-passkey.js",
+    "inbox-push.js",
     "shared.js",
 )
 """The page's script: plain ES modules the browser loads as they are (no build step), `inbox-main.js` first; they
 import each other relatively (`./shared.js`), so every one is a file of this route."""
-INBOX_FILES = frozenset({*INBOX_MODULES, "inbox.css", "look.css"})
+APP_FILES = ("manifest.webmanifest", "icon-192.png", "icon-512.png", "icon-maskable-512.png")
+"""What makes the inbox an installable app: its web app manifest and icons (the service worker is `WORKER`)."""
+WORKER = "inbox-sw.js"
+"""The inbox's service worker (the shell offline; a push shown as a notification that opens the question)."""
+WORKER_CONTENT_SECURITY_POLICY = "default-src 'none'; connect-src 'self'; img-src 'self'"
+"""The service worker's own policy: it fetches the page's shell from this API and shows its icon, nothing else."""
+WORKER_POLICY = "inbox-worker"
+"""The one Trusted Types policy the page may make (once): it turns the service worker's own URL, and nothing else,
+into a `TrustedScriptURL` for `navigator.serviceWorker.register`; it makes no HTML and no script."""
+INBOX_FILES = frozenset({*INBOX_MODULES, *APP_FILES, WORKER, "inbox.css", "look.css"})
 """The page's own files, served by name only (nothing else under `pages/` is reachable here); the page refers to
 them relatively (`inbox/inbox-main.js`), so they load under any base path."""
 CONFIG = "config.json"
@@ -64,7 +84,9 @@ def inbox_content_security_policy(sign_in: SignIn | None) -> str:
     """Only the page's own script and style; it talks to this API and, when it signs in by OIDC, the token endpoint.
 
     No inline script or style, no framing, no form posts, no `<base>`; and Trusted Types with no policy, so no
-    script can write HTML through `innerHTML` and its kin: the page builds every element and sets text.
+    script can write HTML through `innerHTML` and its kin: the page builds every element and sets text. As an app, its
+    manifest, its service worker and its icons come from this API only; registering the worker takes a trusted script
+    URL, so one policy may be made, once (`WORKER_POLICY`, in `inbox-push.js`), and it makes only the worker's URL.
     """
     connect = "'self'"
     if sign_in is not None:
@@ -72,7 +94,8 @@ def inbox_content_security_policy(sign_in: SignIn | None) -> str:
         connect += f" {parts.scheme}://{parts.netloc}"
     return (
         f"default-src 'none'; script-src 'self'; style-src 'self'; connect-src {connect}; base-uri 'none'; "
-        "form-action 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types 'none'"
+        "form-action 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'; "
+        f"trusted-types {WORKER_POLICY}; manifest-src 'self'; worker-src 'self'; img-src 'self'"
     )
 
 
@@ -115,6 +138,10 @@ def inbox_routes(context: Callable[[], ApiContext]) -> Router:
         if asset not in INBOX_FILES:
             known = sorted(INBOX_FILES | {CONFIG})
             return secured(problem(404, "no_such_file", f"the inbox page uses only {known}"))
+        if asset == WORKER:
+            # Its scope is the page, <root>/inbox, one level above the worker's own folder: allowed by name.
+            allowed = {"Service-Worker-Allowed": "../inbox"}
+            return page_file(asset, content_security_policy=WORKER_CONTENT_SECURITY_POLICY, headers=allowed)
         return page_file(asset)
 
     return router

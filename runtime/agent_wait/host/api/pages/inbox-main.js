@@ -18,6 +18,7 @@ import { sendGrant } from "./inbox-grant-form.js";
 import { showGrants, toggleEnded } from "./inbox-grants-page.js";
 import { list, loadList, selectAll } from "./inbox-list.js";
 import { cancelQuestion, confirmBulk, extendDeadline, sendBulk } from "./inbox-operators.js";
+import { startApp } from "./inbox-push.js";
 import { afterRender, openQuestion, shownQuestion, stopPolling } from "./inbox-question.js";
 import { tick } from "./inbox-reading.js";
 import {
@@ -145,6 +146,7 @@ function start() {
   byId("args-rows").addEventListener("change", relabelShown);
   window.addEventListener("hashchange", route);
   setInterval(tick, 1000);
+  startApp(); // the installable app: its service worker, and "Notify me on this device" once signed in
 
   resumeSignIn().then(function (problem) {
     if (problem) {
