@@ -42,6 +42,7 @@ from agent_wait_cdk.dashboard import AgentWaitDashboard
 from agent_wait_cdk.email import EmailConfigurationSet, EmailProps, EmailSendsTable
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps
 from agent_wait_cdk.functions import LAMBDA_RUNTIME, RouterFunction, RouterProps, SweepFunction, SweepProps
+from agent_wait_cdk.mcp import McpProps
 from agent_wait_cdk.question_table import QuestionTable
 from agent_wait_cdk.retention import RetentionProps
 from agent_wait_cdk.slack import SLACK_BOT_SCOPES, SlackMessagesTable, SlackProps, slack_app_manifest
@@ -80,6 +81,7 @@ __all__ = (
     "FifoSubscriptionError",
     "InboxSignIn",
     "LambdaBundle",
+    "McpProps",
     "QuestionTable",
     "RetentionProps",
     "RouterFunction",

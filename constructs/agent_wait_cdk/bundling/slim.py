@@ -66,6 +66,7 @@ NEEDED_BY: tuple[Needed, ...] = (
         "slack-sdk", EVERY, frozenset({"slack"}), "the Slack channel: its announcer (router, sweep), its door (the API)"
     ),
     Needed("jinja2", EVERY, frozenset({"email", "shaped"}), "email and shaped webhooks render their messages with it"),
+    Needed("mcp", frozenset({"api"}), frozenset({"mcp"}), "the answer API's MCP server (`AgentWait(mcp=...)`)"),
 )
 """The libraries each function leaves out when neither it nor the stack's channels need them."""
 RUNTIME_PARTS: tuple[RuntimePart, ...] = (

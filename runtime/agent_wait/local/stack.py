@@ -104,8 +104,12 @@ class EmulatedStack:
         api_port: int = 0,
         enforce_iam: bool | None = None,
         state_dir: str | os.PathLike[str] | None = None,
+        iam_principals: tuple[Any, ...] | None = None,
     ) -> None:
         self.template = dict(template)
+        self.iam_principals = iam_principals
+        """The access keys the API's IAM authorizer knows (`POST /mcp/iam`, `agent_wait.local._sigv4`); None: the
+        emulator's own credentials."""
         self.stack_name = stack_name or f"agent-wait-local-{uuid.uuid4().hex[:8]}"
         self.clock = clock
         self.extra_environment = dict(extra_environment or {})
@@ -300,6 +304,7 @@ class EmulatedStack:
             slack_preview=self.slack_preview,
             email_preview=self.email_preview,
             signing_key=self.state.signing_key if self.state is not None else None,
+            **({"iam_principals": self.iam_principals} if self.iam_principals is not None else {}),
             dev_routes=lambda method, path, body: (
                 self.teams_cards.handle(method, path, body) or self.webhooks.handle(method, path, body)
             ),

@@ -15,6 +15,7 @@ Handler: `agent_wait.host.api.handler`. Routes:
     GET  /audit                            ?since=&until=&limit=&cursor=: the audit trail (AGENT_WAIT_AUDIT_GROUP only)
     GET  /grants, GET|DELETE /grants/{id}  standing grants: list, show, revoke (`_grants`); made by answering
     POST /slack/interactions               Slack's button clicks and modals, signed by Slack (no JWT)
+    POST /mcp, POST /mcp/iam               the MCP server (`ask_person` as a Task), JWT or IAM (`_mcp`)
 
 An answer decides at once, through the one decision every door uses (`agent_wait.engine.AnswerService`, while it
 holds the thread), and only then hands the resume to the router: the response is the real outcome (200; 202 for
@@ -50,6 +51,7 @@ from agent_wait.host.api._grants import grant_routes
 from agent_wait.host.api._inbox import inbox_routes
 from agent_wait.host.api._insights import insights_routes
 from agent_wait.host.api._links import link_routes
+from agent_wait.host.api._mcp import mcp_routes
 from agent_wait.host.api._operators import operator_routes
 from agent_wait.host.api._problems import PROBLEM_JSON
 from agent_wait.host.api._questions import question_routes, question_view
@@ -88,6 +90,7 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
     app.include_router(extend_routes(context))
     app.include_router(grant_routes(context))
     app.include_router(grant_suggestion_routes(context))
+    app.include_router(mcp_routes(context))
     return app
 
 

@@ -87,6 +87,8 @@ class ApiContext:
     audit_group: str | None = None
     extend: ExtendService | None = None
     """Moves deadlines (`POST /questions/{id}/extend`); None: one on `ledger` without schedules is made when needed."""
+    mcp: Any = None
+    """The MCP server's asker (`agent_wait.mcp.asking.PersonAsker`, `POST /mcp`); None: the MCP routes answer 404."""
 
     @classmethod
     def from_settings(
@@ -117,6 +119,7 @@ class ApiContext:
         doors = channel_doors(settings, session=session, service=service, find=ledger.find, clock=utc_now)
         schedules = deadline_schedules(settings, session=session, metrics=metrics, log=log)
         return cls(
+            mcp=_mcp_asker(ledger, service, settings),
             extend=ExtendService(ledger, schedules=schedules, metrics=metrics, log=log),
             ledger=ledger,
             service=service,
@@ -126,6 +129,21 @@ class ApiContext:
             slack=doors.get("slack"),
             audit_group=settings.audit_group,
         )
+
+
+def _mcp_asker(ledger: Ledger, service: AnswerService, settings: HostSettings) -> Any:
+    """The MCP server's asker when the deployment names its policies (`AGENT_WAIT_MCP_POLICIES`), else None."""
+    import os
+
+    from agent_wait.mcp.policies import McpPolicies
+
+    policies = McpPolicies.from_env(os.environ)
+    if policies is None:
+        return None
+    from agent_wait.host._wiring import reply_to_for
+    from agent_wait.mcp.asking import PersonAsker
+
+    return PersonAsker(ledger, policies, service=service, reply_to=reply_to_for(settings))
 
 
 def groups_from_claims(claims: Mapping[str, Any], names: tuple[str, ...] = DEFAULT_GROUPS_CLAIMS) -> tuple[str, ...]:
