@@ -24,6 +24,7 @@ from mcp.types import CallToolResult, ErrorData, Request, RequestParams, Result,
 __all__ = (
     "TASKS_EXTENSION",
     "CancelTaskRequest",
+    "CancelTaskResult",
     "CreateTaskResult",
     "GetTaskRequest",
     "GetTaskResult",
@@ -91,6 +92,12 @@ class CancelTaskRequest(Request[TaskIdParams, Literal["tasks/cancel"]]):
     method: Literal["tasks/cancel"] = "tasks/cancel"
     params: TaskIdParams
     name_param: ClassVar[str | None] = "taskId"
+
+
+class CancelTaskResult(Result):
+    """`tasks/cancel`'s answer: an acknowledgement (cancelling is cooperative; `tasks/get` says what became of it)."""
+
+    result_type: Literal["complete"] = "complete"
 
 
 def task_wire(task: TaskFields) -> dict[str, Any]:
