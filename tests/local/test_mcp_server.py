@@ -18,7 +18,7 @@ from tests.local._http import call
 from tests.local.mcp_clients import Door, ask, cancel, get, tool_names
 from tests.support.refund_world import GRAPH, RefundWorld
 
-from agent_wait.local._sigv4 import LocalPrincipal
+from agent_wait.local.sigv4 import LocalPrincipal
 from agent_wait.mcp.tasks import CreateTaskResult, GetTaskResult
 
 pytestmark = pytest.mark.timeout(300)

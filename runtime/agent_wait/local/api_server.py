@@ -8,10 +8,8 @@ On the routes the construct protects (`PROTECTED_ROUTES`) it plays the JWT autho
 (`agent_wait.local._authorizer`): the bearer token is checked against the local issuer (RS256, issuer, audience,
 expiry); a missing or bad token gets API Gateway's `401 {"message":"Unauthorized"}`, and a good one's claims reach
 the handler in `requestContext.authorizer.jwt.claims`, flattened to strings as API Gateway does (`"[finance ops]"`).
-Every other path (signed links, the page and its assets) reaches the handler with no authorizer. On the MCP server's
-routes it plays them too: `POST /mcp` behind the JWT authorizer, `POST /mcp/iam` behind the IAM authorizer
-(`agent_wait.local._sigv4`: a request signed with SigV4 by a known local principal, else API Gateway's
-`403 {"message":"Forbidden"}`).
+Every other path (signed links, the page and its assets) reaches the handler with no authorizer. The MCP server's
+`POST /mcp` is behind the JWT authorizer, its `POST /mcp/iam` behind the IAM authorizer (`agent_wait.local.sigv4`).
 
 The same server is the local issuer: `GET /.well-known/jwks.json`, `GET /.well-known/openid-configuration`,
 and the dev sign-in `POST /dev/token` `{"user": "alice@example.com", "groups": ["finance"]}` →
@@ -37,16 +35,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from agent_wait.common.times import clock_scope
+from agent_wait.local import sigv4
 from agent_wait.local._authorizer import UNAUTHORIZED, authorized_claims, challenge, dev_sign_in_config, dev_token
 from agent_wait.local._payload import lambda_response, request_event
-from agent_wait.local._sigv4 import DEV_PRINCIPAL, LocalPrincipal, SignatureRefusedError, iam_identity
 from agent_wait.local.jwt import DEFAULT_AUDIENCE, LocalIssuer, TokenRejectedError
 
 __all__ = (
     "DEV_SIGN_IN_CONFIG_PATH",
-    "IAM_ROUTES",
     "MAX_BODY_BYTES",
-    "MCP_SIGNED_IN_ROUTES",
     "PROTECTED_ROUTES",
     "PUBLIC_ROUTES",
     "SLACK_PREVIEW_PATH",
@@ -87,13 +83,6 @@ PUBLIC_ROUTES: tuple[str, ...] = (
 )
 """Routes with no authorizer (signed links carry their own proof; the inbox page and its files hold no question
 content); any other path goes to the handler as `$default`, with no authorizer either."""
-MCP_SIGNED_IN_ROUTES: tuple[str, ...] = ("POST /mcp",)
-"""The MCP server's route for people, behind the JWT authorizer when `AgentWait(mcp=...)` is set
-(`agent_wait_cdk.answer_api.MCP_SIGNED_IN_ROUTES`)."""
-IAM_ROUTES: tuple[str, ...] = ("POST /mcp/iam",)
-"""The MCP server's route for machines, behind the IAM authorizer (`agent_wait_cdk.answer_api.MCP_IAM_ROUTES`)."""
-FORBIDDEN = {"message": "Forbidden"}
-"""API Gateway's body for a request its IAM authorizer refuses."""
 SLACK_PREVIEW_PATH = "/dev/slack"
 EMAIL_PREVIEW_PATH = "/dev/email"
 """Where `agent-wait dev` shows each question's Slack message as it would look, with no workspace."""
@@ -113,8 +102,7 @@ def _compile(route: str) -> tuple[str, re.Pattern[str]]:
     return method, re.compile(f"^{pattern}$")
 
 
-_PROTECTED = tuple((route, *_compile(route)) for route in PROTECTED_ROUTES + MCP_SIGNED_IN_ROUTES)
-_IAM = tuple((route, *_compile(route)) for route in IAM_ROUTES)
+_PROTECTED = tuple((route, *_compile(route)) for route in PROTECTED_ROUTES + sigv4.MCP_SIGNED_IN_ROUTES)
 _PUBLIC = tuple((route, *_compile(route)) for route in PUBLIC_ROUTES)
 
 
@@ -144,8 +132,7 @@ class LocalApi:
         dev_sign_in: answer the inbox page's `config.json` here with the dev sign-in (the default); False lets
             the handler answer it, as deployed (tests of the page's OIDC sign-in).
         signing_key: the local issuer's (key id, PEM), kept from an earlier run; None makes a new one.
-        iam_principals: the access keys the IAM authorizer (`POST /mcp/iam`) knows; by default the emulator's own
-            credentials, as `arn:aws:iam::123456789012:user/local-dev` (`agent_wait.local._sigv4.DEV_PRINCIPAL`).
+        iam_principals: the access keys the IAM authorizer (`POST /mcp/iam`) knows; the emulator's own by default.
 
     Example:
         with LocalApi(lambda event: app.resolve(event, context)) as api:
@@ -165,7 +152,7 @@ class LocalApi:
         dev_routes: Callable[[str, str, bytes], tuple[int, bytes, dict[str, str]] | None] | None = None,
         email_preview: Callable[[], str] | None = None,
         signing_key: tuple[str, str] | None = None,
-        iam_principals: tuple[LocalPrincipal, ...] = (DEV_PRINCIPAL,),
+        iam_principals: tuple[sigv4.LocalPrincipal, ...] = (sigv4.DEV_PRINCIPAL,),
     ) -> None:
         self.handler = handler
         self.iam_principals = iam_principals
@@ -301,20 +288,16 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if body is None:
             return
         status = self._local_route(front, method, path, body)
-        iam_route = next((r for r, m, pattern in _IAM if m == method and pattern.match(path)), None)
-        if status is None and iam_route is not None:
+        if status is None and (signed_route := sigv4.iam_route(method, path)) is not None:  # the IAM authorizer
+            url, headers = f"http://{self.headers.get('Host')}{self.path}", dict(self.headers.items())
             try:
-                url = f"http://{self.headers.get('Host')}{self.path}"
-                signed = iam_identity(
-                    front.iam_principals, method=method, url=url, headers=dict(self.headers.items()), body=body
-                )
-            except SignatureRefusedError as exc:
-                logger.info("local api: 403 on %s: %s", iam_route, exc.reason)
-                self._send_json(403, FORBIDDEN)
+                signed = sigv4.iam_identity(front.iam_principals, method=method, url=url, headers=headers, body=body)
+            except sigv4.SignatureRefusedError as exc:
+                logger.info("local api: 403 on %s: %s", signed_route, exc.reason)
+                self._send_json(403, sigv4.FORBIDDEN)
                 return
-            event = self._event(iam_route, path=path, query=query, parameters={}, body=body, claims=None, iam=signed)
-            status = self._send_response(front, event, iam_route)
-            route = iam_route
+            event = self._event(signed_route, path=path, query=query, parameters={}, body=body, claims=None, iam=signed)
+            status, route = self._send_response(front, event, signed_route), signed_route
         elif status is None:
             claims: dict[str, str] | None = None
             if protected:

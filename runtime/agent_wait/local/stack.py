@@ -108,7 +108,7 @@ class EmulatedStack:
     ) -> None:
         self.template = dict(template)
         self.iam_principals = iam_principals
-        """The access keys the API's IAM authorizer knows (`POST /mcp/iam`, `agent_wait.local._sigv4`); None: the
+        """The access keys the API's IAM authorizer knows (`POST /mcp/iam`, `agent_wait.local.sigv4`); None: the
         emulator's own credentials."""
         self.stack_name = stack_name or f"agent-wait-local-{uuid.uuid4().hex[:8]}"
         self.clock = clock

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar, Literal
 
-from agent_wait.errors import require_extra
+from agent_wait.errors import ArgumentError, require_extra
 
 require_extra("agent_wait.mcp", "mcp", "mcp")
 
@@ -134,8 +134,9 @@ class TasksClaim(ClientExtension):
 
     async def _resolved(self, task: CreateTaskResult, context: ClaimContext) -> CallToolResult:
         if self._resolve is None:
-            raise RuntimeError(
+            raise ArgumentError(
                 f"the server answered with task {task.task_id}; poll it with tasks/get (GetTaskRequest), or give "
-                "TasksClaim(resolve=...)"
+                "TasksClaim(resolve=...)",
+                argument="resolve",
             )
         return await self._resolve(task, context)

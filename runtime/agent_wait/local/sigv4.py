@@ -17,7 +17,23 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-__all__ = ("DEV_PRINCIPAL", "LocalPrincipal", "SignatureRefusedError", "iam_identity")
+__all__ = (
+    "DEV_PRINCIPAL",
+    "FORBIDDEN",
+    "IAM_ROUTES",
+    "MCP_SIGNED_IN_ROUTES",
+    "LocalPrincipal",
+    "SignatureRefusedError",
+    "iam_identity",
+    "iam_route",
+)
+
+MCP_SIGNED_IN_ROUTES: tuple[str, ...] = ("POST /mcp",)
+"""The MCP server's route for people: behind the JWT authorizer (`agent_wait_cdk.mcp.MCP_SIGNED_IN_ROUTES`)."""
+IAM_ROUTES: tuple[str, ...] = ("POST /mcp/iam",)
+"""The routes behind the IAM authorizer: the MCP server's for machines (`agent_wait_cdk.mcp.MCP_IAM_ROUTES`)."""
+FORBIDDEN = {"message": "Forbidden"}
+"""API Gateway's body for a request its IAM authorizer refuses."""
 
 SKEW = timedelta(minutes=15)
 """How far a request's `X-Amz-Date` may be from now."""
@@ -51,6 +67,12 @@ class LocalPrincipal:
 
 DEV_PRINCIPAL = LocalPrincipal("local", "local", "arn:aws:iam::123456789012:user/local-dev")
 """`agent-wait dev`'s principal: the emulator's own credentials."""
+
+
+def iam_route(method: str, path: str) -> str | None:
+    """The IAM-authorized route (`IAM_ROUTES`) a request is for, or None."""
+    route = f"{method} {path}"
+    return route if route in IAM_ROUTES else None
 
 
 def iam_identity(
