@@ -174,3 +174,7 @@ class Settings(StrEnum):
     policy does not say (`WaitPolicy(on_new_version=...)`): `resume` (the default) while the waiting node and
     `@wait` function still exist with the same parameters, else fail the thread `version_changed`; `fail` on any
     change (docs/versions.md)."""
+    MCP_POLICIES = "AGENT_WAIT_MCP_POLICIES"
+    """Optional, the answer API's (`AgentWait(mcp=McpProps(...))` sets it): the named policies the MCP server's
+    `ask_person` may ask under, JSON `{"policies": {name: WaitPolicy.to_dict()}, "default": name}`; unset, `POST /mcp`
+    and `POST /mcp/iam` answer 404 (docs/any-language.md)."""

@@ -21,12 +21,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_wait.contract.settings import Settings
 from agent_wait.errors import ArgumentError, ConfigurationError, PolicyError
 from agent_wait.policy.wait_policy import WaitPolicy
 
 __all__ = ("POLICIES_VARIABLE", "McpPolicies")
 
-POLICIES_VARIABLE = "AGENT_WAIT_MCP_POLICIES"
+POLICIES_VARIABLE = Settings.MCP_POLICIES.value
 """The API function's setting that names the MCP server's policies (JSON); unset: the MCP routes answer 404."""
 
 
