@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_dynamodb as dynamodb
@@ -89,7 +89,8 @@ def check_mcp_props(checks: PropChecks, mcp: McpProps | None, *, answer_api: boo
 
 def _policy_dict(policy: Any) -> dict[str, Any]:
     to_dict = getattr(policy, "to_dict", None)
-    return dict(to_dict()) if callable(to_dict) else dict(policy)
+    fields = to_dict() if callable(to_dict) else policy
+    return dict(cast("Mapping[str, Any]", fields))
 
 
 def grant_mcp_asks(grantee: iam.IGrantable, table: dynamodb.ITable) -> iam.Grant:

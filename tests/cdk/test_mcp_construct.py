@@ -75,7 +75,7 @@ def test_a_machine_client_is_granted_the_iam_route_only() -> None:
         answer_api_props=AnswerApiProps(jwt_issuer=ISSUER, jwt_audience=["approvals"]),
         mcp=McpProps(policies={"ops": {"timeout": "PT1H"}}),
     )
-    runner = iam.Role(stack, "Runner", assumed_by=iam.AccountRootPrincipal())
+    runner = iam.Role(stack, "Runner", assumed_by=iam.AccountRootPrincipal())  # type: ignore[arg-type]
     assert wait.answer_api is not None
     wait.answer_api.grant_invoke_mcp(runner)
     (policy,) = [p for k, p in app.synth().get_stack_by_name("McpGrant").template["Resources"].items()

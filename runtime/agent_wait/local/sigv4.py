@@ -141,4 +141,4 @@ def _signature(
     request.context["timestamp"] = stamp
     auth = SigV4Auth(Credentials(principal.access_key, principal.secret_key), found["service"], found["region"])
     canonical = auth.canonical_request(request)
-    return auth.signature(auth.string_to_sign(request, canonical), request)
+    return str(auth.signature(auth.string_to_sign(request, canonical), request))
