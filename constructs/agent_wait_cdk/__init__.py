@@ -43,6 +43,7 @@ from agent_wait_cdk.dashboard import AgentWaitDashboard
 from agent_wait_cdk.email import EmailConfigurationSet, EmailProps, EmailSendsTable
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps
 from agent_wait_cdk.functions import LAMBDA_RUNTIME, RouterFunction, RouterProps, SweepFunction, SweepProps
+from agent_wait_cdk.mcp import McpProps
 from agent_wait_cdk.push import PushProps, PushSendsTable, PushSubscriptionsTable
 from agent_wait_cdk.question_table import QuestionTable
 from agent_wait_cdk.retention import RetentionProps
@@ -83,6 +84,7 @@ __all__ = (
     "FifoSubscriptionError",
     "InboxSignIn",
     "LambdaBundle",
+    "McpProps",
     "PushProps",
     "PushSendsTable",
     "PushSubscriptionsTable",

@@ -33,6 +33,7 @@ from agent_wait_cdk.dashboard import check_metric_tags
 from agent_wait_cdk.email import EmailProps, check_email_props
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, check_max_receive_count
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps
+from agent_wait_cdk.mcp import McpProps, check_mcp_props
 from agent_wait_cdk.push import PushProps, check_push_props
 from agent_wait_cdk.question_table import check_question_table_shape
 from agent_wait_cdk.retention import RetentionProps
@@ -92,6 +93,7 @@ class CheckedProps:
     retention: RetentionProps
     a2a: A2aProps | None = None
     push: PushProps | None = None
+    mcp: McpProps | None = None
 
 
 def check_every_prop(path: str, props: CheckedProps) -> None:
@@ -232,6 +234,7 @@ def _check_answer_api_switch(checks: PropChecks, props: CheckedProps) -> None:
     and Teams need the API (their buttons open it) and their own props right, as a shaped webhook does."""
     answer_api, answer_api_props, link_announcers = props.answer_api, props.answer_api_props, props.link_announcers
     check_slack_props(checks, props.slack, answer_api=answer_api)
+    check_mcp_props(checks, props.mcp, answer_api=answer_api)
     check_chat_props(
         checks,
         teams=props.teams,

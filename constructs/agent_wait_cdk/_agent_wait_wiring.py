@@ -33,6 +33,7 @@ from agent_wait_cdk.alarms import AgentWaitAlarms
 from agent_wait_cdk.answer_api import AnswerApi
 from agent_wait_cdk.checkpoint_bucket import grant_checkpoint_bucket
 from agent_wait_cdk.dashboard import AgentWaitDashboard
+from agent_wait_cdk.mcp import McpProps
 from agent_wait_cdk.precise_deadlines import PreciseDeadlines
 
 __all__ = (
@@ -157,6 +158,7 @@ def wire_answer_api(
     link_announcers: Sequence[str],
     index_shards: int | None,
     a2a: A2aProps | None = None,
+    mcp: McpProps | None = None,
 ) -> None:
     """The router learns the API's URL and trusts its role; with link announcers (or email, or Teams), it and the
     sweep sign links. The API shards the question table's index keys as the router and the sweep do, moves a
@@ -178,6 +180,8 @@ def wire_answer_api(
                 announcing.add_environment(shapes.ENV_LINK_ANNOUNCERS, ",".join(dict.fromkeys(link_announcers)))
             _grants.grant_secret_value(announcing, api.link_keys)
     parts.channels.add_to_answer_api(api)
+    if mcp is not None:  # the MCP server's routes and its right to open question rows
+        api.add_mcp(mcp)
 
 
 def serve_durable_function(

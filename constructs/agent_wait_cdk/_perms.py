@@ -28,6 +28,9 @@ QUESTION_API_READ = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Quer
 """The answer API reads one question with its thread's item (`BatchGetItem`, after finding its thread in
 `by_question`) and lists a status's questions a page at a time: the page's keys from `by_status`, then the rows by
 key (`BatchGetItem`); it reads standing grants from their one partition (`GetItem`, `Query`)."""
+QUESTION_API_ASK = ("dynamodb:PutItem",)
+"""Only with `AgentWait(mcp=...)`: the MCP server's `ask_person` opens a question's row (`Ledger.open`, a put
+conditioned on no row with its key, so it never replaces one), as the router does for a graph's question."""
 QUESTION_API_DECIDE = ("dynamodb:UpdateItem",)
 """The answer API decides a question at once and hands it over on its thread's item: two conditional updates in one
 `TransactWriteItems` (IAM authorizes each item's own action, `UpdateItem`), on the table only. An approval that

@@ -64,6 +64,7 @@ from agent_wait_cdk.dashboard import metric_tags_variable
 from agent_wait_cdk.email import EmailConfigurationSet, EmailProps
 from agent_wait_cdk.entry_queue import EntryQueue, EntryQueueProps, redrive_count
 from agent_wait_cdk.functions import RouterFunction, RouterProps, SweepFunction, SweepProps
+from agent_wait_cdk.mcp import McpProps
 from agent_wait_cdk.precise_deadlines import PreciseDeadlines, precise_sweep_name
 from agent_wait_cdk.push import PushProps
 from agent_wait_cdk.question_table import QuestionTable
@@ -165,6 +166,10 @@ class AgentWait(Construct):
             API takes `POST /slack/interactions` without an authorizer (Slack signs each request) and may read both
             secrets; the `SlackAppManifest` output is the Slack app's manifest with that URL. Default None: no
             Slack. Needs `answer_api=True`.
+        mcp: serve agent-wait as an MCP server on the answer API (`McpProps`: the named policies `ask_person` may ask
+            under): `POST /mcp` behind the JWT authorizer, `POST /mcp/iam` behind an IAM authorizer; the function gets
+            `AGENT_WAIT_MCP_POLICIES` and may open question rows; the API's bundle keeps the `mcp` package. Default
+            None: no MCP server. Needs `answer_api=True`.
         teams: post each question, its reminders and escalations and its outcome to a Teams Workflows webhook as
             Adaptive Cards (`TeamsProps`: the webhook URL's secret, the mode, who gets the cards). The router and the
             sweep get `AGENT_WAIT_TEAMS_*`, may read the URL's secret, and sign the cards' links with the answer API's
@@ -300,6 +305,7 @@ class AgentWait(Construct):
         answer_api_props: AnswerApiProps | None = None,
         link_announcers: Sequence[str] = (),
         slack: SlackProps | None = None,
+        mcp: McpProps | None = None,
         teams: TeamsProps | None = None,
         shaped_webhook: ShapedWebhookProps | None = None,
         email: EmailProps | None = None,
@@ -378,6 +384,7 @@ class AgentWait(Construct):
                 existing_checkpoint_bucket=existing_checkpoint_bucket,
                 retention=retention,
                 a2a=a2a,
+                mcp=mcp,
             ),
         )
 
@@ -488,7 +495,7 @@ class AgentWait(Construct):
             # A bundle per function, from one install: the router and the sweep share one that leaves out what only
             # the answer API, or a channel this stack does not turn on, imports; the answer API has its own.
             code = self._bundle_code(self.bundle, graph, function="router", a2a=a2a)
-            api_code = self._bundle_code(self.bundle, graph, function="api", a2a=a2a) if answer_api else None
+            api_code = self._bundle_code(self.bundle, graph, function="api", a2a=a2a, mcp=mcp) if answer_api else None
         # What every function shares; each function's own props are passed through whole.
         shared: dict[str, Any] = {
             "architecture": architecture,
@@ -564,6 +571,7 @@ class AgentWait(Construct):
                 link_announcers=link_announcers,
                 index_shards=index_shards,
                 a2a=a2a,
+                mcp=mcp,
             )
             self.slack_app_manifest = self._channels.slack_app_manifest
 
@@ -680,7 +688,13 @@ class AgentWait(Construct):
     # Parts.
 
     def _bundle_code(
-        self, bundle: LambdaBundle, graph: str, *, function: str, a2a: A2aProps | None = None
+        self,
+        bundle: LambdaBundle,
+        graph: str,
+        *,
+        function: str,
+        a2a: A2aProps | None = None,
+        mcp: McpProps | None = None,
     ) -> lambda_.Code:
         """`function`'s asset (`LambdaBundle.for_function`: the router's is also the sweep's), keeping the libraries of
         the channels this stack turns on; the first says in the synth output where the dependencies came from."""
@@ -699,6 +713,7 @@ class AgentWait(Construct):
         channels = [name for name, props in on.items() if props is not None]
         if a2a is not None:  # bundled as a channel is: kept only when the stack turns it on
             channels.append("a2a")
+        channels += ["mcp"] if mcp is not None else []  # the MCP server's `mcp` package, in the API's asset
         return bundle.for_function(function, channels=channels).code(bundled=not skip)
 
     def _keep_webhook(

@@ -48,6 +48,7 @@ from aws_cdk import aws_apigatewayv2_authorizers as authorizers
 from aws_cdk import aws_apigatewayv2_integrations as integrations
 from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -66,6 +67,7 @@ from agent_wait_cdk._link_keys import link_keys_secret
 from agent_wait_cdk._senders import role_id
 from agent_wait_cdk._validate import PropChecks
 from agent_wait_cdk.a2a import A2aProps
+from agent_wait_cdk.mcp import MCP_IAM_ROUTES, MCP_POLICIES_VARIABLE, MCP_SIGNED_IN_ROUTES, McpProps, grant_mcp_asks
 from agent_wait_cdk.question_table import grant_answer_api
 from agent_wait_cdk.slack import SLACK_ROUTES, SLACK_ROUTES_OPEN, SlackProps, slack_environment
 
@@ -354,6 +356,7 @@ class AnswerApi(Construct):
             tracing=tracing,
         )
         grant_answer_api(self.role, question_table)
+        self._question_table = question_table
         _grants.grant_send(self.role, entry_queue, actions=_perms.SQS_SEND_ONLY)
         if self.link_keys is not None:
             _grants.grant_secret_value(self.role, self.link_keys)
@@ -431,6 +434,32 @@ class AnswerApi(Construct):
             self.routes += self._route(method, path, self._integration, self.authorizer)
         self._add_open_routes(A2A_OPEN_ROUTES, self._integration, why=A2A_ROUTES_OPEN)
         return self.routes[before:]
+
+    def add_mcp(self, mcp: McpProps) -> list[apigwv2.HttpRoute]:
+        """Serve the MCP server (`ask_person` answered as a Task) on `POST /mcp` behind this API's JWT authorizer and,
+        with `mcp.iam`, on `POST /mcp/iam` behind an IAM authorizer (SigV4; `grant_invoke_mcp`). Sets the function's
+        `AGENT_WAIT_MCP_POLICIES` and lets it open question rows (`PutItem`). `AgentWait(mcp=...)` calls it; returns
+        the routes added."""
+        self.function.add_environment(MCP_POLICIES_VARIABLE, mcp.policies_json())
+        grant_mcp_asks(self.role, self._question_table)
+        added: list[apigwv2.HttpRoute] = []
+        for method, path in MCP_SIGNED_IN_ROUTES:
+            added += self._route(method, path, self._integration, self.authorizer)
+        if mcp.iam:
+            for method, path in MCP_IAM_ROUTES:
+                added += self._route(method, path, self._integration, authorizers.HttpIamAuthorizer())
+        self.routes += added
+        return added
+
+    def grant_invoke_mcp(self, grantee: iam.IGrantable) -> iam.Grant:
+        """`execute-api:Invoke` on `POST /mcp/iam` only: a machine client (a role, a function) may call the MCP
+        server, signing with SigV4; it asks as `iam:<its ARN>`."""
+        method, path = MCP_IAM_ROUTES[0]
+        return iam.Grant.add_to_principal(
+            grantee=grantee,
+            actions=["execute-api:Invoke"],
+            resource_arns=[self.http_api.arn_for_execute_api(method, path)],
+        )
 
     def _add_open_routes(
         self, routes: Sequence[tuple[str, str]], integration: apigwv2.HttpRouteIntegration, *, why: str

@@ -11,7 +11,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from agent_wait_cdk import AgentWait, AnswerApiProps, RouterProps
+from agent_wait_cdk import AgentWait, AnswerApiProps, McpProps, RouterProps
 
 from .settings import REFUND_ROUTER_MEMORY_MB, REFUND_TABLE_VARIABLE
 
@@ -41,6 +41,18 @@ CALLBACK_URL_CONTEXT = "agent-wait:callback-url"
 """Context key for the app client's sign-in callback URL: `cdk deploy -c agent-wait:callback-url=https://...`."""
 DEFAULT_CALLBACK_URL = "http://localhost:8000/inbox"
 """Where the approvals inbox page runs on a laptop; Cognito allows plain http only for localhost."""
+
+
+REFUND_MCP_POLICIES = {
+    "refund-approval": {
+        "timeout": "P3D",
+        "default": {"action": "reject", "reason": "no response within P3D"},
+        "allowed_actions": ["approve", "reject"],
+        "tags": {"approver_group": "finance"},
+    },
+}
+"""The policies an MCP client's `ask_person` may name (`WaitPolicy.to_dict()` form): the refund graph's FINANCE
+deadline, default and tags; who may answer is the policy's, never the client's."""
 
 
 class RefundAgentStack(Stack):
@@ -109,6 +121,8 @@ class RefundAgentStack(Stack):
             link_announcers=("sns",),
             # Chosen from the refund lifecycle's measured cost curve (settings.REFUND_ROUTER_MEMORY_MB).
             router=RouterProps(memory_size=REFUND_ROUTER_MEMORY_MB),
+            # Any MCP client may ask finance a question (`ask_person`, answered as a task): docs/any-language.md.
+            mcp=McpProps(policies=REFUND_MCP_POLICIES, default_policy="refund-approval"),
         )
         # The refund itself: one row per execution, so every scenario can count how often it ran.
         self.refunds = dynamodb.Table(

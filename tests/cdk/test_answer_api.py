@@ -180,8 +180,9 @@ def test_the_api_role_reads_and_decides_questions_sends_resumes_and_reads_the_li
     (logs_id,) = [k for k in refund.resources("AWS::Logs::LogGroup") if "AnswerApiFunction" in k]
     assert actions_on(statements(refund, "AgentWaitAnswerApi")) == {
         getatt(logs_id): LOGS,
-        # the decision, and making, using or revoking a standing grant: conditional updates, never a put
-        getatt(table_id): API_READ | {"dynamodb:UpdateItem"},
+        # the decision, and making, using or revoking a standing grant: conditional updates; and, since the refund
+        # stack serves MCP (`AgentWait(mcp=...)`), opening a question's row with a put that never replaces one
+        getatt(table_id): API_READ | {"dynamodb:UpdateItem", "dynamodb:PutItem"},
         index_arn(table_id, "by_status"): API_READ,  # lists a status's questions (keys, then rows)
         index_arn(table_id, "by_question"): API_READ,  # finds a question's thread by its id
         getatt("AgentWaitEntryQueue74B3737D"): {"sqs:SendMessage"},  # by URL: no attribute or URL look-ups

@@ -158,12 +158,27 @@ RULES: dict[str, Layer] = {
         ("agent_wait.channels.push", "agent_wait.aws.errors", *RECORD),
         frozenset({"pywebpush", "requests", "cryptography"}),
     ),
+    # The MCP server (a door: `ask_person` decides nothing, a cancel goes through the engine's desk), its wire types
+    # on the `mcp` SDK, and a Python client's SigV4 signer; no Lambda, no host.
+    "agent_wait.mcp": Layer(
+        "door",
+        ("agent_wait.mcp", "agent_wait.engine"),
+        frozenset({"mcp", "anyio", "httpx2", "pydantic", "boto3", "botocore"}),
+    ),
     "agent_wait.host": Layer(
-        "host", (*BINDINGS, "agent_wait.aws", "agent_wait.engine", *CHANNELS, "agent_wait.host"), None
+        "host", (*BINDINGS, "agent_wait.aws", "agent_wait.engine", *CHANNELS, "agent_wait.mcp", "agent_wait.host"), None
     ),
     "agent_wait.local": Layer(
         "local",
-        (*BINDINGS, "agent_wait.aws", "agent_wait.engine", *CHANNELS, "agent_wait.host", "agent_wait.local"),
+        (
+            *BINDINGS,
+            "agent_wait.aws",
+            "agent_wait.engine",
+            *CHANNELS,
+            "agent_wait.mcp",
+            "agent_wait.host",
+            "agent_wait.local",
+        ),
         None,
     ),
     "agent_wait.cli": Layer("cli", ("agent_wait",), None),
@@ -200,6 +215,8 @@ BOTOCORE_ELSEWHERE = {
     "agent_wait.cli._target": "reads a named AWS profile: botocore's ProfileNotFound, inside that one function",
     "agent_wait.local.iam": "the emulator's IAM check judges each boto3 call on botocore's events",
     "agent_wait.local.expiry": "the emulator notes when each object is written, by its clock, on botocore's events",
+    "agent_wait.local.sigv4": "the local IAM authorizer computes a request's SigV4 signature again: botocore's signer",
+    "agent_wait.mcp.signing": "a Python MCP client signs its requests for the IAM route: botocore's SigV4 signer",
 }
 """Modules outside `agent_wait.aws` that may import botocore, and why. Keep it short."""
 

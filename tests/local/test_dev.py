@@ -227,6 +227,8 @@ def test_dev_names_every_preview_and_says_when_a_start_finishes_without_asking(
     # THEN the banner names the email preview beside Slack's and Teams', and the finished start is one line
     banner = printed.split("Ctrl-C", 1)[0]
     assert "/dev/email" in banner
+    assert "/mcp  (ask_person, answered as a task" in banner, "the refund example serves the MCP server"
+    assert "/mcp/iam  (SigV4 with the emulator's keys: local / local)" in banner
     assert f"finished        thread={thread}  (the agent ran to the end without asking)" in printed
 
 

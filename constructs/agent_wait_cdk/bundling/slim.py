@@ -74,6 +74,7 @@ NEEDED_BY: tuple[Needed, ...] = (
         frozenset({"push"}),
         "web push: the router and the sweep encrypt and send each push (the answer API only keeps subscriptions)",
     ),
+    Needed("mcp", frozenset({"api"}), frozenset({"mcp"}), "the answer API's MCP server (`AgentWait(mcp=...)`)"),
 )
 """The libraries each function leaves out when neither it nor the stack's channels need them."""
 RUNTIME_PARTS: tuple[RuntimePart, ...] = (

@@ -311,6 +311,21 @@ def _synthesized(template_factory: Callable[[], Mapping[str, Any]], *, verbose: 
         raise CliError(f"the stack's template cannot be synthesized ({type(exc).__name__}{hint}): {exc}") from None
 
 
+def _mcp_lines(local: Any) -> str:
+    """Where the MCP server is, when the stack serves one (`AgentWait(mcp=...)`, as the refund example does)."""
+    routes = {
+        resource.get("Properties", {}).get("RouteKey")
+        for resource in local.template.get("Resources", {}).values()
+        if resource.get("Type") == "AWS::ApiGatewayV2::Route"
+    }
+    if "POST /mcp" not in routes:
+        return ""
+    return (
+        f"  MCP server   {local.api_url}/mcp  (ask_person, answered as a task; a bearer token as above)\n"
+        f"               {local.api_url}/mcp/iam  (SigV4 with the emulator's keys: local / local)\n"
+    )
+
+
 def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float, verbose: bool) -> None:
     """Say where everything is, then pump the entry queue, sweep and print envelopes until `stop` is set (or nobody
     reads `out` any more)."""
@@ -334,6 +349,7 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
                 if local.webhooks_routed
                 else ""
             )
+            + _mcp_lines(local)
             + (local.state.describe() if local.state is not None else "  state        in memory only\n")
             + f"Try the API as {DEV_USER} (the token is valid for an hour):\n"
             f"  curl -s -H 'Authorization: Bearer {token}' {local.api_url}/questions\n"

@@ -197,3 +197,7 @@ class Settings(StrEnum):
     """Optional, the answer API's: the inbox's origin, `https://<API domain>` (its host is the WebAuthn relying party
     id). Set, people register passkeys in the inbox and confirm answers to `require_passkey` questions with them
     (docs/proving.md); unset, such questions refuse every answer `passkey_required`."""
+    MCP_POLICIES = "AGENT_WAIT_MCP_POLICIES"
+    """Optional, the answer API's (`AgentWait(mcp=McpProps(...))` sets it): the named policies the MCP server's
+    `ask_person` may ask under, JSON `{"policies": {name: WaitPolicy.to_dict()}, "default": name}`; unset, `POST /mcp`
+    and `POST /mcp/iam` answer 404 (docs/any-language.md)."""

@@ -9,6 +9,7 @@ import functools
 from datetime import datetime
 
 from agent_wait.asking.callbacks import callback_id_of
+from agent_wait.asking.polled import is_polled
 from agent_wait.contract.envelope import Transition
 from agent_wait.contract.messages import AnswerMessage
 from agent_wait.contract.schema import QuestionStatus
@@ -78,7 +79,8 @@ class RouterAnswers(RouterResume):
             if record.followups.voting:
                 self.metrics.count(Metric.VOTES)
             self._announce_decision(record, now)
-            waits = callback_id_of(record.envelope.source) is not None or parked(record.question_id)
+            source = record.envelope.source
+            waits = callback_id_of(source) is not None or is_polled(source) or parked(record.question_id)
             return self._resume(record, body=body, message_id=answer_id, parked=waits)
         # The same answer again: carry on from its decision if the agent has not received it yet.
         if record.status is QuestionStatus.RESUMED:

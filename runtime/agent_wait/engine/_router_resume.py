@@ -18,6 +18,7 @@ from typing import Any
 from agent_wait.asking.adapter import AgentAdapter, RunOutcome, resume_value_for
 from agent_wait.asking.callbacks import CallbackCompleter, callback_execution_of, callback_id_of
 from agent_wait.asking.delivery import current_delivery
+from agent_wait.asking.polled import is_polled
 from agent_wait.common.times import format_rfc3339, parse_rfc3339, seconds_between
 from agent_wait.contract.envelope import Transition
 from agent_wait.contract.messages import AnswerMessage, RetryMessage
@@ -136,6 +137,8 @@ class RouterResume:
                 if callback_id is not None:  # a durable function waits on its callback: complete it, run nothing here
                     self._complete_callback(callback_id, value, callback_execution_of(record.envelope.source))
                     asked: tuple[str, ...] = ()
+                elif is_polled(record.envelope.source):  # its asker polls the row (an MCP task): nothing to run
+                    asked = ()
                 else:
                     if parked is None:
                         parked = self._parked_on(thread_id, question_id)

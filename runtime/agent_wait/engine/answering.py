@@ -23,6 +23,7 @@ from enum import StrEnum
 from typing import Any, cast
 
 from agent_wait.asking.callbacks import callback_id_of
+from agent_wait.asking.polled import is_polled
 from agent_wait.common.times import format_rfc3339
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.engine import tracing
@@ -219,8 +220,8 @@ class AnswerDesk:
             if isinstance(signed, Verdict):
                 return signed
             # A durable function's callback waits while its question is open (its own timeout comes after the
-            # deadline): only a graph's question can be moved past.
-            if callback_id_of(record.envelope.source) is None and thread.parked(record.question_id) is False:
+            # deadline), and a polled question's asker polls until it is decided: only a graph's can be moved past.
+            if not _waited_outside_agent(record) and thread.parked(record.question_id) is False:
                 # Nothing can resume a question the agent is not waiting on: deciding it would tell a person their
                 # answer took effect when it never will. (The router cancels it; other doors only refuse.)
                 detail = "the agent is not waiting on this question any more (it moved past it)"
@@ -320,6 +321,12 @@ class AnswerDesk:
             detail = f"{who} voted already{earlier}; a second vote changes nothing"
             return Verdict(VerdictKind.REFUSED, voted.record, RefusalReason.ALREADY_VOTED, detail, voted.vote)
         return _settled(voted.record, attempt)  # decided meanwhile, by another vote or answer
+
+
+def _waited_outside_agent(record: QuestionRecord) -> bool:
+    """Whether something other than a hosted agent waits on `record`: a durable callback, or a polling asker."""
+    source = record.envelope.source
+    return callback_id_of(source) is not None or is_polled(source)
 
 
 def _decision(record: QuestionRecord, attempt: AnswerAttempt, signed: PasskeyCheck | None = None) -> Decision:

@@ -13,7 +13,8 @@ by the router when it resumes the agent.
 
 Who may cancel: whoever may answer the question now (the policy's answerers, escalation steps included; anyone
 signed in when the policy names nobody). Cancelling decides the question for the agent, so it needs the same right
-as answering, and no more.
+as answering, and no more. One more person may cancel a polled question (`agent_wait.asking.polled`, an MCP
+client's `ask_person` Task): the one who asked it (`tasks/cancel`), as the agent itself may stop waiting.
 
 The router also cancels a question, for another reason: the agent moved past it unanswered
 (`AskedQuestions.cancel`, `answered_by` `agent-wait:moved-on`). Nothing resumes such a question; a person's cancel
@@ -25,6 +26,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from agent_wait.asking.polled import asked_by_of
 from agent_wait.contract.envelope import WaitEnvelope
 from agent_wait.contract.schema import QuestionStatus
 from agent_wait.dialects import cancellation, cancellation_problem, schema_checks
@@ -75,11 +77,17 @@ def cancel_refusal(record: QuestionRecord, answerer: Answerer, reason: str | Non
     problem = reason_problem(reason)
     if problem is not None:
         return RefusalReason.INVALID_ANSWER, problem
-    refused = answerer_refusal(record, answerer, at=at, verb="cancel")
+    refused = None if _asked_it(record, answerer) else answerer_refusal(record, answerer, at=at, verb="cancel")
     if refused is not None or record.envelope.rules.get("on_cancel") is not None:
         return refused
     problem = undeliverable_problem(record.envelope, cancellation(reason, answerer.answered_by))
     return (RefusalReason.ACTION_NOT_ALLOWED, problem) if problem is not None else None
+
+
+def _asked_it(record: QuestionRecord, answerer: Answerer) -> bool:
+    """Whether `answerer` is who asked `record`'s polled question (who may always withdraw it)."""
+    asker = asked_by_of(record.envelope.source)
+    return asker is not None and answerer.answered_by == asker
 
 
 def undeliverable_problem(envelope: WaitEnvelope, cancelled: Any) -> str | None:

@@ -33,6 +33,7 @@ def request_event(
     body: bytes,
     claims: Mapping[str, str] | None,
     request_headers: Iterable[tuple[str, str]],
+    iam: Mapping[str, Any] | None = None,
     client_ip: str,
     protocol: str,
     port: int,
@@ -70,6 +71,8 @@ def request_event(
     }
     if claims is not None:
         request_context["authorizer"] = {"jwt": {"claims": dict(claims), "scopes": None}}
+    if iam is not None:  # what API Gateway's IAM authorizer hands the function (`HttpIamAuthorizer`)
+        request_context["authorizer"] = {"iam": dict(iam)}
     event: dict[str, Any] = {
         "version": "2.0",
         "routeKey": route,

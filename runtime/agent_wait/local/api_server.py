@@ -8,7 +8,8 @@ On the routes the construct protects (`PROTECTED_ROUTES`) it plays the JWT autho
 (`agent_wait.local._authorizer`): the bearer token is checked against the local issuer (RS256, issuer, audience,
 expiry); a missing or bad token gets API Gateway's `401 {"message":"Unauthorized"}`, and a good one's claims reach
 the handler in `requestContext.authorizer.jwt.claims`, flattened to strings as API Gateway does (`"[finance ops]"`).
-Every other path (signed links, the page and its assets) reaches the handler with no authorizer.
+Every other path (signed links, the page and its assets) reaches the handler with no authorizer. The MCP server's
+`POST /mcp` is behind the JWT authorizer, its `POST /mcp/iam` behind the IAM authorizer (`agent_wait.local.sigv4`).
 
 The same server is the local issuer: `GET /.well-known/jwks.json`, `GET /.well-known/openid-configuration`,
 and the dev sign-in `POST /dev/token` `{"user": "alice@example.com", "groups": ["finance"]}` →
@@ -34,6 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from agent_wait.common.times import clock_scope
+from agent_wait.local import sigv4
 from agent_wait.local._authorizer import UNAUTHORIZED, authorized_claims, challenge, dev_sign_in_config, dev_token
 from agent_wait.local._payload import lambda_response, request_event
 from agent_wait.local.jwt import DEFAULT_AUDIENCE, LocalIssuer, TokenRejectedError
@@ -109,7 +111,7 @@ def _compile(route: str) -> tuple[str, re.Pattern[str]]:
     return method, re.compile(f"^{pattern}$")
 
 
-_PROTECTED = tuple((route, *_compile(route)) for route in PROTECTED_ROUTES)
+_PROTECTED = tuple((route, *_compile(route)) for route in PROTECTED_ROUTES + sigv4.MCP_SIGNED_IN_ROUTES)
 _PUBLIC = tuple((route, *_compile(route)) for route in PUBLIC_ROUTES)
 
 
@@ -139,6 +141,7 @@ class LocalApi:
         dev_sign_in: answer the inbox page's `config.json` here with the dev sign-in (the default); False lets
             the handler answer it, as deployed (tests of the page's OIDC sign-in).
         signing_key: the local issuer's (key id, PEM), kept from an earlier run; None makes a new one.
+        iam_principals: the access keys the IAM authorizer (`POST /mcp/iam`) knows; the emulator's own by default.
 
     Example:
         with LocalApi(lambda event: app.resolve(event, context)) as api:
@@ -158,8 +161,10 @@ class LocalApi:
         dev_routes: Callable[[str, str, bytes], tuple[int, bytes, dict[str, str]] | None] | None = None,
         email_preview: Callable[[], str] | None = None,
         signing_key: tuple[str, str] | None = None,
+        iam_principals: tuple[sigv4.LocalPrincipal, ...] = (sigv4.DEV_PRINCIPAL,),
     ) -> None:
         self.handler = handler
+        self.iam_principals = iam_principals
         self.clock = clock
         self.dev_sign_in = dev_sign_in
         self.slack_preview = slack_preview
@@ -292,7 +297,17 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if body is None:
             return
         status = self._local_route(front, method, path, body)
-        if status is None:
+        if status is None and (signed_route := sigv4.iam_route(method, path)) is not None:  # the IAM authorizer
+            url, headers = f"http://{self.headers.get('Host')}{self.path}", dict(self.headers.items())
+            try:
+                signed = sigv4.iam_identity(front.iam_principals, method=method, url=url, headers=headers, body=body)
+            except sigv4.SignatureRefusedError as exc:
+                logger.info("local api: 403 on %s: %s", signed_route, exc.reason)
+                self._send_json(403, sigv4.FORBIDDEN)
+                return
+            event = self._event(signed_route, path=path, query=query, parameters={}, body=body, claims=None, iam=signed)
+            status, route = self._send_response(front, event, signed_route), signed_route
+        elif status is None:
             claims: dict[str, str] | None = None
             if protected:
                 try:
@@ -368,6 +383,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         parameters: Mapping[str, str],
         body: bytes,
         claims: Mapping[str, str] | None,
+        iam: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """The payload-2.0 event API Gateway would send for this request."""
         return request_event(
@@ -382,6 +398,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             client_ip=self.client_address[0],
             protocol=self.request_version,
             port=self.server.front.port,
+            iam=iam,
         )
 
     def _send_response(self, front: LocalApi, event: dict[str, Any], route: str) -> int:

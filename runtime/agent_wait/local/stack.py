@@ -105,8 +105,12 @@ class EmulatedStack:
         api_port: int = 0,
         enforce_iam: bool | None = None,
         state_dir: str | os.PathLike[str] | None = None,
+        iam_principals: tuple[Any, ...] | None = None,
     ) -> None:
         self.template = dict(template)
+        self.iam_principals = iam_principals
+        """The access keys the API's IAM authorizer knows (`POST /mcp/iam`, `agent_wait.local.sigv4`); None: the
+        emulator's own credentials."""
         self.stack_name = stack_name or f"agent-wait-local-{uuid.uuid4().hex[:8]}"
         self.clock = clock
         self.extra_environment = dict(extra_environment or {})
@@ -298,6 +302,7 @@ class EmulatedStack:
         """Serve the answer API on 127.0.0.1 and name it to the router, so envelopes' `reply_to` carry it."""
         from agent_wait.host import api
         from agent_wait.local.api_server import LocalApi
+        from agent_wait.local.sigv4 import DEV_PRINCIPAL
         from agent_wait.local.teams_preview import TeamsCards, local_teams_sends, route_teams_locally
         from agent_wait.local.webhooks import WebhookSink, route_webhooks_locally
 
@@ -314,6 +319,7 @@ class EmulatedStack:
             slack_preview=self.slack_preview,
             email_preview=self.email_preview,
             signing_key=self.state.signing_key if self.state is not None else None,
+            iam_principals=self.iam_principals if self.iam_principals is not None else (DEV_PRINCIPAL,),
             dev_routes=lambda method, path, body: (
                 self.teams_cards.handle(method, path, body)
                 or self.webhooks.handle(method, path, body)

@@ -18,6 +18,7 @@ Handler: `agent_wait.host.api.handler`. Routes:
     GET  /.well-known/agent-card.json      the hosted agent's A2A card (no JWT); POST /a2a: A2A v1.0 JSON-RPC (`_a2a`)
     GET|POST /passkeys..., POST /questions/{question_id}/passkey   register a passkey; confirm an answer (`_passkeys`)
     GET  /push/key, POST /push/subscriptions, DELETE /push/subscriptions/{device}: web push to the inbox (`_push`)
+    POST /mcp, POST /mcp/iam               the MCP server (`ask_person` as a Task), JWT or IAM (`_mcp`)
 
 An answer decides at once, through the one decision every door uses (`agent_wait.engine.AnswerService`, while it
 holds the thread), and only then hands the resume to the router: the response is the real outcome (200; 202 for
@@ -54,6 +55,7 @@ from agent_wait.host.api._grants import grant_routes
 from agent_wait.host.api._inbox import inbox_routes
 from agent_wait.host.api._insights import insights_routes
 from agent_wait.host.api._links import link_routes
+from agent_wait.host.api._mcp import mcp_routes
 from agent_wait.host.api._operators import operator_routes
 from agent_wait.host.api._passkeys import passkey_routes
 from agent_wait.host.api._problems import PROBLEM_JSON
@@ -97,6 +99,7 @@ def create_app(context: Callable[[], ApiContext]) -> APIGatewayHttpResolver:
     app.include_router(a2a_routes(context))
     app.include_router(passkey_routes(context))
     app.include_router(push_routes(context))
+    app.include_router(mcp_routes(context))
     return app
 
 

@@ -96,6 +96,8 @@ class ApiContext:
     also `service`'s verifier); None: passkeys are off."""
     push: Any = None
     """The VAPID public key and the push subscriptions (`host.api._push_inbox.PushInbox`); None: web push is off."""
+    mcp: Any = None
+    """The MCP server's asker (`agent_wait.mcp.asking.PersonAsker`, `POST /mcp`); None: the MCP routes answer 404."""
 
     @classmethod
     def from_settings(
@@ -136,6 +138,7 @@ class ApiContext:
         a2a = a2a_service(settings, ledger, service, client=ledger_client, log=log) if settings.a2a else None
         return cls(
             a2a=a2a,
+            mcp=_mcp_asker(ledger, service, settings),
             extend=ExtendService(ledger, schedules=schedules, metrics=metrics, log=log),
             ledger=ledger,
             service=service,
@@ -147,6 +150,21 @@ class ApiContext:
             passkeys=passkeys,
             push=push_inbox(settings, session=session),
         )
+
+
+def _mcp_asker(ledger: Ledger, service: AnswerService, settings: HostSettings) -> Any:
+    """The MCP server's asker when the deployment names its policies (`AGENT_WAIT_MCP_POLICIES`), else None."""
+    import os
+
+    from agent_wait.mcp.policies import McpPolicies
+
+    policies = McpPolicies.from_env(os.environ)
+    if policies is None:
+        return None
+    from agent_wait.host._wiring import reply_to_for
+    from agent_wait.mcp.asking import PersonAsker
+
+    return PersonAsker(ledger, policies, service=service, reply_to=reply_to_for(settings))
 
 
 def groups_from_claims(claims: Mapping[str, Any], names: tuple[str, ...] = DEFAULT_GROUPS_CLAIMS) -> tuple[str, ...]:
