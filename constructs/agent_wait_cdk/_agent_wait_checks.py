@@ -92,6 +92,7 @@ class CheckedProps:
     existing_checkpoint_bucket: s3.IBucket | None
     retention: RetentionProps
     a2a: A2aProps | None = None
+    passkeys: bool = False
     push: PushProps | None = None
     mcp: McpProps | None = None
 
@@ -244,6 +245,8 @@ def _check_answer_api_switch(checks: PropChecks, props: CheckedProps) -> None:
     )
     if props.a2a is not None and not answer_api:
         checks.fail("a2a", "is served by the answer API, which is off; pass answer_api=True too, or drop it")
+    if props.passkeys and not answer_api:
+        checks.fail("passkeys", "are registered and checked by the answer API, which is off; pass answer_api=True too")
     if answer_api and answer_api_props is None:
         checks.fail(
             "answer_api_props",

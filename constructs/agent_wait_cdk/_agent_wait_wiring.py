@@ -159,6 +159,7 @@ def wire_answer_api(
     index_shards: int | None,
     a2a: A2aProps | None = None,
     mcp: McpProps | None = None,
+    passkeys: bool = False,
 ) -> None:
     """The router learns the API's URL and trusts its role; with link announcers (or email, or Teams), it and the
     sweep sign links. The API shards the question table's index keys as the router and the sweep do, moves a
@@ -171,6 +172,8 @@ def wire_answer_api(
     router.add_environment(shapes.ENV_API_URL, api.url)
     if a2a is not None:  # the card's routes and endpoint (the router got the card with its own variables)
         api.add_a2a(a2a)
+    if passkeys:  # the relying party is the API's own origin, where the inbox is served
+        api.function.add_environment(shapes.ENV_PASSKEY_ORIGIN, api.origin)
     if (link_announcers or parts.channels.sign_links) and api.link_keys is not None:
         # The sweep re-announces a question whose first announcement failed: with the same links.
         for announcing in (router, sweep):

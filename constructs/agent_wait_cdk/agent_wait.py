@@ -277,6 +277,10 @@ class AgentWait(Construct):
         a2a: call the hosted agent over A2A v1.0 (`A2aProps`: its card's name, description and skills): the answer
             API serves its card and `POST /a2a`, and the router tells each task's push configs of its state changes
             (docs/a2a.md). Needs `answer_api=True`. Default None: off.
+        passkeys: people register passkeys in the inbox and confirm answers to `require_passkey` questions with them
+            (docs/proving.md): the answer API's origin (its default endpoint, `https://<id>.execute-api...`) is the
+            WebAuthn relying party, and its asset keeps `webauthn`. Needs `answer_api=True`. Default False: a
+            `require_passkey` question refuses every answer `passkey_required`.
 
     Raises:
         AgentWaitPropsError: one error listing every prop that is out of range or contradicts another.
@@ -338,6 +342,7 @@ class AgentWait(Construct):
         resource_name_prefix: str | None = None,
         precise_deadlines: bool = False,
         a2a: A2aProps | None = None,
+        passkeys: bool = False,
     ) -> None:
         super().__init__(scope, id)
         # One announcer unless more are asked for: the topic, or the bus when one is chosen instead.
@@ -385,6 +390,7 @@ class AgentWait(Construct):
                 retention=retention,
                 a2a=a2a,
                 mcp=mcp,
+                passkeys=passkeys,
             ),
         )
 
@@ -495,7 +501,11 @@ class AgentWait(Construct):
             # A bundle per function, from one install: the router and the sweep share one that leaves out what only
             # the answer API, or a channel this stack does not turn on, imports; the answer API has its own.
             code = self._bundle_code(self.bundle, graph, function="router", a2a=a2a)
-            api_code = self._bundle_code(self.bundle, graph, function="api", a2a=a2a, mcp=mcp) if answer_api else None
+            api_code = (
+                self._bundle_code(self.bundle, graph, function="api", a2a=a2a, mcp=mcp, passkeys=passkeys)
+                if answer_api
+                else None
+            )
         # What every function shares; each function's own props are passed through whole.
         shared: dict[str, Any] = {
             "architecture": architecture,
@@ -572,6 +582,7 @@ class AgentWait(Construct):
                 index_shards=index_shards,
                 a2a=a2a,
                 mcp=mcp,
+                passkeys=passkeys,
             )
             self.slack_app_manifest = self._channels.slack_app_manifest
 
@@ -695,6 +706,7 @@ class AgentWait(Construct):
         function: str,
         a2a: A2aProps | None = None,
         mcp: McpProps | None = None,
+        passkeys: bool = False,
     ) -> lambda_.Code:
         """`function`'s asset (`LambdaBundle.for_function`: the router's is also the sweep's), keeping the libraries of
         the channels this stack turns on; the first says in the synth output where the dependencies came from."""
@@ -714,6 +726,7 @@ class AgentWait(Construct):
         if a2a is not None:  # bundled as a channel is: kept only when the stack turns it on
             channels.append("a2a")
         channels += ["mcp"] if mcp is not None else []  # the MCP server's `mcp` package, in the API's asset
+        channels += ["passkey"] if passkeys else []  # `webauthn`, in the API's asset
         return bundle.for_function(function, channels=channels).code(bundled=not skip)
 
     def _keep_webhook(

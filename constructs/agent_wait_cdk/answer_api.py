@@ -487,6 +487,12 @@ class AnswerApi(Construct):
         return cast(str, self.stage.url)
 
     @property
+    def origin(self) -> str:
+        """The API's origin, `https://<api id>.execute-api.<region>.<suffix>` (a token until deploy): where the inbox is
+        served, so the WebAuthn relying party of its passkeys."""
+        return cast(str, self.http_api.api_endpoint)
+
+    @property
     def inbox_url(self) -> str:
         """The inbox page's URL, `https://<api id>.execute-api.<region>.<suffix>/inbox` (a token until deploy):
         the redirect URI its sign-in client must list."""

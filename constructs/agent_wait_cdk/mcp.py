@@ -19,6 +19,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 
 from agent_wait_cdk import _grants, _perms
+from agent_wait_cdk import _shapes as shapes
 from agent_wait_cdk._validate import PropChecks
 
 __all__ = (
@@ -34,7 +35,7 @@ MCP_SIGNED_IN_ROUTES = (("POST", "/mcp"),)
 """The MCP server's route for people, behind the answer API's JWT authorizer."""
 MCP_IAM_ROUTES = (("POST", "/mcp/iam"),)
 """The MCP server's route for machine clients, behind API Gateway's IAM authorizer (SigV4)."""
-MCP_POLICIES_VARIABLE = "AGENT_WAIT_MCP_POLICIES"
+MCP_POLICIES_VARIABLE = shapes.ENV_MCP_POLICIES
 """The function's setting naming the policies (`agent_wait.mcp.policies.POLICIES_VARIABLE`)."""
 _POLICY_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
 

@@ -111,11 +111,13 @@ def test_handlers_name_functions_the_runtime_defines(handler: str) -> None:
 
 def test_lambda_requirements_are_the_locked_host_dependencies() -> None:
     """A dependency change in uv.lock must reach the bundle (and so its asset hash). Regenerate with
-    `uv export --frozen --no-dev --extra langgraph-host --extra push --no-hashes --no-emit-project` into
-    constructs/agent_wait_cdk/requirements-lambda.txt (`push`: pywebpush, which a bundle keeps only with push on)."""
+    `uv export --frozen --no-dev --extra langgraph-host --extra mcp --extra a2a --extra push --extra passkey --no-hashes
+    --no-emit-project` into constructs/agent_wait_cdk/requirements-lambda.txt (the four features' libraries, which a
+    function's bundle keeps only when the stack turns that feature on: `bundling/slim.py`)."""
     exported = subprocess.run(
         [
-            *("uv", "export", "--frozen", "--no-dev", "--extra", "langgraph-host", "--extra", "push"),
+            *("uv", "export", "--frozen", "--no-dev", "--extra", "langgraph-host"),
+            *("--extra", "mcp", "--extra", "a2a", "--extra", "push", "--extra", "passkey"),
             *("--no-hashes", "--no-emit-project"),
         ],
         cwd=REPO,

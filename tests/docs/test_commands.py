@@ -48,7 +48,7 @@ RUN_BY: dict[str, tuple[str, str]] = {
     "scripts/dev setup": ("tests/docs/test_readme.py", 'command.split()[1]})" in script'),
     "--frozen pytest tests/cdk": ("tests/docs/test_readme.py", "test_ci_runs_the_readme_test_command"),
     "npx cdk synth": ("tests/docs/test_commands.py", "test_npx_cdk_synth_runs_offline"),
-    "uv export --frozen --no-dev --extra langgraph-host --no-hashes": (
+    "uv export --frozen --no-dev --extra langgraph-host --extra mcp --extra a2a --extra push --extra passkey": (
         "tests/cdk/test_schema_match.py",
         '"uv", "export"',
     ),

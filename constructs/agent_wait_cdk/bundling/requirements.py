@@ -36,7 +36,9 @@ __all__ = (
 
 REQUIREMENTS_FILE = Path(__file__).parent.parent / "requirements-lambda.txt"
 """The runtime's pinned `host` dependencies, exported from uv.lock:
-`uv export --frozen --no-dev --extra langgraph-host --no-hashes --no-emit-project`. A test fails when they drift."""
+`uv export --frozen --no-dev --extra langgraph-host --extra mcp --extra a2a --extra push --extra passkey --no-hashes
+--no-emit-project` (a function's bundle keeps MCP's, A2A's, web push's and passkeys' libraries only when the stack turns
+that feature on: `slim.NEEDED_BY`). A test fails when they drift."""
 
 DEPENDENCY_FILES = ("requirements.txt", "uv.lock", "pyproject.toml")
 """What is looked for, in this order in each folder, when no `requirements_file` is given."""

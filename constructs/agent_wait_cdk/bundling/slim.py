@@ -75,6 +75,7 @@ NEEDED_BY: tuple[Needed, ...] = (
         "web push: the router and the sweep encrypt and send each push (the answer API only keeps subscriptions)",
     ),
     Needed("mcp", frozenset({"api"}), frozenset({"mcp"}), "the answer API's MCP server (`AgentWait(mcp=...)`)"),
+    Needed("webauthn", frozenset({"api"}), frozenset({"passkey"}), "passkeys (`AgentWait(passkeys=True)`): the API"),
 )
 """The libraries each function leaves out when neither it nor the stack's channels need them."""
 RUNTIME_PARTS: tuple[RuntimePart, ...] = (
