@@ -45,7 +45,7 @@ def test_an_mcp_question_is_listed_shown_and_approved_in_the_inbox(inbox: Inbox,
     page.screenshot(path=str(target / "inbox-mcp-list.png"))
     # THEN the question shows as asked, and approving it there completes the task with her answer
     inbox.open(page, task.task_id)
-    expect(page.locator("main")).to_contain_text("Refund 900 EUR to order 8812?")
+    expect(page.locator("#detail-heading")).to_have_text("Refund 900 EUR to order 8812?")  # its summary, not JSON
     expect(page.locator("main")).to_contain_text("C-1042")
     page.set_viewport_size({"width": 1100, "height": 840})
     page.screenshot(path=str(target / "inbox-mcp-question.png"))

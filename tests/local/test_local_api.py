@@ -110,6 +110,7 @@ def test_dev_serves_the_api_and_prints_a_curl_line_that_works(
         assert reply.body["questions"] == []
         assert f"answer API   {api_url}" in printed
         assert f"inbox        {api_url}/inbox" in printed
+        assert f"{api_url.replace('127.0.0.1', 'localhost')}/inbox  (the same, where passkeys work" in printed
         assert (state["api_url"], state["issuer"]) == (api_url, api_url)
         # AND `agent-wait token` signs in through it (as from another terminal: the state file, not this env)
         capsys.readouterr()
@@ -239,6 +240,16 @@ def test_get_questions_lists_the_open_question_of_a_started_refund(api: Api) -> 
         thread,
         ["approve", "reject"],
     )
+
+
+def test_passkeys_are_on_for_the_inbox_opened_on_localhost(api: Api) -> None:
+    """WebAuthn's relying party is a host name, never an IP address: the emulated API is its own relying party under
+    `localhost`, so a person registers and uses passkeys there with no setting (docs/proving.md)."""
+    assert api.local.passkey_url == api.url.replace("//127.0.0.1:", "//localhost:") + "/inbox"
+    assert api.local.environment["AGENT_WAIT_PASSKEY_ORIGIN"] == api.local.passkey_url.removesuffix("/inbox")
+    reply = call(f"{api.url}/passkeys/registration/options", token=api.token(), method="POST", body={})
+    assert reply.status == 200, reply
+    assert reply.body["rp"]["id"] == "localhost"
 
 
 def test_get_one_question_is_200_and_an_unknown_one_404(api: Api) -> None:

@@ -53,7 +53,7 @@ __all__ = (
 )
 
 UNNAMED_CALL = "(unnamed call)"
-PROMPT_KEYS = ("prompt", "message", "description", "question", "title")
+PROMPT_KEYS = ("prompt", "message", "description", "question", "summary", "title")
 """Where a question that is not a call keeps its text, first found first."""
 HEADLINE_CHARS = 140
 """The longest headline, as the inbox's list and page heading clip it."""

@@ -340,6 +340,7 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
             f"  entry queue  {local.queue_url}\n  ledger table {local.table}\n"
             f"  answer API   {local.api_url}  (JWT issuer {local.issuer.url}, audience {local.issuer.audience})\n"
             f"  inbox        {local.api_url}/inbox  (sign in as anyone, in any groups)\n"
+            f"               {local.passkey_url}  (the same, where passkeys work: WebAuthn needs a host name)\n"
             f"  Slack        {local.api_url}/dev/slack  (each question's Slack message as it would look)\n"
             f"  Teams        {local.api_url}/dev/teams  (each Teams card the stack posted, as Teams draws it)\n"
             f"  Email        {local.api_url}/dev/email  (each email the stack sent through SES, as it was sent)\n"

@@ -76,11 +76,13 @@ def dev_token(issuer: LocalIssuer, body: bytes) -> tuple[int, dict[str, Any]]:
     }
 
 
-def dev_sign_in_config(issuer: LocalIssuer, url: str) -> dict[str, Any]:
-    """What the inbox page's `config.json` says at `url`: sign in with the dev sign-in (`POST /dev/token`)."""
+def dev_sign_in_config(issuer: LocalIssuer) -> dict[str, Any]:
+    """What the inbox page's `config.json` says: sign in with the dev sign-in (`POST /dev/token`)."""
     return {
         "sign_in": "dev",
-        "dev_token_url": f"{url}/dev/token",
+        # Same origin as the page, whichever name it was opened under (127.0.0.1, or localhost for passkeys): the
+        # page's CSP lets it call its own origin only.
+        "dev_token_url": "/dev/token",
         "issuer": issuer.url,
         "detail": "agent-wait dev: pick a user and groups; the local issuer signs a token for them",
     }

@@ -233,7 +233,7 @@ class LocalApi:
 
     def sign_in_config(self) -> dict[str, Any]:
         """What the inbox page's `config.json` says here: sign in with the dev sign-in (`POST /dev/token`)."""
-        return dev_sign_in_config(self.issuer, self.url)
+        return dev_sign_in_config(self.issuer)
 
 
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})

@@ -289,6 +289,18 @@ class EmulatedStack:
         self._set_env(environment)
         self._reset_handlers()
 
+    @property
+    def passkey_url(self) -> str:
+        """The inbox where passkeys work, `http://localhost:<port>/inbox`: WebAuthn's relying party is a host name,
+        never an IP address, and localhost is a secure context over plain HTTP. Empty before `start()`."""
+        return self.api_url.replace("//127.0.0.1:", "//localhost:", 1) + "/inbox" if self.api_url else ""
+
+    def _passkey_origin(self) -> dict[str, str]:
+        """Passkeys on, for the inbox opened on localhost, unless the template or the caller set an origin."""
+        if self.environment.get(Settings.PASSKEY_ORIGIN.value):
+            return {}
+        return {Settings.PASSKEY_ORIGIN.value: self.passkey_url.removesuffix("/inbox")}
+
     def _load_agent(self) -> None:
         """The router's cold start now, before anything is served: an agent that cannot load (a wrong
         `AGENT_WAIT_GRAPH`, a factory that raises) fails `start()` with its `ConfigurationError`, rather than
@@ -335,6 +347,7 @@ class EmulatedStack:
             **local_teams_sends(self.environment, self.client("dynamodb"), name=self.stack_name),
             **webhooks,
         }
+        routed.update(self._passkey_origin())
         self.environment.update({"AGENT_WAIT_API_URL": self.api_url, **routed})
         self._set_env({"AGENT_WAIT_API_URL": self.api_url, **routed})
         self._reset_handlers()

@@ -57,7 +57,7 @@ INPUT_REQUIRED = "input_required"
 
 _TOOL_DIALECTS = frozenset({langchain_hitl.NAME, agent_inbox.NAME})
 """Dialects whose questions are about a tool call."""
-_PROMPT_KEYS = ("description", "prompt", "message", "question", "title", "reason")
+_PROMPT_KEYS = ("description", "prompt", "message", "question", "summary", "title", "reason")
 """Keys of a question that hold its human prompt, in the order they are tried."""
 _APPLIED = frozenset({200, 202})
 """Statuses of an entry that was applied: decided (or repeated), or a vote recorded."""

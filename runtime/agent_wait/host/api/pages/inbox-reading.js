@@ -210,14 +210,15 @@ export function summary(view) {
     return clip(question, 140);
   }
   if (isObject(question)) {
-    var keys = ["prompt", "message", "description", "question", "title", "reason"];
+    var keys = ["prompt", "message", "description", "question", "summary", "title", "reason"];
     for (var i = 0; i < keys.length; i++) {
       if (typeof question[keys[i]] === "string") {
         return clip(question[keys[i]], 140);
       }
     }
   }
-  return clip(JSON.stringify(question), 140);
+  // An object or a list with no text of its own: its fields are shown one by one below, never as JSON here.
+  return isObject(question) || Array.isArray(question) ? "A question" : clip(String(question), 140);
 }
 
 // The JSON schema a question carries for its answer, if any: `response_schema` on the question view, or
