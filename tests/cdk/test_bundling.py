@@ -75,11 +75,14 @@ def test_each_function_leaves_out_what_only_other_functions_or_unused_channels_i
         "a2a-sdk",
         "ag-ui-protocol",
         "jinja2",
+        "mcp",
+        "pywebpush",
         "slack-sdk",
+        "webauthn",
         "agent_wait/host/api",
         *runtime_only,
     )
-    assert left_out("api") == ("a2a-sdk", "jinja2", "slack-sdk", *runtime_only)
+    assert left_out("api") == ("a2a-sdk", "jinja2", "mcp", "pywebpush", "slack-sdk", "webauthn", *runtime_only)
     # AND a channel turned on keeps its library in every function: Slack's SDK, email's and shaped webhooks' Jinja2
     assert "slack-sdk" not in left_out("router", ["slack"]) + left_out("api", ["slack"])
     assert "jinja2" not in left_out("sweep", ["email"]) + left_out("router", ["shaped"]) + left_out("api", ["email"])
@@ -137,6 +140,7 @@ def test_uv_installs_for_the_lambda_platform(architecture: lambda_.Architecture,
     assert f"--python-platform {platform}-manylinux_2_34" in joined
     assert "--python-version 3.13" in joined
     assert "--only-binary :all:" in joined
+    assert "--no-binary http-ece" in joined  # pure Python, and PyPI has no wheel of it: built from its source
     assert "--no-deps" in joined
     assert "--target /out -r /req.txt" in joined
 
@@ -155,6 +159,7 @@ def test_pip_is_the_fallback_without_uv_and_accepts_every_glibc_lambda_can_load(
     assert "--platform manylinux_2_5_x86_64 --platform manylinux2014_x86_64" in x86
     assert "--platform manylinux1_x86_64 --implementation cp --python-version 3.13" in x86
     assert "--only-binary=:all:" in command
+    assert "--no-binary http-ece" in command
 
 
 @pytest.mark.slow

@@ -52,6 +52,12 @@ def platform(architecture: str) -> str:
     return f"{_MACHINES[architecture]}-manylinux_{_GLIBC}"
 
 
+SOURCE_ONLY = ("http-ece",)
+"""Pure-Python projects PyPI has no wheel of, built from their source distribution (the same on every platform):
+`http-ece`, web push's payload encryption under `pywebpush`. Every other project must come as a wheel for the
+Lambda platform. pip takes them only with `--no-deps` (a complete closure, the runtime's own pins)."""
+
+
 def install_command(
     architecture: str,
     target: Path,
@@ -70,16 +76,21 @@ def install_command(
     uv = shutil.which("uv")
     if uv:
         return [
-            uv, "pip", "install", "--quiet", *no_deps, "--only-binary", ":all:",
+            uv, "pip", "install", "--quiet", *no_deps, "--only-binary", ":all:", *_from_source("--no-binary"),
             "--python-platform", platform(architecture), "--python-version", python_version,
             "--target", str(target), "-r", str(requirements),
         ]  # fmt: skip
     platforms = [flag for tag in pip_platforms(architecture) for flag in ("--platform", tag)]
     return [
         sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
-        *no_deps, "--only-binary=:all:", *platforms, "--implementation", "cp",
+        *no_deps, "--only-binary=:all:", *(_from_source("--no-binary") if no_deps else []), *platforms,
+        "--implementation", "cp",
         "--python-version", python_version, "--target", str(target), "-r", str(requirements),
     ]  # fmt: skip
+
+
+def _from_source(flag: str) -> list[str]:
+    return [part for name in SOURCE_ONLY for part in (flag, name)]
 
 
 def install(
