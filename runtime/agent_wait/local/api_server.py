@@ -39,6 +39,7 @@ from agent_wait.local import sigv4
 from agent_wait.local._authorizer import UNAUTHORIZED, authorized_claims, challenge, dev_sign_in_config, dev_token
 from agent_wait.local._payload import lambda_response, request_event
 from agent_wait.local.jwt import DEFAULT_AUDIENCE, LocalIssuer, TokenRejectedError
+from agent_wait.local.routes import PROTECTED_ROUTES, PUBLIC_ROUTES
 
 __all__ = (
     "DEV_SIGN_IN_CONFIG_PATH",
@@ -55,43 +56,6 @@ logger = logging.getLogger("agent_wait.local")
 ApiHandler = Callable[[dict[str, Any]], Any]
 """One invocation of the API's Lambda: a payload-2.0 event in, its response out."""
 
-PROTECTED_ROUTES: tuple[str, ...] = (
-    "GET /questions",
-    "GET /questions/{question_id}",
-    "POST /questions/{question_id}/answer",
-    "GET /agui/interrupts",
-    "POST /questions/{question_id}/cancel",
-    "POST /questions/answers",
-    "POST /agui/resume",
-    "GET /insights",
-    "GET /audit",
-    "POST /questions/{question_id}/extend",
-    "GET /grants",
-    "GET /grants/{grant_id}",
-    "DELETE /grants/{grant_id}",
-    "POST /grants/dry-run",
-    "POST /a2a",
-    "GET /passkeys",
-    "POST /passkeys/registration/options",
-    "POST /passkeys/registration",
-    "POST /questions/{question_id}/passkey",
-    "GET /push/key",
-    "POST /push/subscriptions",
-    "DELETE /push/subscriptions/{device}",
-)
-"""The routes the `AgentWait` construct puts behind the JWT authorizer (`agent_wait_cdk.answer_api.SIGNED_IN_ROUTES`;
-the runtime never imports the constructs, so tests/local/test_local_api.py keeps the two lists equal)."""
-PUBLIC_ROUTES: tuple[str, ...] = (
-    "ANY /questions/{question_id}/confirm",
-    "ANY /questions/{question_id}/link",
-    "ANY /questions/{question_id}/link/answer",
-    "GET /inbox",
-    "GET /inbox/{asset}",
-    "POST /slack/interactions",
-    "GET /.well-known/agent-card.json",
-)
-"""Routes with no authorizer (signed links carry their own proof; the inbox page and its files hold no question
-content); any other path goes to the handler as `$default`, with no authorizer either."""
 SLACK_PREVIEW_PATH = "/dev/slack"
 EMAIL_PREVIEW_PATH = "/dev/email"
 """Where `agent-wait dev` shows each question's Slack message as it would look, with no workspace."""
