@@ -56,7 +56,9 @@ def stack(host: HostStack, monkeypatch: pytest.MonkeyPatch) -> tuple[HostStack, 
         assert arn == SWEEP_ARN, f"a schedule targets the sweep, got {arn}"
         return sweep.handler(payload, FakeLambdaContext(function_name="agent-wait-sweep"))
 
-    delivery = ScheduleDelivery(scheduler, group, invoke)
+    # on_time: the sweep sees each schedule's own time, however late this machine runs it: a reminder delivered after
+    # a stall of two seconds would otherwise find its deadline come too, and rightly send nothing (a flaky test).
+    delivery = ScheduleDelivery(scheduler, group, invoke, on_time=True)
     delivery.ensure_group()
     return host, delivery
 

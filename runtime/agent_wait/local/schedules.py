@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_wait.common.times import utc_now
+from agent_wait.common.times import clock_scope, utc_now
 
 __all__ = (
     "LOCAL_SCHEDULER_ROLE",
@@ -67,6 +67,9 @@ class ScheduleDelivery:
         group: the schedule group (`AGENT_WAIT_SCHEDULE_GROUP`).
         invoke: called with a schedule's target ARN and its input, as Scheduler invokes the target.
         clock: now, in UTC.
+        on_time: run each target as if Scheduler fired it exactly at its time (`utc_now()` inside the target reads the
+            schedule's time): a test on a loaded machine, whose delivery may come seconds late, still sees each step
+            in its order (a reminder before its deadline). `agent-wait dev` fires at the real time.
     """
 
     def __init__(
@@ -76,11 +79,13 @@ class ScheduleDelivery:
         invoke: Callable[[str, dict[str, Any]], Any],
         *,
         clock: Callable[[], datetime] = utc_now,
+        on_time: bool = False,
     ) -> None:
         self.client = client
         self.group = group
         self.invoke = invoke
         self.clock = clock
+        self.on_time = on_time
         self.delivered: list[Delivered] = []
         """Every schedule fired so far, in order."""
 
@@ -109,7 +114,8 @@ class ScheduleDelivery:
             payload = json.loads(target.get("Input") or "{}")
             if schedule.get("ActionAfterCompletion", "DELETE") == "DELETE":
                 self.client.delete_schedule(Name=name, GroupName=self.group)
-            self.invoke(target["Arn"], payload)
+            with clock_scope(lambda at=at: at) if self.on_time else contextlib.nullcontext():
+                self.invoke(target["Arn"], payload)
             delivered = Delivered(name, at, self.clock(), payload)
             self.delivered.append(delivered)
             fired.append(delivered)
