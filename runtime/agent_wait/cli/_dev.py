@@ -318,7 +318,7 @@ def _mcp_lines(local: Any) -> str:
         for resource in local.template.get("Resources", {}).values()
         if resource.get("Type") == "AWS::ApiGatewayV2::Route"
     }
-    if "POST /mcp" not in routes:
+    if "POST /mcp" not in routes or "mcp" in local.features_off:
         return ""
     return (
         f"  MCP server   {local.api_url}/mcp  (ask_person, answered as a task; a bearer token as above)\n"
@@ -351,6 +351,7 @@ def _serve(local: Any, out: TextIO, *, stop: threading.Event, sweep_every: float
                 else ""
             )
             + _mcp_lines(local)
+            + "".join(f"  off here     {line}\n" for line in local.features_off.values())
             + (local.state.describe() if local.state is not None else "  state        in memory only\n")
             + f"Try the API as {DEV_USER} (the token is valid for an hour):\n"
             f"  curl -s -H 'Authorization: Bearer {token}' {local.api_url}/questions\n"

@@ -20,6 +20,7 @@ the modules it names.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import logging
 import os
@@ -114,6 +115,9 @@ class EmulatedStack:
         self.stack_name = stack_name or f"agent-wait-local-{uuid.uuid4().hex[:8]}"
         self.clock = clock
         self.extra_environment = dict(extra_environment or {})
+        self.features_off: dict[str, str] = {}
+        """The stack's features this installation cannot serve, each with the extra that brings it (`agent-wait dev`
+        prints them): `mcp`, `a2a`, `push`, `passkey`."""
         self.endpoint_url = ""
         self.environment: dict[str, str] = {}
         self.outputs: dict[str, str] = {}
@@ -275,7 +279,9 @@ class EmulatedStack:
         if not environment.get(Settings.LINK_KEYS_ARN.value):
             environment[Settings.LINK_KEYS_ARN.value] = local_link_keys(self.client, self.stack_name)
         environment.update(local_email_settings(environment, self.client, self.stack_name))  # shown at /dev/email
-        environment.update(local_push_settings(environment, self.client, self.stack_name))  # to `push_service`
+        environment = self._without_missing_extras(environment)
+        if "push" not in self.features_off:
+            environment.update(local_push_settings(environment, self.client, self.stack_name))  # to `push_service`
         # Precise deadlines: the schedules' target and role are a function and a role, not deployed here.
         sweep_arn = LambdaContext(SWEEP_HANDLER).invoked_function_arn
         environment.update(local_schedule_settings(environment, self.client, sweep_arn=sweep_arn))
@@ -295,9 +301,28 @@ class EmulatedStack:
         never an IP address, and localhost is a secure context over plain HTTP. Empty before `start()`."""
         return self.api_url.replace("//127.0.0.1:", "//localhost:", 1) + "/inbox" if self.api_url else ""
 
+    def _without_missing_extras(self, environment: dict[str, str]) -> dict[str, str]:
+        """`environment` with each feature whose library is not installed turned off, and noted in `features_off`:
+        `pip install 'agent-wait[local]'` serves the rest, and `agent-wait[local,mcp,a2a,push,passkey]` everything.
+        A deployed function never does this: its bundle keeps what its stack turns on."""
+        wanted = {
+            "mcp": ("mcp", Settings.MCP_POLICIES.value, "the MCP server (/mcp)"),
+            "a2a": ("a2a", Settings.AGENT_CARD.value, "A2A (/a2a)"),
+            "push": ("pywebpush", None, "web push to the inbox"),
+            "passkey": ("webauthn", None, "passkeys in the inbox"),
+        }
+        for extra, (module, setting, what) in wanted.items():
+            if importlib.util.find_spec(module) is not None or (setting is not None and not environment.get(setting)):
+                continue
+            self.features_off[extra] = f"{what}: pip install 'agent-wait[{extra}]'"
+            if setting is not None:
+                environment = {name: value for name, value in environment.items() if name != setting}
+        return environment
+
     def _passkey_origin(self) -> dict[str, str]:
-        """Passkeys on, for the inbox opened on localhost, unless the template or the caller set an origin."""
-        if self.environment.get(Settings.PASSKEY_ORIGIN.value):
+        """Passkeys on, for the inbox opened on localhost, unless the template or the caller set an origin (or the
+        `passkey` extra is not installed)."""
+        if self.environment.get(Settings.PASSKEY_ORIGIN.value) or "passkey" in self.features_off:
             return {}
         return {Settings.PASSKEY_ORIGIN.value: self.passkey_url.removesuffix("/inbox")}
 
