@@ -225,3 +225,18 @@ def test_module_scripts_run_under_the_pages_policy_unchanged(page: str, policy: 
     headers: dict[str, Any] = serve(ENTRIES[page])[1]
 
     assert headers["content-security-policy"] == policy
+
+
+def test_the_service_workers_shell_caches_every_module_the_inbox_serves() -> None:
+    """The worker's `SHELL` (JavaScript) and `INBOX_MODULES` (Python) are two lists of one set: a module missing from
+    the shell is not cached, so the installed inbox opened offline fails to load it (found: `inbox-passkey.js`, which
+    `inbox-answer.js` imports, was served but not cached)."""
+    from pathlib import Path
+
+    from agent_wait.host.api._inbox import INBOX_MODULES
+
+    worker = (Path(__file__).parents[2] / "runtime/agent_wait/host/api/pages/inbox-sw.js").read_text(encoding="utf-8")
+    shell = re.search(r"var SHELL = \[(.*?)\]", worker, re.DOTALL)
+    assert shell is not None, "inbox-sw.js defines no SHELL list"
+    cached = set(re.findall(r'"([\w.-]+)"', shell.group(1)))
+    assert set(INBOX_MODULES) - cached == set()

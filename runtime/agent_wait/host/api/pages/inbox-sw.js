@@ -37,6 +37,7 @@ var SHELL = [
   "inbox-grant-box.js",
   "inbox-grants-page.js",
   "inbox-push.js",
+  "inbox-passkey.js",
   "manifest.webmanifest",
   "icon-192.png",
 ].map(function (name) {
