@@ -52,6 +52,20 @@ def inline_code() -> lambda_.Code:
     return lambda_.Code.from_inline("def handler(event, context):\n    return None\n")
 
 
+def refund_agent(stack: Stack, **props: Any) -> Any:
+    """The refund example's `AgentWait` in `stack`, code inline (nothing bundled), no topic and no bus, with `props`."""
+    return AgentWait(
+        stack,
+        "AgentWait",
+        graph="examples.refund_agent.graph:build_graph",
+        graph_source=[EXAMPLES],
+        code=inline_code(),
+        topic=False,
+        bus=False,
+        **props,
+    )
+
+
 def lone_router_function(**props: Any) -> Any:
     """A `RouterFunction` on its own (construct id `S/Router`), on a FIFO queue, with `props` added."""
     from agent_wait_cdk import RouterFunction

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from aws_cdk import Stack
 from aws_cdk.assertions import Template
-from tests.cdk.conftest import EXAMPLES, ISSUER, inline_code, new_app
+from tests.cdk.conftest import ISSUER, new_app, refund_agent
 
 from agent_wait_cdk import A2aProps, AgentWait, AgentWaitPropsError, AnswerApiProps
 from agent_wait_cdk.answer_api import A2A_OPEN_ROUTES, A2A_ROUTES
@@ -26,16 +26,7 @@ CARD = A2aProps(
 
 
 def _agent(stack: Stack, **props: Any) -> AgentWait:
-    return AgentWait(
-        stack,
-        "AgentWait",
-        graph="examples.refund_agent.graph:build_graph",
-        graph_source=[EXAMPLES],
-        code=inline_code(),
-        topic=False,
-        bus=False,
-        **props,
-    )
+    return refund_agent(stack, **props)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from aws_cdk import Stack
 from aws_cdk.assertions import Template
-from tests.cdk.conftest import EXAMPLES, ISSUER, inline_code, new_app
+from tests.cdk.conftest import ISSUER, new_app, refund_agent
 
 from agent_wait_cdk import AgentWait, AgentWaitPropsError, AnswerApiProps
 from agent_wait_cdk.bundling.slim import left_out
@@ -18,16 +18,7 @@ API = "agent_wait.host.api.handler"
 
 
 def _agent(stack: Stack, **props: Any) -> AgentWait:
-    return AgentWait(
-        stack,
-        "AgentWait",
-        graph="examples.refund_agent.graph:build_graph",
-        graph_source=[EXAMPLES],
-        code=inline_code(),
-        topic=False,
-        bus=False,
-        **props,
-    )
+    return refund_agent(stack, **props)
 
 
 def _api_variables(**props: Any) -> Mapping[str, Any]:

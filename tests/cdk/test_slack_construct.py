@@ -15,7 +15,6 @@ from aws_cdk import Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_secretsmanager as secretsmanager
 from tests.cdk.conftest import (
-    EXAMPLES,
     ISSUER,
     KMS_READ_WRITE,
     SLACK_CHANNELS,
@@ -23,9 +22,9 @@ from tests.cdk.conftest import (
     Synth,
     actions_on,
     getatt,
-    inline_code,
     new_app,
     ref,
+    refund_agent,
     statements,
 )
 
@@ -219,16 +218,7 @@ def _deploy(value: Any, known: dict[str, str]) -> str:
 
 
 def _agent(stack: Stack, **props: Any) -> AgentWait:
-    return AgentWait(
-        stack,
-        "AgentWait",
-        graph="examples.refund_agent.graph:build_graph",
-        graph_source=[EXAMPLES],
-        code=inline_code(),
-        topic=False,
-        bus=False,
-        **props,
-    )
+    return refund_agent(stack, **props)
 
 
 def _props(stack: Stack, **fields: Any) -> SlackProps:
