@@ -120,7 +120,10 @@ def _view(credential: Any) -> dict[str, Any]:
 
 
 def _off() -> Response:
-    detail = "this deployment has no passkeys: set AGENT_WAIT_PASSKEY_ORIGIN to the inbox's origin"
+    detail = (
+        "this deployment has no passkeys: turn them on with AgentWait(passkeys=True), which sets "
+        "AGENT_WAIT_PASSKEY_ORIGIN to the inbox's origin"
+    )
     return problem(404, "passkeys_off", detail)
 
 
